@@ -1,0 +1,163 @@
+"""Message buffers: explicit allocation kind, IMB contents, expected contents.
+
+The allocation kind changes large-message bandwidth (transparent huge pages
+can double it), so it is always chosen explicitly and recorded:
+
+- numpy:  np.empty; numpy itself advises huge pages for arrays >= 4 MiB
+- mmap:   anonymous mmap, page aligned, with MADV_HUGEPAGE / MADV_NOHUGEPAGE
+- mpi:    MPI.Alloc_mem (what IMB uses for one-sided and I/O)
+
+`hugepages` on/off applies madvise to whatever was allocated; default leaves
+the allocator's own choice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from commbench.policy import TOL
+
+PAGE = mmap.PAGESIZE
+HUGE = 2 * 2**20
+
+_libc = None
+
+
+def _madvise(arr: np.ndarray, advice: int) -> bool:
+    """Advise the kernel on the whole pages inside arr; False where not possible."""
+    global _libc
+    if arr.nbytes < HUGE:
+        return False
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    addr = arr.ctypes.data
+    start = (addr + PAGE - 1) // PAGE * PAGE
+    end = (addr + arr.nbytes) // PAGE * PAGE
+    if end <= start:
+        return False
+    return _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), advice) == 0
+
+
+class Allocation:
+    """One buffer of nbytes as a uint8 numpy array; keeps its owner alive."""
+
+    def __init__(self, nbytes: int, kind: str, hugepages: str):
+        self.nbytes = nbytes
+        self.kind = kind
+        self._owner: Any = None
+        size = max(nbytes, 1)
+        if kind == "numpy":
+            self.array = np.empty(size, dtype=np.uint8)
+        elif kind == "mmap":
+            self._owner = mmap.mmap(-1, (size + PAGE - 1) // PAGE * PAGE)
+            self.array = np.frombuffer(self._owner, dtype=np.uint8, count=size)
+        elif kind == "mpi":
+            from mpi4py import MPI
+
+            self._owner = MPI.Alloc_mem(size)
+            self.array = np.frombuffer(self._owner, dtype=np.uint8, count=size)
+        else:  # config validates the kind; this is a programming error
+            raise ValueError(f"unknown allocation kind {kind!r}")
+        if hugepages in ("on", "off"):
+            _madvise(self.array, mmap.MADV_HUGEPAGE if hugepages == "on" else mmap.MADV_NOHUGEPAGE)
+        self.array = self.array[:nbytes]
+
+    def free(self) -> None:
+        owner, self._owner = self._owner, None
+        self.array = None  # type: ignore[assignment]
+        if self.kind == "mpi" and owner is not None:
+            from mpi4py import MPI
+
+            MPI.Free_mem(owner)
+        elif self.kind == "mmap" and owner is not None:
+            try:
+                owner.close()
+            except BufferError:  # a view still exists; the GC will unmap it
+                pass
+
+
+def thp_mode() -> str:
+    """The system's transparent huge page setting, e.g. 'madvise'."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            text = f.read()
+        return text[text.index("[") + 1 : text.index("]")]
+    except (OSError, ValueError):
+        return "unknown"
+
+
+# ---- contents (spec §6.2) -------------------------------------------------
+
+def pattern(world_rank: int, nbytes: int, dtype: str = "float32") -> np.ndarray:
+    """The bytes of BUF_VALUE(rank, i) for a buffer of nbytes."""
+    count = (nbytes + 3) // 4
+    i = np.arange(count, dtype=np.float64 if dtype == "float32" else np.int64)
+    if dtype == "float32":
+        vals = (0.1 * (world_rank + 1) + i).astype(np.float32)
+    else:  # IO assignment type int32
+        vals = (10_000_000 * (1 + world_rank) + (i % 10_000_000)).astype(np.int32)
+    return vals.view(np.uint8)[:nbytes]
+
+
+def fill(buf: np.ndarray, world_rank: int, slot_len: int, slots: int, stride: int, dtype: str) -> None:
+    """Slot 0 gets the pattern; every other slot a copy of it (spec §6.3)."""
+    if buf.nbytes == 0:
+        return
+    first = pattern(world_rank, min(slot_len if slots > 1 else buf.nbytes, buf.nbytes), dtype)
+    buf[: first.nbytes] = first
+    for k in range(1, slots):
+        off = k * stride
+        end = min(off + first.nbytes, buf.nbytes)
+        buf[off:end] = first[: end - off]
+
+
+def reduce_pattern(world_ranks: list[int], nbytes: int) -> np.ndarray:
+    """Expected bytes of a float32 SUM over the given ranks' patterns."""
+    count = nbytes // 4
+    acc = np.zeros(count, dtype=np.float32)
+    for r in world_ranks:
+        acc += pattern(r, count * 4).view(np.float32)
+    return acc.view(np.uint8)
+
+
+def deviation(got: np.ndarray, expected: np.ndarray, dtype: str = "float32") -> float:
+    """Largest relative deviation (spec §15); 1.0 when any exceeds TOL."""
+    if got.nbytes != expected.nbytes:
+        return 1.0
+    if np.array_equal(got, expected):
+        return 0.0
+    whole = got.nbytes // 4 * 4
+    if whole:
+        g = got[:whole].view(np.float32 if dtype == "float32" else np.int32).astype(np.float64)
+        e = expected[:whole].view(np.float32 if dtype == "float32" else np.int32).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dev = np.where(e != 0, np.abs(e - g) / np.abs(e), np.abs(e - g))
+        dev = np.nan_to_num(dev, nan=1.0, posinf=1.0)
+        worst = float(dev.max())
+    else:
+        worst = 0.0
+    if not np.array_equal(got[whole:], expected[whole:]):
+        worst = 1.0
+    return 1.0 if worst > TOL else worst
+
+
+@dataclass
+class Buffers:
+    """Send and receive allocations of one measurement, with their slot layout."""
+
+    send: Allocation | None
+    recv: Allocation | None
+    slots: int
+    send_stride: int
+    recv_stride: int
+
+    def free(self) -> None:
+        for a in (self.send, self.recv):
+            if a is not None:
+                a.free()

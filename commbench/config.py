@@ -1,0 +1,535 @@
+"""Every `commbench run` option parsed and validated in one place, into one RunConfig.
+
+IMB options keep IMB's own syntax (single dash, value in the next argv item,
+spec §13); commbench's own options use a double dash (plus `-n`). Bad input
+raises ConfigError with one line naming what was wrong and the accepted form;
+nothing downstream re-parses strings. Nothing here imports MPI.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from commbench import policy, suites
+
+
+class ConfigError(Exception):
+    """Invalid command line: the message names the problem and the accepted form."""
+
+
+class HelpRequested(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Option:
+    names: tuple[str, ...]
+    dest: str
+    metavar: str  # "" for a flag
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: flag
+    multi_names: bool = False  # -include / -exclude: names until the next option
+
+
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
+POLICIES = ("dynamic", "multiple_np", "auto", "off")
+ALLOC_KINDS = ("numpy", "mpi", "mmap")
+HUGEPAGES = ("default", "on", "off")
+
+
+def _int(name: str, low: int | None = None) -> Callable[[str], int]:
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise ConfigError(f"{name} needs an integer, got {s!r}") from None
+        if low is not None and v < low:
+            raise ConfigError(f"{name} must be >= {low}, got {v}")
+        return v
+
+    return parse
+
+
+def _positive_float(name: str, zero_ok: bool = False) -> Callable[[str], float]:
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise ConfigError(f"{name} needs a number, got {s!r}") from None
+        if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+            raise ConfigError(f"{name} must be a positive number, got {s!r}")
+        return v
+
+    return parse
+
+
+def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(s: str) -> str:
+        if s.lower() not in choices:
+            raise ConfigError(f"{name} must be one of {'|'.join(choices)}, got {s!r}")
+        return s.lower()
+
+    return parse
+
+
+def _multi(s: str) -> int:
+    if s not in ("0", "1"):
+        raise ConfigError(f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}")
+    return int(s)
+
+
+def _off_cache(s: str) -> tuple[float, int]:
+    form = "accepted: -off_cache -1, -off_cache <cache MB>, -off_cache <cache MB>,<line bytes>"
+    parts = s.split(",")
+    if len(parts) > 2:
+        raise ConfigError(f"-off_cache {s!r}: too many values; {form}")
+    try:
+        cs = float(parts[0])
+    except ValueError:
+        raise ConfigError(f"-off_cache {s!r}: {parts[0]!r} is not a number; {form}") from None
+    if not math.isfinite(cs) or cs == 0:
+        raise ConfigError(f"-off_cache {s!r}: cache size must be non-zero; {form}")
+    if cs < 0:
+        return (policy.CACHE_SIZE_MB, policy.CACHE_LINE_SIZE)
+    line = policy.CACHE_LINE_SIZE
+    if len(parts) == 2:
+        try:
+            line = int(parts[1])
+        except ValueError:
+            raise ConfigError(f"-off_cache {s!r}: line size {parts[1]!r} is not an integer; {form}") from None
+        if line <= 0:
+            raise ConfigError(f"-off_cache {s!r}: line size must be positive; {form}")
+    return (cs, line)
+
+
+def _iter(s: str) -> tuple[tuple[int, ...], str | None]:
+    form = "accepted: -iter <msgs>[,<overall MB>[,<msgs nonaggr>]][,<policy>], policy one of " + "|".join(POLICIES)
+    tokens = s.split(",")
+    if not 1 <= len(tokens) <= 4 or any(t == "" for t in tokens):
+        raise ConfigError(f"-iter {s!r}: {form}")
+    ints: list[int] = []
+    pol = None
+    for tok in tokens:
+        try:
+            v = int(tok)
+        except ValueError:
+            if tok.lower() not in POLICIES:
+                raise ConfigError(f"-iter {s!r}: unknown token {tok!r}; {form}") from None
+            pol = tok.lower()
+            continue
+        if v <= 0:
+            raise ConfigError(f"-iter {s!r}: counts must be positive; {form}")
+        ints.append(v)
+    if len(ints) > 3:
+        raise ConfigError(f"-iter {s!r}: at most three numbers; {form}")
+    return tuple(ints), pol
+
+
+def _msglog(s: str) -> tuple[int | None, int]:
+    form = "accepted: -msglog <maxlog> or -msglog <minlog>:<maxlog>, 0 <= minlog < maxlog < 31"
+    parts = s.split(":")
+    try:
+        if len(parts) == 1:
+            lo, hi = None, int(parts[0])
+        elif len(parts) == 2:
+            lo, hi = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"-msglog {s!r}: {form}") from None
+    if hi <= 0 or hi >= 31 or (lo is not None and not 0 <= lo < hi):
+        raise ConfigError(f"-msglog {s!r}: {form}")
+    return lo, hi
+
+
+def _map(s: str) -> tuple[int, int]:
+    form = "accepted: -map <A>x<B> with positive integers, e.g. -map 2x2"
+    parts = s.lower().split("x")
+    try:
+        a, b = (int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"-map {s!r}: {form}") from None
+    if a < 1 or b < 1:
+        raise ConfigError(f"-map {s!r}: {form}")
+    return a, b
+
+
+def _readable(name: str) -> Callable[[str], str]:
+    def parse(s: str) -> str:
+        if not os.path.isfile(s):
+            raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
+        if not os.access(s, os.R_OK):
+            raise ConfigError(f"{name} {s!r}: file is not readable")
+        return s
+
+    return parse
+
+
+def _string(s: str) -> str:
+    return s
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
+    Option(("-npmin",), "npmin", "<NPmin>", "first process count of the sequence NPmin, 2NPmin, …, P", _int("-npmin", 1)),
+    Option(("-multi",), "multi", "<0|1>", "run groups simultaneously (0: one row per size, 1: one row per group)", _multi),
+    Option(("-off_cache",), "off_cache", "<cs[,cls]>|-1", "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)", _off_cache),
+    Option(("-iter",), "iter", "<msgs[,MB[,nonaggr]]>[,policy]", "repetition caps and/or policy", _iter),
+    Option(("-iter_policy",), "iter_policy", "<policy>", "dynamic|multiple_np|auto|off", _choice("-iter_policy", POLICIES)),
+    Option(("-time",), "time", "<secs>", "run-time target per size for the dynamic policy (default 10)", _positive_float("-time")),
+    Option(("-mem",), "mem", "<GB>", "per-process memory cap for message buffers (default 1)", _positive_float("-mem")),
+    Option(("-input",), "input", "<file>", "file with benchmark names, one per line", _readable("-input")),
+    Option(("-msglen",), "msglen", "<file>", "file with message lengths, one per line", _readable("-msglen")),
+    Option(("-map",), "map", "<A>x<B>", "rank placement: ranks fill A rows column-wise, groups taken row-wise", _map),
+    Option(("-include",), "include", "<b1> [b2 …]", "add benchmarks (e.g. PingPongSpecificSource)", multi_names=True),
+    Option(("-exclude",), "exclude", "<b1> [b2 …]", "remove benchmarks", multi_names=True),
+    Option(("-msglog",), "msglog", "[<min>:]<max>", "sizes 0, 2^min … 2^max", _msglog),
+    Option(("-thread_level",), "thread_level", "<level>", "single|funneled|serialized|multiple", _choice("-thread_level", THREAD_LEVELS)),
+    Option(("-check", "--check"), "check", "", "verify every received buffer (timings then not valid)"),
+    Option(("-n", "--np"), "np", "<N>", "start N processes under mpiexec (outside an MPI job)", _int("-n", 1)),
+    Option(("--mpiexec",), "mpiexec", "<path>", "mpiexec to launch with (default: the one of mpi4py's MPI)", _string),
+    Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), _string),
+    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' for none)", _string),
+    Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", _string),
+    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
+    Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
+    Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
+)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    family: str
+    benchmarks: tuple[str, ...]
+    profile: policy.Profile
+    npmin: int
+    multi: int | None
+    off_cache: tuple[float, int] | None
+    msgspersample: int
+    overall_vol: int
+    msgs_nonaggr: int
+    iter_policy: str
+    secs: float
+    max_mem: float
+    minlog: int
+    maxlog: int
+    msglen: tuple[int, ...] | None
+    map: tuple[int, int] | None
+    thread_level: str | None
+    check: bool
+    alloc: str
+    hugepages: str
+    output: str | None
+    csv: str | None
+    mb_unit: int
+    np: int | None
+    mpiexec: str | None
+    argv: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    params: dict = field(default_factory=dict)  # family-specific options
+
+    def resolved(self) -> dict:
+        """Every setting as plain data, for the results file."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params")}
+        out["profile"] = self.profile.name
+        out["params"] = dict(self.params)
+        return out
+
+
+def _all_options() -> list[Option]:
+    opts = list(OPTIONS)
+    for fam in suites.families():
+        opts.extend(fam.options)
+    return opts
+
+
+def usage() -> str:
+    lines = [
+        "usage: commbench run [options] [benchmark ...]",
+        "",
+        "Benchmarks are case-insensitive names (see `commbench list`); without names the",
+        "family's default list runs. Families: " + ", ".join(suites.family_names()) + " (IMB-MPI1 … accepted).",
+        "",
+        "options:",
+    ]
+    for opt in _all_options():
+        head = ", ".join(opt.names) + (f" {opt.metavar}" if opt.metavar else "")
+        lines.append(f"  {head:<40} {opt.help}")
+    return "\n".join(lines)
+
+
+def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Options into raw values, the rest into bare benchmark names."""
+    table: dict[str, Option] = {}
+    for opt in _all_options():
+        for n in opt.names:
+            table[n] = opt
+    values: dict[str, Any] = {}
+    names: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        key, inline = arg, None
+        if arg.startswith("--") and "=" in arg:
+            key, inline = arg.split("=", 1)
+        opt = table.get(key)
+        if opt is None:
+            if arg.startswith("-") and arg != "-":
+                near = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
+                hint = f" (did you mean {', '.join(near)}?)" if near else " (see commbench run -h)"
+                raise ConfigError(f"unknown option {arg!r}{hint}")
+            names.append(arg)
+            i += 1
+            continue
+        if opt.dest == "help":
+            raise HelpRequested()
+        if opt.multi_names:
+            j = i + 1
+            got = []
+            while j < len(argv) and not argv[j].startswith("-"):
+                got.append(argv[j])
+                j += 1
+            if not got:
+                raise ConfigError(f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])")
+            values.setdefault(opt.dest, []).extend(got)
+            i = j
+            continue
+        if opt.parse is None:
+            values[opt.dest] = True
+            i += 1
+            continue
+        if inline is None:
+            if i + 1 >= len(argv):
+                raise ConfigError(f"{arg} needs a value (accepted: {arg} {opt.metavar})")
+            inline = argv[i + 1]
+            i += 2
+        else:
+            i += 1
+        values[opt.dest] = opt.parse(inline)
+    return values, names
+
+
+def read_name_file(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"-input {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+    names = []
+    for line in lines:
+        s = line.strip()
+        if s and not s.startswith("#"):
+            names.append(s.split()[0])
+    if len(names) > 100:
+        raise ConfigError(f"-input {path!r}: more than 100 benchmark names")
+    return names
+
+
+_SUFFIX = {"k": 1024, "m": 2**20}
+
+
+def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"-msglen {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+    sizes, warnings = [], []
+    for num, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        token = s.split()[0]
+        mult = _SUFFIX.get(token[-1].lower(), 1)
+        digits = token[:-1] if mult != 1 else token
+        if not digits.isdigit():
+            warnings.append(f"-msglen {path}:{num}: {token!r} is not a non-negative integer, skipped")
+            continue
+        sizes.append(int(digits) * mult)
+    if not sizes:
+        raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
+    return tuple(sizes), warnings
+
+
+def _resolve_family(suite: str | None, names: list[str]) -> str:
+    if suite is not None:
+        fam = suites.canonical_family(suite)
+        if fam is None:
+            raise ConfigError(f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} or IMB-MPI1, IMB-EXT, …)")
+        return fam
+    found: set[str] = set()
+    for n in names:
+        base = _strip_multi(n)
+        if suites.canonical_family(base):  # a family name given as a benchmark name
+            continue
+        fams = {f.name for f, _ in suites.families_with(base)}
+        if len(fams) == 1:
+            found |= fams
+    if len(found) > 1:
+        raise ConfigError(f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite")
+    return found.pop() if found else "mpi1"
+
+
+def _strip_multi(name: str) -> str:
+    return name[6:] if name.lower().startswith("multi-") else name
+
+
+def _canonical_names(fam: "suites.Family", names: list[str], what: str) -> tuple[list[str], bool]:
+    out, multi_prefix = [], False
+    for n in names:
+        base = _strip_multi(n)
+        multi_prefix |= base != n
+        b = fam.get(base)
+        if b is None:
+            others = [f.name for f, _ in suites.families_with(base)]
+            if others:
+                raise ConfigError(f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose with --suite {others[0]})")
+            choices = [x.name for x in fam.benchmarks]
+            near = difflib.get_close_matches(base, choices, n=3, cutoff=0.5)
+            near = near or difflib.get_close_matches(base.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(near)}?" if near else f"; see `commbench list {fam.name}`"
+            raise ConfigError(f"{what}invalid benchmark name {n!r} in family {fam.name}{hint}")
+        out.append(b.name)
+    return out, multi_prefix
+
+
+def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
+    """Parse `commbench run` arguments; world_size enables the checks that need P."""
+    values, names = _split_argv(list(argv))
+    # A family name among the bare names (e.g. `commbench run IMB-EXT`) selects it.
+    suite = values.get("suite")
+    bare = []
+    for n in names:
+        fam = suites.canonical_family(n)
+        if fam is not None and suites.family(fam).get(n) is None:
+            if suite is not None and suites.canonical_family(suite) != fam:
+                raise ConfigError(f"family {n!r} contradicts --suite {suite!r}")
+            suite = fam
+        else:
+            bare.append(n)
+    input_names = read_name_file(values["input"]) if "input" in values else []
+    explicit = bare + input_names
+    fam_name = _resolve_family(suite, explicit + values.get("include", []))
+    fam = suites.family(fam_name)
+    prof = fam.profile
+
+    explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
+    include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
+    exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
+    run_list = explicit_c or fam.default_list()
+    run_list = include_c + run_list
+    excluded = {e.lower() for e in exclude_c}
+    run_list = [b for b in run_list if b.lower() not in excluded]
+    if not run_list:
+        raise ConfigError("no benchmark left to run after -exclude")
+
+    multi = values.get("multi")
+    if multi is None and (multi_prefix or mp2):
+        multi = 0  # spec A3: a Multi- prefix implies -multi 0
+
+    msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
+    pol = "dynamic"
+    # -iter and -iter_policy: the later on the command line wins (spec §13.1).
+    order = [a for a in argv if a in ("-iter", "-iter_policy")]
+    if "iter" in values:
+        ints, ipol = values["iter"]
+        if len(ints) >= 1:
+            msgs = ints[0]
+        if len(ints) >= 2:
+            vol = ints[1] * 2**20
+        if len(ints) >= 3:
+            nonaggr = ints[2]
+        if ipol:
+            pol = ipol
+    if "iter_policy" in values:
+        iter_sets_policy = "iter" in values and values["iter"][1] is not None
+        if not iter_sets_policy or order[-1] == "-iter_policy":
+            pol = values["iter_policy"]
+
+    minlog, maxlog = prof.minmsglog, prof.maxmsglog
+    if "msglog" in values:
+        lo, hi = values["msglog"]
+        maxlog = hi
+        if lo is not None:
+            minlog = lo
+        elif minlog >= maxlog:
+            raise ConfigError(f"-msglog {hi}: maxlog must exceed minlog {minlog}")
+
+    warnings: list[str] = []
+    msglen = None
+    if "msglen" in values:
+        msglen, w = read_msglen_file(values["msglen"])
+        warnings += w
+
+    np_ = values.get("np")
+    if np_ is not None and world_size is not None and np_ != world_size:
+        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (drop -n, or launch outside the job)")
+    size = world_size if world_size is not None else np_
+
+    params = {}
+    for opt in fam.options:
+        if opt.dest in values:
+            params[opt.dest] = values[opt.dest]
+
+    cfg = RunConfig(
+        family=fam_name,
+        benchmarks=tuple(run_list),
+        profile=prof,
+        npmin=values.get("npmin", prof.npmin),
+        multi=multi,
+        off_cache=values.get("off_cache"),
+        msgspersample=msgs,
+        overall_vol=vol,
+        msgs_nonaggr=nonaggr,
+        iter_policy=pol,
+        secs=values.get("time", prof.secs_per_sample),
+        max_mem=values.get("mem", policy.MAX_MEM_GB),
+        minlog=minlog,
+        maxlog=maxlog,
+        msglen=msglen,
+        map=values.get("map"),
+        thread_level=values.get("thread_level"),
+        check=bool(values.get("check", False)),
+        alloc=values.get("alloc", "numpy"),
+        hugepages=values.get("hugepages", "default"),
+        output=values.get("output"),
+        csv=values.get("csv"),
+        mb_unit=2**20 if values.get("mib") else 10**6,
+        np=np_,
+        mpiexec=values.get("mpiexec"),
+        argv=tuple(argv),
+        warnings=tuple(warnings),
+        params=params,
+    )
+    if size is not None:
+        check_world(cfg, size)
+    return cfg
+
+
+def check_world(cfg: RunConfig, size: int) -> None:
+    """Checks that need the process count P."""
+    if cfg.map is not None:
+        a, b = cfg.map
+        if a * b < size:
+            raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes (accepted: A*B >= {size}, e.g. -map {size}x1)")
+    fam = suites.family(cfg.family)
+    if size < fam.min_world:
+        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
+    if fam.even_world and size % 2:
+        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+
+
+def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
+    return replace(cfg, output=output)
+
+
+def scan_thread_level(argv: list[str]) -> str | None:
+    """Every rank reads -thread_level itself before MPI is initialised (spec §13.1)."""
+    for i, a in enumerate(argv[:-1]):
+        if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
+            return argv[i + 1].lower()
+    return None

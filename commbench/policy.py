@@ -1,0 +1,168 @@
+"""Pure measurement policy: process-count sequences, size lists, repetition counts.
+
+Everything here is arithmetic from ../shared/spec/imb.md §3.1, §4, §5 and §6.3;
+nothing imports MPI, so it is unit-tested without processes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The constant set of a family (spec §16): 'standard' or 'io'."""
+
+    name: str
+    minmsglog: int
+    maxmsglog: int
+    msgspersample: int
+    msgs_nonaggr: int
+    overall_vol: int  # bytes
+    secs_per_sample: float
+    npmin: int
+    target_cpu_secs: float
+
+
+STANDARD = Profile("standard", 0, 22, 1000, 100, 40 * 2**20, 10.0, 2, 0.01)
+IO = Profile("io", 0, 24, 50, 10, 16 * 2**20, 10.0, 1, 0.1)
+
+N_BARR = 2
+N_WARMUP = 2
+CACHE_SIZE_MB = 8.0
+CACHE_LINE_SIZE = 64
+MAX_MEM_GB = 1.0
+TOL = 1e-2
+
+
+def np_sequence(world_size: int, npmin: int) -> list[int]:
+    """NPmin, 2·NPmin, 4·NPmin, … , P (spec §3.1)."""
+    np_ = max(1, min(world_size, npmin))
+    seq = [np_]
+    while np_ < world_size:
+        np_ = min(2 * np_, world_size)
+        seq.append(np_)
+    return seq
+
+
+def size_list(unit: int, minlog: int, maxlog: int) -> list[int]:
+    """Default transfer sizes 0, X1, 2·X1, …, Xmax with unit rounding (spec §4)."""
+    xmax = (2**maxlog // unit) * unit
+    sizes = [0]
+    x = math.ceil(max(unit, 2**minlog) / unit) * unit
+    x = min(x, xmax)
+    while True:
+        sizes.append(x)
+        if x >= xmax:
+            break
+        x = min(2 * x, xmax)
+    return sizes
+
+
+def user_size_list(lengths: tuple[int, ...], unit: int, maxlog: int) -> tuple[list[int], list[str]]:
+    """-msglen sizes rounded up to the unit and truncated to Xmax; returns (sizes, notes)."""
+    xmax = (2**maxlog // unit) * unit
+    sizes, notes = [], []
+    for length in lengths:
+        x = math.ceil(length / unit) * unit
+        if x > xmax:
+            notes.append(f"Attention, msg size {x} truncated to {xmax}")
+            x = xmax
+        sizes.append(x)
+    return sizes, notes
+
+
+def base_repetitions(x: int, cap: int, overall_vol: int, sync: bool = False) -> int:
+    """n0 of spec §5.1."""
+    if x == 0 or sync:
+        return cap
+    return max(1, min(cap, overall_vol // x))
+
+
+def multiple_np_repetitions(x: int, np_: int, msgspersample: int, maxlog: int) -> int:
+    """The multiple_np policy of spec §5.2."""
+    big = 2**maxlog
+    m = round(msgspersample * big / (np_ * max(x, 4) + big))
+    return max(np_, m - (m % np_))
+
+
+def dynamic_target(t1: float, secs: float, n0: int) -> int:
+    """t_s of spec §5.3 step 5: repetitions that fit SECS at t1 seconds each."""
+    if t1 > 1e-8:
+        ts = math.floor(1 + secs / t1)
+        if ts < 2**31:
+            return ts
+    return n0
+
+
+def preliminary_repetitions(t1: float, msgspersample: int) -> int:
+    """r of spec §5.3 step 3: repetitions for the ~1 s preparatory run."""
+    if t1 < 1.0 / msgspersample:
+        return msgspersample
+    if t1 < 1.0:
+        return max(1, round(1.0 / t1))
+    return 1
+
+
+def dynamic_repetitions(
+    n0: int, ts: int, n_prev: int, x: int, history: list[tuple[int, int]] | None
+) -> int:
+    """Step 6 of spec §5.3.
+
+    Without -msglen (history None) the count never increases with the size. With
+    -msglen, `history` is [(len_i, n_i)] of the sizes measured before: a smaller
+    earlier size bounds the count from above, a larger one from below.
+    """
+    if history is None:
+        return max(1, min(n0, n_prev, ts))
+    for length, n_i in history:
+        ts = min(ts, n_i) if length < x else max(ts, n_i)
+    return max(1, min(n0, ts))
+
+
+def time_budget(secs: float, maxlog: int, minlog: int, n_lens: int) -> float:
+    """Seconds one (benchmark, NP, mode) may take before later sizes time out (spec §5.4)."""
+    return max(max(n_lens, maxlog - minlog) - 1, 1) * secs
+
+
+@dataclass(frozen=True)
+class Slots:
+    """K slots of stride S bytes (spec §6.3); K == 1 means a plain buffer."""
+
+    count: int
+    stride: int
+
+    def alloc_len(self, length: int) -> int:
+        return max(length, self.count * self.stride)
+
+
+def off_cache_slots(length: int, n0: int, cache_mb: float, line: int) -> Slots:
+    cache = int(cache_mb * 2**20)
+    stride = (math.ceil(length / line) + 2) * line
+    count = max(1, min(n0, math.ceil(2 * cache / stride)))
+    return Slots(count, stride)
+
+
+def block_split(x: int, np_: int, k: int, unit: int = 4) -> tuple[int, int]:
+    """(offset, length) in bytes of rank k's share of X (spec §6.7)."""
+    ne = math.ceil(x / unit)
+    b, m = divmod(ne, np_)
+    if k < m:
+        first, last = k * (b + 1), k * (b + 1) + b
+    else:
+        first, last = k * b + m, k * b + m + b - 1
+    pos1 = first * unit
+    pos2 = min(last * unit + unit - 1, x - 1)
+    return pos1, max(0, pos2 - pos1 + 1)
+
+
+def even_counts(items: int, np_: int) -> list[int]:
+    """Reduce_scatter counts: L = r·NP + s, rank i gets r+1 if i < s else r (spec §6.7)."""
+    r, s = divmod(items, np_)
+    return [r + 1 if i < s else r for i in range(np_)]
+
+
+def map_key(rank: int, rows: int, cols: int) -> int:
+    """Split key of -map AxB (spec §3.4): ranks fill columns, groups are taken row by row."""
+    return (rank % rows) * cols + (rank // rows)

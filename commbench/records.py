@@ -1,0 +1,129 @@
+"""One record type for every measurement, and the reduction of per-rank times.
+
+A Measurement holds what was measured (benchmark, group, mode, size,
+repetitions, every rank's raw times) and what follows from it (t_min / t_max /
+t_avg / median, throughput, overlap). Every output is a view of these records.
+No MPI here.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from commbench.suites.base import Kind
+
+# Status of a row; anything but OK prints a message instead of numbers (spec §14.4).
+OK = "ok"
+TIMEOUT = "time-out"
+OUT_OF_MEM = "out-of-mem"
+INT_OVERFLOW = "int-overflow"
+INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
+STUCK = "stuck"  # the watchdog ended the measurement
+
+
+@dataclass
+class Measurement:
+    benchmark: str
+    family: str
+    kind: str
+    np: int
+    mode: str
+    bytes: int | None
+    repetitions: int
+    status: str = OK
+    message: str = ""
+    groups: list[list[int]] = field(default_factory=list)  # world ranks per group, group-rank order
+    world_size: int = 0
+    components: list[str] = field(default_factory=lambda: ["t"])
+    # component -> one entry per world rank: seconds per repetition, the
+    # benchmark's time factor applied; None for idle or non-timing ranks.
+    rank_times: dict[str, list[float | None]] = field(default_factory=dict)
+    turnover: float = 1.0
+    values: dict[str, float] = field(default_factory=dict)  # the row, µs and bytes/s
+    group_values: list[dict[str, float]] = field(default_factory=list)
+    defects: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Measurement":
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def table_key(self) -> tuple:
+        return (self.benchmark, self.np, self.mode, len(self.groups))
+
+
+def _summary(values: Sequence[float]) -> dict[str, float]:
+    return {
+        "t_min": min(values) * 1e6,
+        "t_max": max(values) * 1e6,
+        "t_avg": sum(values) / len(values) * 1e6,
+        "t_median": statistics.median(values) * 1e6,
+    }
+
+
+def overlap_percent(t_ovrl: float, t_pure: float, t_cpu: float) -> float:
+    """Spec §7.7 (A5): 100·clamp((t_pure + t_CPU − t_ovrl) / min(t_pure, t_CPU), 0, 1)."""
+    denom = min(t_pure, t_cpu)
+    if denom <= 0:
+        return 0.0
+    return 100.0 * max(0.0, min(1.0, (t_pure + t_cpu - t_ovrl) / denom))
+
+
+def reduce_times(
+    kind: str, components: list[str], rank_times: dict[str, list[float | None]],
+    members: Sequence[int], x: int | None, turnover: float,
+) -> dict[str, float]:
+    """The row's numbers over the given world ranks (spec §7.4, §7.5, §11).
+
+    Ranks whose first component is None or negative (idle ranks, RMA targets)
+    are left out of min, max and average.
+    """
+    first = components[0]
+    timed = [r for r in members if (v := rank_times[first][r]) is not None and v >= 0]
+    if not timed:
+        return {}
+    if kind in (Kind.OVERLAP, Kind.OVERLAP_SYNC):
+        worst = max(timed, key=lambda r: rank_times["t_ovrl"][r])
+        t_ovrl, t_pure, t_cpu = (rank_times[c][worst] for c in ("t_ovrl", "t_pure", "t_cpu"))
+        out = {"t_ovrl": t_ovrl * 1e6, "t_pure": t_pure * 1e6, "t_cpu": t_cpu * 1e6,
+               "overlap": overlap_percent(t_ovrl, t_pure, t_cpu), "rank": worst}
+        out.update({f"{k}_all": v for k, v in _summary([rank_times["t_ovrl"][r] for r in timed]).items()})
+        return out
+    if kind == Kind.PASSIVE:
+        return {c: max(rank_times[c][r] for r in timed) * 1e6 for c in components}
+    out = _summary([rank_times[first][r] for r in timed])
+    out["t"] = out["t_max"]
+    if x and out["t_max"] > 0:
+        out["bytes_per_sec"] = turnover * x / (out["t_max"] * 1e-6)
+    elif x is not None:
+        out["bytes_per_sec"] = 0.0
+    return out
+
+
+def build(
+    *, benchmark: str, family: str, kind: str, np_: int, mode: str, x: int | None,
+    repetitions: int, groups: list[list[int]], world_size: int, components: list[str],
+    rank_times: dict[str, list[float | None]], turnover: float, defects: float | None = None,
+    extra: dict | None = None,
+) -> Measurement:
+    members = [r for g in groups for r in g]
+    return Measurement(
+        benchmark=benchmark, family=family, kind=str(kind.value if isinstance(kind, Kind) else kind),
+        np=np_, mode=mode, bytes=x, repetitions=repetitions, groups=groups,
+        world_size=world_size, components=components, rank_times=rank_times, turnover=turnover,
+        values=reduce_times(kind, components, rank_times, members, x, turnover),
+        group_values=[reduce_times(kind, components, rank_times, g, x, turnover) for g in groups]
+        if len(groups) > 1 else [],
+        defects=defects, extra=extra or {},
+    )

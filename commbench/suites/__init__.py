@@ -1,0 +1,58 @@
+"""Registry of benchmark families.
+
+Each family lives in its own module that defines FAMILY (a suites.base.Family).
+Adding a family touches this table and its own module only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from commbench.suites.base import Benchmark, Family
+
+# Order is the order of `commbench list` and of --suite choices.
+FAMILY_MODULES: dict[str, str] = {
+    "mpi1": "commbench.suites.mpi1",
+}
+
+ALIASES = {
+    "imb-mpi1": "mpi1",
+    "imb-ext": "ext",
+    "imb-rma": "rma",
+    "imb-nbc": "nbc",
+    "imb-io": "io",
+}
+
+
+def family_names() -> list[str]:
+    return list(FAMILY_MODULES)
+
+
+def canonical_family(name: str) -> str | None:
+    low = name.lower()
+    low = ALIASES.get(low, low)
+    return low if low in FAMILY_MODULES else None
+
+
+@lru_cache(maxsize=None)
+def family(name: str) -> Family:
+    return importlib.import_module(FAMILY_MODULES[name]).FAMILY
+
+
+def families() -> list[Family]:
+    return [family(n) for n in FAMILY_MODULES]
+
+
+def families_with(name: str) -> list[tuple[Family, Benchmark]]:
+    """Every (family, benchmark) whose name matches case-insensitively."""
+    out = []
+    for fam in families():
+        b = fam.get(name)
+        if b is not None:
+            out.append((fam, b))
+    return out
+
+
+def all_names() -> list[str]:
+    return [b.name for fam in families() for b in fam.benchmarks]

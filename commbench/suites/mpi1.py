@@ -1,0 +1,357 @@
+"""IMB-MPI1: blocking point-to-point and collectives (spec §8).
+
+Each benchmark is a descriptor plus a kernel of a few lines: the timed loop
+between two MPI.Wtime() calls, with buffer specs prebuilt by the harness.
+Kernels return seconds per repetition on this rank.
+"""
+
+from __future__ import annotations
+
+from itertools import cycle
+
+from mpi4py import MPI
+
+from commbench import buffers, policy
+from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.verify import check_slots, last_rep
+
+F = "mpi1"
+Wtime = MPI.Wtime
+ANY_TAG = MPI.ANY_TAG
+
+
+def xp(x: int) -> int:
+    return max(x, 4)
+
+
+# ---------------------------------------------------------------- point to point
+
+def _pingpong(specific: bool):
+    def kernel(ctx, n):
+        send, recv = ctx.comm.Send, ctx.comm.Recv
+        partner = 1 - ctx.rank
+        src = partner if specific else MPI.ANY_SOURCE
+        items = ctx.each(n, ctx.send_specs(), ctx.recv_specs())
+        if ctx.rank == 0:
+            t0 = Wtime()
+            for s, r in items:
+                send(s, 1, 1)
+                recv(r, src, ANY_TAG)
+        else:
+            t0 = Wtime()
+            for s, r in items:
+                recv(r, src, ANY_TAG)
+                send(s, 0, 1)
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+def _pingping(specific: bool):
+    def kernel(ctx, n):
+        isend, recv = ctx.comm.Isend, ctx.comm.Recv
+        partner = 1 - ctx.rank
+        src = partner if specific else MPI.ANY_SOURCE
+        items = ctx.each(n, ctx.send_specs(), ctx.recv_specs())
+        t0 = Wtime()
+        for s, r in items:
+            req = isend(s, partner, 1)
+            recv(r, src, ANY_TAG)
+            req.Wait()
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+def _from_partner(ctx, n):
+    partner = ctx.members[1 - ctx.rank]
+    exp = buffers.pattern(partner, ctx.x, ctx.bench.dtype)
+    return check_slots(ctx, n, lambda k: [(0, exp)])
+
+
+def sendrecv(ctx, n):
+    sr = ctx.comm.Sendrecv
+    right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
+    items = ctx.each(n, ctx.send_specs(), ctx.recv_specs())
+    t0 = Wtime()
+    for s, r in items:
+        sr(s, right, 1, r, left, ANY_TAG)
+    return (Wtime() - t0) / n
+
+
+def _check_sendrecv(ctx, n):
+    left = ctx.members[(ctx.rank - 1) % ctx.size]
+    exp = buffers.pattern(left, ctx.x, ctx.bench.dtype)
+    return check_slots(ctx, n, lambda k: [(0, exp)])
+
+
+def exchange(ctx, n):
+    isend, recv, waitall = ctx.comm.Isend, ctx.comm.Recv, MPI.Request.Waitall
+    right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
+    items = ctx.each(n, ctx.send_specs(), ctx.send_specs(offset=xp(ctx.x)), ctx.recv_specs())
+    t0 = Wtime()
+    for s1, s2, r in items:
+        reqs = [isend(s1, right, 1), isend(s2, left, 1)]
+        recv(r, left, ANY_TAG)
+        recv(r, right, ANY_TAG)
+        waitall(reqs)
+    return (Wtime() - t0) / n
+
+
+def _check_exchange(ctx, n):
+    # Both receives land in one area: the last one is the right neighbour's second half.
+    right = ctx.members[(ctx.rank + 1) % ctx.size]
+    half = xp(ctx.x)
+    exp = buffers.pattern(right, half + ctx.x, ctx.bench.dtype)[half:]
+    return check_slots(ctx, n, lambda k: [(0, exp)])
+
+
+# ---------------------------------------------------------------- collectives
+
+def _roots(ctx, n):
+    return cycle(range(ctx.size))
+
+
+def allreduce(ctx, n):
+    op, SUM = ctx.comm.Allreduce, MPI.SUM
+    items = ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT))
+    t0 = Wtime()
+    for s, r in items:
+        op(s, r, SUM)
+    return (Wtime() - t0) / n
+
+
+def reduce(ctx, n):
+    op, SUM = ctx.comm.Reduce, MPI.SUM
+    items = zip(_roots(ctx, n), ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT)))
+    t0 = Wtime()
+    for root, (s, r) in items:
+        op(s, r, SUM, root)
+    return (Wtime() - t0) / n
+
+
+def reduce_scatter(ctx, n):
+    op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
+    counts = policy.even_counts(ctx.x // 4, ctx.size)
+    items = ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT),
+                     ctx.recv_specs(count=4 * counts[ctx.rank], dtype=MPI.FLOAT))
+    t0 = Wtime()
+    for s, r in items:
+        op(s, r, counts, SUM)
+    return (Wtime() - t0) / n
+
+
+def _check_allreduce(ctx, n):
+    exp = buffers.reduce_pattern(ctx.members, ctx.x)
+    return check_slots(ctx, n, lambda k: [(0, exp)])
+
+
+def _check_reduce(ctx, n):
+    exp = buffers.reduce_pattern(ctx.members, ctx.x)
+    me = ctx.rank
+    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: i % ctx.size == me) is not None else None)
+
+
+def _check_reduce_scatter(ctx, n):
+    counts = policy.even_counts(ctx.x // 4, ctx.size)
+    start = 4 * sum(counts[: ctx.rank])
+    exp = buffers.reduce_pattern(ctx.members, ctx.x)[start : start + 4 * counts[ctx.rank]]
+    return check_slots(ctx, n, lambda k: [(0, exp)])
+
+
+def _vspec(ctx, specs, x):
+    counts = [x] * ctx.size
+    displs = [j * x for j in range(ctx.size)]
+    return [[s[0], (counts, displs), MPI.BYTE] for s in specs]
+
+
+def allgather(ctx, n):
+    op = ctx.comm.Allgather
+    items = ctx.each(n, ctx.send_specs(), ctx.recv_specs(count=ctx.size * ctx.x))
+    t0 = Wtime()
+    for s, r in items:
+        op(s, r)
+    return (Wtime() - t0) / n
+
+
+def allgatherv(ctx, n):
+    op = ctx.comm.Allgatherv
+    items = ctx.each(n, ctx.send_specs(), _vspec(ctx, ctx.recv_specs(count=ctx.size * ctx.x), ctx.x))
+    t0 = Wtime()
+    for s, r in items:
+        op(s, r)
+    return (Wtime() - t0) / n
+
+
+def _gather(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Gatherv if v else ctx.comm.Gather
+        recv = ctx.recv_specs(count=ctx.size * ctx.x)
+        items = zip(_roots(ctx, n), ctx.each(n, ctx.send_specs(), _vspec(ctx, recv, ctx.x) if v else recv))
+        t0 = Wtime()
+        for root, (s, r) in items:
+            op(s, r, root)
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+def _scatter(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Scatterv if v else ctx.comm.Scatter
+        send = ctx.send_specs(count=ctx.size * ctx.x)
+        items = zip(_roots(ctx, n), ctx.each(n, _vspec(ctx, send, ctx.x) if v else send, ctx.recv_specs()))
+        t0 = Wtime()
+        for root, (s, r) in items:
+            op(s, r, root)
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+def _alltoall(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Alltoallv if v else ctx.comm.Alltoall
+        send = ctx.send_specs(count=ctx.size * ctx.x)
+        recv = ctx.recv_specs(count=ctx.size * ctx.x)
+        if v:
+            send, recv = _vspec(ctx, send, ctx.x), _vspec(ctx, recv, ctx.x)
+        items = ctx.each(n, send, recv)
+        t0 = Wtime()
+        for s, r in items:
+            op(s, r)
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+def _gathered(ctx):
+    return [(j * ctx.x, buffers.pattern(w, ctx.x, ctx.bench.dtype)) for j, w in enumerate(ctx.members)]
+
+
+def _check_allgather(ctx, n):
+    exp = _gathered(ctx)
+    return check_slots(ctx, n, lambda k: exp)
+
+
+def _check_gather(ctx, n):
+    exp = _gathered(ctx)
+    me = ctx.rank
+    return check_slots(ctx, n, lambda k: exp if last_rep(n, ctx.slots, k, lambda i: i % ctx.size == me) is not None else None)
+
+
+def _block_of(ctx, world_rank: int) -> tuple[int, object]:
+    """My block of another rank's NP·X' send buffer."""
+    full = buffers.pattern(world_rank, ctx.size * xp(ctx.x), ctx.bench.dtype)
+    return full[ctx.rank * ctx.x : ctx.rank * ctx.x + ctx.x]
+
+
+def _check_scatter(ctx, n):
+    def expect(k):
+        i = last_rep(n, ctx.slots, k)
+        return [(0, _block_of(ctx, ctx.members[i % ctx.size]))]
+
+    return check_slots(ctx, n, expect)
+
+
+def _check_alltoall(ctx, n):
+    exp = [(j * ctx.x, _block_of(ctx, w)) for j, w in enumerate(ctx.members)]
+    return check_slots(ctx, n, lambda k: exp)
+
+
+def bcast(ctx, n):
+    op = ctx.comm.Bcast
+    me = ctx.rank
+    items = zip(_roots(ctx, n), ctx.each(n, ctx.send_specs(), ctx.recv_specs()))
+    t0 = Wtime()
+    for root, (s, r) in items:
+        op(s if root == me else r, root)
+    return (Wtime() - t0) / n
+
+
+def _check_bcast(ctx, n):
+    me = ctx.rank
+
+    def expect(k):
+        i = last_rep(n, ctx.slots, k, lambda i: i % ctx.size != me)
+        if i is None:
+            return None
+        return [(0, buffers.pattern(ctx.members[i % ctx.size], ctx.x, ctx.bench.dtype))]
+
+    return check_slots(ctx, n, expect)
+
+
+def barrier(ctx, n):
+    op = ctx.comm.Barrier
+    t0 = Wtime()
+    for _ in range(n):
+        op()
+    return (Wtime() - t0) / n
+
+
+# ---------------------------------------------------------------- descriptors
+
+def same(x, np_):
+    return xp(x), xp(x)
+
+
+def _single(name, kernel, expected, desc, default=True, factor=1.0):
+    return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor,
+                     default=default, two_process=True, expected=expected)
+
+
+def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
+    return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit,
+                     root_based=root_based, expected=expected)
+
+
+BENCHMARKS = (
+    _single("PingPong", _pingpong(False), _from_partner,
+            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE)", factor=0.5),
+    _single("PingPongSpecificSource", _pingpong(True), _from_partner,
+            "PingPong receiving from the explicit partner rank", default=False, factor=0.5),
+    _single("PingPing", _pingping(False), _from_partner,
+            "both processes send at once: a message obstructed by an oncoming one"),
+    _single("PingPingSpecificSource", _pingping(True), _from_partner,
+            "PingPing receiving from the explicit partner rank", default=False),
+    Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
+              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv),
+    Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
+              buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange),
+    _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
+    _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
+    _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),
+    _coll("Allgather", allgather, _check_allgather, "MPI_Allgather, X bytes from each",
+          buffers=lambda x, np_: (xp(x), np_ * xp(x))),
+    _coll("Allgatherv", allgatherv, _check_allgather, "MPI_Allgatherv with the data of Allgather",
+          buffers=lambda x, np_: (xp(x), np_ * xp(x))),
+    _coll("Gather", _gather(False), _check_gather, "MPI_Gather of X bytes from each to root i%NP",
+          buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
+    _coll("Gatherv", _gather(True), _check_gather, "MPI_Gatherv with the data of Gather",
+          buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
+    _coll("Scatter", _scatter(False), _check_scatter, "MPI_Scatter of X bytes to each from root i%NP",
+          buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
+    _coll("Scatterv", _scatter(True), _check_scatter, "MPI_Scatterv with the data of Scatter",
+          buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
+    _coll("Alltoall", _alltoall(False), _check_alltoall, "MPI_Alltoall, X bytes per pair",
+          buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
+    _coll("Alltoallv", _alltoall(True), _check_alltoall, "MPI_Alltoallv, X bytes per pair",
+          buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
+    _coll("Bcast", bcast, _check_bcast, "MPI_Bcast of X bytes from root i%NP", root_based=True),
+    Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0)),
+)
+
+# Default execution order of the reference (spec §8, A18).
+_ORDER = ["PingPong", "PingPongSpecificSource", "PingPing", "PingPingSpecificSource", "Sendrecv",
+          "Exchange", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv", "Gather",
+          "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Bcast", "Barrier"]
+assert [b.name for b in BENCHMARKS] == _ORDER
+
+FAMILY = Family(
+    name=F,
+    title="IMB-MPI1",
+    part="MPI-1 part",
+    benchmarks=BENCHMARKS,
+    description="blocking point-to-point and collectives (Intel MPI Benchmarks MPI-1 part)",
+    aliases=("IMB-MPI1",),
+)

@@ -1,0 +1,1 @@
+"""Views: every output is a view of the Measurement records."""
