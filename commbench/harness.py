@@ -9,6 +9,7 @@ what one repetition does (commbench.suites).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from itertools import cycle, islice, repeat
@@ -109,6 +110,9 @@ class Harness:
         self.world_size = comm.Get_size()
         self.family = suites.family(cfg.family)
         self.failed: list[str] = []
+        # COMMBENCH_FAULT_CORRUPT=<world rank>: that rank sends corrupted data, so
+        # tests can prove check mode catches it.
+        self.corrupt = os.environ.get("COMMBENCH_FAULT_CORRUPT") == str(self.world_rank)
         self.checked: dict[str, bool] = {}
 
     # -- output -------------------------------------------------------------
@@ -184,6 +188,8 @@ class Harness:
         recv = buffers.Allocation(r_alloc, kind, huge) if r_alloc else None
         if send is not None:
             buffers.fill(send.array, self.world_rank, send_len, k, ss, bench.dtype)
+            if self.corrupt:
+                send.array[:] ^= 0x5A  # fault injection for testing check mode
         if recv is not None:
             recv.array[:] = 0
         bufs = buffers.Buffers(send, recv, k, ss, rs)
@@ -282,6 +288,7 @@ class Harness:
                 rank_times[c].append(None if v is None else v * bench.time_factor)
         defect = max(defects) if defects else None
         if self.cfg.check and bench.expected is not None:
+            defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
             ok = defect is None or defect <= policy.TOL
             self.checked[bench.name] = self.checked.get(bench.name, True) and ok
         return records.build(repetitions=n, rank_times=rank_times, defects=defect, **base)

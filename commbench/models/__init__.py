@@ -1,0 +1,1 @@
+"""Models: pure functions over records (Hockney, lines, LogGP, overhead). No MPI import."""

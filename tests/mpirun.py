@@ -1,0 +1,62 @@
+"""Run commbench in real MPI processes (the bundled MPICH) from the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from commbench.launch import find_mpiexec
+
+MPIEXEC = find_mpiexec()
+# Oversubscribed MPICH (4 processes on 2 cores) busy-polls into scheduler time
+# slices; throttled polling keeps the tests fast. Timings are not asserted.
+ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
+FAST = ["-iter", "40", "-time", "0.5"]
+
+
+def mpiexec(np_: int, *args: str, timeout: float = 180, env: dict | None = None,
+            cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """`mpiexec -n np python -m commbench <args>`: commbench started by the job."""
+    e = dict(os.environ, **ENV, **(env or {}))
+    cmd = [MPIEXEC, "-n", str(np_), sys.executable, "-m", "commbench", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=cwd)
+
+
+def commbench(*args: str, timeout: float = 180, env: dict | None = None,
+              cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m commbench <args>` as a user types it (self-launch with -n)."""
+    e = dict(os.environ, **ENV, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "commbench", *args], capture_output=True,
+                          text=True, timeout=timeout, env=e, cwd=cwd)
+
+
+def run_json(tmp_path: Path, np_: int, *args: str, **kw) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / f"r{np_}.json"
+    p = mpiexec(np_, "run", *args, "-o", str(out), **kw)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return p, json.loads(out.read_text())
+
+
+def tables(stdout: str) -> dict[tuple[str, int], list[list[str]]]:
+    """(name, #processes) -> data rows split into fields, from IMB text."""
+    out: dict = {}
+    name = np_ = None
+    rows = None
+    for line in stdout.splitlines():
+        if line.startswith("# Benchmarking "):
+            name = line.split()[2]
+        elif line.startswith("# #processes = "):
+            np_ = int(line.split("=")[1].split(";")[0])
+        elif line.startswith("# ( ") and "groups of" in line:
+            np_ = int(line.split()[5])
+        elif name and line.strip().startswith(("#bytes", "#repetitions", "Group")) and not line.startswith("#"):
+            rows = out.setdefault((name, np_), [])
+        elif rows is not None and line.strip() and not line.startswith("#") and line[0] == " ":
+            rows.append(line.split())
+        elif line.startswith("#") or not line.strip():
+            if line.startswith("#-"):
+                rows = None
+    return out

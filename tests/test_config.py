@@ -1,0 +1,132 @@
+"""Option parsing and validation (spec §13): no MPI processes needed."""
+
+import pytest
+
+from commbench.config import ConfigError, HelpRequested, parse_run_args
+
+
+def test_defaults():
+    c = parse_run_args([])
+    assert c.family == "mpi1"
+    assert c.benchmarks[0] == "PingPong" and c.benchmarks[-1] == "Barrier"
+    assert "PingPongSpecificSource" not in c.benchmarks
+    assert (c.msgspersample, c.overall_vol, c.msgs_nonaggr) == (1000, 40 * 2**20, 100)
+    assert c.iter_policy == "dynamic" and c.secs == 10 and c.max_mem == 1
+    assert (c.minlog, c.maxlog, c.npmin) == (0, 22, 2)
+    assert c.multi is None and c.map is None and c.off_cache is None
+    assert c.mb_unit == 10**6 and c.alloc == "numpy"
+
+
+def test_imb_options():
+    c = parse_run_args(["-npmin", "4", "-msglog", "3:10", "-iter", "1000,40,off", "-time", "2",
+                        "-mem", "1.5", "-off_cache", "16,128", "-multi", "0", "-map", "2x2",
+                        "pingpong", "ALLREDUCE"])
+    assert c.npmin == 4 and (c.minlog, c.maxlog) == (3, 10)
+    assert c.iter_policy == "off" and c.secs == 2 and c.max_mem == 1.5
+    assert c.off_cache == (16.0, 128) and c.multi == 0 and c.map == (2, 2)
+    assert c.benchmarks == ("PingPong", "Allreduce")
+
+
+def test_iter_forms():
+    assert parse_run_args(["-iter", "2000"]).msgspersample == 2000
+    c = parse_run_args(["-iter", "2000,100"])
+    assert c.overall_vol == 100 * 2**20
+    assert parse_run_args(["-iter", "1000,40,150"]).msgs_nonaggr == 150
+    assert parse_run_args(["-iter", "2000,multiple_np"]).iter_policy == "multiple_np"
+    assert parse_run_args(["-iter", "auto"]).iter_policy == "auto"
+    assert parse_run_args(["-iter", "auto", "-iter_policy", "off"]).iter_policy == "off"
+    assert parse_run_args(["-iter_policy", "off", "-iter", "auto"]).iter_policy == "auto"
+
+
+def test_off_cache_defaults():
+    assert parse_run_args(["-off_cache", "-1"]).off_cache == (8.0, 64)
+    assert parse_run_args(["-off_cache", "4"]).off_cache == (4.0, 64)
+
+
+def test_include_exclude_order():
+    c = parse_run_args(["-include", "PingPongSpecificSource", "-exclude", "Barrier", "Bcast"])
+    assert c.benchmarks[0] == "PingPongSpecificSource"
+    assert "Barrier" not in c.benchmarks and "Bcast" not in c.benchmarks
+    c = parse_run_args(["Sendrecv", "-include", "PingPingSpecificSource"])
+    assert c.benchmarks == ("PingPingSpecificSource", "Sendrecv")
+
+
+def test_multi_prefix_implies_multi0():
+    c = parse_run_args(["Multi-PingPong"])
+    assert c.multi == 0 and c.benchmarks == ("PingPong",)
+
+
+def test_files(tmp_path):
+    names = tmp_path / "names"
+    names.write_text("# comment\nPingPong\n\nallreduce extra words\n")
+    assert parse_run_args(["-input", str(names)]).benchmarks == ("PingPong", "Allreduce")
+    lens = tmp_path / "lens"
+    lens.write_text("# sizes\n0\n1k\n2M\nbogus\n100\n")
+    c = parse_run_args(["-msglen", str(lens)])
+    assert c.msglen == (0, 1024, 2 * 2**20, 100)
+    assert any("bogus" in w for w in c.warnings)
+
+
+def test_suite_aliases():
+    assert parse_run_args(["--suite", "IMB-MPI1"]).family == "mpi1"
+    assert parse_run_args(["IMB-MPI1", "PingPong"]).benchmarks == ("PingPong",)
+
+
+def test_help():
+    with pytest.raises(HelpRequested):
+        parse_run_args(["PingPong", "-h"])
+
+
+BAD = [
+    (["-npmin", "x"], "-npmin needs an integer"),
+    (["-npmin", "0"], "-npmin must be >= 1"),
+    (["-multi", "2"], "-multi takes 0 or 1"),
+    (["-off_cache", "abc"], "-off_cache"),
+    (["-off_cache", "8,0"], "line size"),
+    (["-iter", "10,20,30,40"], "at most three"),
+    (["-iter", "fast"], "unknown token"),
+    (["-iter", "-5"], "positive"),
+    (["-iter_policy", "sometimes"], "dynamic|multiple_np|auto|off"),
+    (["-time", "abc"], "-time needs a number"),
+    (["-time", "0"], "-time must be a positive"),
+    (["-mem", "-1"], "-mem must be a positive"),
+    (["-input", "/nonexistent/file"], "no such file"),
+    (["-msglen", "/nonexistent/file"], "no such file"),
+    (["-map", "2y2"], "-map"),
+    (["-map", "0x4"], "-map"),
+    (["-include"], "needs at least one benchmark"),
+    (["-exclude", "-npmin", "2"], "needs at least one benchmark"),
+    (["-msglog", "10:5"], "-msglog"),
+    (["-msglog", "31"], "-msglog"),
+    (["-msglog", "a:b"], "-msglog"),
+    (["-thread_level", "many"], "single|funneled|serialized|multiple"),
+    (["-npmin"], "needs a value"),
+    (["PingPang"], "did you mean PingPong"),
+    (["-include", "Pong"], "invalid benchmark name"),
+    (["-bogus"], "unknown option"),
+    (["--suite", "nope"], "unknown family"),
+    (["PingPong", "-exclude", "PingPong"], "no benchmark left"),
+    (["--alloc", "gpu"], "numpy|mpi|mmap"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", BAD, ids=[" ".join(a) or "empty" for a, _ in BAD])
+def test_bad_input(argv, needle):
+    with pytest.raises(ConfigError) as e:
+        parse_run_args(argv)
+    assert needle in str(e.value)
+
+
+def test_world_checks():
+    with pytest.raises(ConfigError, match="-map 2x2"):
+        parse_run_args(["-map", "2x2"], world_size=6)
+    parse_run_args(["-map", "3x2"], world_size=6)
+    with pytest.raises(ConfigError, match="-n 2 given inside"):
+        parse_run_args(["-n", "2"], world_size=4)
+
+
+def test_msglen_empty(tmp_path):
+    f = tmp_path / "empty"
+    f.write_text("# nothing\nfoo\n")
+    with pytest.raises(ConfigError, match="no valid message length"):
+        parse_run_args(["-msglen", str(f)])
