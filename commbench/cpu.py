@@ -1,0 +1,73 @@
+"""The CPU-exploiting kernel of IMB-NBC, IMB-IO and RMA Truly_passive_put (spec §7.6).
+
+A repeatable compute kernel, y += A·x with a 100×100 float32 matrix, that is
+calibrated once (repetitions per second, Mflop/s) and then sized to a target
+time: `exploit(T, init=True)` chooses the repetitions for T seconds, runs them
+once and records the measured t_CPU; `exploit(T, init=False)` runs the same
+amount of work again.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+MATRIX = 100
+FLOPS_PER_REP = 2 * MATRIX * MATRIX
+
+
+class CpuExploit:
+    def __init__(self) -> None:
+        rng = np.random.default_rng(1)
+        self.a = (rng.random((MATRIX, MATRIX), dtype=np.float32) - 0.5) / MATRIX
+        self.x = rng.random(MATRIX, dtype=np.float32)
+        self.y = np.zeros(MATRIX, dtype=np.float32)
+        self.reps_per_second = 0.0
+        self.mflops = 0.0
+        self.reps = 0
+        self.t_cpu = 0.0  # seconds measured at the last init
+
+    def _run(self, reps: int) -> None:
+        a, x, y, dot = self.a, self.x, self.y, np.dot
+        for _ in range(reps):
+            y += dot(a, x)
+        # keep y bounded so the work stays the same whatever reps were run
+        y *= 0.5
+
+    def calibrate(self, flops: float = 5e7) -> None:
+        """Run ~flops of work (the reference's 5·10^7) and derive the rates."""
+        reps = max(1, int(flops / FLOPS_PER_REP))
+        self._run(10)
+        t0 = time.perf_counter()
+        self._run(reps)
+        dt = max(time.perf_counter() - t0, 1e-9)
+        self.reps_per_second = reps / dt
+        self.mflops = reps * FLOPS_PER_REP / dt / 1e6
+
+    def exploit(self, target_s: float, init: bool) -> float:
+        """Compute for about target_s seconds; returns the seconds it took."""
+        if target_s <= 0:
+            return 0.0
+        if self.reps_per_second == 0:
+            self.calibrate()
+        if init:
+            self.reps = max(1, int(target_s * self.reps_per_second))
+        t0 = time.perf_counter()
+        self._run(self.reps)
+        dt = time.perf_counter() - t0
+        if init:
+            self.t_cpu = dt
+        return dt
+
+
+_shared: CpuExploit | None = None
+
+
+def shared() -> CpuExploit:
+    """One calibrated kernel per process."""
+    global _shared
+    if _shared is None:
+        _shared = CpuExploit()
+        _shared.calibrate()
+    return _shared
