@@ -87,6 +87,10 @@ def build_sinks(cfg) -> list:
         sinks.append(JsonResults(cfg.output))
     if cfg.csv:
         sinks.append(CsvRecords(cfg.csv, cfg.mb_unit))
+    if getattr(cfg, "engine", None) == "both":
+        from commbench.views.binding import BindingOverhead
+
+        sinks.insert(0, BindingOverhead(sys.stdout))  # first: its rows go into the summary
     return sinks
 
 
@@ -192,6 +196,10 @@ def cmd_report(argv: list[str]) -> int:
     view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments") if k in doc})
     for r in recs:
         view.record(r)
+    from commbench.views.binding import table_lines
+
+    if doc.get("summary", {}).get("binding_overhead"):
+        print("\n".join(table_lines(doc["summary"]["binding_overhead"])))
     view.finish(doc.get("summary", {"interrupted": "results file incomplete"}))
     return 0
 

@@ -39,6 +39,7 @@ THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 POLICIES = ("dynamic", "multiple_np", "auto", "off")
 ALLOC_KINDS = ("numpy", "mpi", "mmap")
 HUGEPAGES = ("default", "on", "off")
+ENGINES = ("native", "mpi4py", "both")
 
 
 def _int(name: str, low: int | None = None) -> Callable[[str], int]:
@@ -197,6 +198,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", _string),
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
+    Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", _choice("--engine", ENGINES)),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
 )
 
@@ -231,6 +233,7 @@ class RunConfig:
     argv: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # family-specific options
+    engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
@@ -504,6 +507,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         argv=tuple(argv),
         warnings=tuple(warnings),
         params=params,
+        engine=values.get("engine", "native"),
     )
     if size is not None:
         check_world(cfg, size)

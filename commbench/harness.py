@@ -10,6 +10,7 @@ what one repetition does (commbench.suites).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from itertools import cycle, islice, repeat
@@ -18,7 +19,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from mpi4py import MPI
 
-from commbench import buffers, policy, records, suites
+from commbench import buffers, native, policy, records, suites
 from commbench.config import RunConfig
 from commbench.suites.base import Benchmark, Kind
 
@@ -114,6 +115,12 @@ class Harness:
         # tests can prove check mode catches it.
         self.corrupt = os.environ.get("COMMBENCH_FAULT_CORRUPT") == str(self.world_rank)
         self.checked: dict[str, bool] = {}
+        # Engine selection, once for the run (collective): ["native"], ["mpi4py"],
+        # or both for --engine both; a benchmark without a native pattern runs on mpi4py.
+        self.engines, note = native.resolve(getattr(cfg, "engine", "native"), comm)
+        if note and self.world_rank == 0:
+            print(f"commbench: {note}", file=sys.stderr, flush=True)
+        self.native_kernels: dict[str, Any] = {}
 
     # -- output -------------------------------------------------------------
     def emit(self, rec: records.Measurement) -> None:
@@ -203,11 +210,22 @@ class Harness:
             ctx.bench.teardown(ctx)
         ctx.bufs.free()
 
-    def timed(self, ctx: Context, n: int) -> Any:
+    def engines_for(self, bench: Benchmark) -> list[str]:
+        """The engines that measure bench in this run, the first one driving the policy."""
+        if "native" in self.engines and bench.name not in self.native_kernels:
+            self.native_kernels[bench.name] = native.kernel_for(bench)
+        if self.native_kernels.get(bench.name) is None:
+            return ["mpi4py"]
+        return list(self.engines)
+
+    def timed(self, ctx: Context, n: int, engine: str | None = None) -> Any:
+        kernel = ctx.bench.kernel
+        if (engine or self.engines_for(ctx.bench)[0]) == "native":
+            kernel = self.native_kernels[ctx.bench.name]
         barrier = ctx.comm.Barrier
         for _ in range(policy.N_BARR):
             barrier()
-        return ctx.bench.kernel(ctx, n)
+        return kernel(ctx, n)
 
     def repetitions(self, ctx: Context, bench: Benchmark, n0: int, n_prev: int,
                     history: list[tuple[int, int]] | None) -> int:
@@ -239,6 +257,7 @@ class Harness:
         n_prev = cap
         history: list[tuple[int, int]] | None = [] if cfg.msglen is not None else None
         first = True
+        held: list[records.Measurement] = []
         for x in sizes:
             base = dict(benchmark=bench.name, family=bench.family, kind=bench.kind, np_=layout.np,
                         mode=mode, x=x if bench.has_size else None, groups=layout.groups,
@@ -246,13 +265,15 @@ class Harness:
                         turnover=bench.turnover(layout.np))
             over = member and (time.monotonic() - started) >= budget and not first
             if self.world.allreduce(over, op=MPI.LOR):
-                self.emit_status(base, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it')
+                self.emit_status(base, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
+                                 self.engines_for(bench), held)
                 break
             n0 = policy.base_repetitions(x, cap, cfg.overall_vol, bench.sync)
             *_, s_alloc, r_alloc = self.allocate(bench, x, layout.np, n0)
             need = (s_alloc + r_alloc) / 2**30
             if need > cfg.max_mem:
-                self.emit_status(base, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}')
+                self.emit_status(base, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
+                                 self.engines_for(bench), held)
                 continue
             t: Any = None
             defect = None
@@ -264,21 +285,33 @@ class Harness:
                 ctx = self.prepare(bench, layout, mode, x, n0)
                 n = self.repetitions(ctx, bench, n0, n_prev, history)
             n = self.world.allreduce(n, op=MPI.MIN)
+            engines = self.engines_for(bench)
+            for e, engine in enumerate(engines):
+                if ctx is not None:
+                    if e > 0 and ctx.bufs.recv is not None:
+                        ctx.rbuf[:] = 0  # the next engine's check must see its own data
+                    t = self.timed(ctx, n, engine)
+                    if cfg.check and bench.expected is not None:
+                        defect = bench.expected(ctx, n)
+                gathered = self.world.gather((t, defect), root=0)
+                if self.world_rank == 0:
+                    rec = self.make_record(bench, base, n, gathered, extra={"engine": engine})
+                    if e == 0:
+                        self.emit(rec)
+                    else:  # --engine both: the second engine's rows form their own table
+                        held.append(rec)
             if ctx is not None:
-                t = self.timed(ctx, n)
-                if cfg.check and bench.expected is not None:
-                    defect = bench.expected(ctx, n)
                 self.close(ctx)
             self.world.Barrier()
-            gathered = self.world.gather((t, defect), root=0)
             if history is not None:
                 history.append((x, n))
             n_prev = n
             first = False
-            if self.world_rank == 0:
-                self.emit(self.make_record(bench, base, n, gathered))
+        for rec in held:
+            self.emit(rec)
 
-    def make_record(self, bench: Benchmark, base: dict, n: int, gathered: list) -> records.Measurement:
+    def make_record(self, bench: Benchmark, base: dict, n: int, gathered: list,
+                    extra: dict | None = None) -> records.Measurement:
         comps = list(bench.components)
         rank_times: dict[str, list[float | None]] = {c: [] for c in comps}
         defects = [d for _, d in gathered if d is not None]
@@ -291,19 +324,27 @@ class Harness:
             defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
             ok = defect is None or defect <= policy.TOL
             self.checked[bench.name] = self.checked.get(bench.name, True) and ok
-        return records.build(repetitions=n, rank_times=rank_times, defects=defect, **base)
+        return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base)
 
-    def emit_status(self, base: dict, status: str, message: str) -> None:
+    def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None,
+                    held: list | None = None) -> None:
+        """A row without numbers; one per engine when given (the later ones into held)."""
         if self.world_rank == 0:
-            rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]}, **base)
-            rec.status, rec.message = status, message
-            self.emit(rec)
+            for e, engine in enumerate(engines or [None]):
+                rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
+                                    extra={"engine": engine} if engine else None, **base)
+                rec.status, rec.message = status, message
+                if e == 0 or held is None:
+                    self.emit(rec)
+                else:
+                    held.append(rec)
 
     def warmup(self, bench: Benchmark, layout: Layout, mode: str, sizes: list[int]) -> None:
         """N_WARMUP untimed executions at X = 4 before the first size of a mode (spec §7.1)."""
         x = 0 if bench.sync else (bench.fixed_sizes[0] if bench.fixed_sizes else max(4, bench.unit))
         ctx = self.prepare(bench, layout, mode, x, policy.N_WARMUP)
-        self.timed(ctx, policy.N_WARMUP)
+        for engine in self.engines_for(bench):
+            self.timed(ctx, policy.N_WARMUP, engine)
         self.close(ctx)
 
     # -- the run --------------------------------------------------------------

@@ -37,6 +37,9 @@ def collect(comm, cfg) -> dict | None:
     import mpi4py
     from mpi4py import MPI
 
+    from commbench import native
+
+    engines, engine_note = native.resolve(getattr(cfg, "engine", "native"), comm)  # collective
     hosts = comm.gather(MPI.Get_processor_name(), root=0)
     if comm.Get_rank() != 0:
         return None
@@ -64,7 +67,8 @@ def collect(comm, cfg) -> dict | None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
         "date_asctime": time.asctime(time.localtime(now)),
         "buffer_allocation": {"kind": cfg.alloc, "hugepages": cfg.hugepages, "thp_system": buffers.thp_mode()},
-        "engine": "mpi4py",
+        "engine": "both" if len(engines) > 1 else engines[0],
+        "engine_detail": native.describe(getattr(cfg, "engine", "native"), engines, engine_note),
         "calling_sequence": ["commbench", "run", *cfg.argv],
         "command_line": list(sys.argv),
         "timer": {"name": "MPI_Wtime", "resolution_s": MPI.Wtick()},

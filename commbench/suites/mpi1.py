@@ -295,29 +295,38 @@ def same(x, np_):
     return xp(x), xp(x)
 
 
-def _single(name, kernel, expected, desc, default=True, factor=1.0):
+def native(name: str) -> dict:
+    """The native engine's pattern for a benchmark (commbench.native.PATTERNS): the C
+    loop of the same calls, e.g. "Reduce_scatter" -> "reduce_scatter"."""
+    return {"native": name}
+
+
+def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor,
-                     default=default, two_process=True, expected=expected)
+                     default=default, two_process=True, expected=expected, extra=native(pattern))
 
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
     return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit,
-                     root_based=root_based, expected=expected)
+                     root_based=root_based, expected=expected, extra=native(name.lower()))
 
 
 BENCHMARKS = (
     _single("PingPong", _pingpong(False), _from_partner,
-            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE)", factor=0.5),
+            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE)", factor=0.5,
+            pattern="pingpong"),
     _single("PingPongSpecificSource", _pingpong(True), _from_partner,
-            "PingPong receiving from the explicit partner rank", default=False, factor=0.5),
+            "PingPong receiving from the explicit partner rank", default=False, factor=0.5,
+            pattern="pingpong_specific"),
     _single("PingPing", _pingping(False), _from_partner,
-            "both processes send at once: a message obstructed by an oncoming one"),
+            "both processes send at once: a message obstructed by an oncoming one", pattern="pingping"),
     _single("PingPingSpecificSource", _pingping(True), _from_partner,
-            "PingPing receiving from the explicit partner rank", default=False),
+            "PingPing receiving from the explicit partner rank", default=False, pattern="pingping_specific"),
     Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv),
+              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, extra=native("sendrecv")),
     Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
-              buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange),
+              buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange,
+              extra=native("exchange")),
     _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
     _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
     _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),
@@ -338,7 +347,8 @@ BENCHMARKS = (
     _coll("Alltoallv", _alltoall(True), _check_alltoall, "MPI_Alltoallv, X bytes per pair",
           buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
     _coll("Bcast", bcast, _check_bcast, "MPI_Bcast of X bytes from root i%NP", root_based=True),
-    Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0)),
+    Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0),
+              extra=native("barrier")),
 )
 
 # Default execution order of the reference (spec §8, A18).

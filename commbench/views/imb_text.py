@@ -158,8 +158,10 @@ class ImbText:
             self.p("")
             self.key = None
             return
-        if rec.table_key != self.key:
-            self.key = rec.table_key
+        # With --engine both each engine's rows form a table of their own.
+        key = (*rec.table_key, rec.extra.get("engine") if self.cfg.get("engine") == "both" else None)
+        if key != self.key:
+            self.key = key
             self.cols = columns(rec, self.cfg.get("multi"), self.cfg.get("check", False))
             self._table_header(rec)
         if rec.defects is not None and rec.defects > 1e-2:
@@ -207,6 +209,8 @@ class ImbText:
             self.p("#")
             self.p(f"#    MODE: {rec.mode} ")
             self.p("#")
+        if self.cfg.get("engine") == "both":
+            self.p(f"#    ENGINE: {rec.extra.get('engine', 'mpi4py')} ")
         self.p("".join(f"{c:>{W}}" for c in self.cols))
 
     def _rank_lines(self, head: str, members: list[int]) -> None:
