@@ -27,8 +27,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("kernels.c")

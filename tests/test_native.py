@@ -1,0 +1,145 @@
+"""The native engine on real MPI: same tables and check-mode verdicts as the mpi4py
+engine, --engine both, and a clean fallback when it cannot be built or loaded.
+
+Where no MPI C compiler exists (no mpicc beside Python or on PATH, or no cc),
+the native engine cannot be built: the tests that need it are skipped, the
+fallback tests still run. Where one exists the native engine must build.
+"""
+
+import json
+import os
+import shutil
+import stat
+
+import pytest
+
+from commbench import config, native
+from commbench.suites import mpi1
+from tests.mpirun import mpiexec, run_json, tables
+
+# Few repetitions and a generous time budget: on a loaded machine a time-out row
+# would change a table.
+FAST = ["-iter", "20", "-time", "10"]
+
+ALL = [b.name for b in mpi1.BENCHMARKS]
+CAN_BUILD = native.find_mpicc() is not None and (shutil.which("cc") or shutil.which("gcc")) is not None
+needs_native = pytest.mark.skipif(not CAN_BUILD, reason="no mpicc/cc here: the native engine cannot be built")
+
+
+def engines_of(doc: dict) -> set:
+    return {r["extra"].get("engine") for r in doc["records"]}
+
+
+@needs_native
+@pytest.mark.parametrize("np_", [2, 4])
+def test_native_same_tables_and_check_as_mpi4py(tmp_path, np_):
+    args = [*FAST, "-msglog", "3", "-check", *ALL]
+    got = {}
+    for engine in ("native", "mpi4py"):
+        d = tmp_path / engine
+        d.mkdir()
+        p, doc = run_json(d, np_, *args, "--engine", engine)
+        assert doc["metadata"]["engine"] == engine, p.stderr
+        assert engines_of(doc) == {engine}
+        assert "native engine unavailable" not in p.stderr
+        assert "!!!!  ALL BENCHMARKS SUCCESSFUL !!!! " in p.stdout
+        got[engine] = (tables(p.stdout), doc)
+    (t_nat, doc_nat), (t_py, doc_py) = got["native"], got["mpi4py"]
+    assert t_nat.keys() == t_py.keys() and t_nat
+    for key in t_nat:
+        rows_n, rows_p = t_nat[key], t_py[key]
+        assert [len(r) for r in rows_n] == [len(r) for r in rows_p], key
+        if key[0] != "Barrier":
+            assert [r[0] for r in rows_n] == [r[0] for r in rows_p], key  # same sizes
+            assert all(float(r[-1]) == 0.0 for r in rows_n), key  # defects column
+    strip = ("values", "rank_times", "repetitions", "extra", "group_values")
+    same = [{k: v for k, v in r.items() if k not in strip} for r in doc_nat["records"]]
+    assert same == [{k: v for k, v in r.items() if k not in strip} for r in doc_py["records"]]
+
+
+@needs_native
+def test_native_check_mode_catches_corruption(tmp_path):
+    p = mpiexec(2, "run", *FAST, "-msglog", "2", "-check", "PingPong", "Allreduce", "Exchange",
+                "--engine", "native", "-o", str(tmp_path / "r.json"), env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    assert p.returncode == 1, p.stderr[-2000:]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert engines_of(doc) == {"native"}
+    for name in ("PingPong", "Allreduce", "Exchange"):
+        assert f"{name}    : FAILED !! " in p.stdout
+
+
+@needs_native
+def test_engine_both_gives_binding_overhead(tmp_path):
+    p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "2", "-check", "--engine", "both", "PingPong", "Barrier")
+    assert doc["metadata"]["engine"] == "both"
+    recs = doc["records"]
+    for name, sizes in (("PingPong", [0, 1, 2, 4]), ("Barrier", [None])):
+        for engine in ("native", "mpi4py"):
+            mine = [r for r in recs if r["benchmark"] == name and r["extra"]["engine"] == engine]
+            assert [r["bytes"] for r in mine] == sizes
+        nat = [r for r in recs if r["benchmark"] == name and r["extra"]["engine"] == "native"]
+        py = [r for r in recs if r["benchmark"] == name and r["extra"]["engine"] == "mpi4py"]
+        assert [r["repetitions"] for r in nat] == [r["repetitions"] for r in py]
+    assert p.stdout.count("#    ENGINE: native") == 2 and p.stdout.count("#    ENGINE: mpi4py") == 2
+    assert "# Binding overhead" in p.stdout
+    rows = doc["summary"]["binding_overhead"]
+    assert [(r["benchmark"], r["bytes"]) for r in rows] == [("PingPong", x) for x in (0, 1, 2, 4)] + [("Barrier", None)]
+    for r in rows:
+        assert r["overhead_us"] == pytest.approx(r["t_mpi4py_us"] - r["t_native_us"])
+    assert "!!!!  ALL BENCHMARKS SUCCESSFUL !!!! " in p.stdout
+
+
+def _fallback(tmp_path, mpicc: str) -> tuple:
+    env = {"COMMBENCH_MPICC": mpicc, "COMMBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "2", "-check", "PingPong", "Allreduce", env=env)
+    assert "!!!!  ALL BENCHMARKS SUCCESSFUL !!!! " in p.stdout
+    assert doc["metadata"]["engine"] == "mpi4py"
+    assert doc["metadata"]["engine_detail"]["requested"] == "native"
+    assert engines_of(doc) == {"mpi4py"}
+    notes = [line for line in p.stderr.splitlines() if "native engine unavailable" in line]
+    assert len(notes) == 1, p.stderr  # one line, from rank 0 only
+    assert "Traceback" not in p.stderr
+    return notes[0], doc
+
+
+def test_fallback_when_compiler_missing(tmp_path):
+    note, doc = _fallback(tmp_path, "/nonexistent/mpicc")
+    assert "/nonexistent/mpicc" in note and "using the mpi4py engine" in note
+    assert doc["metadata"]["engine_detail"]["note"] == note.split("commbench: ", 1)[1]
+
+
+def test_fallback_when_compiler_fails(tmp_path):
+    note, _ = _fallback(tmp_path, shutil.which("false") or "/bin/false")
+    assert "failed" in note
+
+
+def test_fallback_when_library_cannot_be_loaded(tmp_path):
+    # A "compiler" that writes a file that is no shared library: the real load path fails.
+    fake = tmp_path / "fake-mpicc"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\necho garbage > "$2"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    note, _ = _fallback(tmp_path, str(fake))
+    assert "cannot load" in note
+
+
+def test_engine_mpi4py_needs_no_compiler(tmp_path):
+    env = {"COMMBENCH_MPICC": "/nonexistent/mpicc", "COMMBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "1", "--engine", "mpi4py", "PingPong", env=env)
+    assert "native engine unavailable" not in p.stderr
+    assert doc["metadata"]["engine"] == "mpi4py" and engines_of(doc) == {"mpi4py"}
+    assert not os.path.exists(tmp_path / "cache")
+
+
+def test_engine_option():
+    assert config.parse_run_args(["PingPong"]).engine == "native"
+    assert config.parse_run_args(["--engine", "MPI4PY"]).engine == "mpi4py"
+    assert config.parse_run_args(["--engine=both"]).engine == "both"
+    with pytest.raises(config.ConfigError, match="--engine must be one of native|mpi4py|both"):
+        config.parse_run_args(["--engine", "numba"])
+
+
+def test_every_mpi1_benchmark_has_a_native_pattern():
+    for b in mpi1.BENCHMARKS:
+        assert native.pattern_of(b) is not None, b.name
+    assert set(native.PATTERNS) >= {"pingpong", "pingping", "sendrecv", "exchange", "allreduce", "reduce",
+                                    "bcast", "barrier", "allgather", "alltoall"}
