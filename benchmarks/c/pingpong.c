@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    long size, reps;
+    long size = 0, reps = 0;
     int warm = 1;
     for (int a = first; a < argc; a++) {
         if (!floor_item(argv[a], &size, &reps)) {
