@@ -13,6 +13,7 @@ commands:
   run [options] [benchmarks]   measure (commbench run -h for every option)
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
+  compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
 
 `python -m commbench` is the same program."""
 
@@ -196,10 +197,32 @@ def cmd_report(argv: list[str]) -> int:
     return 0
 
 
+def cmd_compare(argv: list[str]) -> int:
+    from commbench.views import compare, results_file
+
+    threshold = 0.05
+    if "--threshold" in argv:
+        i = argv.index("--threshold")
+        try:
+            threshold = float(argv[i + 1])
+        except (IndexError, ValueError):
+            return _err("--threshold needs a number (accepted: --threshold 0.05 for 5%)")
+        argv = argv[:i] + argv[i + 2 :]
+    if len(argv) != 2:
+        return _err("compare needs two results files (accepted: commbench compare OLD.json NEW.json)")
+    try:
+        old, new = (results_file.measurements(results_file.load(p)) for p in argv)
+    except ValueError as e:
+        return _err(str(e))
+    print(compare.render(compare.compare(old, new, threshold), argv[0], argv[1]))
+    return 0
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
+    "compare": cmd_compare,
 }
 
 
