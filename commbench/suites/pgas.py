@@ -21,8 +21,9 @@ read). See docs/pgas.md.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -167,7 +168,7 @@ class Settings:
     span: int
 
     @classmethod
-    def of(cls, params: dict) -> "Settings":
+    def of(cls, params: dict) -> Settings:
         return cls(offset=params.get("pgas_offset"), stride=params.get("pgas_stride", DEFAULT_STRIDE),
                    strided=params.get("pgas_strided", "target"), sync=params.get("pgas_sync", "p2p"),
                    seed=params.get("pgas_seed", DEFAULT_SEED), span=params.get("pgas_span", DEFAULT_SPAN))
@@ -299,6 +300,8 @@ def _opener(geometry: Geometry | None, flags: bool = False):
 
 def close(ctx) -> None:
     st = ctx.state
+    st.pop("mem", None)  # views of window memory die with their windows
+    st.pop("flag_mem", None)
     for key in ("win", "flag"):
         w = st.pop(key, None)
         if w is not None:
