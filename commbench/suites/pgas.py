@@ -749,6 +749,10 @@ RANDOM_NOTE = ("random target (never itself) and slot from two PCG64 streams see
                "the seed is recorded in the results file under config.params.pgas_seed")
 
 
+REDUCTION_NOTE = ("MPI_Allreduce of M/4 MPI_INT with MPI_SUM (not MPI_FLOAT: integers, as in the reference,",
+                  "keep the repeated in-place sums exact, so check mode can verify them)")
+
+
 def _bench(name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=()):
     return Benchmark(name, F, kind, kernel, desc, buffers=same, unit=unit, off_cache=False, min_np=2,
                      expected=check, setup=setup, teardown=close, dtype=dtype, comments=comments)
@@ -788,10 +792,10 @@ BENCHMARKS = (
            _opener(geo_random_get), check_random_get, comments=RANDOM_NOTE),
     _bench("Reduction_separate", COLL, reduction_separate,
            "sum-to-all of M/4 ints into a non-overlapping target buffer, N times",
-           _opener(None), check_reduction_separate, unit=4, dtype="int32"),
+           _opener(None), check_reduction_separate, unit=4, dtype="int32", comments=REDUCTION_NOTE),
     _bench("Reduction_inplace", COLL, reduction_inplace,
            "sum-to-all of M/4 ints into the same source buffer, N times",
-           _inplace_setup, check_reduction_inplace, unit=4, dtype="int32"),
+           _inplace_setup, check_reduction_inplace, unit=4, dtype="int32", comments=REDUCTION_NOTE),
 )
 
 FAMILY = Family(
