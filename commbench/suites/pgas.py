@@ -11,7 +11,8 @@ Backend: MPI-3 one-sided communication through mpi4py. Each process's
 "symmetric segment" is an MPI window from MPI_Win_allocate (the analogue of
 shmalloc: MPICH maps it into shared memory, so puts and gets on one node are
 real one-sided copies; MPI_Win_create on user memory falls back to messages
-that need the target's progress and ran 10-40x slower here). The segment is
+that need the target's progress and ran 9-230x slower here, see
+benchmarks/pgas_choices.py). The segment is
 locked for passive-target access (MPI_Win_lock_all) for a whole measurement;
 puts complete with MPI_Win_flush, gets with MPI_Win_flush_local. The segment
 holds an R area (where puts land) and an S area (the owner's data that gets
@@ -323,8 +324,9 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
     than one notification ahead. The data operation was flushed before the
     notification, so a raised flag means the put has landed (or the get has
     finished reading). An atomic MPI_Accumulate / MPI_Fetch_and_op flag worked
-    too, but MPICH runs those through the target's progress engine: 6-16 ms per
-    round trip here instead of microseconds.
+    too, but took 6-16 ms per round trip here against tens of microseconds
+    (MPICH may send the atomics through its active-message path, which waits
+    for the target's progress engine); benchmarks/pgas_choices.py compares.
     barrier: MPI_Barrier of the whole group, the reference's other variant.
     """
     st = ctx.state
