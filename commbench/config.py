@@ -33,6 +33,7 @@ class Option:
     help: str
     parse: Callable[[str], Any] | None = None  # None: flag
     multi_names: bool = False  # -include / -exclude: names until the next option
+    default: Any = None  # family options: value recorded in cfg.params when not given
 
 
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -474,6 +475,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     for opt in fam.options:
         if opt.dest in values:
             params[opt.dest] = values[opt.dest]
+        elif opt.default is not None:
+            params[opt.dest] = opt.default
 
     cfg = RunConfig(
         family=fam_name,
@@ -505,6 +508,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         warnings=tuple(warnings),
         params=params,
     )
+    if fam.configure is not None:
+        cfg = fam.configure(cfg)
     if size is not None:
         check_world(cfg, size)
     return cfg
@@ -521,6 +526,8 @@ def check_world(cfg: RunConfig, size: int) -> None:
         raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
     if fam.even_world and size % 2:
         raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+    if fam.validate is not None:
+        fam.validate(cfg, size)
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

@@ -88,6 +88,10 @@ class Family:
     min_world: int = 1
     even_world: bool = False  # PGAS pairs need an even process count
     options: tuple[Any, ...] = ()  # family-specific commbench.config.Option entries
+    # (RunConfig) -> RunConfig: family options that set core settings (--pgas-reps N)
+    configure: Callable[[Any], Any] | None = None
+    # (RunConfig, P) -> None, raises ConfigError: checks that need P (PGAS pairing rules)
+    validate: Callable[[Any, int], None] | None = None
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]
