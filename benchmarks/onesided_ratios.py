@@ -29,8 +29,6 @@ from pathlib import Path
 
 from commbench.launch import find_mpiexec
 
-QUIET = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
-
 
 def run(np_: int, args: list[str], env: dict | None = None) -> list[dict]:
     with tempfile.TemporaryDirectory() as d:
@@ -76,13 +74,13 @@ def main() -> None:
     ap.add_argument("--async", dest="use_async", action="store_true")
     a = ap.parse_args()
     common = ["-msglog", a.msglog, "-time", a.time, "-iter", "1000,40,100"]
-    passive(run(a.np, ["--suite", "rma", *common, "Truly_passive_put"], QUIET), "Truly_passive_put (MPICH default progress)")
+    passive(run(a.np, ["--suite", "rma", *common, "Truly_passive_put"]), "Truly_passive_put (MPICH default progress)")
     if a.use_async:
         recs = run(a.np, ["--suite", "rma", *common, "-thread_level", "multiple", "Truly_passive_put"],
                    {"MPIR_CVAR_ASYNC_PROGRESS": "1"})
         passive(recs, "Truly_passive_put (MPIR_CVAR_ASYNC_PROGRESS=1, MPI_THREAD_MULTIPLE)")
-    aggregation(run(a.np, ["--suite", "rma", *common, "Unidir_put"], QUIET), "Unidir_put")
-    aggregation(run(a.np, ["--suite", "ext", *common, "Unidir_Put"], QUIET), "Unidir_Put")
+    aggregation(run(a.np, ["--suite", "rma", *common, "Unidir_put"]), "Unidir_put")
+    aggregation(run(a.np, ["--suite", "ext", *common, "Unidir_Put"]), "Unidir_Put")
 
 
 if __name__ == "__main__":
