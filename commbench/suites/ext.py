@@ -14,7 +14,7 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites import onesided as os1
+from commbench.suites import onesided as osd
 from commbench.suites.base import Benchmark, Family, Kind
 from commbench.suites.verify import check_slots
 
@@ -35,13 +35,13 @@ def _epochs(ctx, n: int, call, args: list | None) -> float:
     if ctx.mode == AGG:
         t0 = Wtime()
         if args is not None:
-            for a in os1.reps(n, args):
+            for a in osd.reps(n, args):
                 call(*a)
         fence(0)
         t = (Wtime() - t0) / n
     elif args is not None:
         t0 = Wtime()
-        for a in os1.reps(n, args):
+        for a in osd.reps(n, args):
             call(*a)
             fence(0)
         t = (Wtime() - t0) / n
@@ -51,7 +51,7 @@ def _epochs(ctx, n: int, call, args: list | None) -> float:
             fence(0)
         t = (Wtime() - t0) / n
     if ctx.cfg.check:
-        os1.count_uses(ctx, n)
+        osd.count_uses(ctx, n)
     return t
 
 
@@ -107,7 +107,7 @@ def _check_accumulate(ctx, n):
     def expect(k):
         c = int(uses[k])
         if c not in one:
-            one[c] = os1.scaled(ctx.members, ctx.x, c)
+            one[c] = osd.scaled(ctx.members, ctx.x, c)
         return [(0, one[c])]
 
     dev = check_slots(ctx, n, expect)
@@ -120,7 +120,7 @@ def _check_accumulate(ctx, n):
 # ---------------------------------------------------------------- Window
 
 def window(ctx, n):
-    create, info, comm = MPI.Win.Create, os1.user_set_info(ctx), ctx.comm
+    create, info, comm = MPI.Win.Create, osd.user_set_info(ctx), ctx.comm
     mem = ctx.rbuf[: ctx.x]
     one = [ctx.sbuf[:1], MPI.BYTE]
     me, x = ctx.rank, ctx.x
@@ -139,26 +139,26 @@ def window(ctx, n):
 
 def _pair(name, kernel, over, expected, desc):
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, two_process=True, modes=MODES,
-                     slots=True, setup=os1.setup_window(over, 1, fence=True),
-                     teardown=os1.free_window, expected=expected)
+                     slots=True, setup=osd.setup_window(over, 1, fence=True),
+                     teardown=osd.free_window, expected=expected)
 
 
 BENCHMARKS = (
     Benchmark("Window", F, Kind.COLLECTIVE, window,
               "MPI_Win_create(X) / fence / 1-byte put to self / fence / MPI_Win_free on all ranks",
               buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True),
-    _pair("Unidir_Get", _get(False), os1.GET, _check_pair(False, 1),
+    _pair("Unidir_Get", _get(False), osd.GET, _check_pair(False, 1),
           "rank 1 MPI_Get of X bytes from rank 0's window, fence completion"),
-    _pair("Unidir_Put", _put(False), os1.PUT, _check_pair(False, 1),
+    _pair("Unidir_Put", _put(False), osd.PUT, _check_pair(False, 1),
           "rank 0 MPI_Put of X bytes into rank 1's window, fence completion"),
-    _pair("Bidir_Get", _get(True), os1.GET, _check_pair(True, 1),
+    _pair("Bidir_Get", _get(True), osd.GET, _check_pair(True, 1),
           "both ranks MPI_Get X bytes from each other, fence completion"),
-    _pair("Bidir_Put", _put(True), os1.PUT, _check_pair(True, 1),
+    _pair("Bidir_Put", _put(True), osd.PUT, _check_pair(True, 1),
           "both ranks MPI_Put X bytes into each other's window, fence completion"),
     Benchmark("Accumulate", F, Kind.COLLECTIVE, accumulate,
               "every rank MPI_Accumulate of X/4 floats (MPI_SUM) into rank 0's window, fence completion",
-              unit=4, modes=MODES, slots=True, setup=os1.setup_window(os1.PUT, 4, fence=True),
-              teardown=os1.free_window, expected=_check_accumulate),
+              unit=4, modes=MODES, slots=True, setup=osd.setup_window(osd.PUT, 4, fence=True),
+              teardown=osd.free_window, expected=_check_accumulate),
 )
 
 _ORDER = ["Window", "Unidir_Get", "Unidir_Put", "Bidir_Get", "Bidir_Put", "Accumulate"]

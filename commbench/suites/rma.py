@@ -15,7 +15,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers, cpu
-from commbench.suites import onesided as os1
+from commbench.suites import onesided as osd
 from commbench.suites.base import Benchmark, Family, Kind
 from commbench.suites.verify import check_slots
 
@@ -67,12 +67,12 @@ def _cas_args(ctx, target):
 
 
 OPS = {  # name -> (MPI.Win method, argument builder, window over)
-    "put": ("Put", _put_args, os1.PUT),
-    "get": ("Get", _get_args, os1.GET),
-    "acc": ("Accumulate", _acc_args, os1.PUT),
-    "getacc": ("Get_accumulate", _getacc_args, os1.PUT),
-    "fop": ("Fetch_and_op", _fop_args, os1.PUT),
-    "cas": ("Compare_and_swap", _cas_args, os1.PUT),
+    "put": ("Put", _put_args, osd.PUT),
+    "get": ("Get", _get_args, osd.GET),
+    "acc": ("Accumulate", _acc_args, osd.PUT),
+    "getacc": ("Get_accumulate", _getacc_args, osd.PUT),
+    "fop": ("Fetch_and_op", _fop_args, osd.PUT),
+    "cas": ("Compare_and_swap", _cas_args, osd.PUT),
 }
 
 
@@ -87,7 +87,7 @@ def _args(ctx, op: str, target: int) -> list:
 def _done(ctx, n: int) -> None:
     ctx.comm.Barrier()  # targets wait here while the origin works
     if ctx.cfg.check:
-        os1.count_uses(ctx, n)
+        osd.count_uses(ctx, n)
 
 
 # ---------------------------------------------------------------- single transfer (pair)
@@ -103,7 +103,7 @@ def _pair(op: str, completion: str, bidir: bool):
             partner = 1 - me
             win = ctx.state["win"]
             call, done = getattr(win, method), getattr(win, completion)
-            items = os1.reps(n, _args(ctx, op, partner))
+            items = osd.reps(n, _args(ctx, op, partner))
             win.Lock(partner, SHARED)
             if ctx.mode == AGG:
                 t0 = Wtime()
@@ -143,7 +143,7 @@ def _to_all(op: str, completion: str, everyone: bool):
             call, done = getattr(win, method), getattr(win, completion)
             per_target = [_args(ctx, op, tgt) for tgt in _targets(me, ctx.size)]
             per_slot = [[args[k] for args in per_target] for k in range(ctx.slots)]
-            items = os1.reps(n, per_slot)
+            items = osd.reps(n, per_slot)
             win.Lock_all(0)
             t0 = Wtime()
             for batch in items:
@@ -175,7 +175,7 @@ def _exchange(op: str):
         else:  # right's send[0:X] -> recv[0:X], left's send[X:2X] -> recv[X:2X]
             first = [(r, right, d) for r, d in zip(ctx.recv_specs(), disps)]
             second = [(r, left, d + x) for r, d in zip(ctx.recv_specs(offset=x), disps)]
-        items = os1.reps(n, list(zip(first, second)))
+        items = osd.reps(n, list(zip(first, second)))
         two = left != right
         win.Lock(left, SHARED)
         if two:
@@ -205,7 +205,7 @@ def _exchange(op: str):
 # ---------------------------------------------------------------- Truly_passive_put
 
 def _passive_setup(ctx):
-    os1.create_window(ctx, os1.PUT)
+    osd.create_window(ctx, osd.PUT)
     cpu.shared()  # calibrate the CPU kernel outside any timing
 
 
@@ -224,7 +224,7 @@ def truly_passive_put(ctx, n):
         args = _args(ctx, "put", 1)
         win.Lock(1, SHARED)
         t0 = Wtime()
-        for a in os1.reps(n, args):
+        for a in osd.reps(n, args):
             put(*a)
             flush(1)
             barrier()
@@ -233,7 +233,7 @@ def truly_passive_put(ctx, n):
         comm.Send([box, MPI.DOUBLE], 1, 2)
         barrier()
         t0 = Wtime()
-        for a in os1.reps(n, args):
+        for a in osd.reps(n, args):
             put(*a)
             flush(1)
             barrier()
@@ -276,7 +276,7 @@ def _arrived(receivers, source):
         if me not in receivers(ctx):
             return None
         if not op_is_get(ctx):  # get origins read their own buffer, complete after the flush
-            os1.sync_local(ctx)
+            osd.sync_local(ctx)
         exp = _pat(ctx, source(ctx))
         return check_slots(ctx, n, lambda k: [(0, exp)])
 
@@ -284,7 +284,7 @@ def _arrived(receivers, source):
 
 
 def op_is_get(ctx) -> bool:
-    return ctx.bench.extra.get("over") == os1.GET
+    return ctx.bench.extra.get("over") == osd.GET
 
 
 def _from_one_of(receivers, sources):
@@ -297,16 +297,16 @@ def _from_one_of(receivers, sources):
         if not cands:
             return None
         if not op_is_get(ctx):
-            os1.sync_local(ctx)
+            osd.sync_local(ctx)
         stride = ctx.bufs.recv_stride
-        return os1.each_used_slot(ctx, n, lambda k: os1.one_of(os1.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands))
+        return osd.each_used_slot(ctx, n, lambda k: osd.one_of(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands))
 
     return expected
 
 
 def _check_exchange(ctx, n):
     if not op_is_get(ctx):
-        os1.sync_local(ctx)
+        osd.sync_local(ctx)
     x = ctx.x
     right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
     exp = [(0, _pat(ctx, right)), (x, _pat(ctx, left, 2 * xp(x))[x : 2 * x])]
@@ -320,10 +320,10 @@ def _check_accumulate(fetches: bool, nbytes=None):
         uses = ctx.state["uses"]
         m0 = [ctx.members[0]]
         if ctx.rank == 1:
-            os1.sync_local(ctx)
-            return check_slots(ctx, n, lambda k: [(0, os1.scaled(m0, size, int(uses[k])))])
+            osd.sync_local(ctx)
+            return check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k])))])
         if fetches:
-            return check_slots(ctx, n, lambda k: [(0, os1.scaled(m0, size, int(uses[k]) - 1))])
+            return check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k]) - 1))])
         return None
 
     return expected
@@ -337,7 +337,7 @@ def _cas_setup(ctx):
             a, s = k * ctx.bufs.recv_stride, k * ctx.bufs.send_stride
             ctx.rbuf[a + 4 : a + 8] = 0
             ctx.rbuf[a + 8 : a + 12] = ctx.sbuf[s : s + 4]
-    os1.create_window(ctx, os1.PUT, 4)
+    osd.create_window(ctx, osd.PUT, 4)
 
 
 def _check_cas(ctx, n):
@@ -346,10 +346,10 @@ def _check_cas(ctx, n):
     uses = ctx.state["uses"]
     stride = ctx.bufs.recv_stride
     if ctx.rank == 1:  # the first swap succeeded, later ones found a non-matching value
-        os1.sync_local(ctx)
-        return os1.each_used_slot(ctx, n, lambda k: os1.exact(os1.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value))
+        osd.sync_local(ctx)
+        return osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value))
     # origin: the first result is the old value 0, later results the swapped-in value
-    return os1.each_used_slot(ctx, n, lambda k: os1.exact(os1.slot_area(ctx, ctx.rbuf, stride, k, 0, 4),
+    return osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4),
                                                           zero if uses[k] == 1 else value))
 
 
@@ -388,7 +388,7 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
     unit_disp = 4 if op in ("acc", "getacc", "fop", "cas") else 1
     return Benchmark(name, F, Kind.SINGLE, _pair(op, completion, bidir), desc, unit=unit,
                      default=default, two_process=True, modes=MODES, slots=True,
-                     setup=kw.pop("setup", os1.setup_window(over, unit_disp)), teardown=os1.free_window,
+                     setup=kw.pop("setup", osd.setup_window(over, unit_disp)), teardown=osd.free_window,
                      expected=expected, extra={"over": over}, **kw)
 
 
@@ -396,14 +396,14 @@ def _multiple(name, op, completion, expected, desc, default=True):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.MULTIPLE, _to_all(op, completion, False), desc,
                      default=default, turnover=lambda np_: float(np_ - 1),
-                     setup=os1.setup_window(over), teardown=os1.free_window,
+                     setup=osd.setup_window(over), teardown=osd.free_window,
                      expected=expected, extra={"over": over})
 
 
 def _all_to_all(name, op, expected, desc):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.COLLECTIVE, _to_all(op, "Flush_all", True), desc,
-                     setup=os1.setup_window(over), teardown=os1.free_window,
+                     setup=osd.setup_window(over), teardown=osd.free_window,
                      expected=expected, extra={"over": over})
 
 
@@ -411,7 +411,7 @@ def _exchange_bench(name, op, desc):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.COLLECTIVE, _exchange(op), desc,
                      buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
-                     setup=os1.setup_window(over), teardown=os1.free_window,
+                     setup=osd.setup_window(over), teardown=osd.free_window,
                      expected=_check_exchange, extra={"over": over})
 
 
@@ -462,8 +462,8 @@ BENCHMARKS = (
     Benchmark("Truly_passive_put", F, Kind.PASSIVE, truly_passive_put,
               "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
               two_process=True, components=("t_pure", "t_ovrl", "t_cpu"), setup=_passive_setup,
-              teardown=os1.free_window, expected=_arrived(_r1, lambda c: 0),
-              comments=PASSIVE_COMMENTS, extra={"over": os1.PUT}),
+              teardown=osd.free_window, expected=_arrived(_r1, lambda c: 0),
+              comments=PASSIVE_COMMENTS, extra={"over": osd.PUT}),
 )
 
 _DEFAULT = ["Unidir_put", "Unidir_get", "Bidir_put", "Bidir_get", "One_put_all", "One_get_all",
