@@ -372,6 +372,12 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
             found |= fams
     if len(found) > 1:
         raise ConfigError(f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite")
+    if not found:  # a name shared by families (Accumulate, Unidir_Put/Unidir_put) needs --suite
+        for n in names:
+            fams = [f.name for f, _ in suites.families_with(_strip_multi(n))]
+            if len(fams) > 1:
+                choices = " or ".join(f"--suite {f}" for f in fams)
+                raise ConfigError(f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}")
     return found.pop() if found else "mpi1"
 
 
