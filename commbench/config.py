@@ -160,6 +160,10 @@ def _map(s: str) -> tuple[int, int]:
 
 def _readable(name: str) -> Callable[[str], str]:
     def parse(s: str) -> str:
+        if os.path.isdir(s):
+            raise ConfigError(f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)")
+        if os.path.exists(s) and not os.path.isfile(s):
+            raise ConfigError(f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)")
         if not os.path.isfile(s):
             raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
         if not os.access(s, os.R_OK):
@@ -198,6 +202,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
+    Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", _positive_float("--timeout", zero_ok=True)),
+    Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", _int("--maxlog", 1)),
 )
 
 
@@ -231,6 +237,11 @@ class RunConfig:
     argv: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # family-specific options
+    timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
+
+    def watchdog_timeout(self) -> float:
+        """Seconds without progress before the watchdog ends the job (0 = off)."""
+        return self.timeout if self.timeout is not None else max(300.0, 3 * self.secs)
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
@@ -309,7 +320,12 @@ def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
             i += 2
         else:
             i += 1
-        values[opt.dest] = opt.parse(inline)
+        try:
+            values[opt.dest] = opt.parse(inline)
+        except ConfigError as e:
+            if "accepted" in str(e):
+                raise
+            raise ConfigError(f"{e} (accepted: {key} {opt.metavar})") from None
     return values, names
 
 
@@ -458,6 +474,14 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
             minlog = lo
         elif minlog >= maxlog:
             raise ConfigError(f"-msglog {hi}: maxlog must exceed minlog {minlog}")
+    if "maxlog" in values:
+        big = values["maxlog"]
+        if not 31 <= big <= 40:
+            raise ConfigError(f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)")
+        if "msglog" in values:
+            raise ConfigError(f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
+                              "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)")
+        maxlog = big
 
     warnings: list[str] = []
     msglen = None
@@ -504,6 +528,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         argv=tuple(argv),
         warnings=tuple(warnings),
         params=params,
+        timeout=values.get("timeout"),
     )
     if size is not None:
         check_world(cfg, size)
@@ -521,6 +546,28 @@ def check_world(cfg: RunConfig, size: int) -> None:
         raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
     if fam.even_world and size % 2:
         raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+
+
+def check_writable(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before anything is measured."""
+    if path is None or path == "-":
+        return
+    form = f"accepted: {option} <file in a writable directory>" + (" or -o - for none" if option == "-o" else "")
+    if os.path.isdir(path):
+        raise ConfigError(f"{option} {path!r}: is a directory ({form})")
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"{option} {path!r}: cannot write ({e.strerror}) ({form})") from None
+    if not existed:
+        os.unlink(path)
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
