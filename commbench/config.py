@@ -334,7 +334,8 @@ def read_name_file(path: str) -> list[str]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"-input {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+        raise ConfigError(f"-input {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+                          "(accepted: -input <text file>, one benchmark name per line)") from None
     names = []
     for line in lines:
         s = line.strip()
@@ -353,7 +354,8 @@ def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"-msglen {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+        raise ConfigError(f"-msglen {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+                          "(accepted: -msglen <text file>, one non-negative integer per line, optional k/m suffix)") from None
     sizes, warnings = [], []
     for num, line in enumerate(lines, 1):
         s = line.strip()
@@ -441,7 +443,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     excluded = {e.lower() for e in exclude_c}
     run_list = [b for b in run_list if b.lower() not in excluded]
     if not run_list:
-        raise ConfigError("no benchmark left to run after -exclude")
+        raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
+                          "least one benchmark; see `commbench list`)")
 
     multi = values.get("multi")
     if multi is None and (multi_prefix or mp2):
@@ -491,7 +494,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
 
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
-        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (drop -n, or launch outside the job)")
+        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
+                          f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
     size = world_size if world_size is not None else np_
 
     params = {}
@@ -543,9 +547,11 @@ def check_world(cfg: RunConfig, size: int) -> None:
             raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes (accepted: A*B >= {size}, e.g. -map {size}x1)")
     fam = suites.family(cfg.family)
     if size < fam.min_world:
-        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
+        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size} "
+                          f"(accepted: mpiexec -n <N >= {fam.min_world}>)")
     if fam.even_world and size % 2:
-        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
+                          "(accepted: mpiexec -n <even N>)")
 
 
 def check_writable(option: str, path: str | None) -> None:
