@@ -158,8 +158,8 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
         print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
         return 2
     rc, why = _wait(proc)
-    if why is not None and rc == 0:
-        rc = 130
+    if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
+        rc = 130 if "SIGINT" in why else 143
     if rc not in (0, 1, 2) and output and output != "-" and os.path.exists(output):
         from commbench.views import results_file
 

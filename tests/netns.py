@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Self
 
 from commbench.launch import find_mpiexec
 
@@ -97,7 +98,7 @@ class Cluster:
         return f"10.213.{self.subnet}.{self.hosts.index(host) + 1}"
 
     # -- build and tear down -----------------------------------------------------
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Self:
         try:
             self._build()
         except BaseException:
@@ -190,7 +191,7 @@ class Cluster:
         inner = " ".join(_quote(c) for c in cmd)
         full = ["ip", "netns", "exec", self.ns("h0"), "unshare", "--uts", "sh", "-c",
                 f"hostname h0 && exec {inner}"]
-        return subprocess.run(full, capture_output=True, text=True, timeout=timeout, env=e)
+        return subprocess.run(full, capture_output=True, text=True, timeout=timeout, env=e, check=False)
 
 
 def _quote(s: str) -> str:
