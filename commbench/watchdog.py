@@ -51,6 +51,9 @@ SIGNAL_WHY = {
     signal.SIGHUP: "terminated by SIGHUP (terminal closed)",
 }
 EXIT_TIMEOUT = 124
+# sigtimedwait is POSIX but not on macOS: there the watchdog keeps only its clock
+# and the signals keep Python's default handling.
+HAVE_SIGWAIT = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
 REPORT_GRACE = 3.0  # rank 0 waits this long for the other ranks' reports
 SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firing
 
@@ -61,11 +64,13 @@ def block_signals() -> None:
     Call before MPI is initialised so the MPI library's own threads inherit the
     mask, and start a Watchdog right after (it is the one that receives them).
     """
-    signal.pthread_sigmask(signal.SIG_BLOCK, END_SIGNALS)
+    if HAVE_SIGWAIT:
+        signal.pthread_sigmask(signal.SIG_BLOCK, END_SIGNALS)
 
 
 def unblock_signals() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, END_SIGNALS)
+    if HAVE_SIGWAIT:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, END_SIGNALS)
 
 
 def local_addresses() -> list[str]:
@@ -168,10 +173,14 @@ class Watchdog:
     def _run(self) -> None:
         while not self._stop.is_set():
             tick = 0.5 if self.timeout <= 0 else max(0.05, min(0.5, self.timeout / 10))
-            try:
-                info = signal.sigtimedwait(END_SIGNALS, tick)
-            except InterruptedError:
-                continue
+            if not HAVE_SIGWAIT:
+                self._stop.wait(tick)
+                info = None
+            else:
+                try:
+                    info = signal.sigtimedwait(END_SIGNALS, tick)
+                except InterruptedError:
+                    continue
             if self._stop.is_set():
                 return
             if info is not None:

@@ -143,7 +143,7 @@ def test_killed_rank_launcher_marks_file(tmp_path):
         wait_records(out, proc, 2)
         before = records_in(out)
         os.kill(rank_pid(str(out), 1), signal.SIGKILL)
-        rc, stdout, err, _ = finish(proc, 30)
+        rc, _, err, _ = finish(proc, 30)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -186,7 +186,7 @@ def test_default_output_is_finished_by_launcher(tmp_path):
             files = list((tmp_path / "results").glob("commbench-mpi1-*.json"))
             time.sleep(0.1)
         os.kill(_rank_in(tmp_path, 1), signal.SIGKILL)
-        rc, stdout, err, _ = finish(proc, 30)
+        rc, _, _, _ = finish(proc, 30)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -232,3 +232,29 @@ def test_mark_interrupted_salvages_a_cut_file(tmp_path):
     assert [r["bytes"] for r in doc["records"]] == [1, 2]
     assert doc["summary"] == {"interrupted": "test: cut"} and doc["complete"] is False
     assert mark_interrupted(str(path), "again") is False  # a specific reason is kept
+
+
+def test_watchdog_report_names_stuck_ranks(capsys):
+    """The report logic alone: who answered, who did not, and the one-line reason."""
+    from commbench.watchdog import Watchdog, describe
+
+    state = {"benchmark": "Allreduce", "np": 4, "mode": "", "bytes": 1024, "group": 0,
+             "members": [0, 1, 2, 3], "phase": "the timed kernel"}
+    assert describe(state) == "Allreduce, NP 4, group 0 (world ranks 0 1 2 3), 1024 bytes, in the timed kernel"
+    assert describe({"phase": "start-up"}) == "in start-up"
+    wd = Watchdog(7, 0, 4)
+    reports = {0: {"host": "a", "pid": 1, "state": state}, 2: {"host": "b", "pid": 2, "state": state}}
+    why = wd.report(state, reports)
+    err = capsys.readouterr().err
+    assert "no progress for 7 s (--timeout) in Allreduce, NP 4" in err
+    assert "rank 2 (b, pid 2) answered" in err and "ranks 1 3 did not answer" in err
+    assert why == ("watchdog: Allreduce, NP 4 at 1024 bytes, group world ranks 0 1 2 3 made no progress "
+                   "for 7 s; ranks not answering: 1 3")
+    assert "every rank answered" in wd.report(state, {r: reports[0] for r in range(4)})
+
+
+def test_exit_meaning():
+    from commbench.launch import exit_meaning
+
+    assert "SIGKILL" in exit_meaning(9) and "watchdog" in exit_meaning(124)
+    assert "signal" in exit_meaning(-15) and "ended badly" in exit_meaning(77)
