@@ -52,8 +52,13 @@ def cmd_run(argv: list[str]) -> int:
             return 0
         except config.ConfigError as e:
             return _err(str(e))
-        return launch.launch(cfg.mpiexec, cfg.np, "run", argv)
+        return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or default_output(cfg.family))
     _mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
+    from commbench import watchdog
+
+    # Before MPI starts its own threads: the watchdog thread receives the
+    # ending signals even while the main thread is blocked inside MPI.
+    watchdog.block_signals()
     return run_in_job(argv)
 
 
@@ -69,7 +74,10 @@ def _parse_on_root(comm, argv: list[str]):
         try:
             cfg = config.parse_run_args(argv, world_size=comm.Get_size())
             if cfg.output is None:
-                cfg = config.with_output(cfg, default_output(cfg.family))
+                # The launcher picks the default name so it can finish the file if the job dies.
+                cfg = config.with_output(cfg, os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or default_output(cfg.family))
+            config.check_writable("-o", cfg.output)
+            config.check_writable("--csv", cfg.csv)
             msg = ("ok", cfg)
         except config.HelpRequested:
             msg = ("help", config.usage())
@@ -110,13 +118,42 @@ def run_header(cfg, meta: dict) -> dict:
     }
 
 
+def _finisher(sinks: list, lock, started: float, output: str | None):
+    """Rank 0: end the sinks once with an 'interrupted' reason (watchdog thread or error path)."""
+    done = []
+
+    def finish(reason: str) -> None:
+        if done or not lock.acquire(timeout=5):
+            return
+        try:
+            done.append(reason)
+            summary = {"interrupted": reason, "elapsed_s": round(time.time() - started, 3)}
+            for s in sinks:
+                try:
+                    s.finish(summary)
+                except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
+                    print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+            if output and output != "-":
+                print(f"commbench: results so far (complete: false) written to {output}", file=sys.stderr, flush=True)
+        finally:
+            lock.release()
+
+    return finish
+
+
 def run_in_job(argv: list[str]) -> int:
+    import threading
+
     from mpi4py import MPI
 
-    from commbench import metadata
+    from commbench import metadata, resources
     from commbench.harness import Harness
+    from commbench.watchdog import Watchdog
 
     comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    # Signals only until the configuration is known; then the --timeout clock too.
+    wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
     status, payload = _parse_on_root(comm, argv)
     if status == "help":
         if comm.Get_rank() == 0:
@@ -127,30 +164,63 @@ def run_in_job(argv: list[str]) -> int:
             _err(payload)
         return 2
     cfg = payload
-    rank = comm.Get_rank()
     sinks = build_sinks(cfg) if rank == 0 else []
     meta = metadata.collect(comm, cfg)
+    harness = Harness(cfg, sinks, comm, watchdog=wd)
+    problem = None
+    if rank == 0:
+        per_host = max(meta["ranks_per_host"].values())
+        problem = resources.preflight(harness, per_host, MPI.Get_version())
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        if rank == 0:
+            _err(problem)
+        return 2
     started = time.time()
+    lock = harness.sink_lock if rank == 0 else threading.Lock()
+    finish_interrupted = _finisher(sinks, lock, started, cfg.output) if rank == 0 else None
+    timeout = cfg.watchdog_timeout()
+    wd.timeout = timeout
+    info = wd.listen() if rank == 0 and timeout > 0 else None
+    wd.rank0 = comm.bcast(info, root=0)
+    wd.progress(phase="start-up")
     try:
         if rank == 0:
             header = run_header(cfg, meta)
             for s in sinks:
                 s.start(header)
-        harness = Harness(cfg, sinks, comm)
+            wd.on_end = finish_interrupted
         failures = harness.run()
+        wd.progress(phase="the final barrier")
         comm.Barrier()
-    except Exception:
+    except Exception as e:  # noqa: BLE001 - any failure: keep the records, end every rank
         sys.stdout.flush()
-        print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        where = describe_state(wd.state)
+        if isinstance(e, MPI.Exception):
+            why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
+            print(f"commbench: {why}", file=sys.stderr, flush=True)
+        else:
+            why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
+            print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        if finish_interrupted is not None:
+            finish_interrupted(why)
         comm.Abort(3)
         return 3
+    wd.stop()
     if rank == 0:
         summary = {"check_failures": failures, "elapsed_s": round(time.time() - started, 3)}
-        for s in sinks:
-            s.finish(summary)
+        with lock:
+            for s in sinks:
+                s.finish(summary)
         if cfg.output and cfg.output != "-":
             print(f"commbench: results written to {cfg.output}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def describe_state(state: dict) -> str:
+    from commbench.watchdog import describe
+
+    return describe(state)
 
 
 def cmd_list(argv: list[str]) -> int:

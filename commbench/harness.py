@@ -10,6 +10,7 @@ what one repetition does (commbench.suites).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from itertools import cycle, islice, repeat
@@ -102,9 +103,12 @@ class Context:
 
 
 class Harness:
-    def __init__(self, cfg: RunConfig, sinks: list[Sink], comm: MPI.Comm = MPI.COMM_WORLD):
+    def __init__(self, cfg: RunConfig, sinks: list[Sink], comm: MPI.Comm = MPI.COMM_WORLD,
+                 watchdog: Any = None):
         self.cfg = cfg
         self.sinks = sinks
+        self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
+        self.sink_lock = threading.Lock()  # the watchdog thread may finish the sinks
         self.world = comm
         self.world_rank = comm.Get_rank()
         self.world_size = comm.Get_size()
@@ -118,8 +122,22 @@ class Harness:
     # -- output -------------------------------------------------------------
     def emit(self, rec: records.Measurement) -> None:
         if self.world_rank == 0:
-            for s in self.sinks:
-                s.record(rec)
+            with self.sink_lock:
+                for s in self.sinks:
+                    s.record(rec)
+
+    def watch(self, phase: str, layout: Layout | None = None, bench: Benchmark | None = None,
+              mode: str = "", x: int | None = None) -> None:
+        """Tell the watchdog where this rank is: a layout starts a new measurement clock."""
+        wd = self.watchdog
+        if wd is None:
+            return
+        if layout is None:
+            wd.phase(phase)
+            return
+        g = layout.group
+        wd.progress(benchmark=bench.name if bench else None, np=layout.np, mode=mode, bytes=x,
+                    group=g, members=layout.groups[g] if g >= 0 else [], phase=phase)
 
     # -- process groups -------------------------------------------------------
     def np_sequence(self, bench: Benchmark) -> list[int]:
@@ -244,6 +262,7 @@ class Harness:
                         mode=mode, x=x if bench.has_size else None, groups=layout.groups,
                         world_size=self.world_size, components=list(bench.components),
                         turnover=bench.turnover(layout.np))
+            self.watch("the time-budget check", layout, bench, mode, x if bench.has_size else None)
             over = member and (time.monotonic() - started) >= budget and not first
             if self.world.allreduce(over, op=MPI.LOR):
                 self.emit_status(base, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it')
@@ -260,15 +279,23 @@ class Harness:
             ctx = None
             if member:
                 if first and bench.warmup:
+                    self.watch("warm-up")
                     self.warmup(bench, layout, mode, sizes)
+                self.watch("buffer set-up")
                 ctx = self.prepare(bench, layout, mode, x, n0)
+                self.watch("repetition calibration")
                 n = self.repetitions(ctx, bench, n0, n_prev, history)
+            self.watch("agreeing on repetitions (MPI_Allreduce over all ranks)")
             n = self.world.allreduce(n, op=MPI.MIN)
             if ctx is not None:
+                self.watch("the timed kernel")
                 t = self.timed(ctx, n)
                 if cfg.check and bench.expected is not None:
+                    self.watch("check mode verification")
                     defect = bench.expected(ctx, n)
+                self.watch("teardown")
                 self.close(ctx)
+            self.watch("the closing barrier and gather to rank 0")
             self.world.Barrier()
             gathered = self.world.gather((t, defect), root=0)
             if history is not None:
@@ -322,6 +349,8 @@ class Harness:
                         rec.status = records.INVALID
                         self.emit(rec)
                     continue
+                if self.watchdog is not None:
+                    self.watchdog.progress(benchmark=bench.name, np=np_, phase="creating the process groups")
                 layout = self.layout(np_)
                 try:
                     for mode in bench.modes:
