@@ -316,10 +316,10 @@ class Harness:
         completed, so after a failure it cleans up without communicating.
         """
         fam = self.family
-        if fam.start is not None:
-            fam.start(self)
         completed = False
         try:
+            if fam.start is not None:
+                fam.start(self)
             failures = self.run_benchmarks()
             completed = True
             return failures

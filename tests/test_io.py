@@ -112,6 +112,7 @@ def test_bad_directories_refused(tmp_path):
     ro = _unwritable(tmp_path)
     if ro is not None:
         assert "not writable" in err("--iodir", ro)
+    assert "is not key=value" in err("--io-info", "striping_factor")
     # far more than any disk: 1 GiB portions, 10000 repetitions each
     big = tmp_path / "big"
     big.mkdir()
@@ -193,15 +194,19 @@ def test_every_io_benchmark(tmp_path, np_):
     _check_run(p, doc, np_, sizes, npmin, d)
     assert doc["config"]["profile"] == "io"
     assert "# !! Attention: TARGET_CPU_SECS = 0.001 s" in p.stdout  # check mode shrinks it
+    if np_ == 1:  # the same text rebuilt from the results file, preamble lines included
+        rep = commbench("report", str(tmp_path / "r1.json"))
+        assert rep.returncode == 0 and rep.stdout == p.stdout
 
 
 def test_multi_and_write_check_catches_corruption(tmp_path):
     d = tmp_path / "files"
     d.mkdir()
     p, doc = run_json(tmp_path, 4, "-msglog", "0:2", "-iter", "2,16,2,off", "-multi", "1", "-check",
-                      "--iodir", str(d), "S_Write_Indv", "P_Read_Priv", "C_IWrite_Expl", "P_Write_Shared",
+                      "--io-info", "romio_cb_write=enable", "--iodir", str(d), "S_Write_Indv", "P_Read_Priv", "C_IWrite_Expl", "P_Write_Shared",
                       "Open_Close", timeout=300)
     assert "# Benchmarking Multi-S_Write_Indv " in p.stdout
+    assert '# romio_cb_write = "enable"' in p.stdout  # MPI_Info hints of every open (spec §14.1)
     assert "# ( 4 groups of 1 processes each running simultaneous ) " in p.stdout
     assert "# ( 2 groups of 2 processes each running simultaneous ) " in p.stdout
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
@@ -275,4 +280,7 @@ def test_interrupted_run_leaves_nothing(tmp_path, how):
     deadline = time.time() + 20  # SIGKILL: the guardian sweeps after the ranks died
     while leftovers(d) and time.time() < deadline:
         time.sleep(0.2)
-    assert leftovers(d) == [], proc.stderr.read().decode()[-2000:]
+    err = proc.stderr.read().decode()
+    assert leftovers(d) == [], err[-2000:]
+    if how != "SIGKILL":  # the ranks themselves cleaned up (not only the guardian)
+        assert f"{how}: IO files removed, exiting" in err, err[-2000:]

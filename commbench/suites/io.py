@@ -173,12 +173,25 @@ def _cpu_secs(s: str) -> float:
     return v
 
 
+def _info(s: str) -> tuple[tuple[str, str], ...]:
+    form = "accepted: --io-info key=value[,key=value…], e.g. --io-info romio_cb_write=enable,striping_factor=4"
+    pairs = []
+    for item in s.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise ConfigError(f"--io-info {s!r}: {item!r} is not key=value; {form}")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
 OPTIONS = (
     Option(("--iodir",), "iodir", "<dir>",
            "IO: directory for the files (default: a private temporary directory); never overwrites, always cleaned",
            _iodir),
     Option(("--io-cpu-secs",), "io_cpu_secs", "<secs>",
            "IO: CPU work per nonblocking transfer, TARGET_CPU_SECS (default 0.1; 0.001 with -check)", _cpu_secs),
+    Option(("--io-info",), "io_info", "<k=v[,k=v]>",
+           "IO: MPI_Info hints for every file open (user_set_info), e.g. romio_cb_write=enable", _info),
 )
 
 OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
@@ -239,12 +252,13 @@ def target_cpu_secs(cfg) -> float:
 
 
 def preamble(cfg) -> list[str]:
-    """The CPU_Exploit lines of spec §14.1 (world rank 0, before the run)."""
+    """MPI_Info keys and the CPU_Exploit lines of spec §14.1 (world rank 0, before the run)."""
+    lines = [f'# {k} = "{v}"' for k, v in cfg.params.get("io_info", ())]
     if not _nonblocking(cfg.benchmarks):
-        return []
+        return lines
     k = cpu.shared()  # calibrated here on rank 0 (undisturbed), on the others in start()
-    lines = ["", "# For nonblocking benchmarks:", "", "# Function CPU_Exploit obtains an undisturbed",
-             f"# performance of {k.mflops:7.2f} MFlops"]
+    lines += ["", "# For nonblocking benchmarks:", "", "# Function CPU_Exploit obtains an undisturbed",
+              f"# performance of {k.mflops:7.2f} MFlops"]
     t = target_cpu_secs(cfg)
     if t != cfg.profile.target_cpu_secs:
         why = "--io-cpu-secs" if cfg.params.get("io_cpu_secs") is not None else "check mode"
@@ -405,6 +419,11 @@ def start(h) -> None:
     cfg, world = h.cfg, h.world
     CLEANUP.install(h.world_rank)
     RUN.target = target_cpu_secs(cfg)
+    hints = cfg.params.get("io_info", ())
+    if hints:
+        RUN.info = MPI.Info.Create()
+        for key, value in hints:
+            RUN.info.Set(key, value)
     if _nonblocking(cfg.benchmarks):
         k = cpu.shared()
         k.exploit(RUN.target, init=True)
@@ -442,6 +461,9 @@ def finish(h, completed: bool) -> None:
         CLEANUP.now()
     finally:
         CLEANUP.uninstall()
+        if RUN.info != MPI.INFO_NULL:
+            RUN.info.Free()
+            RUN.info = MPI.INFO_NULL
         g, RUN.guardian = RUN.guardian, None
         if g is not None:
             # After a failure the guardian sweeps once this process is gone
