@@ -115,6 +115,7 @@ def run_header(cfg, meta: dict) -> dict:
         "family": {"name": fam.name, "title": fam.title, "part": fam.part, "profile": fam.profile.name},
         "notes": notes,
         "comments": {b.name: list(b.comments) for b in fam.benchmarks if b.comments},
+        "preamble_extra": fam.preamble(cfg) if fam.preamble is not None else [],
     }
 
 
@@ -260,7 +261,7 @@ def cmd_report(argv: list[str]) -> int:
         csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         return 0
     view = ImbText(sys.stdout)
-    view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments") if k in doc})
+    view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc})
     for r in recs:
         view.record(r)
     view.finish(doc.get("summary", {"interrupted": "results file incomplete"}))

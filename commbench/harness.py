@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import cycle, islice, repeat
 from typing import Any, Iterable, Protocol
 
@@ -40,6 +40,7 @@ class Layout:
     groups: list[list[int]]  # world ranks per group in group-rank order
     comm: MPI.Comm | None  # MY_COMM, None on idle ranks
     group: int  # my group index, -1 when idle
+    state: dict = field(default_factory=dict)  # per-(benchmark, NP) state of np_setup
 
     def free(self) -> None:
         if self.comm is not None and self.comm != MPI.COMM_NULL:
@@ -70,6 +71,7 @@ class Context:
         self.slots = bufs.slots
         self.params = harness.cfg.params
         self.state: dict[str, Any] = {}
+        self.np_state = layout.state  # shared by every size and mode of this NP
 
     # -- buffer specs, prebuilt outside the timed loop ------------------------
     def send_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
@@ -143,7 +145,7 @@ class Harness:
     def np_sequence(self, bench: Benchmark) -> list[int]:
         if bench.two_process:
             return [min(2, self.world_size)]
-        if bench.kind == Kind.SINGLE_ONE:
+        if bench.kind == Kind.SINGLE_ONE or bench.one_process:
             return [1]
         return policy.np_sequence(self.world_size, self.cfg.npmin)
 
@@ -335,7 +337,24 @@ class Harness:
 
     # -- the run --------------------------------------------------------------
     def run(self) -> int:
-        """Every benchmark of the run list; returns the number of check failures."""
+        """Every benchmark of the run list; returns the number of check failures.
+
+        The family's start/finish hooks wrap it; finish learns whether the run
+        completed, so after a failure it cleans up without communicating.
+        """
+        fam = self.family
+        completed = False
+        try:
+            if fam.start is not None:
+                fam.start(self)
+            failures = self.run_benchmarks()
+            completed = True
+            return failures
+        finally:
+            if fam.finish is not None:
+                fam.finish(self, completed)
+
+    def run_benchmarks(self) -> int:
         for name in self.cfg.benchmarks:
             bench = self.family.get(name)
             assert bench is not None  # config resolved the names
@@ -352,9 +371,14 @@ class Harness:
                 if self.watchdog is not None:
                     self.watchdog.progress(benchmark=bench.name, np=np_, phase="creating the process groups")
                 layout = self.layout(np_)
+                member = layout.comm is not None
                 try:
+                    if bench.np_setup is not None and member:
+                        bench.np_setup(self, bench, layout)
                     for mode in bench.modes:
                         self.run_mode(bench, layout, mode)
+                    if bench.np_teardown is not None and member:
+                        bench.np_teardown(self, bench, layout)
                 finally:
                     layout.free()
         return sum(1 for ok in self.checked.values() if not ok)

@@ -17,6 +17,7 @@ FAMILY_MODULES: dict[str, str] = {
     "ext": "commbench.suites.ext",
     "rma": "commbench.suites.rma",
     "pgas": "commbench.suites.pgas",
+    "io": "commbench.suites.io",
 }
 
 ALIASES = {
