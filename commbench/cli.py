@@ -297,7 +297,16 @@ SUBCOMMANDS = {
 }
 
 
+def _single_threaded_blas() -> None:
+    """One BLAS thread per rank: a benchmark process must not spawn compute threads
+    that fight the other ranks for cores (the CPU-exploit kernel uses numpy.dot).
+    Set before numpy is first imported; a user's explicit setting wins."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _single_threaded_blas()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
