@@ -85,7 +85,7 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("csv-unwritable", ["--csv", "{tmp}/afile/r.csv", "-o", "-"], "cannot create directory", None),
     ("memory-beyond-host", ["-mem", "100", "--maxlog", "36", "-msglen", "{tmp}/huge", "Bcast"],
      "MemAvailable", None),
-    ("pgas-odd-processes", ["--suite", "pgas"], "even number of processes",
+    ("pgas-odd-processes", ["--suite", "pgas"], "family pgas needs",  # at 1 process: "at least 2"; odd: "an even number"
      lambda np_: np_ % 2 == 1 and suites.canonical_family("pgas") is not None),
 ]
 _IO = _io_dir_option()
