@@ -13,6 +13,7 @@ commands:
   run [options] [benchmarks]   measure (commbench run -h for every option)
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
+  overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
 
 `python -m commbench` is the same program."""
 
@@ -82,7 +83,10 @@ def build_sinks(cfg) -> list:
     from commbench.views.imb_text import ImbText
     from commbench.views.results_file import JsonResults
 
-    sinks: list = [ImbText(sys.stdout)]
+    from commbench import suites
+
+    view = suites.family(cfg.family).view or ImbText
+    sinks: list = [view(sys.stdout)]
     if cfg.output and cfg.output != "-":
         sinks.append(JsonResults(cfg.output))
     if cfg.csv:
@@ -112,7 +116,7 @@ def run_header(cfg, meta: dict) -> dict:
 def run_in_job(argv: list[str]) -> int:
     from mpi4py import MPI
 
-    from commbench import metadata
+    from commbench import metadata, suites
     from commbench.harness import Harness
 
     comm = MPI.COMM_WORLD
@@ -135,8 +139,8 @@ def run_in_job(argv: list[str]) -> int:
             header = run_header(cfg, meta)
             for s in sinks:
                 s.start(header)
-        harness = Harness(cfg, sinks, comm)
-        failures = harness.run()
+        driver = suites.family(cfg.family).driver
+        failures = driver(cfg, sinks, comm) if driver else Harness(cfg, sinks, comm).run()
         comm.Barrier()
     except Exception:
         sys.stdout.flush()
@@ -188,7 +192,10 @@ def cmd_report(argv: list[str]) -> int:
         out = argv[i + 1] if i + 1 < len(argv) else "-"
         csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         return 0
-    view = ImbText(sys.stdout)
+    from commbench import suites
+
+    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
+    view = ((suites.family(fam).view if fam else None) or ImbText)(sys.stdout)
     view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments") if k in doc})
     for r in recs:
         view.record(r)
@@ -196,10 +203,16 @@ def cmd_report(argv: list[str]) -> int:
     return 0
 
 
+def cmd_overhead(argv: list[str]) -> int:
+    """`commbench overhead …` = `commbench run --suite overhead …` (seed 002)."""
+    return cmd_run(["--suite", "overhead", *argv])
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
+    "overhead": cmd_overhead,
 }
 
 

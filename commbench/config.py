@@ -521,6 +521,8 @@ def check_world(cfg: RunConfig, size: int) -> None:
         raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
     if fam.even_world and size % 2:
         raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+    if fam.check is not None:
+        fam.check(cfg, size)
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

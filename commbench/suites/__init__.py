@@ -14,6 +14,8 @@ from commbench.suites.base import Benchmark, Family
 # Order is the order of `commbench list` and of --suite choices.
 FAMILY_MODULES: dict[str, str] = {
     "mpi1": "commbench.suites.mpi1",
+    "overhead": "commbench.suites.overhead",
+    "msgrate": "commbench.suites.msgrate",
 }
 
 ALIASES = {

@@ -88,6 +88,12 @@ class Family:
     min_world: int = 1
     even_world: bool = False  # PGAS pairs need an even process count
     options: tuple[Any, ...] = ()  # family-specific commbench.config.Option entries
+    # Families whose experiments do not fit the per-size kernel shape (overhead,
+    # msgrate) bring their own driver(cfg, sinks, comm) -> failures, text view
+    # factory view(stream) and check(cfg, world_size) raising ConfigError.
+    driver: Any = None
+    view: Any = None
+    check: Any = None
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]
