@@ -63,6 +63,12 @@ def _q(s: str) -> tuple[str, ...]:
     raise ConfigError(f"--q {s!r}: accepted int, float or both")
 
 
+def _statistic(s: str) -> str:
+    if s.lower() not in ("mean", "median"):
+        raise ConfigError(f"--statistic {s!r}: accepted mean or median")
+    return s.lower()
+
+
 OPTIONS = (
     Option(("--sizes",), "overhead_sizes", "<n1,n2,...>", "overhead: message sizes in bytes (default the seed's 16,500,1000,1500,2000)", _sizes),
     Option(("--trials",), "overhead_trials", "<N>", "overhead: independent trials, for mean ± std per size (default 5, as the seed)", _int("--trials", 1)),
@@ -71,6 +77,7 @@ OPTIONS = (
     Option(("--q-time",), "overhead_q_us", "<usec>", "overhead: duration of Q(COMPTIME) in microseconds (default 2000)", _positive_float("--q-time")),
     Option(("--max-distance",), "overhead_distance", "<k>", "overhead: echo distances 1..k through a chain of ranks (default P-1)", _int("--max-distance", 2)),
     Option(("--loggp-n",), "overhead_loggp_n", "<n>", "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)", _int("--loggp-n", 2)),
+    Option(("--statistic",), "overhead_statistic", "<mean|median>", "overhead: per-experiment statistic solved (default mean, as the seed; median resists a loaded machine)", _statistic),
     Option(("--stream-time",), "overhead_stream_s", "<secs>", "overhead: computation timed in the interference experiment (default 0.5)", _positive_float("--stream-time")),
 )
 
@@ -181,7 +188,7 @@ class Driver:
         from commbench.views.overhead_text import analyse, to_plain
 
         collected = self._collected
-        result = analyse(collected)
+        result = analyse(collected, self.cfg.params.get("overhead_statistic", "mean"))
         self.emit("analysis", None, None, to_plain(result), np_=self.size)
 
     # -- seed §3: one size of one trial ------------------------------------------
@@ -207,7 +214,8 @@ class Driver:
             self.emit("R+S", n, rs, base, np_=3)
             self.emit("2(F+E+U)", n, feu, base)
             for d, (t, fwd) in enumerate(echoes, 1):
-                self.emit("echo", n, t, dict(base, distance=d, forwarding_us=fwd * 1e6), np_=d + 1)
+                self.emit("echo", n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
+                                             forwarding_median_us=fwd[1] * 1e6), np_=d + 1)
 
     def exp_raufs(self, q, cal, spec):
         """Seed tests 2-4 in one loop: R, A+U and F+S on rank 0, rank 1 echoes."""
@@ -312,12 +320,13 @@ class Driver:
         """Seed test 1 at distance d: rank 0 -> 1 -> ... -> d and back. Ranks
         1..d-1 forward: Probe (the message has arrived), then Recv + Send, timed;
         the forwarding time is removed from T_d (the seed's OS forwarding had no
-        F, A or U on intermediate nodes). Returns (T_d samples, forwarding s)."""
+        F, A or U on intermediate nodes). Returns (T_d samples, (mean, median)
+        forwarding seconds summed over the forwarders)."""
         comm, w, reps = self.comm, self.w, self.st.reps
         su, run = cal.send_units, q.run
         r = self.rank
         T: list[float] = []
-        fwd = 0.0
+        fwd = (0.0, 0.0)
         if r == 0:
             x = every[d]["sendtime"]
             for a in range(reps + 1):
@@ -331,7 +340,7 @@ class Driver:
                 run(su)
         elif r < d:
             probe, recv, send = comm.Probe, comm.Recv, comm.Send
-            total = 0.0
+            work = []
             for a in range(reps + 1):
                 probe(r - 1, T_ECHO)
                 ta = w()
@@ -344,8 +353,8 @@ class Driver:
                 send(spec, r - 1, T_ECHO)
                 td = w()
                 if a:
-                    total += tb - ta + td - tc - 2 * cal.timer
-            fwd = total / reps
+                    work.append(tb - ta + td - tc - 2 * cal.timer)
+            fwd = (statistics.fmean(work), statistics.median(work))
         elif r == d:
             for a in range(reps + 1):
                 comm.Recv(spec, d - 1, T_ECHO)
@@ -353,8 +362,10 @@ class Driver:
                 comm.Send(spec, d - 1, T_ECHO)
                 run(su)
         self.settle()
-        fwds = comm.gather(fwd if 0 < r < d else 0.0, root=0)
-        return T, (sum(fwds) if r == 0 else 0.0)
+        fwds = comm.gather(fwd, root=0)
+        if r != 0:
+            return T, (0.0, 0.0)
+        return T, (sum(f[0] for f in fwds), sum(f[1] for f in fwds))
 
     # -- seed §5.2 --------------------------------------------------------------
     def interference(self, q: ComputeLoop, cal: Calibration, kind: str) -> None:

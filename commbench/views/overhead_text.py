@@ -22,8 +22,15 @@ DIRECT = ("R", "A+U", "F+S", "R+S", "2(F+E+U)")
 PRTT = ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r")
 
 
-def analyse(recs: list[records.Measurement]) -> dict[str, Any]:
-    """Everything the tables show, from the experiment records."""
+def analyse(recs: list[records.Measurement], statistic: str = "mean") -> dict[str, Any]:
+    """Everything the tables show, from the experiment records.
+
+    statistic: which per-experiment value is solved, "mean" (the seed's) or
+    "median" (robust against preemptions on a shared machine). PRTT values
+    always use the median, as Netgauge does.
+    """
+    key = f"{statistic}_us"
+    fkey = "forwarding_us" if statistic == "mean" else "forwarding_median_us"
     combos: dict[str, dict[int, dict[int, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
     echoes: dict[tuple, dict[int, float]] = defaultdict(dict)
     rounds: dict[int, dict[int, dict[str, float]]] = defaultdict(dict)
@@ -35,18 +42,18 @@ def analyse(recs: list[records.Measurement]) -> dict[str, Any]:
         if r.status != records.OK:
             continue
         if r.benchmark in DIRECT:
-            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex["mean_us"]
+            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
         elif r.benchmark == "echo":
-            echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex["mean_us"] - ex["forwarding_us"]
+            echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
         elif r.benchmark in PRTT:
-            rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex["mean_us"] if r.benchmark == "o_r" else ex["median_us"]
+            rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key] if r.benchmark == "o_r" else ex["median_us"]
             rounds[ex["trial"]][r.bytes]["d"] = ex["d_us"]
             loggp_n = ex["n"]
         elif r.benchmark == "interference":
             inter.append(ex)
         elif r.benchmark == "calibration":
             calib[ex["q"]] = ex["ranks"]
-    out: dict[str, Any] = {"calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
+    out: dict[str, Any] = {"statistic": statistic, "calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
                            "relation": []}
     for (q, trial, n), by_d in echoes.items():
         ts = [by_d[d] for d in sorted(by_d)]
@@ -138,7 +145,7 @@ class OverheadText:
             self.out.flush()
 
     def finish(self, summary: dict) -> None:
-        res = analyse(self.recs)
+        res = analyse(self.recs, self.cfg.get("params", {}).get("overhead_statistic", "mean"))
         for q, dec in res["decomposition"].items():
             self.table1(q, dec)
             self.table3(q, dec)
@@ -158,7 +165,8 @@ class OverheadText:
         sizes = dec["sizes"]
         ntr = max(len(v) for v in dec["per_trial"]["E"].values())
         self.p("")
-        self.p(f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s)")
+        stat = self.cfg.get("params", {}).get("overhead_statistic", "mean")
+        self.p(f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial {stat}s")
         self.p(f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes))
         for k in SIX:
             cells = []
