@@ -79,11 +79,10 @@ def _parse_on_root(comm, argv: list[str]):
 
 
 def build_sinks(cfg) -> list:
+    from commbench import suites
     from commbench.views.csv_export import CsvRecords
     from commbench.views.imb_text import ImbText
     from commbench.views.results_file import JsonResults
-
-    from commbench import suites
 
     view = suites.family(cfg.family).view or ImbText
     sinks: list = [view(sys.stdout)]

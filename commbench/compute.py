@@ -89,7 +89,7 @@ def timer_cost(calls: int = 1200) -> float:
     w = MPI.Wtime
     t0 = w()
     for _ in range(calls // 12):
-        w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w()  # noqa: E702
+        w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w()
     return (w() - t0) / (calls + 1)
 
 

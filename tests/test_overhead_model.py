@@ -4,8 +4,17 @@ import math
 
 import pytest
 
-from commbench.models.overhead import (SIX, combinations, decomposition_table, elapsed_from_echo, loggp,
-                                       predicted_slowdown, relate, solve, spread)
+from commbench.models.overhead import (
+    SIX,
+    combinations,
+    decomposition_table,
+    elapsed_from_echo,
+    loggp,
+    predicted_slowdown,
+    relate,
+    solve,
+    spread,
+)
 
 SIZES = [16, 500, 1000, 1500, 2000]
 # Seed 002, Table 1 (integer Q): means of five trials, microseconds.

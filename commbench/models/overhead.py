@@ -17,10 +17,13 @@ Everything here works on plain numbers (microseconds) or on the records'
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any
 
 from commbench.models.linear import LineFit, fit_line, t_quantile
 
@@ -53,7 +56,7 @@ def elapsed_from_echo(t_d: Sequence[float]) -> float:
     """
     if len(t_d) < 2:
         raise ValueError("E needs echo times at two distances at least (a chain of 3 ranks)")
-    diffs = [(b - a) / 2 for a, b in zip(t_d, t_d[1:])]
+    diffs = [(b - a) / 2 for a, b in itertools.pairwise(t_d)]
     return sum(diffs) / len(diffs)
 
 
@@ -186,3 +189,93 @@ def relate(dec: dict, lg: dict) -> list[dict]:
             "PRTT/2": ps["half_rtt"][s].mean, "F+E+U": six["F"] + six["E"] + six["U"],
         })
     return rows
+
+
+# ---------------------------------------------------------------- from records
+
+DIRECT = ("R", "A+U", "F+S", "R+S", "2(F+E+U)")
+PRTT = ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r")
+
+
+def analyse(recs: list[Any], statistic: str = "mean") -> dict[str, Any]:
+    """Everything the tables show, from the experiment records.
+
+    statistic: which per-experiment value is solved, "mean" (the seed's) or
+    "median" (robust against preemptions on a shared machine). PRTT values
+    always use the median, as Netgauge does.
+    """
+    key = f"{statistic}_us"
+    fkey = "forwarding_us" if statistic == "mean" else "forwarding_median_us"
+    combos: dict[str, dict[int, dict[int, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
+    echoes: dict[tuple, dict[int, float]] = defaultdict(dict)
+    rounds: dict[int, dict[int, dict[str, float]]] = defaultdict(dict)
+    loggp_n = None
+    inter = []
+    calib = {}
+    for r in recs:
+        ex = r.extra
+        if r.status != "ok":
+            continue
+        if r.benchmark in DIRECT:
+            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
+        elif r.benchmark == "echo":
+            echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
+        elif r.benchmark in PRTT:
+            rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key] if r.benchmark == "o_r" else ex["median_us"]
+            rounds[ex["trial"]][r.bytes]["d"] = ex["d_us"]
+            loggp_n = ex["n"]
+        elif r.benchmark == "interference":
+            inter.append(ex)
+        elif r.benchmark == "calibration":
+            calib[ex["q"]] = ex["ranks"]
+    out: dict[str, Any] = {"statistic": statistic, "calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
+                           "relation": []}
+    for (q, trial, n), by_d in echoes.items():
+        ts = [by_d[d] for d in sorted(by_d)]
+        out["echo"].setdefault(q, {}).setdefault(n, []).append(ts)
+        if len(ts) >= 2 and n in combos[q][trial]:
+            combos[q][trial][n]["E"] = elapsed_from_echo(ts)
+    for q, trials in combos.items():
+        complete = {t: {n: c for n, c in sizes.items() if len(c) == 6} for t, sizes in trials.items()}
+        complete = {t: s for t, s in complete.items() if s}
+        if complete and len({n for s in complete.values() for n in s}) >= 1:
+            out["decomposition"][q] = decomposition_table(complete)
+    if rounds and loggp_n:
+        full = {t: {n: v for n, v in s.items() if len(v) == 5} for t, s in rounds.items()}
+        out["loggp"] = loggp(full, loggp_n)
+    if out["decomposition"]:
+        first = next(iter(out["decomposition"]))
+        dec = out["decomposition"][first]
+        if out["loggp"]:
+            out["relation"] = relate(dec, out["loggp"])
+        for ex in inter:
+            q = ex["q"]
+            dq = out["decomposition"].get(q, dec)
+            at = {k: _at(dq, k, 2000) for k in SIX}
+            seed_load = at["R"] + at["S"]
+            mpi_load = seed_load + at["A"] + at["U"] + at["F"]
+            out["interference"].append(dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load,
+                                            predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
+                                            predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"])))
+    return out
+
+
+def _at(dec: dict, k: str, n: int) -> float:
+    """The value of k at size n: measured if n was a size, else from the fitted line."""
+    if n in dec["values"][k]:
+        return dec["values"][k][n].mean
+    fit = dec["fits"][k]
+    return float(fit.a + fit.b * n) if fit is not None else math.nan
+
+
+def to_plain(obj: Any) -> Any:
+    """JSON-ready copy (Spread and LineFit as dicts, no NaN/inf)."""
+    if isinstance(obj, (Spread, LineFit)):
+        return to_plain(obj.to_dict())
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj

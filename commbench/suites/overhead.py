@@ -95,7 +95,7 @@ class Settings:
     parts: tuple[str, ...]
 
     @classmethod
-    def from_params(cls, p: dict, world: int, parts: tuple[str, ...] = PARTS) -> "Settings":
+    def from_params(cls, p: dict, world: int, parts: tuple[str, ...] = PARTS) -> Settings:
         return cls(sizes=p.get("overhead_sizes", SEED_SIZES), trials=p.get("overhead_trials", 5),
                    reps=p.get("overhead_reps", 100), q=p.get("overhead_q", KINDS),
                    q_s=p.get("overhead_q_us", 2000.0) * 1e-6,
@@ -121,9 +121,10 @@ def _stats(samples: list[float]) -> dict:
 
 
 class Driver:
-    def __init__(self, cfg, sinks, comm: MPI.Comm):
+    def __init__(self, cfg, sinks, comm: MPI.Comm, collected: list | None = None):
         self.cfg = cfg
         self.sinks = sinks
+        self.collected = collected if collected is not None else []  # this run's records (rank 0)
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
@@ -185,10 +186,9 @@ class Driver:
     def finish_analysis(self) -> None:
         if self.rank != 0:
             return
-        from commbench.views.overhead_text import analyse, to_plain
+        from commbench.models.overhead import analyse, to_plain
 
-        collected = self._collected
-        result = analyse(collected, self.cfg.params.get("overhead_statistic", "mean"))
+        result = analyse(self.collected, self.cfg.params.get("overhead_statistic", "mean"))
         self.emit("analysis", None, None, to_plain(result), np_=self.size)
 
     # -- seed §3: one size of one trial ------------------------------------------
@@ -543,9 +543,7 @@ class _Collector:
 
 def run(cfg, sinks, comm: MPI.Comm) -> int:
     collector = _Collector()
-    drv = Driver(cfg, [collector, *sinks], comm)
-    drv._collected = collector.records
-    return drv.run()
+    return Driver(cfg, [collector, *sinks], comm, collector.records).run()
 
 
 def _view(stream):
