@@ -19,6 +19,7 @@ cost of reading the timer, as the seed's node 0 does before its tests.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -79,6 +80,8 @@ class Calibration:
     sendtime: float  # measured seconds of Q(send_units)
     comptime_std: float
     timer: float  # seconds one MPI.Wtime() call costs
+    comptime_median: float = 0.0  # medians, for the --statistic median analysis
+    sendtime_median: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -119,4 +122,4 @@ def calibrate(q: ComputeLoop, comp_target_s: float, runs: int = 30) -> Calibrati
     mean = sum(comp) / runs
     std = (sum((v - mean) ** 2 for v in comp) / max(1, runs - 1)) ** 0.5
     return Calibration(q.kind, mean / comp_units, comp_units, send_units, mean,
-                       sum(send) / runs, std, tc)
+                       sum(send) / runs, std, tc, statistics.median(comp), statistics.median(send))

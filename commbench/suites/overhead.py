@@ -132,7 +132,12 @@ class Driver:
         self.w = MPI.Wtime
 
     # -- plumbing -------------------------------------------------------------
-    def emit(self, benchmark: str, x: int | None, samples: list[float] | None, extra: dict, np_: int = 2) -> None:
+    def emit(self, benchmark: str, x: int | None, samples: list[float] | None, extra: dict, np_: int = 2,
+             calib: tuple[dict, str] | None = None) -> None:
+        """One record. calib = (a rank's calibration, "comptime" | "sendtime"): the
+        calibrated Q time the samples had subtracted (its mean, as the seed); for
+        the median analysis median_us is shifted to subtract the calibration's
+        median instead."""
         if self.rank != 0:
             return
         t = [None] * self.size
@@ -140,6 +145,11 @@ class Driver:
         if samples:
             t[0] = statistics.fmean(samples)
             ex.update(_stats(samples))
+            if calib is not None:
+                c, key = calib
+                shift = c[key] - c[f"{key}_median"]
+                ex["median_us"] += shift * 1e6
+                ex["subtracted_us"] = {"mean": c[key] * 1e6, "median": c[f"{key}_median"] * 1e6}
         rec = records.build(benchmark=benchmark, family=F, kind=KIND, np_=np_, mode="", x=x,
                             repetitions=len(samples or ()), groups=[list(range(np_))],
                             world_size=self.size, components=["t"], rank_times={"t": t},
@@ -208,14 +218,16 @@ class Driver:
             self.settle()
         if self.rank == 0:
             r, au, fs = raufs
-            self.emit("R", n, r, base)
+            mine = every[0]
+            self.emit("R", n, r, base, calib=(mine, "comptime"))
             self.emit("A+U", n, au, base)
-            self.emit("F+S", n, fs, base)
-            self.emit("R+S", n, rs, base, np_=3)
-            self.emit("2(F+E+U)", n, feu, base)
+            self.emit("F+S", n, fs, base, calib=(mine, "sendtime"))
+            self.emit("R+S", n, rs, base, np_=3, calib=(mine, "comptime"))
+            self.emit("2(F+E+U)", n, feu, base, calib=(every[1], "comptime"))
             for d, (t, fwd) in enumerate(echoes, 1):
                 self.emit("echo", n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
-                                             forwarding_median_us=fwd[1] * 1e6), np_=d + 1)
+                                             forwarding_median_us=fwd[1] * 1e6), np_=d + 1,
+                          calib=(every[d], "sendtime"))
 
     def exp_raufs(self, q, cal, spec):
         """Seed tests 2-4 in one loop: R, A+U and F+S on rank 0, rank 1 echoes."""
