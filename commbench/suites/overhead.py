@@ -21,6 +21,7 @@ forwarding did (it has no F, A or U on intermediate nodes).
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -180,7 +181,9 @@ class Driver:
         if "decomposition" in st.parts:
             for kind in st.q:
                 q, cal, every = self.calibrate(kind)
-                self.emit("calibration", None, None, {"q": kind, "ranks": every}, np_=self.size)
+                load = os.getloadavg() if hasattr(os, "getloadavg") else None
+                self.emit("calibration", None, None, {"q": kind, "ranks": every, "loadavg": load,
+                                                     "cpus": os.cpu_count()}, np_=self.size)
                 for trial in range(st.trials):
                     for n in st.sizes:
                         self.decomposition(q, cal, every, kind, trial, n)

@@ -52,6 +52,10 @@ class OverheadText:
             self.p(f"# Q ({rec.extra['q']}): unit {r0['unit_s'] * 1e6:.2f} us; Q(COMPTIME) = {r0['comp_units']} units = "
                    f"{r0['comptime'] * 1e6:.1f} us (std {r0['comptime_std'] * 1e6:.1f}); Q(SENDTIME) = {r0['send_units']} units "
                    f"= {r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]")
+            load, cpus = rec.extra.get("loadavg"), rec.extra.get("cpus")
+            if load and cpus and load[0] > cpus:
+                self.p(f"# !! load average {load[0]:.1f} on {cpus} CPUs: other work shares the cores, "
+                       "the times below include it (try --statistic median)")
             self.out.flush()
 
     def finish(self, summary: dict) -> None:
