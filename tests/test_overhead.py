@@ -10,7 +10,7 @@ SHORT = ["--trials", "2", "--reps", "4", "--sizes", "16,1000", "--q-time", "300"
 
 def test_decomposition_interference_loggp(tmp_path):
     out = tmp_path / "oh.json"
-    p = mpiexec(3, "overhead", *SHORT, "--q", "both", "-o", str(out), timeout=400)
+    p = mpiexec(3, "overhead", *SHORT, "--q", "both", "--baseline", "paired", "-o", str(out), timeout=400)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     text = p.stdout
     for q in ("int", "float"):
@@ -27,7 +27,7 @@ def test_decomposition_interference_loggp(tmp_path):
     for r in recs:
         by.setdefault(r["benchmark"], []).append(r)
     # every experiment, for both Q variants, both trials and both sizes
-    for name in ("R", "A+U", "F+S", "R+S", "2(F+E+U)"):
+    for name in ("R", "A+U", "F+S", "R+S", "2(F+E+U)", "Q(COMPTIME)", "Q(SENDTIME)"):
         got = {(r["extra"]["q"], r["extra"]["trial"], r["bytes"]) for r in by[name]}
         assert got == {(q, t, n) for q in ("int", "float") for t in (0, 1) for n in (16, 1000)}, name
         for r in by[name]:
@@ -63,6 +63,9 @@ def test_decomposition_interference_loggp(tmp_path):
 
     # the analysis record holds the solved values and fits for both variants
     (ana,) = by["analysis"]
+    assert ana["extra"]["baseline"] == "paired" and ana["extra"]["statistic"] == "mean"
+    for name in ("R", "F+S", "R+S"):
+        assert all("subtracted_us" in r["extra"] for r in by[name])
     dec = ana["extra"]["decomposition"]
     for q in ("int", "float"):
         for k in ("E", "R", "S", "F", "U", "A"):

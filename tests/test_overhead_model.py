@@ -153,3 +153,39 @@ def test_relation_rows_pair_the_models():
 def test_spread_single_value():
     s = spread([3.0])
     assert s.mean == 3.0 and s.std == 0.0 and math.isinf(s.ci[1])
+
+
+def test_analyse_records_with_both_baselines_and_statistics():
+    """analyse() rebuilds the combinations from records; a paired baseline replaces the calibration."""
+    from types import SimpleNamespace
+
+    from commbench.models.overhead import analyse
+
+    def rec(name, n, mean, median=None, **extra):
+        ex = {"q": "int", "trial": 0, "mean_us": mean, "median_us": mean if median is None else median, **extra}
+        return SimpleNamespace(benchmark=name, bytes=n, status="ok", extra=ex)
+
+    cal = {"subtracted_us": {"mean": 900.0, "median": 890.0}}
+    recs = []
+    for n in (16, 2000):
+        six = {k: TABLE1[k][SIZES.index(n)] for k in SIX}
+        m = combinations(six)
+        recs += [rec("R", n, m["R"], **cal), rec("R+S", n, m["R+S"], **cal), rec("F+S", n, m["F+S"], **cal),
+                 rec("A+U", n, m["A+U"]), rec("2(F+E+U)", n, m["2(F+E+U)"]),
+                 rec("Q(COMPTIME)", n, 900.0 + 10.0), rec("Q(SENDTIME)", n, 900.0 + 10.0)]
+        for d in (1, 2, 3):  # T'_d = c + 2dE, the forwarders' time already in T_d
+            recs.append(rec("echo", n, 500 + 2 * d * six["E"] + 40.0 * (d - 1), distance=d,
+                            forwarding_us=40.0 * (d - 1), forwarding_median_us=40.0 * (d - 1)))
+    calibrated = analyse(recs)["decomposition"]["int"]
+    for k in SIX:
+        assert calibrated["values"][k][2000].mean == pytest.approx(TABLE1[k][-1])
+    paired = analyse(recs, baseline="paired")["decomposition"]["int"]
+    # the paired Q ran 10 us slower than the calibration: R and R+S 10 us lower, so S unchanged,
+    # F+S 10 us lower, so F 10 us lower and U 10 us higher
+    assert paired["values"]["R"][16].mean == pytest.approx(TABLE1["R"][0] - 10)
+    assert paired["values"]["S"][16].mean == pytest.approx(TABLE1["S"][0])
+    assert paired["values"]["F"][16].mean == pytest.approx(TABLE1["F"][0] - 10)
+    assert paired["values"]["U"][16].mean == pytest.approx(TABLE1["U"][0] + 10)
+    med = analyse(recs, statistic="median", baseline="paired")["decomposition"]["int"]
+    # median_us is stored as median(raw) - calibration median (890): raw = m + 890, minus the paired 910
+    assert med["values"]["R"][16].mean == pytest.approx(TABLE1["R"][0] - 20)

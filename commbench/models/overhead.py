@@ -194,15 +194,19 @@ def relate(dec: dict, lg: dict) -> list[dict]:
 # ---------------------------------------------------------------- from records
 
 DIRECT = ("R", "A+U", "F+S", "R+S", "2(F+E+U)")
+PAIRED = {"R": "Q(COMPTIME)", "R+S": "Q(COMPTIME)", "F+S": "Q(SENDTIME)"}
+PAIRED_BASE = ("Q(COMPTIME)", "Q(SENDTIME)")
 PRTT = ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r")
 
 
-def analyse(recs: list[Any], statistic: str = "mean") -> dict[str, Any]:
+def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrated") -> dict[str, Any]:
     """Everything the tables show, from the experiment records.
 
     statistic: which per-experiment value is solved, "mean" (the seed's) or
     "median" (robust against preemptions on a shared machine). PRTT values
-    always use the median, as Netgauge does.
+    always use the median, as Netgauge does. baseline: what R, F+S and R+S
+    subtract, the Q times calibrated at start (the seed's) or "paired": the
+    same Q timed in each round with nothing in flight (robust to drift).
     """
     key = f"{statistic}_us"
     fkey = "forwarding_us" if statistic == "mean" else "forwarding_median_us"
@@ -212,11 +216,21 @@ def analyse(recs: list[Any], statistic: str = "mean") -> dict[str, Any]:
     loggp_n = None
     inter = []
     calib = {}
+    paired = {}
+    if baseline == "paired":
+        for r in recs:
+            if r.benchmark in PAIRED_BASE and r.status == "ok":
+                paired[(r.extra["q"], r.extra["trial"], r.bytes, r.benchmark)] = r.extra[key]
     for r in recs:
         ex = r.extra
         if r.status != "ok":
             continue
-        if r.benchmark in DIRECT:
+        if r.benchmark in PAIRED and paired:
+            # undo the calibrated subtraction, subtract the paired baseline instead
+            raw = ex[key] + ex["subtracted_us"][statistic]
+            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = \
+                raw - paired[(ex["q"], ex["trial"], r.bytes, PAIRED[r.benchmark])]
+        elif r.benchmark in DIRECT:
             combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
         elif r.benchmark == "echo":
             echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
@@ -228,7 +242,7 @@ def analyse(recs: list[Any], statistic: str = "mean") -> dict[str, Any]:
             inter.append(ex)
         elif r.benchmark == "calibration":
             calib[ex["q"]] = ex["ranks"]
-    out: dict[str, Any] = {"statistic": statistic, "calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
+    out: dict[str, Any] = {"statistic": statistic, "baseline": baseline, "calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
                            "relation": []}
     for (q, trial, n), by_d in echoes.items():
         ts = [by_d[d] for d in sorted(by_d)]

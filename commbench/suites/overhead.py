@@ -70,6 +70,12 @@ def _statistic(s: str) -> str:
     return s.lower()
 
 
+def _baseline(s: str) -> str:
+    if s.lower() not in ("calibrated", "paired"):
+        raise ConfigError(f"--baseline {s!r}: accepted calibrated or paired")
+    return s.lower()
+
+
 OPTIONS = (
     Option(("--sizes",), "overhead_sizes", "<n1,n2,...>", "overhead: message sizes in bytes (default the seed's 16,500,1000,1500,2000)", _sizes),
     Option(("--trials",), "overhead_trials", "<N>", "overhead: independent trials, for mean ± std per size (default 5, as the seed)", _int("--trials", 1)),
@@ -79,6 +85,7 @@ OPTIONS = (
     Option(("--max-distance",), "overhead_distance", "<k>", "overhead: echo distances 1..k through a chain of ranks (default P-1)", _int("--max-distance", 2)),
     Option(("--loggp-n",), "overhead_loggp_n", "<n>", "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)", _int("--loggp-n", 2)),
     Option(("--statistic",), "overhead_statistic", "<mean|median>", "overhead: per-experiment statistic solved (default mean, as the seed; median resists a loaded machine)", _statistic),
+    Option(("--baseline",), "overhead_baseline", "<calibrated|paired>", "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the seed's) or Q timed in the same round without traffic", _baseline),
     Option(("--stream-time",), "overhead_stream_s", "<secs>", "overhead: computation timed in the interference experiment (default 0.5)", _positive_float("--stream-time")),
 )
 
@@ -201,7 +208,8 @@ class Driver:
             return
         from commbench.models.overhead import analyse, to_plain
 
-        result = analyse(self.collected, self.cfg.params.get("overhead_statistic", "mean"))
+        p = self.cfg.params
+        result = analyse(self.collected, p.get("overhead_statistic", "mean"), p.get("overhead_baseline", "calibrated"))
         self.emit("analysis", None, None, to_plain(result), np_=self.size)
 
     # -- seed §3: one size of one trial ------------------------------------------
@@ -220,8 +228,10 @@ class Driver:
             echoes.append(self.exp_echo(q, cal, every, spec, d))
             self.settle()
         if self.rank == 0:
-            r, au, fs = raufs
+            r, au, fs, bc, bs = raufs
             mine = every[0]
+            self.emit("Q(COMPTIME)", n, bc, base)
+            self.emit("Q(SENDTIME)", n, bs, base)
             self.emit("R", n, r, base, calib=(mine, "comptime"))
             self.emit("A+U", n, au, base)
             self.emit("F+S", n, fs, base, calib=(mine, "sendtime"))
@@ -237,7 +247,7 @@ class Driver:
         comm, w, reps = self.comm, self.w, self.st.reps
         su, cu, run = cal.send_units, cal.comp_units, q.run
         send, recv = comm.Send, comm.Recv
-        R, AU, FS = [], [], []
+        R, AU, FS, BC, BS = [], [], [], [], []
         if self.rank == 0:
             for a in range(reps + 1):
                 send(spec, 1, T_RAUFS)
@@ -251,11 +261,19 @@ class Driver:
                 run(su)
                 t3 = w()
                 recv(spec, 1, T_RAUFS)
+                # Paired baseline (nothing in flight now; rank 1 waits for the next
+                # round): the same Q(COMPTIME) and Q(SENDTIME), for --baseline paired.
+                t4 = w()
+                run(cu)
+                t5 = w()
+                run(su)  # also the seed's closing Q(SENDTIME)
+                t6 = w()
                 if a:
                     R.append(t1 - t0 - cal.comptime - cal.timer)
                     AU.append(t2 - t1 - cal.timer)
                     FS.append(t3 - t2 - cal.sendtime - cal.timer)
-                run(su)
+                    BC.append(t5 - t4 - cal.timer)
+                    BS.append(t6 - t5 - cal.timer)
         elif self.rank == 1:
             for a in range(reps + 1):
                 recv(spec, 0, T_RAUFS)
@@ -267,7 +285,7 @@ class Driver:
                 run(su)
                 run(su)  # make sure rank 0's F+S timing is over
                 send(spec, 0, T_RAUFS)
-        return R, AU, FS
+        return R, AU, FS, BC, BS
 
     def exp_rs(self, q, cal, spec, n):
         """Seed test 5: a message comes in (from rank 1) and one goes out (to rank 2)
