@@ -80,8 +80,10 @@ class Calibration:
     sendtime: float  # measured seconds of Q(send_units)
     comptime_std: float
     timer: float  # seconds one MPI.Wtime() call costs
-    comptime_median: float = 0.0  # medians, for the --statistic median analysis
+    comptime_median: float = 0.0  # medians and minima, for --statistic median|min
     sendtime_median: float = 0.0
+    comptime_min: float = 0.0
+    sendtime_min: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -126,4 +128,5 @@ def calibrate(q: ComputeLoop, comp_target_s: float, runs: int = 30) -> Calibrati
     mean = sum(comp) / runs
     std = (sum((v - mean) ** 2 for v in comp) / max(1, runs - 1)) ** 0.5
     return Calibration(q.kind, mean / comp_units, comp_units, send_units, mean,
-                       sum(send) / runs, std, tc, statistics.median(comp), statistics.median(send))
+                       sum(send) / runs, std, tc, statistics.median(comp), statistics.median(send),
+                       min(comp), min(send))

@@ -202,14 +202,15 @@ PRTT = ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r")
 def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrated") -> dict[str, Any]:
     """Everything the tables show, from the experiment records.
 
-    statistic: which per-experiment value is solved, "mean" (the seed's) or
-    "median" (robust against preemptions on a shared machine). PRTT values
+    statistic: which per-experiment value is solved, "mean" (the seed's),
+    "median" (robust against preemptions on a shared machine) or "min" (the
+    unpreempted best case; with baseline "paired" both sides are minima). PRTT values
     always use the median, as Netgauge does. baseline: what R, F+S and R+S
     subtract, the Q times calibrated at start (the seed's) or "paired": the
     same Q timed in each round with nothing in flight (robust to drift).
     """
     key = f"{statistic}_us"
-    fkey = "forwarding_us" if statistic == "mean" else "forwarding_median_us"
+    fkey = "forwarding_us" if statistic == "mean" else f"forwarding_{statistic}_us"
     combos: dict[str, dict[int, dict[int, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
     echoes: dict[tuple, dict[int, float]] = defaultdict(dict)
     rounds: dict[int, dict[int, dict[str, float]]] = defaultdict(dict)

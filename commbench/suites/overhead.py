@@ -65,8 +65,8 @@ def _q(s: str) -> tuple[str, ...]:
 
 
 def _statistic(s: str) -> str:
-    if s.lower() not in ("mean", "median"):
-        raise ConfigError(f"--statistic {s!r}: accepted mean or median")
+    if s.lower() not in ("mean", "median", "min"):
+        raise ConfigError(f"--statistic {s!r}: accepted mean, median or min")
     return s.lower()
 
 
@@ -84,7 +84,7 @@ OPTIONS = (
     Option(("--q-time",), "overhead_q_us", "<usec>", "overhead: duration of Q(COMPTIME) in microseconds (default 2000)", _positive_float("--q-time")),
     Option(("--max-distance",), "overhead_distance", "<k>", "overhead: echo distances 1..k through a chain of ranks (default P-1)", _int("--max-distance", 2)),
     Option(("--loggp-n",), "overhead_loggp_n", "<n>", "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)", _int("--loggp-n", 2)),
-    Option(("--statistic",), "overhead_statistic", "<mean|median>", "overhead: per-experiment statistic solved (default mean, as the seed; median resists a loaded machine)", _statistic),
+    Option(("--statistic",), "overhead_statistic", "<mean|median|min>", "overhead: per-experiment statistic solved (default mean, as the seed; median or min resist a loaded machine)", _statistic),
     Option(("--baseline",), "overhead_baseline", "<calibrated|paired>", "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the seed's) or Q timed in the same round without traffic", _baseline),
     Option(("--stream-time",), "overhead_stream_s", "<secs>", "overhead: computation timed in the interference experiment (default 0.5)", _positive_float("--stream-time")),
 )
@@ -144,8 +144,8 @@ class Driver:
              calib: tuple[dict, str] | None = None) -> None:
         """One record. calib = (a rank's calibration, "comptime" | "sendtime"): the
         calibrated Q time the samples had subtracted (its mean, as the seed); for
-        the median analysis median_us is shifted to subtract the calibration's
-        median instead."""
+        the median and min analyses median_us and min_us are shifted to subtract
+        the calibration's median and minimum instead."""
         if self.rank != 0:
             return
         t = [None] * self.size
@@ -155,9 +155,10 @@ class Driver:
             ex.update(_stats(samples))
             if calib is not None:
                 c, key = calib
-                shift = c[key] - c[f"{key}_median"]
-                ex["median_us"] += shift * 1e6
-                ex["subtracted_us"] = {"mean": c[key] * 1e6, "median": c[f"{key}_median"] * 1e6}
+                for stat in ("median", "min"):
+                    ex[f"{stat}_us"] += (c[key] - c[f"{key}_{stat}"]) * 1e6
+                ex["subtracted_us"] = {"mean": c[key] * 1e6, "median": c[f"{key}_median"] * 1e6,
+                                       "min": c[f"{key}_min"] * 1e6}
         rec = records.build(benchmark=benchmark, family=F, kind=KIND, np_=np_, mode="", x=x,
                             repetitions=len(samples or ()), groups=[list(range(np_))],
                             world_size=self.size, components=["t"], rank_times={"t": t},
@@ -239,7 +240,8 @@ class Driver:
             self.emit("2(F+E+U)", n, feu, base, calib=(every[1], "comptime"))
             for d, (t, fwd) in enumerate(echoes, 1):
                 self.emit("echo", n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
-                                             forwarding_median_us=fwd[1] * 1e6), np_=d + 1,
+                                             forwarding_median_us=fwd[1] * 1e6,
+                                             forwarding_min_us=fwd[2] * 1e6), np_=d + 1,
                           calib=(every[d], "sendtime"))
 
     def exp_raufs(self, q, cal, spec):
@@ -359,7 +361,7 @@ class Driver:
         su, run = cal.send_units, q.run
         r = self.rank
         T: list[float] = []
-        fwd = (0.0, 0.0)
+        fwd = (0.0, 0.0, 0.0)
         if r == 0:
             x = every[d]["sendtime"]
             for a in range(reps + 1):
@@ -387,7 +389,7 @@ class Driver:
                 td = w()
                 if a:
                     work.append(tb - ta + td - tc - 2 * cal.timer)
-            fwd = (statistics.fmean(work), statistics.median(work))
+            fwd = (statistics.fmean(work), statistics.median(work), min(work))
         elif r == d:
             for a in range(reps + 1):
                 comm.Recv(spec, d - 1, T_ECHO)
@@ -397,8 +399,8 @@ class Driver:
         self.settle()
         fwds = comm.gather(fwd, root=0)
         if r != 0:
-            return T, (0.0, 0.0)
-        return T, (sum(f[0] for f in fwds), sum(f[1] for f in fwds))
+            return T, (0.0, 0.0, 0.0)
+        return T, tuple(sum(f[i] for f in fwds) for i in range(3))
 
     # -- seed §5.2 --------------------------------------------------------------
     def interference(self, q: ComputeLoop, cal: Calibration, kind: str) -> None:
