@@ -55,7 +55,7 @@ class OverheadText:
             load, cpus = rec.extra.get("loadavg"), rec.extra.get("cpus")
             if load and cpus and load[0] > cpus:
                 self.p(f"# !! load average {load[0]:.1f} on {cpus} CPUs: other work shares the cores, "
-                       "the times below include it (try --statistic median)")
+                       "the times below include it (try --statistic min --baseline paired)")
             self.out.flush()
 
     def finish(self, summary: dict) -> None:
