@@ -14,6 +14,7 @@ commands:
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
   compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
+  overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
 
 `python -m commbench` is the same program."""
 
@@ -87,11 +88,13 @@ def _parse_on_root(comm, argv: list[str]):
 
 
 def build_sinks(cfg) -> list:
+    from commbench import suites
     from commbench.views.csv_export import CsvRecords
     from commbench.views.imb_text import ImbText
     from commbench.views.results_file import JsonResults
 
-    sinks: list = [ImbText(sys.stdout)]
+    view = suites.family(cfg.family).view or ImbText
+    sinks: list = [view(sys.stdout)]
     if cfg.output and cfg.output != "-":
         sinks.append(JsonResults(cfg.output))
     if cfg.csv:
@@ -147,7 +150,7 @@ def run_in_job(argv: list[str]) -> int:
 
     from mpi4py import MPI
 
-    from commbench import metadata, resources
+    from commbench import metadata, resources, suites
     from commbench.harness import Harness
     from commbench.watchdog import Watchdog
 
@@ -191,7 +194,8 @@ def run_in_job(argv: list[str]) -> int:
             for s in sinks:
                 s.start(header)
             wd.on_end = finish_interrupted
-        failures = harness.run()
+        driver = suites.family(cfg.family).driver
+        failures = driver(cfg, sinks, comm) if driver else harness.run()
         wd.progress(phase="the final barrier")
         comm.Barrier()
     except Exception as e:  # noqa: BLE001 - any failure: keep the records, end every rank
@@ -260,7 +264,10 @@ def cmd_report(argv: list[str]) -> int:
         out = argv[i + 1] if i + 1 < len(argv) else "-"
         csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         return 0
-    view = ImbText(sys.stdout)
+    from commbench import suites
+
+    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
+    view = ((suites.family(fam).view if fam else None) or ImbText)(sys.stdout)
     view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc})
     for r in recs:
         view.record(r)
@@ -289,11 +296,17 @@ def cmd_compare(argv: list[str]) -> int:
     return 0
 
 
+def cmd_overhead(argv: list[str]) -> int:
+    """`commbench overhead …` = `commbench run --suite overhead …` (seed 002)."""
+    return cmd_run(["--suite", "overhead", *argv])
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
     "compare": cmd_compare,
+    "overhead": cmd_overhead,
 }
 
 

@@ -18,6 +18,8 @@ FAMILY_MODULES: dict[str, str] = {
     "rma": "commbench.suites.rma",
     "pgas": "commbench.suites.pgas",
     "io": "commbench.suites.io",
+    "overhead": "commbench.suites.overhead",
+    "msgrate": "commbench.suites.msgrate",
 }
 
 ALIASES = {

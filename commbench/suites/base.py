@@ -104,6 +104,11 @@ class Family:
     preamble: Callable[[Any], list[str]] | None = None
     start: Callable[[Any], None] | None = None
     finish: Callable[[Any, bool], None] | None = None
+    # Families whose experiments do not fit the per-size kernel shape (overhead,
+    # msgrate) bring their own driver(cfg, sinks, comm) -> failures and text view
+    # factory view(stream).
+    driver: Any = None
+    view: Any = None
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]
