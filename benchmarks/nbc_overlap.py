@@ -8,6 +8,8 @@ per benchmark, size and F:
     overlap%    spec §7.7
     ovrl/sum    t_ovrl / (t_pure + t_CPU): 1.0 = nothing overlapped
     ovrl/max    t_ovrl / max(t_pure, t_CPU): 1.0 = perfectly overlapped
+    wait/pure   (t_ovrl - t_CPU) / t_pure: the communication time left after the
+                computation; 1.0 = it did not advance while computing, 0 = done
 
 Without asynchronous progress MPICH advances a nonblocking collective only
 inside MPI calls, so the communication waits for MPI_Wait: expect ovrl/sum
@@ -70,7 +72,7 @@ def main() -> int:
     print(f"# {a.np} ranks on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start; "
           f"-iter {a.iter}, median of {a.repeat}")
     print(f"{'mode':<8}{'benchmark':<12}{'bytes':>9}{'F':>6}{'t_pure':>11}{'t_CPU':>11}{'t_ovrl':>11}"
-          f"{'cpu/pure':>10}{'overlap%':>10}{'ovrl/sum':>10}{'ovrl/max':>10}")
+          f"{'cpu/pure':>10}{'overlap%':>10}{'ovrl/sum':>10}{'ovrl/max':>10}{'wait/pure':>10}")
     try:
         for mode in a.modes.split(","):
             table: dict[tuple, list[dict]] = {}
@@ -88,10 +90,11 @@ def main() -> int:
                         med = {k: statistics.median(v[k] for v in vals)
                                for k in ("t_pure", "t_cpu", "t_ovrl", "overlap")}
                         ratios = [(v["t_cpu"] / v["t_pure"], v["t_ovrl"] / (v["t_pure"] + v["t_cpu"]),
-                                   v["t_ovrl"] / max(v["t_pure"], v["t_cpu"])) for v in vals]
-                        cp, osum, omax = (statistics.median(c) for c in zip(*ratios))
+                                   v["t_ovrl"] / max(v["t_pure"], v["t_cpu"]),
+                                   (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"]) for v in vals]
+                        cp, osum, omax, wait = (statistics.median(c) for c in zip(*ratios))
                         print(f"{mode:<8}{b:<12}{x:>9}{factor:>6g}{med['t_pure']:>11.1f}{med['t_cpu']:>11.1f}"
-                              f"{med['t_ovrl']:>11.1f}{cp:>10.2f}{med['overlap']:>10.1f}{osum:>10.2f}{omax:>10.2f}")
+                              f"{med['t_ovrl']:>11.1f}{cp:>10.2f}{med['overlap']:>10.1f}{osum:>10.2f}{omax:>10.2f}{wait:>10.2f}")
             sys.stdout.flush()
     finally:
         sizes_file.unlink()

@@ -40,6 +40,13 @@ def test_family_mirrors_mpi1():
         n + s for n in ("Ibcast", "Igather", "Igatherv", "Iscatter", "Iscatterv", "Ireduce") for s in ("", "_pure")}
 
 
+def test_run_list():
+    assert config.parse_run_args(["IMB-NBC"]).benchmarks == tuple(nbc.FAMILY.default_list())
+    cfg = config.parse_run_args(["--suite", "nbc", "-include", "ibarrier_pure", "-exclude", "Ibcast"])
+    assert cfg.benchmarks[0] == "Ibarrier_pure" and "Ibcast" not in cfg.benchmarks
+    assert config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == ("Iallreduce_pure", "Iallreduce")
+
+
 def test_cpu_factor_option_and_check_cap():
     cfg = config.parse_run_args(["--nbc-cpu-factor", "0.25", "Ibcast"])
     assert cfg.family == "nbc" and cfg.params == {"nbc_cpu_factor": 0.25}
