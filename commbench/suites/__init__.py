@@ -16,8 +16,9 @@ FAMILY_MODULES: dict[str, str] = {
     "mpi1": "commbench.suites.mpi1",
     "ext": "commbench.suites.ext",
     "rma": "commbench.suites.rma",
-    "pgas": "commbench.suites.pgas",
+    "nbc": "commbench.suites.nbc",
     "io": "commbench.suites.io",
+    "pgas": "commbench.suites.pgas",
     "overhead": "commbench.suites.overhead",
     "msgrate": "commbench.suites.msgrate",
 }
