@@ -58,6 +58,34 @@ REPORT_GRACE = 3.0  # rank 0 waits this long for the other ranks' reports
 SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firing
 
 
+# Callbacks run on this rank just before the watchdog ends the process (after a
+# signal or a timeout), with a short reason such as "SIGINT": cleanup that needs
+# no MPI, e.g. removing IO files. Families register them instead of installing
+# signal handlers of their own, which could not run while signals are blocked.
+EXIT_HOOKS: list = []
+
+
+def at_exit(hook) -> None:
+    if hook not in EXIT_HOOKS:
+        EXIT_HOOKS.append(hook)
+
+
+def _run_exit_hooks(why: str) -> None:
+    for hook in list(EXIT_HOOKS):
+        try:
+            hook(why)
+        except Exception as e:  # noqa: BLE001 - the exit must happen regardless
+            print(f"commbench: cleanup at exit failed: {e}", file=sys.stderr, flush=True)
+
+
+_signals_blocked = False
+
+
+def signals_blocked() -> bool:
+    """True when the ending signals reach the watchdog thread, not Python handlers."""
+    return _signals_blocked
+
+
 def block_signals() -> None:
     """Block the ending signals in this thread and every thread created later.
 
@@ -66,6 +94,8 @@ def block_signals() -> None:
     """
     if HAVE_SIGWAIT:
         signal.pthread_sigmask(signal.SIG_BLOCK, END_SIGNALS)
+        global _signals_blocked
+        _signals_blocked = True
 
 
 def unblock_signals() -> None:
@@ -194,6 +224,7 @@ class Watchdog:
             reason = f"{why} (rank 0: {describe(self.state)})"
             self._finish(reason)
             print(f"commbench: {reason}", file=sys.stderr, flush=True)
+        _run_exit_hooks(signal.Signals(signo).name)
         os._exit(128 + signo)
 
     def _fire(self) -> None:
@@ -206,11 +237,13 @@ class Watchdog:
             time.sleep(SELF_EXIT_GRACE)
             print(f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
                   f"(--timeout {self.timeout:g} s)", file=sys.stderr, flush=True)
+            _run_exit_hooks("watchdog")
             os._exit(EXIT_TIMEOUT)
         reports = {0: mine}
         reports.update(self._collect(REPORT_GRACE))
         reason = self.report(state, reports)
         self._finish(reason)
+        _run_exit_hooks("watchdog")
         os._exit(EXIT_TIMEOUT)
 
     def report(self, state: dict, reports: dict[int, dict]) -> str:

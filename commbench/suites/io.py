@@ -320,6 +320,14 @@ class _Cleanup:
             self.atexit_done = True
         if self.installed or threading.current_thread() is not threading.main_thread():
             return
+        from commbench import watchdog
+
+        if watchdog.signals_blocked():
+            # The run's watchdog thread receives SIGINT/SIGTERM; it runs this
+            # cleanup before it ends the process.
+            watchdog.at_exit(self._on_exit)
+            self.installed = True
+            return
         r, w = os.pipe()
         os.set_blocking(w, False)
         self.pipe = (r, w)
@@ -347,8 +355,15 @@ class _Cleanup:
                 finally:
                     os._exit(128 + b[0])
 
+    def _on_exit(self, why: str) -> None:
+        self.now()
+        os.write(2, f"commbench: rank {self.rank}: {why}: IO files removed, exiting\n".encode())
+
     def uninstall(self) -> None:
         if not self.installed:
+            return
+        if self.pipe is None:  # the watchdog's exit hook is in place of handlers
+            self.installed = False
             return
         signal.set_wakeup_fd(self.prev_fd)
         for s, h in self.prev.items():
