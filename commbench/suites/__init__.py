@@ -14,6 +14,13 @@ from commbench.suites.base import Benchmark, Family
 # Order is the order of `commbench list` and of --suite choices.
 FAMILY_MODULES: dict[str, str] = {
     "mpi1": "commbench.suites.mpi1",
+    "ext": "commbench.suites.ext",
+    "rma": "commbench.suites.rma",
+    "nbc": "commbench.suites.nbc",
+    "io": "commbench.suites.io",
+    "pgas": "commbench.suites.pgas",
+    "overhead": "commbench.suites.overhead",
+    "msgrate": "commbench.suites.msgrate",
 }
 
 ALIASES = {

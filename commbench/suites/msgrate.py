@@ -1,0 +1,318 @@
+"""Family "msgrate": Sandia's real-world message rate benchmark (seed 003).
+
+Four patterns, each iteration starting from a cold cache: single direction,
+pair-based, pre-posted and all-start. Before every iteration each rank walks
+a cache-sized array with a[i] = a[i-1] + 1 (numpy cumsum over a stride-0 view
+of 1: one sequential pass that reads the previous element and writes every
+element, like the seed's loop, at memory speed instead of interpreter speed),
+then writes its send buffers (the seed: "send buffers are generally touched
+just before the MPI send"). Rates are counted as the seed counts them: every
+message a process sends *and* every one it receives, divided by the average
+over processes of the time spent in the timed sections:
+
+  single direction: iters * msgs / avg_time            (a process only sends or only receives)
+  the others:       iters * peers * msgs * 2 / avg_time
+
+Peers follow the seed's layout: npeers/2 "lower" and npeers/2 "higher"
+ranks at distances that are multiples of the processes per node (--ppn), so
+with the true ppn every peer is on another node. The seed's checks apply:
+P >= 3, P > peers, P / ppn > peers.
+
+Like the overhead family the patterns run through a driver (their timing is
+per iteration with untimed cache walks and barriers in between, and the
+rate needs every rank's total), but every pattern becomes one
+records.Measurement; the text table is a view.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from typing import TextIO
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import records
+from commbench.config import ConfigError, Option, _int
+from commbench.suites.base import Benchmark, Family, Kind
+
+F = "msgrate"
+KIND = "msgrate"
+TAG = 1
+DEFAULTS = {"msgrate_peers": 6, "msgrate_iters": 100, "msgrate_msgs": 128, "msgrate_size": 8,
+            "msgrate_cache": 16 * 2**20, "msgrate_ppn": 1}
+
+
+def _bytes(name: str):
+    def parse(s: str) -> int:
+        mult = {"k": 2**10, "m": 2**20, "g": 2**30}.get(s[-1:].lower(), 1)
+        digits = s[:-1] if mult != 1 else s
+        if not digits.isdigit():
+            raise ConfigError(f"{name} {s!r}: accepted a byte count with optional k/m/g suffix (e.g. 16m)")
+        return int(digits) * mult
+
+    return parse
+
+
+OPTIONS = (
+    Option(("--peers",), "msgrate_peers", "<num>", "msgrate: peers each process talks to (default 6)", _int("--peers", 1)),
+    Option(("--iters",), "msgrate_iters", "<num>", "msgrate: iterations per pattern (default 100; the C code's 4096 is minutes in Python)", _int("--iters", 1)),
+    Option(("--msgs",), "msgrate_msgs", "<num>", "msgrate: messages per peer per iteration (default 128)", _int("--msgs", 1)),
+    Option(("--msg-size",), "msgrate_size", "<bytes>", "msgrate: bytes per message (default 8)", _bytes("--msg-size")),
+    Option(("--cache-size",), "msgrate_cache", "<bytes>", "msgrate: cache-invalidation array (default 16m; 0 disables)", _bytes("--cache-size")),
+    Option(("--ppn",), "msgrate_ppn", "<num>", "msgrate: processes per node; peers are ppn ranks apart (default 1)", _int("--ppn", 1)),
+    Option(("--machine-readable",), "msgrate_machine", "", "msgrate: also print the seed's one-line machine-readable form"),
+)
+
+
+def settings(cfg) -> dict:
+    return {k: cfg.params.get(k, v) for k, v in DEFAULTS.items()}
+
+
+def check(cfg, size: int) -> None:
+    """The seed's start-up checks, as configuration errors naming the fix."""
+    s = settings(cfg)
+    peers, ppn = s["msgrate_peers"], s["msgrate_ppn"]
+    if size <= peers:
+        raise ConfigError(f"msgrate: job size {size} <= number of peers {peers} "
+                          f"(run with -n {peers + 1} or more, or lower --peers below {size})")
+    if size // ppn <= peers:
+        raise ConfigError(f"msgrate: node count {size} / --ppn {ppn} = {size // ppn} <= number of peers {peers} "
+                          f"(lower --peers or --ppn)")
+
+
+def peer_lists(rank: int, size: int, peers: int, ppn: int) -> tuple[list[int], list[int]]:
+    """The seed's send and receive peers: ppn-strided lower and higher neighbours."""
+    half = peers // 2
+    send = [(rank + size + ((i - half) if i < half else (i - half + 1)) * ppn) % size for i in range(peers)]
+    if peers % 2 == 0:
+        recv = list(send)
+    else:
+        recv = [(rank + size + ((i - half - 1) if i < half + 1 else (i - half)) * ppn) % size for i in range(peers)]
+    return send, recv
+
+
+class Cache:
+    """Cold-cache walk: a[i] = a[i-1] + 1 over the whole array, then touch the send buffer."""
+
+    def __init__(self, nbytes: int):
+        self.a = np.zeros(max(nbytes // 4, 0), np.int32)
+        self.one = np.broadcast_to(np.int32(1), self.a.shape)
+
+    def invalidate(self, sbuf: np.ndarray, stamp: int) -> None:
+        if self.a.size:
+            np.cumsum(self.one, dtype=np.int32, out=self.a)
+        sbuf.fill(stamp & 0xFF)
+
+
+class Patterns:
+    def __init__(self, cfg, comm: MPI.Comm):
+        s = settings(cfg)
+        self.comm = comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.peers, self.iters, self.msgs = s["msgrate_peers"], s["msgrate_iters"], s["msgrate_msgs"]
+        self.nbytes, self.ppn = s["msgrate_size"], s["msgrate_ppn"]
+        self.cache = Cache(s["msgrate_cache"])
+        total = self.peers * self.msgs * self.nbytes
+        self.sbuf = np.zeros(max(total, 1), np.uint8)
+        self.rbuf = np.zeros(max(total, 1), np.uint8)
+        nb = self.nbytes
+        self.sspec = [[self.sbuf[i * nb:(i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)]
+        self.rspec = [[self.rbuf[i * nb:(i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)]
+        self.send_peers, self.recv_peers = peer_lists(self.rank, self.size, self.peers, self.ppn)
+
+    def _slots(self, j: int) -> range:
+        return range(j * self.msgs, (j + 1) * self.msgs)
+
+    def single_direction(self) -> tuple[float, int, bool]:
+        """Ranks of the lower half send msgs to rank + P/2, which receives them
+        (an odd last rank sits out). Returns (seconds, messages, took part)."""
+        world = self.comm
+        odd_out = self.size % 2 == 1 and self.rank == self.size - 1
+        comm = world.Split(MPI.UNDEFINED if odd_out else 1, self.rank)
+        if odd_out:
+            return 0.0, 0, False
+        half = comm.Get_size() // 2
+        lower = self.rank < half
+        total = 0.0
+        w, waitall = MPI.Wtime, MPI.Request.Waitall
+        post = comm.Isend if lower else comm.Irecv
+        specs = self.sspec if lower else self.rspec
+        other = self.rank + half if lower else self.rank - half
+        for i in range(self.iters):
+            self.cache.invalidate(self.sbuf, i)
+            comm.Barrier()
+            t0 = w()
+            reqs = [post(specs[k], other, TAG) for k in range(self.msgs)]
+            waitall(reqs)
+            total += w() - t0
+        comm.Free()
+        return total, self.iters * self.msgs, True
+
+    def pair_based(self) -> tuple[float, int, bool]:
+        comm, w, waitall = self.comm, MPI.Wtime, MPI.Request.Waitall
+        irecv, isend = comm.Irecv, comm.Isend
+        total = 0.0
+        p = self.peers
+        for i in range(self.iters):
+            self.cache.invalidate(self.sbuf, i)
+            comm.Barrier()
+            t0 = w()
+            for j in range(p):
+                src, dst = self.recv_peers[j], self.send_peers[p - j - 1]
+                reqs = [irecv(self.rspec[k], src, TAG) for k in self._slots(j)]
+                reqs += [isend(self.sspec[k], dst, TAG) for k in self._slots(j)]
+                waitall(reqs)
+            total += w() - t0
+        return total, self.iters * p * self.msgs * 2, True
+
+    def pre_post(self) -> tuple[float, int, bool]:
+        """Receives for the next iteration are posted at the end of the previous
+        one, before the cache walk (the seed's first and last phases timed too)."""
+        comm, w, waitall = self.comm, MPI.Wtime, MPI.Request.Waitall
+        irecv, isend = comm.Irecv, comm.Isend
+        p = self.peers
+
+        def post_recvs() -> list:
+            return [irecv(self.rspec[k], self.recv_peers[j], TAG) for j in range(p) for k in self._slots(j)]
+
+        def post_sends() -> list:
+            return [isend(self.sspec[k], self.send_peers[p - j - 1], TAG) for j in range(p) for k in self._slots(j)]
+
+        comm.Barrier()
+        t0 = w()
+        reqs = post_recvs()
+        total = w() - t0
+        for i in range(self.iters - 1):
+            self.cache.invalidate(self.sbuf, i)
+            comm.Barrier()
+            t0 = w()
+            reqs += post_sends()
+            waitall(reqs)
+            reqs = post_recvs()
+            total += w() - t0
+        t0 = w()
+        reqs += post_sends()
+        waitall(reqs)
+        total += w() - t0
+        return total, self.iters * p * self.msgs * 2, True
+
+    def all_start(self) -> tuple[float, int, bool]:
+        comm, w, waitall = self.comm, MPI.Wtime, MPI.Request.Waitall
+        irecv, isend = comm.Irecv, comm.Isend
+        p = self.peers
+        total = 0.0
+        for i in range(self.iters):
+            self.cache.invalidate(self.sbuf, i)
+            comm.Barrier()
+            t0 = w()
+            reqs = []
+            for j in range(p):
+                reqs += [irecv(self.rspec[k], self.recv_peers[j], TAG) for k in self._slots(j)]
+                reqs += [isend(self.sspec[k], self.send_peers[p - j - 1], TAG) for k in self._slots(j)]
+            waitall(reqs)
+            total += w() - t0
+        return total, self.iters * p * self.msgs * 2, True
+
+
+def _not_a_kernel(ctx, n):
+    raise RuntimeError("msgrate patterns run through their driver, not the harness")
+
+
+NAMES = {"single_direction": "single direction", "pair_based": "pair-based",
+         "pre_post": "pre-post", "all_start": "all-start"}
+
+
+def run(cfg, sinks, comm: MPI.Comm) -> int:
+    pat = Patterns(cfg, comm)
+    s = settings(cfg)
+    size = comm.Get_size()
+    for name in cfg.benchmarks:
+        comm.Barrier()
+        seconds, msgs, took_part = getattr(pat, name)()
+        every = comm.allgather((seconds, took_part))
+        comm.Barrier()
+        if comm.Get_rank() != 0:
+            continue
+        part = [t for t, ok in every if ok]
+        avg = sum(part) / len(part)
+        # The C code divides the summed single-direction time by the whole job
+        # size although an odd last rank sat out; we average over the ranks
+        # that took part (identical for even P).
+        rate = msgs / avg if avg > 0 else 0.0
+        members = [r for r, (_, ok) in enumerate(every) if ok]
+        rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s["msgrate_size"],
+                            repetitions=s["msgrate_iters"], groups=[members], world_size=size, components=["t"],
+                            rank_times={"t": [t / s["msgrate_iters"] if ok else None for t, ok in every]},
+                            turnover=1.0,
+                            extra={"pattern": NAMES[name], "messages_per_second": rate,
+                                   "messages_per_rank": msgs, "avg_time_s": avg,
+                                   "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
+                                   "peers": s["msgrate_peers"], "msgs": s["msgrate_msgs"],
+                                   "cache_size": s["msgrate_cache"], "ppn": s["msgrate_ppn"]})
+        for sink in sinks:
+            sink.record(rec)
+    return 0
+
+
+class MsgrateText:
+    """The seed's output: a settings block, then one rate per pattern."""
+
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+        self.rates: list[str] = []
+        self.head: list[str] = []
+        self.machine = False
+
+    def start(self, header: dict) -> None:
+        cfg, meta = header["config"], header["metadata"]
+        p = {k: cfg["params"].get(k, v) for k, v in DEFAULTS.items()}
+        self.machine = bool(cfg["params"].get("msgrate_machine"))
+        size = sum(meta["ranks_per_host"].values())
+        self.head = [str(size), str(p["msgrate_peers"]), str(p["msgrate_iters"]), str(p["msgrate_msgs"]),
+                     str(p["msgrate_size"]), str(p["msgrate_cache"]), str(p["msgrate_ppn"])]
+        w = self.out.write
+        w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
+        w(f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n")
+        for label, v in zip(("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head):
+            w(f"{label + ':':<12}{v}\n")
+        w("# messages per second per process (sends + receives), averaged over processes\n")
+        self.out.flush()
+
+    def record(self, rec: records.Measurement) -> None:
+        r = rec.extra["messages_per_second"]
+        self.rates.append(f"{r:.2f}")
+        rr = [v for v in rec.extra["rank_rates"] if v]
+        spread = f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})" if rr else ""
+        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f}{spread}\n")
+        self.out.flush()
+
+    def finish(self, summary: dict) -> None:
+        if self.machine:
+            self.out.write(" ".join(self.head + self.rates) + "\n")
+        self.out.flush()
+
+
+BENCHMARKS = tuple(
+    Benchmark(name, F, Kind.PARALLEL, _not_a_kernel, desc)
+    for name, desc in (
+        ("single_direction", "half the ranks send msgs messages each to the other half, one direction"),
+        ("pair_based", "per peer in turn: receive msgs from one, send msgs to another, waitall"),
+        ("pre_post", "receives posted before the cache walk, then all sends, one waitall"),
+        ("all_start", "all receives and sends to every peer started at once, one waitall"),
+    )
+)
+
+FAMILY = Family(
+    name=F,
+    title="commbench msgrate",
+    part="Sandia real-world message rate",
+    benchmarks=BENCHMARKS,
+    description="message rate with cold caches, many peers, sends and receives at once (seed 003)",
+    min_world=3,
+    options=OPTIONS,
+    driver=run,
+    view=MsgrateText,
+    validate=check,
+)

@@ -1,0 +1,162 @@
+"""Text view of the overhead family: the seed's Tables 1-3, interference, LogGP.
+
+Like every view it only reads records: `analyse` rebuilds the measured
+combinations from the raw experiment records and hands them to the pure
+models (commbench.models.overhead), so `commbench report FILE` prints the
+same tables from a results file.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TextIO
+
+from commbench import records
+from commbench.models.overhead import SIX, analyse
+
+
+def _f(v: float, w: int = 8, p: int = 1) -> str:
+    return f"{v:{w}.{p}f}" if math.isfinite(v) else f"{'inf':>{w}}"
+
+
+class OverheadText:
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+        self.recs: list[records.Measurement] = []
+        self.cfg: dict = {}
+
+    def p(self, line: str = "") -> None:
+        self.out.write(line + "\n")
+
+    def start(self, header: dict) -> None:
+        meta, self.cfg = header["metadata"], header["config"]
+        self.p("#" + "-" * 72)
+        self.p(f"#    commbench {meta['commbench_version']}, {header['family']['part']}")
+        self.p("#" + "-" * 72)
+        self.p(f"# Date                  : {meta['date_asctime']}")
+        self.p(f"# MPI Version           : {meta['mpi_version']}")
+        self.p(f"# Processes             : {sum(meta['ranks_per_host'].values())} on {len(meta['ranks_per_host'])} host(s), "
+               f"{meta.get('cpu_count', '?')} CPUs; parts: {', '.join(self.cfg['benchmarks'])}")
+        self.p("# Times in microseconds. Seed 002 (Krumme & Greenfield) experiments over MPI_Send/MPI_Recv;")
+        self.p("# see docs/overhead.md for what each quantity means in MPI.")
+        self.out.flush()
+
+    def record(self, rec: records.Measurement) -> None:
+        if rec.benchmark == "analysis":
+            return
+        self.recs.append(rec)
+        if rec.benchmark == "calibration":
+            r0 = rec.extra["ranks"][0]
+            self.p("")
+            self.p(f"# Q ({rec.extra['q']}): unit {r0['unit_s'] * 1e6:.2f} us; Q(COMPTIME) = {r0['comp_units']} units = "
+                   f"{r0['comptime'] * 1e6:.1f} us (std {r0['comptime_std'] * 1e6:.1f}); Q(SENDTIME) = {r0['send_units']} units "
+                   f"= {r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]")
+            load, cpus = rec.extra.get("loadavg"), rec.extra.get("cpus")
+            if load and cpus and load[0] > cpus:
+                self.p(f"# !! load average {load[0]:.1f} on {cpus} CPUs: other work shares the cores, "
+                       "the times below include it (try --statistic min --baseline paired)")
+            self.out.flush()
+
+    def finish(self, summary: dict) -> None:
+        params = self.cfg.get("params", {})
+        res = analyse(self.recs, params.get("overhead_statistic", "mean"), params.get("overhead_baseline", "calibrated"))
+        for q, dec in res["decomposition"].items():
+            self.table1(q, dec)
+            self.table3(q, dec)
+            self.echo(q, res["echo"].get(q, {}), dec)
+        if res["interference"]:
+            self.interference(res["interference"])
+        if res["loggp"]:
+            self.loggp(res["loggp"])
+        if res["relation"]:
+            self.relation(res["relation"])
+        if summary.get("interrupted"):
+            self.p(f"# !! run ended early: {summary['interrupted']}")
+        self.p("")
+        self.out.flush()
+
+    def table1(self, q: str, dec: dict) -> None:
+        sizes = dec["sizes"]
+        ntr = max(len(v) for v in dec["per_trial"]["E"].values())
+        self.p("")
+        params = self.cfg.get("params", {})
+        stat = params.get("overhead_statistic", "mean")
+        base = params.get("overhead_baseline", "calibrated")
+        self.p(f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial {stat}s; "
+               f"{base} Q baseline")
+        self.p(f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes))
+        for k in SIX:
+            cells = []
+            for n in sizes:
+                s = dec["values"][k].get(n)
+                cells.append(f"{s.mean:11.2f} ± {s.std:<5.2f}" if s else f"{'-':>18}")
+            self.p(f"{k:<6}" + "".join(f"{c:>18}" for c in cells))
+
+    def table3(self, q: str, dec: dict) -> None:
+        self.p("")
+        self.p(f"# Table 3 (Q = {q}): lines a + b*n (us, n in bytes) with 95% confidence intervals")
+        self.p(f"{'':<3}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7}")
+        for k in SIX:
+            fit = dec["fits"][k]
+            if fit is None:
+                self.p(f"{k:<3} (one size only)")
+                continue
+            self.p(f"{k:<3}{fit.a:10.3f} [{_f(fit.ci_a[0], 9, 3)},{_f(fit.ci_a[1], 9, 3)}] "
+                   f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f}")
+
+    def echo(self, q: str, by_size: dict, dec: dict) -> None:
+        if not by_size:
+            return
+        k = max(len(t) for ts in by_size.values() for t in ts)
+        self.p("")
+        self.p(f"# Echo (Q = {q}): T_d - X - forwarding, mean over trials, d = 1..{k}; "
+               "E = mean (T_(d+1) - T_d)/2; compare T_1 with 2(F+E+U)")
+        self.p(f"{'Size':<6}" + "".join(f"{'T_' + str(d):>10}" for d in range(1, k + 1)) + f"{'2(F+E+U)':>10}")
+        for n in sorted(by_size):
+            ts = by_size[n]
+            means = [sum(t[d] for t in ts if len(t) > d) / max(1, sum(1 for t in ts if len(t) > d)) for d in range(k)]
+            v = dec["values"]
+            feu = 2 * (v["F"][n].mean + v["E"][n].mean + v["U"][n].mean) if n in v["F"] else math.nan
+            self.p(f"{n:<6d}" + "".join(_f(m, 10, 2) for m in means) + _f(feu, 10, 2))
+
+    def interference(self, rows: list[dict]) -> None:
+        self.p("")
+        self.p("# Interference (seed 002 section 5.2): rank 0 computes a fixed Q while k neighbours stream")
+        self.p("# 2000-byte messages through it (it forwards them between compute units, polling with MPI_Testsome).")
+        self.p("# predicted = 1/(1 - sum load/period); load R+S as the seed (system forwarding) and R+S+A+U+F (MPI:")
+        self.p("# the application receives and re-sends each message).")
+        self.p(f"{'streams':>7} {'us/msg per stream':>24} {'forwarded':>9} {'measured':>9} {'pred R+S':>9} {'pred +AUF':>9}")
+        for r in rows:
+            per = ",".join(f"{p:.1f}" for p in r["period_us"])
+            self.p(f"{r['streams']:7d} {per:>24} {r['forwarded']:9d} {r['slowdown']:9.3f} "
+                   f"{_f(r['predicted_seed'], 9, 3)} {_f(r['predicted_mpi'], 9, 3)}")
+
+    def loggp(self, lg: dict) -> None:
+        fit = lg["fit"]
+        self.p("")
+        self.p(f"# LogGP (Netgauge PRTT(n,d,s), n = {lg['n']}, d = PRTT(1,0,s)); 95% confidence intervals")
+        L, Ln = lg["L"], lg["L_netgauge"]
+        self.p(f"L   = {L.mean:10.3f} us [{_f(L.ci[0], 8, 3)},{_f(L.ci[1], 8, 3)}]   (PRTT(1,0,s)/2 - o_s - o_r - (s-1)G at s = {lg['sizes'][0]};"
+               f" Netgauge prints PRTT/2 = {Ln.mean:.3f})")
+        if fit is not None:
+            self.p(f"g   = {fit.a:10.3f} us [{_f(fit.ci_a[0], 8, 3)},{_f(fit.ci_a[1], 8, 3)}]")
+            gbs = 1 / fit.b / 1e3 if fit.b > 0 else math.inf
+            self.p(f"G   = {fit.b * 1e3:10.4f} ns/byte [{_f(fit.ci_b[0] * 1e3, 8, 4)},{_f(fit.ci_b[1] * 1e3, 8, 4)}]"
+                   f"  ({_f(gbs, 1, 2)} GB/s)")
+        ps = lg["per_size"]
+        self.p(f"{'Size':<6}{'o_s':>10}{'[95% CI]':>20}{'o_r':>10}{'[95% CI]':>20}{'g+(s-1)G':>10}{'PRTT/2':>10}")
+        for s in lg["sizes"]:
+            os_, or_ = ps["o_s"][s], ps["o_r"][s]
+            self.p(f"{s:<6d}{os_.mean:10.3f} [{_f(os_.ci[0], 8, 3)},{_f(os_.ci[1], 8, 3)}]"
+                   f"{or_.mean:10.3f} [{_f(or_.ci[0], 8, 3)},{_f(or_.ci[1], 8, 3)}]"
+                   f"{ps['gap'][s].mean:10.3f}{ps['half_rtt'][s].mean:10.3f}")
+
+    def relation(self, rows: list[dict]) -> None:
+        self.p("")
+        self.p("# LogGP against the decomposition on the same run (us): o_s ~ F+S, o_r ~ A+U+R, L+(s-1)G ~ E,")
+        self.p("# gap >= max(F+S, A+U+R), PRTT(1,0,s)/2 ~ F+E+U")
+        cols = ("o_s", "F+S", "o_r", "A+U+R", "L+(s-1)G", "E", "gap", "max(F+S,A+U+R)", "PRTT/2", "F+E+U")
+        self.p(f"{'Size':<6}" + "".join(f"{c:>10}" if len(c) < 10 else f" {c[:9]:>9}" for c in cols))
+        for r in rows:
+            self.p(f"{r['size']:<6d}" + "".join(_f(r[c], 10, 2) for c in cols))
