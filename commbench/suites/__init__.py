@@ -14,6 +14,7 @@ from commbench.suites.base import Benchmark, Family
 # Order is the order of `commbench list` and of --suite choices.
 FAMILY_MODULES: dict[str, str] = {
     "mpi1": "commbench.suites.mpi1",
+    "comms": "commbench.suites.comms",
 }
 
 ALIASES = {
