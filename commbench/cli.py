@@ -13,6 +13,8 @@ commands:
   run [options] [benchmarks]   measure (commbench run -h for every option)
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
+  fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
+  plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
 
 `python -m commbench` is the same program."""
 
@@ -87,6 +89,9 @@ def build_sinks(cfg) -> list:
         sinks.append(JsonResults(cfg.output))
     if cfg.csv:
         sinks.append(CsvRecords(cfg.csv, cfg.mb_unit))
+    if cfg.fit:  # first, so its fits reach the results file before that one finishes
+        from commbench.views.fit_text import fit_sink
+        sinks.insert(0, fit_sink(cfg, sinks))
     return sinks
 
 
@@ -196,10 +201,18 @@ def cmd_report(argv: list[str]) -> int:
     return 0
 
 
+def _fitcmd():
+    from commbench import fitcmd  # the models and matplotlib load only for these commands
+
+    return fitcmd
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
+    "fit": lambda argv: _fitcmd().cmd_fit(argv),
+    "plot": lambda argv: _fitcmd().cmd_plot(argv),
 }
 
 

@@ -197,6 +197,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", _string),
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
+    Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
 )
 
@@ -231,6 +232,7 @@ class RunConfig:
     argv: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # family-specific options
+    fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
@@ -504,6 +506,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         argv=tuple(argv),
         warnings=tuple(warnings),
         params=params,
+        fit=bool(values.get("fit", False)),
     )
     if size is not None:
         check_world(cfg, size)
