@@ -196,24 +196,24 @@ def _irls_weights(n: np.ndarray, t: np.ndarray, weighting: str) -> np.ndarray:
 
 def weighted_rss(n: np.ndarray, t: np.ndarray, weighting: str = "relative") -> float:
     """Weighted RSS of the fitted line: the sum of squared relative residuals under
-    relative weighting, of absolute ones under uniform (inf if the line is not positive)."""
+    relative weighting, of absolute ones under uniform."""
     w = _irls_weights(n, t, weighting)
     a, b = _wls2(n, t, w)
     f = a + b * n
-    if np.any(f <= 0):
-        return INF
     if weighting == "relative":
-        w = 1.0 / f**2
+        # relative to the fitted time; to the measured one where the line is not positive
+        w = 1.0 / np.where(f > 0, f, t) ** 2
     return float(np.sum(w * (t - f) ** 2))
 
 
-def _invert(scale: float, lo: float, hi: float) -> tuple[float, float]:
-    """Interval of scale/x for x in [lo, hi] (scale > 0)."""
+def _invert(scale: float, est: float, lo: float, hi: float) -> tuple[float, float]:
+    """Interval of scale/x for x in [lo, hi] (scale > 0), est the estimate of x.
+
+    Where [lo, hi] holds zero the image is two rays; the one on the estimate's
+    side is reported (a rate of the other sign is not physical)."""
     if lo > 0 or hi < 0:
         return (scale / hi, scale / lo)
-    if hi > 0:  # interval reaches zero from a positive estimate
-        return (scale / hi, INF)
-    return (-INF, scale / lo)
+    return (scale / hi, INF) if est > 0 else (-INF, scale / lo)
 
 
 def fieller(a: float, b: float, vaa: float, vbb: float, vab: float, q: float) -> tuple[float, float]:
@@ -254,14 +254,14 @@ def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
     if a <= 0:
         warnings.append("intercept t0 <= 0: the line does not describe a startup cost here")
     scale_r = turnover * 1e6  # b is µs per byte
-    r_inf = Estimate(scale_r / b if b else INF, _invert(scale_r, *ci_b) if line.dof else (-INF, INF), "B/s")
+    r_inf = Estimate(scale_r / b if b else INF, _invert(scale_r, b, *ci_b) if line.dof else (-INF, INF), "B/s")
     t0 = Estimate(a, tuple(ci_a), "usec")
     if line.dof:
         nh_ci = fieller(a, b, line.se_a**2, line.se_b**2, line.cov_ab, q)
     else:
         nh_ci = (-INF, INF)
     n_half = Estimate(a / b if b else INF, nh_ci, "B")
-    pi0 = Estimate(scale_r / a if a else INF, _invert(scale_r, *ci_a) if line.dof else (-INF, INF), "1/s")
+    pi0 = Estimate(scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s")
     f = line.predict(n)
     rel = (t - f) / f
     residuals = [{"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
@@ -299,6 +299,8 @@ def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
         for j in starts:
             if j - i >= min_points and len(np.unique(n[i:j])) >= 3:
                 cost[(i, j)] = weighted_rss(n[i:j], t[i:j], weighting)
+    if (0, N) not in cost and len(np.unique(n)) >= 2:  # too few points to split: one line
+        cost[(0, N)] = weighted_rss(n, t, weighting)
     best: list[dict[int, tuple[float, list[int]]]] = [{0: (0.0, [])}]
     for k in range(1, kmax + 1):
         row: dict[int, tuple[float, list[int]]] = {}
@@ -320,7 +322,7 @@ def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
         bps = [int(n[c - 1]) for c in cuts[1:]]
         table.append({"segments": k, "bic": bic, "weighted_rss": rss, "breakpoints": bps})
     if not table:
-        raise ValueError(f"too few sizes for a fit: {N} points, at least {min_points} needed per segment")
+        raise ValueError(f"a line needs at least 2 distinct sizes, got {len(np.unique(n))}")
     chosen = min(table, key=lambda r: r["bic"])
     return chosen["breakpoints"], {"name": "BIC", "parameters": f"2 per segment + {BREAKPOINT_COST} per breakpoint",
                                    "min_points": min_points, "max_segments": max_segments,
