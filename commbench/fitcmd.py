@@ -95,8 +95,8 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
 def _fit_kw(a: argparse.Namespace) -> dict:
     if a.breakpoint and a.auto_breakpoints:
         raise ValueError("--breakpoint and --auto-breakpoints exclude each other (give positions, or let them be found)")
-    return dict(model=a.model, breakpoints=a.breakpoint, auto=a.auto_breakpoints, weighting=a.weights,
-                confidence=a.confidence, max_segments=a.max_segments)
+    return {"model": a.model, "breakpoints": a.breakpoint, "auto": a.auto_breakpoints, "weighting": a.weights,
+                "confidence": a.confidence, "max_segments": a.max_segments}
 
 
 def cmd_fit(argv: list[str]) -> int:

@@ -22,7 +22,7 @@ def comms_run(tmp_path_factory):
 
 
 def test_run_tables_check_and_fit(comms_run):
-    tmp, p, doc, _ = comms_run
+    _tmp, p, doc, _ = comms_run
     out = p.stdout
     t = tables(out)
     for name in ("COMMS1", "COMMS2"):
@@ -46,7 +46,7 @@ def test_run_tables_check_and_fit(comms_run):
                 assert set(s[k]) == {"value", "ci", "unit"}
             assert len(s["residuals"]) == s["points"]
     # COMMS2 reports a quarter of the exchange-and-return, turnover 1: rate = n / t
-    rec = [r for r in doc["records"] if r["benchmark"] == "COMMS2" and r["bytes"] == 1024][0]
+    rec = next(r for r in doc["records"] if r["benchmark"] == "COMMS2" and r["bytes"] == 1024)
     assert rec["turnover"] == 1.0
     assert rec["values"]["bytes_per_sec"] == pytest.approx(1024 / (rec["values"]["t_max"] * 1e-6))
 

@@ -40,9 +40,10 @@ Method (docs/models.md says more):
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -274,8 +275,8 @@ def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
 
 def regions(n: np.ndarray, breakpoints: Sequence[float]) -> list[tuple[float, float, np.ndarray]]:
     """(lower, upper, index mask) of every region lower < n <= upper."""
-    edges = [-INF, *sorted(set(float(b) for b in breakpoints)), INF]
-    return [(lo, hi, (n > lo) & (n <= hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+    edges = [-INF, *sorted({float(b) for b in breakpoints}), INF]
+    return [(lo, hi, (n > lo) & (n <= hi)) for lo, hi in itertools.pairwise(edges)]
 
 
 def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
@@ -343,7 +344,7 @@ def fit(n, t, *, model: str = "hockney", breakpoints: Sequence[float] = (), auto
         bps, criterion = detect_breakpoints(n, t, max_segments, min_points, weighting)
         source = "auto"
     else:
-        bps = sorted(set(int(b) if float(b).is_integer() else float(b) for b in breakpoints))
+        bps = sorted({int(b) if float(b).is_integer() else float(b) for b in breakpoints})
         source = "user" if bps else "none"
     segments = []
     for lo, hi, mask in regions(n, bps):

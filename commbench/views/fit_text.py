@@ -18,7 +18,6 @@ from commbench.models import hockney
 from commbench.views import series as series_mod
 
 
-
 def _g(v: float, digits: int = 4) -> str:
     if v is None or not math.isfinite(v):
         return "inf" if v == math.inf else ("-inf" if v == -math.inf else "n/a")
