@@ -68,8 +68,8 @@ def figure(items: list, path: str, show_source: bool = False) -> None:
         for bp in fit.breakpoints:
             for ax in (ax_t, ax_r):
                 ax.axvline(bp, color=c, ls="--", lw=1, alpha=0.7)
-            ax_t.text(bp, 0.98, f" breakpoint {bp} B", transform=ax_t.get_xaxis_transform(), rotation=90,
-                      fontsize=8, color=c, ha="right", va="top")
+            ax_t.text(bp, 0.02, f"breakpoint {bp} B ", transform=ax_t.get_xaxis_transform(), rotation=90,
+                      fontsize=8, color=c, ha="right", va="bottom")
     for ax in (ax_t, ax_r):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
