@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from commbench.models.linear import LineFit, fit_line
+from commbench.models.linear import LineFit, fit_line, t_quantile
 
 WEIGHTINGS = ("relative", "uniform")
 MODELS = ("hockney", "linear")
@@ -246,8 +246,6 @@ def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
         warnings.append("2 points: the line passes through both, no confidence interval")
         ci_a = ci_b = (-INF, INF)
     else:
-        from commbench.models.linear import t_quantile
-
         q = t_quantile(0.5 + confidence / 2, line.dof)
         ci_a, ci_b = line.ci_a, line.ci_b
     if b <= 0:
@@ -264,7 +262,7 @@ def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
     n_half = Estimate(a / b if b else INF, nh_ci, "B")
     pi0 = Estimate(scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s")
     f = line.predict(n)
-    rel = (t - f) / f
+    rel = (t - f) / np.where(f > 0, f, t)  # relative to the measurement where the line is not positive
     residuals = [{"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
                  for x, y, p, r in zip(n, t, f, rel)]
     return Segment(lower, upper, (int(n[0]), int(n[-1])), len(n), line, turnover, t0, r_inf, n_half,
