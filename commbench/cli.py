@@ -13,6 +13,7 @@ commands:
   run [options] [benchmarks]   measure (commbench run -h for every option)
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
+  compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
   fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
   plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
 
@@ -53,8 +54,13 @@ def cmd_run(argv: list[str]) -> int:
             return 0
         except config.ConfigError as e:
             return _err(str(e))
-        return launch.launch(cfg.mpiexec, cfg.np, "run", argv)
+        return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or default_output(cfg.family))
     _mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
+    from commbench import watchdog
+
+    # Before MPI starts its own threads: the watchdog thread receives the
+    # ending signals even while the main thread is blocked inside MPI.
+    watchdog.block_signals()
     return run_in_job(argv)
 
 
@@ -70,7 +76,10 @@ def _parse_on_root(comm, argv: list[str]):
         try:
             cfg = config.parse_run_args(argv, world_size=comm.Get_size())
             if cfg.output is None:
-                cfg = config.with_output(cfg, default_output(cfg.family))
+                # The launcher picks the default name so it can finish the file if the job dies.
+                cfg = config.with_output(cfg, os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or default_output(cfg.family))
+            config.check_writable("-o", cfg.output)
+            config.check_writable("--csv", cfg.csv)
             msg = ("ok", cfg)
         except config.HelpRequested:
             msg = ("help", config.usage())
@@ -111,16 +120,46 @@ def run_header(cfg, meta: dict) -> dict:
         "family": {"name": fam.name, "title": fam.title, "part": fam.part, "profile": fam.profile.name},
         "notes": notes,
         "comments": {b.name: list(b.comments) for b in fam.benchmarks if b.comments},
+        "preamble_extra": fam.preamble(cfg) if fam.preamble is not None else [],
     }
 
 
+def _finisher(sinks: list, lock, started: float, output: str | None):
+    """Rank 0: end the sinks once with an 'interrupted' reason (watchdog thread or error path)."""
+    done = []
+
+    def finish(reason: str) -> None:
+        if done or not lock.acquire(timeout=5):
+            return
+        try:
+            done.append(reason)
+            summary = {"interrupted": reason, "elapsed_s": round(time.time() - started, 3)}
+            for s in sinks:
+                try:
+                    s.finish(summary)
+                except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
+                    print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+            if output and output != "-":
+                print(f"commbench: results so far (complete: false) written to {output}", file=sys.stderr, flush=True)
+        finally:
+            lock.release()
+
+    return finish
+
+
 def run_in_job(argv: list[str]) -> int:
+    import threading
+
     from mpi4py import MPI
 
-    from commbench import metadata
+    from commbench import metadata, resources
     from commbench.harness import Harness
+    from commbench.watchdog import Watchdog
 
     comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    # Signals only until the configuration is known; then the --timeout clock too.
+    wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
     status, payload = _parse_on_root(comm, argv)
     if status == "help":
         if comm.Get_rank() == 0:
@@ -131,30 +170,63 @@ def run_in_job(argv: list[str]) -> int:
             _err(payload)
         return 2
     cfg = payload
-    rank = comm.Get_rank()
     sinks = build_sinks(cfg) if rank == 0 else []
     meta = metadata.collect(comm, cfg)
+    harness = Harness(cfg, sinks, comm, watchdog=wd)
+    problem = None
+    if rank == 0:
+        per_host = max(meta["ranks_per_host"].values())
+        problem = resources.preflight(harness, per_host, MPI.Get_version())
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        if rank == 0:
+            _err(problem)
+        return 2
     started = time.time()
+    lock = harness.sink_lock if rank == 0 else threading.Lock()
+    finish_interrupted = _finisher(sinks, lock, started, cfg.output) if rank == 0 else None
+    timeout = cfg.watchdog_timeout()
+    wd.timeout = timeout
+    info = wd.listen() if rank == 0 and timeout > 0 else None
+    wd.rank0 = comm.bcast(info, root=0)
+    wd.progress(phase="start-up")
     try:
         if rank == 0:
             header = run_header(cfg, meta)
             for s in sinks:
                 s.start(header)
-        harness = Harness(cfg, sinks, comm)
+            wd.on_end = finish_interrupted
         failures = harness.run()
+        wd.progress(phase="the final barrier")
         comm.Barrier()
-    except Exception:
+    except Exception as e:  # noqa: BLE001 - any failure: keep the records, end every rank
         sys.stdout.flush()
-        print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        where = describe_state(wd.state)
+        if isinstance(e, MPI.Exception):
+            why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
+            print(f"commbench: {why}", file=sys.stderr, flush=True)
+        else:
+            why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
+            print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        if finish_interrupted is not None:
+            finish_interrupted(why)
         comm.Abort(3)
         return 3
+    wd.stop()
     if rank == 0:
         summary = {"check_failures": failures, "elapsed_s": round(time.time() - started, 3)}
-        for s in sinks:
-            s.finish(summary)
+        with lock:
+            for s in sinks:
+                s.finish(summary)
         if cfg.output and cfg.output != "-":
             print(f"commbench: results written to {cfg.output}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def describe_state(state: dict) -> str:
+    from commbench.watchdog import describe
+
+    return describe(state)
 
 
 def cmd_list(argv: list[str]) -> int:
@@ -194,10 +266,31 @@ def cmd_report(argv: list[str]) -> int:
         csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         return 0
     view = ImbText(sys.stdout)
-    view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments") if k in doc})
+    view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc})
     for r in recs:
         view.record(r)
     view.finish(doc.get("summary", {"interrupted": "results file incomplete"}))
+    return 0
+
+
+def cmd_compare(argv: list[str]) -> int:
+    from commbench.views import compare, results_file
+
+    threshold = 0.05
+    if "--threshold" in argv:
+        i = argv.index("--threshold")
+        try:
+            threshold = float(argv[i + 1])
+        except (IndexError, ValueError):
+            return _err("--threshold needs a number (accepted: --threshold 0.05 for 5%)")
+        argv = argv[:i] + argv[i + 2 :]
+    if len(argv) != 2:
+        return _err("compare needs two results files (accepted: commbench compare OLD.json NEW.json)")
+    try:
+        old, new = (results_file.measurements(results_file.load(p)) for p in argv)
+    except ValueError as e:
+        return _err(str(e))
+    print(compare.render(compare.compare(old, new, threshold), argv[0], argv[1]))
     return 0
 
 
@@ -211,12 +304,22 @@ SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
+    "compare": cmd_compare,
     "fit": lambda argv: _fitcmd().cmd_fit(argv),
     "plot": lambda argv: _fitcmd().cmd_plot(argv),
 }
 
 
+def _single_threaded_blas() -> None:
+    """One BLAS thread per rank: a benchmark process must not spawn compute threads
+    that fight the other ranks for cores (the CPU-exploit kernel uses numpy.dot).
+    Set before numpy is first imported; a user's explicit setting wins."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _single_threaded_blas()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)

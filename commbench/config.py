@@ -33,6 +33,7 @@ class Option:
     help: str
     parse: Callable[[str], Any] | None = None  # None: flag
     multi_names: bool = False  # -include / -exclude: names until the next option
+    default: Any = None  # family options: value recorded in cfg.params when not given
 
 
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
@@ -160,6 +161,10 @@ def _map(s: str) -> tuple[int, int]:
 
 def _readable(name: str) -> Callable[[str], str]:
     def parse(s: str) -> str:
+        if os.path.isdir(s):
+            raise ConfigError(f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)")
+        if os.path.exists(s) and not os.path.isfile(s):
+            raise ConfigError(f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)")
         if not os.path.isfile(s):
             raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
         if not os.access(s, os.R_OK):
@@ -199,6 +204,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
+    Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", _positive_float("--timeout", zero_ok=True)),
+    Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", _int("--maxlog", 1)),
 )
 
 
@@ -232,7 +239,12 @@ class RunConfig:
     argv: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # family-specific options
+    timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
     fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
+
+    def watchdog_timeout(self) -> float:
+        """Seconds without progress before the watchdog ends the job (0 = off)."""
+        return self.timeout if self.timeout is not None else max(300.0, 3 * self.secs)
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
@@ -311,7 +323,12 @@ def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
             i += 2
         else:
             i += 1
-        values[opt.dest] = opt.parse(inline)
+        try:
+            values[opt.dest] = opt.parse(inline)
+        except ConfigError as e:
+            if "accepted" in str(e):
+                raise
+            raise ConfigError(f"{e} (accepted: {key} {opt.metavar})") from None
     return values, names
 
 
@@ -320,7 +337,8 @@ def read_name_file(path: str) -> list[str]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"-input {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+        raise ConfigError(f"-input {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+                          "(accepted: -input <text file>, one benchmark name per line)") from None
     names = []
     for line in lines:
         s = line.strip()
@@ -339,7 +357,8 @@ def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"-msglen {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'})") from None
+        raise ConfigError(f"-msglen {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+                          "(accepted: -msglen <text file>, one non-negative integer per line, optional k/m suffix)") from None
     sizes, warnings = [], []
     for num, line in enumerate(lines, 1):
         s = line.strip()
@@ -373,6 +392,12 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
             found |= fams
     if len(found) > 1:
         raise ConfigError(f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite")
+    if not found:  # a name shared by families (Accumulate, Unidir_Put/Unidir_put) needs --suite
+        for n in names:
+            fams = [f.name for f, _ in suites.families_with(_strip_multi(n))]
+            if len(fams) > 1:
+                choices = " or ".join(f"--suite {f}" for f in fams)
+                raise ConfigError(f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}")
     return found.pop() if found else "mpi1"
 
 
@@ -427,7 +452,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     excluded = {e.lower() for e in exclude_c}
     run_list = [b for b in run_list if b.lower() not in excluded]
     if not run_list:
-        raise ConfigError("no benchmark left to run after -exclude")
+        raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
+                          "least one benchmark; see `commbench list`)")
 
     multi = values.get("multi")
     if multi is None and (multi_prefix or mp2):
@@ -460,6 +486,14 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
             minlog = lo
         elif minlog >= maxlog:
             raise ConfigError(f"-msglog {hi}: maxlog must exceed minlog {minlog}")
+    if "maxlog" in values:
+        big = values["maxlog"]
+        if not 31 <= big <= 40:
+            raise ConfigError(f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)")
+        if "msglog" in values:
+            raise ConfigError(f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
+                              "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)")
+        maxlog = big
 
     warnings: list[str] = []
     msglen = None
@@ -469,13 +503,16 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
 
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
-        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (drop -n, or launch outside the job)")
+        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
+                          f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
     size = world_size if world_size is not None else np_
 
     params = {}
     for opt in fam.options:
         if opt.dest in values:
             params[opt.dest] = values[opt.dest]
+        elif opt.default is not None:
+            params[opt.dest] = opt.default
 
     cfg = RunConfig(
         family=fam_name,
@@ -506,8 +543,11 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         argv=tuple(argv),
         warnings=tuple(warnings),
         params=params,
+        timeout=values.get("timeout"),
         fit=bool(values.get("fit", False)),
     )
+    if fam.configure is not None:
+        cfg = fam.configure(cfg)
     if size is not None:
         check_world(cfg, size)
     return cfg
@@ -521,9 +561,35 @@ def check_world(cfg: RunConfig, size: int) -> None:
             raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes (accepted: A*B >= {size}, e.g. -map {size}x1)")
     fam = suites.family(cfg.family)
     if size < fam.min_world:
-        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size}")
+        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size} "
+                          f"(accepted: mpiexec -n <N >= {fam.min_world}>)")
     if fam.even_world and size % 2:
-        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size}")
+        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
+                          "(accepted: mpiexec -n <even N>)")
+    if fam.validate is not None:
+        fam.validate(cfg, size)
+
+
+def check_writable(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before anything is measured."""
+    if path is None or path == "-":
+        return
+    form = f"accepted: {option} <file in a writable directory>" + (" or -o - for none" if option == "-o" else "")
+    if os.path.isdir(path):
+        raise ConfigError(f"{option} {path!r}: is a directory ({form})")
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"{option} {path!r}: cannot write ({e.strerror}) ({form})") from None
+    if not existed:
+        os.unlink(path)
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

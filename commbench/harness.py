@@ -10,8 +10,9 @@ what one repetition does (commbench.suites).
 from __future__ import annotations
 
 import os
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import cycle, islice, repeat
 from typing import Any, Iterable, Protocol
 
@@ -39,6 +40,7 @@ class Layout:
     groups: list[list[int]]  # world ranks per group in group-rank order
     comm: MPI.Comm | None  # MY_COMM, None on idle ranks
     group: int  # my group index, -1 when idle
+    state: dict = field(default_factory=dict)  # per-(benchmark, NP) state of np_setup
 
     def free(self) -> None:
         if self.comm is not None and self.comm != MPI.COMM_NULL:
@@ -69,6 +71,7 @@ class Context:
         self.slots = bufs.slots
         self.params = harness.cfg.params
         self.state: dict[str, Any] = {}
+        self.np_state = layout.state  # shared by every size and mode of this NP
 
     # -- buffer specs, prebuilt outside the timed loop ------------------------
     def send_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
@@ -102,9 +105,12 @@ class Context:
 
 
 class Harness:
-    def __init__(self, cfg: RunConfig, sinks: list[Sink], comm: MPI.Comm = MPI.COMM_WORLD):
+    def __init__(self, cfg: RunConfig, sinks: list[Sink], comm: MPI.Comm = MPI.COMM_WORLD,
+                 watchdog: Any = None):
         self.cfg = cfg
         self.sinks = sinks
+        self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
+        self.sink_lock = threading.Lock()  # the watchdog thread may finish the sinks
         self.world = comm
         self.world_rank = comm.Get_rank()
         self.world_size = comm.Get_size()
@@ -118,14 +124,28 @@ class Harness:
     # -- output -------------------------------------------------------------
     def emit(self, rec: records.Measurement) -> None:
         if self.world_rank == 0:
-            for s in self.sinks:
-                s.record(rec)
+            with self.sink_lock:
+                for s in self.sinks:
+                    s.record(rec)
+
+    def watch(self, phase: str, layout: Layout | None = None, bench: Benchmark | None = None,
+              mode: str = "", x: int | None = None) -> None:
+        """Tell the watchdog where this rank is: a layout starts a new measurement clock."""
+        wd = self.watchdog
+        if wd is None:
+            return
+        if layout is None:
+            wd.phase(phase)
+            return
+        g = layout.group
+        wd.progress(benchmark=bench.name if bench else None, np=layout.np, mode=mode, bytes=x,
+                    group=g, members=layout.groups[g] if g >= 0 else [], phase=phase)
 
     # -- process groups -------------------------------------------------------
     def np_sequence(self, bench: Benchmark) -> list[int]:
         if bench.two_process:
             return [min(2, self.world_size)]
-        if bench.kind == Kind.SINGLE_ONE:
+        if bench.kind == Kind.SINGLE_ONE or bench.one_process:
             return [1]
         return policy.np_sequence(self.world_size, self.cfg.npmin)
 
@@ -244,6 +264,7 @@ class Harness:
                         mode=mode, x=x if bench.has_size else None, groups=layout.groups,
                         world_size=self.world_size, components=list(bench.components),
                         turnover=bench.turnover(layout.np))
+            self.watch("the time-budget check", layout, bench, mode, x if bench.has_size else None)
             over = member and (time.monotonic() - started) >= budget and not first
             if self.world.allreduce(over, op=MPI.LOR):
                 self.emit_status(base, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it')
@@ -260,15 +281,23 @@ class Harness:
             ctx = None
             if member:
                 if first and bench.warmup:
+                    self.watch("warm-up")
                     self.warmup(bench, layout, mode, sizes)
+                self.watch("buffer set-up")
                 ctx = self.prepare(bench, layout, mode, x, n0)
+                self.watch("repetition calibration")
                 n = self.repetitions(ctx, bench, n0, n_prev, history)
+            self.watch("agreeing on repetitions (MPI_Allreduce over all ranks)")
             n = self.world.allreduce(n, op=MPI.MIN)
             if ctx is not None:
+                self.watch("the timed kernel")
                 t = self.timed(ctx, n)
                 if cfg.check and bench.expected is not None:
+                    self.watch("check mode verification")
                     defect = bench.expected(ctx, n)
+                self.watch("teardown")
                 self.close(ctx)
+            self.watch("the closing barrier and gather to rank 0")
             self.world.Barrier()
             gathered = self.world.gather((t, defect), root=0)
             if history is not None:
@@ -308,7 +337,24 @@ class Harness:
 
     # -- the run --------------------------------------------------------------
     def run(self) -> int:
-        """Every benchmark of the run list; returns the number of check failures."""
+        """Every benchmark of the run list; returns the number of check failures.
+
+        The family's start/finish hooks wrap it; finish learns whether the run
+        completed, so after a failure it cleans up without communicating.
+        """
+        fam = self.family
+        completed = False
+        try:
+            if fam.start is not None:
+                fam.start(self)
+            failures = self.run_benchmarks()
+            completed = True
+            return failures
+        finally:
+            if fam.finish is not None:
+                fam.finish(self, completed)
+
+    def run_benchmarks(self) -> int:
         for name in self.cfg.benchmarks:
             bench = self.family.get(name)
             assert bench is not None  # config resolved the names
@@ -322,10 +368,17 @@ class Harness:
                         rec.status = records.INVALID
                         self.emit(rec)
                     continue
+                if self.watchdog is not None:
+                    self.watchdog.progress(benchmark=bench.name, np=np_, phase="creating the process groups")
                 layout = self.layout(np_)
+                member = layout.comm is not None
                 try:
+                    if bench.np_setup is not None and member:
+                        bench.np_setup(self, bench, layout)
                     for mode in bench.modes:
                         self.run_mode(bench, layout, mode)
+                    if bench.np_teardown is not None and member:
+                        bench.np_teardown(self, bench, layout)
                 finally:
                     layout.free()
         return sum(1 for ok in self.checked.values() if not ok)

@@ -4,15 +4,23 @@
 with the mpiexec that belongs to mpi4py's MPI (the mpich wheel's, beside the
 Python executable), or the one given by --mpiexec. Inside a job started by
 mpiexec or srun nothing is launched.
+
+The launcher outlives the job: it passes Ctrl-C and SIGTERM on to mpiexec
+(which forwards them to every rank, where the watchdog finishes the results
+file), waits for the job to end, and when the job ended badly before rank 0
+could say why (a rank killed, the whole job killed) it marks the results file
+interrupted itself, keeping every record.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
+import time
 
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS",
@@ -80,15 +88,84 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
     return cmd, env
 
 
-def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]) -> int:
+STOP_GRACE = 20.0  # seconds the job gets to finish its files after a forwarded signal
+
+
+def exit_meaning(rc: int) -> str:
+    """What mpiexec's exit status says about how the job ended."""
+    if rc < 0:
+        return f"mpiexec was killed by signal {-rc}"
+    known = {124: "the watchdog ended it (--timeout)", 130: "interrupted (SIGINT, Ctrl-C)",
+             143: "terminated (SIGTERM)", 137: "a process was killed (SIGKILL, e.g. the OOM killer)",
+             9: "a process was killed (signal 9, SIGKILL: kill -9 or the OOM killer)",
+             11: "a process crashed (signal 11, SIGSEGV)", 6: "a process aborted (signal 6, SIGABRT)",
+             3: "a process reported an internal or MPI error"}
+    return known.get(rc, "a process ended badly (Hydra reports a signal's number, e.g. 9 for SIGKILL; "
+                          "other launchers 128 + signal)")
+
+
+def _wait(proc: subprocess.Popen) -> tuple[int, str | None]:
+    """Wait for mpiexec; pass Ctrl-C / SIGTERM on once and give the job time to finish its files."""
+    caught: list[int] = []
+    old = signal.signal(signal.SIGTERM, lambda signo, frame: caught.append(signo))
+    forwarded = None
+    deadline = None
+    try:
+        while True:
+            try:
+                rc = proc.wait(timeout=0.2)
+                break
+            except KeyboardInterrupt:
+                caught.append(signal.SIGINT)
+            except subprocess.TimeoutExpired:
+                pass
+            if caught and forwarded is None:
+                # mpiexec runs in its own session, so a terminal's Ctrl-C reaches only
+                # us: forward it exactly once (a second SIGINT makes Hydra abort at
+                # once, before rank 0 has written its files).
+                forwarded = caught[0]
+                if proc.poll() is None:
+                    proc.send_signal(forwarded)
+                deadline = time.monotonic() + STOP_GRACE
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+                deadline = None
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    why = None
+    if forwarded is not None:
+        why = {signal.SIGINT: "interrupted by SIGINT (Ctrl-C) at the launcher",
+               signal.SIGTERM: "terminated by SIGTERM at the launcher"}[forwarded]
+    return rc, why
+
+
+def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str],
+           output: str | None = None) -> int:
     mpiexec = find_mpiexec(mpiexec_given)
     if mpiexec is None:
         what = f"--mpiexec {mpiexec_given!r} not found" if mpiexec_given else "no mpiexec found beside Python or on PATH"
         print(f"commbench: {what} (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)", file=sys.stderr)
         return 2
     cmd, env = command(mpiexec, np_, subcommand, argv)
+    if output and output != "-":
+        env["COMMBENCH_DEFAULT_OUTPUT"] = output
     sys.stdout.flush()
     try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 130
+        # Own session: terminal signals come to us only, and we forward them once.
+        # No stdin: a rank never reads it, and Hydra would otherwise poll the terminal.
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
+        return 2
+    rc, why = _wait(proc)
+    if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
+        rc = 130 if "SIGINT" in why else 143
+    if rc not in (0, 1, 2) and output and output != "-" and os.path.exists(output):
+        from commbench.views import results_file
+
+        reason = why or f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
+        if results_file.mark_interrupted(output, reason) or why is not None:
+            print(f"commbench: {reason}; results so far (complete: false) are in {output}", file=sys.stderr)
+    elif why is not None:
+        print(f"commbench: {why}", file=sys.stderr)
+    return rc if rc >= 0 else 128 - rc

@@ -50,6 +50,8 @@ def size_list(unit: int, minlog: int, maxlog: int) -> list[int]:
     """Default transfer sizes 0, X1, 2·X1, …, Xmax with unit rounding (spec §4)."""
     xmax = (2**maxlog // unit) * unit
     sizes = [0]
+    if xmax == 0:  # 2^maxlog below the unit (e.g. -msglog 1 for floats): 0 only, not 0 twice
+        return sizes
     x = math.ceil(max(unit, 2**minlog) / unit) * unit
     x = min(x, xmax)
     while True:

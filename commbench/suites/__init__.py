@@ -14,6 +14,10 @@ from commbench.suites.base import Benchmark, Family
 # Order is the order of `commbench list` and of --suite choices.
 FAMILY_MODULES: dict[str, str] = {
     "mpi1": "commbench.suites.mpi1",
+    "ext": "commbench.suites.ext",
+    "rma": "commbench.suites.rma",
+    "pgas": "commbench.suites.pgas",
+    "io": "commbench.suites.io",
     "comms": "commbench.suites.comms",
 }
 

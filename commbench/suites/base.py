@@ -64,6 +64,12 @@ class Benchmark:
     dtype: str = "float32"  # assignment type for buffer contents (spec §6.2)
     warmup: bool = True
     extra: dict = field(default_factory=dict)
+    one_process: bool = False  # NP = 1 only, like Kind.SINGLE_ONE (IO S_I* overlap flavours)
+    # per-(benchmark, NP) preparation on the member ranks, f(harness, bench, layout),
+    # sharing layout.state with every size and mode (IO files); np_teardown runs
+    # only after a successful NP, so it may be collective.
+    np_setup: Callable[[Any, "Benchmark", Any], Any] | None = None
+    np_teardown: Callable[[Any, "Benchmark", Any], Any] | None = None
 
     @property
     def sync(self) -> bool:
@@ -88,6 +94,16 @@ class Family:
     min_world: int = 1
     even_world: bool = False  # PGAS pairs need an even process count
     options: tuple[Any, ...] = ()  # family-specific commbench.config.Option entries
+    # (RunConfig) -> RunConfig: family options that set core settings (--pgas-reps N)
+    configure: Callable[[Any], Any] | None = None
+    # (RunConfig, P) -> None, raises ConfigError: checks that need P (PGAS pairing rules)
+    validate: Callable[[Any, int], None] | None = None
+    # Optional hooks: preamble(cfg) -> extra preamble lines (world rank 0);
+    # start(harness) and finish(harness, completed) wrap the run on every rank
+    # (finish also after a failure, with completed False: then it must not communicate).
+    preamble: Callable[[Any], list[str]] | None = None
+    start: Callable[[Any], None] | None = None
+    finish: Callable[[Any, bool], None] | None = None
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]

@@ -2,8 +2,12 @@
 
 Records are appended as they are measured: the file is rewritten in place
 from the start of the record list, so an interrupted run keeps every record
-measured before it and still parses. `finish` rewrites it whole (atomically)
-with the summary and "complete": true.
+measured before it and still parses. Until `finish` the summary says why it
+may be incomplete (provisional), so even a file whose writer was killed with
+SIGKILL tells its reader so. `finish` rewrites it whole (atomically) with the
+summary and "complete": true (false with an "interrupted" reason when the run
+ended early). `mark_interrupted` lets the launcher, which outlives the job,
+record why a job died; `salvage` recovers the records of a file cut mid-write.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from commbench import records
 
 FORMAT = "commbench-results"
 FORMAT_VERSION = 1
+RECORDS_MARK = ',\n "records": ['
+PROVISIONAL = {"interrupted": "the run did not finish: still running, or ended (killed, crashed, "
+                              "interrupted) before rank 0 could write a summary", "provisional": True}
 
 
 class JsonResults:
@@ -35,9 +42,9 @@ class JsonResults:
         d = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(d, exist_ok=True)
         self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "complete": False, **header}
-        head = json.dumps(self.doc, indent=1)[:-2]  # drop the closing "\n}"
+        head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[:-2]  # drop the closing "\n}"
         self._f = open(self.path, "w", encoding="utf-8")
-        self._f.write(head + ',\n "records": [')
+        self._f.write(head + RECORDS_MARK)
         self._records_at = self._f.tell()
         self._f.write("\n ]\n}\n")
         self._f.flush()
@@ -54,6 +61,8 @@ class JsonResults:
         f.flush()
 
     def finish(self, summary: dict) -> None:
+        if not self.doc:  # never started: nothing to finish
+            return
         if self._f is not None:
             self._f.close()
             self._f = None
@@ -82,3 +91,54 @@ def load(path: str) -> dict:
 
 def measurements(doc: dict) -> list[records.Measurement]:
     return [records.Measurement.from_dict(r) for r in doc.get("records", [])]
+
+
+def salvage(path: str) -> dict:
+    """The header and every whole record of a results file cut off mid-write."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    at = text.find(RECORDS_MARK)
+    if at < 0:
+        raise ValueError(f"{path}: no results header to recover")
+    doc = json.loads(text[:at] + "\n}")
+    recs = []
+    for line in text[at + len(RECORDS_MARK):].splitlines():
+        line = line.strip().rstrip(",")
+        if line.startswith("{"):
+            try:
+                recs.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # the record being written when the writer died
+    doc["records"] = recs
+    return doc
+
+
+def mark_interrupted(path: str, reason: str) -> bool:
+    """Record why a run ended early unless the file already says (or is complete).
+
+    Returns True when the file was rewritten. The file stays valid JSON with
+    every record it held.
+    """
+    try:
+        doc = load(path)
+    except ValueError:
+        try:
+            doc = salvage(path)
+        except (OSError, ValueError):
+            return False
+        doc.setdefault("summary", dict(PROVISIONAL))
+    if doc.get("complete") is True:
+        return False
+    summary = doc.get("summary") or {}
+    if summary.get("interrupted") and not summary.get("provisional"):
+        return False
+    doc["complete"] = False
+    doc["summary"] = {k: v for k, v in summary.items() if k not in ("interrupted", "provisional")}
+    doc["summary"]["interrupted"] = reason
+    doc["records"] = doc.pop("records", [])  # keep records last
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, allow_nan=False)
+        f.write("\n")
+    os.replace(tmp, path)
+    return True

@@ -1,0 +1,81 @@
+"""Checks before anything is allocated: memory the run will need, and large counts.
+
+The harness skips a size whose buffers exceed -mem with an out-of-mem row
+(spec §6.4). That cap alone does not protect the machine: -mem 20 on a host
+with 16 GiB free, or four ranks per host each allowed 8 GB, would push the
+host into swap or the OOM killer halfway through a run. So before the first
+measurement rank 0 computes the largest buffer need of the whole run (every
+benchmark, process count and size the cap lets through), multiplies it by the
+most ranks on one host, and refuses the run with exit status 2 when that
+exceeds the host's MemAvailable. Sizes of 2^31 bytes or more need MPI-4
+large-count functions (MPI_Send_c, …); mpi4py >= 4 uses them when the
+library is MPI-4, otherwise the run is refused up front.
+"""
+
+from __future__ import annotations
+
+from commbench import policy
+
+INT_MAX = 2**31 - 1
+
+
+def mem_available() -> int | None:
+    """Bytes the kernel says can be allocated without swapping (MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def plan_peak(harness) -> tuple[int, int, str]:
+    """(largest bytes per process, largest message size, where) over the run list.
+
+    Sizes whose need exceeds -mem are left out: the harness skips them.
+    """
+    cfg = harness.cfg
+    cap = cfg.max_mem * 2**30
+    peak, biggest, where = 0, 0, ""
+    for name in cfg.benchmarks:
+        bench = harness.family.get(name)
+        if bench is None:
+            continue
+        for np_ in harness.np_sequence(bench):
+            if (bench.two_process and np_ < 2) or np_ < bench.min_np:
+                continue
+            for mode in bench.modes:
+                for x in harness.sizes(bench):
+                    n0 = policy.base_repetitions(x, harness.cap(bench, mode), cfg.overall_vol, bench.sync)
+                    *_, s_alloc, r_alloc = harness.allocate(bench, x, np_, n0)
+                    need = s_alloc + r_alloc
+                    if need > cap:
+                        continue
+                    biggest = max(biggest, x)
+                    if need > peak:
+                        peak, where = need, f"{bench.name} at {x} bytes, NP {np_}"
+    return peak, biggest, where
+
+
+def preflight(harness, ranks_per_host: int, mpi_version: tuple[int, int],
+              available: int | None = None) -> str | None:
+    """An error message when the run cannot be honoured here, else None."""
+    peak, biggest, where = plan_peak(harness)
+    if biggest > INT_MAX and mpi_version < (4, 0):
+        return (f"message size {biggest} bytes needs MPI-4 large counts, but this MPI is "
+                f"{mpi_version[0]}.{mpi_version[1]} (accepted: sizes < 2^31 = {INT_MAX + 1} bytes; "
+                "lower -msglen / --maxlog)")
+    available = mem_available() if available is None else available
+    if available is None or peak == 0:
+        return None
+    total = peak * ranks_per_host
+    if total > available:
+        gib = 2**30
+        return (f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); "
+                f"x {ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
+                f"{total / gib:.3f} GiB, but only {available / gib:.3f} GiB is available there "
+                f"(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / --maxlog, "
+                f"or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are skipped as out-of-mem)")
+    return None

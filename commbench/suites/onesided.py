@@ -1,0 +1,125 @@
+"""What IMB-EXT and IMB-RMA share: windows per size, slot displacements, check helpers.
+
+A window is created per (benchmark, NP, mode, X) in the descriptor's setup and
+freed in its teardown (spec §6.5): over the receive buffer for put-type
+benchmarks (Put, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap),
+over the send buffer for get-type ones, as large as that buffer's allocation,
+displacement unit = element size. Repetition i uses slot i mod K in the origin
+buffer and at the target (spec §6.3), so the target displacements are prebuilt
+here, outside the timed loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from itertools import cycle, islice, repeat
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import buffers
+from commbench.suites.verify import worst
+
+PUT = "recv"  # window over the receive buffer
+GET = "send"  # window over the send buffer
+
+
+def user_set_info(ctx) -> MPI.Info:
+    """The info object of every window (spec §6.5 hook); override to pass hints."""
+    return MPI.INFO_NULL
+
+
+def create_window(ctx, over: str, unit: int = 1, fence: bool = False) -> MPI.Win:
+    """MPI_Win_create over ctx's receive (PUT) or send (GET) buffer on MY_COMM.
+
+    Stores win, the displacement unit and the target displacement of every
+    slot in ctx.state. A displacement unit of 4 (float/int) falls back to 1
+    when an -off_cache stride is not a multiple of 4, so every slot stays
+    addressable.
+    """
+    buf = ctx.rbuf if over == PUT else ctx.sbuf
+    stride = ctx.bufs.recv_stride if over == PUT else ctx.bufs.send_stride
+    if unit > 1 and stride % unit:
+        unit = 1
+    win = MPI.Win.Create(buf, unit, user_set_info(ctx), ctx.comm)
+    if fence:
+        win.Fence(0)  # IMB-EXT opens the first epoch (spec §6.5)
+    ctx.state["win"] = win
+    ctx.state["disp_unit"] = unit
+    ctx.state["disps"] = [k * stride // unit for k in range(ctx.slots)]
+    return win
+
+
+def free_window(ctx) -> None:
+    win = ctx.state.pop("win", None)
+    if win is not None:
+        win.Free()
+
+
+def setup_window(over: str, unit: int = 1, fence: bool = False) -> Callable[[Any], None]:
+    def setup(ctx) -> None:
+        create_window(ctx, over, unit, fence)
+
+    return setup
+
+
+def reps(n: int, per_slot: list) -> Iterable:
+    """n items cycling through the per-slot list (a constant when there is one slot)."""
+    if len(per_slot) == 1:
+        return repeat(per_slot[0], n)
+    return islice(cycle(per_slot), n)
+
+
+def count_uses(ctx, n: int) -> None:
+    """Check mode: how often each slot was the target of one repetition so far.
+
+    Accumulating operations add up over the preliminary runs of the dynamic
+    policy too, so the expected target contents follow from these counts.
+    """
+    counts = ctx.state.get("uses")
+    if counts is None:
+        counts = ctx.state["uses"] = np.zeros(ctx.slots, dtype=np.int64)
+    full, rest = divmod(n, ctx.slots)
+    counts += full
+    counts[:rest] += 1
+
+
+def sync_local(ctx) -> None:
+    """Make remote updates of my window visible to my loads (passive target, check mode)."""
+    win = ctx.state["win"]
+    win.Lock(ctx.rank, MPI.LOCK_SHARED)
+    win.Sync()
+    win.Unlock(ctx.rank)
+
+
+def scaled(world_ranks: list[int], nbytes: int, factor: int) -> np.ndarray:
+    """Bytes of factor × Σ BUF_VALUE(r, ·) as float32 (what repeated MPI_SUM leaves)."""
+    count = nbytes // 4
+    acc = np.zeros(count, dtype=np.float64)
+    for r in world_ranks:
+        acc += buffers.pattern(r, count * 4).view(np.float32)
+    return (acc * factor).astype(np.float32).view(np.uint8)
+
+
+def one_of(got: np.ndarray, candidates: list[np.ndarray]) -> float:
+    """Deviation from the closest candidate: concurrent transfers into one area
+    leave the data of one of them (which one is not defined)."""
+    if not candidates:
+        return 0.0
+    return min(buffers.deviation(got, c) for c in candidates)
+
+
+def exact(got: np.ndarray, expected: np.ndarray) -> float:
+    """Integer data (Compare_and_swap): equal or wrong."""
+    return 0.0 if got.nbytes == expected.nbytes and np.array_equal(got, expected) else 1.0
+
+
+def slot_area(ctx, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int) -> np.ndarray:
+    a = k * stride + offset
+    return buf[a : a + nbytes]
+
+
+def each_used_slot(ctx, n: int, dev: Callable[[int], float | None]) -> float | None:
+    """Worst deviation over the slots the last run used."""
+    return worst(dev(k) for k in range(min(n, ctx.slots)))

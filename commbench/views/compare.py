@@ -1,0 +1,86 @@
+"""Comparison of two results files: a view over their records (no MPI).
+
+Rows are matched on (benchmark, NP, mode, bytes, groups). For each match the
+ratio new/old of the reported time (t_max, or t_ovrl for overlap tables) is
+printed, with a verdict that accounts for the spread between ranks: a change
+smaller than the run's own rank-to-rank spread is not called a change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from commbench import records
+
+TIME_KEY = {"overlap": "t_ovrl", "overlap_sync": "t_ovrl", "passive": "t_ovrl"}
+
+
+@dataclass
+class Row:
+    key: tuple
+    old: float
+    new: float
+    ratio: float
+    noise: float  # relative spread (t_max - t_min) / t_max, larger of the two runs
+    verdict: str
+
+
+def _key(r: records.Measurement) -> tuple:
+    return (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
+
+
+def _time(r: records.Measurement) -> float | None:
+    v = r.values.get(TIME_KEY.get(r.kind, "t_max"))
+    return v if v and v > 0 else None
+
+
+def _spread(r: records.Measurement) -> float:
+    tmax, tmin = r.values.get("t_max"), r.values.get("t_min")
+    if not tmax or tmin is None:
+        return 0.0
+    return (tmax - tmin) / tmax
+
+
+def compare(old: list[records.Measurement], new: list[records.Measurement], threshold: float = 0.05) -> list[Row]:
+    """Matched rows; a change counts when |ratio-1| exceeds threshold and the rank spread."""
+    by_key = {_key(r): r for r in old if r.ok}
+    rows = []
+    for r in new:
+        o = by_key.get(_key(r))
+        if o is None or not r.ok:
+            continue
+        to, tn = _time(o), _time(r)
+        if to is None or tn is None:
+            continue
+        ratio = tn / to
+        noise = max(_spread(o), _spread(r))
+        limit = max(threshold, noise)
+        if abs(math.log(ratio)) <= math.log1p(limit):
+            verdict = "same"
+        else:
+            verdict = "slower" if ratio > 1 else "faster"
+        rows.append(Row(_key(r), to, tn, ratio, noise, verdict))
+    return rows
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def render(rows: list[Row], old_name: str, new_name: str) -> str:
+    lines = [f"# old: {old_name}", f"# new: {new_name}", "",
+             f"{'benchmark':<24}{'np':>4} {'mode':<14}{'bytes':>10}{'old[usec]':>13}{'new[usec]':>13}{'new/old':>9}  verdict"]
+    for r in rows:
+        name, np_, mode, x, groups = r.key
+        label = name if groups <= 1 else f"Multi-{name}"
+        lines.append(f"{label:<24}{np_:>4} {mode or '-':<14}{'' if x is None else x:>10}"
+                     f"{r.old:13.2f}{r.new:13.2f}{r.ratio:9.3f}  {r.verdict}")
+    if rows:
+        gm = geometric_mean([r.ratio for r in rows])
+        counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("faster", "slower", "same")}
+        lines += ["", f"# {len(rows)} matched rows; geometric mean new/old = {gm:.3f}; "
+                      f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise"]
+    else:
+        lines += ["", "# no matching rows (different benchmarks, sizes or process counts)"]
+    return "\n".join(lines)
