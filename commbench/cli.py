@@ -15,6 +15,8 @@ commands:
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
   compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
   overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
+  fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
+  plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
 
 `python -m commbench` is the same program."""
 
@@ -103,6 +105,9 @@ def build_sinks(cfg) -> list:
         from commbench.views.binding import BindingOverhead
 
         sinks.insert(0, BindingOverhead(sys.stdout))  # first: its rows go into the summary
+    if cfg.fit:  # first, so its fits reach the results file before that one finishes
+        from commbench.views.fit_text import fit_sink
+        sinks.insert(0, fit_sink(cfg, sinks))
     return sinks
 
 
@@ -309,12 +314,20 @@ def cmd_overhead(argv: list[str]) -> int:
     return cmd_run(["--suite", "overhead", *argv])
 
 
+def _fitcmd():
+    from commbench import fitcmd  # the models and matplotlib load only for these commands
+
+    return fitcmd
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "report": cmd_report,
     "compare": cmd_compare,
     "overhead": cmd_overhead,
+    "fit": lambda argv: _fitcmd().cmd_fit(argv),
+    "plot": lambda argv: _fitcmd().cmd_plot(argv),
 }
 
 

@@ -204,6 +204,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
     Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", _choice("--engine", ENGINES)),
+    Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", _positive_float("--timeout", zero_ok=True)),
     Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", _int("--maxlog", 1)),
@@ -242,6 +243,7 @@ class RunConfig:
     params: dict = field(default_factory=dict)  # family-specific options
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
+    fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -546,6 +548,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         params=params,
         engine=values.get("engine", "native"),
         timeout=values.get("timeout"),
+        fit=bool(values.get("fit", False)),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)

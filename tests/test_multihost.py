@@ -69,7 +69,7 @@ def test_rate_limited_link_is_recovered(tmp_path):
         assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
         comms = None
         if suites.canonical_family("comms") is not None:  # COMMS1: one more job, once merged
-            comms = job(c, 2, 1, "--suite", "comms", "-msglen", str(lens), "-iter", "6", "COMMS1",
+            comms = job(c, 2, 1, "--suite", "comms", "-msglen", str(lens), "-iter", "6", "COMMS1", "--fit",
                         "-o", str(tmp_path / "comms.json"))
     recs = [r for r in json.loads(out.read_text())["records"] if r["benchmark"] == "PingPong"]
     sizes = [r["bytes"] for r in recs]
@@ -92,6 +92,10 @@ def test_rate_limited_link_is_recovered(tmp_path):
 
 def comms_r_inf(doc: dict) -> float:
     """COMMS1's fitted r_inf (bytes/s) from its results file (the one place to adapt to its records)."""
+    # `run --fit` stores one fit per table; its last segment holds the largest sizes.
+    for fit in doc.get("fits", []):
+        if fit.get("benchmark") == "COMMS1" and fit.get("segments"):
+            return float(fit["segments"][-1]["r_inf"]["value"])
     for where in ("fits", "models", "summary"):
         found = _find(doc.get(where), "r_inf")
         if found is not None:

@@ -330,6 +330,8 @@ PATTERNS: dict[str, Callable] = {
     "pingpong_specific": _p2p(True),  # PingPongSpecificSource
     "pingping": _p2p(False),  # PingPing: Isend, Recv(ANY_SOURCE), Wait
     "pingping_specific": _p2p(True),  # PingPingSpecificSource
+    "comms1": _p2p(True),  # COMMS1: Send/Recv, the slave returns its receive buffer
+    "comms2": _p2p(True),  # COMMS2: exchange, then return what was received
     "sendrecv": _bytes,  # periodic chain of Sendrecv
     "exchange": _exchange,  # Isend right, Isend left, Recv left, Recv right, Waitall
     "allreduce": _floats,

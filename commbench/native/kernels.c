@@ -95,6 +95,51 @@ double cb_pingping(const cb_args *a, long long n)
     return (MPI_Wtime() - t0) / (double)n;
 }
 
+/* COMMS1 (suites/comms.py): rank 0 Send/Recv from rank 1; rank 1 returns the
+ * message it received, from its receive buffer. Explicit source, tag 1. */
+double cb_comms1(const cb_args *a, long long n)
+{
+    MPI_Comm comm = COMM;
+    int c = a->count, k = 0;
+    char *s = a->sbuf, *r = a->rbuf;
+    double t0 = MPI_Wtime();
+    if (a->rank == 0) {
+        for (long long i = 0; i < n; i++) {
+            MPI_Send(s, c, MPI_BYTE, 1, 1, comm);
+            MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
+            NEXT_SLOT();
+        }
+    } else {
+        for (long long i = 0; i < n; i++) {
+            MPI_Recv(r, c, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
+            MPI_Send(r, c, MPI_BYTE, 0, 1, comm);
+            NEXT_SLOT();
+        }
+    }
+    return (MPI_Wtime() - t0) / (double)n;
+}
+
+/* COMMS2: both exchange (Isend, Recv, Wait, tag 1), then both return what they
+ * received (Isend of the receive buffer, Recv into the send buffer, tag 2). */
+double cb_comms2(const cb_args *a, long long n)
+{
+    MPI_Comm comm = COMM;
+    int c = a->count, peer = a->peer, k = 0;
+    char *s = a->sbuf, *r = a->rbuf;
+    MPI_Request req;
+    double t0 = MPI_Wtime();
+    for (long long i = 0; i < n; i++) {
+        MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req);
+        MPI_Recv(r, c, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Isend(r, c, MPI_BYTE, peer, 2, comm, &req);
+        MPI_Recv(s, c, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        NEXT_SLOT();
+    }
+    return (MPI_Wtime() - t0) / (double)n;
+}
+
 double cb_sendrecv(const cb_args *a, long long n)
 {
     MPI_Comm comm = COMM;

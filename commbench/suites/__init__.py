@@ -18,6 +18,7 @@ FAMILY_MODULES: dict[str, str] = {
     "rma": "commbench.suites.rma",
     "nbc": "commbench.suites.nbc",
     "io": "commbench.suites.io",
+    "comms": "commbench.suites.comms",
     "pgas": "commbench.suites.pgas",
     "overhead": "commbench.suites.overhead",
     "msgrate": "commbench.suites.msgrate",

@@ -319,7 +319,7 @@ def native(name: str) -> dict:
 
 def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor,
-                     default=default, two_process=True, expected=expected, extra=native(pattern))
+                     default=default, two_process=True, expected=expected, extra={**native(pattern), "fit": True})
 
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
@@ -339,10 +339,10 @@ BENCHMARKS = (
     _single("PingPingSpecificSource", _pingping(True), _from_partner,
             "PingPing receiving from the explicit partner rank", default=False, pattern="pingping_specific"),
     Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, extra=native("sendrecv")),
+              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, extra={**native("sendrecv"), "fit": True}),
     Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
               buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange,
-              extra=native("exchange")),
+              extra={**native("exchange"), "fit": True}),
     _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
     _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
     _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),

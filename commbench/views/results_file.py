@@ -32,6 +32,11 @@ class JsonResults:
         self.records: list[dict] = []
         self._f = None
         self._records_at = 0
+        self.sections: dict[str, Any] = {}  # other views' parts of the document, e.g. "fits"
+
+    def add_section(self, key: str, value: Any) -> None:
+        """Another view's part of the document (e.g. "fits"), written by finish."""
+        self.sections[key] = value
 
     def start(self, header: dict) -> None:
         d = os.path.dirname(os.path.abspath(self.path))
@@ -61,7 +66,8 @@ class JsonResults:
         if self._f is not None:
             self._f.close()
             self._f = None
-        doc = dict(self.doc, complete=not summary.get("interrupted"), summary=summary, records=self.records)
+        doc = dict(self.doc, **self.sections, complete=not summary.get("interrupted"), summary=summary,
+                   records=self.records)
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, allow_nan=False)

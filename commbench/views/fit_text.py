@@ -1,0 +1,146 @@
+"""Fits as text, and the sink that fits each benchmark's table at the end of it.
+
+`commbench run … --fit` adds FitView to the sinks: it sees the records like
+every other view, and when a table of a benchmark that opts in
+(Benchmark.extra["fit"] = True) is complete it fits the Hockney model with
+automatic breakpoints, prints the result under the table and hands the fits
+to the results file ("fits" key). The harness never fits.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TextIO
+
+from commbench import records
+from commbench.models import hockney
+from commbench.views import series as series_mod
+
+
+def _g(v: float, digits: int = 4) -> str:
+    if v is None or not math.isfinite(v):
+        return "inf" if v == math.inf else ("-inf" if v == -math.inf else "n/a")
+    s = f"{v:.{digits}g}"
+    if "e+" in s and abs(v) < 1e9:  # 32800, not 3.28e+04
+        s = f"{float(s):.0f}"
+    return s
+
+
+def _est(e: hockney.Estimate, scale: float = 1.0) -> str:
+    lo, hi = e.ci
+    return f"{_g(e.value / scale)} [{_g(lo / scale)}, {_g(hi / scale)}]"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [head, *rows]) + 3 for i in range(len(head))]
+    return ["#   " + "".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+
+
+def _region(seg: hockney.Segment) -> str:
+    return f"{seg.sizes[0]}..{seg.sizes[1]} ({seg.points})"
+
+
+def describe_breakpoints(fit: hockney.Fit) -> str:
+    if fit.breakpoint_source == "none":
+        return "breakpoints: none (one line over all sizes)"
+    bps = ", ".join(str(b) for b in fit.breakpoints) or "none"
+    if fit.breakpoint_source == "user":
+        return f"breakpoints (given): {bps}"
+    c = fit.criterion or {}
+    tried = ", ".join(f"{r['segments']}: {r['bic']:.1f}" for r in c.get("tried", []))
+    switch = "; ".join(f"between {s.sizes[1]} and {nxt.sizes[0]} bytes"
+                       for s, nxt in zip(fit.segments, fit.segments[1:]))
+    where = f" - switch {switch}" if switch else ""
+    return f"breakpoints (automatic, {c.get('name', 'BIC')}; segments: BIC {tried}): {bps}{where}"
+
+
+def format_fit(fit: hockney.Fit, title: str, mb_unit: int = 10**6) -> list[str]:
+    """Comment lines ('#') so the IMB text stays machine-readable."""
+    mb = "MB/s" if mb_unit == 10**6 else "MiB/s"
+    pct = f"{fit.confidence * 100:g}%"
+    how = "relative-error weighted least squares" if fit.weighting == "relative" else "ordinary least squares"
+    out = []
+    if fit.model == "hockney":
+        out.append(f"# Hockney fit of {title}: t = (n + n_1/2)/r_inf, {how}, [{pct} CI]")
+        if fit.turnover != 1:
+            out.append(f"#   turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}·n / t)")
+        out.append("#   " + describe_breakpoints(fit))
+        head = ["sizes [bytes] (points)", f"r_inf [{mb}]", "n_1/2 [bytes]", "t0 [usec]", "pi0 [MHz]",
+                "rms rel. resid."]
+        rows = [[_region(s), _est(s.r_inf, mb_unit), _est(s.n_half), _est(s.t0), _est(s.pi0, 1e6),
+                 f"{s.rms_relative * 100:.2g}%"] for s in fit.segments]
+        out += _table(head, rows)
+    else:
+        out.append(f"# Linear fit of {title}: t = a + b*n, {how}, [{pct} CI]")
+        out.append("#   " + describe_breakpoints(fit))
+        head = ["sizes [bytes] (points)", "a [usec]", "b [usec/byte]", "rms rel. resid."]
+        rows = []
+        for s in fit.segments:
+            ln = s.line
+            a = hockney.Estimate(ln.a, ln.ci_a if ln.dof else (-math.inf, math.inf), "usec")
+            b = hockney.Estimate(ln.b, ln.ci_b if ln.dof else (-math.inf, math.inf), "usec/B")
+            rows.append([_region(s), _est(a), _est(b), f"{s.rms_relative * 100:.2g}%"])
+        out += _table(head, rows)
+    for s in fit.segments:
+        for w in s.warnings:
+            out.append(f"#   note (sizes {s.sizes[0]}..{s.sizes[1]}): {w}")
+    return out
+
+
+def fit_series(s: series_mod.Series, **kw) -> hockney.Fit:
+    return hockney.fit(s.n, s.t, turnover=s.turnover, label=s.label, **kw)
+
+
+class FitView:
+    """Sink: fit every finished table of an opted-in benchmark (automatic breakpoints)."""
+
+    def __init__(self, out: TextIO = sys.stdout, fittable: set[str] | None = None, results=None,
+                 model: str = "hockney"):
+        self.out = out
+        self.fittable = fittable
+        self.results = results  # a JsonResults (add_section) or None
+        self.model = model
+        self.mb_unit = 10**6
+        self.pending: list[records.Measurement] = []
+        self.key: tuple | None = None
+        self.fits: list[dict] = []
+
+    def start(self, header: dict) -> None:
+        self.mb_unit = header.get("config", {}).get("mb_unit", self.mb_unit)
+
+    def record(self, rec: records.Measurement) -> None:
+        if rec.table_key != self.key:
+            self._flush()
+            self.key = rec.table_key
+        if self.fittable is None or rec.benchmark in self.fittable:
+            self.pending.append(rec)
+
+    def finish(self, summary: dict) -> None:
+        self._flush()
+        if self.results is not None:
+            self.results.add_section("fits", self.fits)
+
+    def _flush(self) -> None:
+        recs, self.pending = self.pending, []
+        for s in series_mod.from_records(recs):
+            try:
+                fit = fit_series(s, model=self.model, auto=True)
+            except ValueError as e:
+                self.out.write(f"\n# Hockney fit of {s.title()}: not possible: {e}\n")
+                self.fits.append({**s.label, "model": self.model, "error": str(e)})
+                continue
+            self.out.write("\n" + "\n".join(format_fit(fit, s.title(), self.mb_unit)) + "\n")
+            self.fits.append(fit.to_dict())
+        self.out.flush()
+
+
+def fit_sink(cfg, sinks: list) -> FitView:
+    """The FitView of a run: the family's opted-in benchmarks, fits into the results file."""
+    from commbench import suites
+    from commbench.views.results_file import JsonResults
+
+    fam = suites.family(cfg.family)
+    fittable = {b.name for b in fam.benchmarks if b.extra.get("fit")}
+    results = next((s for s in sinks if isinstance(s, JsonResults)), None)
+    return FitView(sys.stdout, fittable, results)

@@ -1,0 +1,155 @@
+"""Time-against-size series for the models: from records, results files or plain CSV.
+
+A series is one table of one benchmark (benchmark, #processes, mode, groups):
+the sizes, the reported time t (t_max, as IMB reports it), the spread
+t_min .. t_max over the ranks, and the turnover that turns n / t into the
+Mbytes/sec column. No MPI here.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from commbench import records
+from commbench.suites.base import Kind
+
+# Kinds whose first component is one time per size (t_min/t_max/t_avg rows).
+TIMED_KINDS = {Kind.SINGLE.value, Kind.PARALLEL.value, Kind.COLLECTIVE.value, Kind.MULTIPLE.value,
+               Kind.SINGLE_ONE.value}
+
+
+@dataclass
+class Series:
+    benchmark: str
+    np: int | None
+    mode: str
+    groups: int
+    turnover: float
+    source: str  # file it came from ("" for live records)
+    n: np.ndarray  # bytes
+    t: np.ndarray  # µs, the reported time
+    t_min: np.ndarray
+    t_max: np.ndarray
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> dict:
+        out = {"benchmark": self.benchmark, "np": self.np, "mode": self.mode, "groups": self.groups}
+        if self.source:
+            out["source"] = self.source
+        return out
+
+    def title(self) -> str:
+        parts = [self.benchmark]
+        if self.np is not None:
+            parts.append(f"{self.np} processes")
+        if self.mode:
+            parts.append(self.mode)
+        if self.groups > 1:
+            parts.append(f"{self.groups} groups")
+        return ", ".join(parts)
+
+
+def usable(rec: records.Measurement) -> bool:
+    return (rec.status == records.OK and rec.bytes is not None and rec.kind in TIMED_KINDS
+            and rec.values.get("t", 0) > 0)
+
+
+def from_records(recs: list[records.Measurement], source: str = "") -> list[Series]:
+    """One series per table, in the order the tables appear."""
+    tables: dict[tuple, list[records.Measurement]] = {}
+    for r in recs:
+        if usable(r):
+            tables.setdefault(r.table_key, []).append(r)
+    out = []
+    for (bench, np_, mode, ngroups), rs in tables.items():
+        out.append(Series(
+            benchmark=bench, np=np_, mode=mode, groups=ngroups, turnover=rs[0].turnover, source=source,
+            n=np.array([r.bytes for r in rs], dtype=float),
+            t=np.array([r.values["t"] for r in rs]),
+            t_min=np.array([r.values.get("t_min", r.values["t"]) for r in rs]),
+            t_max=np.array([r.values.get("t_max", r.values["t"]) for r in rs]),
+        ))
+    return out
+
+
+CSV_FORM = ("a CSV file with a header line and columns bytes,t_usec (optional t_min_usec, t_max_usec, "
+            "benchmark), or a commbench CSV export")
+
+
+def _num(row: dict, key: str, where: str) -> float:
+    try:
+        return float(row[key])
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: column {key!r} is not a number: {row.get(key)!r}") from None
+
+
+def from_csv(path: str) -> list[Series]:
+    """Plain CSV (bytes,t_usec …) or commbench's own CSV export."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            lines = [ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot read ({getattr(e, 'strerror', None) or 'not text'})") from None
+    reader = csv.DictReader(lines)
+    cols = [c.strip() for c in (reader.fieldnames or [])]
+    reader.fieldnames = cols
+    export = "t_max_usec" in cols and "benchmark" in cols and "t_usec" not in cols
+    tcol = "t_max_usec" if export else "t_usec"
+    if "bytes" not in cols or tcol not in cols:
+        raise ValueError(f"{path}: columns {cols} lack bytes and t_usec (accepted: {CSV_FORM})")
+    groups: dict[tuple, dict] = {}
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for i, row in enumerate(reader, start=2):
+        where = f"{path}:{i}"
+        if export:
+            if row.get("status") != "ok" or row.get("group") != "all" or row.get("bytes") in ("", None) \
+                    or row.get(tcol) in ("", None):
+                continue
+            key = (row["benchmark"], int(row["np"]), row.get("mode", ""), int(row.get("groups") or 1))
+        else:
+            key = (row.get("benchmark") or stem, None, "", 1)
+        g = groups.setdefault(key, {"n": [], "t": [], "lo": [], "hi": [], "turn": []})
+        n, t = _num(row, "bytes", where), _num(row, tcol, where)
+        g["n"].append(n)
+        g["t"].append(t)
+        g["lo"].append(_num(row, "t_min_usec", where) if row.get("t_min_usec") not in (None, "") else t)
+        g["hi"].append(_num(row, "t_max_usec", where) if row.get("t_max_usec") not in (None, "") else t)
+        bps = row.get("bytes_per_sec")
+        if export and bps not in (None, "") and n > 0 and t > 0:
+            g["turn"].append(float(bps) * t * 1e-6 / n)
+    if not groups:
+        raise ValueError(f"{path}: no data rows (accepted: {CSV_FORM})")
+    out = []
+    for (bench, np_, mode, ngroups), g in groups.items():
+        turnover = round(float(np.median(g["turn"])), 6) if g["turn"] else 1.0
+        out.append(Series(bench, np_, mode, ngroups, turnover, path, np.array(g["n"]), np.array(g["t"]),
+                          np.array(g["lo"]), np.array(g["hi"])))
+    return out
+
+
+def load(path: str) -> list[Series]:
+    """Series of a commbench results file (JSON) or of a CSV file."""
+    from commbench.views import results_file
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read ({e.strerror})") from None
+    if head.startswith(b"{"):
+        doc = results_file.load(path)
+        return from_records(results_file.measurements(doc), path)
+    return from_csv(path)
+
+
+def select(series: list[Series], names: list[str] | None) -> list[Series]:
+    """The series of the named benchmarks (case-insensitive); all when names is empty."""
+    if not names:
+        return series
+    wanted = {n.lower() for n in names}
+    return [s for s in series if s.benchmark.lower() in wanted]
