@@ -140,7 +140,7 @@ def window(ctx, n):
 def _pair(name, kernel, over, expected, desc):
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, two_process=True, modes=MODES,
                      slots=True, setup=osd.setup_window(over, 1, fence=True),
-                     teardown=osd.free_window, expected=expected)
+                     teardown=osd.free_window, expected=expected, extra={"fit": True})
 
 
 BENCHMARKS = (

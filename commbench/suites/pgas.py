@@ -756,8 +756,10 @@ REDUCTION_NOTE = ("MPI_Allreduce of M/4 MPI_INT with MPI_SUM (not MPI_FLOAT: int
 
 
 def _bench(name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=()):
+    # Latency and bandwidth tests are fitted by `run --fit` (Hockney); reductions are not.
     return Benchmark(name, F, kind, kernel, desc, buffers=same, unit=unit, off_cache=False, min_np=2,
-                     expected=check, setup=setup, teardown=close, dtype=dtype, comments=comments)
+                     expected=check, setup=setup, teardown=close, dtype=dtype, comments=comments,
+                     extra={"fit": "Reduction" not in name})
 
 
 LAT, BW, COLL = Kind.COLLECTIVE, Kind.PARALLEL, Kind.COLLECTIVE

@@ -389,7 +389,7 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
     return Benchmark(name, F, Kind.SINGLE, _pair(op, completion, bidir), desc, unit=unit,
                      default=default, two_process=True, modes=MODES, slots=True,
                      setup=kw.pop("setup", osd.setup_window(over, unit_disp)), teardown=osd.free_window,
-                     expected=expected, extra={"over": over}, **kw)
+                     expected=expected, extra={"over": over, "fit": "fixed_sizes" not in kw}, **kw)
 
 
 def _multiple(name, op, completion, expected, desc, default=True):
