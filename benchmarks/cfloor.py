@@ -21,8 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from commbench.launch import find_mpiexec
-from commbench.native import find_mpicc
+from commbench.launch import find_mpiexec  # noqa: E402 - this checkout's commbench first
+from commbench.native import find_mpicc  # noqa: E402
 
 C_DIR = REPO / "benchmarks" / "c"
 BUILD = REPO / "benchmarks" / "build"

@@ -60,7 +60,7 @@ def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0) -
         for k in range(rounds):
             for who in rotate(["C", *ENGINES], k):
                 if who == "C":
-                    for name, size, _reps, _tmin, _tmax, tavg in run_c(
+                    for name, _size, _reps, _tmin, _tmax, tavg in run_c(
                             np_, exe, [f"allreduce:{COLL_SIZE}:{reps}", f"barrier:{reps}"], c_alloc):
                         out.setdefault(("C", name.capitalize()), []).append(float(tavg))
                     continue

@@ -11,8 +11,9 @@ from __future__ import annotations
 import difflib
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from commbench import policy, suites
 
@@ -408,7 +409,7 @@ def _strip_multi(name: str) -> str:
     return name[6:] if name.lower().startswith("multi-") else name
 
 
-def _canonical_names(fam: "suites.Family", names: list[str], what: str) -> tuple[list[str], bool]:
+def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[list[str], bool]:
     out, multi_prefix = [], False
     for n in names:
         base = _strip_multi(n)

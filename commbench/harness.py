@@ -13,9 +13,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import cycle, islice, repeat
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from mpi4py import MPI
@@ -51,7 +52,7 @@ class Layout:
 class Context:
     """What a kernel sees for one (benchmark, NP, mode, X) on one member rank."""
 
-    def __init__(self, harness: "Harness", bench: Benchmark, layout: Layout, mode: str, x: int,
+    def __init__(self, harness: Harness, bench: Benchmark, layout: Layout, mode: str, x: int,
                  bufs: buffers.Buffers, send_len: int, recv_len: int):
         self.harness = harness
         self.cfg = harness.cfg

@@ -9,8 +9,9 @@ No MPI here.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from commbench.suites.base import Kind
 
@@ -50,7 +51,7 @@ class Measurement:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Measurement":
+    def from_dict(cls, d: dict) -> Measurement:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)
 

@@ -71,7 +71,7 @@ def at_exit(hook) -> None:
 
 
 def _run_exit_hooks(why: str) -> None:
-    for hook in list(EXIT_HOOKS):
+    for hook in EXIT_HOOKS:
         try:
             hook(why)
         except Exception as e:  # noqa: BLE001 - the exit must happen regardless

@@ -129,7 +129,7 @@ def test_bad_input_matrix(files, np_):
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda c: (c, *run_case(np_, c[1], files)), todo))
     problems = []
-    for (cid, argv, needle), p, took in results:
+    for (cid, argv, needle), p, _took in results:
         if p is None:
             problems.append(f"{cid}: no answer within {LIMIT} s (a hang)")
             continue

@@ -252,7 +252,7 @@ def _wait_for_files(d, pred, timeout=120):
     deadline = time.time() + timeout
     while time.time() < deadline:
         found = []
-        for root, _, files in os.walk(d):
+        for _root, _, files in os.walk(d):
             found += [f for f in files if f.startswith("IMB_out")]
         if pred(found):
             return found

@@ -42,7 +42,7 @@ def seed_trials(offsets=(0.0,)):
 
 
 def test_solve_inverts_the_experiments_in_the_seeds_order():
-    for i, n in enumerate(SIZES):
+    for i, _n in enumerate(SIZES):
         six = {k: TABLE1[k][i] for k in SIX}
         got = solve(combinations(six))
         assert got == pytest.approx(six)

@@ -7,7 +7,7 @@ Adding a family touches this table and its own module only.
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from commbench.suites.base import Benchmark, Family
 
@@ -43,7 +43,7 @@ def canonical_family(name: str) -> str | None:
     return low if low in FAMILY_MODULES else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def family(name: str) -> Family:
     return importlib.import_module(FAMILY_MODULES[name]).FAMILY
 

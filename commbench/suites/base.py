@@ -6,9 +6,10 @@ receive contents); the harness (commbench.harness) owns *how*.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from commbench.policy import STANDARD, Profile
 
@@ -57,9 +58,9 @@ class Benchmark:
     two_process: bool = False  # NP = 2 only (single transfers)
     slots: bool = False  # disjoint slots even without -off_cache (one-sided)
     off_cache: bool = True  # -off_cache applies
-    expected: Callable[["Context", int], Any] | None = None  # check mode verifier
-    setup: Callable[["Context"], Any] | None = None  # per-X preparation (windows, files)
-    teardown: Callable[["Context"], Any] | None = None
+    expected: Callable[[Context, int], Any] | None = None  # check mode verifier
+    setup: Callable[[Context], Any] | None = None  # per-X preparation (windows, files)
+    teardown: Callable[[Context], Any] | None = None
     comments: tuple[str, ...] = ()  # "Comments on this Benchmark" lines
     dtype: str = "float32"  # assignment type for buffer contents (spec §6.2)
     warmup: bool = True
@@ -68,8 +69,8 @@ class Benchmark:
     # per-(benchmark, NP) preparation on the member ranks, f(harness, bench, layout),
     # sharing layout.state with every size and mode (IO files); np_teardown runs
     # only after a successful NP, so it may be collective.
-    np_setup: Callable[[Any, "Benchmark", Any], Any] | None = None
-    np_teardown: Callable[[Any, "Benchmark", Any], Any] | None = None
+    np_setup: Callable[[Any, Benchmark, Any], Any] | None = None
+    np_teardown: Callable[[Any, Benchmark, Any], Any] | None = None
 
     @property
     def sync(self) -> bool:

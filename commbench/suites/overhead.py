@@ -33,6 +33,7 @@ from commbench import records
 from commbench.compute import KINDS, Calibration, ComputeLoop, calibrate
 from commbench.config import ConfigError, Option, _int, _positive_float
 from commbench.suites.base import Benchmark, Family, Kind
+from commbench.views import Collector
 
 F = "overhead"
 KIND = "overhead"
@@ -277,7 +278,7 @@ class Driver:
                     BC.append(t5 - t4 - cal.timer)
                     BS.append(t6 - t5 - cal.timer)
         elif self.rank == 1:
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 recv(spec, 0, T_RAUFS)
                 run(su)
                 run(su)  # make sure the return lands in rank 0's timed Q
@@ -314,13 +315,13 @@ class Driver:
                     RS.append(t1 - t0 - cal.comptime - cal.timer)
                 run(su)
         elif self.rank == 1:
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 comm.Recv(spec, 0, T_RS)
                 run(su)
                 run(su)
                 comm.Send(spec, 0, T_RS)
         elif self.rank == 2:
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 req = comm.Irecv(ospec, 0, T_RS)
                 while not req.Test():
                     time.sleep(5e-5)
@@ -344,7 +345,7 @@ class Driver:
                     out.append(t1 - t0 - x - cal.timer)
                 run(su)
         elif self.rank == 1:
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 comm.Recv(spec, 0, T_FEU)
                 run(cu)
                 comm.Send(spec, 0, T_FEU)
@@ -391,7 +392,7 @@ class Driver:
                     work.append(tb - ta + td - tc - 2 * cal.timer)
             fwd = (statistics.fmean(work), statistics.median(work), min(work))
         elif r == d:
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 comm.Recv(spec, d - 1, T_ECHO)
                 run(su)
                 comm.Send(spec, d - 1, T_ECHO)
@@ -514,7 +515,7 @@ class Driver:
             return out
 
         def server(count: int) -> None:
-            for a in range(reps + 1):
+            for _a in range(reps + 1):
                 for _ in range(count):
                     comm.Recv(spec, 0, T_LOGGP)
                 comm.Send(spec, 0, T_LOGGP)
@@ -528,7 +529,7 @@ class Driver:
             res["prtt_n_d"] = client(m, d)
             # o_r: the client sends back to back, the server waits d before each
             # receive so the message is surely there, and times the receives.
-            for a in range(reps + 1):
+            for _ in range(reps + 1):
                 for _ in range(m):
                     comm.Send(spec, 1, T_LOGGP)
                 comm.Recv(spec, 1, T_LOGGP)
@@ -560,24 +561,10 @@ class Driver:
         self.settle()
 
 
-class _Collector:
-    """A sink that keeps the records so rank 0 can append the analysis record."""
-
-    def __init__(self):
-        self.records: list[records.Measurement] = []
-
-    def start(self, header: dict) -> None:
-        pass
-
-    def record(self, rec: records.Measurement) -> None:
-        self.records.append(rec)
-
-    def finish(self, summary: dict) -> None:
-        pass
 
 
 def run(cfg, sinks, comm: MPI.Comm) -> int:
-    collector = _Collector()
+    collector = Collector()
     return Driver(cfg, [collector, *sinks], comm, collector.records).run()
 
 

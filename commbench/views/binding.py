@@ -17,6 +17,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.base import Kind
+from commbench.views import Collector
 
 W = 13
 ENGINES = ("native", "mpi4py")
@@ -69,7 +70,7 @@ def table_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-class BindingOverhead:
+class BindingOverhead(Collector):
     """Sink: collects the records and prints the derived table at the end.
 
     Placed before the results file among the sinks, it also puts the rows into
@@ -77,14 +78,8 @@ class BindingOverhead:
     """
 
     def __init__(self, out: TextIO = sys.stdout):
+        super().__init__()
         self.out = out
-        self.records: list[records.Measurement] = []
-
-    def start(self, header: dict) -> None:
-        pass
-
-    def record(self, rec: records.Measurement) -> None:
-        self.records.append(rec)
 
     def finish(self, summary: dict) -> None:
         rows = overhead_rows(self.records)

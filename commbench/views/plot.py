@@ -44,7 +44,7 @@ def figure(items: list, path: str, show_source: bool = False) -> None:
                       fmt="o", ms=4, color=c, capsize=2, label=name)
         if fit is None:
             continue
-        for i, seg in enumerate(fit.segments):
+        for _i, seg in enumerate(fit.segments):
             a = max(seg.sizes[0], 1)
             b = max(seg.sizes[1], a * 1.01)
             x = np.geomspace(a, b, 100)
