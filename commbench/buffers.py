@@ -55,8 +55,16 @@ class Allocation:
         if kind == "numpy":
             self.array = np.empty(size, dtype=np.uint8)
         elif kind == "mmap":
-            self._owner = mmap.mmap(-1, (size + PAGE - 1) // PAGE * PAGE)
-            self.array = np.frombuffer(self._owner, dtype=np.uint8, count=size)
+            # Start on a 2 MiB boundary: the kernel backs only aligned 2 MiB
+            # extents with huge pages, so an unaligned buffer would get few.
+            extra = HUGE if size >= HUGE else 0
+            # Private, not mmap's default shared mapping: THP for shared anonymous
+            # memory (shmem) is usually off, so madvise would change nothing.
+            self._owner = mmap.mmap(-1, (size + extra + PAGE - 1) // PAGE * PAGE,
+                                    flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            whole = np.frombuffer(self._owner, dtype=np.uint8)
+            skip = (-whole.ctypes.data) % HUGE if extra else 0
+            self.array = whole[skip : skip + size]
         elif kind == "mpi":
             from mpi4py import MPI
 

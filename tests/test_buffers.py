@@ -1,0 +1,41 @@
+"""Buffer allocation kinds: huge pages on/off really change the backing pages."""
+
+import re
+
+import numpy as np
+import pytest
+
+from commbench import buffers
+
+
+def anon_huge_kb() -> int:
+    with open("/proc/self/smaps_rollup") as f:
+        return int(re.search(r"AnonHugePages:\s+(\d+)", f.read()).group(1))
+
+
+@pytest.mark.skipif(buffers.thp_mode() not in ("always", "madvise"), reason="transparent huge pages disabled here")
+def test_hugepages_on_and_off_change_the_backing():
+    before = anon_huge_kb()
+    on = buffers.Allocation(8 << 20, "mmap", "on")
+    on.array[:] = 1
+    got_on = anon_huge_kb() - before
+    before = anon_huge_kb()
+    off = buffers.Allocation(8 << 20, "mmap", "off")
+    off.array[:] = 1
+    got_off = anon_huge_kb() - before
+    assert got_on >= 4096, got_on  # at least two 2 MiB pages of the 8 MiB buffer
+    assert got_off == 0
+    assert on.array.ctypes.data % buffers.HUGE == 0  # aligned so whole extents qualify
+    on.free()
+    off.free()
+
+
+def test_pattern_and_deviation():
+    p = buffers.pattern(3, 10)
+    assert p.nbytes == 10
+    assert buffers.deviation(p.copy(), p) == 0.0
+    bad = p.copy()
+    bad[3] ^= 0x40  # an exponent bit: far beyond TOL (a low mantissa bit would be within it)
+    assert buffers.deviation(bad, p) == 1.0
+    s = buffers.reduce_pattern([0, 1], 8).view(np.float32)
+    assert s[0] == np.float32(0.1) + np.float32(0.2)
