@@ -30,10 +30,13 @@ static void *floor_buffer(size_t nbytes, int fill)
         p = malloc(len);
         if (p == NULL) return NULL;
     } else {
-        size_t page = 4096;
+        /* 2 MiB-aligned from 2 MiB on, as commbench.buffers does: the kernel
+         * backs only aligned 2 MiB extents with huge pages. */
+        size_t page = 4096, huge2 = 2u << 20, extra = len >= huge2 ? huge2 : 0;
         len = (len + page - 1) / page * page;
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NULL;
+        char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) return NULL;
+        p = extra ? (void *)(((size_t)raw + huge2 - 1) / huge2 * huge2) : (void *)raw;
     }
     /* The same whole-page advice commbench.buffers applies (only >= 2 MiB). */
     size_t huge = 2u << 20;
