@@ -205,6 +205,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
     Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", _choice("--engine", ENGINES)),
+    Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", _int("--samples", 1)),
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", _positive_float("--timeout", zero_ok=True)),
@@ -245,6 +246,7 @@ class RunConfig:
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
     fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
+    samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -550,6 +552,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         engine=values.get("engine", "native"),
         timeout=values.get("timeout"),
         fit=bool(values.get("fit", False)),
+        samples=values.get("samples", 1),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)

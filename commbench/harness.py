@@ -10,6 +10,7 @@ what one repetition does (commbench.suites).
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import threading
 import time
@@ -318,13 +319,23 @@ class Harness:
                         ctx.rbuf[:] = 0  # the next engine's check must see its own data
                     self.watch("the timed kernel")
                     t = self.timed(ctx, n, engine)
+                    if cfg.samples > 1:  # --samples K: K timed runs, the row from the median
+                        runs = [t] + [self.timed(ctx, n, engine) for _ in range(cfg.samples - 1)]
+                        t = _median_run(runs)
                     if cfg.check and bench.expected is not None:
                         self.watch("check mode verification")
                         defect = bench.expected(ctx, n)
                 self.watch("the gather to rank 0")
                 gathered = self.world.gather((t, defect), root=0)
+                extra = {"engine": engine}
+                if cfg.samples > 1:
+                    mine = [_first(r) for r in runs] if ctx is not None else None
+                    per_rank = self.world.gather(mine, root=0)
+                    if self.world_rank == 0:
+                        extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
+                        extra["rank_samples"] = per_rank
                 if self.world_rank == 0:
-                    rec = self.make_record(bench, base, n, gathered, extra={"engine": engine})
+                    rec = self.make_record(bench, base, n, gathered, extra=extra)
                     if e == 0:
                         self.emit(rec)
                     else:  # --engine both: the second engine's rows form their own table
@@ -425,6 +436,13 @@ class Harness:
                 finally:
                     layout.free()
         return sum(1 for ok in self.checked.values() if not ok)
+
+
+def _median_run(runs: list) -> Any:
+    """This rank's median over repeated runs, per component for tuple results."""
+    if isinstance(runs[0], tuple):
+        return tuple(statistics.median(c) for c in zip(*runs))
+    return statistics.median(runs)
 
 
 def _first(t: Any) -> float:

@@ -8,6 +8,7 @@ No MPI here.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -110,6 +111,44 @@ def reduce_times(
     elif x is not None:
         out["bytes_per_sec"] = 0.0
     return out
+
+
+def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median from order statistics.
+
+    [x_(l), x_(K+1-l)] with the largest l such that P(Binomial(K, 1/2) < l) <=
+    alpha/2; None when K is too small for the confidence asked (K < 6 at 95 %).
+    """
+    k = len(values)
+    alpha = 1 - confidence
+    xs = sorted(values)
+    best = None
+    cdf = 0.0
+    for j in range(k + 1):  # cdf = P(B <= j - 1) before adding term j
+        if cdf > alpha / 2:
+            break
+        if j >= 1:
+            best = j
+        cdf += math.comb(k, j) / 2**k
+    if best is None or best > k + 1 - best:
+        return None
+    return xs[best - 1], xs[k - best]
+
+
+def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict[str, float | list | None]:
+    """Statistics over K repeated samples of one row: samples[rank] = K seconds or None.
+
+    Each sample's t_max is the slowest rank in that sample; the row's spread and
+    the confidence interval of its median come from those K values (µs).
+    """
+    per_rank = [s for s in samples if s and s[0] >= 0]  # idle ranks and RMA targets: none
+    if not per_rank:
+        return {}
+    k = min(len(s) for s in per_rank)
+    t_max = [max(s[j] for s in per_rank) * factor * 1e6 for j in range(k)]
+    qs = statistics.quantiles(t_max, n=10, method="inclusive") if k > 1 else [t_max[0]] * 9
+    return {"k": k, "t_max_samples": t_max, "t_max_median": statistics.median(t_max),
+            "t_max_p10": qs[0], "t_max_p90": qs[-1], "t_max_median_ci95": median_ci(t_max)}
 
 
 def build(

@@ -3,7 +3,8 @@
 Rows are matched on (benchmark, NP, mode, bytes, groups). For each match the
 ratio new/old of the reported time (t_max, or t_ovrl for overlap tables) is
 printed, with a verdict that accounts for the spread between ranks: a change
-smaller than the run's own rank-to-rank spread is not called a change.
+smaller than the run's own rank-to-rank spread is not called a change, nor one
+whose medians' 95% intervals overlap when both runs used --samples K.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ def _time(r: records.Measurement) -> float | None:
     return v if v and v > 0 else None
 
 
+def _ci(r: records.Measurement) -> tuple[float, float] | None:
+    """95% interval of the median t_max over repeated samples (runs with --samples K)."""
+    ci = (r.extra.get("samples") or {}).get("t_max_median_ci95")
+    return tuple(ci) if ci else None
+
+
 def _spread(r: records.Measurement) -> float:
     tmax, tmin = r.values.get("t_max"), r.values.get("t_min")
     if not tmax or tmin is None:
@@ -56,8 +63,11 @@ def compare(old: list[records.Measurement], new: list[records.Measurement], thre
         ratio = tn / to
         noise = max(_spread(o), _spread(r))
         limit = max(threshold, noise)
+        ci_o, ci_n = _ci(o), _ci(r)
         if abs(math.log(ratio)) <= math.log1p(limit):
             verdict = "same"
+        elif ci_o and ci_n and ci_o[0] <= ci_n[1] and ci_n[0] <= ci_o[1]:
+            verdict = "same"  # --samples: the medians' 95% intervals overlap
         else:
             verdict = "slower" if ratio > 1 else "faster"
         rows.append(Row(_key(r), to, tn, ratio, noise, verdict))

@@ -11,6 +11,7 @@ FIELDS = [
     "family", "benchmark", "kind", "np", "mode", "groups", "group", "bytes", "repetitions", "status",
     "t_min_usec", "t_max_usec", "t_avg_usec", "t_median_usec", "mbytes_per_sec", "bytes_per_sec",
     "t_ovrl_usec", "t_pure_usec", "t_cpu_usec", "overlap_pct", "defects",
+    "samples", "t_max_sample_median_usec", "t_max_ci95_low_usec", "t_max_ci95_high_usec",
 ]
 
 _FROM = {"t_min_usec": "t_min", "t_max_usec": "t_max", "t_avg_usec": "t_avg",
@@ -27,6 +28,11 @@ def rows(rec: records.Measurement, mb_unit: int = 10**6) -> list[dict]:
         for k, src in _FROM.items():
             v = values.get(src)
             r[k] = "" if v is None else f"{v:.6g}"
+        st = rec.extra.get("samples") or {} if group == "all" else {}
+        ci = st.get("t_max_median_ci95") or ("", "")
+        r["samples"] = st.get("k", "")
+        r["t_max_sample_median_usec"] = f"{st['t_max_median']:.6g}" if st else ""
+        r["t_max_ci95_low_usec"], r["t_max_ci95_high_usec"] = (f"{v:.6g}" if v != "" else "" for v in ci)
         bps = values.get("bytes_per_sec")
         r["mbytes_per_sec"] = "" if bps is None else f"{bps / mb_unit:.6g}"
         return r
