@@ -327,23 +327,31 @@ class Driver:
                     time.sleep(5e-5)
         return RS
 
+    def _round_trips(self, q, cal, spec, tag, x):
+        """Rank 0's side of tests 1 and 6: send to rank 1, compute Q(SENDTIME),
+        receive the echo; each round trip minus the partner's known compute x
+        and the timer cost (the first, warm-up round is dropped)."""
+        comm, w, su, run = self.comm, self.w, cal.send_units, q.run
+        out = []
+        for a in range(self.st.reps + 1):
+            t0 = w()
+            comm.Send(spec, 1, tag)
+            run(su)
+            comm.Recv(spec, 1, tag)
+            t1 = w()
+            if a:
+                out.append(t1 - t0 - x - cal.timer)
+            run(su)
+        return out
+
     def exp_feu(self, q, cal, every, spec):
         """Seed test 6: rank 0 writes, computes, reads before the echo arrives;
         rank 1 (read posted in advance) computes X = its Q(COMPTIME), echoes."""
-        comm, w, reps = self.comm, self.w, self.st.reps
+        comm, reps = self.comm, self.st.reps
         su, cu, run = cal.send_units, cal.comp_units, q.run
         out = []
         if self.rank == 0:
-            x = every[1]["comptime"]
-            for a in range(reps + 1):
-                t0 = w()
-                comm.Send(spec, 1, T_FEU)
-                run(su)
-                comm.Recv(spec, 1, T_FEU)
-                t1 = w()
-                if a:
-                    out.append(t1 - t0 - x - cal.timer)
-                run(su)
+            out = self._round_trips(q, cal, spec, T_FEU, every[1]["comptime"])
         elif self.rank == 1:
             for _ in range(reps + 1):
                 comm.Recv(spec, 0, T_FEU)
@@ -364,16 +372,7 @@ class Driver:
         T: list[float] = []
         fwd = (0.0, 0.0, 0.0)
         if r == 0:
-            x = every[d]["sendtime"]
-            for a in range(reps + 1):
-                t0 = w()
-                comm.Send(spec, 1, T_ECHO)
-                run(su)
-                comm.Recv(spec, 1, T_ECHO)
-                t1 = w()
-                if a:
-                    T.append(t1 - t0 - x - cal.timer)
-                run(su)
+            T = self._round_trips(q, cal, spec, T_ECHO, every[d]["sendtime"])
         elif r < d:
             probe, recv, send = comm.Probe, comm.Recv, comm.Send
             work = []
