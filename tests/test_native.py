@@ -6,11 +6,14 @@ the native engine cannot be built: the tests that need it are skipped, the
 fallback tests still run. Where one exists the native engine must build.
 """
 
+import ctypes
 import json
 import os
 import shutil
 import stat
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from commbench import config, native
@@ -143,3 +146,91 @@ def test_every_mpi1_benchmark_has_a_native_pattern():
         assert native.pattern_of(b) is not None, b.name
     assert set(native.PATTERNS) >= {"pingpong", "pingping", "sendrecv", "exchange", "allreduce", "reduce",
                                     "bcast", "barrier", "allgather", "alltoall"}
+
+
+# ---------------------------------------------------------------- one table
+
+# A row to add in the tests: a second Allreduce loop, under a new name.
+NEW_ROW = "P(allreduce_again,   floats,         EACH,   MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm))"
+
+
+KERNELS = native.SOURCE
+
+
+def _with_row(tmp_path, row: str = NEW_ROW, name: str = "kernels.c"):
+    """A copy of kernels.c whose table has `row` after its last row."""
+    src = KERNELS.read_text()
+    last = "P(barrier,           bytes,          BARE,   MPI_Barrier(comm))\n"
+    assert src.count(last) == 1
+    copy = tmp_path / name
+    copy.write_text(src.replace(last, last[:-1] + " \\\n" + row + "\n"))
+    return copy
+
+
+def test_patterns_are_the_rows_of_the_c_table():
+    src = KERNELS.read_text()
+    assert list(native.PATTERNS) == [name for name, _ in native.TABLE]
+    assert len(native.TABLE) == src.count("\nP(") >= 21
+    for name, args in native.TABLE:
+        assert native.PATTERNS[name] is native.ARGS[args]
+    # The builders the patterns had before the table, unchanged.
+    assert native.TABLE[:3] == [("pingpong", "p2p"), ("pingpong_specific", "p2p_specific"), ("pingping", "p2p")]
+    assert dict(native.TABLE)["exchange"] == "exchange" and dict(native.TABLE)["gatherv"] == "vbytes"
+    assert dict(native.TABLE)["reduce"] == "floats" and dict(native.TABLE)["barrier"] == "bytes"
+
+
+def test_table_reader_follows_the_preprocessor(tmp_path):
+    f = tmp_path / "k.c"
+    f.write_text("/* P(not_a_row, bytes, EACH, x) */\n"
+                 "#define CB_PATTERNS(P) \\\n"
+                 "/* P(commented, bytes, EACH, x) */ \\\n"
+                 "P( one ,bytes,EACH, MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \\\n"
+                 "        MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE)) \\\n"
+                 "P(two, vbytes, SAME, one)\n"
+                 "#define OTHER(P) P(three, bytes, EACH, x)\n")
+    assert native.read_table(f) == [("one", "bytes"), ("two", "vbytes")]
+    assert native.read_table(tmp_path / "missing.c") == []
+
+
+def test_a_new_row_is_a_new_pattern(tmp_path, monkeypatch):
+    copy = _with_row(tmp_path)
+    assert native.read_table(copy) == [*native.TABLE, ("allreduce_again", "floats")]
+    # A changed source is built anew.
+    mpicc = native.find_mpicc() or "/bin/sh"
+    key = native.build_key(mpicc, "mpich", "v")
+    monkeypatch.setattr(native, "SOURCE", copy)
+    assert native.build_key(mpicc, "mpich", "v") != key
+    # A row naming a builder that ARGS lacks is refused at once, by name.
+    with pytest.raises(RuntimeError, match="no_such_builder"):
+        native._patterns(native.read_table(_with_row(tmp_path, NEW_ROW.replace("floats", "no_such_builder"), "bad.c")))
+
+
+def test_pattern_of_reads_the_native_field():
+    assert native.pattern_of(SimpleNamespace(native="gatherv")) == "gatherv"
+    assert native.pattern_of(SimpleNamespace(native="comms2")) == "comms2"
+    assert native.pattern_of(SimpleNamespace(native=None)) is None
+    assert native.pattern_of(SimpleNamespace(native="no_such_pattern")) is None
+
+
+@needs_native
+def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
+    from mpi4py import MPI
+
+    lib = native.load()
+    assert list(lib.kernels) == list(native.PATTERNS)
+    # The one-row addition builds, exports its table and runs (on COMM_SELF, in this process).
+    monkeypatch.setenv("COMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(native, "SOURCE", _with_row(tmp_path))
+    path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version())
+    dll = ctypes.CDLL(str(path))
+    dll.cb_patterns.restype = ctypes.c_char_p
+    assert dll.cb_patterns().decode().split()[-2:] == ["barrier:bytes", "allreduce_again:floats"]
+    with pytest.raises(native.NativeUnavailable, match="pattern table differs"):
+        native.Library(path)  # this module's table lacks the new row
+    fn = dll.cb_allreduce_again
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.POINTER(native.Args), ctypes.c_longlong]
+    sbuf, rbuf = np.arange(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
+    a = native.Args(comm=MPI._addressof(MPI.COMM_SELF), sbuf=sbuf.ctypes.data, rbuf=rbuf.ctypes.data,
+                    slots=1, count=8, rank=0, size=1, peer=-1, source=-1)
+    assert fn(ctypes.byref(a), 3) >= 0.0
+    assert (rbuf == sbuf).all()

@@ -8,8 +8,15 @@ communicator as the address of mpi4py's MPI_Comm handle (MPI._addressof) and
 the buffers as numpy addresses, so it runs the same pattern on the same memory
 as the mpi4py kernel; only the loop between the two timestamps leaves Python.
 
-A benchmark opts in by naming its pattern: Benchmark.extra["native"] =
-"pingpong" (see PATTERNS). Engine selection happens once, in `resolve`.
+The patterns are the rows of one table, CB_PATTERNS at the top of kernels.c:
+each row names the pattern (the C function is cb_<pattern>), the builder of its
+arguments (ARGS below) and its loop and MPI calls. The C preprocessor expands
+the rows into the kernels; this module reads the same rows from the source at
+import (PATTERNS: pattern -> argument builder), so it knows the patterns
+without building, and checks them against the built library's cb_patterns().
+
+A benchmark opts in by naming its pattern: Benchmark.native = "pingpong".
+Engine selection happens once, in `resolve`.
 
 Environment:
   COMMBENCH_MPICC       compiler to build with (default: mpicc beside Python)
@@ -22,6 +29,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 1
+ABI_VERSION = 2  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
@@ -178,8 +186,12 @@ class Library:
             raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
         if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
             raise NativeUnavailable(f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)")
+        self.dll.cb_patterns.restype = ctypes.c_char_p
+        built = self.dll.cb_patterns().decode().split()
+        if built != [f"{name}:{args}" for name, args in TABLE]:
+            raise NativeUnavailable(f"{path}: its pattern table differs from the one read from {SOURCE.name}")
         self.kernels: dict[str, Any] = {}
-        for name in sorted({_C_NAME.get(p, p) for p in PATTERNS}):
+        for name in PATTERNS:
             fn = getattr(self.dll, "cb_" + name)
             fn.restype = ctypes.c_double
             fn.argtypes = [ctypes.POINTER(Args), ctypes.c_longlong]
@@ -251,10 +263,6 @@ def library() -> Library | None:
 
 # ---------------------------------------------------------------- wiring
 
-def xp(x: int) -> int:
-    return max(x, 4)
-
-
 def _base(ctx, count: int) -> tuple[Args, list]:
     from mpi4py import MPI
 
@@ -297,7 +305,7 @@ def _p2p(specific: bool) -> Callable:
 
 def _exchange(ctx):
     a, keep = _base(ctx, ctx.x)
-    a.soff2 = xp(ctx.x)
+    a.soff2 = max(ctx.x, 4)  # the second send block, at mpi1.xp(X)
     return a, keep
 
 
@@ -323,38 +331,52 @@ def _vbytes(ctx):
     return a, keep
 
 
-# pattern -> builder of its arguments from the harness's Context. The C function
-# is cb_<pattern>; each mirrors the mpi4py kernel named in the comment.
-PATTERNS: dict[str, Callable] = {
-    "pingpong": _p2p(False),  # mpi1 PingPong: Send, Recv(ANY_SOURCE) / Recv, Send
-    "pingpong_specific": _p2p(True),  # PingPongSpecificSource
-    "pingping": _p2p(False),  # PingPing: Isend, Recv(ANY_SOURCE), Wait
-    "pingping_specific": _p2p(True),  # PingPingSpecificSource
-    "comms1": _p2p(True),  # COMMS1: Send/Recv, the slave returns its receive buffer
-    "comms2": _p2p(True),  # COMMS2: exchange, then return what was received
-    "sendrecv": _bytes,  # periodic chain of Sendrecv
-    "exchange": _exchange,  # Isend right, Isend left, Recv left, Recv right, Waitall
-    "allreduce": _floats,
-    "reduce": _floats,  # root i % NP
-    "reduce_scatter": _reduce_scatter,
-    "allgather": _bytes,
-    "allgatherv": _vbytes,
-    "gather": _bytes,
-    "gatherv": _vbytes,
-    "scatter": _bytes,
-    "scatterv": _vbytes,
-    "alltoall": _bytes,
-    "alltoallv": _vbytes,
-    "bcast": _bytes,  # root i % NP sends from sbuf, the others receive into rbuf
-    "barrier": _bytes,
+# The argument builders a row of kernels.c's table names: (Args, keep) from the
+# harness's Context, keep holding the arrays that must outlive the call.
+ARGS: dict[str, Callable] = {
+    "p2p": _p2p(False),  # X bytes, receive from MPI_ANY_SOURCE
+    "p2p_specific": _p2p(True),  # X bytes, receive from the partner
+    "bytes": _bytes,  # X bytes
+    "floats": _floats,  # X/4 floats
+    "exchange": _exchange,  # X bytes, second send block at max(X, 4)
+    "reduce_scatter": _reduce_scatter,  # counts: X/4 floats spread evenly over the ranks
+    "vbytes": _vbytes,  # X bytes per rank, counts X, displacements j*X
 }
 
-# The C names where a pattern shares another's loop.
-_C_NAME = {"pingpong_specific": "pingpong", "pingping_specific": "pingping"}
+
+def read_table(source: Path = SOURCE) -> list[tuple[str, str]]:
+    """(pattern, argument builder) of each row of CB_PATTERNS in `source`, in order.
+
+    The rows are `P(name, args, loop, calls...)` in the body of `#define
+    CB_PATTERNS(P)`; like the C preprocessor this joins the continued lines and
+    drops the comments first. [] when the source is missing (no native engine).
+    """
+    try:
+        text = source.read_text()
+    except OSError:
+        return []
+    text = re.sub(r"/\*.*?\*/", " ", text.replace("\\\n", " "), flags=re.S)
+    m = re.search(r"^[ \t]*#[ \t]*define[ \t]+CB_PATTERNS\(P\)(.*)$", text, re.M)
+    if m is None:
+        raise RuntimeError(f"{source}: no CB_PATTERNS table")
+    return re.findall(r"\bP\(\s*(\w+)\s*,\s*(\w+)\s*,", m.group(1))
+
+
+def _patterns(table: list[tuple[str, str]]) -> dict[str, Callable]:
+    missing = sorted({args for _, args in table} - ARGS.keys())
+    if missing:
+        raise RuntimeError(f"{SOURCE.name} names argument builders that commbench.native.ARGS lacks: {missing}")
+    return {name: ARGS[args] for name, args in table}
+
+
+# The table, and pattern -> builder of its arguments: what benchmarks may name.
+TABLE: list[tuple[str, str]] = read_table()
+PATTERNS: dict[str, Callable] = _patterns(TABLE)
 
 
 def pattern_of(bench) -> str | None:
-    p = bench.extra.get("native") if bench.extra else None
+    """bench's native pattern (its descriptor's `native` field), or None."""
+    p = bench.native
     return p if p in PATTERNS else None
 
 
@@ -364,7 +386,7 @@ def kernel_for(bench, lib: Library | None = None) -> Callable | None:
     pat = pattern_of(bench)
     if lib is None or pat is None:
         return None
-    fn = lib.kernels[_C_NAME.get(pat, pat)]
+    fn = lib.kernels[pat]
     make_args = PATTERNS[pat]
 
     def kernel(ctx, n):

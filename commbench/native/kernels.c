@@ -2,19 +2,99 @@
  * collective kernels in C, so that nothing but MPI runs between the two
  * timestamps.
  *
- * Every kernel has the signature  double cb_<pattern>(const cb_args *a, long long n)
- * and mirrors one mpi4py kernel of commbench/suites (same calls, same arguments,
- * same order, same off-cache slot cycling, same root rotation i % NP); it returns
+ * Every pattern is one row of CB_PATTERNS below, which expands to a kernel
+ *     double cb_<pattern>(const cb_args *a, long long n)
+ * that mirrors one mpi4py kernel of commbench/suites (same calls, same arguments,
+ * same order, same off-cache slot cycling, same root rotation i % NP) and returns
  * the seconds per repetition of its timed region. The Python side
- * (commbench/native/__init__.py) fills cb_args from the harness's Context: the
- * communicator as the address of an MPI_Comm (mpi4py's MPI._addressof), the
- * buffers as numpy addresses. Compiled with the mpicc of the MPI that mpi4py
- * loaded, so MPI_Comm and the constants have that library's ABI.
+ * (commbench/native/__init__.py) reads the same rows from this file for the
+ * pattern names and the builders of their cb_args, which it fills from the
+ * harness's Context: the communicator as the address of an MPI_Comm (mpi4py's
+ * MPI._addressof), the buffers as numpy addresses. Compiled with the mpicc of the
+ * MPI that mpi4py loaded, so MPI_Comm and the constants have that library's ABI.
  */
 #include <mpi.h>
 #include <stddef.h>
 
-#define CB_ABI_VERSION 1
+/* ================================================================ the patterns
+ *
+ * One row a pattern:   P(name, args, loop, calls...)
+ *
+ *   name   the pattern a benchmark names (its descriptor's `native`); the C
+ *          function is cb_<name>.
+ *   args   the Python builder of its cb_args: ARGS[args] in native/__init__.py.
+ *   loop   how one repetition is repeated between the timestamps:
+ *            EACH    calls; next off-cache slot
+ *            ROOTED  calls; root = (root + 1) % NP; next slot     (root starts at 0)
+ *            PAIR    two call lists, `calls0, calls1`: rank 0 repeats calls0,
+ *                    rank 1 calls1; next slot
+ *            BARE    calls only (no buffers, no slots)
+ *            SAME    `other`: the loop of pattern `other` (it differs in its args)
+ *   calls  the MPI calls of one repetition, separated by ';'. In scope:
+ *            comm; s, r: this slot's send and receive buffers; c: a->count;
+ *            src: the receive source (MPI_ANY_SOURCE or a->source); peer;
+ *            right, left: the ring neighbours; root; me, np: rank and size;
+ *            off2: a->soff2; req, reqs[2]; a: the cb_args.
+ *
+ * A new pattern is one row (plus a builder in ARGS where its argument shape is
+ * new). Rows are read by Python up to the `args` field; keep each row starting
+ * with `P(name, args, loop,`.
+ */
+#define CB_PATTERNS(P) \
+/* ---- point to point */ \
+/* mpi1 PingPong: Send, Recv(ANY_SOURCE) / Recv, Send */ \
+P(pingpong,          p2p,            PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \
+                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE), \
+                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Send(s, c, MPI_BYTE, 0, 1, comm)) \
+P(pingpong_specific, p2p_specific,   SAME,   pingpong) \
+/* PingPing: Isend, Recv(ANY_SOURCE), Wait */ \
+P(pingping,          p2p,            EACH,   MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req); \
+                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Wait(&req, MPI_STATUS_IGNORE)) \
+P(pingping_specific, p2p_specific,   SAME,   pingping) \
+/* COMMS1 (suites/comms.py): Send/Recv from rank 1, which returns the message */ \
+/* it received, from its receive buffer. Explicit source, tag 1. */ \
+P(comms1,            p2p_specific,   PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \
+                                             MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE), \
+                                             MPI_Recv(r, c, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Send(r, c, MPI_BYTE, 0, 1, comm)) \
+/* COMMS2: both exchange (Isend, Recv, Wait, tag 1), then both return what */ \
+/* they received (Isend of the receive buffer, Recv into the send buffer, tag 2). */ \
+P(comms2,            p2p_specific,   EACH,   MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req); \
+                                             MPI_Recv(r, c, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Wait(&req, MPI_STATUS_IGNORE); \
+                                             MPI_Isend(r, c, MPI_BYTE, peer, 2, comm, &req); \
+                                             MPI_Recv(s, c, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Wait(&req, MPI_STATUS_IGNORE)) \
+/* periodic chain of Sendrecv */ \
+P(sendrecv,          bytes,          EACH,   MPI_Sendrecv(s, c, MPI_BYTE, right, 1, r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE)) \
+/* Isend right, Isend left (second block), Recv left, Recv right, Waitall */ \
+P(exchange,          exchange,       EACH,   MPI_Isend(s, c, MPI_BYTE, right, 1, comm, &reqs[0]); \
+                                             MPI_Isend(s + off2, c, MPI_BYTE, left, 1, comm, &reqs[1]); \
+                                             MPI_Recv(r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Recv(r, c, MPI_BYTE, right, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)) \
+/* ---- collectives: reductions on X/4 floats, SUM */ \
+P(allreduce,         floats,         EACH,   MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm)) \
+P(reduce,            floats,         ROOTED, MPI_Reduce(s, r, c, MPI_FLOAT, MPI_SUM, root, comm)) \
+P(reduce_scatter,    reduce_scatter, EACH,   MPI_Reduce_scatter(s, r, a->counts, MPI_FLOAT, MPI_SUM, comm)) \
+/* ---- collectives on X bytes per rank */ \
+P(allgather,         bytes,          EACH,   MPI_Allgather(s, c, MPI_BYTE, r, c, MPI_BYTE, comm)) \
+P(allgatherv,        vbytes,         EACH,   MPI_Allgatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm)) \
+P(gather,            bytes,          ROOTED, MPI_Gather(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
+P(gatherv,           vbytes,         ROOTED, MPI_Gatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, root, comm)) \
+P(scatter,           bytes,          ROOTED, MPI_Scatter(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
+P(scatterv,          vbytes,         ROOTED, MPI_Scatterv(s, a->counts, a->displs, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
+P(alltoall,          bytes,          EACH,   MPI_Alltoall(s, c, MPI_BYTE, r, c, MPI_BYTE, comm)) \
+P(alltoallv,         vbytes,         EACH,   MPI_Alltoallv(s, a->counts, a->displs, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm)) \
+/* the root sends from sbuf, the others receive into rbuf */ \
+P(bcast,             bytes,          ROOTED, MPI_Bcast(root == me ? s : r, c, MPI_BYTE, root, comm)) \
+P(barrier,           bytes,          BARE,   MPI_Barrier(comm))
+
+/* ================================================================ the arguments */
+
+#define CB_ABI_VERSION 2
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -33,13 +113,6 @@ typedef struct {
     const int *displs;        /* per-rank displacements (v-variants) */
 } cb_args;
 
-#define COMM (*(const MPI_Comm *)a->comm)
-#define SRC (a->source < 0 ? MPI_ANY_SOURCE : a->source)
-
-/* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
-#define NEXT_SLOT() do { if (++k == a->slots) { k = 0; s = a->sbuf; r = a->rbuf; } \
-                         else { s += a->sstride; r += a->rstride; } } while (0)
-
 int cb_abi_version(void) { return CB_ABI_VERSION; }
 
 /* What this library's MPI sees: proves it is the MPI that mpi4py initialised. */
@@ -55,293 +128,54 @@ int cb_probe(const void *comm, int *initialized, int *rank, int *size, char *ver
 
 double cb_wtime(void) { return MPI_Wtime(); }
 
-/* ---------------------------------------------------------------- point to point */
+/* The table as the library was built from it, "name:args name:args ...": Python
+ * checks it against the rows it read from this file. */
+#define CB_ROW_STRING(name, args, ...) #name ":" #args " "
+const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
 
-double cb_pingpong(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int src = SRC, c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    if (a->rank == 0) {
-        for (long long i = 0; i < n; i++) {
-            MPI_Send(s, c, MPI_BYTE, 1, 1, comm);
-            MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-            NEXT_SLOT();
-        }
-    } else {
-        for (long long i = 0; i < n; i++) {
-            MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-            MPI_Send(s, c, MPI_BYTE, 0, 1, comm);
-            NEXT_SLOT();
-        }
+/* ================================================================ the loops */
+
+#define CB_KERNEL(name) double cb_##name(const cb_args *a, long long n)
+
+/* Everything a row's calls may use, set before the first timestamp; what a
+ * pattern does not use the compiler drops. */
+#define CB_LOCALS \
+    MPI_Comm comm = *(const MPI_Comm *)a->comm; \
+    int c = a->count, k = 0, root = 0, me = a->rank, np = a->size, peer = a->peer; \
+    int src = a->source < 0 ? MPI_ANY_SOURCE : a->source; \
+    int right = (me + 1) % np, left = (me - 1 + np) % np; \
+    char *s = a->sbuf, *r = a->rbuf; \
+    long long off2 = a->soff2; \
+    MPI_Request req, reqs[2]; \
+    (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
+    (void)s; (void)r; (void)off2; (void)req; (void)reqs;
+
+/* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
+#define NEXT_SLOT() do { if (++k == a->slots) { k = 0; s = a->sbuf; r = a->rbuf; } \
+                         else { s += a->sstride; r += a->rstride; } } while (0)
+#define NEXT_ROOT() do { if (++root == np) root = 0; } while (0)
+
+/* One kernel: the locals, then the timed region `timed`, nothing else in it. */
+#define CB_TIMED(name, timed) \
+    CB_KERNEL(name) \
+    { \
+        CB_LOCALS \
+        double t0 = MPI_Wtime(); \
+        timed \
+        return (MPI_Wtime() - t0) / (double)n; \
     }
-    return (MPI_Wtime() - t0) / (double)n;
-}
+#define CB_REPEAT(calls, then) for (long long i = 0; i < n; i++) { calls; then }
 
-double cb_pingping(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int src = SRC, c = a->count, peer = a->peer, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    MPI_Request req;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req);
-        MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
+#define CB_LOOP_EACH(name, calls)   CB_TIMED(name, CB_REPEAT(calls, NEXT_SLOT();))
+#define CB_LOOP_ROOTED(name, calls) CB_TIMED(name, CB_REPEAT(calls, NEXT_ROOT(); NEXT_SLOT();))
+#define CB_LOOP_BARE(name, calls)   CB_TIMED(name, CB_REPEAT(calls, ))
+#define CB_LOOP_PAIR(name, calls0, calls1) \
+    CB_TIMED(name, if (a->rank == 0) { CB_REPEAT(calls0, NEXT_SLOT();) } \
+                   else { CB_REPEAT(calls1, NEXT_SLOT();) })
+#define CB_LOOP_SAME(name, other)   CB_KERNEL(name) { return cb_##other(a, n); }
 
-/* COMMS1 (suites/comms.py): rank 0 Send/Recv from rank 1; rank 1 returns the
- * message it received, from its receive buffer. Explicit source, tag 1. */
-double cb_comms1(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    if (a->rank == 0) {
-        for (long long i = 0; i < n; i++) {
-            MPI_Send(s, c, MPI_BYTE, 1, 1, comm);
-            MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
-            NEXT_SLOT();
-        }
-    } else {
-        for (long long i = 0; i < n; i++) {
-            MPI_Recv(r, c, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE);
-            MPI_Send(r, c, MPI_BYTE, 0, 1, comm);
-            NEXT_SLOT();
-        }
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
+#define CB_DECLARE(name, args, ...) CB_KERNEL(name);
+#define CB_DEFINE(name, args, loop, ...) CB_LOOP_##loop(name, __VA_ARGS__)
 
-/* COMMS2: both exchange (Isend, Recv, Wait, tag 1), then both return what they
- * received (Isend of the receive buffer, Recv into the send buffer, tag 2). */
-double cb_comms2(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, peer = a->peer, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    MPI_Request req;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req);
-        MPI_Recv(r, c, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        MPI_Isend(r, c, MPI_BYTE, peer, 2, comm, &req);
-        MPI_Recv(s, c, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_sendrecv(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    int right = (a->rank + 1) % a->size, left = (a->rank - 1 + a->size) % a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Sendrecv(s, c, MPI_BYTE, right, 1, r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_exchange(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    int right = (a->rank + 1) % a->size, left = (a->rank - 1 + a->size) % a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    long long off2 = a->soff2;
-    MPI_Request reqs[2];
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Isend(s, c, MPI_BYTE, right, 1, comm, &reqs[0]);
-        MPI_Isend(s + off2, c, MPI_BYTE, left, 1, comm, &reqs[1]);
-        MPI_Recv(r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-        MPI_Recv(r, c, MPI_BYTE, right, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE);
-        MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-/* ---------------------------------------------------------------- collectives */
-
-double cb_allreduce(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_reduce(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Reduce(s, r, c, MPI_FLOAT, MPI_SUM, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_reduce_scatter(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Reduce_scatter(s, r, a->counts, MPI_FLOAT, MPI_SUM, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_allgather(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Allgather(s, c, MPI_BYTE, r, c, MPI_BYTE, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_allgatherv(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Allgatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_gather(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Gather(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_gatherv(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Gatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_scatter(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Scatter(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_scatterv(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Scatterv(s, a->counts, a->displs, MPI_BYTE, r, c, MPI_BYTE, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_alltoall(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Alltoall(s, c, MPI_BYTE, r, c, MPI_BYTE, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_alltoallv(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int k = 0;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Alltoallv(s, a->counts, a->displs, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm);
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_bcast(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    int c = a->count, k = 0, root = 0, np = a->size, me = a->rank;
-    char *s = a->sbuf, *r = a->rbuf;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) {
-        MPI_Bcast(root == me ? s : r, c, MPI_BYTE, root, comm);
-        if (++root == np) root = 0;
-        NEXT_SLOT();
-    }
-    return (MPI_Wtime() - t0) / (double)n;
-}
-
-double cb_barrier(const cb_args *a, long long n)
-{
-    MPI_Comm comm = COMM;
-    double t0 = MPI_Wtime();
-    for (long long i = 0; i < n; i++) MPI_Barrier(comm);
-    return (MPI_Wtime() - t0) / (double)n;
-}
+CB_PATTERNS(CB_DECLARE)
+CB_PATTERNS(CB_DEFINE)
