@@ -16,4 +16,5 @@ test: install
 	$(PY) -m pytest -q
 
 lint:
+	lint-imports
 	$(PY) -m ruff check commbench tests benchmarks

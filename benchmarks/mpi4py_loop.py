@@ -44,11 +44,12 @@ def job(rounds: int, reps: int, size: int) -> None:
 
     from commbench import config
     from commbench.harness import Harness
+    from commbench.session import Session
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     cfg = config.parse_run_args(["PingPong", "--engine", "mpi4py"], world_size=comm.Get_size())
-    h = Harness(cfg, [], comm)
+    h = Harness(Session(cfg, comm))
     bench = h.family.get("PingPong")
     ctx = h.prepare(bench, h.layout(2), "", size, reps)
     c = ctx.comm

@@ -9,207 +9,64 @@ nothing downstream re-parses strings. Nothing here imports MPI.
 from __future__ import annotations
 
 import difflib
-import math
 import os
-from collections.abc import Callable
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commbench import policy, suites
-
-
-class ConfigError(Exception):
-    """Invalid command line: the message names the problem and the accepted form."""
-
-
-class HelpRequested(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Option:
-    names: tuple[str, ...]
-    dest: str
-    metavar: str  # "" for a flag
-    help: str
-    parse: Callable[[str], Any] | None = None  # None: flag
-    multi_names: bool = False  # -include / -exclude: names until the next option
-    default: Any = None  # family options: value recorded in cfg.params when not given
-
-
-THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
-POLICIES = ("dynamic", "multiple_np", "auto", "off")
-ALLOC_KINDS = ("numpy", "mpi", "mmap")
-HUGEPAGES = ("default", "on", "off")
-ENGINES = ("native", "mpi4py", "both")
-
-
-def _int(name: str, low: int | None = None) -> Callable[[str], int]:
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise ConfigError(f"{name} needs an integer, got {s!r}") from None
-        if low is not None and v < low:
-            raise ConfigError(f"{name} must be >= {low}, got {v}")
-        return v
-
-    return parse
-
-
-def _positive_float(name: str, zero_ok: bool = False) -> Callable[[str], float]:
-    def parse(s: str) -> float:
-        try:
-            v = float(s)
-        except ValueError:
-            raise ConfigError(f"{name} needs a number, got {s!r}") from None
-        if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
-            raise ConfigError(f"{name} must be a positive number, got {s!r}")
-        return v
-
-    return parse
-
-
-def _choice(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(s: str) -> str:
-        if s.lower() not in choices:
-            raise ConfigError(f"{name} must be one of {'|'.join(choices)}, got {s!r}")
-        return s.lower()
-
-    return parse
-
-
-def _multi(s: str) -> int:
-    if s not in ("0", "1"):
-        raise ConfigError(f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}")
-    return int(s)
-
-
-def _off_cache(s: str) -> tuple[float, int]:
-    form = "accepted: -off_cache -1, -off_cache <cache MB>, -off_cache <cache MB>,<line bytes>"
-    parts = s.split(",")
-    if len(parts) > 2:
-        raise ConfigError(f"-off_cache {s!r}: too many values; {form}")
-    try:
-        cs = float(parts[0])
-    except ValueError:
-        raise ConfigError(f"-off_cache {s!r}: {parts[0]!r} is not a number; {form}") from None
-    if not math.isfinite(cs) or cs == 0:
-        raise ConfigError(f"-off_cache {s!r}: cache size must be non-zero; {form}")
-    if cs < 0:
-        return (policy.CACHE_SIZE_MB, policy.CACHE_LINE_SIZE)
-    line = policy.CACHE_LINE_SIZE
-    if len(parts) == 2:
-        try:
-            line = int(parts[1])
-        except ValueError:
-            raise ConfigError(f"-off_cache {s!r}: line size {parts[1]!r} is not an integer; {form}") from None
-        if line <= 0:
-            raise ConfigError(f"-off_cache {s!r}: line size must be positive; {form}")
-    return (cs, line)
-
-
-def _iter(s: str) -> tuple[tuple[int, ...], str | None]:
-    form = "accepted: -iter <msgs>[,<overall MB>[,<msgs nonaggr>]][,<policy>], policy one of " + "|".join(POLICIES)
-    tokens = s.split(",")
-    if not 1 <= len(tokens) <= 4 or any(t == "" for t in tokens):
-        raise ConfigError(f"-iter {s!r}: {form}")
-    ints: list[int] = []
-    pol = None
-    for tok in tokens:
-        try:
-            v = int(tok)
-        except ValueError:
-            if tok.lower() not in POLICIES:
-                raise ConfigError(f"-iter {s!r}: unknown token {tok!r}; {form}") from None
-            pol = tok.lower()
-            continue
-        if v <= 0:
-            raise ConfigError(f"-iter {s!r}: counts must be positive; {form}")
-        ints.append(v)
-    if len(ints) > 3:
-        raise ConfigError(f"-iter {s!r}: at most three numbers; {form}")
-    return tuple(ints), pol
-
-
-def _msglog(s: str) -> tuple[int | None, int]:
-    form = "accepted: -msglog <maxlog> or -msglog <minlog>:<maxlog>, 0 <= minlog < maxlog < 31"
-    parts = s.split(":")
-    try:
-        if len(parts) == 1:
-            lo, hi = None, int(parts[0])
-        elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
-        else:
-            raise ValueError
-    except ValueError:
-        raise ConfigError(f"-msglog {s!r}: {form}") from None
-    if hi <= 0 or hi >= 31 or (lo is not None and not 0 <= lo < hi):
-        raise ConfigError(f"-msglog {s!r}: {form}")
-    return lo, hi
-
-
-def _map(s: str) -> tuple[int, int]:
-    form = "accepted: -map <A>x<B> with positive integers, e.g. -map 2x2"
-    parts = s.lower().split("x")
-    try:
-        a, b = (int(p) for p in parts)
-    except ValueError:
-        raise ConfigError(f"-map {s!r}: {form}") from None
-    if a < 1 or b < 1:
-        raise ConfigError(f"-map {s!r}: {form}")
-    return a, b
-
-
-def _readable(name: str) -> Callable[[str], str]:
-    def parse(s: str) -> str:
-        if os.path.isdir(s):
-            raise ConfigError(f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)")
-        if os.path.exists(s) and not os.path.isfile(s):
-            raise ConfigError(f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)")
-        if not os.path.isfile(s):
-            raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
-        if not os.access(s, os.R_OK):
-            raise ConfigError(f"{name} {s!r}: file is not readable")
-        return s
-
-    return parse
-
-
-def _string(s: str) -> str:
-    return s
-
+from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
+    ALLOC_KINDS,
+    ENGINES,
+    HUGEPAGES,
+    POLICIES,
+    THREAD_LEVELS,
+    ConfigError,
+    HelpRequested,
+    Option,
+    byte_count,
+    choice,
+    integer,
+    parse_iter,
+    parse_map,
+    parse_msglog,
+    parse_multi,
+    parse_off_cache,
+    positive_float,
+    readable_file,
+    text,
+)
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
-    Option(("-npmin",), "npmin", "<NPmin>", "first process count of the sequence NPmin, 2NPmin, …, P", _int("-npmin", 1)),
-    Option(("-multi",), "multi", "<0|1>", "run groups simultaneously (0: one row per size, 1: one row per group)", _multi),
-    Option(("-off_cache",), "off_cache", "<cs[,cls]>|-1", "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)", _off_cache),
-    Option(("-iter",), "iter", "<msgs[,MB[,nonaggr]]>[,policy]", "repetition caps and/or policy", _iter),
-    Option(("-iter_policy",), "iter_policy", "<policy>", "dynamic|multiple_np|auto|off", _choice("-iter_policy", POLICIES)),
-    Option(("-time",), "time", "<secs>", "run-time target per size for the dynamic policy (default 10)", _positive_float("-time")),
-    Option(("-mem",), "mem", "<GB>", "per-process memory cap for message buffers (default 1)", _positive_float("-mem")),
-    Option(("-input",), "input", "<file>", "file with benchmark names, one per line", _readable("-input")),
-    Option(("-msglen",), "msglen", "<file>", "file with message lengths, one per line", _readable("-msglen")),
-    Option(("-map",), "map", "<A>x<B>", "rank placement: ranks fill A rows column-wise, groups taken row-wise", _map),
+    Option(("-npmin",), "npmin", "<NPmin>", "first process count of the sequence NPmin, 2NPmin, …, P", integer("-npmin", 1)),
+    Option(("-multi",), "multi", "<0|1>", "run groups simultaneously (0: one row per size, 1: one row per group)", parse_multi),
+    Option(("-off_cache",), "off_cache", "<cs[,cls]>|-1", "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)", parse_off_cache),
+    Option(("-iter",), "iter", "<msgs[,MB[,nonaggr]]>[,policy]", "repetition caps and/or policy", parse_iter),
+    Option(("-iter_policy",), "iter_policy", "<policy>", "dynamic|multiple_np|auto|off", choice("-iter_policy", POLICIES)),
+    Option(("-time",), "time", "<secs>", "run-time target per size for the dynamic policy (default 10)", positive_float("-time")),
+    Option(("-mem",), "mem", "<GB>", "per-process memory cap for message buffers (default 1)", positive_float("-mem")),
+    Option(("-input",), "input", "<file>", "file with benchmark names, one per line", readable_file("-input")),
+    Option(("-msglen",), "msglen", "<file>", "file with message lengths, one per line", readable_file("-msglen")),
+    Option(("-map",), "map", "<A>x<B>", "rank placement: ranks fill A rows column-wise, groups taken row-wise", parse_map),
     Option(("-include",), "include", "<b1> [b2 …]", "add benchmarks (e.g. PingPongSpecificSource)", multi_names=True),
     Option(("-exclude",), "exclude", "<b1> [b2 …]", "remove benchmarks", multi_names=True),
-    Option(("-msglog",), "msglog", "[<min>:]<max>", "sizes 0, 2^min … 2^max", _msglog),
-    Option(("-thread_level",), "thread_level", "<level>", "single|funneled|serialized|multiple", _choice("-thread_level", THREAD_LEVELS)),
+    Option(("-msglog",), "msglog", "[<min>:]<max>", "sizes 0, 2^min … 2^max", parse_msglog),
+    Option(("-thread_level",), "thread_level", "<level>", "single|funneled|serialized|multiple", choice("-thread_level", THREAD_LEVELS)),
     Option(("-check", "--check"), "check", "", "verify every received buffer (timings then not valid)"),
-    Option(("-n", "--np"), "np", "<N>", "start N processes under mpiexec (outside an MPI job)", _int("-n", 1)),
-    Option(("--mpiexec",), "mpiexec", "<path>", "mpiexec to launch with (default: the one of mpi4py's MPI)", _string),
-    Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), _string),
-    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' for none)", _string),
-    Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", _string),
-    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", _choice("--alloc", ALLOC_KINDS)),
-    Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", _choice("--hugepages", HUGEPAGES)),
-    Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", _choice("--engine", ENGINES)),
-    Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", _int("--samples", 1)),
+    Option(("-n", "--np"), "np", "<N>", "start N processes under mpiexec (outside an MPI job)", integer("-n", 1)),
+    Option(("--mpiexec",), "mpiexec", "<path>", "mpiexec to launch with (default: the one of mpi4py's MPI)", text),
+    Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), text),
+    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' for none)", text),
+    Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
+    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", choice("--alloc", ALLOC_KINDS)),
+    Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", choice("--hugepages", HUGEPAGES)),
+    Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", choice("--engine", ENGINES)),
+    Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
-    Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", _positive_float("--timeout", zero_ok=True)),
-    Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", _int("--maxlog", 1)),
+    Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
+    Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
 )
 
 
@@ -355,9 +212,6 @@ def read_name_file(path: str) -> list[str]:
     return names
 
 
-_SUFFIX = {"k": 1024, "m": 2**20}
-
-
 def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -371,12 +225,11 @@ def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
         if not s or s.startswith("#"):
             continue
         token = s.split()[0]
-        mult = _SUFFIX.get(token[-1].lower(), 1)
-        digits = token[:-1] if mult != 1 else token
-        if not digits.isdigit():
+        size = byte_count(token, suffixes="km")
+        if size is None:
             warnings.append(f"-msglen {path}:{num}: {token!r} is not a non-negative integer, skipped")
             continue
-        sizes.append(int(digits) * mult)
+        sizes.append(size)
     if not sizes:
         raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
     return tuple(sizes), warnings
@@ -433,95 +286,24 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
     values, names = _split_argv(list(argv))
-    # A family name among the bare names (e.g. `commbench run IMB-EXT`) selects it.
-    suite = values.get("suite")
-    bare = []
-    for n in names:
-        fam = suites.canonical_family(n)
-        if fam is not None and suites.family(fam).get(n) is None:
-            if suite is not None and suites.canonical_family(suite) != fam:
-                raise ConfigError(f"family {n!r} contradicts --suite {suite!r}")
-            suite = fam
-        else:
-            bare.append(n)
-    input_names = read_name_file(values["input"]) if "input" in values else []
-    explicit = bare + input_names
-    fam_name = _resolve_family(suite, explicit + values.get("include", []))
-    fam = suites.family(fam_name)
+    fam, run_list, multi_prefix = _select(values, names)
     prof = fam.profile
-
-    explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
-    include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
-    exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
-    run_list = explicit_c or fam.default_list()
-    run_list = include_c + run_list
-    excluded = {e.lower() for e in exclude_c}
-    run_list = [b for b in run_list if b.lower() not in excluded]
-    if not run_list:
-        raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
-                          "least one benchmark; see `commbench list`)")
-
     multi = values.get("multi")
-    if multi is None and (multi_prefix or mp2):
+    if multi is None and multi_prefix:
         multi = 0  # spec A3: a Multi- prefix implies -multi 0
-
-    msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
-    pol = "dynamic"
-    # -iter and -iter_policy: the later on the command line wins (spec §13.1).
-    order = [a for a in argv if a in ("-iter", "-iter_policy")]
-    if "iter" in values:
-        ints, ipol = values["iter"]
-        if len(ints) >= 1:
-            msgs = ints[0]
-        if len(ints) >= 2:
-            vol = ints[1] * 2**20
-        if len(ints) >= 3:
-            nonaggr = ints[2]
-        if ipol:
-            pol = ipol
-    if "iter_policy" in values:
-        iter_sets_policy = "iter" in values and values["iter"][1] is not None
-        if not iter_sets_policy or order[-1] == "-iter_policy":
-            pol = values["iter_policy"]
-
-    minlog, maxlog = prof.minmsglog, prof.maxmsglog
-    if "msglog" in values:
-        lo, hi = values["msglog"]
-        maxlog = hi
-        if lo is not None:
-            minlog = lo
-        elif minlog >= maxlog:
-            raise ConfigError(f"-msglog {hi}: maxlog must exceed minlog {minlog}")
-    if "maxlog" in values:
-        big = values["maxlog"]
-        if not 31 <= big <= 40:
-            raise ConfigError(f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)")
-        if "msglog" in values:
-            raise ConfigError(f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
-                              "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)")
-        maxlog = big
-
+    msgs, vol, nonaggr, pol = _repetition_settings(values, argv, prof)
+    minlog, maxlog = _size_range(values, prof)
     warnings: list[str] = []
     msglen = None
     if "msglen" in values:
         msglen, w = read_msglen_file(values["msglen"])
         warnings += w
-
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
         raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
                           f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
-    size = world_size if world_size is not None else np_
-
-    params = {}
-    for opt in fam.options:
-        if opt.dest in values:
-            params[opt.dest] = values[opt.dest]
-        elif opt.default is not None:
-            params[opt.dest] = opt.default
-
     cfg = RunConfig(
-        family=fam_name,
+        family=fam.name,
         benchmarks=tuple(run_list),
         profile=prof,
         npmin=values.get("npmin", prof.npmin),
@@ -548,7 +330,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         mpiexec=values.get("mpiexec"),
         argv=tuple(argv),
         warnings=tuple(warnings),
-        params=params,
+        params=_family_params(fam, values),
         engine=values.get("engine", "native"),
         timeout=values.get("timeout"),
         fit=bool(values.get("fit", False)),
@@ -556,9 +338,93 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)
+    size = world_size if world_size is not None else np_
     if size is not None:
         check_world(cfg, size)
     return cfg
+
+
+def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], bool]:
+    """The family and its run list; whether a Multi- prefix was used."""
+    # A family name among the bare names (e.g. `commbench run IMB-EXT`) selects it.
+    suite = values.get("suite")
+    bare = []
+    for n in names:
+        fam = suites.canonical_family(n)
+        if fam is not None and suites.family(fam).get(n) is None:
+            if suite is not None and suites.canonical_family(suite) != fam:
+                raise ConfigError(f"family {n!r} contradicts --suite {suite!r}")
+            suite = fam
+        else:
+            bare.append(n)
+    input_names = read_name_file(values["input"]) if "input" in values else []
+    explicit = bare + input_names
+    fam = suites.family(_resolve_family(suite, explicit + values.get("include", [])))
+    explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
+    include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
+    exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
+    run_list = include_c + (explicit_c or fam.default_list())
+    excluded = {e.lower() for e in exclude_c}
+    run_list = [b for b in run_list if b.lower() not in excluded]
+    if not run_list:
+        raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
+                          "least one benchmark; see `commbench list`)")
+    return fam, run_list, multi_prefix or mp2
+
+
+def _repetition_settings(values: dict, argv: list[str], prof: policy.Profile) -> tuple[int, int, int, str]:
+    """(MSGSPERSAMPLE, OVERALL_VOL, MSGS_NONAGGR, policy) from -iter and -iter_policy."""
+    msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
+    pol = "dynamic"
+    # -iter and -iter_policy: the later on the command line wins (spec §13.1).
+    order = [a for a in argv if a in ("-iter", "-iter_policy")]
+    if "iter" in values:
+        ints, ipol = values["iter"]
+        if len(ints) >= 1:
+            msgs = ints[0]
+        if len(ints) >= 2:
+            vol = ints[1] * 2**20
+        if len(ints) >= 3:
+            nonaggr = ints[2]
+        if ipol:
+            pol = ipol
+    if "iter_policy" in values:
+        iter_sets_policy = "iter" in values and values["iter"][1] is not None
+        if not iter_sets_policy or order[-1] == "-iter_policy":
+            pol = values["iter_policy"]
+    return msgs, vol, nonaggr, pol
+
+
+def _size_range(values: dict, prof: policy.Profile) -> tuple[int, int]:
+    """(minlog, maxlog) from -msglog and --maxlog."""
+    minlog, maxlog = prof.minmsglog, prof.maxmsglog
+    if "msglog" in values:
+        lo, hi = values["msglog"]
+        maxlog = hi
+        if lo is not None:
+            minlog = lo
+        elif minlog >= maxlog:
+            raise ConfigError(f"-msglog {hi}: maxlog must exceed minlog {minlog}")
+    if "maxlog" in values:
+        big = values["maxlog"]
+        if not 31 <= big <= 40:
+            raise ConfigError(f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)")
+        if "msglog" in values:
+            raise ConfigError(f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
+                              "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)")
+        maxlog = big
+    return minlog, maxlog
+
+
+def _family_params(fam: suites.Family, values: dict) -> dict:
+    """The family's own options: given values, else their declared defaults."""
+    params = {}
+    for opt in fam.options:
+        if opt.dest in values:
+            params[opt.dest] = values[opt.dest]
+        elif opt.default is not None:
+            params[opt.dest] = opt.default
+    return params
 
 
 def check_world(cfg: RunConfig, size: int) -> None:
@@ -598,6 +464,10 @@ def check_writable(option: str, path: str | None) -> None:
         raise ConfigError(f"{option} {path!r}: cannot write ({e.strerror}) ({form})") from None
     if not existed:
         os.unlink(path)
+
+
+def default_output(family: str) -> str:
+    return os.path.join("results", f"commbench-{family}-{time.strftime('%Y%m%d-%H%M%S')}.json")
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

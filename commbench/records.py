@@ -12,9 +12,23 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Protocol
 
-from commbench.suites.base import Kind
+
+class Kind(str, Enum):
+    """Classification that decides process counts and output columns (spec §14.3)."""
+
+    SINGLE = "single"  # two processes, t = t_max, throughput
+    PARALLEL = "parallel"  # NP sequence, t_min/t_max/t_avg, throughput
+    COLLECTIVE = "collective"  # NP sequence, t_min/t_max/t_avg
+    SYNC = "sync"  # one row without size
+    MULTIPLE = "multiple"  # RMA one-to-all: t, throughput ×(NP−1)
+    OVERLAP = "overlap"  # t_ovrl, t_pure, t_CPU, overlap
+    OVERLAP_SYNC = "overlap_sync"  # Ibarrier: overlap columns without size
+    PASSIVE = "passive"  # Truly_passive_put: t_pure, t_ovrl
+    SINGLE_ONE = "single_one"  # S_ IO: one process
+
 
 # Status of a row; anything but OK prints a message instead of numbers (spec §14.4).
 OK = "ok"
@@ -167,3 +181,11 @@ def build(
         if len(groups) > 1 else [],
         defects=defects, extra=extra or {},
     )
+
+
+class Sink(Protocol):
+    """Where records go (world rank 0): every view implements these three calls."""
+
+    def start(self, header: dict) -> None: ...
+    def record(self, rec: Measurement) -> None: ...
+    def finish(self, summary: dict) -> None: ...

@@ -14,8 +14,6 @@ library is MPI-4, otherwise the run is refused up front.
 
 from __future__ import annotations
 
-from commbench import policy
-
 INT_MAX = 2**31 - 1
 
 
@@ -31,38 +29,10 @@ def mem_available() -> int | None:
     return None
 
 
-def plan_peak(harness) -> tuple[int, int, str]:
-    """(largest bytes per process, largest message size, where) over the run list.
-
-    Sizes whose need exceeds -mem are left out: the harness skips them.
-    """
-    cfg = harness.cfg
-    cap = cfg.max_mem * 2**30
-    peak, biggest, where = 0, 0, ""
-    for name in cfg.benchmarks:
-        bench = harness.family.get(name)
-        if bench is None:
-            continue
-        for np_ in harness.np_sequence(bench):
-            if (bench.two_process and np_ < 2) or np_ < bench.min_np:
-                continue
-            for mode in bench.modes:
-                for x in harness.sizes(bench):
-                    n0 = policy.base_repetitions(x, harness.cap(bench, mode), cfg.overall_vol, bench.sync)
-                    *_, s_alloc, r_alloc = harness.allocate(bench, x, np_, n0)
-                    need = s_alloc + r_alloc
-                    if need > cap:
-                        continue
-                    biggest = max(biggest, x)
-                    if need > peak:
-                        peak, where = need, f"{bench.name} at {x} bytes, NP {np_}"
-    return peak, biggest, where
-
-
-def preflight(harness, ranks_per_host: int, mpi_version: tuple[int, int],
+def preflight(plan, ranks_per_host: int, mpi_version: tuple[int, int],
               available: int | None = None) -> str | None:
-    """An error message when the run cannot be honoured here, else None."""
-    peak, biggest, where = plan_peak(harness)
+    """An error message when the run (a commbench.harness.plan.Plan) cannot be honoured here, else None."""
+    peak, biggest, where = plan.peak()
     if biggest > INT_MAX and mpi_version < (4, 0):
         return (f"message size {biggest} bytes needs MPI-4 large counts, but this MPI is "
                 f"{mpi_version[0]}.{mpi_version[1]} (accepted: sizes < 2^31 = {INT_MAX + 1} bytes; "

@@ -39,7 +39,7 @@ def test_names_order_and_kinds():
     b = io.FAMILY.get("p_iwrite_shared")
     assert b.components == ("t_ovrl", "t_pure", "t_cpu") and b.modes == ("AGGREGATE",)
     assert io.FAMILY.get("C_Write_Expl").modes == ("AGGREGATE", "NON-AGGREGATE")
-    assert io.FAMILY.get("S_IRead_Indv").one_process and io.FAMILY.get("S_IRead_Indv").slots
+    assert io.FAMILY.get("S_IRead_Indv").procs.fixed == 1 and io.FAMILY.get("S_IRead_Indv").slots
     assert io.FAMILY.get("Open_Close").nonaggr_cap
 
 
@@ -138,7 +138,7 @@ def _check_run(p, doc, np_, sizes, npmin, iodir):
     out = p.stdout
     t = tables(out)
     for b in io.BENCHMARKS:
-        spec = b.extra["spec"]
+        spec = b.variant
         nps = [1] if spec is not None and spec.cls == "S" else policy.np_sequence(np_, npmin)
         for n in nps:
             rows = t[(b.name, n)]

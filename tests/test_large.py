@@ -9,7 +9,7 @@ import pytest
 from mpi4py import MPI
 
 from commbench import config, resources
-from commbench.harness import Harness
+from commbench.harness import Plan
 from tests.mpirun import mpiexec
 
 BIG = 2**31 + 8  # one MPI_BYTE count past INT_MAX
@@ -40,8 +40,8 @@ def test_bcast_beyond_2_31_bytes(tmp_path):
 def test_sizes_beyond_maxlog_are_truncated_without_maxlog(tmp_path):
     """Spec §4: without --maxlog the size is cut to 2^maxlog with a note, nothing is allocated big."""
     cfg = config.parse_run_args(["-msglen", _write(tmp_path, f"{BIG}\n"), "Bcast"], world_size=1)
-    h = Harness(cfg, [], MPI.COMM_SELF)
-    assert h.sizes(h.family.get("Bcast")) == [2**22]
+    plan = Plan(cfg, 1)
+    assert plan.sizes(plan.family.get("Bcast")) == [2**22]
 
 
 def _write(tmp_path, text: str) -> str:
@@ -54,8 +54,8 @@ def test_refused_up_front(tmp_path):
     """No MPI-4: refused before allocation; more than the host has: refused with MemAvailable."""
     cfg = config.parse_run_args(["-msglen", _write(tmp_path, f"{BIG}\n"), "--maxlog", "32", "-mem", "5",
                                  "Bcast"], world_size=1)
-    h = Harness(cfg, [], MPI.COMM_SELF)
-    peak, biggest, where = resources.plan_peak(h)
+    h = Plan(cfg, 1)
+    peak, biggest, where = h.peak()
     assert biggest == BIG and peak >= 2 * BIG and "Bcast" in where
     msg = resources.preflight(h, 1, (3, 1), available=64 * 2**30)
     assert msg and "needs MPI-4 large counts" in msg and "accepted" in msg
@@ -65,7 +65,7 @@ def test_refused_up_front(tmp_path):
     # a -mem cap below the need skips the size (out-of-mem row) instead: nothing to refuse
     small = config.parse_run_args(["-msglen", _write(tmp_path, f"{BIG}\n"), "--maxlog", "32", "Bcast"],
                                   world_size=1)
-    assert resources.preflight(Harness(small, [], MPI.COMM_SELF), 2, (4, 0), available=2**30) is None
+    assert resources.preflight(Plan(small, 1), 2, (4, 0), available=2**30) is None
 
 
 def test_out_of_memory_is_refused_by_a_real_job(tmp_path):

@@ -10,7 +10,7 @@ from commbench.suites import mpi1
 from tests.mpirun import FAST, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi1.BENCHMARKS]
-TWO = {b.name for b in mpi1.BENCHMARKS if b.two_process}
+TWO = {b.name for b in mpi1.BENCHMARKS if b.procs.fixed == 2}
 UNIT4 = {"Allreduce", "Reduce", "Reduce_scatter"}
 
 

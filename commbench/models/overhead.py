@@ -22,7 +22,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from commbench.models.linear import LineFit, fit_line, t_quantile
@@ -209,19 +209,54 @@ def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrate
     subtract, the Q times calibrated at start (the seed's) or "paired": the
     same Q timed in each round with nothing in flight (robust to drift).
     """
+    got = _collect(recs, statistic, baseline)
+    out: dict[str, Any] = {"statistic": statistic, "baseline": baseline, "calibration": got.calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
+                           "relation": []}
+    out["echo"] = _echoes(got.echoes, got.combos)
+    out["decomposition"] = _decompositions(got.combos)
+    if got.rounds and got.loggp_n:
+        out["loggp"] = _loggp_rounds(got.rounds, got.loggp_n)
+    if out["decomposition"]:
+        first = next(iter(out["decomposition"]))
+        dec = out["decomposition"][first]
+        if out["loggp"]:
+            out["relation"] = relate(dec, out["loggp"])
+        for ex in got.inter:
+            out["interference"].append(_predicted(ex, out["decomposition"].get(ex["q"], dec)))
+    return out
+
+
+@dataclass
+class _Collected:
+    """What analyse reads from the records, sorted by experiment."""
+
+    # combos[q][trial][size][combination] = µs, the measured combinations
+    combos: dict[str, dict[int, dict[int, dict[str, float]]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(dict)))
+    # echoes[(q, trial, size)][distance] = T_d less the forwarding, µs
+    echoes: dict[tuple, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    # rounds[trial][size] = the PRTT values, o_r and d, µs
+    rounds: dict[int, dict[int, dict[str, float]]] = field(default_factory=lambda: defaultdict(dict))
+    loggp_n: int | None = None
+    inter: list[dict] = field(default_factory=list)
+    calib: dict[str, Any] = field(default_factory=dict)
+
+
+def _paired_baselines(recs: list[Any], key: str) -> dict[tuple, float]:
+    """(q, trial, size, "Q(COMPTIME)" | "Q(SENDTIME)") -> the Q timed in the same rounds."""
+    paired = {}
+    for r in recs:
+        if r.benchmark in PAIRED_BASE and r.status == "ok":
+            paired[(r.extra["q"], r.extra["trial"], r.bytes, r.benchmark)] = r.extra[key]
+    return paired
+
+
+def _collect(recs: list[Any], statistic: str, baseline: str) -> _Collected:
     key = f"{statistic}_us"
     fkey = "forwarding_us" if statistic == "mean" else f"forwarding_{statistic}_us"
-    combos: dict[str, dict[int, dict[int, dict[str, float]]]] = defaultdict(lambda: defaultdict(dict))
-    echoes: dict[tuple, dict[int, float]] = defaultdict(dict)
-    rounds: dict[int, dict[int, dict[str, float]]] = defaultdict(dict)
-    loggp_n = None
-    inter = []
-    calib = {}
-    paired = {}
-    if baseline == "paired":
-        for r in recs:
-            if r.benchmark in PAIRED_BASE and r.status == "ok":
-                paired[(r.extra["q"], r.extra["trial"], r.bytes, r.benchmark)] = r.extra[key]
+    got = _Collected()
+    combos, rounds = got.combos, got.rounds
+    paired = _paired_baselines(recs, key) if baseline == "paired" else {}
     for r in recs:
         ex = r.extra
         if r.status != "ok":
@@ -234,46 +269,57 @@ def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrate
         elif r.benchmark in DIRECT:
             combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
         elif r.benchmark == "echo":
-            echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
+            got.echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
         elif r.benchmark in PRTT:
             prtt = "min_us" if statistic == "min" else "median_us"  # Netgauge: median
             rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key] if r.benchmark == "o_r" else ex[prtt]
             rounds[ex["trial"]][r.bytes]["d"] = ex["d_us"]
-            loggp_n = ex["n"]
+            got.loggp_n = ex["n"]
         elif r.benchmark == "interference":
-            inter.append(ex)
+            got.inter.append(ex)
         elif r.benchmark == "calibration":
-            calib[ex["q"]] = ex["ranks"]
-    out: dict[str, Any] = {"statistic": statistic, "baseline": baseline, "calibration": calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
-                           "relation": []}
+            got.calib[ex["q"]] = ex["ranks"]
+    return got
+
+
+def _echoes(echoes: dict[tuple, dict[int, float]], combos: dict) -> dict:
+    """The echo table {q: {size: [T_1..T_k per trial]}}; E into combos where a
+    chain had two distances at least and that size was measured."""
+    table: dict = {}
     for (q, trial, n), by_d in echoes.items():
         ts = [by_d[d] for d in sorted(by_d)]
-        out["echo"].setdefault(q, {}).setdefault(n, []).append(ts)
+        table.setdefault(q, {}).setdefault(n, []).append(ts)
         if len(ts) >= 2 and n in combos[q][trial]:
             combos[q][trial][n]["E"] = elapsed_from_echo(ts)
+    return table
+
+
+def _decompositions(combos: dict) -> dict:
+    """Per Q variant, the decomposition table of the sizes with all six combinations."""
+    out = {}
     for q, trials in combos.items():
         complete = {t: {n: c for n, c in sizes.items() if len(c) == 6} for t, sizes in trials.items()}
         complete = {t: s for t, s in complete.items() if s}
         if complete and len({n for s in complete.values() for n in s}) >= 1:
-            out["decomposition"][q] = decomposition_table(complete)
-    if rounds and loggp_n:
-        full = {t: {n: v for n, v in s.items() if len(v) == 5} for t, s in rounds.items()}
-        out["loggp"] = loggp(full, loggp_n)
-    if out["decomposition"]:
-        first = next(iter(out["decomposition"]))
-        dec = out["decomposition"][first]
-        if out["loggp"]:
-            out["relation"] = relate(dec, out["loggp"])
-        for ex in inter:
-            q = ex["q"]
-            dq = out["decomposition"].get(q, dec)
-            at = {k: _at(dq, k, 2000) for k in SIX}
-            seed_load = at["R"] + at["S"]
-            mpi_load = seed_load + at["A"] + at["U"] + at["F"]
-            out["interference"].append(dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load,
-                                            predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
-                                            predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"])))
+            out[q] = decomposition_table(complete)
     return out
+
+
+def _loggp_rounds(rounds: dict, loggp_n: int) -> dict:
+    """LogGP from the sizes whose round has all five values."""
+    full = {t: {n: v for n, v in s.items() if len(v) == 5} for t, s in rounds.items()}
+    return loggp(full, loggp_n)
+
+
+def _predicted(ex: dict, dq: dict) -> dict:
+    """An interference record with the slowdowns the decomposition dq predicts at
+    2000 bytes: the seed's load R + S, and MPI's, which also pays A, U and F."""
+    at = {k: _at(dq, k, 2000) for k in SIX}
+    seed_load = at["R"] + at["S"]
+    mpi_load = seed_load + at["A"] + at["U"] + at["F"]
+    return dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load,
+                predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
+                predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"]))
 
 
 def _at(dec: dict, k: str, n: int) -> float:

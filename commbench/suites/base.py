@@ -1,37 +1,76 @@
 """What a benchmark is: a small declarative descriptor, and the family that holds it.
 
 A descriptor says *what* to measure (pattern, buffer sizes, turnover, expected
-receive contents); the harness (commbench.harness) owns *how*.
+receive contents); the harness (commbench.harness) owns *how*. Families whose
+experiments are not per-size kernels (overhead, msgrate) declare Experiments
+and a driver that runs them on a commbench.session.Session.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from commbench.options import Option
 from commbench.policy import STANDARD, Profile
+from commbench.records import Kind
 
-
-class Kind(str, Enum):
-    """Classification that decides process counts and output columns (spec §14.3)."""
-
-    SINGLE = "single"  # two processes, t = t_max, throughput
-    PARALLEL = "parallel"  # NP sequence, t_min/t_max/t_avg, throughput
-    COLLECTIVE = "collective"  # NP sequence, t_min/t_max/t_avg
-    SYNC = "sync"  # one row without size
-    MULTIPLE = "multiple"  # RMA one-to-all: t, throughput ×(NP−1)
-    OVERLAP = "overlap"  # t_ovrl, t_pure, t_CPU, overlap
-    OVERLAP_SYNC = "overlap_sync"  # Ibarrier: overlap columns without size
-    PASSIVE = "passive"  # Truly_passive_put: t_pure, t_ovrl
-    SINGLE_ONE = "single_one"  # S_ IO: one process
-
+__all__ = ["Benchmark", "Experiment", "Family", "FamilySettings", "Kind", "Procs", "TWO", "ONE", "xp", "same"]
 
 # A kernel performs n repetitions of the pattern on this rank and returns the
 # elapsed seconds of its timed region (or a tuple of named components, see
 # Benchmark.components).  The harness has already run the N_BARR barriers.
-Kernel = Callable[["Context", int], Any]
+Kernel = Callable[[Any, int], Any]
+
+
+def xp(x: int) -> int:
+    """X' = max(X, 4): the buffer bytes behind an X-byte message (spec §6.1)."""
+    return max(x, 4)
+
+
+def same(x: int, np_: int) -> tuple[int, int]:
+    """Send and receive buffers of X' bytes each."""
+    return xp(x), xp(x)
+
+
+class FamilySettings:
+    """The one settings style of every family: a frozen dataclass of its options.
+
+    A subclass names the option prefix; field `f` holds option dest
+    `prefix + f` of cfg.params, or the field's default when the option is
+    absent (results files of older versions lack some). Read it with
+    `Settings.of(cfg.params)`.
+    """
+
+    prefix: ClassVar[str] = ""
+
+    @classmethod
+    def of(cls, params: dict) -> Any:
+        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        return cls(**{n: params[cls.prefix + n] for n in names if cls.prefix + n in params})
+
+
+@dataclass(frozen=True)
+class Procs:
+    """The one rule for the process counts a benchmark runs at.
+
+    fixed: only that NP (2 for single transfers, 1 for IMB-IO's S_ benchmarks),
+    capped at the world size (a row 'invalid' when the world is smaller);
+    otherwise the NP sequence NPmin, 2 NPmin, …, P, where counts below
+    `minimum` give 'invalid' rows.
+    """
+
+    fixed: int | None = None
+    minimum: int = 1
+
+    def allows(self, np_: int) -> bool:
+        return np_ >= max(self.fixed or 0, self.minimum)
+
+
+TWO = Procs(fixed=2)
+ONE = Procs(fixed=1)
 
 
 @dataclass(frozen=True)
@@ -43,7 +82,7 @@ class Benchmark:
     description: str
     # (X, NP) -> (send bytes, recv bytes) per slot; X' = max(X, 4) is applied by
     # the descriptor itself where the spec says so.
-    buffers: Callable[[int, int], tuple[int, int]] = lambda x, np_: (max(x, 4), max(x, 4))
+    buffers: Callable[[int, int], tuple[int, int]] = same
     unit: int = 1
     turnover: Callable[[int], float] = lambda np_: 1.0  # F of spec §7.5, from NP
     time_factor: float = 1.0  # PingPong reports half the round trip
@@ -54,19 +93,19 @@ class Benchmark:
     nonaggr_cap: bool = False  # cap MSGS_NONAGGR in every mode (EXT Window, IO Open_Close)
     components: tuple[str, ...] = ("t",)  # names of what the kernel returns
     fixed_sizes: tuple[int, ...] | None = None  # e.g. (4,) for Fetch_and_op
-    min_np: int = 1
-    two_process: bool = False  # NP = 2 only (single transfers)
+    procs: Procs = Procs()  # which NPs it runs at
     slots: bool = False  # disjoint slots even without -off_cache (one-sided)
     off_cache: bool = True  # -off_cache applies
-    expected: Callable[[Context, int], Any] | None = None  # check mode verifier
-    setup: Callable[[Context], Any] | None = None  # per-X preparation (windows, files)
-    teardown: Callable[[Context], Any] | None = None
+    expected: Callable[[Any, int], Any] | None = None  # check mode verifier
+    setup: Callable[[Any], Any] | None = None  # per-X preparation (windows, files)
+    teardown: Callable[[Any], Any] | None = None
     comments: tuple[str, ...] = ()  # "Comments on this Benchmark" lines
     dtype: str = "float32"  # assignment type for buffer contents (spec §6.2)
     warmup: bool = True
-    extra: dict = field(default_factory=dict)
-    one_process: bool = False  # NP = 1 only, like Kind.SINGLE_ONE (IO S_I* overlap flavours)
-    # per-(benchmark, NP) preparation on the member ranks, f(harness, bench, layout),
+    native: str | None = None  # the native engine's pattern (commbench.native.PATTERNS)
+    fit: bool = False  # --fit fits it (a latency/bandwidth benchmark)
+    variant: Any = None  # family data its kernels read (IO's Spec, RMA's operation)
+    # per-(benchmark, NP) preparation on the member ranks, f(session, bench, layout),
     # sharing layout.state with every size and mode (IO files); np_teardown runs
     # only after a successful NP, so it may be collective.
     np_setup: Callable[[Any, Benchmark, Any], Any] | None = None
@@ -82,45 +121,52 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class Experiment:
+    """A named part of a driver family's run (overhead's decomposition, a msgrate pattern)."""
+
+    name: str
+    description: str
+    default: bool = True
+    comments: tuple[str, ...] = ()
+    unit: int = 1
+    fit: bool = False
+
+
+@dataclass(frozen=True)
 class Family:
     """A suite: IMB-MPI1, IMB-EXT, … with its header tag and constant profile."""
 
     name: str  # mpi1, ext, rma, nbc, io, comms, overhead, msgrate, pgas
     title: str  # "IMB-MPI1"
     part: str  # "MPI-1 part" (header tag, spec §1)
-    benchmarks: tuple[Benchmark, ...]
+    benchmarks: tuple[Benchmark, ...] | tuple[Experiment, ...]
     profile: Profile = STANDARD
     description: str = ""
     aliases: tuple[str, ...] = ()
     min_world: int = 1
     even_world: bool = False  # PGAS pairs need an even process count
-    options: tuple[Any, ...] = ()  # family-specific commbench.config.Option entries
+    options: tuple[Option, ...] = ()  # family-specific options; cfg.params holds every one
     # (RunConfig) -> RunConfig: family options that set core settings (--pgas-reps N)
     configure: Callable[[Any], Any] | None = None
     # (RunConfig, P) -> None, raises ConfigError: checks that need P (PGAS pairing rules)
     validate: Callable[[Any, int], None] | None = None
     # Optional hooks: preamble(cfg) -> extra preamble lines (world rank 0);
-    # start(harness) and finish(harness, completed) wrap the run on every rank
+    # start(session) and finish(session, completed) wrap the run on every rank
     # (finish also after a failure, with completed False: then it must not communicate).
     preamble: Callable[[Any], list[str]] | None = None
     start: Callable[[Any], None] | None = None
     finish: Callable[[Any, bool], None] | None = None
-    # Families whose experiments do not fit the per-size kernel shape (overhead,
-    # msgrate) bring their own driver(cfg, sinks, comm) -> failures and text view
-    # factory view(stream).
-    driver: Any = None
-    view: Any = None
+    # Families of Experiments bring their own driver(session) -> check failures.
+    driver: Callable[[Any], int] | None = None
+    # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
+    view: str = "imb"
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]
 
-    def get(self, name: str) -> Benchmark | None:
+    def get(self, name: str) -> Benchmark | Experiment | None:
         low = name.lower()
         for b in self.benchmarks:
             if b.name.lower() == low:
                 return b
         return None
-
-
-class Context:
-    """Declared here for typing; the harness defines the real class."""

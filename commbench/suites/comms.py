@@ -24,15 +24,11 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.base import TWO, Benchmark, Family, Kind, same
 from commbench.suites.verify import check_slots, worst
 
 F = "comms"
 Wtime = MPI.Wtime
-
-
-def xp(x: int) -> int:
-    return max(x, 4)
 
 
 def comms1(ctx, n):
@@ -91,25 +87,21 @@ def _check_comms2(ctx, n):
     return worst([got, back])
 
 
-def same(x: int, np_: int) -> tuple[int, int]:
-    return xp(x), xp(x)
-
-
 BENCHMARKS = (
     Benchmark(
         "COMMS1", F, Kind.SINGLE, comms1,
         "pingpong: half the round trip of an n-byte message (Hockney r_inf, n_1/2)",
-        buffers=same, time_factor=0.5, two_process=True, expected=_check_comms1,
+        buffers=same, time_factor=0.5, procs=TWO, expected=_check_comms1,
         comments=("t = half the round-trip time; rate = n / t",),
-        extra={"native": "comms1", "fit": True},
+        native="comms1", fit=True,
     ),
     Benchmark(
         "COMMS2", F, Kind.SINGLE, comms2,
         "exchange: both send at once and return; t = a quarter of the round (4 messages)",
-        buffers=same, time_factor=0.25, two_process=True, expected=_check_comms2,
+        buffers=same, time_factor=0.25, procs=TWO, expected=_check_comms2,
         comments=("t = one quarter of exchange-and-return (4 messages, Genesis COMMS2);",
                   "rate = n / t = aggregate rate of both directions"),
-        extra={"native": "comms2", "fit": True},
+        native="comms2", fit=True,
     ),
 )
 

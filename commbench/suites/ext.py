@@ -15,7 +15,7 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.suites import onesided as osd
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.base import TWO, Benchmark, Family, Kind, xp
 from commbench.suites.verify import check_slots
 
 F = "ext"
@@ -23,10 +23,6 @@ AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
 MODES = (AGG, NONAGG)  # aggregate first (spec §9)
 Wtime = MPI.Wtime
 SUM = MPI.SUM
-
-
-def xp(x: int) -> int:
-    return max(x, 4)
 
 
 def _epochs(ctx, n: int, call, args: list | None) -> float:
@@ -138,9 +134,9 @@ def window(ctx, n):
 # ---------------------------------------------------------------- descriptors
 
 def _pair(name, kernel, over, expected, desc):
-    return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, two_process=True, modes=MODES,
+    return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, procs=TWO, modes=MODES,
                      slots=True, setup=osd.setup_window(over, 1, fence=True),
-                     teardown=osd.free_window, expected=expected, extra={"fit": True})
+                     teardown=osd.free_window, expected=expected, fit=True)
 
 
 BENCHMARKS = (

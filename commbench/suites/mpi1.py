@@ -12,16 +12,12 @@ from itertools import cycle
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.base import TWO, Benchmark, Family, Kind, same, xp
 from commbench.suites.verify import check_slots, last_rep
 
 F = "mpi1"
 Wtime = MPI.Wtime
 ANY_TAG = MPI.ANY_TAG
-
-
-def xp(x: int) -> int:
-    return max(x, 4)
 
 
 # mpi4py takes the memory of its own MPI.buffer objects faster than a numpy
@@ -307,24 +303,14 @@ def barrier(ctx, n):
 
 # ---------------------------------------------------------------- descriptors
 
-def same(x, np_):
-    return xp(x), xp(x)
-
-
-def native(name: str) -> dict:
-    """The native engine's pattern for a benchmark (commbench.native.PATTERNS): the C
-    loop of the same calls, e.g. "Reduce_scatter" -> "reduce_scatter"."""
-    return {"native": name}
-
-
 def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor,
-                     default=default, two_process=True, expected=expected, extra={**native(pattern), "fit": True})
+                     default=default, procs=TWO, expected=expected, native=pattern, fit=True)
 
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
     return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit,
-                     root_based=root_based, expected=expected, extra=native(name.lower()))
+                     root_based=root_based, expected=expected, native=name.lower())
 
 
 BENCHMARKS = (
@@ -339,10 +325,10 @@ BENCHMARKS = (
     _single("PingPingSpecificSource", _pingping(True), _from_partner,
             "PingPing receiving from the explicit partner rank", default=False, pattern="pingping_specific"),
     Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, extra={**native("sendrecv"), "fit": True}),
+              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, native="sendrecv", fit=True),
     Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
               buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange,
-              extra={**native("exchange"), "fit": True}),
+              native="exchange", fit=True),
     _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
     _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
     _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),
@@ -364,7 +350,7 @@ BENCHMARKS = (
           buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
     _coll("Bcast", bcast, _check_bcast, "MPI_Bcast of X bytes from root i%NP", root_based=True),
     Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0),
-              extra=native("barrier")),
+              native="barrier"),
 )
 
 # Default execution order of the reference (spec §8, A18).

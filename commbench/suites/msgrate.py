@@ -26,54 +26,49 @@ records.Measurement; the text table is a view.
 
 from __future__ import annotations
 
-import statistics
-import sys
-from typing import TextIO
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from mpi4py import MPI
 
 from commbench import records
-from commbench.config import ConfigError, Option, _int
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.options import ConfigError, Option, bytes_option, integer
+from commbench.session import Session
+from commbench.suites.base import Experiment, Family, FamilySettings
 
 F = "msgrate"
 KIND = "msgrate"
 TAG = 1
-DEFAULTS = {"msgrate_peers": 6, "msgrate_iters": 100, "msgrate_msgs": 128, "msgrate_size": 8,
-            "msgrate_cache": 16 * 2**20, "msgrate_ppn": 1}
 
 
-def _bytes(name: str):
-    def parse(s: str) -> int:
-        mult = {"k": 2**10, "m": 2**20, "g": 2**30}.get(s[-1:].lower(), 1)
-        digits = s[:-1] if mult != 1 else s
-        if not digits.isdigit():
-            raise ConfigError(f"{name} {s!r}: accepted a byte count with optional k/m/g suffix (e.g. 16m)")
-        return int(digits) * mult
-
-    return parse
+@dataclass(frozen=True)
+class Settings(FamilySettings):
+    prefix: ClassVar[str] = "msgrate_"
+    peers: int = 6
+    iters: int = 100
+    msgs: int = 128
+    size: int = 8
+    cache: int = 16 * 2**20
+    ppn: int = 1
+    machine: bool = False
 
 
 OPTIONS = (
-    Option(("--peers",), "msgrate_peers", "<num>", "msgrate: peers each process talks to (default 6)", _int("--peers", 1)),
-    Option(("--iters",), "msgrate_iters", "<num>", "msgrate: iterations per pattern (default 100; the C code's 4096 is minutes in Python)", _int("--iters", 1)),
-    Option(("--msgs",), "msgrate_msgs", "<num>", "msgrate: messages per peer per iteration (default 128)", _int("--msgs", 1)),
-    Option(("--msg-size",), "msgrate_size", "<bytes>", "msgrate: bytes per message (default 8)", _bytes("--msg-size")),
-    Option(("--cache-size",), "msgrate_cache", "<bytes>", "msgrate: cache-invalidation array (default 16m; 0 disables)", _bytes("--cache-size")),
-    Option(("--ppn",), "msgrate_ppn", "<num>", "msgrate: processes per node; peers are ppn ranks apart (default 1)", _int("--ppn", 1)),
+    Option(("--peers",), "msgrate_peers", "<num>", "msgrate: peers each process talks to (default 6)", integer("--peers", 1)),
+    Option(("--iters",), "msgrate_iters", "<num>", "msgrate: iterations per pattern (default 100; the C code's 4096 is minutes in Python)", integer("--iters", 1)),
+    Option(("--msgs",), "msgrate_msgs", "<num>", "msgrate: messages per peer per iteration (default 128)", integer("--msgs", 1)),
+    Option(("--msg-size",), "msgrate_size", "<bytes>", "msgrate: bytes per message (default 8)", bytes_option("--msg-size")),
+    Option(("--cache-size",), "msgrate_cache", "<bytes>", "msgrate: cache-invalidation array (default 16m; 0 disables)", bytes_option("--cache-size")),
+    Option(("--ppn",), "msgrate_ppn", "<num>", "msgrate: processes per node; peers are ppn ranks apart (default 1)", integer("--ppn", 1)),
     Option(("--machine-readable",), "msgrate_machine", "", "msgrate: also print the seed's one-line machine-readable form"),
 )
 
 
-def settings(cfg) -> dict:
-    return {k: cfg.params.get(k, v) for k, v in DEFAULTS.items()}
-
-
-def check(cfg, size: int) -> None:
+def validate(cfg, size: int) -> None:
     """The seed's start-up checks, as configuration errors naming the fix."""
-    s = settings(cfg)
-    peers, ppn = s["msgrate_peers"], s["msgrate_ppn"]
+    s = Settings.of(cfg.params)
+    peers, ppn = s.peers, s.ppn
     if size <= peers:
         raise ConfigError(f"msgrate: job size {size} <= number of peers {peers} "
                           f"(run with -n {peers + 1} or more, or lower --peers below {size})")
@@ -107,13 +102,12 @@ class Cache:
 
 
 class Patterns:
-    def __init__(self, cfg, comm: MPI.Comm):
-        s = settings(cfg)
+    def __init__(self, s: Settings, comm: MPI.Comm):
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
-        self.peers, self.iters, self.msgs = s["msgrate_peers"], s["msgrate_iters"], s["msgrate_msgs"]
-        self.nbytes, self.ppn = s["msgrate_size"], s["msgrate_ppn"]
-        self.cache = Cache(s["msgrate_cache"])
+        self.peers, self.iters, self.msgs = s.peers, s.iters, s.msgs
+        self.nbytes, self.ppn = s.size, s.ppn
+        self.cache = Cache(s.cache)
         total = self.peers * self.msgs * self.nbytes
         self.sbuf = np.zeros(max(total, 1), np.uint8)
         self.rbuf = np.zeros(max(total, 1), np.uint8)
@@ -216,19 +210,16 @@ class Patterns:
         return total, self.iters * p * self.msgs * 2, True
 
 
-def _not_a_kernel(ctx, n):
-    raise RuntimeError("msgrate patterns run through their driver, not the harness")
-
-
 NAMES = {"single_direction": "single direction", "pair_based": "pair-based",
          "pre_post": "pre-post", "all_start": "all-start"}
 
 
-def run(cfg, sinks, comm: MPI.Comm) -> int:
-    pat = Patterns(cfg, comm)
-    s = settings(cfg)
-    size = comm.Get_size()
+def run(session: Session) -> int:
+    cfg, comm, size = session.cfg, session.comm, session.size
+    s = Settings.of(cfg.params)
+    pat = Patterns(s, comm)
     for name in cfg.benchmarks:
+        session.progress(f"the {NAMES[name]} pattern", benchmark=name, np=size)
         comm.Barrier()
         seconds, msgs, took_part = getattr(pat, name)()
         every = comm.allgather((seconds, took_part))
@@ -242,60 +233,20 @@ def run(cfg, sinks, comm: MPI.Comm) -> int:
         # that took part (identical for even P).
         rate = msgs / avg if avg > 0 else 0.0
         members = [r for r, (_, ok) in enumerate(every) if ok]
-        rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s["msgrate_size"],
-                            repetitions=s["msgrate_iters"], groups=[members], world_size=size, components=["t"],
-                            rank_times={"t": [t / s["msgrate_iters"] if ok else None for t, ok in every]},
+        rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s.size,
+                            repetitions=s.iters, groups=[members], world_size=size, components=["t"],
+                            rank_times={"t": [t / s.iters if ok else None for t, ok in every]},
                             turnover=1.0,
                             extra={"pattern": NAMES[name], "messages_per_second": rate,
                                    "messages_per_rank": msgs, "avg_time_s": avg,
                                    "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
-                                   "peers": s["msgrate_peers"], "msgs": s["msgrate_msgs"],
-                                   "cache_size": s["msgrate_cache"], "ppn": s["msgrate_ppn"]})
-        for sink in sinks:
-            sink.record(rec)
+                                   "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn})
+        session.emit(rec)
     return 0
 
 
-class MsgrateText:
-    """The seed's output: a settings block, then one rate per pattern."""
-
-    def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
-        self.rates: list[str] = []
-        self.head: list[str] = []
-        self.machine = False
-
-    def start(self, header: dict) -> None:
-        cfg, meta = header["config"], header["metadata"]
-        p = {k: cfg["params"].get(k, v) for k, v in DEFAULTS.items()}
-        self.machine = bool(cfg["params"].get("msgrate_machine"))
-        size = sum(meta["ranks_per_host"].values())
-        self.head = [str(size), str(p["msgrate_peers"]), str(p["msgrate_iters"]), str(p["msgrate_msgs"]),
-                     str(p["msgrate_size"]), str(p["msgrate_cache"]), str(p["msgrate_ppn"])]
-        w = self.out.write
-        w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
-        w(f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n")
-        for label, v in zip(("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head):
-            w(f"{label + ':':<12}{v}\n")
-        w("# messages per second per process (sends + receives), averaged over processes\n")
-        self.out.flush()
-
-    def record(self, rec: records.Measurement) -> None:
-        r = rec.extra["messages_per_second"]
-        self.rates.append(f"{r:.2f}")
-        rr = [v for v in rec.extra["rank_rates"] if v]
-        spread = f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})" if rr else ""
-        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f}{spread}\n")
-        self.out.flush()
-
-    def finish(self, summary: dict) -> None:
-        if self.machine:
-            self.out.write(" ".join(self.head + self.rates) + "\n")
-        self.out.flush()
-
-
 BENCHMARKS = tuple(
-    Benchmark(name, F, Kind.PARALLEL, _not_a_kernel, desc)
+    Experiment(name, desc)
     for name, desc in (
         ("single_direction", "half the ranks send msgs messages each to the other half, one direction"),
         ("pair_based", "per peer in turn: receive msgs from one, send msgs to another, waitall"),
@@ -313,6 +264,6 @@ FAMILY = Family(
     min_world=3,
     options=OPTIONS,
     driver=run,
-    view=MsgrateText,
-    validate=check,
+    view="msgrate",
+    validate=validate,
 )

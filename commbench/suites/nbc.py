@@ -19,13 +19,15 @@ Two flavours per operation:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 from mpi4py import MPI
 
 from commbench import cpu, policy
-from commbench.config import ConfigError, Option
+from commbench.options import ConfigError, Option
 from commbench.suites import mpi1
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.base import Benchmark, Family, FamilySettings, Kind
 
 F = "nbc"
 Wtime = MPI.Wtime
@@ -34,7 +36,12 @@ SUM = MPI.SUM
 # Spec §15: CHECK mode SHOULD shrink the CPU target (reference 0.001 s); timings
 # are not valid there anyway, so the compute per repetition is capped.
 CHECK_CPU_SECS = 0.001
-DEFAULT_CPU_FACTOR = 1.0
+
+
+@dataclass(frozen=True)
+class Settings(FamilySettings):
+    prefix: ClassVar[str] = "nbc_"
+    cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
 
 # ---------------------------------------------------------------- one repetition
@@ -156,7 +163,7 @@ def _overlap(plan):
         t_pure = _pure_loop(ctx, n, plan)
         # 2. computation sized to this rank's pure communication time
         kern = cpu.shared()
-        target = cpu_target(t_pure, ctx.params.get("nbc_cpu_factor", DEFAULT_CPU_FACTOR), ctx.cfg.check)
+        target = cpu_target(t_pure, Settings.of(ctx.params).cpu_factor, ctx.cfg.check)
         kern.exploit(target, init=True)
         # 3. barriers
         barrier = ctx.comm.Barrier

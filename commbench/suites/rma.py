@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from commbench import buffers, cpu
 from commbench.suites import onesided as osd
-from commbench.suites.base import Benchmark, Family, Kind
+from commbench.suites.base import TWO, Benchmark, Family, Kind, xp
 from commbench.suites.verify import check_slots
 
 F = "rma"
@@ -25,10 +25,6 @@ MODES = (NONAGG, AGG)  # non-aggregate first [ref order] (spec §12)
 Wtime = MPI.Wtime
 SUM, SHARED = MPI.SUM, MPI.LOCK_SHARED
 NO_TIME = -1.0
-
-
-def xp(x: int) -> int:
-    return max(x, 4)
 
 
 # ---------------------------------------------------------------- argument lists per slot
@@ -284,7 +280,7 @@ def _arrived(receivers, source):
 
 
 def op_is_get(ctx) -> bool:
-    return ctx.bench.extra.get("over") == osd.GET
+    return ctx.bench.variant == osd.GET
 
 
 def _from_one_of(receivers, sources):
@@ -387,9 +383,9 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
     over = OPS[op][2]
     unit_disp = 4 if op in ("acc", "getacc", "fop", "cas") else 1
     return Benchmark(name, F, Kind.SINGLE, _pair(op, completion, bidir), desc, unit=unit,
-                     default=default, two_process=True, modes=MODES, slots=True,
+                     default=default, procs=TWO, modes=MODES, slots=True,
                      setup=kw.pop("setup", osd.setup_window(over, unit_disp)), teardown=osd.free_window,
-                     expected=expected, extra={"over": over, "fit": "fixed_sizes" not in kw}, **kw)
+                     expected=expected, variant=over, fit="fixed_sizes" not in kw, **kw)
 
 
 def _multiple(name, op, completion, expected, desc, default=True):
@@ -397,14 +393,14 @@ def _multiple(name, op, completion, expected, desc, default=True):
     return Benchmark(name, F, Kind.MULTIPLE, _to_all(op, completion, False), desc,
                      default=default, turnover=lambda np_: float(np_ - 1),
                      setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=expected, extra={"over": over})
+                     expected=expected, variant=over)
 
 
 def _all_to_all(name, op, expected, desc):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.COLLECTIVE, _to_all(op, "Flush_all", True), desc,
                      setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=expected, extra={"over": over})
+                     expected=expected, variant=over)
 
 
 def _exchange_bench(name, op, desc):
@@ -412,7 +408,7 @@ def _exchange_bench(name, op, desc):
     return Benchmark(name, F, Kind.COLLECTIVE, _exchange(op), desc,
                      buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
                      setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=_check_exchange, extra={"over": over})
+                     expected=_check_exchange, variant=over)
 
 
 PASSIVE_COMMENTS = (
@@ -461,9 +457,9 @@ BENCHMARKS = (
             comments=("Uses MPI_INT data type",)),
     Benchmark("Truly_passive_put", F, Kind.PASSIVE, truly_passive_put,
               "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
-              two_process=True, components=("t_pure", "t_ovrl", "t_cpu"), setup=_passive_setup,
+              procs=TWO, components=("t_pure", "t_ovrl", "t_cpu"), setup=_passive_setup,
               teardown=osd.free_window, expected=_arrived(_r1, lambda c: 0),
-              comments=PASSIVE_COMMENTS, extra={"over": osd.PUT}),
+              comments=PASSIVE_COMMENTS, variant=osd.PUT),
 )
 
 _DEFAULT = ["Unidir_put", "Unidir_get", "Bidir_put", "Bidir_get", "One_put_all", "One_get_all",

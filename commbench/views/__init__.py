@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any, TextIO
+
+# The text view of each family, by the key the family declares (Family.view).
+TEXT_VIEWS = {
+    "imb": "commbench.views.imb_text:ImbText",
+    "overhead": "commbench.views.overhead_text:OverheadText",
+    "msgrate": "commbench.views.msgrate_text:MsgrateText",
+}
+
+
+def text_view(key: str, out: TextIO) -> Any:
+    """The text view a family declares, writing to out."""
+    module, cls = TEXT_VIEWS[key].split(":")
+    return getattr(importlib.import_module(module), cls)(out)
+
 
 class Collector:
     """A sink that keeps every record; views that need the whole run subclass it."""

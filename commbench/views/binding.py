@@ -16,7 +16,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.base import Kind
+from commbench.records import Kind
 from commbench.views import Collector
 
 W = 13

@@ -2,7 +2,7 @@
 
 `commbench run … --fit` adds FitView to the sinks: it sees the records like
 every other view, and when a table of a benchmark that opts in
-(Benchmark.extra["fit"] = True) is complete it fits the Hockney model with
+(Benchmark.fit = True) is complete it fits the Hockney model with
 automatic breakpoints, prints the result under the table and hands the fits
 to the results file ("fits" key). The harness never fits.
 """
@@ -141,6 +141,6 @@ def fit_sink(cfg, sinks: list) -> FitView:
     from commbench.views.results_file import JsonResults
 
     fam = suites.family(cfg.family)
-    fittable = {b.name for b in fam.benchmarks if b.extra.get("fit")}
+    fittable = {b.name for b in fam.benchmarks if b.fit}
     results = next((s for s in sinks if isinstance(s, JsonResults)), None)
     return FitView(sys.stdout, fittable, results)

@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.base import Kind
+from commbench.records import Kind
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)

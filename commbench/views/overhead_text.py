@@ -14,6 +14,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.models.overhead import SIX, analyse
+from commbench.suites.overhead import Settings
 
 
 def _f(v: float, w: int = 8, p: int = 1) -> str:
@@ -59,8 +60,8 @@ class OverheadText:
             self.out.flush()
 
     def finish(self, summary: dict) -> None:
-        params = self.cfg.get("params", {})
-        res = analyse(self.recs, params.get("overhead_statistic", "mean"), params.get("overhead_baseline", "calibrated"))
+        st = Settings.of(self.cfg.get("params", {}))
+        res = analyse(self.recs, st.statistic, st.baseline)
         for q, dec in res["decomposition"].items():
             self.table1(q, dec)
             self.table3(q, dec)
@@ -81,8 +82,8 @@ class OverheadText:
         ntr = max(len(v) for v in dec["per_trial"]["E"].values())
         self.p("")
         params = self.cfg.get("params", {})
-        stat = params.get("overhead_statistic", "mean")
-        base = params.get("overhead_baseline", "calibrated")
+        st = Settings.of(params)
+        stat, base = st.statistic, st.baseline
         self.p(f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial {stat}s; "
                f"{base} Q baseline")
         self.p(f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes))

@@ -33,43 +33,9 @@ def figure(items: list, path: str, show_source: bool = False) -> None:
     for k, (s, fit) in enumerate(items):
         c = colors[k % len(colors)]
         name = s.title() + (f" - {os.path.basename(s.source)}" if show_source and s.source else "")
-        pos = s.n > 0
-        n, t, lo, hi = s.n[pos], s.t[pos], s.t_min[pos], s.t_max[pos]
-        ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], fmt="o", ms=4,
-                      color=c, capsize=2, label=name)
-        rate = s.turnover * n / (t * 1e-6)
-        r_hi = s.turnover * n / (np.maximum(lo, 1e-12) * 1e-6)
-        r_lo = s.turnover * n / (hi * 1e-6)
-        ax_r.errorbar(n, rate / 1e6, yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
-                      fmt="o", ms=4, color=c, capsize=2, label=name)
-        if fit is None:
-            continue
-        for _i, seg in enumerate(fit.segments):
-            a = max(seg.sizes[0], 1)
-            b = max(seg.sizes[1], a * 1.01)
-            x = np.geomspace(a, b, 100)
-            tf = seg.t(x)
-            ok = tf > 0
-            lab = None
-            if fit.model == "hockney":
-                lab = (f"fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
-                       f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)")
-            ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab)
-            ax_r.plot(x[ok], seg.rate(x[ok]) / 1e6, "-", color=c, lw=1.6, alpha=0.85)
-            if fit.model == "hockney" and seg.r_inf.value > 0 and np.isfinite(seg.r_inf.value):
-                ax_r.hlines(seg.r_inf.value / 1e6, a, b, colors=c, linestyles=":", lw=1.2)
-                ax_r.annotate(f"r_inf {_si(seg.r_inf.value, 'B/s')}", (b, seg.r_inf.value / 1e6),
-                              textcoords="offset points", xytext=(-4, 4), ha="right", fontsize=8, color=c)
-                nh = seg.n_half.value
-                if a <= nh <= b:
-                    ax_r.plot([nh], [seg.r_inf.value / 2e6], marker="D", ms=7, color=c, mfc="white")
-                    ax_r.annotate(f"n_1/2 {_si(nh, 'B')}", (nh, seg.r_inf.value / 2e6),
-                                  textcoords="offset points", xytext=(6, -12), fontsize=8, color=c)
-        for bp in fit.breakpoints:
-            for ax in (ax_t, ax_r):
-                ax.axvline(bp, color=c, ls="--", lw=1, alpha=0.7)
-            ax_t.text(bp, 0.02, f"breakpoint {bp} B ", transform=ax_t.get_xaxis_transform(), rotation=90,
-                      fontsize=8, color=c, ha="right", va="bottom")
+        _points(ax_t, ax_r, s, c, name)
+        if fit is not None:
+            _fit_lines(ax_t, ax_r, fit, c)
     for ax in (ax_t, ax_r):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -84,3 +50,46 @@ def figure(items: list, path: str, show_source: bool = False) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _points(ax_t, ax_r, s, c, name: str) -> None:
+    """The measured times (bars t_min .. t_max) and the rates they give."""
+    pos = s.n > 0
+    n, t, lo, hi = s.n[pos], s.t[pos], s.t_min[pos], s.t_max[pos]
+    ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], fmt="o", ms=4,
+                  color=c, capsize=2, label=name)
+    rate = s.turnover * n / (t * 1e-6)
+    r_hi = s.turnover * n / (np.maximum(lo, 1e-12) * 1e-6)
+    r_lo = s.turnover * n / (hi * 1e-6)
+    ax_r.errorbar(n, rate / 1e6, yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
+                  fmt="o", ms=4, color=c, capsize=2, label=name)
+
+
+def _fit_lines(ax_t, ax_r, fit, c) -> None:
+    """Each fitted region's line, r_inf and n_1/2 marks, and the breakpoints."""
+    for seg in fit.segments:
+        a = max(seg.sizes[0], 1)
+        b = max(seg.sizes[1], a * 1.01)
+        x = np.geomspace(a, b, 100)
+        tf = seg.t(x)
+        ok = tf > 0
+        lab = None
+        if fit.model == "hockney":
+            lab = (f"fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
+                   f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)")
+        ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab)
+        ax_r.plot(x[ok], seg.rate(x[ok]) / 1e6, "-", color=c, lw=1.6, alpha=0.85)
+        if fit.model == "hockney" and seg.r_inf.value > 0 and np.isfinite(seg.r_inf.value):
+            ax_r.hlines(seg.r_inf.value / 1e6, a, b, colors=c, linestyles=":", lw=1.2)
+            ax_r.annotate(f"r_inf {_si(seg.r_inf.value, 'B/s')}", (b, seg.r_inf.value / 1e6),
+                          textcoords="offset points", xytext=(-4, 4), ha="right", fontsize=8, color=c)
+            nh = seg.n_half.value
+            if a <= nh <= b:
+                ax_r.plot([nh], [seg.r_inf.value / 2e6], marker="D", ms=7, color=c, mfc="white")
+                ax_r.annotate(f"n_1/2 {_si(nh, 'B')}", (nh, seg.r_inf.value / 2e6),
+                              textcoords="offset points", xytext=(6, -12), fontsize=8, color=c)
+    for bp in fit.breakpoints:
+        for ax in (ax_t, ax_r):
+            ax.axvline(bp, color=c, ls="--", lw=1, alpha=0.7)
+        ax_t.text(bp, 0.02, f"breakpoint {bp} B ", transform=ax_t.get_xaxis_transform(), rotation=90,
+                  fontsize=8, color=c, ha="right", va="bottom")

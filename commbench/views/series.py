@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from commbench import records
-from commbench.suites.base import Kind
+from commbench.records import Kind
 
 # Kinds whose first component is one time per size (t_min/t_max/t_avg rows).
 TIMED_KINDS = {Kind.SINGLE.value, Kind.PARALLEL.value, Kind.COLLECTIVE.value, Kind.MULTIPLE.value,

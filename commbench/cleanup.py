@@ -1,0 +1,186 @@
+"""Files a process created and must remove whatever happens: the cleanup primitive.
+
+A primitive like commbench.watchdog (and beside it in the lowest layer): it
+imports nothing from commbench. The IO family registers what it creates in
+CLEANUP and starts one `guardian` per node; this module holds the machinery:
+
+- CLEANUP (a Cleanup): directories commbench created (removed whole) and
+  files it created in a user's directory. Removal is idempotent and needs no
+  MPI, so it runs at the end, from the `finally` of a failed run, at exit, and
+  on SIGINT/SIGTERM, even while the main thread is blocked inside MPI.
+- guardian(): a tiny process per node, outside MPI and in its own session,
+  that outlives a rank killed with SIGKILL and sweeps the files then.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import os
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+# What the messages at a signal or an exit call the things removed.
+LABEL = "IO files"
+
+
+class Cleanup:
+    """What this process must remove, whatever happens.
+
+    Registered: directories commbench created (removed whole) and files it
+    created in a user's directory (with ROMIO's hidden shared-pointer files
+    beside them, `.<name>.shfp.*`). Removal is idempotent and needs no MPI, so
+    it runs at the end, from the `finally` of a failed run, at exit, and from a
+    thread woken by SIGINT/SIGTERM: Python's C-level handler writes the signal
+    number to a wakeup pipe from whichever thread the signal hits, so even a
+    rank blocked inside an MPI call is cleaned up before it exits.
+    """
+
+    def __init__(self, label: str = LABEL) -> None:
+        self.label = label
+        self.dirs: list[str] = []  # created by commbench (mkdtemp)
+        self.files: set[str] = set()
+        self.lock = threading.Lock()
+        self.installed = False
+        self.prev: dict = {}
+        self.prev_fd = -1
+        self.pipe: tuple[int, int] | None = None
+        self.rank = 0
+        self.atexit_done = False
+        self.keep_alive = None  # a guardian whose pipe must stay open until exit
+
+    def remove_file(self, path: str) -> None:
+        for p in [path, *glob.glob(os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".shfp.*"))]:
+            try:
+                os.remove(p)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                print(f"commbench: rank {self.rank}: cannot remove {p}: {e.strerror}", file=sys.stderr)
+        with self.lock:
+            self.files.discard(path)
+
+    def now(self) -> None:
+        with self.lock:
+            files, dirs = list(self.files), list(self.dirs)
+        for f in files:
+            self.remove_file(f)
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        with self.lock:
+            self.dirs = [d for d in self.dirs if os.path.exists(d)]
+
+    def install(self, rank: int, at_exit: Callable[[Callable[[str], None]], None] | None = None) -> None:
+        """Remove everything at exit and on SIGINT/SIGTERM (main thread only, once).
+
+        at_exit: when the ending signals are blocked and reach a watchdog
+        thread instead of Python handlers, the function that registers a
+        callback the watchdog runs before it ends the process
+        (commbench.watchdog.at_exit); the cleanup then runs from there.
+        """
+        self.rank = rank
+        if not self.atexit_done:
+            atexit.register(self.now)
+            self.atexit_done = True
+        if self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        if at_exit is not None:
+            # The run's watchdog thread receives SIGINT/SIGTERM; it runs this
+            # cleanup before it ends the process.
+            at_exit(self._on_exit)
+            self.installed = True
+            return
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        self.pipe = (r, w)
+        self.prev_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            # The real work happens in the watcher thread; the main thread may be
+            # stuck in MPI and run this only much later, if ever.
+            self.prev[s] = signal.signal(s, lambda *_: None)
+        threading.Thread(target=self._watch, args=(r,), name="commbench-io-cleanup", daemon=True).start()
+        self.installed = True
+
+    def _watch(self, r: int) -> None:
+        while True:
+            try:
+                b = os.read(r, 1)
+            except OSError:
+                return
+            if not b or b[0] == 0:  # uninstalled
+                return
+            if b[0] in (signal.SIGINT, signal.SIGTERM):
+                self.now()
+                name = signal.Signals(b[0]).name
+                try:
+                    os.write(2, f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n".encode())
+                finally:
+                    os._exit(128 + b[0])
+
+    def _on_exit(self, why: str) -> None:
+        self.now()
+        os.write(2, f"commbench: rank {self.rank}: {why}: {self.label} removed, exiting\n".encode())
+
+    def uninstall(self) -> None:
+        if not self.installed:
+            return
+        if self.pipe is None:  # the watchdog's exit hook is in place of handlers
+            self.installed = False
+            return
+        signal.set_wakeup_fd(self.prev_fd)
+        for s, h in self.prev.items():
+            signal.signal(s, h)
+        _, w = self.pipe  # type: ignore[misc]
+        os.set_blocking(w, True)
+        os.write(w, b"\0")
+        os.close(w)
+        self.installed = False
+
+
+CLEANUP = Cleanup()
+
+
+# The guardian: a tiny process per node, outside MPI and in its own session,
+# that outlives a rank killed with SIGKILL (mpiexec killed, a dead pipe, a
+# scheduler's hard limit). It waits for the end of its stdin: "done" after a
+# clean run, else it removes the tool's directory, or in a user's directory the
+# files whose names match `names` (the caller makes sure none existed before).
+GUARD = """
+import os, re, shutil, sys, time
+d, tool, names = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+data = sys.stdin.buffer.read()
+if data.endswith(b"done"):
+    sys.exit(0)
+for sweep in range(3):  # again a little later: peers may still be closing files
+    if tool:
+        shutil.rmtree(d, ignore_errors=True)
+    elif os.path.isdir(d):
+        for n in os.listdir(d):
+            if re.fullmatch(names, n):
+                try:
+                    os.remove(os.path.join(d, n))
+                except OSError:
+                    pass
+    time.sleep(1.0)
+"""
+
+
+def guardian(d: str, tool: bool, names: str, what: str = "IO cleanup guardian"):
+    """Start the guardian of directory d (tool: commbench made it, remove it whole; else the
+    files matching the regular expression `names`); None if it cannot start.
+
+    Write b"done" to its stdin and close it after a clean run; otherwise it
+    sweeps once its stdin closes (this process is gone).
+    """
+    import subprocess
+
+    try:
+        return subprocess.Popen([sys.executable, "-c", GUARD, d, "1" if tool else "0", names],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+    except OSError as e:  # cleanup then rests on the in-process handlers alone
+        print(f"commbench: cannot start the {what} ({e})", file=sys.stderr)
+        return None

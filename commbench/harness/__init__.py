@@ -1,0 +1,12 @@
+"""How to measure, once for every family of per-size kernels.
+
+- plan: pure planning (process counts, sizes, repetitions, buffers), no MPI;
+- context: the process groups of one NP and what a kernel sees of one row;
+- core: the Harness that sweeps, times, checks and emits the records.
+"""
+
+from commbench.harness.context import Context, Layout
+from commbench.harness.core import Harness
+from commbench.harness.plan import BufferPlan, Plan
+
+__all__ = ["BufferPlan", "Context", "Harness", "Layout", "Plan"]

@@ -1,0 +1,87 @@
+"""What a kernel sees: the process groups of one NP (Layout) and one row's Context."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import cycle, islice, repeat
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import buffers
+from commbench.session import Session
+from commbench.suites.base import Benchmark
+
+
+@dataclass
+class Layout:
+    """The process groups of one NP: every rank knows all groups."""
+
+    np: int
+    groups: list[list[int]]  # world ranks per group in group-rank order
+    comm: MPI.Comm | None  # MY_COMM, None on idle ranks
+    group: int  # my group index, -1 when idle
+    state: dict = field(default_factory=dict)  # per-(benchmark, NP) state of np_setup
+
+    def free(self) -> None:
+        if self.comm is not None and self.comm != MPI.COMM_NULL:
+            self.comm.Free()
+
+
+class Context:
+    """What a kernel sees for one (benchmark, NP, mode, X) on one member rank."""
+
+    def __init__(self, session: Session, bench: Benchmark, layout: Layout, mode: str, x: int,
+                 bufs: buffers.Buffers, send_len: int, recv_len: int):
+        self.session = session
+        self.cfg = session.cfg
+        self.bench = bench
+        self.comm: MPI.Comm = layout.comm  # type: ignore[assignment]
+        self.rank = self.comm.Get_rank()
+        self.size = self.comm.Get_size()
+        self.world_rank = session.rank
+        self.members = layout.groups[layout.group]
+        self.group = layout.group
+        self.mode = mode
+        self.x = x
+        self.bufs = bufs
+        self.sbuf = bufs.send.array if bufs.send is not None else np.empty(0, np.uint8)
+        self.rbuf = bufs.recv.array if bufs.recv is not None else np.empty(0, np.uint8)
+        self.send_len = send_len
+        self.recv_len = recv_len
+        self.slots = bufs.slots
+        self.params = session.cfg.params
+        self.state: dict[str, Any] = {}
+        self.np_state = layout.state  # shared by every size and mode of this NP
+
+    # -- buffer specs, prebuilt outside the timed loop ------------------------
+    def send_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
+        return self._specs(self.sbuf, self.bufs.send_stride, count, offset, dtype)
+
+    def recv_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
+        return self._specs(self.rbuf, self.bufs.recv_stride, count, offset, dtype)
+
+    def _specs(self, buf: np.ndarray, stride: int, count: int | None, offset: int, dtype) -> list:
+        nbytes = self.x if count is None else count
+        width = dtype.Get_size() if dtype != MPI.BYTE else 1
+        out = []
+        for k in range(self.slots):
+            a = k * stride + offset
+            view = buf[a : a + nbytes]
+            if width == 4:
+                view = view.view(np.float32) if dtype == MPI.FLOAT else view.view(np.int32)
+            out.append([view, dtype])
+        return out
+
+    @staticmethod
+    def each(n: int, *spec_lists: list) -> Iterable:
+        """n items cycling through the slots: a constant tuple when there is one slot."""
+        if all(len(s) == 1 for s in spec_lists):
+            return repeat(tuple(s[0] for s in spec_lists), n)
+        return islice(zip(*(cycle(s) for s in spec_lists)), n)
+
+    def slot_view(self, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int) -> np.ndarray:
+        a = k * stride + offset
+        return buf[a : a + nbytes]

@@ -1,0 +1,336 @@
+"""The harness: how to measure, once for every family of per-size kernels.
+
+It owns process groups (-npmin, -multi, -map), the sweep over sizes with the
+repetition policy and time budget (planned in commbench.harness.plan), buffer
+allocation and contents, warm-up, barriers, the reduction of per-rank times
+and check mode, and hands one Measurement per row to the session's views on
+world rank 0. Benchmarks only say what one repetition does (commbench.suites).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpi4py import MPI
+
+from commbench import buffers, native, policy, records
+from commbench.harness.context import Context, Layout
+from commbench.harness.plan import Plan
+from commbench.session import Session
+from commbench.suites.base import Benchmark
+
+BIG = 2**62
+
+
+@dataclass
+class Sweep:
+    """One mode of one (benchmark, NP): the state carried from size to size."""
+
+    bench: Benchmark
+    layout: Layout
+    mode: str
+    cap: int
+    started: float = field(default_factory=time.monotonic)
+    n_prev: int = 0
+    history: list[tuple[int, int]] | None = None  # -msglen: (X, n) of the sizes done
+    first: bool = True
+    held: list[records.Measurement] = field(default_factory=list)  # --engine both: later tables
+
+    @property
+    def member(self) -> bool:
+        return self.layout.comm is not None
+
+
+class Harness:
+    def __init__(self, session: Session):
+        self.session = session
+        self.cfg = cfg = session.cfg
+        self.world = session.comm
+        self.world_rank = session.rank
+        self.world_size = session.size
+        self.plan = Plan(cfg, self.world_size)
+        self.family = self.plan.family
+        self.checked: dict[str, bool] = {}
+        # Engine selection, once for the run (collective): ["native"], ["mpi4py"],
+        # or both for --engine both; a benchmark without a native pattern runs on mpi4py.
+        self.engines, note = native.resolve(cfg.engine, self.world)
+        if note and self.world_rank == 0:
+            print(f"commbench: {note}", file=sys.stderr, flush=True)
+        self.native_kernels: dict[str, Any] = {}
+
+    # -- the run --------------------------------------------------------------
+    def run(self) -> int:
+        """Every benchmark of the run list; returns the number of check failures.
+
+        The family's start/finish hooks wrap it; finish learns whether the run
+        completed, so after a failure it cleans up without communicating.
+        """
+        fam = self.family
+        completed = False
+        try:
+            if fam.start is not None:
+                fam.start(self.session)
+            for bench in self.plan.benchmarks():
+                for np_ in self.plan.np_sequence(bench):
+                    self.run_np(bench, np_)
+            completed = True
+            return sum(1 for ok in self.checked.values() if not ok)
+        finally:
+            if fam.finish is not None:
+                fam.finish(self.session, completed)
+
+    def run_np(self, bench: Benchmark, np_: int) -> None:
+        if not bench.procs.allows(np_):
+            if self.world_rank == 0:
+                rec = records.build(repetitions=0, rank_times={}, **self._row(bench, np_, [], "", None, 1.0))
+                rec.status = records.INVALID
+                self.session.emit(rec)
+            return
+        self.session.progress("creating the process groups", benchmark=bench.name, np=np_)
+        layout = self.layout(np_)
+        member = layout.comm is not None
+        try:
+            if bench.np_setup is not None and member:
+                bench.np_setup(self.session, bench, layout)
+            for mode in bench.modes:
+                self.run_mode(bench, layout, mode)
+            if bench.np_teardown is not None and member:
+                bench.np_teardown(self.session, bench, layout)
+        finally:
+            layout.free()
+
+    def run_mode(self, bench: Benchmark, layout: Layout, mode: str) -> None:
+        """Every size of one mode: guard, measure, publish."""
+        cap = self.plan.cap(bench, mode)
+        sweep = Sweep(bench, layout, mode, cap, n_prev=cap,
+                      history=[] if self.cfg.msglen is not None else None)
+        sizes = self.plan.sizes(bench)
+        for x in sizes:
+            row = self._row(bench, layout.np, layout.groups, mode, x if bench.has_size else None,
+                            bench.turnover(layout.np))
+            n0 = self.plan.base_repetitions(bench, mode, x)
+            verdict = self.guard(sweep, row, x, n0)
+            if verdict == "stop":
+                break
+            if verdict == "skip":
+                continue
+            self.measure(sweep, row, x, n0, sizes)
+            sweep.first = False
+        for rec in sweep.held:
+            self.session.emit(rec)
+
+    # -- guard: the time budget and -mem, agreed by every rank --------------------------
+    def guard(self, sweep: Sweep, row: dict, x: int, n0: int) -> str | None:
+        """'stop' when the time budget is spent, 'skip' when the buffers exceed -mem."""
+        bench = sweep.bench
+        self.watch("the time-budget check", sweep, row["x"])
+        over = sweep.member and (time.monotonic() - sweep.started) >= self.plan.time_budget() and not sweep.first
+        if self.world.allreduce(over, op=MPI.LOR):
+            self.emit_status(row, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
+                             self.engines_for(bench), sweep.held)
+            return "stop"
+        need = self.plan.buffers(bench, x, sweep.layout.np, n0).gib
+        if need > self.cfg.max_mem:
+            self.emit_status(row, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
+                             self.engines_for(bench), sweep.held)
+            return "skip"
+        return None
+
+    # -- measure and publish one size ----------------------------------------------------
+    def measure(self, sweep: Sweep, row: dict, x: int, n0: int, sizes: list[int]) -> None:
+        bench, layout, mode = sweep.bench, sweep.layout, sweep.mode
+        n = BIG
+        ctx = None
+        if sweep.member:
+            if sweep.first and bench.warmup:
+                self.session.progress("warm-up")
+                self.warmup(bench, layout, mode)
+            self.session.progress("buffer set-up")
+            ctx = self.prepare(bench, layout, mode, x, n0)
+            self.session.progress("repetition calibration")
+            n = self.repetitions(ctx, bench, n0, sweep.n_prev, sweep.history)
+        self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
+        n = self.world.allreduce(n, op=MPI.MIN)
+        for e, engine in enumerate(self.engines_for(bench)):
+            runs, defect = self.timed_runs(ctx, n, engine, first_engine=e == 0)
+            rec = self.publish(bench, row, n, runs, defect, engine)
+            if rec is not None:
+                if e == 0:
+                    self.session.emit(rec)
+                else:  # --engine both: the second engine's rows form their own table
+                    sweep.held.append(rec)
+        if ctx is not None:
+            self.session.progress("teardown")
+            self.close(ctx)
+        self.session.progress("the closing barrier")
+        self.world.Barrier()
+        if sweep.history is not None:
+            sweep.history.append((x, n))
+        sweep.n_prev = n
+
+    def timed_runs(self, ctx: Context | None, n: int, engine: str, first_engine: bool) -> tuple[list, Any]:
+        """This rank's --samples K timed runs of n repetitions (none when idle) and its check defect."""
+        if ctx is None:
+            return [], None
+        if not first_engine and ctx.bufs.recv is not None:
+            ctx.rbuf[:] = 0  # the next engine's check must see its own data
+        self.session.progress("the timed kernel")
+        runs = [self.timed(ctx, n, engine) for _ in range(self.cfg.samples)]
+        defect = None
+        if self.cfg.check and ctx.bench.expected is not None:
+            self.session.progress("check mode verification")
+            defect = ctx.bench.expected(ctx, n)
+        return runs, defect
+
+    def publish(self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any,
+                engine: str) -> records.Measurement | None:
+        """Gather every rank's times to world rank 0 and build the row's record there."""
+        self.session.progress("the gather to rank 0")
+        t = (runs[0] if len(runs) == 1 else _median_run(runs)) if runs else None
+        gathered = self.world.gather((t, defect), root=0)
+        extra: dict[str, Any] = {"engine": engine}
+        if self.cfg.samples > 1:  # --samples K: the row from each rank's median, every sample kept
+            per_rank = self.world.gather([_first(r) for r in runs] if runs else None, root=0)
+            if self.world_rank == 0:
+                extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
+                extra["rank_samples"] = per_rank
+        if self.world_rank != 0:
+            return None
+        return self.make_record(bench, row, n, gathered, extra=extra)
+
+    def _row(self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None,
+             turnover: float) -> dict:
+        """The fields every record of a row shares."""
+        return dict(benchmark=bench.name, family=bench.family, kind=bench.kind, np_=np_, mode=mode, x=x,
+                    groups=groups, world_size=self.world_size, components=list(bench.components),
+                    turnover=turnover)
+
+    def make_record(self, bench: Benchmark, base: dict, n: int, gathered: list,
+                    extra: dict | None = None) -> records.Measurement:
+        comps = list(bench.components)
+        rank_times: dict[str, list[float | None]] = {c: [] for c in comps}
+        defects = [d for _, d in gathered if d is not None]
+        for t, _ in gathered:
+            vals = t if isinstance(t, tuple) else (t,)
+            for c, v in zip(comps, vals if t is not None else (None,) * len(comps)):
+                rank_times[c].append(None if v is None else v * bench.time_factor)
+        defect = max(defects) if defects else None
+        if self.cfg.check and bench.expected is not None:
+            defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
+            ok = defect is None or defect <= policy.TOL
+            self.checked[bench.name] = self.checked.get(bench.name, True) and ok
+        return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base)
+
+    def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None,
+                    held: list | None = None) -> None:
+        """A row without numbers; one per engine when given (the later ones into held)."""
+        if self.world_rank == 0:
+            for e, engine in enumerate(engines or [None]):
+                rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
+                                    extra={"engine": engine} if engine else None, **base)
+                rec.status, rec.message = status, message
+                if e == 0 or held is None:
+                    self.session.emit(rec)
+                else:
+                    held.append(rec)
+
+    def watch(self, phase: str, sweep: Sweep, x: int | None) -> None:
+        """A new measurement clock for the watchdog, naming the row."""
+        layout, g = sweep.layout, sweep.layout.group
+        self.session.progress(phase, benchmark=sweep.bench.name, np=layout.np, mode=sweep.mode, bytes=x,
+                              group=g, members=layout.groups[g] if g >= 0 else [])
+
+    # -- process groups -------------------------------------------------------
+    def layout(self, np_: int) -> Layout:
+        wr, p = self.world_rank, self.world_size
+        key = policy.map_key(wr, *self.cfg.map) if self.cfg.map else wr
+        if self.cfg.multi is not None:
+            ngroups = p // np_
+            color = key // np_ if key // np_ < ngroups else MPI.UNDEFINED
+        else:
+            color = 0 if key < np_ else MPI.UNDEFINED
+        comm = self.world.Split(color, key)
+        everyone = self.world.allgather((color, key))
+        ngroups = max((c for c, _ in everyone if c != MPI.UNDEFINED), default=-1) + 1
+        groups = [[r for r, (c, k) in sorted(enumerate(everyone), key=lambda e: e[1][1]) if c == g]
+                  for g in range(ngroups)]
+        if comm == MPI.COMM_NULL:
+            return Layout(np_, groups, None, -1)
+        return Layout(np_, groups, comm, color)
+
+    # -- buffers and kernels ------------------------------------------------------
+    def prepare(self, bench: Benchmark, layout: Layout, mode: str, x: int, n0: int) -> Context:
+        bp = self.plan.buffers(bench, x, layout.np, n0)
+        kind, huge = self.cfg.alloc, self.cfg.hugepages
+        send = buffers.Allocation(bp.send_alloc, kind, huge) if bp.send_alloc else None
+        recv = buffers.Allocation(bp.recv_alloc, kind, huge) if bp.recv_alloc else None
+        if send is not None:
+            buffers.fill(send.array, self.world_rank, bp.send_len, bp.slots, bp.send_stride, bench.dtype)
+            if self.session.corrupt:
+                send.array[:] ^= 0x5A  # fault injection for testing check mode
+        if recv is not None:
+            recv.array[:] = 0
+        bufs = buffers.Buffers(send, recv, bp.slots, bp.send_stride, bp.recv_stride)
+        ctx = Context(self.session, bench, layout, mode, x, bufs, bp.send_len, bp.recv_len)
+        if bench.setup is not None:
+            bench.setup(ctx)
+        return ctx
+
+    def close(self, ctx: Context) -> None:
+        if ctx.bench.teardown is not None:
+            ctx.bench.teardown(ctx)
+        ctx.bufs.free()
+
+    def engines_for(self, bench: Benchmark) -> list[str]:
+        """The engines that measure bench in this run, the first one driving the policy."""
+        if "native" in self.engines and bench.name not in self.native_kernels:
+            self.native_kernels[bench.name] = native.kernel_for(bench)
+        if self.native_kernels.get(bench.name) is None:
+            return ["mpi4py"]
+        return list(self.engines)
+
+    def timed(self, ctx: Context, n: int, engine: str | None = None) -> Any:
+        kernel = ctx.bench.kernel
+        if (engine or self.engines_for(ctx.bench)[0]) == "native":
+            kernel = self.native_kernels[ctx.bench.name]
+        barrier = ctx.comm.Barrier
+        for _ in range(policy.N_BARR):
+            barrier()
+        return kernel(ctx, n)
+
+    def repetitions(self, ctx: Context, bench: Benchmark, n0: int, n_prev: int,
+                    history: list[tuple[int, int]] | None) -> int:
+        fixed = self.plan.fixed_repetitions(bench, ctx.mode, ctx.x, ctx.size, n0)
+        if fixed is not None:
+            return fixed
+        cfg, comm = self.cfg, ctx.comm
+        t1 = comm.allreduce(_first(self.timed(ctx, 1)), op=MPI.MAX)
+        r = comm.allreduce(policy.preliminary_repetitions(t1, cfg.msgspersample), op=MPI.MAX)
+        n1 = min(n0, r)
+        if n1 > 1:
+            t1 = comm.allreduce(_first(self.timed(ctx, n1)), op=MPI.MAX)
+        ts = policy.dynamic_target(t1, cfg.secs, n0)
+        n = policy.dynamic_repetitions(n0, ts, n_prev, ctx.x, history)
+        return comm.bcast(n, root=0)
+
+    def warmup(self, bench: Benchmark, layout: Layout, mode: str) -> None:
+        """N_WARMUP untimed executions before the first size of a mode (spec §7.1)."""
+        ctx = self.prepare(bench, layout, mode, self.plan.warmup_size(bench), policy.N_WARMUP)
+        for engine in self.engines_for(bench):
+            self.timed(ctx, policy.N_WARMUP, engine)
+        self.close(ctx)
+
+
+def _median_run(runs: list) -> Any:
+    """This rank's median over repeated runs, per component for tuple results."""
+    if isinstance(runs[0], tuple):
+        return tuple(statistics.median(c) for c in zip(*runs))
+    return statistics.median(runs)
+
+
+def _first(t: Any) -> float:
+    return t[0] if isinstance(t, tuple) else t

@@ -1,0 +1,131 @@
+"""Pure planning of a run: process counts, sizes, repetition caps and policy, buffers.
+
+Everything here follows from the RunConfig and the descriptors alone, so it is
+testable without MPI and shared by the harness (which measures) and by the
+pre-flight checks (commbench.resources, which refuse a run before it starts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from commbench import policy, suites
+from commbench.suites.base import Benchmark
+
+
+@dataclass(frozen=True)
+class BufferPlan:
+    """The buffers of one (benchmark, X, NP): spec §6.3's slots and strides."""
+
+    send_len: int  # bytes one transfer sends
+    recv_len: int
+    slots: int  # disjoint buffer areas cycled through (off-cache, one-sided)
+    send_stride: int
+    recv_stride: int
+
+    @property
+    def send_alloc(self) -> int:
+        return max(self.send_len, self.slots * self.send_stride) if self.send_len else 0
+
+    @property
+    def recv_alloc(self) -> int:
+        return max(self.recv_len, self.slots * self.recv_stride) if self.recv_len else 0
+
+    @property
+    def gib(self) -> float:
+        return (self.send_alloc + self.recv_alloc) / 2**30
+
+
+class Plan:
+    def __init__(self, cfg, world_size: int):
+        self.cfg = cfg
+        self.world_size = world_size
+        self.family = suites.family(cfg.family)
+
+    def benchmarks(self) -> list[Benchmark]:
+        return [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
+
+    # -- process counts -------------------------------------------------------------
+    def np_sequence(self, bench: Benchmark) -> list[int]:
+        if bench.procs.fixed is not None:
+            return [min(bench.procs.fixed, self.world_size)]
+        return policy.np_sequence(self.world_size, self.cfg.npmin)
+
+    # -- sizes and repetitions --------------------------------------------------------
+    def sizes(self, bench: Benchmark) -> list[int]:
+        if bench.sync:
+            return [0]
+        if bench.fixed_sizes:
+            return list(bench.fixed_sizes)
+        if self.cfg.msglen is not None:
+            return policy.user_size_list(self.cfg.msglen, bench.unit, self.cfg.maxlog)[0]
+        return policy.size_list(bench.unit, self.cfg.minlog, self.cfg.maxlog)
+
+    def cap(self, bench: Benchmark, mode: str) -> int:
+        """The repetition cap of a mode: MSGS_NONAGGR or MSGSPERSAMPLE."""
+        if bench.nonaggr_cap or (mode and mode in bench.nonaggr_modes):
+            return self.cfg.msgs_nonaggr
+        return self.cfg.msgspersample
+
+    def base_repetitions(self, bench: Benchmark, mode: str, x: int) -> int:
+        """n0 of spec §7.3: the cap, lowered for large X by OVERALL_VOL."""
+        return policy.base_repetitions(x, self.cap(bench, mode), self.cfg.overall_vol, bench.sync)
+
+    def policy_for(self, bench: Benchmark) -> str:
+        pol = self.cfg.iter_policy
+        if pol == "auto":
+            return "multiple_np" if bench.root_based else "dynamic"
+        return pol
+
+    def fixed_repetitions(self, bench: Benchmark, mode: str, x: int, np_: int, n0: int) -> int | None:
+        """The repetitions of the policies that need no timing; None for 'dynamic'."""
+        pol = self.policy_for(bench)
+        if pol == "off":
+            return n0 if bench.sync else self.cap(bench, mode)
+        if pol == "multiple_np":
+            return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)
+        return None
+
+    def time_budget(self) -> float:
+        cfg = self.cfg
+        return policy.time_budget(cfg.secs, cfg.maxlog, cfg.minlog, len(cfg.msglen or ()))
+
+    # -- buffers ---------------------------------------------------------------------
+    def buffers(self, bench: Benchmark, x: int, np_: int, n0: int) -> BufferPlan:
+        send_len, recv_len = bench.buffers(x, np_)
+        oc = self.cfg.off_cache
+        if oc and bench.off_cache and not bench.sync and self.family.profile.name != "io":
+            ss = policy.off_cache_slots(send_len, n0, *oc)
+            rs = policy.off_cache_slots(recv_len, n0, *oc)
+            return BufferPlan(send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride)
+        if bench.slots:
+            return BufferPlan(send_len, recv_len, n0, send_len, recv_len)
+        return BufferPlan(send_len, recv_len, 1, send_len, recv_len)
+
+    def warmup_size(self, bench: Benchmark) -> int:
+        """X of the N_WARMUP untimed executions before a mode's first size (spec §7.1)."""
+        if bench.sync:
+            return 0
+        return bench.fixed_sizes[0] if bench.fixed_sizes else max(4, bench.unit)
+
+    def peak(self) -> tuple[int, int, str]:
+        """(largest buffer bytes per process, largest message size, where) over the run.
+
+        Sizes whose need exceeds -mem are left out: the harness skips them.
+        """
+        cap = self.cfg.max_mem * 2**30
+        peak, biggest, where = 0, 0, ""
+        for bench in self.benchmarks():
+            for np_ in self.np_sequence(bench):
+                if not bench.procs.allows(np_):
+                    continue
+                for mode in bench.modes:
+                    for x in self.sizes(bench):
+                        bp = self.buffers(bench, x, np_, self.base_repetitions(bench, mode, x))
+                        need = bp.send_alloc + bp.recv_alloc
+                        if need > cap:
+                            continue
+                        biggest = max(biggest, x)
+                        if need > peak:
+                            peak, where = need, f"{bench.name} at {x} bytes, NP {np_}"
+        return peak, biggest, where

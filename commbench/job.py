@@ -1,0 +1,208 @@
+"""`commbench run` inside an MPI job: configure, measure, conclude.
+
+Rank 0 parses and validates the command line and tells every rank; rank 0
+builds the views (sinks) and the run header; a Session carries the run to
+the family (the harness for per-size kernels, the family's own driver for
+experiments); any failure keeps every record written so far and ends every
+rank, and the watchdog can end the run from its own thread at any time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+
+from mpi4py import MPI
+
+from commbench import config, metadata, policy, resources, suites
+from commbench.harness import Harness, Plan
+from commbench.session import Session
+from commbench.watchdog import Watchdog, describe
+
+
+def error(msg: str) -> int:
+    print(f"commbench: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def parse_on_root(comm, argv: list[str]):
+    """("ok", RunConfig) | ("help", text) | ("error", message), the same on every rank."""
+    msg = None
+    if comm.Get_rank() == 0:
+        try:
+            cfg = config.parse_run_args(argv, world_size=comm.Get_size())
+            if cfg.output is None:
+                # The launcher picks the default name so it can finish the file if the job dies.
+                cfg = config.with_output(cfg, os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or config.default_output(cfg.family))
+            config.check_writable("-o", cfg.output)
+            config.check_writable("--csv", cfg.csv)
+            msg = ("ok", cfg)
+        except config.HelpRequested:
+            msg = ("help", config.usage())
+        except config.ConfigError as e:
+            msg = ("error", str(e))
+    return comm.bcast(msg, root=0)
+
+
+def build_sinks(cfg) -> list:
+    from commbench import views
+    from commbench.views.csv_export import CsvRecords
+    from commbench.views.results_file import JsonResults
+
+    sinks: list = [views.text_view(suites.family(cfg.family).view, sys.stdout)]
+    if cfg.output and cfg.output != "-":
+        sinks.append(JsonResults(cfg.output))
+    if cfg.csv:
+        sinks.append(CsvRecords(cfg.csv, cfg.mb_unit))
+    if cfg.engine == "both":
+        from commbench.views.binding import BindingOverhead
+
+        sinks.insert(0, BindingOverhead(sys.stdout))  # first: its rows go into the summary
+    if cfg.fit:  # first, so its fits reach the results file before that one finishes
+        from commbench.views.fit_text import fit_sink
+        sinks.insert(0, fit_sink(cfg, sinks))
+    return sinks
+
+
+def run_header(cfg, meta: dict) -> dict:
+    fam = suites.family(cfg.family)
+    notes = list(cfg.warnings)
+    if cfg.msglen is not None:
+        units = {b.unit for b in fam.benchmarks}
+        for unit in sorted(units):
+            notes += policy.user_size_list(cfg.msglen, unit, cfg.maxlog)[1]
+        notes = list(dict.fromkeys(notes))
+    return {
+        "metadata": meta,
+        "config": cfg.resolved(),
+        "family": {"name": fam.name, "title": fam.title, "part": fam.part, "profile": fam.profile.name},
+        "notes": notes,
+        "comments": {b.name: list(b.comments) for b in fam.benchmarks if b.comments},
+        "preamble_extra": fam.preamble(cfg) if fam.preamble is not None else [],
+    }
+
+
+def finisher(session: Session, started: float, output: str | None):
+    """Rank 0: end the sinks once with an 'interrupted' reason (watchdog thread or error path)."""
+    done = []
+
+    def finish(reason: str) -> None:
+        if done or not session.lock.acquire(timeout=5):
+            return
+        try:
+            done.append(reason)
+            summary = {"interrupted": reason, "elapsed_s": round(time.time() - started, 3)}
+            for s in session.sinks:
+                try:
+                    s.finish(summary)
+                except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
+                    print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+            if output and output != "-":
+                print(f"commbench: results so far (complete: false) written to {output}", file=sys.stderr, flush=True)
+        finally:
+            session.lock.release()
+
+    return finish
+
+
+@dataclass
+class Job:
+    session: Session
+    watchdog: Watchdog
+    started: float
+    finish_interrupted: object  # rank 0: finisher(...), else None
+
+
+def configure(comm, argv: list[str]) -> Job | int:
+    """Parse, build the views, check the run fits this machine; an exit status on failure."""
+    rank = comm.Get_rank()
+    # Signals only until the configuration is known; then the --timeout clock too.
+    wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
+    status, payload = parse_on_root(comm, argv)
+    if status == "help":
+        if rank == 0:
+            print(payload)
+        return 0
+    if status == "error":
+        if rank == 0:
+            error(payload)
+        return 2
+    cfg = payload
+    session = Session(cfg, comm, build_sinks(cfg) if rank == 0 else [], watchdog=wd)
+    meta = metadata.collect(comm, cfg)
+    problem = None
+    if rank == 0:
+        per_host = max(meta["ranks_per_host"].values())
+        problem = resources.preflight(Plan(cfg, comm.Get_size()), per_host, MPI.Get_version())
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        if rank == 0:
+            error(problem)
+        return 2
+    job = Job(session, wd, time.time(), None)
+    timeout = cfg.watchdog_timeout()
+    wd.timeout = timeout
+    info = wd.listen() if rank == 0 and timeout > 0 else None
+    wd.rank0 = comm.bcast(info, root=0)
+    wd.progress(phase="start-up")
+    if rank == 0:
+        job.finish_interrupted = finisher(session, job.started, cfg.output)
+        header = run_header(cfg, meta)
+        for s in session.sinks:
+            s.start(header)
+        wd.on_end = job.finish_interrupted
+    return job
+
+
+def measure(job: Job) -> int | None:
+    """The family's run: its check failures, or None after a failure that kept the
+    records so far and ended every rank."""
+    session, wd = job.session, job.watchdog
+    comm, rank = session.comm, session.rank
+    try:
+        driver = suites.family(session.cfg.family).driver
+        failures = driver(session) if driver else Harness(session).run()
+        wd.progress(phase="the final barrier")
+        comm.Barrier()
+        return failures
+    except Exception as e:  # noqa: BLE001 - any failure: keep the records, end every rank
+        sys.stdout.flush()
+        where = describe(wd.state)
+        if isinstance(e, MPI.Exception):
+            why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
+            print(f"commbench: {why}", file=sys.stderr, flush=True)
+        else:
+            why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
+            print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        if job.finish_interrupted is not None:
+            job.finish_interrupted(why)
+        comm.Abort(3)
+        return None
+
+
+def conclude(job: Job, failures: int) -> int:
+    """Stop the watchdog, finish every view with the summary; exit 1 on check failures."""
+    job.watchdog.stop()
+    session = job.session
+    if session.rank == 0:
+        summary = {"check_failures": failures, "elapsed_s": round(time.time() - job.started, 3)}
+        with session.lock:
+            for s in session.sinks:
+                s.finish(summary)
+        out = session.cfg.output
+        if out and out != "-":
+            print(f"commbench: results written to {out}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def run(argv: list[str]) -> int:
+    """Every rank: the whole `commbench run` inside the job; the exit status."""
+    job = configure(MPI.COMM_WORLD, argv)
+    if isinstance(job, int):
+        return job
+    failures = measure(job)
+    return 3 if failures is None else conclude(job, failures)
+

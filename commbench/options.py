@@ -1,0 +1,211 @@
+"""Option vocabulary shared by the core and the families: the lowest layer.
+
+An Option names a command-line flag, where its value goes and how it is
+parsed; the parsers turn one argv string into a value or raise ConfigError
+with the problem and the accepted form. Only commbench.policy (the IMB
+constants) is imported here, so every layer may declare options (commbench.config reads
+them all; the families declare their own in their modules).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from commbench import policy
+
+
+class ConfigError(Exception):
+    """Invalid command line: the message names the problem and the accepted form."""
+
+
+class HelpRequested(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Option:
+    names: tuple[str, ...]
+    dest: str
+    metavar: str  # "" for a flag
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: flag
+    multi_names: bool = False  # -include / -exclude: names until the next option
+    default: Any = None  # family options: value recorded in cfg.params when not given
+
+
+def integer(name: str, low: int | None = None) -> Callable[[str], int]:
+    """An integer option, at least `low` when given."""
+
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise ConfigError(f"{name} needs an integer, got {s!r}") from None
+        if low is not None and v < low:
+            raise ConfigError(f"{name} must be >= {low}, got {v}")
+        return v
+
+    return parse
+
+
+def positive_float(name: str, zero_ok: bool = False) -> Callable[[str], float]:
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise ConfigError(f"{name} needs a number, got {s!r}") from None
+        if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+            raise ConfigError(f"{name} must be a positive number, got {s!r}")
+        return v
+
+    return parse
+
+
+def choice(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    """One of `choices`, case-insensitive, returned in lower case."""
+
+    def parse(s: str) -> str:
+        if s.lower() not in choices:
+            raise ConfigError(f"{name} must be one of {'|'.join(choices)}, got {s!r}")
+        return s.lower()
+
+    return parse
+
+
+BYTE_SUFFIXES = {"k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def byte_count(s: str, suffixes: str = "kmg") -> int | None:
+    """A non-negative byte count with an optional binary suffix ("64k", "16m"), else None."""
+    t = s.strip().lower()
+    mult = BYTE_SUFFIXES[t[-1]] if t[-1:] and t[-1] in suffixes else 1
+    digits = t[:-1] if mult != 1 else t
+    return int(digits) * mult if digits.isdigit() else None
+
+
+def bytes_option(name: str, positive: bool = False) -> Callable[[str], int]:
+    """A byte-count option: k/m/g suffixes; `positive` refuses 0."""
+
+    def parse(s: str) -> int:
+        v = byte_count(s)
+        if positive and (v is None or v < 1):
+            raise ConfigError(f"{name} needs a positive byte count (e.g. 65536, 64k, 1m), got {s!r}")
+        if v is None:
+            raise ConfigError(f"{name} {s!r}: accepted a byte count with optional k/m/g suffix (e.g. 16m)")
+        return v
+
+    return parse
+
+
+# ---------------------------------------------------------------- the core options' parsers
+
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
+POLICIES = ("dynamic", "multiple_np", "auto", "off")
+ALLOC_KINDS = ("numpy", "mpi", "mmap")
+HUGEPAGES = ("default", "on", "off")
+ENGINES = ("native", "mpi4py", "both")
+
+
+def parse_multi(s: str) -> int:
+    if s not in ("0", "1"):
+        raise ConfigError(f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}")
+    return int(s)
+
+
+def parse_off_cache(s: str) -> tuple[float, int]:
+    form = "accepted: -off_cache -1, -off_cache <cache MB>, -off_cache <cache MB>,<line bytes>"
+    parts = s.split(",")
+    if len(parts) > 2:
+        raise ConfigError(f"-off_cache {s!r}: too many values; {form}")
+    try:
+        cs = float(parts[0])
+    except ValueError:
+        raise ConfigError(f"-off_cache {s!r}: {parts[0]!r} is not a number; {form}") from None
+    if not math.isfinite(cs) or cs == 0:
+        raise ConfigError(f"-off_cache {s!r}: cache size must be non-zero; {form}")
+    if cs < 0:
+        return (policy.CACHE_SIZE_MB, policy.CACHE_LINE_SIZE)
+    line = policy.CACHE_LINE_SIZE
+    if len(parts) == 2:
+        try:
+            line = int(parts[1])
+        except ValueError:
+            raise ConfigError(f"-off_cache {s!r}: line size {parts[1]!r} is not an integer; {form}") from None
+        if line <= 0:
+            raise ConfigError(f"-off_cache {s!r}: line size must be positive; {form}")
+    return (cs, line)
+
+
+def parse_iter(s: str) -> tuple[tuple[int, ...], str | None]:
+    form = "accepted: -iter <msgs>[,<overall MB>[,<msgs nonaggr>]][,<policy>], policy one of " + "|".join(POLICIES)
+    tokens = s.split(",")
+    if not 1 <= len(tokens) <= 4 or any(t == "" for t in tokens):
+        raise ConfigError(f"-iter {s!r}: {form}")
+    ints: list[int] = []
+    pol = None
+    for tok in tokens:
+        try:
+            v = int(tok)
+        except ValueError:
+            if tok.lower() not in POLICIES:
+                raise ConfigError(f"-iter {s!r}: unknown token {tok!r}; {form}") from None
+            pol = tok.lower()
+            continue
+        if v <= 0:
+            raise ConfigError(f"-iter {s!r}: counts must be positive; {form}")
+        ints.append(v)
+    if len(ints) > 3:
+        raise ConfigError(f"-iter {s!r}: at most three numbers; {form}")
+    return tuple(ints), pol
+
+
+def parse_msglog(s: str) -> tuple[int | None, int]:
+    form = "accepted: -msglog <maxlog> or -msglog <minlog>:<maxlog>, 0 <= minlog < maxlog < 31"
+    parts = s.split(":")
+    try:
+        if len(parts) == 1:
+            lo, hi = None, int(parts[0])
+        elif len(parts) == 2:
+            lo, hi = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"-msglog {s!r}: {form}") from None
+    if hi <= 0 or hi >= 31 or (lo is not None and not 0 <= lo < hi):
+        raise ConfigError(f"-msglog {s!r}: {form}")
+    return lo, hi
+
+
+def parse_map(s: str) -> tuple[int, int]:
+    form = "accepted: -map <A>x<B> with positive integers, e.g. -map 2x2"
+    parts = s.lower().split("x")
+    try:
+        a, b = (int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"-map {s!r}: {form}") from None
+    if a < 1 or b < 1:
+        raise ConfigError(f"-map {s!r}: {form}")
+    return a, b
+
+
+def readable_file(name: str) -> Callable[[str], str]:
+    def parse(s: str) -> str:
+        if os.path.isdir(s):
+            raise ConfigError(f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)")
+        if os.path.exists(s) and not os.path.isfile(s):
+            raise ConfigError(f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)")
+        if not os.path.isfile(s):
+            raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
+        if not os.access(s, os.R_OK):
+            raise ConfigError(f"{name} {s!r}: file is not readable")
+        return s
+
+    return parse
+
+
+def text(s: str) -> str:
+    return s

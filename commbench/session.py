@@ -1,0 +1,59 @@
+"""The one interface between the core and a family: a Session.
+
+A family sees the run through a Session: the validated RunConfig, the world
+communicator, `emit(record)` that hands a record to the views (world rank 0,
+under the lock the watchdog also takes to finish them), `progress(phase)`
+that tells the watchdog where this rank is, and the fault-injection switch
+the tests use. Families whose experiments do not fit the harness's per-size
+kernel shape (overhead, msgrate) are drivers of a Session; the harness runs
+the others and hands the same Session to their start/finish/np_setup hooks.
+No family sees the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from commbench.records import Measurement, Sink
+
+
+class Session:
+    def __init__(self, cfg: Any, comm: Any, sinks: Sequence[Sink] = (), watchdog: Any = None):
+        self.cfg = cfg  # commbench.config.RunConfig
+        self.comm = comm  # the world communicator of the run
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.sinks = list(sinks) if self.rank == 0 else []
+        self.lock = threading.Lock()  # the watchdog thread may finish the sinks
+        self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
+        self.records: list[Measurement] = []  # world rank 0: everything emitted, for analyses
+        # COMMBENCH_FAULT_CORRUPT=<world rank>: that rank sends corrupted data, so
+        # tests can prove check mode catches it.
+        self.corrupt = os.environ.get("COMMBENCH_FAULT_CORRUPT") == str(self.rank)
+
+    @property
+    def params(self) -> dict:
+        """The family's own options (every one present: given or its default)."""
+        return self.cfg.params
+
+    def emit(self, rec: Measurement) -> None:
+        """One record to every view; a no-op except on world rank 0."""
+        if self.rank != 0:
+            return
+        with self.lock:
+            self.records.append(rec)
+            for s in self.sinks:
+                s.record(rec)
+
+    def progress(self, phase: str, **where: Any) -> None:
+        """Tell the watchdog where this rank is; naming a benchmark starts a new measurement clock."""
+        wd = self.watchdog
+        if wd is None:
+            return
+        if where:
+            wd.progress(phase=phase, **where)
+        else:
+            wd.phase(phase)

@@ -1,0 +1,185 @@
+"""Where the IO files live and their life cycle: run-wide hooks and the file of each (benchmark, NP).
+
+start(session) sets the run-wide state RUN on every rank (the node's
+directory, its cleanup guardian, MPI_Info hints, t_CPU); np_setup creates and
+prepares the file(s) of one (benchmark, NP) exclusively (spec §6.6) and
+np_teardown removes them; finish removes what is left. Every file and
+directory is registered in commbench.cleanup.CLEANUP as soon as it exists.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from mpi4py import MPI
+
+from commbench import cpu, watchdog
+from commbench.cleanup import CLEANUP, guardian
+from commbench.suites.base import Benchmark
+from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
+from commbench.suites.io.settings import Settings, target_cpu_secs
+
+FILENAME = "IMB_out"  # spec §16
+AMODE = MPI.MODE_CREATE | MPI.MODE_RDWR
+FILL_CHUNK = 2**20
+OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
+# Every name a run may create in a user's directory: what the guardian sweeps there.
+NAMES = r"\.?IMB_out(_g[0-9]+)?(_[0-9]+)?(\.shfp\..*)?"
+
+
+class IOFileError(RuntimeError):
+    """A benchmark file could not be prepared (it exists, or the file system refused)."""
+
+
+def ours(name: str) -> bool:
+    return name.startswith(OURS)
+
+
+class _Run:
+    """Per-process facts of the run, set by start()."""
+
+    node_dir: str = ""
+    guardian = None  # the node's cleanup guardian process (node rank 0 only)
+    t_cpu: float = 0.0
+    target: float = 0.0
+    info = MPI.INFO_NULL
+
+
+RUN = _Run()
+
+
+# ---------------------------------------------------------------- the whole run
+
+def start(session) -> None:
+    """Every rank: cleanup handlers, the files' directory, CPU kernel calibration (spec §2)."""
+    cfg, world = session.cfg, session.comm
+    settings = Settings.of(cfg.params)
+    CLEANUP.install(session.rank, watchdog.at_exit if watchdog.signals_blocked() else None)
+    RUN.target = target_cpu_secs(cfg)
+    hints = settings.info
+    if hints:
+        RUN.info = MPI.Info.Create()
+        for key, value in hints:
+            RUN.info.Set(key, value)
+    if nonblocking(cfg.benchmarks):
+        k = cpu.shared()
+        k.exploit(RUN.target, init=True)
+        # one t_CPU for the whole run, identical in every row: world rank 0's
+        RUN.t_cpu = world.bcast(k.t_cpu if RUN.target > 0 else 0.0, root=0)
+    given = settings.dir
+    # One directory per node unless given (node-local /tmp); common files go to
+    # the directory of their file communicator's rank 0 (checked in np_setup).
+    node = world.Split_type(MPI.COMM_TYPE_SHARED, key=session.rank)
+    made = err = None
+    if node.Get_rank() == 0:
+        if given is None:
+            try:
+                made = tempfile.mkdtemp(prefix="commbench-io-")
+            except OSError as e:
+                err = f"cannot create a temporary directory for the IO files ({e}); pass --iodir DIR"
+        if err is None:
+            RUN.guardian = guardian(given or made, given is None, NAMES)
+    made, err = node.bcast((made, err), root=0)
+    node.Free()
+    if made:
+        with CLEANUP.lock:
+            CLEANUP.dirs.append(made)
+    RUN.node_dir = given or made or ""
+    errs = [e for e in world.allgather(err) if e]
+    if errs:
+        raise IOFileError(errs[0])
+
+
+def finish(session, completed: bool) -> None:
+    """Remove what is left; after a failure without communicating (a peer may be dead)."""
+    try:
+        if completed:
+            session.comm.Barrier()  # nobody uses the directory any more
+        CLEANUP.now()
+    finally:
+        CLEANUP.uninstall()
+        if RUN.info != MPI.INFO_NULL:
+            RUN.info.Free()
+            RUN.info = MPI.INFO_NULL
+        g, RUN.guardian = RUN.guardian, None
+        if g is not None:
+            # After a failure the guardian sweeps once this process is gone
+            # (a peer may still be writing); after a clean run it just ends.
+            if completed:
+                g.stdin.write(b"done")
+                g.stdin.close()
+                g.wait()
+            else:
+                CLEANUP.keep_alive = g
+
+
+# ---------------------------------------------------------------- per (benchmark, NP): the file
+
+def _create(path: str, nbytes: int, fill: bool) -> str | None:
+    """Create path exclusively, pre-size it and fill it for reading; an error message or None."""
+    try:
+        fh = MPI.File.Open(MPI.COMM_SELF, path, AMODE | MPI.MODE_EXCL, RUN.info)
+    except MPI.Exception as e:
+        if e.Get_error_class() == MPI.ERR_FILE_EXISTS:
+            return (f"{path} exists and was not created by this commbench run; it is left untouched "
+                    "(remove it or choose another --iodir)")
+        return f"cannot create {path}: {e.Get_error_string().splitlines()[-1]}"
+    with CLEANUP.lock:
+        CLEANUP.files.add(path)
+    try:
+        fh.Set_size(nbytes)
+        if fill:
+            for start in range(0, nbytes, FILL_CHUNK):
+                fh.Write_at(start, [file_pattern(start, min(FILL_CHUNK, nbytes - start)), MPI.BYTE])
+    except MPI.Exception as e:
+        return f"cannot prepare {path} ({human(nbytes)}): {e.Get_error_string().splitlines()[-1]}"
+    finally:
+        fh.Close()
+    return None
+
+
+def _agree(comm: MPI.Comm, err: str | None) -> None:
+    errs = [e for e in comm.allgather(err) if e]
+    if errs:
+        raise IOFileError(errs[0])
+
+
+def np_setup(session, bench: Benchmark, layout) -> None:
+    """Once per (benchmark, NP) on the members: name, create and prepare the file(s) (spec §6.6)."""
+    spec: Spec | None = bench.variant
+    wr = session.rank
+    per_process = spec is not None and spec.per_process
+    fcomm = MPI.COMM_SELF if per_process else layout.comm
+    tag = f"_g{layout.group}" if session.cfg.multi is not None else ""
+    name = FILENAME + tag + (f"_{wr}" if per_process else "")
+    d = RUN.node_dir if per_process else fcomm.bcast(RUN.node_dir, root=0)
+    err = None
+    if not os.path.isdir(d):
+        err = (f"rank {wr} cannot see the IO directory {d} of its file's first process (node-local?); "
+               "pass --iodir DIR on a file system every process shares")
+    _agree(layout.comm, err)
+    path = os.path.join(d, name)
+    nbytes = file_bytes(session.cfg, spec, layout.np) if spec is not None else 0
+    if fcomm.Get_rank() == 0:
+        err = _create(path, nbytes, spec is not None and not spec.write)
+    if not per_process:
+        err = fcomm.bcast(err, root=0)
+        if err is None:
+            with CLEANUP.lock:
+                CLEANUP.files.add(path)
+    _agree(layout.comm, err)
+    layout.state.update(spec=spec, fcomm=fcomm, path=path, file_bytes=nbytes)
+    if os.environ.get("COMMBENCH_FAULT_IO_FAIL") == str(wr):  # tests: a failure mid-run
+        raise IOFileError(f"injected failure on rank {wr} (COMMBENCH_FAULT_IO_FAIL)")
+
+
+def np_teardown(session, bench: Benchmark, layout) -> None:
+    st = layout.state
+    layout.comm.Barrier()  # every handle is closed
+    if st["fcomm"].Get_rank() == 0:
+        CLEANUP.remove_file(st["path"])
+    else:
+        with CLEANUP.lock:
+            CLEANUP.files.discard(st["path"])
+    layout.comm.Barrier()

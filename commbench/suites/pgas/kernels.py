@@ -1,0 +1,258 @@
+"""The timed kernels of the PGAS tests: each returns (t2 - t1) / N of its loop.
+
+Puts complete with MPI_Win_flush, gets with MPI_Win_flush_local. Everything a
+loop needs (window methods, buffer specs, the random plan, the notifier) is
+made before its clock starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench.suites.pgas.segment import random_draws, random_slots, slot_len
+
+Wtime = MPI.Wtime
+
+
+def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
+    """'Synchronize with target' and 'wait for partner' of put-put / get-get.
+
+    p2p: a one-sided notification like the SHMEM reference's shmem_int_inc /
+    shmem_int_wait. Each process has a counter in a flag window; notify PUTs
+    the next count into the partner's counter and flushes; wait polls its own
+    counter (MPI_Win_sync, then a load: the unified memory model) until it
+    equals the count it expects. Testing for equality is safe against a torn
+    read of a concurrent put, and the protocol never lets the partner run more
+    than one notification ahead. The data operation was flushed before the
+    notification, so a raised flag means the put has landed (or the get has
+    finished reading). An atomic MPI_Accumulate / MPI_Fetch_and_op flag worked
+    too, but took 6-16 ms per round trip here against tens of microseconds
+    (MPICH may send the atomics through its active-message path, which waits
+    for the target's progress engine); benchmarks/pgas_choices.py compares.
+    barrier: MPI_Barrier of the whole group, the reference's other variant.
+    """
+    st = ctx.state
+    if st["settings"].sync == "barrier":
+        b = ctx.comm.Barrier
+        return b, b  # lower: op, B, B; upper: B, op, B (the reference's barrier variant)
+    flag, part = st["flag"], st["partner"]
+    put, flush, sync = flag.Put, flag.Flush, flag.Sync
+    mine = st["flag_mem"]
+    out = np.zeros(1, np.int64)
+    origin, spec = [out, 1, MPI.INT64_T], (0, 1, MPI.INT64_T)
+    yield_cpu = os.sched_yield
+
+    def notify() -> None:
+        st["sent"] += 1
+        out[0] = st["sent"]
+        put(origin, part, spec)
+        flush(part)
+
+    def wait() -> None:
+        st["seen"] += 1
+        want = st["seen"]
+        sync()
+        while mine[0] != want:
+            yield_cpu()  # oversubscribed nodes: let the partner run
+            sync()
+
+    return notify, wait
+
+
+# ---------------------------------------------------------------- latency kernels
+
+def _specs(ctx):
+    st = ctx.state
+    x = ctx.x
+    src = [ctx.sbuf[:x], MPI.BYTE]
+    dst = [ctx.rbuf[:x], MPI.BYTE]
+    return st["win"], st["partner"], src, dst, (0, x, MPI.BYTE), (st["seg"].s_off, x, MPI.BYTE)
+
+
+def putget_latency(ctx, n):
+    """Lower rank of each pair: PUT to the partner, then GET from it, N times."""
+    if not ctx.state["lower"]:
+        return -1.0
+    win, part, src, dst, r_at, s_at = _specs(ctx)
+    put, get, flush, flush_local = win.Put, win.Get, win.Flush, win.Flush_local
+    t0 = Wtime()
+    for _ in range(n):
+        put(src, part, r_at)
+        flush(part)
+        get(dst, part, s_at)
+        flush_local(part)
+    return (Wtime() - t0) / n
+
+
+def pingpong_kernel(is_put: bool):
+    def kernel(ctx, n):
+        win, part, src, dst, r_at, s_at = _specs(ctx)
+        if is_put:
+            op, buf, at, done = win.Put, src, r_at, win.Flush
+        else:
+            op, buf, at, done = win.Get, dst, s_at, win.Flush_local
+        notify, wait = _notifier(ctx)
+        if ctx.state["lower"]:
+            t0 = Wtime()
+            for _ in range(n):
+                op(buf, part, at)
+                done(part)
+                notify()  # synchronize with target
+                wait()  # wait for the partner to do the same to me
+            return (Wtime() - t0) / n
+        t0 = Wtime()
+        for _ in range(n):
+            wait()
+            op(buf, part, at)
+            done(part)
+            notify()
+        return (Wtime() - t0) / n
+
+    return kernel
+
+
+# ---------------------------------------------------------------- bandwidth kernels
+
+def put_bw(ctx, n):
+    """Lower rank of each pair PUTs M bytes to its partner N times; one flush completes them."""
+    if not ctx.state["lower"]:
+        return -1.0
+    return _put_stream(ctx, n)
+
+
+def _put_stream(ctx, n):
+    win, part, src, _, r_at, _ = _specs(ctx)
+    put = win.Put
+    t0 = Wtime()
+    for _ in range(n):
+        put(src, part, r_at)
+    win.Flush(part)
+    return (Wtime() - t0) / n
+
+
+def get_bw(ctx, n):
+    """Lower rank of each pair GETs M bytes from its partner N times (blocking gets, as in SHMEM)."""
+    if not ctx.state["lower"]:
+        return -1.0
+    return _get_stream(ctx, n)
+
+
+def _get_stream(ctx, n):
+    win, part, _, dst, _, s_at = _specs(ctx)
+    get, flush_local = win.Get, win.Flush_local
+    t0 = Wtime()
+    for _ in range(n):
+        get(dst, part, s_at)
+        flush_local(part)
+    return (Wtime() - t0) / n
+
+
+def put_bidir_bw(ctx, n):
+    """Both processes of every pair PUT M bytes to each other N times."""
+    return _put_stream(ctx, n)
+
+
+def get_bidir_bw(ctx, n):
+    """Both processes of every pair GET M bytes from each other N times."""
+    return _get_stream(ctx, n)
+
+
+# ---------------------------------------------------------------- strided kernels
+
+def strided_put_bw(ctx, n):
+    """Lower rank PUTs M bytes (M/4 floats) to its partner with stride S, N times."""
+    st = ctx.state
+    if not st["lower"]:
+        return -1.0
+    win, part, origin, target = st["win"], st["partner"], st["origin"], st["target"]
+    put = win.Put
+    t0 = Wtime()
+    for _ in range(n):
+        put(origin, part, target)
+    win.Flush(part)
+    return (Wtime() - t0) / n
+
+
+def strided_get_bw(ctx, n):
+    """Lower rank GETs M bytes (M/4 floats) from its partner with stride S, N times."""
+    st = ctx.state
+    if not st["lower"]:
+        return -1.0
+    win, part, origin, target = st["win"], st["partner"], st["origin"], st["target"]
+    get, flush_local = win.Get, win.Flush_local
+    t0 = Wtime()
+    for _ in range(n):
+        get(origin, part, target)
+        flush_local(part)
+    return (Wtime() - t0) / n
+
+
+# ---------------------------------------------------------------- random kernels
+
+def _random_plan(ctx, n: int, region: bool) -> list[tuple[int, tuple]]:
+    st = ctx.state
+    s = st["settings"]
+    slot = slot_len(ctx.x)
+    k = random_slots(ctx.x, s.span)
+    targets, slots = random_draws(s.seed, ctx.world_rank, ctx.rank, ctx.size, k, n)
+    base = ctx.rank * k * slot if region else st["seg"].s_off
+    st["max_n"] = max(st.get("max_n", 0), n)
+    st["last_target"] = int(targets[-1]) if n else None
+    x, BYTE = ctx.x, MPI.BYTE
+    return [(int(t), (base + int(j) * slot, x, BYTE)) for t, j in zip(targets, slots)]
+
+
+def random_put_bw(ctx, n):
+    """Every process PUTs M bytes to a random slot at a random other process, N times."""
+    plan = _random_plan(ctx, n, region=True)
+    win = ctx.state["win"]
+    put = win.Put
+    src = [ctx.sbuf[: ctx.x], MPI.BYTE]
+    t0 = Wtime()
+    for target, at in plan:
+        put(src, target, at)
+    win.Flush_all()
+    return (Wtime() - t0) / n
+
+
+def random_get_bw(ctx, n):
+    """Every process GETs M bytes from a random slot at a random other process, N times."""
+    plan = _random_plan(ctx, n, region=False)
+    win = ctx.state["win"]
+    get, flush_local = win.Get, win.Flush_local
+    dst = [ctx.rbuf[: ctx.x], MPI.BYTE]
+    t0 = Wtime()
+    for target, at in plan:
+        get(dst, target, at)
+        flush_local(target)
+    return (Wtime() - t0) / n
+
+
+# ---------------------------------------------------------------- reductions
+
+def reduction_separate(ctx, n):
+    """Sum-to-all of M/4 ints into a non-overlapping target buffer, N times."""
+    op, SUM = ctx.comm.Allreduce, MPI.SUM
+    count = ctx.x // 4
+    src, dst = [ctx.sbuf[: 4 * count], count, MPI.INT], [ctx.rbuf[: 4 * count], count, MPI.INT]
+    t0 = Wtime()
+    for _ in range(n):
+        op(src, dst, SUM)
+    return (Wtime() - t0) / n
+
+
+def reduction_inplace(ctx, n):
+    """Sum-to-all of M/4 ints back into the same source buffer, N times."""
+    op, SUM, IN_PLACE = ctx.comm.Allreduce, MPI.SUM, MPI.IN_PLACE
+    count = ctx.x // 4
+    buf = [ctx.rbuf[: 4 * count], count, MPI.INT]
+    t0 = Wtime()
+    for _ in range(n):
+        op(IN_PLACE, buf, SUM)
+    t = (Wtime() - t0) / n
+    ctx.state["done"] += n
+    return t

@@ -1,0 +1,188 @@
+"""The symmetric segment of the PGAS tests: its geometry, its window, its random streams.
+
+Each process's "symmetric segment" is an MPI window from MPI_Win_allocate (the
+analogue of shmalloc: MPICH maps it into shared memory, so puts and gets on one
+node are real one-sided copies; MPI_Win_create on user memory falls back to
+messages that need the target's progress and ran 9-230x slower here, see
+benchmarks/pgas_choices.py). The segment is locked for passive-target access
+(MPI_Win_lock_all) for a whole measurement. It holds an R area (where puts
+land) and an S area (the owner's data that gets read). A geometry function
+(geo_*) sizes both areas for one benchmark and message size; `opener` makes
+the setup that allocates and fills the window, `close` the teardown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import buffers
+from commbench.suites.pgas.pairing import partners
+from commbench.suites.pgas.settings import Settings
+
+
+def slot_len(x: int) -> int:
+    return max(x, 1)
+
+
+@dataclass
+class Segment:
+    """R area (put destinations) then S area (the owner's data for gets)."""
+
+    r_len: int
+    s_data: np.ndarray  # bytes of the S area
+
+    @property
+    def s_off(self) -> int:
+        return self.r_len
+
+
+Geometry = Callable[[Any, Settings], Segment]
+
+
+def _no_s() -> np.ndarray:
+    return np.empty(0, np.uint8)
+
+
+def _mine(ctx, nbytes: int) -> np.ndarray:
+    """My source data (the pattern the harness puts in send buffers), made here
+    where a segment area or a strided buffer is longer than the send buffer.
+    The harness's fault injection (COMMBENCH_FAULT_CORRUPT) applies here too."""
+    data = buffers.pattern(ctx.world_rank, nbytes, ctx.bench.dtype).copy()
+    if ctx.session.corrupt:
+        data ^= 0x5A
+    return data
+
+
+def geo_put(ctx, s: Settings) -> Segment:
+    return Segment(slot_len(ctx.x), _no_s())
+
+
+def geo_get(ctx, s: Settings) -> Segment:
+    return Segment(0, _mine(ctx, ctx.x))
+
+
+def geo_putget(ctx, s: Settings) -> Segment:
+    return Segment(slot_len(ctx.x), _mine(ctx, ctx.x))
+
+
+def geo_strided_put(ctx, s: Settings) -> Segment:
+    return Segment(slot_len(ctx.x * (s.stride if s.strided != "origin" else 1)), _no_s())
+
+
+def geo_strided_get(ctx, s: Settings) -> Segment:
+    return Segment(0, _mine(ctx, ctx.x * (s.stride if s.strided != "origin" else 1)))
+
+
+def random_slots(x: int, span: int) -> int:
+    return max(1, span // slot_len(x))
+
+
+def geo_random_put(ctx, s: Settings) -> Segment:
+    # One region of K slots per origin: concurrent puts from different origins
+    # never overlap (overlapping concurrent puts are erroneous in MPI).
+    return Segment(ctx.size * random_slots(ctx.x, s.span) * slot_len(ctx.x), _no_s())
+
+
+def geo_random_get(ctx, s: Settings) -> Segment:
+    k = random_slots(ctx.x, s.span)
+    one = np.zeros(slot_len(ctx.x), np.uint8)
+    one[: ctx.x] = _mine(ctx, ctx.x)
+    return Segment(0, np.tile(one, k))
+
+
+def random_draws(seed: int, world_rank: int, group_rank: int, np_: int, slots: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first n (target group rank, slot) draws of one origin.
+
+    Two PCG64 streams seeded with (seed, world rank, 0|1): the first n draws do
+    not depend on how many are taken, so a target can recompute what any
+    origin did (check mode) and a run can be repeated exactly.
+    """
+    t = np.random.default_rng([seed, world_rank, 0]).integers(0, np_ - 1, n, dtype=np.int64)
+    t += t >= group_rank  # never myself
+    k = np.random.default_rng([seed, world_rank, 1]).integers(0, slots, n, dtype=np.int64)
+    return t, k
+
+
+def opener(geometry: Geometry | None, flags: bool = False):
+    def setup(ctx) -> None:
+        st = ctx.state
+        s = Settings.of(ctx.params)
+        part = partners(ctx.size, s.offset)[ctx.rank]
+        st.update(settings=s, partner=part, peer=ctx.members[part], lower=ctx.rank < part)
+        if geometry is None:
+            return
+        seg = geometry(ctx, s)
+        total = seg.r_len + seg.s_data.nbytes
+        win = MPI.Win.Allocate(max(total, 1), 1, comm=ctx.comm)
+        mem = np.frombuffer(win.tomemory(), np.uint8)[:total]
+        mem[: seg.r_len] = 0
+        mem[seg.r_len:] = seg.s_data
+        st.update(win=win, mem=mem, seg=seg)
+        if flags and s.sync == "p2p":
+            flag = MPI.Win.Allocate(8, 8, comm=ctx.comm)
+            if flag.Get_attr(MPI.WIN_MODEL) != MPI.WIN_UNIFIED:
+                raise RuntimeError("--pgas-sync p2p polls window memory and needs MPI's unified memory "
+                                   "model; this MPI gives the separate model: use --pgas-sync barrier")
+            flag_mem = np.frombuffer(flag.tomemory(), np.int64)[:1]
+            flag_mem[0] = 0
+            flag.Lock_all()
+            st.update(flag=flag, flag_mem=flag_mem, seen=0, sent=0)
+        win.Lock_all()
+        win.Sync()
+        ctx.comm.Barrier()  # every segment initialised before anyone reaches it
+
+    return setup
+
+
+def close(ctx) -> None:
+    st = ctx.state
+    st.pop("mem", None)  # views of window memory die with their windows
+    st.pop("flag_mem", None)
+    for key in ("win", "flag"):
+        w = st.pop(key, None)
+        if w is not None:
+            w.Unlock_all()
+            w.Free()
+    for t in st.pop("types", ()):
+        t.Free()
+
+
+def _vector(ctx, count: int, stride: int):
+    t = MPI.FLOAT.Create_vector(count, 1, stride).Commit()
+    ctx.state.setdefault("types", []).append(t)
+    return t
+
+
+def strided_setup(is_put: bool):
+    base = opener(geo_strided_put if is_put else geo_strided_get)
+
+    def setup(ctx):
+        base(ctx)
+        st = ctx.state
+        s = st["settings"]
+        count = ctx.x // 4
+        origin_strided = s.strided in ("origin", "both")
+        target_strided = s.strided in ("target", "both")
+        span = ctx.x * s.stride if origin_strided else ctx.x
+        # Local buffers of the strided origin are M*S long: made here (the
+        # harness's buffers are M long); sources hold my pattern, sinks zeros.
+        local = _mine(ctx, span) if is_put else np.zeros(span, np.uint8)
+        o_type = _vector(ctx, count, s.stride) if origin_strided and count else MPI.FLOAT
+        t_type = _vector(ctx, count, s.stride) if target_strided and count else MPI.FLOAT
+        o_count = 1 if o_type is not MPI.FLOAT else count
+        t_count = 1 if t_type is not MPI.FLOAT else count
+        st.update(local=local, origin=[local, o_count, o_type],
+                  target=(0 if is_put else st["seg"].s_off, t_count, t_type))
+
+    return setup
+
+
+def inplace_setup(ctx):
+    opener(None)(ctx)
+    ctx.rbuf[: ctx.x] = ctx.sbuf[: ctx.x]  # the source buffer is also the result
+    ctx.state["done"] = 0

@@ -1,0 +1,47 @@
+"""The text of a msgrate run: the seed's settings block, then one rate per pattern (seed 003)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from typing import TextIO
+
+from commbench import records
+from commbench.suites.msgrate import Settings
+
+
+class MsgrateText:
+    """The seed's output: a settings block, then one rate per pattern."""
+
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+        self.rates: list[str] = []
+        self.head: list[str] = []
+        self.machine = False
+
+    def start(self, header: dict) -> None:
+        cfg, meta = header["config"], header["metadata"]
+        p = Settings.of(cfg["params"])
+        self.machine = bool(p.machine)
+        size = sum(meta["ranks_per_host"].values())
+        self.head = [str(v) for v in (size, p.peers, p.iters, p.msgs, p.size, p.cache, p.ppn)]
+        w = self.out.write
+        w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
+        w(f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n")
+        for label, v in zip(("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head):
+            w(f"{label + ':':<12}{v}\n")
+        w("# messages per second per process (sends + receives), averaged over processes\n")
+        self.out.flush()
+
+    def record(self, rec: records.Measurement) -> None:
+        r = rec.extra["messages_per_second"]
+        self.rates.append(f"{r:.2f}")
+        rr = [v for v in rec.extra["rank_rates"] if v]
+        spread = f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})" if rr else ""
+        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f}{spread}\n")
+        self.out.flush()
+
+    def finish(self, summary: dict) -> None:
+        if self.machine:
+            self.out.write(" ".join(self.head + self.rates) + "\n")
+        self.out.flush()
