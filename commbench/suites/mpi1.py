@@ -195,15 +195,20 @@ def allgatherv(ctx, n):
     return (Wtime() - t0) / n
 
 
+def _rooted_loop(op, items, n: int) -> float:
+    """The timed loop of Gather/Scatter(v): op(send, recv, root), root i % NP."""
+    t0 = Wtime()
+    for root, (s, r) in items:
+        op(s, r, root)
+    return (Wtime() - t0) / n
+
+
 def _gather(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Gatherv if v else ctx.comm.Gather
         recv = _recv(ctx, count=ctx.size * ctx.x)
         items = zip(_roots(ctx, n), ctx.each(n, _send(ctx), _vspec(ctx, recv, ctx.x) if v else recv))
-        t0 = Wtime()
-        for root, (s, r) in items:
-            op(s, r, root)
-        return (Wtime() - t0) / n
+        return _rooted_loop(op, items, n)
 
     return kernel
 
@@ -213,10 +218,7 @@ def _scatter(v: bool):
         op = ctx.comm.Scatterv if v else ctx.comm.Scatter
         send = _send(ctx, count=ctx.size * ctx.x)
         items = zip(_roots(ctx, n), ctx.each(n, _vspec(ctx, send, ctx.x) if v else send, _recv(ctx)))
-        t0 = Wtime()
-        for root, (s, r) in items:
-            op(s, r, root)
-        return (Wtime() - t0) / n
+        return _rooted_loop(op, items, n)
 
     return kernel
 
