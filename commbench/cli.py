@@ -101,17 +101,26 @@ def cmd_report(argv: list[str]) -> int:
         csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         return 0
     from commbench import suites, views
+    from commbench.views.binding import table_lines
+    from commbench.views.fit_text import report_sink
 
     fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
     view = views.text_view(suites.family(fam).view if fam else "imb", sys.stdout)
-    view.start({k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc})
+    # In the run's order (job.build_sinks): a --fit run's stored fits, then the binding overhead, then the text.
+    fits = report_sink(doc, sys.stdout)  # None: no "fits" in the file
+    sinks = [fits, view] if fits is not None else [view]
+    summary = doc.get("summary", {"interrupted": "results file incomplete"})
+    header = {k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc}
+    for s in sinks:
+        s.start(header)
     for r in recs:
-        view.record(r)
-    from commbench.views.binding import table_lines
-
+        for s in sinks:
+            s.record(r)
+    if fits is not None:
+        fits.finish(summary)
     if doc.get("summary", {}).get("binding_overhead"):
         print("\n".join(table_lines(doc["summary"]["binding_overhead"])))
-    view.finish(doc.get("summary", {"interrupted": "results file incomplete"}))
+    view.finish(summary)
     return 0
 
 

@@ -5,6 +5,13 @@ every other view, and when a table of a benchmark that opts in
 (Benchmark.fit = True) is complete it fits the Hockney model with
 automatic breakpoints, prints the result under the table and hands the fits
 to the results file ("fits" key). The harness never fits.
+
+`commbench report FILE` reprints those stored fits where the run printed
+them: the same FitView replays the records (so it flushes at the same
+records) but takes each table's fit from the file instead of fitting again.
+Run and report render a fit from the same stored entry (fit.to_dict(), or
+the "not possible" entry) with the same function (entry_lines), so their
+text is the same.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.models import hockney
+from commbench.models.linear import LineFit
 from commbench.views import series as series_mod
 
 
@@ -92,15 +100,65 @@ def fit_series(s: series_mod.Series, **kw) -> hockney.Fit:
     return hockney.fit(s.n, s.t, turnover=s.turnover, label=s.label, **kw)
 
 
+# ---------------------------------------------------------------- stored fits
+
+_FIT_KEYS = {"model", "formula", "weighting", "confidence", "turnover", "breakpoints", "breakpoint_source",
+             "criterion", "segments"}
+
+
+def _num(v, missing: float) -> float:
+    """JSON has no infinity: to_dict writes an unbounded end as null (-inf low, inf high or a value)."""
+    return missing if v is None else float(v)
+
+
+def _estimate(d: dict) -> hockney.Estimate:
+    lo, hi = d["ci"]
+    return hockney.Estimate(_num(d["value"], math.inf), (_num(lo, -math.inf), _num(hi, math.inf)), d["unit"])
+
+
+def fit_from_dict(d: dict) -> hockney.Fit:
+    """The Fit that fit.to_dict() wrote (residuals and all), as far as the text needs it exactly."""
+    segments = []
+    for sd in d["segments"]:
+        ln = sd["line"]
+        line = LineFit(a=ln["a_usec"], b=ln["b_usec_per_byte"], se_a=ln["se_a"], se_b=ln["se_b"],
+                       cov_ab=ln["cov_ab"],
+                       ci_a=(_num(ln["ci_a"][0], -math.inf), _num(ln["ci_a"][1], math.inf)),
+                       ci_b=(_num(ln["ci_b"][0], -math.inf), _num(ln["ci_b"][1], math.inf)),
+                       dof=ln["dof"], rss=ln["rss"], r2=ln["r2"], n=sd["points"], confidence=d["confidence"])
+        segments.append(hockney.Segment(
+            lower=_num(sd["region"][0], -math.inf), upper=_num(sd["region"][1], math.inf),
+            sizes=(sd["sizes"][0], sd["sizes"][1]), points=sd["points"], line=line, turnover=d["turnover"],
+            t0=_estimate(sd["t0"]), r_inf=_estimate(sd["r_inf"]), n_half=_estimate(sd["n_half"]),
+            pi0=_estimate(sd["pi0"]), residuals=list(sd.get("residuals", [])),
+            rms_relative=sd["rms_relative_residual"], warnings=list(sd.get("warnings", []))))
+    return hockney.Fit(d["model"], segments, list(d["breakpoints"]), d["breakpoint_source"], d["weighting"],
+                       d["confidence"], d["turnover"], d.get("criterion"),
+                       {k: v for k, v in d.items() if k not in _FIT_KEYS})
+
+
+def entry_lines(entry: dict, title: str, mb_unit: int = 10**6) -> list[str]:
+    """The text of one "fits" entry of a results file: a fit (fit.to_dict()) or why there is none."""
+    if "error" in entry:
+        return [f"# Hockney fit of {title}: not possible: {entry['error']}"]
+    return format_fit(fit_from_dict(entry), title, mb_unit)
+
+
 class FitView:
-    """Sink: fit every finished table of an opted-in benchmark (automatic breakpoints)."""
+    """Sink: fit every finished table of an opted-in benchmark (automatic breakpoints).
+
+    With stored (the "fits" of a results file) it fits nothing: each table's
+    fit is the stored entry of the same series (benchmark, #processes, mode,
+    groups; the first not yet used), printed where the run printed it.
+    """
 
     def __init__(self, out: TextIO = sys.stdout, fittable: set[str] | None = None, results=None,
-                 model: str = "hockney"):
+                 model: str = "hockney", stored: list | None = None):
         self.out = out
         self.fittable = fittable
         self.results = results  # a JsonResults (add_section) or None
         self.model = model
+        self.stored = None if stored is None else list(stored)
         self.mb_unit = 10**6
         self.pending: list[records.Measurement] = []
         self.key: tuple | None = None
@@ -121,17 +179,35 @@ class FitView:
         if self.results is not None:
             self.results.add_section("fits", self.fits)
 
+    def _entry(self, s: series_mod.Series) -> dict | None:
+        if self.stored is not None:
+            return self._take_stored(s.label)
+        try:
+            return fit_series(s, model=self.model, auto=True).to_dict()
+        except ValueError as e:
+            return {**s.label, "model": self.model, "error": str(e)}
+
+    def _take_stored(self, label: dict) -> dict | None:
+        for i, e in enumerate(self.stored):
+            if isinstance(e, dict) and all(e.get(k) == v for k, v in label.items()):
+                return self.stored.pop(i)
+        return None  # the run printed no fit for this table
+
     def _flush(self) -> None:
         recs, self.pending = self.pending, []
         for s in series_mod.from_records(recs):
-            try:
-                fit = fit_series(s, model=self.model, auto=True)
-            except ValueError as e:
-                self.out.write(f"\n# Hockney fit of {s.title()}: not possible: {e}\n")
-                self.fits.append({**s.label, "model": self.model, "error": str(e)})
+            entry = self._entry(s)
+            if entry is None:
                 continue
-            self.out.write("\n" + "\n".join(format_fit(fit, s.title(), self.mb_unit)) + "\n")
-            self.fits.append(fit.to_dict())
+            try:
+                lines = entry_lines(entry, s.title(), self.mb_unit)
+            except (KeyError, IndexError, TypeError, ValueError) as e:
+                if self.stored is None:
+                    raise
+                # a stored entry edited by hand
+                lines = [f"# Hockney fit of {s.title()}: stored fit unreadable ({type(e).__name__}: {e})"]
+            self.out.write("\n" + "\n".join(lines) + "\n")
+            self.fits.append(entry)
         self.out.flush()
 
 
@@ -144,3 +220,11 @@ def fit_sink(cfg, sinks: list) -> FitView:
     fittable = {b.name for b in fam.benchmarks if b.fit}
     results = next((s for s in sinks if isinstance(s, JsonResults)), None)
     return FitView(sys.stdout, fittable, results)
+
+
+def report_sink(doc: dict, out: TextIO = sys.stdout) -> FitView | None:
+    """The FitView of `commbench report`: the stored fits of a `--fit` run, or None (no "fits")."""
+    stored = doc.get("fits")
+    if not isinstance(stored, list):
+        return None
+    return FitView(out, {e.get("benchmark") for e in stored if isinstance(e, dict)}, stored=stored)
