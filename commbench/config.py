@@ -59,7 +59,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), text),
     Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' for none)", text),
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
-    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default) | mpi (MPI.Alloc_mem) | mmap", choice("--alloc", ALLOC_KINDS)),
+    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap", choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", choice("--hugepages", HUGEPAGES)),
     Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", choice("--engine", ENGINES)),
     Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
@@ -317,7 +317,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         map=values.get("map"),
         thread_level=values.get("thread_level"),
         check=bool(values.get("check", False)),
-        alloc=values.get("alloc", "numpy"),
+        alloc=values.get("alloc", fam.alloc),  # the family's kind unless --alloc (ext/rma: mpi)
         hugepages=values.get("hugepages", "default"),
         output=values.get("output"),
         csv=values.get("csv"),

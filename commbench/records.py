@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from commbench.policy import TOL
+
 
 class Kind(str, Enum):
     """Classification that decides process counts and output columns (spec §14.3)."""
@@ -37,6 +39,17 @@ OUT_OF_MEM = "out-of-mem"
 INT_OVERFLOW = "int-overflow"
 INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
 STUCK = "stuck"  # the watchdog ended the measurement
+
+
+# Check-mode verdict of a row (spec §15), kept in Measurement.extra["check"].
+SUCCESSFUL, FAILED, NOT_CHECKED = "successful", "failed", "not checked"
+
+
+def check_verdict(defects: float | None) -> str:
+    """A row's check verdict from its largest deviation: None means no verifier looked."""
+    if defects is None:
+        return NOT_CHECKED
+    return FAILED if defects > TOL else SUCCESSFUL
 
 
 @dataclass

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from commbench import records
 from commbench.records import Measurement, Sink
 
 
@@ -43,6 +44,9 @@ class Session:
         """One record to every view; a no-op except on world rank 0."""
         if self.rank != 0:
             return
+        if self.cfg.check and rec.status == records.OK:
+            # Every row says whether a verifier looked at it: never "successful" unchecked.
+            rec.extra["check"] = records.check_verdict(rec.defects)
         with self.lock:
             self.records.append(rec)
             for s in self.sinks:

@@ -32,7 +32,8 @@ def main(argv: list[str]) -> int:
     if comm.Get_rank() == 0:
         for r in sink.records:
             print(json.dumps({"benchmark": r.benchmark, "np": r.np, "mode": r.mode, "bytes": r.bytes,
-                              "status": r.status, "defects": r.defects, "repetitions": r.repetitions,
+                              "status": r.status, "defects": r.defects, "check": r.extra.get("check"),
+                              "repetitions": r.repetitions,
                               "t": r.values.get("t_max", r.values.get("t_ovrl"))}))
         print(json.dumps({"check_failures": failures}))
     return 0

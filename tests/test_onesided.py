@@ -102,7 +102,8 @@ def check_run(p, doc, spec, names, world, msglog):
             assert all(float(v) >= 0 for v in r)
             if "defects" in cols:
                 assert float(r[-1]) == 0.0, (name, r)
-    assert "!!!!  ALL BENCHMARKS SUCCESSFUL !!!! " in p.stdout
+    assert "!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; 1 NOT CHECKED !!!! " in p.stdout
+    assert "Window    : not checked" in p.stdout  # spec §14.3: no defects column, no verifier
     for name in names:
         assert f"{name}    : Successful" in p.stdout
 
@@ -225,3 +226,31 @@ def test_shared_names_need_suite():
     p = commbench("run", "-n", "2", "Accumulate", timeout=120)
     assert p.returncode == 2
     assert "benchmark 'Accumulate' exists in several families (ext, rma); choose one with --suite ext or --suite rma" in p.stderr
+
+
+def test_alloc_default_is_alloc_mem_for_one_sided():
+    # spec §6.1: EXT/RMA buffers SHOULD come from MPI_Alloc_mem; --alloc overrides; MPI-1 keeps numpy
+    assert config.parse_run_args(["--suite", "ext"]).alloc == "mpi"
+    assert config.parse_run_args(["IMB-RMA"]).alloc == "mpi"
+    assert config.parse_run_args(["Fetch_and_op"]).alloc == "mpi"  # family settled by the name
+    assert config.parse_run_args(["--suite", "rma", "--alloc", "numpy"]).alloc == "numpy"
+    assert config.parse_run_args(["--suite", "ext", "--alloc=mmap"]).alloc == "mmap"
+    assert config.parse_run_args(["PingPong"]).alloc == "numpy"
+    assert "numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap" in config.usage()
+    p = commbench("run", "-h", timeout=60)
+    assert p.returncode == 0 and "mpi for ext/rma, as the spec says" in p.stdout
+
+
+def test_alloc_recorded(tmp_path):
+    def kinds(doc):
+        return doc["config"]["alloc"], doc["metadata"]["buffer_allocation"]["kind"]
+
+    for suite, name in (("ext", "Unidir_Put"), ("rma", "Unidir_put")):
+        p, doc = run_json(tmp_path, 2, "--suite", suite, *ITER, "-msglog", "2", "-check", name)
+        assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
+        assert kinds(doc) == ("mpi", "mpi"), suite
+        p, doc = run_json(tmp_path, 2, "--suite", suite, *ITER, "-msglog", "2", "-check", "--alloc", "numpy", name)
+        assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
+        assert kinds(doc) == ("numpy", "numpy"), suite
+    p, doc = run_json(tmp_path, 2, *ITER, "-msglog", "2", "PingPong")
+    assert kinds(doc) == ("numpy", "numpy")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from commbench.options import Option
+from commbench.options import ALLOC_KINDS, Option
 from commbench.policy import STANDARD, Profile
 from commbench.records import Kind
 
@@ -160,6 +160,14 @@ class Family:
     driver: Callable[[Any], int] | None = None
     # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
     view: str = "imb"
+    # The buffer allocation kind (commbench.options.ALLOC_KINDS) the family's runs use
+    # unless --alloc is given; the run records whichever was used. "mpi": MPI_Alloc_mem,
+    # which the spec (§6.1) says one-sided families SHOULD use.
+    alloc: str = "numpy"
+
+    def __post_init__(self) -> None:
+        if self.alloc not in ALLOC_KINDS:
+            raise ValueError(f"family {self.name}: alloc {self.alloc!r} is not one of {ALLOC_KINDS}")
 
     def default_list(self) -> list[str]:
         return [b.name for b in self.benchmarks if b.default]

@@ -142,7 +142,7 @@ def _pair(name, kernel, over, expected, desc):
 BENCHMARKS = (
     Benchmark("Window", F, Kind.COLLECTIVE, window,
               "MPI_Win_create(X) / fence / 1-byte put to self / fence / MPI_Win_free on all ranks",
-              buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True),
+              buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True),  # no verifier: spec §14.3 gives Window no defects column
     _pair("Unidir_Get", _get(False), osd.GET, _check_pair(False, 1),
           "rank 1 MPI_Get of X bytes from rank 0's window, fence completion"),
     _pair("Unidir_Put", _put(False), osd.PUT, _check_pair(False, 1),
@@ -167,4 +167,5 @@ FAMILY = Family(
     benchmarks=BENCHMARKS,
     description="MPI-2 one-sided communication, active target with MPI_Win_fence (Intel MPI Benchmarks EXT part)",
     aliases=("IMB-EXT",),
+    alloc="mpi",  # spec §6.1: one-sided buffers SHOULD come from MPI_Alloc_mem; --alloc overrides
 )

@@ -83,7 +83,7 @@ class ImbText:
         self.key: tuple | None = None
         self.cols: list[str] = []
         self.current: str | None = None
-        self.failed: dict[str, bool] = {}
+        self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
         self.cfg: dict = {}
 
     def p(self, line: str = "") -> None:
@@ -164,10 +164,7 @@ class ImbText:
             self.key = key
             self.cols = columns(rec, self.cfg.get("multi"), self.cfg.get("check", False))
             self._table_header(rec)
-        if rec.defects is not None and rec.defects > 1e-2:
-            self.failed[rec.benchmark] = True
-        else:
-            self.failed.setdefault(rec.benchmark, False)
+        self._verdict(rec)
         mb = self.cfg.get("mb_unit", 10**6)
         if rec.status != records.OK:
             self.p(f"{rec.bytes or 0:{W}d} {rec.status}.; {rec.message}")
@@ -218,8 +215,18 @@ class ImbText:
             chunk = "".join(f" {r:4d}" for r in members[i : i + 16])
             self.p((head if i == 0 else "# ") + chunk)
 
+    def _verdict(self, rec: records.Measurement) -> None:
+        """Fold a row's check verdict into its benchmark's: failed > successful > not checked."""
+        if rec.status != records.OK:
+            mine = records.NOT_CHECKED  # a row without numbers was not verified either
+        else:  # files of older versions have no "check": the deviation says it
+            mine = rec.extra.get("check") or records.check_verdict(rec.defects)
+        rank = {records.NOT_CHECKED: 0, records.SUCCESSFUL: 1, records.FAILED: 2}
+        old = self.verdicts.get(rec.benchmark, records.NOT_CHECKED)
+        self.verdicts[rec.benchmark] = max(old, mine, key=rank.__getitem__)
+
     def _close_benchmark(self) -> None:
-        if self.failed.get(self.current):
+        if self.verdicts.get(self.current) == records.FAILED:
             self.p("")
             self.p("!!! Benchmark unsuccessful !!!")
             self.p("")
@@ -229,14 +236,7 @@ class ImbText:
         if self.current is not None:
             self._close_benchmark()
         if self.cfg.get("check"):
-            nfail = sum(1 for v in self.failed.values() if v)
-            self.p("")
-            if nfail == 0:
-                self.p("!!!!  ALL BENCHMARKS SUCCESSFUL !!!! ")
-            else:
-                self.p(f"!!!!  {nfail}  BENCHMARK{'S' if nfail > 1 else ''} FAILED     !!!! ")
-            for name, bad in self.failed.items():
-                self.p(f"{name}    : {'FAILED !! ' if bad else 'Successful'}")
+            self._check_trailer()
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")
@@ -245,3 +245,20 @@ class ImbText:
         self.p("# All processes entering MPI_Finalize")
         self.p("")
         self.out.flush()
+
+    def _check_trailer(self) -> None:
+        """IMB's check summary, saying which benchmarks no verifier looked at."""
+        verdicts = self.verdicts.values()
+        nfail = sum(1 for v in verdicts if v == records.FAILED)
+        unchecked = sum(1 for v in verdicts if v == records.NOT_CHECKED)
+        self.p("")
+        if nfail:
+            self.p(f"!!!!  {nfail}  BENCHMARK{'S' if nfail > 1 else ''} FAILED     !!!! ")
+        elif unchecked:
+            self.p(f"!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; {unchecked} NOT CHECKED !!!! ")
+        else:
+            self.p("!!!!  ALL BENCHMARKS SUCCESSFUL !!!! ")
+        words = {records.SUCCESSFUL: "Successful", records.FAILED: "FAILED !! ",
+                 records.NOT_CHECKED: "not checked (no verifier looked at its data)"}
+        for name, v in self.verdicts.items():
+            self.p(f"{name}    : {words[v]}")

@@ -116,8 +116,11 @@ def finish(session, completed: bool) -> None:
 
 # ---------------------------------------------------------------- per (benchmark, NP): the file
 
-def _create(path: str, nbytes: int, fill: bool) -> str | None:
-    """Create path exclusively, pre-size it and fill it for reading; an error message or None."""
+def _create(path: str, nbytes: int, fill: bool, corrupt: bool = False) -> str | None:
+    """Create path exclusively, pre-size it and fill it for reading; an error message or None.
+
+    corrupt: the fault injection (COMMBENCH_FAULT_CORRUPT) of the creating rank,
+    whose data is then the file's: the read benchmarks' check mode must catch it."""
     try:
         fh = MPI.File.Open(MPI.COMM_SELF, path, AMODE | MPI.MODE_EXCL, RUN.info)
     except MPI.Exception as e:
@@ -131,7 +134,8 @@ def _create(path: str, nbytes: int, fill: bool) -> str | None:
         fh.Set_size(nbytes)
         if fill:
             for start in range(0, nbytes, FILL_CHUNK):
-                fh.Write_at(start, [file_pattern(start, min(FILL_CHUNK, nbytes - start)), MPI.BYTE])
+                chunk = file_pattern(start, min(FILL_CHUNK, nbytes - start))
+                fh.Write_at(start, [chunk ^ 0x5A if corrupt else chunk, MPI.BYTE])
     except MPI.Exception as e:
         return f"cannot prepare {path} ({human(nbytes)}): {e.Get_error_string().splitlines()[-1]}"
     finally:
@@ -162,7 +166,7 @@ def np_setup(session, bench: Benchmark, layout) -> None:
     path = os.path.join(d, name)
     nbytes = file_bytes(session.cfg, spec, layout.np) if spec is not None else 0
     if fcomm.Get_rank() == 0:
-        err = _create(path, nbytes, spec is not None and not spec.write)
+        err = _create(path, nbytes, spec is not None and not spec.write, session.corrupt)
     if not per_process:
         err = fcomm.bcast(err, root=0)
         if err is None:
