@@ -21,50 +21,100 @@ from commbench.suites.base import Benchmark
 from tests.mpirun import ENV, MPIEXEC, run_json
 
 # > 32 repetitions: repeated in-place sums wrap to 0 mod 2^32 after 32 at NP 2.
-CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:3", "-check"]
+# Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer.
+CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:5", "-check"]
 KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "comms", "pgas", "io")
 DRIVER_FAMILIES = {"overhead": ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100",
                                 "--stream-time", "0.05", "--loggp-n", "3"],
                    "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"]}
 
 
+def _ranks(*r):
+    return lambda np_: set(r)
+
+
+def _upper(np_):
+    return set(range(np_ // 2, np_))
+
+
+def _lower(np_):
+    return set(range(np_ // 2))
+
+
+def _all_but_0(np_):
+    return set(range(1, np_))
+
+
+# Group ranks whose own data no verifier can see, by the benchmark's design:
+# put targets and accumulate targets (their window starts as zeros), get
+# origins (they read, their buffers are not read), COMMS1's echoing rank (it
+# returns what it received) and an IO read's processes other than the file's
+# creator of a shared file (the file is the data). A corrupted buffer anywhere else must fail.
+SILENT = {
+    ("ext", "Unidir_Get"): _ranks(1),  # reference: rank 1 gets from rank 0
+    ("ext", "Unidir_Put"): _ranks(1),
+    ("comms", "COMMS1"): _ranks(1),
+    **{("rma", b): _ranks(1) for b in ("Unidir_put", "Put_local", "Accumulate", "Get_accumulate",
+                                        "Fetch_and_op", "Compare_and_swap", "Truly_passive_put")},
+    **{("rma", b): _ranks(0) for b in ("Unidir_get", "Get_local", "One_get_all", "Get_all_local")},
+    ("rma", "One_put_all"): _all_but_0,
+    ("rma", "Put_all_local"): _all_but_0,
+    ("pgas", "Put_bw"): _upper,  # the pairs' upper halves are the targets
+    ("pgas", "Strided_put_bw"): _upper,
+    ("pgas", "Get_bw"): _lower,
+    ("pgas", "Strided_get_bw"): _lower,
+    **{("io", b.name): _all_but_0 for b in suites.family("io").benchmarks
+       if b.variant is not None and not b.variant.write and not b.variant.per_process},
+}
+
+
 def test_every_family_is_covered():
     assert set(suites.family_names()) == set(KERNEL_FAMILIES) | set(DRIVER_FAMILIES)
 
 
-def verdicts(family: str, corrupt: int | None, tmp_path: Path) -> dict[str, set[str]]:
-    """benchmark -> the check verdicts of its rows, from a 2-rank kernel-level run."""
+def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict[str, set[str]]:
+    """benchmark -> the check verdicts of its rows at np_ processes, from a kernel-level run."""
     names = [b.name for b in suites.family(family).benchmarks]
     extra = ["--iodir", str(tmp_path)] if family == "io" else []
     env = dict(os.environ, **ENV)
     if corrupt is not None:
         env["COMMBENCH_FAULT_CORRUPT"] = str(corrupt)
-    cmd = [MPIEXEC, "-n", "2", sys.executable, str(Path(__file__).with_name("kernel_job.py")), family, *names,
-           "--", *CHECK, *extra]
+    cmd = [MPIEXEC, "-n", str(np_), sys.executable, str(Path(__file__).with_name("kernel_job.py")), family,
+           *names, "--", *CHECK, "-npmin", str(np_), *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     out: dict[str, set[str]] = {}
     for line in p.stdout.splitlines():
         row = json.loads(line) if line.startswith("{") else {}
-        if "benchmark" in row and row["status"] == "ok":
+        if "benchmark" in row and row["status"] == "ok" and (np_ == 2 or row["np"] == np_):
             out.setdefault(row["benchmark"], set()).add(row["check"])
     return out
 
 
+@pytest.mark.parametrize("np_", [2, 4])
 @pytest.mark.parametrize("family", KERNEL_FAMILIES)
-def test_every_verifier_fails_on_a_corrupted_buffer_or_says_not_checked(family, tmp_path):
-    clean = verdicts(family, None, tmp_path)
-    # A rank that only receives (a put target, COMMS1's echoing rank) sends no
-    # data of its own: the corruption must be caught with one rank or the other.
-    bad = [verdicts(family, r, tmp_path) for r in (0, 1)]
-    for b in suites.family(family).benchmarks:
+def test_every_verifier_fails_on_a_corrupted_buffer_or_says_not_checked(family, np_, tmp_path):
+    """The fault injection on each rank in turn: every verifier reports it, except
+    on a rank whose data the benchmark never moves (SILENT, with the reason)."""
+    # fixed-size benchmarks (2 ranks, IMB-IO's S_ on 1) run in the 2-process jobs
+    benches = [b for b in suites.family(family).benchmarks
+               if b.procs.minimum <= np_ and (b.procs.fixed is None or np_ == 2)]
+    clean = verdicts(family, np_, None, tmp_path)
+    bad = {r: verdicts(family, np_, r, tmp_path) for r in range(np_)}
+    missed = []
+    for b in benches:
         assert isinstance(b, Benchmark)
         if b.expected is None:
             assert clean[b.name] == {"not checked"}, b.name
-            assert all(v[b.name] == {"not checked"} for v in bad), b.name
-        else:
-            assert clean[b.name] == {"successful"}, (b.name, clean[b.name])
-            assert any("failed" in v[b.name] for v in bad), (b.name, bad[0][b.name], bad[1][b.name])
+            assert all(v[b.name] == {"not checked"} for v in bad.values()), b.name
+            continue
+        assert clean[b.name] == {"successful"}, (b.name, clean[b.name])
+        silent = SILENT.get((family, b.name), _ranks())(np_)
+        members = range(b.procs.fixed or np_)  # a rank outside the group sends nothing
+        missed += [(b.name, r) for r in members if r not in silent and "failed" not in bad[r][b.name]]
+        # the table must not excuse a rank whose corruption is in fact caught
+        assert not [r for r in silent if "failed" in bad[r][b.name]], (b.name, "not silent")
+    assert not missed, f"corruption on these (benchmark, rank) passed the check: {missed}"
 
 
 @pytest.mark.parametrize("family", list(DRIVER_FAMILIES))

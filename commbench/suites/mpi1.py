@@ -13,7 +13,7 @@ from mpi4py import MPI
 
 from commbench import buffers, policy
 from commbench.suites.base import TWO, Benchmark, Family, Kind, same, xp
-from commbench.suites.verify import check_slots, last_rep
+from commbench.suites.verify import check_slots, last_rep, worst
 
 F = "mpi1"
 Wtime = MPI.Wtime
@@ -260,12 +260,39 @@ def _block_of(ctx, world_rank: int) -> tuple[int, object]:
     return full[ctx.rank * ctx.x : ctx.rank * ctx.x + ctx.x]
 
 
-def _check_scatter(ctx, n):
-    def expect(k):
-        i = last_rep(n, ctx.slots, k)
-        return [(0, _block_of(ctx, ctx.members[i % ctx.size]))]
+def _every_root(ctx, one, expect) -> float | None:
+    """Check mode of a rooted operation whose data only its root sends (Scatter(v), Bcast).
 
-    return check_slots(ctx, n, expect)
+    Each slot of the timed loop keeps only the data of the last root that used
+    it, so a rank whose send buffer is wrong would pass unless it happened to be
+    that root. After the timed data is verified, one more untimed operation per
+    root into receive slot 0 — one(root) runs and completes it — is verified
+    too, so every rank's data is looked at (the slot's timed data is gone by
+    then, which is why it is verified first)."""
+    devs = []
+    rlen = ctx.bufs.recv_stride if ctx.slots > 1 else ctx.rbuf.nbytes
+    for root in range(ctx.size):
+        ctx.rbuf[:rlen] = 0
+        one(root)
+        exp = expect(root)
+        if exp is not None:
+            devs.append(buffers.deviation(ctx.rbuf[: exp.nbytes], exp, ctx.bench.dtype))
+    return worst(devs)
+
+
+def scatter_check(v: bool, op_of=None):
+    """Scatter(v)'s verifier; op_of(ctx) -> op(send, recv, root) completing one operation
+    (the blocking MPI_Scatter(v) here; IMB-NBC passes its start-and-wait)."""
+    def expected(ctx, n):
+        timed = check_slots(ctx, n, lambda k: [(0, _block_of(ctx, ctx.members[last_rep(n, ctx.slots, k) % ctx.size]))])
+        op = (op_of or (lambda c: c.comm.Scatterv if v else c.comm.Scatter))(ctx)
+        send = _send(ctx, count=ctx.size * ctx.x)
+        s = _vspec(ctx, send, ctx.x)[0] if v else send[0]
+        r = _recv(ctx)[0]
+        swept = _every_root(ctx, lambda root: op(s, r, root), lambda root: _block_of(ctx, ctx.members[root]))
+        return worst([timed, swept])
+
+    return expected
 
 
 def _check_alltoall(ctx, n):
@@ -283,16 +310,33 @@ def bcast(ctx, n):
     return (Wtime() - t0) / n
 
 
-def _check_bcast(ctx, n):
-    me = ctx.rank
+def bcast_check(op_of=None):
+    """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see scatter_check)."""
+    def expected(ctx, n):
+        me = ctx.rank
 
-    def expect(k):
-        i = last_rep(n, ctx.slots, k, lambda i: i % ctx.size != me)
-        if i is None:
-            return None
-        return [(0, buffers.pattern(ctx.members[i % ctx.size], ctx.x, ctx.bench.dtype))]
+        def last(k):
+            i = last_rep(n, ctx.slots, k, lambda i: i % ctx.size != me)
+            if i is None:
+                return None
+            return [(0, buffers.pattern(ctx.members[i % ctx.size], ctx.x, ctx.bench.dtype))]
 
-    return check_slots(ctx, n, expect)
+        timed = check_slots(ctx, n, last)
+        op = (op_of or (lambda c: c.comm.Bcast))(ctx)
+        s, r = _send(ctx)[0], _recv(ctx)[0]
+        swept = _every_root(ctx, lambda root: op(s if root == me else r, root),
+                            lambda root: None if root == me else
+                            buffers.pattern(ctx.members[root], ctx.x, ctx.bench.dtype))
+        return worst([timed, swept])
+
+    return expected
+
+
+# The verifiers that re-run their operation once per root, by MPI-1 name: IMB-NBC
+# builds its own from these with its nonblocking operation.
+ROOT_SWEPT = {"Scatter": lambda op_of: scatter_check(False, op_of),
+              "Scatterv": lambda op_of: scatter_check(True, op_of),
+              "Bcast": bcast_check}
 
 
 def barrier(ctx, n):
@@ -342,15 +386,15 @@ BENCHMARKS = (
           buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
     _coll("Gatherv", _gather(True), _check_gather, "MPI_Gatherv with the data of Gather",
           buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
-    _coll("Scatter", _scatter(False), _check_scatter, "MPI_Scatter of X bytes to each from root i%NP",
+    _coll("Scatter", _scatter(False), scatter_check(False), "MPI_Scatter of X bytes to each from root i%NP",
           buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
-    _coll("Scatterv", _scatter(True), _check_scatter, "MPI_Scatterv with the data of Scatter",
+    _coll("Scatterv", _scatter(True), scatter_check(True), "MPI_Scatterv with the data of Scatter",
           buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
     _coll("Alltoall", _alltoall(False), _check_alltoall, "MPI_Alltoall, X bytes per pair",
           buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
     _coll("Alltoallv", _alltoall(True), _check_alltoall, "MPI_Alltoallv, X bytes per pair",
           buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
-    _coll("Bcast", bcast, _check_bcast, "MPI_Bcast of X bytes from root i%NP", root_based=True),
+    _coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
     Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0),
               native="barrier"),
 )

@@ -120,12 +120,25 @@ def check_random_put(ctx, n):
 
 
 def check_random_get(ctx, n):
+    """The last GET's data, then one untimed GET from every other rank's S area.
+
+    The timed GETs all land in one buffer, so only the last target's data
+    survives them; a target whose data is wrong would pass unless it was drawn
+    last. Each rank's segment is read once more (slot 0 of its S area)."""
     _quiesce(ctx)
     last = ctx.state.get("last_target")
     if last is None:
         return None
     exp = buffers.pattern(ctx.members[last], ctx.x, ctx.bench.dtype)
-    return _dev(ctx.rbuf[: ctx.x], exp)
+    devs = [_dev(ctx.rbuf[: ctx.x], exp)]
+    win, got = ctx.state["win"], ctx.rbuf[: ctx.x]
+    for t in range(ctx.size):
+        if t != ctx.rank:
+            got[:] = 0
+            win.Get([got, MPI.BYTE], t, ctx.state["seg"].s_off)
+            win.Flush_local(t)
+            devs.append(_dev(got, buffers.pattern(ctx.members[t], ctx.x, ctx.bench.dtype)))
+    return max(devs)
 
 
 def _int_sum(ctx) -> np.ndarray:
