@@ -85,27 +85,59 @@ def run_header(cfg, meta: dict) -> dict:
     }
 
 
-def finisher(session: Session, started: float, output: str | None):
-    """Rank 0: end the sinks once with an 'interrupted' reason (watchdog thread or error path)."""
-    done = []
+class Finisher:
+    """Rank 0: ends the sinks exactly once, with the summary of a completed run or
+    the reason a run ended early (watchdog thread, signal, error path), so the
+    terminal and the results file always tell the same story: whichever comes
+    second only says what the first did."""
 
-    def finish(reason: str) -> None:
-        if done or not session.lock.acquire(timeout=5):
+    def __init__(self, session: Session, started: float, output: str | None):
+        self.session, self.started, self.output = session, started, output
+        self.outcome: str | None = None  # "complete" | "interrupted"
+
+    def _end(self, summary: dict) -> None:
+        for s in self.session.sinks:
+            try:
+                s.finish(summary)
+            except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
+                print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+
+    def _saved(self) -> bool:
+        return bool(self.output) and self.output != "-"
+
+    def interrupted(self, reason: str) -> None:
+        if not self.session.lock.acquire(timeout=5):
             return
         try:
-            done.append(reason)
-            summary = {"interrupted": reason, "elapsed_s": round(time.time() - started, 3)}
-            for s in session.sinks:
-                try:
-                    s.finish(summary)
-                except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
-                    print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
-            if output and output != "-":
-                print(f"commbench: results so far (complete: false) written to {output}", file=sys.stderr, flush=True)
+            if self.outcome == "complete":
+                if self._saved():
+                    print(f"commbench: {reason} after the run completed; its results (complete: true) are "
+                          f"in {self.output}", file=sys.stderr, flush=True)
+                return
+            if self.outcome is not None:
+                return
+            self.outcome = "interrupted"
+            wd = self.session.watchdog
+            running = wd.state.get("benchmark") if wd is not None else None
+            self._end({"interrupted": reason, "running": running,
+                       "elapsed_s": round(time.time() - self.started, 3)})
+            if self._saved():
+                print(f"commbench: results so far (complete: false) written to {self.output}",
+                      file=sys.stderr, flush=True)
         finally:
-            session.lock.release()
+            self.session.lock.release()
 
-    return finish
+    def completed(self, failures: int) -> None:
+        with self.session.lock:
+            if self.outcome is not None:
+                return
+            self.outcome = "complete"
+            self._end({"check_failures": failures, "elapsed_s": round(time.time() - self.started, 3)})
+        if self._saved():
+            print(f"commbench: results written to {self.output}", file=sys.stderr, flush=True)
+
+
+ABORT_GRACE = 0.3  # seconds between a failure's message and MPI_Abort
 
 
 @dataclass
@@ -113,7 +145,7 @@ class Job:
     session: Session
     watchdog: Watchdog
     started: float
-    finish_interrupted: object  # rank 0: finisher(...), else None
+    finisher: Finisher | None  # rank 0 only
 
 
 def configure(comm, argv: list[str]) -> Job | int:
@@ -149,11 +181,11 @@ def configure(comm, argv: list[str]) -> Job | int:
     wd.rank0 = comm.bcast(info, root=0)
     wd.progress(phase="start-up")
     if rank == 0:
-        job.finish_interrupted = finisher(session, job.started, cfg.output)
+        job.finisher = Finisher(session, job.started, cfg.output)
         header = run_header(cfg, meta)
         for s in session.sinks:
             s.start(header)
-        wd.on_end = job.finish_interrupted
+        wd.on_end = job.finisher.interrupted
     return job
 
 
@@ -177,8 +209,12 @@ def measure(job: Job) -> int | None:
         else:
             why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
             print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-        if job.finish_interrupted is not None:
-            job.finish_interrupted(why)
+        if job.finisher is not None:
+            job.finisher.interrupted(why)
+        # MPI_Abort makes the process manager kill every process at once; under
+        # load Hydra's proxy may not yet have forwarded the message printed just
+        # above, and a failure would end in silence: give it a moment.
+        time.sleep(ABORT_GRACE)
         comm.Abort(3)
         return None
 
@@ -186,15 +222,8 @@ def measure(job: Job) -> int | None:
 def conclude(job: Job, failures: int) -> int:
     """Stop the watchdog, finish every view with the summary; exit 1 on check failures."""
     job.watchdog.stop()
-    session = job.session
-    if session.rank == 0:
-        summary = {"check_failures": failures, "elapsed_s": round(time.time() - job.started, 3)}
-        with session.lock:
-            for s in session.sinks:
-                s.finish(summary)
-        out = session.cfg.output
-        if out and out != "-":
-            print(f"commbench: results written to {out}", file=sys.stderr)
+    if job.finisher is not None:
+        job.finisher.completed(failures)
     return 1 if failures else 0
 
 

@@ -164,8 +164,10 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
         from commbench.views import results_file
 
         reason = why or f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
-        if results_file.mark_interrupted(output, reason) or why is not None:
+        if results_file.mark_interrupted(output, reason):  # else rank 0 said where its results are
             print(f"commbench: {reason}; results so far (complete: false) are in {output}", file=sys.stderr)
+        elif why is not None:
+            print(f"commbench: {why}", file=sys.stderr)
     elif why is not None:
         print(f"commbench: {why}", file=sys.stderr)
     return rc if rc >= 0 else 128 - rc

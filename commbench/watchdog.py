@@ -56,6 +56,11 @@ EXIT_TIMEOUT = 124
 HAVE_SIGWAIT = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
 REPORT_GRACE = 3.0  # rank 0 waits this long for the other ranks' reports
 SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firing
+# On a signal a non-zero rank lingers this long before it exits: a process
+# manager (Hydra, srun) kills the whole job as soon as one process dies, and
+# rank 0 is still writing the record of why the run ended. Rank 0's own exit
+# ends the lingering ranks sooner.
+SIGNAL_LINGER = 5.0
 
 
 # Callbacks run on this rank just before the watchdog ends the process (after a
@@ -225,6 +230,8 @@ class Watchdog:
             self._finish(reason)
             print(f"commbench: {reason}", file=sys.stderr, flush=True)
         _run_exit_hooks(signal.Signals(signo).name)
+        if self.rank != 0:
+            time.sleep(SIGNAL_LINGER)
         os._exit(128 + signo)
 
     def _fire(self) -> None:

@@ -75,6 +75,10 @@ def row(cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, g
     return "".join(out)
 
 
+# Trailer verdicts of a run that ended early (never stored in records).
+INTERRUPTED, NOT_RUN = "interrupted", "not run"
+
+
 class ImbText:
     """Prints IMB's preamble, tables and trailer as records arrive."""
 
@@ -236,7 +240,7 @@ class ImbText:
         if self.current is not None:
             self._close_benchmark()
         if self.cfg.get("check"):
-            self._check_trailer()
+            self._check_trailer(summary)
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")
@@ -246,19 +250,34 @@ class ImbText:
         self.p("")
         self.out.flush()
 
-    def _check_trailer(self) -> None:
-        """IMB's check summary, saying which benchmarks no verifier looked at."""
-        verdicts = self.verdicts.values()
-        nfail = sum(1 for v in verdicts if v == records.FAILED)
-        unchecked = sum(1 for v in verdicts if v == records.NOT_CHECKED)
+    def _check_trailer(self, summary: dict) -> None:
+        """IMB's check summary, saying which benchmarks no verifier looked at and,
+        when the run ended early, which one it stopped in and which never ran."""
+        ended_early = bool(summary.get("interrupted"))
+        verdicts = dict(self.verdicts)
+        running = summary.get("running") if ended_early else None
+        if ended_early:
+            for name in self.cfg.get("benchmarks") or []:
+                verdicts.setdefault(name, NOT_RUN)
+            if running in verdicts and verdicts[running] != records.FAILED:
+                verdicts[running] = INTERRUPTED
+        vals = verdicts.values()
+        nfail = sum(1 for v in vals if v == records.FAILED)
+        unchecked = sum(1 for v in vals if v == records.NOT_CHECKED)
         self.p("")
         if nfail:
             self.p(f"!!!!  {nfail}  BENCHMARK{'S' if nfail > 1 else ''} FAILED     !!!! ")
+        if ended_early:
+            self.p("!!!!  RUN ENDED EARLY: NOT EVERY BENCHMARK WAS CHECKED !!!! ")
+        elif nfail:
+            pass  # the line above says it all
         elif unchecked:
             self.p(f"!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; {unchecked} NOT CHECKED !!!! ")
         else:
             self.p("!!!!  ALL BENCHMARKS SUCCESSFUL !!!! ")
         words = {records.SUCCESSFUL: "Successful", records.FAILED: "FAILED !! ",
-                 records.NOT_CHECKED: "not checked (no verifier looked at its data)"}
-        for name, v in self.verdicts.items():
+                 records.NOT_CHECKED: "not checked (no verifier looked at its data)",
+                 INTERRUPTED: "interrupted (the run ended in it)",
+                 NOT_RUN: "not run (the run ended before it)"}
+        for name, v in verdicts.items():
             self.p(f"{name}    : {words[v]}")

@@ -1,0 +1,144 @@
+"""Summaries that tell the truth (issue "No false success in any family", item 2).
+
+A run that ended early never says "ALL BENCHMARKS SUCCESSFUL": the check
+trailer names the benchmark the run ended in and the ones it never reached,
+after a signal and after a full disk. The terminal and the results file agree
+on whether a run completed, whichever of "completed" and "interrupted" comes
+first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mpi4py import MPI
+
+from commbench import config
+from commbench.job import Finisher
+from commbench.session import Session
+from commbench.views.results_file import JsonResults
+from tests.mpirun import ENV
+
+
+def _records(path: Path) -> int:
+    try:
+        return len(json.loads(path.read_text()).get("records", []))
+    except (OSError, ValueError):
+        return 0
+
+
+def _trailer(stdout: str) -> dict[str, str]:
+    """benchmark -> its line in the check trailer."""
+    out = {}
+    trailer = stdout[stdout.rindex("!!!!  ") :]
+    for line in trailer.splitlines():
+        if "    : " in line:
+            name, word = line.split("    : ", 1)
+            out[name.strip()] = word
+    return out
+
+
+def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "nbc", "-check", "-msglog", "0:14",
+           "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+    try:
+        deadline = time.time() + 120
+        while _records(out) < 20 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, stderr[-2000:]
+    assert "ALL BENCHMARKS SUCCESSFUL" not in stdout and "ALL CHECKED" not in stdout
+    assert "!!!!  RUN ENDED EARLY: NOT EVERY BENCHMARK WAS CHECKED !!!! " in stdout
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False
+    running = doc["summary"]["running"]
+    verdicts = _trailer(stdout)
+    assert verdicts[running] == "interrupted (the run ended in it)", verdicts
+    order = list(verdicts)
+    assert order[-1] == "Ibarrier" and verdicts["Ibarrier"] == "not run (the run ended before it)"
+    after = order[order.index(running) + 1 :]
+    assert after and all(verdicts[b].startswith("not run") for b in after), verdicts
+    assert all(verdicts[b] == "Successful" for b in order[: order.index(running)]), verdicts
+    # said once, by rank 0, where the results are: not again by the launcher
+    assert stderr.count("results so far (complete: false)") == 1, stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"),
+                    reason="a full disk is a small tmpfs, which only root can mount")
+def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
+    d = tmp_path / "tiny"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(d)]).returncode != 0:
+        pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
+    try:
+        out = tmp_path / "io.json"
+        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "io", "-check", "--iodir", str(d),
+               "-msglog", "0:22", "-o", str(out)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **ENV))
+        deadline = time.time() + 120
+        while not [n for n in os.listdir(d) if n.startswith("IMB_out")] and time.time() < deadline:
+            time.sleep(0.05)
+        with open(d / "filler", "wb") as f:  # the disk fills up under the run
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+            except OSError:
+                pass
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 3, stderr[-2000:]
+        assert "No space left on device" in stderr
+        assert "ALL BENCHMARKS SUCCESSFUL" not in stdout
+        assert "!!!!  RUN ENDED EARLY: NOT EVERY BENCHMARK WAS CHECKED !!!! " in stdout
+        verdicts = _trailer(stdout)
+        assert "interrupted (the run ended in it)" in verdicts.values()
+        assert verdicts["Open_Close"].startswith("not run")
+        doc = json.loads(out.read_text())
+        assert doc["complete"] is False and "No space left" in doc["summary"]["interrupted"]
+        assert not [n for n in os.listdir(d) if n != "filler"]  # no IO file left
+    finally:
+        subprocess.run(["umount", "-l", str(d)])
+
+
+def _finisher(tmp_path: Path) -> tuple[Finisher, Path]:
+    out = tmp_path / "f.json"
+    cfg = config.parse_run_args(["PingPong", "-o", str(out)], world_size=1)
+    sink = JsonResults(str(out))
+    sink.start({"config": cfg.resolved()})
+    return Finisher(Session(cfg, MPI.COMM_SELF, [sink]), time.time(), str(out)), out
+
+
+def test_completed_then_signal_keeps_complete_and_says_so(tmp_path, capsys):
+    fin, out = _finisher(tmp_path)
+    fin.completed(0)
+    fin.interrupted("terminated by SIGTERM")
+    err = capsys.readouterr().err
+    assert json.loads(out.read_text())["complete"] is True
+    assert "complete: false" not in err
+    assert f"terminated by SIGTERM after the run completed; its results (complete: true) are in {out}" in err
+
+
+def test_signal_then_completed_stays_interrupted(tmp_path, capsys):
+    fin, out = _finisher(tmp_path)
+    fin.interrupted("terminated by SIGTERM")
+    fin.completed(0)
+    err = capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and doc["summary"]["interrupted"] == "terminated by SIGTERM"
+    assert "results written" not in err and "results so far (complete: false) written" in err
