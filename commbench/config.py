@@ -24,7 +24,6 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     ConfigError,
     HelpRequested,
     Option,
-    byte_count,
     choice,
     integer,
     parse_iter,
@@ -33,6 +32,8 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     parse_multi,
     parse_off_cache,
     positive_float,
+    read_msglen_file,
+    read_name_file,
     readable_file,
     text,
 )
@@ -195,42 +196,6 @@ def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     return values, names
 
 
-def _entries(option: str, path: str, accepted: str) -> list[tuple[int, str]]:
-    """(line number, first token) of every line of a text file that is not blank or a # comment."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{option} {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
-                          f"(accepted: {option} <text file>, {accepted})") from None
-    out = []
-    for num, line in enumerate(lines, 1):
-        s = line.strip()
-        if s and not s.startswith("#"):
-            out.append((num, s.split()[0]))
-    return out
-
-
-def read_name_file(path: str) -> list[str]:
-    names = [token for _, token in _entries("-input", path, "one benchmark name per line")]
-    if len(names) > 100:
-        raise ConfigError(f"-input {path!r}: more than 100 benchmark names")
-    return names
-
-
-def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
-    sizes, warnings = [], []
-    for num, token in _entries("-msglen", path, "one non-negative integer per line, optional k/m suffix"):
-        size = byte_count(token, suffixes="km")
-        if size is None:
-            warnings.append(f"-msglen {path}:{num}: {token!r} is not a non-negative integer, skipped")
-            continue
-        sizes.append(size)
-    if not sizes:
-        raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
-    return tuple(sizes), warnings
-
-
 def _resolve_family(suite: str | None, names: list[str]) -> str:
     if suite is not None:
         fam = suites.canonical_family(suite)
@@ -279,10 +244,34 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
     return out, multi_prefix
 
 
+# Options every family takes: where and how the job runs and what it writes.
+RUN_LEVEL = frozenset({"help", "np", "mpiexec", "suite", "output", "csv", "timeout", "thread_level",
+                       "include", "exclude", "input"})
+
+
+def _refuse_unused(fam: suites.Family, values: dict) -> None:
+    """An option the run would not use is an error that names it, never silently recorded."""
+    for opt in _all_options():
+        if opt.dest not in values or opt in fam.options:
+            continue
+        owner = next((f for f in suites.families() if opt in f.options), None)
+        if owner is not None:
+            raise ConfigError(f"{opt.names[0]} is an option of the {owner.name} family ({owner.title}), "
+                              f"not of {fam.name} (accepted: --suite {owner.name}, or no {opt.names[0]})")
+        if fam.honours is not None and opt.dest not in RUN_LEVEL | fam.honours:
+            own = ", ".join(o.names[0] for o in fam.options)
+            raise ConfigError(f"{opt.names[0]}: the {fam.name} family does not use it (accepted: its own options "
+                              f"{own}, and -o, --csv, --timeout, -n; no {opt.names[0]})")
+    if values.get("engine", "mpi4py") != "mpi4py" and not fam.has_native:
+        raise ConfigError(f"--engine {values['engine']}: the {fam.name} family has no C timed loops, its loops "
+                          "run in mpi4py (accepted: --engine mpi4py, or no --engine)")
+
+
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
     values, names = _split_argv(list(argv))
     fam, run_list, multi_prefix = _select(values, names)
+    _refuse_unused(fam, values)
     prof = fam.profile
     multi = values.get("multi")
     if multi is None and multi_prefix:
@@ -327,7 +316,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         argv=tuple(argv),
         warnings=tuple(warnings),
         params=_family_params(fam, values),
-        engine=values.get("engine", "native"),
+        engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
         fit=bool(values.get("fit", False)),
         samples=values.get("samples", 1),

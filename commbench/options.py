@@ -209,3 +209,41 @@ def readable_file(name: str) -> Callable[[str], str]:
 
 def text(s: str) -> str:
     return s
+
+
+# ---------------------------------------------------------------- option files (-input, -msglen)
+
+def _entries(option: str, path: str, accepted: str) -> list[tuple[int, str]]:
+    """(line number, first token) of every line of a text file that is not blank or a # comment."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{option} {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+                          f"(accepted: {option} <text file>, {accepted})") from None
+    out = []
+    for num, line in enumerate(lines, 1):
+        s = line.strip()
+        if s and not s.startswith("#"):
+            out.append((num, s.split()[0]))
+    return out
+
+
+def read_name_file(path: str) -> list[str]:
+    names = [token for _, token in _entries("-input", path, "one benchmark name per line")]
+    if len(names) > 100:
+        raise ConfigError(f"-input {path!r}: more than 100 benchmark names")
+    return names
+
+
+def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
+    sizes, warnings = [], []
+    for num, token in _entries("-msglen", path, "one non-negative integer per line, optional k/m suffix"):
+        size = byte_count(token, suffixes="km")
+        if size is None:
+            warnings.append(f"-msglen {path}:{num}: {token!r} is not a non-negative integer, skipped")
+            continue
+        sizes.append(size)
+    if not sizes:
+        raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
+    return tuple(sizes), warnings

@@ -85,6 +85,15 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("csv-unwritable", ["--csv", "{tmp}/afile/r.csv", "-o", "-"], "cannot create directory", None),
     ("memory-beyond-host", ["-mem", "100", "--maxlog", "36", "-msglen", "{tmp}/huge", "Bcast"],
      "MemAvailable", None),
+    # options a run would not use: refused with the family and the option named (issue 22 item 3)
+    ("foreign-family-option", ["--suite", "ext", "--nbc-cpu-factor", "2"], "option of the nbc family", None),
+    ("foreign-family-option-mpi1", ["--pgas-stride", "8"], "option of the pgas family", None),
+    ("driver-check", ["--suite", "msgrate", "-check"], "-check: the msgrate family does not use it", None),
+    ("driver-alloc", ["--suite", "overhead", "--alloc", "mpi"], "--alloc: the overhead family does not use it", None),
+    ("driver-samples", ["--suite", "overhead", "--samples", "3"], "--samples: the overhead family", None),
+    ("driver-multi", ["--suite", "msgrate", "-multi", "0"], "-multi: the msgrate family", None),
+    ("driver-fit", ["--suite", "msgrate", "--fit"], "--fit: the msgrate family", None),
+    ("engine-without-native-loops", ["--suite", "pgas", "--engine", "native"], "has no C timed loops", None),
     ("pgas-odd-processes", ["--suite", "pgas"], "family pgas needs",  # at 1 process: "at least 2"; odd: "an even number"
      lambda np_: np_ % 2 == 1 and suites.canonical_family("pgas") is not None),
 ]

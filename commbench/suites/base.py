@@ -164,6 +164,15 @@ class Family:
     # unless --alloc is given; the run records whichever was used. "mpi": MPI_Alloc_mem,
     # which the spec (§6.1) says one-sided families SHOULD use.
     alloc: str = "numpy"
+    # The general options (RunConfig dests, beyond the run-level ones every family
+    # takes: -o, --csv, --timeout, -n …) this family uses; None: all of them. A run
+    # that gives one it does not use is refused, never silently recorded.
+    honours: frozenset[str] | None = None
+
+    @property
+    def has_native(self) -> bool:
+        """Does any benchmark have a C timed loop (--engine native|both means something)?"""
+        return any(getattr(b, "native", "") for b in self.benchmarks)
 
     def __post_init__(self) -> None:
         if self.alloc not in ALLOC_KINDS:

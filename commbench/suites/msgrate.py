@@ -264,6 +264,7 @@ FAMILY = Family(
     min_world=3,
     options=OPTIONS,
     driver=run,
+    honours=frozenset(),  # its experiments take their own options only
     view="msgrate",
     validate=validate,
 )

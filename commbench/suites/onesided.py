@@ -123,3 +123,42 @@ def slot_area(ctx, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: in
 def each_used_slot(ctx, n: int, dev: Callable[[int], float | None]) -> float | None:
     """Worst deviation over the slots the last run used."""
     return worst(dev(k) for k in range(min(n, ctx.slots)))
+
+
+def each_source(ctx, mine: bool, others: list[int], pattern: Callable[[int], np.ndarray],
+                get: bool) -> float | None:
+    """Check mode: one untimed transfer from each other rank into my slot 0, verified.
+
+    Where several sources write one area only the last one's data survives the
+    timed loop. Gets: a receiver (mine) fetches from every other rank by itself
+    (passive target). Puts: the ranks take turns, each putting its slot 0 to
+    every other between barriers; every rank must call this (collective)."""
+    win, me, x = ctx.state["win"], ctx.rank, ctx.x
+    area = ctx.rbuf[:x]
+    disp = ctx.state["disps"][0]
+    devs = []
+    if get:
+        if mine:
+            win.Lock_all(0)
+            for s in others:
+                area[:] = 0
+                win.Get([area, MPI.BYTE], s, disp)
+                win.Flush(s)
+                devs.append(buffers.deviation(area, pattern(s)))
+            win.Unlock_all()
+        return worst(devs)
+    for s in range(ctx.size):
+        area[:] = 0
+        sync_local(ctx)
+        ctx.comm.Barrier()
+        if s == me:
+            win.Lock_all(0)
+            for t in others:
+                win.Put([ctx.sbuf[:x], MPI.BYTE], t, disp)
+            win.Flush_all()
+            win.Unlock_all()
+        ctx.comm.Barrier()
+        if mine and s != me:
+            sync_local(ctx)
+            devs.append(buffers.deviation(area, pattern(s)))
+    return worst(devs)

@@ -288,7 +288,7 @@ def _from_one_of(receivers, sources):
 
     So a source whose data is wrong would pass whenever another's survived:
     after the timed data, every source's is verified once more, one source at a
-    time, into slot 0 (_each_source)."""
+    time, into slot 0 (onesided.each_source)."""
     def expected(ctx, n):
         mine = ctx.rank in receivers(ctx)
         timed = None
@@ -298,45 +298,10 @@ def _from_one_of(receivers, sources):
                 osd.sync_local(ctx)
             stride = ctx.bufs.recv_stride
             timed = osd.each_used_slot(ctx, n, lambda k: osd.one_of(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands))
-        swept = _each_source(ctx, mine)
+        swept = osd.each_source(ctx, mine, _others(ctx), lambda s: _pat(ctx, s), op_is_get(ctx))
         return worst([timed, swept]) if cands else None
 
     return expected
-
-
-def _each_source(ctx, mine: bool) -> float | None:
-    """Check mode: one untimed transfer from each other rank into my slot 0, verified.
-
-    Gets: a receiver fetches from every other rank by itself (passive target).
-    Puts: the ranks take turns, each putting to every other between barriers."""
-    win, me, x = ctx.state["win"], ctx.rank, ctx.x
-    area = ctx.rbuf[:x]
-    devs = []
-    if op_is_get(ctx):
-        if mine:
-            win.Lock_all(0)
-            for s in _others(ctx):
-                area[:] = 0
-                win.Get(*_args(ctx, "get", s)[0])
-                win.Flush(s)
-                devs.append(buffers.deviation(area, _pat(ctx, s)))
-            win.Unlock_all()
-        return worst(devs)
-    for s in range(ctx.size):
-        area[:] = 0
-        osd.sync_local(ctx)
-        ctx.comm.Barrier()
-        if s == me:
-            win.Lock_all(0)
-            for t in _others(ctx):
-                win.Put(*_args(ctx, "put", t)[0])
-            win.Flush_all()
-            win.Unlock_all()
-        ctx.comm.Barrier()
-        if mine and s != me:
-            osd.sync_local(ctx)
-            devs.append(buffers.deviation(area, _pat(ctx, s)))
-    return worst(devs)
 
 
 def _check_exchange(ctx, n):
