@@ -43,6 +43,11 @@ def preflight(plan, ranks_per_host: int, mpi_version: tuple[int, int],
     total = peak * ranks_per_host
     if total > available:
         gib = 2**30
+        if plan.family.memory is not None:  # a driver family: its own options set the size
+            return (f"the run needs {peak / gib:.3f} GiB per process ({where}); x {ranks_per_host} "
+                    f"process{'es' if ranks_per_host > 1 else ''} on one host = {total / gib:.3f} GiB, but only "
+                    f"{available / gib:.3f} GiB is available there (MemAvailable) (accepted: smaller values of "
+                    "the options named, within the memory of a host)")
         return (f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); "
                 f"x {ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
                 f"{total / gib:.3f} GiB, but only {available / gib:.3f} GiB is available there "

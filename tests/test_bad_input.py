@@ -94,6 +94,15 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("driver-multi", ["--suite", "msgrate", "-multi", "0"], "-multi: the msgrate family", None),
     ("driver-fit", ["--suite", "msgrate", "--fit"], "--fit: the msgrate family", None),
     ("engine-without-native-loops", ["--suite", "pgas", "--engine", "native"], "has no C timed loops", None),
+    # every family's own buffers checked before anything is allocated (issue 22 item 4)
+    ("msgrate-cache-beyond-host", ["--suite", "msgrate", "--peers", "2", "--cache-size", "100g"], "MemAvailable",
+     lambda np_: np_ == 4),
+    ("msgrate-msgs-beyond-host", ["--suite", "msgrate", "--peers", "2", "--msgs", "1000000000"], "MemAvailable",
+     lambda np_: np_ == 4),
+    ("overhead-sizes-beyond-host", ["--suite", "overhead", "--sizes", "16,100000000000"], "MemAvailable",
+     lambda np_: np_ >= 3),
+    ("pgas-stride-beyond-host", ["--suite", "pgas", "--pgas-stride", "10000000000", "-mem", "200", "-msglog", "0:4"],
+     "MemAvailable", lambda np_: np_ % 2 == 0),
     ("pgas-odd-processes", ["--suite", "pgas"], "family pgas needs",  # at 1 process: "at least 2"; odd: "an even number"
      lambda np_: np_ % 2 == 1 and suites.canonical_family("pgas") is not None),
 ]

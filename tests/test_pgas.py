@@ -98,3 +98,15 @@ def test_corrupted_data_is_caught(tmp_path):
     doc = json.loads(out.read_text())
     bad = [r for r in doc["records"] if r["bytes"]]
     assert bad and all(r["defects"] == 1.0 for r in bad)
+
+
+def test_huge_stride_counts_against_mem(tmp_path):
+    """--pgas-stride sizes the segment: rows beyond -mem are out-of-mem, the warm-up too
+    (before: the 4-byte warm-up allocated a 40 GB segment and met the OOM killer)."""
+    p, doc = run_json(tmp_path, 2, "--suite", "pgas", "Strided_put_bw", "Strided_get_bw", "--pgas-reps", "5",
+                      "-msglog", "0:4", "--pgas-stride", "10000000000")
+    rows = {(r["benchmark"], r["bytes"]): r["status"] for r in doc["records"]}
+    for name in ("Strided_put_bw", "Strided_get_bw"):
+        assert rows[(name, 0)] == "ok"
+        assert all(rows[(name, x)] == "out-of-mem" for x in (4, 8, 16)), rows
+    assert 'needed X=  37.253 GB; use flag "-mem X"' in p.stdout

@@ -148,7 +148,7 @@ class Harness:
         if sweep.member:
             if sweep.first and bench.warmup:
                 self.session.progress("warm-up")
-                self.warmup(bench, layout, mode)
+                self.warmup(bench, layout, mode, x)
             self.session.progress("buffer set-up")
             ctx = self.prepare(bench, layout, mode, x, n0)
             self.session.progress("repetition calibration")
@@ -317,9 +317,13 @@ class Harness:
         n = policy.dynamic_repetitions(n0, ts, n_prev, ctx.x, history)
         return comm.bcast(n, root=0)
 
-    def warmup(self, bench: Benchmark, layout: Layout, mode: str) -> None:
-        """N_WARMUP untimed executions before the first size of a mode (spec §7.1)."""
-        ctx = self.prepare(bench, layout, mode, self.plan.warmup_size(bench), policy.N_WARMUP)
+    def warmup(self, bench: Benchmark, layout: Layout, mode: str, first: int) -> None:
+        """N_WARMUP untimed executions before the first size of a mode (spec §7.1); at
+        that first size when the warm-up size's buffers would exceed -mem."""
+        wx = self.plan.warmup_size(bench)
+        if self.plan.buffers(bench, wx, layout.np, policy.N_WARMUP).gib > self.cfg.max_mem:
+            wx = first
+        ctx = self.prepare(bench, layout, mode, wx, policy.N_WARMUP)
         for engine in self.engines_for(bench):
             self.timed(ctx, policy.N_WARMUP, engine)
         self.close(ctx)

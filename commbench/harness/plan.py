@@ -22,6 +22,7 @@ class BufferPlan:
     slots: int  # disjoint buffer areas cycled through (off-cache, one-sided)
     send_stride: int
     recv_stride: int
+    extra: int = 0  # bytes the benchmark allocates itself (Benchmark.memory)
 
     @property
     def send_alloc(self) -> int:
@@ -32,8 +33,12 @@ class BufferPlan:
         return max(self.recv_len, self.slots * self.recv_stride) if self.recv_len else 0
 
     @property
+    def total(self) -> int:
+        return self.send_alloc + self.recv_alloc + self.extra
+
+    @property
     def gib(self) -> float:
-        return (self.send_alloc + self.recv_alloc) / 2**30
+        return self.total / 2**30
 
 
 class Plan:
@@ -93,14 +98,15 @@ class Plan:
     # -- buffers ---------------------------------------------------------------------
     def buffers(self, bench: Benchmark, x: int, np_: int, n0: int) -> BufferPlan:
         send_len, recv_len = bench.buffers(x, np_)
+        extra = bench.memory(self.cfg.params, x, np_) if bench.memory is not None else 0
         oc = self.cfg.off_cache
         if oc and bench.off_cache and not bench.sync and self.family.profile.name != "io":
             ss = policy.off_cache_slots(send_len, n0, *oc)
             rs = policy.off_cache_slots(recv_len, n0, *oc)
-            return BufferPlan(send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride)
+            return BufferPlan(send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride, extra)
         if bench.slots:
-            return BufferPlan(send_len, recv_len, n0, send_len, recv_len)
-        return BufferPlan(send_len, recv_len, 1, send_len, recv_len)
+            return BufferPlan(send_len, recv_len, n0, send_len, recv_len, extra)
+        return BufferPlan(send_len, recv_len, 1, send_len, recv_len, extra)
 
     def warmup_size(self, bench: Benchmark) -> int:
         """X of the N_WARMUP untimed executions before a mode's first size (spec §7.1)."""
@@ -113,6 +119,9 @@ class Plan:
 
         Sizes whose need exceeds -mem are left out: the harness skips them.
         """
+        if self.family.memory is not None:  # a driver family's own buffers
+            need, what = self.family.memory(self.cfg.params, self.world_size)
+            return need, 0, what
         cap = self.cfg.max_mem * 2**30
         peak, biggest, where = 0, 0, ""
         for bench in self.benchmarks():
@@ -122,7 +131,7 @@ class Plan:
                 for mode in bench.modes:
                     for x in self.sizes(bench):
                         bp = self.buffers(bench, x, np_, self.base_repetitions(bench, mode, x))
-                        need = bp.send_alloc + bp.recv_alloc
+                        need = bp.total
                         if need > cap:
                             continue
                         biggest = max(biggest, x)

@@ -110,6 +110,9 @@ class Benchmark:
     # only after a successful NP, so it may be collective.
     np_setup: Callable[[Any, Benchmark, Any], Any] | None = None
     np_teardown: Callable[[Any, Benchmark, Any], Any] | None = None
+    # (params, X, NP) -> bytes per process it allocates beyond the harness's buffers
+    # (PGAS segments, strided buffers): counted by -mem and the memory pre-flight.
+    memory: Callable[[dict, int, int], int] | None = None
 
     @property
     def sync(self) -> bool:
@@ -168,6 +171,9 @@ class Family:
     # takes: -o, --csv, --timeout, -n …) this family uses; None: all of them. A run
     # that gives one it does not use is refused, never silently recorded.
     honours: frozenset[str] | None = None
+    # Driver families: (params, P) -> (largest bytes per process, what needs them), for
+    # the memory pre-flight that kernel families get from their buffer plans.
+    memory: Callable[[dict, int], tuple[int, str]] | None = None
 
     @property
     def has_native(self) -> bool:

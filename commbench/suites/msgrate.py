@@ -77,6 +77,20 @@ def validate(cfg, size: int) -> None:
                           f"(lower --peers or --ppn)")
 
 
+# Python's bookkeeping per message (a buffer spec of each side and its request): a
+# --msgs in the millions costs far more here than its bytes.
+SPEC_BYTES = 600
+
+
+def memory(params: dict, size: int) -> tuple[int, str]:
+    """Bytes per process: the cache-walk array, send and receive buffers, the specs."""
+    s = Settings.of(params)
+    n = s.peers * s.msgs
+    need = s.cache + 2 * n * s.size + n * SPEC_BYTES
+    return need, (f"msgrate: --cache-size {s.cache} + 2 x --peers {s.peers} x --msgs {s.msgs} x "
+                  f"--msg-size {s.size} bytes, and {SPEC_BYTES} bytes of bookkeeping per message")
+
+
 def peer_lists(rank: int, size: int, peers: int, ppn: int) -> tuple[list[int], list[int]]:
     """The seed's send and receive peers: ppn-strided lower and higher neighbours."""
     half = peers // 2
@@ -267,4 +281,5 @@ FAMILY = Family(
     honours=frozenset(),  # its experiments take their own options only
     view="msgrate",
     validate=validate,
+    memory=memory,
 )

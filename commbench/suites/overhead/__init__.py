@@ -113,6 +113,12 @@ def validate(cfg, size: int) -> None:
         raise ConfigError(f"--max-distance {d}: a chain of {d} hops needs {d + 1} processes, got {size} (use -n {d + 1})")
 
 
+def memory(params: dict, size: int) -> tuple[int, str]:
+    """Bytes per process: the largest message's send and receive buffers, the streams'."""
+    biggest = max(Settings.of(params).sizes)
+    return 2 * biggest + 4 * 2000, f"overhead: two buffers of the largest --sizes entry, {biggest} bytes"
+
+
 def run(session: Session) -> int:
     return Driver(session, Settings.of(session.params)).run()
 
@@ -138,4 +144,5 @@ FAMILY = Family(
     honours=frozenset(),  # its experiments take their own options only
     view="overhead",
     validate=validate,
+    memory=memory,
 )

@@ -95,6 +95,26 @@ def geo_random_get(ctx, s: Settings) -> Segment:
     return Segment(0, np.tile(one, k))
 
 
+def memory(kind: str):
+    """(params, X, NP) -> bytes a test allocates beyond the harness's buffers at size X:
+    its segment (geometry above), the numpy copy of the segment's S area, and a
+    strided origin's local buffer (strided_setup). Counted by -mem and the
+    pre-flight, so a huge --pgas-stride or --pgas-span is refused or skipped
+    as out-of-mem instead of meeting the OOM killer."""
+    def need(params: dict, x: int, np_: int) -> int:
+        s = Settings.of(params)
+        slot = slot_len(x)
+        t_stride = s.stride if s.strided != "origin" else 1
+        o_span = x * s.stride if s.strided in ("origin", "both") else x
+        k = random_slots(x, s.span)
+        return {"putget": 2 * slot + x, "put": slot, "get": 2 * x,
+                "strided_put": slot_len(x * t_stride) + o_span,
+                "strided_get": 2 * x * t_stride + o_span,
+                "random_put": np_ * k * slot, "random_get": 2 * k * slot, "none": 0}[kind]
+
+    return need
+
+
 def random_draws(seed: int, world_rank: int, group_rank: int, np_: int, slots: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The first n (target group rank, slot) draws of one origin.
 
