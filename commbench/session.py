@@ -52,6 +52,11 @@ class Session:
             for s in self.sinks:
                 s.record(rec)
 
+    def beat(self) -> None:
+        """One step of a long stage (commbench.watchdog.Watchdog.beat); never in a timed loop."""
+        if self.watchdog is not None:
+            self.watchdog.beat()
+
     def progress(self, phase: str, **where: Any) -> None:
         """Tell the watchdog where this rank is; naming a benchmark starts a new measurement clock."""
         wd = self.watchdog

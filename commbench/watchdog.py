@@ -61,6 +61,10 @@ SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firin
 # rank 0 is still writing the record of why the run ended. Rank 0's own exit
 # ends the lingering ranks sooner.
 SIGNAL_LINGER = 5.0
+# Rank 0 says on stderr that a measurement is overdue after this long without
+# progress (or a quarter of --timeout, if shorter): a sign of life long before
+# the watchdog ends the job.
+OVERDUE_S = 30.0
 
 
 # Callbacks run on this rank just before the watchdog ends the process (after a
@@ -134,6 +138,22 @@ def local_addresses() -> list[str]:
     return sorted(uniq, key=lambda a: a.startswith("127.")) or ["127.0.0.1"]
 
 
+def main_thread_at() -> str:
+    """Where the main thread is now: the innermost commbench line it runs, as
+    'suites/nbc.py:175 exploit(target, False)' (inside a C call: the line that made it)."""
+    import linecache
+
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    here = os.path.dirname(os.path.abspath(__file__))
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path.startswith(here + os.sep):
+            line = linecache.getline(path, frame.f_lineno).strip()
+            return f"{os.path.relpath(path, here)}:{frame.f_lineno} {line}"
+        frame = frame.f_back
+    return "outside commbench's code"
+
+
 def describe(state: dict) -> str:
     """'PingPong, NP 2, group 0 (world ranks 0 1), 4194304 bytes, in the timed kernel'."""
     if not state.get("benchmark"):
@@ -164,6 +184,10 @@ class Watchdog:
         self.on_end = on_end
         self.state: dict[str, Any] = {"phase": "start-up"}
         self.deadline = time.monotonic() + timeout if timeout > 0 else float("inf")
+        self.since = time.monotonic()  # the last progress()
+        self.beats = 0  # beat(): steps of a long stage that are progress within it
+        self._beats_seen = 0
+        self._said_overdue = False
         self.lock = threading.Lock()
         self.listener: socket.socket | None = None
         self.rank0: tuple[list[str], int] | None = None
@@ -198,8 +222,16 @@ class Watchdog:
     def progress(self, **state: Any) -> None:
         """A new measurement (or stage) begins: restart the clock."""
         self.state = dict(state)
+        self.since = time.monotonic()
+        self._said_overdue = False
         if self.timeout > 0:
-            self.deadline = time.monotonic() + self.timeout
+            self.deadline = self.since + self.timeout
+
+    def beat(self) -> None:
+        """One step of a long stage (an iteration, a sample, a chunk written): the
+        stage moves, however slowly; when --timeout passes the watchdog says so
+        instead of ending the job as stuck. Cheap: never call it in a timed loop."""
+        self.beats += 1
 
     def phase(self, name: str) -> None:
         self.state["phase"] = name
@@ -221,7 +253,31 @@ class Watchdog:
             if info is not None:
                 self._end_by_signal(info.si_signo)
             elif time.monotonic() > self.deadline:
-                self._fire()
+                if self.beats != self._beats_seen:
+                    self._slow()
+                else:
+                    self._fire()
+            elif self.rank == 0 and not self._said_overdue and self.timeout > 0:
+                self._overdue()
+
+    def _overdue(self) -> None:
+        idle = time.monotonic() - self.since
+        if idle >= min(OVERDUE_S, self.timeout / 4):
+            self._said_overdue = True
+            print(f"commbench: watchdog: no progress for {idle:.0f} s in {describe(self.state)} "
+                  f"(rank 0 at {main_thread_at()}); the job is ended at --timeout {self.timeout:g} s "
+                  "unless it moves", file=sys.stderr, flush=True)
+
+    def _slow(self) -> None:
+        """--timeout passed, but the stage made steps: slow, not stuck. Say so and wait on."""
+        steps = self.beats - self._beats_seen
+        self._beats_seen = self.beats
+        self.deadline = time.monotonic() + self.timeout
+        if self.rank != 0:  # one voice: rank 0's
+            return
+        print(f"commbench: watchdog: {describe(self.state)} is slow but moving "
+              f"({steps} steps in the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
+              file=sys.stderr, flush=True)
 
     def _end_by_signal(self, signo: int) -> None:
         why = SIGNAL_WHY.get(signo, f"signal {signo}")
@@ -236,10 +292,10 @@ class Watchdog:
 
     def _fire(self) -> None:
         state = dict(self.state)
-        mine = {"rank": self.rank, "host": self.host, "pid": os.getpid(), "state": state}
+        mine = {"rank": self.rank, "host": self.host, "pid": os.getpid(), "state": state, "at": main_thread_at()}
         if self.rank != 0:
             print(f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
-                  f"for {self.timeout:g} s: {describe(state)}", file=sys.stderr, flush=True)
+                  f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}", file=sys.stderr, flush=True)
             self._send(mine)
             time.sleep(SELF_EXIT_GRACE)
             print(f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
@@ -261,7 +317,7 @@ class Watchdog:
         for r in sorted(reports):
             rep = reports[r]
             lines.append(f"commbench: watchdog:   rank {r} ({rep.get('host')}, pid {rep.get('pid')}) "
-                         f"answered: {describe(rep.get('state', {}))}")
+                         f"answered: {describe(rep.get('state', {}))}, at {rep.get('at', '?')}")
         if silent:
             lines.append(f"commbench: watchdog:   rank{'s' if len(silent) > 1 else ''} "
                          f"{' '.join(map(str, silent))} did not answer (stopped, hung outside Python, "
@@ -272,7 +328,10 @@ class Watchdog:
         at = f" at {state['bytes']} bytes" if state.get("bytes") is not None else ""
         np_ = f", NP {state['np']}" if state.get("np") else ""
         grp = f", group world ranks {' '.join(map(str, members))}" if members else ""
-        stuck = f"; ranks not answering: {' '.join(map(str, silent))}" if silent else "; every rank answered (a deadlock)"
+        # Every rank answered, each still inside the call named above: waiting on each
+        # other in MPI (a deadlock), or one long computation or loop (see where).
+        stuck = (f"; ranks not answering: {' '.join(map(str, silent))}" if silent else
+                 f"; every rank answered, none moved (rank 0 at {reports[0].get('at', '?')})")
         return f"watchdog: {what}{np_}{at}{grp} made no progress for {self.timeout:g} s{stuck}"
 
     def _finish(self, reason: str) -> None:

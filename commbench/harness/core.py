@@ -179,12 +179,26 @@ class Harness:
         if not first_engine and ctx.bufs.recv is not None:
             ctx.rbuf[:] = 0  # the next engine's check must see its own data
         self.session.progress("the timed kernel")
-        runs = [self.timed(ctx, n, engine) for _ in range(self.cfg.samples)]
+        runs = self.samples(ctx, n, engine)
         defect = None
         if self.cfg.check and ctx.bench.expected is not None:
             self.session.progress("check mode verification")
             defect = ctx.bench.expected(ctx, n)
         return runs, defect
+
+    def samples(self, ctx: Context, n: int, engine: str) -> list:
+        """--samples K timed runs, cut short (agreed in the group) once they have taken
+        -time seconds: the time budget bounds a row however large K is."""
+        want = self.cfg.samples
+        runs = [self.timed(ctx, n, engine)]
+        started = time.monotonic()
+        while len(runs) < want:
+            self.session.beat()
+            spent = time.monotonic() - started >= self.cfg.secs
+            if ctx.comm.allreduce(spent, op=MPI.LOR):
+                break
+            runs.append(self.timed(ctx, n, engine))
+        return runs
 
     def publish(self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any,
                 engine: str) -> records.Measurement | None:
@@ -197,6 +211,8 @@ class Harness:
             per_rank = self.world.gather([_first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
+                if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
+                    extra["samples"]["k_requested"] = self.cfg.samples
                 extra["rank_samples"] = per_rank
         if self.world_rank != 0:
             return None

@@ -116,8 +116,9 @@ class Cache:
 
 
 class Patterns:
-    def __init__(self, s: Settings, comm: MPI.Comm):
+    def __init__(self, s: Settings, comm: MPI.Comm, beat=lambda: None):
         self.comm = comm
+        self.beat = beat  # once per iteration, outside the timed part: the watchdog sees steps
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.peers, self.iters, self.msgs = s.peers, s.iters, s.msgs
         self.nbytes, self.ppn = s.size, s.ppn
@@ -149,6 +150,7 @@ class Patterns:
         specs = self.sspec if lower else self.rspec
         other = self.rank + half if lower else self.rank - half
         for i in range(self.iters):
+            self.beat()
             self.cache.invalidate(self.sbuf, i)
             comm.Barrier()
             t0 = w()
@@ -164,6 +166,7 @@ class Patterns:
         total = 0.0
         p = self.peers
         for i in range(self.iters):
+            self.beat()
             self.cache.invalidate(self.sbuf, i)
             comm.Barrier()
             t0 = w()
@@ -193,6 +196,7 @@ class Patterns:
         reqs = post_recvs()
         total = w() - t0
         for i in range(self.iters - 1):
+            self.beat()
             self.cache.invalidate(self.sbuf, i)
             comm.Barrier()
             t0 = w()
@@ -212,6 +216,7 @@ class Patterns:
         p = self.peers
         total = 0.0
         for i in range(self.iters):
+            self.beat()
             self.cache.invalidate(self.sbuf, i)
             comm.Barrier()
             t0 = w()
@@ -231,7 +236,7 @@ NAMES = {"single_direction": "single direction", "pair_based": "pair-based",
 def run(session: Session) -> int:
     cfg, comm, size = session.cfg, session.comm, session.size
     s = Settings.of(cfg.params)
-    pat = Patterns(s, comm)
+    pat = Patterns(s, comm, session.beat)
     for name in cfg.benchmarks:
         session.progress(f"the {NAMES[name]} pattern", benchmark=name, np=size)
         comm.Barrier()
