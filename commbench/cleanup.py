@@ -51,6 +51,26 @@ class Cleanup:
         self.rank = 0
         self.atexit_done = False
         self.keep_alive = None  # a guardian whose pipe must stay open until exit
+        self.registry: str | None = None  # the node guardian's list of files this run created
+
+    def add_file(self, path: str) -> None:
+        """A file this process created in a user's directory: removed whatever happens,
+        and listed for the node's guardian (which removes only listed files)."""
+        with self.lock:
+            self.files.add(path)
+        self._note("+", path)
+
+    def _note(self, sign: str, path: str) -> None:
+        if self.registry is None:
+            return
+        try:  # one short O_APPEND write per line: the ranks of a node never interleave
+            fd = os.open(self.registry, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, f"{sign}{path}\n".encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
 
     def remove_file(self, path: str) -> None:
         for p in [path, *glob.glob(os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".shfp.*"))]:
@@ -62,6 +82,7 @@ class Cleanup:
                 print(f"commbench: rank {self.rank}: cannot remove {p}: {e.strerror}", file=sys.stderr)
         with self.lock:
             self.files.discard(path)
+        self._note("-", path)
 
     def now(self) -> None:
         with self.lock:
@@ -147,40 +168,121 @@ CLEANUP = Cleanup()
 # that outlives a rank killed with SIGKILL (mpiexec killed, a dead pipe, a
 # scheduler's hard limit). It waits for the end of its stdin: "done" after a
 # clean run, else it removes the tool's directory, or in a user's directory the
-# files whose names match `names` (the caller makes sure none existed before).
+# files the run's processes listed in the registry as created and not yet
+# removed (with ROMIO's shared-pointer files beside them): never a file the run
+# did not create, whatever its name.
 GUARD = """
-import os, re, shutil, sys, time
-d, tool, names = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+import glob, os, shutil, sys, time
+d, tool, registry = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
 data = sys.stdin.buffer.read()
-if data.endswith(b"done"):
-    sys.exit(0)
-for sweep in range(3):  # again a little later: peers may still be closing files
-    if tool:
-        shutil.rmtree(d, ignore_errors=True)
-    elif os.path.isdir(d):
-        for n in os.listdir(d):
-            if re.fullmatch(names, n):
-                try:
-                    os.remove(os.path.join(d, n))
-                except OSError:
-                    pass
-    time.sleep(1.0)
+if not data.endswith(b"done"):
+    for sweep in range(3):  # again a little later: peers may still be closing files
+        if tool:
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            ours = {}
+            try:
+                with open(registry, encoding="utf-8", errors="replace") as f:
+                    for line in f.read().splitlines():
+                        ours[line[1:]] = line[:1] == "+"
+            except OSError:
+                pass
+            for path, present in ours.items():
+                if present:
+                    base = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".shfp.")
+                    for p in [path, *glob.glob(glob.escape(base) + "*")]:
+                        try:
+                            os.remove(p)
+                        except OSError:
+                            pass
+        time.sleep(1.0)
+if registry:
+    try:
+        os.remove(registry)
+    except OSError:
+        pass
 """
 
 
-def guardian(d: str, tool: bool, names: str, what: str = "IO cleanup guardian"):
-    """Start the guardian of directory d (tool: commbench made it, remove it whole; else the
-    files matching the regular expression `names`); None if it cannot start.
+def new_registry() -> str:
+    """An empty registry file (node-local temporary directory) for a guardian."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="commbench-guard-", suffix=".list")
+    os.close(fd)
+    return path
+
+
+def guardian(d: str, tool: bool, registry: str = "", what: str = "IO cleanup guardian"):
+    """Start the guardian of directory d (tool: commbench made it, remove it whole; else
+    the files listed in `registry` by Cleanup.add_file); None if it cannot start.
 
     Write b"done" to its stdin and close it after a clean run; otherwise it
-    sweeps once its stdin closes (this process is gone).
+    sweeps once its stdin closes (this process is gone). It removes the
+    registry when it ends.
     """
     import subprocess
 
     try:
-        return subprocess.Popen([sys.executable, "-c", GUARD, d, "1" if tool else "0", names],
+        return subprocess.Popen([sys.executable, "-c", GUARD, d, "1" if tool else "0", registry],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, close_fds=True)
     except OSError as e:  # cleanup then rests on the in-process handlers alone
         print(f"commbench: cannot start the {what} ({e})", file=sys.stderr)
+        return None
+
+
+# ---------------------------------------------------------------- the MPI library's shared memory
+#
+# MPICH (and Open MPI) keep the node's shared-memory segments as files in
+# /dev/shm until MPI_Finalize; a job that ends any other way leaves them
+# there, 2-4 MiB each. The run's own segments are exactly the /dev/shm files
+# mapped into its processes, so every exit path that can removes those:
+# signals and the watchdog (watchdog exit hooks), a failure before MPI_Abort
+# (commbench.job), and, for a rank killed with SIGKILL, a shell on each node
+# that removes the segments mapped at start-up once its stdin closes.
+
+SHM_DIR = "/dev/shm/"
+SHM_PREFIXES = ("mpich_shm_", "vader_segment", "sm_segment")
+
+
+def mpi_segments() -> list[str]:
+    """The MPI library's shared-memory files this process has mapped (Linux)."""
+    out: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                path = parts[5].strip() if len(parts) == 6 else ""
+                name = path[len(SHM_DIR):]
+                if (path.startswith(SHM_DIR) and name.startswith(SHM_PREFIXES) and not path.endswith("(deleted)")
+                        and path not in out):
+                    out.append(path)
+    except OSError:
+        pass
+    return out
+
+
+def remove_segments(why: str = "") -> None:
+    """Unlink every MPI segment this process maps: the memory stays valid for the
+    processes that map it, the files are gone when the last one exits."""
+    for p in mpi_segments():
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def segment_guardian(paths: list[str]):
+    """A shell that removes paths unless it reads 'done' (write it after a clean end);
+    None where it cannot start."""
+    import subprocess
+
+    if not paths:
+        return None
+    try:
+        return subprocess.Popen(["/bin/sh", "-c", 'read -r x; [ "$x" = done ] || rm -f -- "$@"', "guard", *paths],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+    except OSError:
         return None

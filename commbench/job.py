@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from mpi4py import MPI
 
-from commbench import config, metadata, policy, resources, suites
+from commbench import cleanup, config, metadata, policy, resources, suites, watchdog
 from commbench.harness import Harness, Plan
+from commbench.options import RunError
 from commbench.session import Session
 from commbench.watchdog import Watchdog, describe
 
@@ -146,6 +147,7 @@ class Job:
     watchdog: Watchdog
     started: float
     finisher: Finisher | None  # rank 0 only
+    shm_guard: object = None  # the node leader's segment guardian (cleanup.segment_guardian)
 
 
 def configure(comm, argv: list[str]) -> Job | int:
@@ -180,6 +182,7 @@ def configure(comm, argv: list[str]) -> Job | int:
     info = wd.listen() if rank == 0 and timeout > 0 else None
     wd.rank0 = comm.bcast(info, root=0)
     wd.progress(phase="start-up")
+    job.shm_guard = _guard_segments(comm)
     if rank == 0:
         job.finisher = Finisher(session, job.started, cfg.output)
         header = run_header(cfg, meta)
@@ -187,6 +190,16 @@ def configure(comm, argv: list[str]) -> Job | int:
             s.start(header)
         wd.on_end = job.finisher.interrupted
     return job
+
+
+def _guard_segments(comm):
+    """The MPI library's /dev/shm segments go on every bad exit (cleanup): at a signal
+    or the watchdog by each rank, after SIGKILL by a shell of each node's first rank."""
+    watchdog.at_exit(cleanup.remove_segments)
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    leader = node.Get_rank() == 0
+    node.Free()
+    return cleanup.segment_guardian(cleanup.mpi_segments()) if leader else None
 
 
 def measure(job: Job) -> int | None:
@@ -206,6 +219,9 @@ def measure(job: Job) -> int | None:
         if isinstance(e, MPI.Exception):
             why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
             print(f"commbench: {why}", file=sys.stderr, flush=True)
+        elif isinstance(e, RunError):  # its message says it all: no traceback
+            why = f"rank {rank} in {where}: {e}"
+            print(f"commbench: error: {why}", file=sys.stderr, flush=True)
         else:
             why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
             print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
@@ -215,6 +231,7 @@ def measure(job: Job) -> int | None:
         # load Hydra's proxy may not yet have forwarded the message printed just
         # above, and a failure would end in silence: give it a moment.
         time.sleep(ABORT_GRACE)
+        cleanup.remove_segments()
         comm.Abort(3)
         return None
 
@@ -224,6 +241,12 @@ def conclude(job: Job, failures: int) -> int:
     job.watchdog.stop()
     if job.finisher is not None:
         job.finisher.completed(failures)
+    if job.shm_guard is not None:  # MPI_Finalize removes the segments itself
+        try:
+            job.shm_guard.stdin.write(b"done\n")
+            job.shm_guard.stdin.close()
+        except OSError:
+            pass
     return 1 if failures else 0
 
 

@@ -22,6 +22,11 @@ class ConfigError(Exception):
     """Invalid command line: the message names the problem and the accepted form."""
 
 
+class RunError(RuntimeError):
+    """A problem a run meets that its message explains in full (a file in the way, a
+    full disk): reported without a traceback; the run ends keeping its records."""
+
+
 class HelpRequested(Exception):
     pass
 

@@ -284,3 +284,32 @@ def test_interrupted_run_leaves_nothing(tmp_path, how):
     assert leftovers(d) == [], err[-2000:]
     if how != "SIGKILL":  # the ranks themselves cleaned up (not only the guardian)
         assert f"{how}: IO files removed, exiting" in err, err[-2000:]
+
+
+def test_foreign_file_between_benchmarks_is_never_deleted(tmp_path):
+    """A file that appears in --iodir mid-run under the name a later benchmark needs:
+    a clear message (no traceback), exit non-zero, records kept, and the file left
+    exactly as it was, by the ranks and by the guardian (which sweeps only files the
+    run listed as its own)."""
+    d = tmp_path / "files"
+    d.mkdir()
+    out = tmp_path / "r.json"
+    cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "commbench", "run", "--suite", "io", "S_Write_Indv",
+           "P_Write_Indv", "-msglog", "0:16", "-iter", "50,16,10", "--iodir", str(d), "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+    try:
+        _wait_for_files(d, lambda f: "IMB_out_0" in f)  # S_Write_Indv's file: the run is under way
+        (d / "IMB_out").write_text("not commbench's\n")  # P_Write_Indv's name
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-2000:]
+    assert "IMB_out exists and was not created by this commbench run; it is left untouched" in err
+    assert "Traceback" not in err and "internal error" not in err
+    time.sleep(3)  # the guardian's sweeps
+    assert (d / "IMB_out").read_text() == "not commbench's\n"
+    assert sorted(os.listdir(d)) == ["IMB_out"]
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and any(r["benchmark"] == "S_Write_Indv" for r in doc["records"])

@@ -15,7 +15,8 @@ import tempfile
 from mpi4py import MPI
 
 from commbench import cpu, watchdog
-from commbench.cleanup import CLEANUP, guardian
+from commbench.cleanup import CLEANUP, guardian, new_registry
+from commbench.options import RunError
 from commbench.suites.base import Benchmark
 from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
 from commbench.suites.io.settings import Settings, target_cpu_secs
@@ -24,11 +25,9 @@ FILENAME = "IMB_out"  # spec §16
 AMODE = MPI.MODE_CREATE | MPI.MODE_RDWR
 FILL_CHUNK = 2**20
 OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
-# Every name a run may create in a user's directory: what the guardian sweeps there.
-NAMES = r"\.?IMB_out(_g[0-9]+)?(_[0-9]+)?(\.shfp\..*)?"
 
 
-class IOFileError(RuntimeError):
+class IOFileError(RunError):
     """A benchmark file could not be prepared (it exists, or the file system refused)."""
 
 
@@ -71,17 +70,20 @@ def start(session) -> None:
     # One directory per node unless given (node-local /tmp); common files go to
     # the directory of their file communicator's rank 0 (checked in np_setup).
     node = world.Split_type(MPI.COMM_TYPE_SHARED, key=session.rank)
-    made = err = None
+    made = err = registry = None
     if node.Get_rank() == 0:
-        if given is None:
-            try:
+        try:
+            if given is None:
                 made = tempfile.mkdtemp(prefix="commbench-io-")
-            except OSError as e:
-                err = f"cannot create a temporary directory for the IO files ({e}); pass --iodir DIR"
+            else:  # a user's directory: the guardian removes only what the run lists
+                registry = new_registry()
+        except OSError as e:
+            err = f"cannot create a temporary directory or file for the IO files ({e}); pass --iodir DIR"
         if err is None:
-            RUN.guardian = guardian(given or made, given is None, NAMES)
-    made, err = node.bcast((made, err), root=0)
+            RUN.guardian = guardian(given or made, given is None, registry or "")
+    made, err, registry = node.bcast((made, err, registry), root=0)
     node.Free()
+    CLEANUP.registry = registry
     if made:
         with CLEANUP.lock:
             CLEANUP.dirs.append(made)
@@ -128,8 +130,7 @@ def _create(path: str, nbytes: int, fill: bool, corrupt: bool = False) -> str | 
             return (f"{path} exists and was not created by this commbench run; it is left untouched "
                     "(remove it or choose another --iodir)")
         return f"cannot create {path}: {e.Get_error_string().splitlines()[-1]}"
-    with CLEANUP.lock:
-        CLEANUP.files.add(path)
+    CLEANUP.add_file(path)
     try:
         fh.Set_size(nbytes)
         if fill:
@@ -170,8 +171,7 @@ def np_setup(session, bench: Benchmark, layout) -> None:
     if not per_process:
         err = fcomm.bcast(err, root=0)
         if err is None:
-            with CLEANUP.lock:
-                CLEANUP.files.add(path)
+            CLEANUP.add_file(path)
     _agree(layout.comm, err)
     layout.state.update(spec=spec, fcomm=fcomm, path=path, file_bytes=nbytes)
     if os.environ.get("COMMBENCH_FAULT_IO_FAIL") == str(wr):  # tests: a failure mid-run
