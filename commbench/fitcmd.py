@@ -87,7 +87,7 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
             if names:
                 raise ValueError(f"{path}: no benchmark {', '.join(names)} with message sizes "
                                  f"(the file has: {', '.join(have) or 'none'})")
-            raise ValueError(f"{path}: no measurements with message sizes to fit")
+            raise ValueError(f"{path}: {series_mod.why_none(path)}")
         out += chosen
     return out
 

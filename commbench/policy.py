@@ -65,13 +65,22 @@ def size_list(unit: int, minlog: int, maxlog: int) -> list[int]:
 def user_size_list(lengths: tuple[int, ...], unit: int, maxlog: int) -> tuple[list[int], list[str]]:
     """-msglen sizes rounded up to the unit and truncated to Xmax; returns (sizes, notes)."""
     xmax = (2**maxlog // unit) * unit
-    sizes, notes = [], []
+    sizes, notes, rounded = [], [], []
     for length in lengths:
         x = math.ceil(length / unit) * unit
+        if x != length:
+            rounded.append(f"{length} to {x}")
         if x > xmax:
             notes.append(f"Attention, msg size {x} truncated to {xmax}")
             x = xmax
+        if x in sizes:  # one row per size: a rounded or repeated length is measured once
+            continue
         sizes.append(x)
+    if rounded:
+        notes.append(f"# -msglen: sizes are multiples of {unit} bytes here: rounded up {', '.join(rounded)}"
+                     + ("; each size measured once" if len(sizes) < len(lengths) else ""))
+    elif len(sizes) < len(lengths):
+        notes.append("# -msglen: repeated sizes measured once")
     return sizes, notes
 
 

@@ -186,6 +186,13 @@ def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict
             "t_max_p10": qs[0], "t_max_p90": qs[-1], "t_max_median_ci95": median_ci(t_max)}
 
 
+def samples_of(rec: Measurement) -> dict:
+    """The --samples statistics of a record ({} without; files of the overhead family
+    of earlier versions kept a plain count under the same key)."""
+    st = rec.extra.get("samples")
+    return st if isinstance(st, dict) else {}
+
+
 def build(
     *, benchmark: str, family: str, kind: str, np_: int, mode: str, x: int | None,
     repetitions: int, groups: list[list[int]], world_size: int, components: list[str],

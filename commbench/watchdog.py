@@ -157,7 +157,7 @@ def main_thread_at() -> str:
 def describe(state: dict) -> str:
     """'PingPong, NP 2, group 0 (world ranks 0 1), 4194304 bytes, in the timed kernel'."""
     if not state.get("benchmark"):
-        return f"in {state.get('phase', 'start-up')}"
+        return state.get("phase", "start-up")  # callers say "in …" themselves
     parts = [state["benchmark"]]
     if state.get("mode"):
         parts.append(f"mode {state['mode']}")

@@ -241,7 +241,7 @@ def test_watchdog_report_names_stuck_ranks(capsys):
     state = {"benchmark": "Allreduce", "np": 4, "mode": "", "bytes": 1024, "group": 0,
              "members": [0, 1, 2, 3], "phase": "the timed kernel"}
     assert describe(state) == "Allreduce, NP 4, group 0 (world ranks 0 1 2 3), 1024 bytes, in the timed kernel"
-    assert describe({"phase": "start-up"}) == "in start-up"
+    assert describe({"phase": "start-up"}) == "start-up"  # callers say "in …" (never "in in")
     wd = Watchdog(7, 0, 4)
     reports = {0: {"host": "a", "pid": 1, "state": state}, 2: {"host": "b", "pid": 2, "state": state}}
     why = wd.report(state, reports)

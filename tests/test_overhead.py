@@ -31,7 +31,7 @@ def test_decomposition_interference_loggp(tmp_path):
         got = {(r["extra"]["q"], r["extra"]["trial"], r["bytes"]) for r in by[name]}
         assert got == {(q, t, n) for q in ("int", "float") for t in (0, 1) for n in (16, 1000)}, name
         for r in by[name]:
-            assert r["repetitions"] == 4 and r["extra"]["samples"] == 4
+            assert r["repetitions"] == 4 and r["extra"]["n_samples"] == 4
             if "subtracted_us" not in r["extra"]:  # else min/median subtract the calibration's min/median
                 assert r["extra"]["min_us"] <= r["extra"]["mean_us"] <= r["extra"]["max_us"], (name, r["extra"])
     echo = {(r["extra"]["q"], r["extra"]["trial"], r["bytes"], r["extra"]["distance"]) for r in by["echo"]}

@@ -38,7 +38,7 @@ def _time(r: records.Measurement) -> float | None:
 
 def _ci(r: records.Measurement) -> tuple[float, float] | None:
     """95% interval of the median t_max over repeated samples (runs with --samples K)."""
-    ci = (r.extra.get("samples") or {}).get("t_max_median_ci95")
+    ci = records.samples_of(r).get("t_max_median_ci95")
     return tuple(ci) if ci else None
 
 

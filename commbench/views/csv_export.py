@@ -28,7 +28,7 @@ def rows(rec: records.Measurement, mb_unit: int = 10**6) -> list[dict]:
         for k, src in _FROM.items():
             v = values.get(src)
             r[k] = "" if v is None else f"{v:.6g}"
-        st = rec.extra.get("samples") or {} if group == "all" else {}
+        st = records.samples_of(rec) if group == "all" else {}
         ci = st.get("t_max_median_ci95") or ("", "")
         r["samples"] = st.get("k", "")
         r["t_max_sample_median_usec"] = f"{st['t_max_median']:.6g}" if st else ""

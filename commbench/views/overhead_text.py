@@ -16,9 +16,17 @@ from commbench import records
 from commbench.models.overhead import SIX, analyse
 from commbench.suites.overhead import Settings
 
+# An interval that cannot be computed (as many points as parameters: one trial,
+# two sizes) has infinite bounds: printed as n/a, with a note saying why.
+NO_CI_NOTE = "# n/a: no interval (as many points as fitted parameters; more --trials or --sizes give one)"
+
 
 def _f(v: float, w: int = 8, p: int = 1) -> str:
-    return f"{v:{w}.{p}f}" if math.isfinite(v) else f"{'inf':>{w}}"
+    return f"{v:{w}.{p}f}" if math.isfinite(v) else f"{'n/a':>{w}}"
+
+
+def _open(*bounds: float) -> bool:
+    return any(not math.isfinite(b) for b in bounds)
 
 
 class OverheadText:
@@ -105,6 +113,8 @@ class OverheadText:
                 continue
             self.p(f"{k:<3}{fit.a:10.3f} [{_f(fit.ci_a[0], 9, 3)},{_f(fit.ci_a[1], 9, 3)}] "
                    f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f}")
+        if _open(*(b for f in dec["fits"].values() if f is not None for b in (*f.ci_a, *f.ci_b))):
+            self.p(NO_CI_NOTE)
 
     def echo(self, q: str, by_size: dict, dec: dict) -> None:
         if not by_size:
@@ -142,9 +152,9 @@ class OverheadText:
                f" Netgauge prints PRTT/2 = {Ln.mean:.3f})")
         if fit is not None:
             self.p(f"g   = {fit.a:10.3f} us [{_f(fit.ci_a[0], 8, 3)},{_f(fit.ci_a[1], 8, 3)}]")
-            gbs = 1 / fit.b / 1e3 if fit.b > 0 else math.inf
+            rate = f"{1 / fit.b / 1e3:.2f} GB/s" if fit.b > 0 else "G <= 0: no bandwidth; noise exceeds the per-byte cost"
             self.p(f"G   = {fit.b * 1e3:10.4f} ns/byte [{_f(fit.ci_b[0] * 1e3, 8, 4)},{_f(fit.ci_b[1] * 1e3, 8, 4)}]"
-                   f"  ({_f(gbs, 1, 2)} GB/s)")
+                   f"  ({rate})")
         ps = lg["per_size"]
         self.p(f"{'Size':<6}{'o_s':>10}{'[95% CI]':>20}{'o_r':>10}{'[95% CI]':>20}{'g+(s-1)G':>10}{'PRTT/2':>10}")
         for s in lg["sizes"]:
@@ -152,6 +162,10 @@ class OverheadText:
             self.p(f"{s:<6d}{os_.mean:10.3f} [{_f(os_.ci[0], 8, 3)},{_f(os_.ci[1], 8, 3)}]"
                    f"{or_.mean:10.3f} [{_f(or_.ci[0], 8, 3)},{_f(or_.ci[1], 8, 3)}]"
                    f"{ps['gap'][s].mean:10.3f}{ps['half_rtt'][s].mean:10.3f}")
+        bounds = [*L.ci, *(fit.ci_a + fit.ci_b if fit is not None else ())]
+        bounds += [b for s in lg["sizes"] for k in ("o_s", "o_r") for b in ps[k][s].ci]
+        if _open(*bounds):
+            self.p(NO_CI_NOTE)
 
     def relation(self, rows: list[dict]) -> None:
         self.p("")

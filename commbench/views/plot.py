@@ -21,21 +21,42 @@ def _si(v: float, unit: str) -> str:
     return f"{v:.3g} {unit}"
 
 
-def figure(items: list, path: str, show_source: bool = False) -> None:
-    """items: (Series, Fit or None) pairs; writes PNG or SVG by the file's suffix."""
+MARKERS = "osD^v<>pP*"
+
+
+def _physical(fit) -> bool:
+    """A Hockney fit worth drawing: every region with r_inf > 0 and t0 >= 0 (else noise
+    made the line meaningless, and it is left out with a note in the legend)."""
+    if fit is None or fit.model != "hockney":
+        return fit is not None
+    return all(np.isfinite(g.r_inf.value) and g.r_inf.value > 0 and g.t0.value >= 0 for g in fit.segments)
+
+
+def figure(items: list, path: str, show_source: bool = False) -> list[str]:
+    """items: (Series, Fit or None) pairs; writes PNG or SVG by the file's suffix and
+    returns the legend's entries.
+
+    Colours from tab10 (tab20 beyond 10 series), markers changing every cycle; the
+    legend sits below both panels, each entry naming its benchmark."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(14, 6.2))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    cmap = plt.get_cmap("tab10" if len(items) <= 10 else "tab20")
+    ncolors = cmap.N
+    entries = len(items) + sum(len(f.segments) for _, f in items if _physical(f))
+    rows = -(-entries // 2)
+    legend_h = 0.3 + 0.17 * rows
+    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(14, 6.2 + legend_h))
     for k, (s, fit) in enumerate(items):
-        c = colors[k % len(colors)]
+        c, m = cmap(k % ncolors), MARKERS[(k // ncolors) % len(MARKERS)]
         name = s.title() + (f" - {os.path.basename(s.source)}" if show_source and s.source else "")
-        _points(ax_t, ax_r, s, c, name)
-        if fit is not None:
-            _fit_lines(ax_t, ax_r, fit, c)
+        drawn = _physical(fit)
+        note = "" if fit is None or drawn else " (fit not drawn: r_inf <= 0 or t0 < 0, noise dominates)"
+        _points(ax_t, ax_r, s, c, name + note, m)
+        if drawn:
+            _fit_lines(ax_t, ax_r, fit, c, s.benchmark, marks=len(items) <= 4)
     for ax in (ax_t, ax_r):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -45,28 +66,31 @@ def figure(items: list, path: str, show_source: bool = False) -> None:
     ax_r.set_ylabel("rate [MB/s] (10^6 bytes/s)")
     ax_t.set_title("time per message; bars: t_min .. t_max over ranks")
     ax_r.set_title("rate = turnover * n / t; dotted: r_inf, diamond: n_1/2")
-    ax_t.legend(fontsize=7, loc="upper left")
+    handles, labels = ax_t.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.suptitle("commbench: t = (n + n_1/2) / r_inf per region" if any(f for _, f in items) else "commbench")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, legend_h / (6.2 + legend_h), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return labels
 
 
-def _points(ax_t, ax_r, s, c, name: str) -> None:
+def _points(ax_t, ax_r, s, c, name: str, marker: str = "o") -> None:
     """The measured times (bars t_min .. t_max) and the rates they give."""
     pos = s.n > 0
     n, t, lo, hi = s.n[pos], s.t[pos], s.t_min[pos], s.t_max[pos]
-    ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], fmt="o", ms=4,
+    ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], fmt=marker, ms=4,
                   color=c, capsize=2, label=name)
     rate = s.turnover * n / (t * 1e-6)
     r_hi = s.turnover * n / (np.maximum(lo, 1e-12) * 1e-6)
     r_lo = s.turnover * n / (hi * 1e-6)
     ax_r.errorbar(n, rate / 1e6, yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
-                  fmt="o", ms=4, color=c, capsize=2, label=name)
+                  fmt=marker, ms=4, color=c, capsize=2, label=name)
 
 
-def _fit_lines(ax_t, ax_r, fit, c) -> None:
-    """Each fitted region's line, r_inf and n_1/2 marks, and the breakpoints."""
+def _fit_lines(ax_t, ax_r, fit, c, bench: str, marks: bool = True) -> None:
+    """Each fitted region's line, r_inf and n_1/2 marks (with few series: else they
+    pile up; the legend gives the values), and the breakpoints."""
     for seg in fit.segments:
         a = max(seg.sizes[0], 1)
         b = max(seg.sizes[1], a * 1.01)
@@ -75,11 +99,11 @@ def _fit_lines(ax_t, ax_r, fit, c) -> None:
         ok = tf > 0
         lab = None
         if fit.model == "hockney":
-            lab = (f"fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
+            lab = (f"{bench} fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
                    f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)")
-        ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab)
+        ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab or f"{bench} fit")
         ax_r.plot(x[ok], seg.rate(x[ok]) / 1e6, "-", color=c, lw=1.6, alpha=0.85)
-        if fit.model == "hockney" and seg.r_inf.value > 0 and np.isfinite(seg.r_inf.value):
+        if marks and fit.model == "hockney" and seg.r_inf.value > 0 and np.isfinite(seg.r_inf.value):
             ax_r.hlines(seg.r_inf.value / 1e6, a, b, colors=c, linestyles=":", lw=1.2)
             ax_r.annotate(f"r_inf {_si(seg.r_inf.value, 'B/s')}", (b, seg.r_inf.value / 1e6),
                           textcoords="offset points", xytext=(-4, 4), ha="right", fontsize=8, color=c)

@@ -153,3 +153,27 @@ def select(series: list[Series], names: list[str] | None) -> list[Series]:
         return series
     wanted = {n.lower() for n in names}
     return [s for s in series if s.benchmark.lower() in wanted]
+
+
+def why_none(path: str) -> str:
+    """Why a file gave no series to fit: what its rows are instead."""
+    from commbench.views import results_file
+
+    try:
+        recs = results_file.measurements(results_file.load(path))
+    except (OSError, ValueError):
+        return "no measurements with message sizes to fit"
+    ok = [r for r in recs if r.status == records.OK]
+    if not ok:
+        return "no measured rows (every row is a status: skipped, out-of-mem, timeout …)"
+    kinds = {r.kind for r in ok}
+    overlap = sorted({r.benchmark for r in ok if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)})
+    if overlap:
+        pure = " ".join(f"{b}_pure" for b in overlap[:3])
+        return (f"its rows ({', '.join(overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), which "
+                f"t(n) models do not describe; fit the pure flavours instead (commbench run --suite nbc {pure} …)")
+    if kinds <= {Kind.SYNC.value}:
+        return "its benchmarks have no message size (Barrier-like: one time per process count)"
+    fams = sorted({r.family for r in ok})
+    return (f"its rows ({', '.join(fams)}: kinds {', '.join(sorted(kinds))}) are not one time per message "
+            "size; `commbench report FILE` shows them with their own analyses")

@@ -35,7 +35,7 @@ def _stats(samples: list[float]) -> dict:
     us = [v * 1e6 for v in samples]
     return {"mean_us": statistics.fmean(us), "min_us": min(us), "max_us": max(us),
             "median_us": statistics.median(us), "std_us": statistics.stdev(us) if len(us) > 1 else 0.0,
-            "samples": len(us)}
+            "n_samples": len(us)}
 
 
 class Driver:

@@ -1,0 +1,89 @@
+"""Tracebacks and messages (issue "No false success in any family", item 7).
+
+Each case once failed with a traceback or a message about the wrong problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+
+from commbench.views import plot
+from commbench.views.fit_text import fit_series
+from commbench.views.series import Series
+from commbench.watchdog import describe
+from tests.mpirun import commbench
+
+OVERHEAD = ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100", "--stream-time", "0.05",
+            "--loggp-n", "3"]
+
+
+def test_overhead_with_csv_then_report_and_compare(tmp_path):
+    out, csv_out = tmp_path / "ov.json", tmp_path / "ov.csv"
+    p = commbench("overhead", "-n", "3", *OVERHEAD, "-o", str(out), "--csv", str(csv_out), timeout=300)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    rows = list(csv.DictReader(csv_out.open()))
+    assert len(rows) == len(json.loads(out.read_text())["records"]) > 10
+    # one trial, two sizes: no interval can be computed; said so, not "[inf, inf]"
+    assert "inf," not in p.stdout and "n/a" in p.stdout and "# n/a: no interval" in p.stdout
+    r = commbench("report", str(out))
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "Table 3" in r.stdout, r.stderr[-2000:]
+    r = commbench("report", str(out), "--csv", str(tmp_path / "again.csv"))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert (tmp_path / "again.csv").read_text() == csv_out.read_text()
+    r = commbench("compare", str(out), str(out))
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "matched rows" in r.stdout, r.stderr[-2000:]
+
+
+def test_fit_and_plot_of_overlap_rows_say_what_they_are(tmp_path):
+    out = tmp_path / "nbc.json"
+    p = commbench("run", "-n", "2", "--suite", "nbc", "Ibcast", "-msglog", "0:3", "-iter", "20", "-o", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    for cmd in (["fit", str(out)], ["plot", str(out), "-o", str(tmp_path / "x.png")]):
+        r = commbench(*cmd)
+        assert r.returncode == 2
+        assert "overlap measurements" in r.stderr and "Ibcast_pure" in r.stderr, r.stderr
+        assert "no measurements with message sizes" not in r.stderr
+
+
+def test_msglen_rounded_to_the_unit_is_said_and_measured_once(tmp_path):
+    lens = tmp_path / "lens"
+    lens.write_text("3\n5\n7\n")
+    out = tmp_path / "ext.json"
+    p = commbench("run", "-n", "2", "--suite", "ext", "Unidir_Put", "-msglen", str(lens), "-iter", "20", "-o", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4, 5 to 8, 7 to 8" in p.stdout
+    recs = json.loads(out.read_text())["records"]
+    for mode in ("AGGREGATE", "NON-AGGREGATE"):
+        assert [r["bytes"] for r in recs if r["mode"] == mode] == [4, 8]
+
+
+def _series(name: str, t: np.ndarray) -> Series:
+    n = np.array([2.0**k for k in range(11)])
+    return Series(name, 2, "", 1, 1.0, "", n, t, t, t)
+
+
+def test_plot_legend_names_benchmarks_and_leaves_out_meaningless_fits(tmp_path):
+    n = np.array([2.0**k for k in range(11)])
+    good = _series("PingPong", 1.0 + n / 1000.0)
+    bad = _series("S_Write_Indv", 25.0 - n / 50.0)  # falling with size: r_inf < 0
+    items = [(good, fit_series(good)), (bad, fit_series(bad))]
+    labels = plot.figure(items, str(tmp_path / "f.png"))
+    assert (tmp_path / "f.png").stat().st_size > 0
+    assert all(lab.startswith(("PingPong", "S_Write_Indv")) for lab in labels), labels
+    assert any(lab.startswith("PingPong fit: r_inf") for lab in labels)
+    assert not any(lab.startswith("S_Write_Indv fit") for lab in labels)
+    assert any("S_Write_Indv" in lab and "fit not drawn" in lab for lab in labels)
+
+
+def test_sixteen_series_plot_with_a_legend_entry_each(tmp_path):
+    many = [(_series(f"B{k}", 1.0 + k + np.arange(11.0)), None) for k in range(16)]
+    labels = plot.figure(many, str(tmp_path / "many.png"))
+    assert len(labels) == 16 and len(set(labels)) == 16
+
+
+def test_describe_never_says_in_in():
+    assert not describe({"phase": "start-up"}).startswith("in ")
+    assert describe({"benchmark": "PingPong", "np": 2, "phase": "the timed kernel"}).endswith("in the timed kernel")
