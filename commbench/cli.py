@@ -54,6 +54,9 @@ def cmd_run(argv: list[str]) -> int:
         except config.ConfigError as e:
             return _err(str(e))
         return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family))
+    from commbench.launch import mark_started
+
+    mark_started()
     _mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
     from commbench import watchdog
 

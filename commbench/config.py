@@ -415,9 +415,15 @@ def _family_params(fam: suites.Family, values: dict) -> dict:
 def check_world(cfg: RunConfig, size: int) -> None:
     """Checks that need the process count P."""
     if cfg.map is not None:
+        # Spec §3.4 requires A*B >= P and says it SHOULD equal P. With more places than
+        # processes the placement keys leave gaps: groups then miss members and the
+        # first collective deadlocks (or a pairing silently runs on part of the world),
+        # so commbench requires equality.
         a, b = cfg.map
-        if a * b < size:
-            raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes (accepted: A*B >= {size}, e.g. -map {size}x1)")
+        if a * b != size:
+            fits = [f"{d}x{size // d}" for d in range(1, size + 1) if size % d == 0]
+            raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes; they must match "
+                              f"(accepted: -map AxB with A*B = {size}: {', '.join(fits)})")
     fam = suites.family(cfg.family)
     if size < fam.min_world:
         raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size} "
@@ -425,8 +431,28 @@ def check_world(cfg: RunConfig, size: int) -> None:
     if fam.even_world and size % 2:
         raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
                           "(accepted: mpiexec -n <even N>)")
+    _something_runs(cfg, fam, size)
     if fam.validate is not None:
         fam.validate(cfg, size)
+
+
+def _something_runs(cfg: RunConfig, fam: suites.Family, size: int) -> None:
+    """A run in which no benchmark can run at any process count measures nothing:
+    refused (IMB prints only 'invalid' rows and exits 0)."""
+    need = {}
+    for b in (fam.get(n) for n in cfg.benchmarks):
+        if not isinstance(b, suites.Benchmark):
+            return
+        nps = [min(b.procs.fixed, size)] if b.procs.fixed is not None else policy.np_sequence(size, cfg.npmin)
+        if any(b.procs.allows(n) for n in nps):
+            return
+        need[b.name] = max(b.procs.fixed or 0, b.procs.minimum)
+    least = min(need.values())
+    names = ", ".join(f"{n} needs {k}" for n, k in need.items())
+    if len(need) > 3 and len(set(need.values())) == 1:
+        names = f"each of its {len(need)} benchmarks needs {least}"
+    raise ConfigError(f"nothing to measure with {size} process{'es' if size > 1 else ''}: {names} "
+                      f"(accepted: -n {least} or more)")
 
 
 def check_writable(option: str, path: str | None) -> None:

@@ -95,13 +95,17 @@ class Finisher:
     def __init__(self, session: Session, started: float, output: str | None):
         self.session, self.started, self.output = session, started, output
         self.outcome: str | None = None  # "complete" | "interrupted"
+        self.failed = False  # a view could not write what it had to (a full disk)
 
     def _end(self, summary: dict) -> None:
         for s in self.session.sinks:
             try:
                 s.finish(summary)
             except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
+                self.failed = True
                 print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+            if getattr(s, "saved", True) is False:
+                self.failed = True
 
     def _saved(self) -> bool:
         return bool(self.output) and self.output != "-"
@@ -123,7 +127,8 @@ class Finisher:
             self._end({"interrupted": reason, "running": running,
                        "elapsed_s": round(time.time() - self.started, 3)})
             if self._saved():
-                print(f"commbench: results so far (complete: false) written to {self.output}",
+                kept = "kept (the summary could not be written)" if self.failed else "written"
+                print(f"commbench: results so far (complete: false) {kept} in {self.output}",
                       file=sys.stderr, flush=True)
         finally:
             self.session.lock.release()
@@ -134,7 +139,10 @@ class Finisher:
                 return
             self.outcome = "complete"
             self._end({"check_failures": failures, "elapsed_s": round(time.time() - self.started, 3)})
-        if self._saved():
+        if self.failed:
+            print("commbench: the run completed, but not every result could be written (see above)",
+                  file=sys.stderr, flush=True)
+        elif self._saved():
             print(f"commbench: results written to {self.output}", file=sys.stderr, flush=True)
 
 
@@ -247,6 +255,8 @@ def conclude(job: Job, failures: int) -> int:
             job.shm_guard.stdin.close()
         except OSError:
             pass
+    if job.finisher is not None and job.finisher.failed:
+        return 3
     return 1 if failures else 0
 
 

@@ -139,6 +139,63 @@ def _wait(proc: subprocess.Popen) -> tuple[int, str | None]:
     return rc, why
 
 
+TOKEN_VAR = "COMMBENCH_LAUNCH_TOKEN"
+
+
+def _token() -> str | None:
+    import tempfile
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="commbench-launch-")
+    except OSError:
+        return None
+    os.close(fd)
+    return path
+
+
+def _started(token: str | None) -> bool | None:
+    """Did a rank of the job mark the token (None: no token to tell)? Removes it."""
+    if not token:
+        return None
+    try:
+        return os.path.getsize(token) > 0
+    except OSError:
+        return None
+    finally:
+        try:
+            os.unlink(token)
+        except OSError:
+            pass
+
+
+def mark_started() -> None:
+    """A rank started by the launcher: mark its token (ranks on other hosts cannot see it)."""
+    token = os.environ.get(TOKEN_VAR)
+    if token and os.path.exists(token):
+        try:
+            with open(token, "a") as f:
+                f.write("r")
+        except OSError:
+            pass
+
+
+def _tied_to(parent: int):
+    """preexec_fn of mpiexec: SIGTERM to it when this launcher dies, even by SIGKILL
+    (Linux PR_SET_PDEATHSIG), so the job ends the way a cancelled job does (every
+    rank finishes its files) instead of running on orphaned. Elsewhere: nothing."""
+    def tie() -> None:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the launcher died before the tie was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return tie
+
+
 def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str],
            output: str | None = None) -> int:
     mpiexec = find_mpiexec(mpiexec_given)
@@ -149,15 +206,25 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     cmd, env = command(mpiexec, np_, subcommand, argv)
     if output and output != "-":
         env["COMMBENCH_DEFAULT_OUTPUT"] = output
+    token = _token()
+    if token:  # every rank on this host marks it: the job really ran commbench
+        env[TOKEN_VAR] = token
     sys.stdout.flush()
     try:
         # Own session: terminal signals come to us only, and we forward them once.
         # No stdin: a rank never reads it, and Hydra would otherwise poll the terminal.
-        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_tied_to(os.getpid()) if sys.platform.startswith("linux") else None)
     except OSError as e:
         print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
         return 2
     rc, why = _wait(proc)
+    started = _started(token)
+    if rc in (0, 1) and why is None and started is False and not (output and output != "-" and os.path.exists(output)):
+        print(f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
+              "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
+              file=sys.stderr)
+        return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
     if rc not in (0, 1, 2) and output and output != "-" and os.path.exists(output):

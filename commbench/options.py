@@ -64,7 +64,8 @@ def positive_float(name: str, zero_ok: bool = False) -> Callable[[str], float]:
         except ValueError:
             raise ConfigError(f"{name} needs a number, got {s!r}") from None
         if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
-            raise ConfigError(f"{name} must be a positive number, got {s!r}")
+            what = "a non-negative number (0 = off)" if zero_ok else "a positive number"
+            raise ConfigError(f"{name} must be {what}, got {s!r}")
         return v
 
     return parse
@@ -238,6 +239,9 @@ def read_name_file(path: str) -> list[str]:
     names = [token for _, token in _entries("-input", path, "one benchmark name per line")]
     if len(names) > 100:
         raise ConfigError(f"-input {path!r}: more than 100 benchmark names")
+    if not names:  # IMB would run the whole default list: not what an empty file asks for
+        raise ConfigError(f"-input {path!r}: no benchmark name in it (accepted: one benchmark name per line; "
+                          "# comments and blank lines are skipped)")
     return names
 
 
@@ -245,9 +249,9 @@ def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
     sizes, warnings = [], []
     for num, token in _entries("-msglen", path, "one non-negative integer per line, optional k/m suffix"):
         size = byte_count(token, suffixes="km")
-        if size is None:
-            warnings.append(f"-msglen {path}:{num}: {token!r} is not a non-negative integer, skipped")
-            continue
+        if size is None:  # IMB skips such lines; a run without the sizes asked for is not what was meant
+            raise ConfigError(f"-msglen {path}:{num}: {token!r} is not a byte count (accepted: one non-negative "
+                              "integer per line, optional k/m suffix; # comments)")
         sizes.append(size)
     if not sizes:
         raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")

@@ -63,7 +63,7 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("exclude-everything", ["PingPong", "-exclude", "PingPong"], "no benchmark left", None),
     ("alloc-kind", ["--alloc", "gpu"], "numpy|mpi|mmap", None),
     ("hugepages", ["--hugepages", "maybe"], "on|off", None),
-    ("timeout-negative", ["--timeout", "-5"], "--timeout must be a positive number", None),
+    ("timeout-negative", ["--timeout", "-5"], "--timeout must be a non-negative number (0 = off)", None),
     ("timeout-text", ["--timeout", "soon"], "--timeout needs a number", None),
     ("maxlog-range", ["--maxlog", "50"], "--maxlog <31..40>", None),
     ("maxlog-contradicts-msglog", ["--maxlog", "33", "-msglog", "20"], "contradicts -msglog", None),
@@ -75,10 +75,13 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("msglen-directory", ["-msglen", "{tmp}/adir"], "is a directory", None),
     ("msglen-fifo", ["-msglen", "{tmp}/fifo"], "not a regular file", None),
     ("msglen-binary", ["-msglen", "{tmp}/binary"], "not text", None),
-    ("msglen-no-size", ["-msglen", "{tmp}/nolens"], "no valid message length", None),
+    ("msglen-no-size", ["-msglen", "{tmp}/nolens"], "'foo' is not a byte count", None),
+    ("msglen-negative", ["-msglen", "{tmp}/neglens"], "'-8' is not a byte count", None),
+    ("input-empty", ["-input", "{tmp}/nonames"], "no benchmark name in it", None),
     ("map-malformed", ["-map", "2y2"], "-map <A>x<B>", None),
     ("map-zero", ["-map", "0x4"], "-map <A>x<B>", None),
     ("map-does-not-fit", ["-map", "1x1"], "places for", lambda np_: np_ > 1),
+    ("map-more-places", ["-map", "3x3"], "they must match", None),  # once a deadlock in warm-up
     ("np-contradicts-job", ["-n", "{np1}"], "given inside an MPI job", None),
     ("output-is-directory", ["-o", "{tmp}/adir"], "is a directory", None),
     ("output-unwritable", ["-o", "{tmp}/afile/r.json"], "cannot create directory", None),
@@ -118,6 +121,8 @@ def files(tmp_path_factory) -> Path:
     os.mkfifo(tmp / "fifo")  # opening it would block: the check must not
     (tmp / "binary").write_bytes(bytes(range(128, 256)) * 4)
     (tmp / "nolens").write_text("# nothing\nfoo\n")
+    (tmp / "neglens").write_text("4\n-8\n")
+    (tmp / "nonames").write_text("# nothing to run\n")
     (tmp / "afile").write_text("a regular file, not a directory\n")
     (tmp / "huge").write_text("40960m\n")  # 40 GiB messages
     return tmp

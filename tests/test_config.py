@@ -61,10 +61,12 @@ def test_files(tmp_path):
     names.write_text("# comment\nPingPong\n\nallreduce extra words\n")
     assert parse_run_args(["-input", str(names)]).benchmarks == ("PingPong", "Allreduce")
     lens = tmp_path / "lens"
-    lens.write_text("# sizes\n0\n1k\n2M\nbogus\n100\n")
+    lens.write_text("# sizes\n0\n1k\n2M\n100\n")
     c = parse_run_args(["-msglen", str(lens)])
     assert c.msglen == (0, 1024, 2 * 2**20, 100)
-    assert any("bogus" in w for w in c.warnings)
+    lens.write_text("# sizes\n0\n1k\nbogus\n100\n")  # IMB skips it; commbench refuses (exit 2)
+    with pytest.raises(ConfigError, match="lens:4: 'bogus' is not a byte count"):
+        parse_run_args(["-msglen", str(lens)])
 
 
 def test_suite_aliases():
@@ -121,12 +123,28 @@ def test_world_checks():
     with pytest.raises(ConfigError, match="-map 2x2"):
         parse_run_args(["-map", "2x2"], world_size=6)
     parse_run_args(["-map", "3x2"], world_size=6)
+    # more places than processes: groups with gaps deadlocked or ran on part of the world
+    for world, m in ((2, "3x3"), (2, "2x2"), (4, "4x2"), (3, "2x2")):
+        with pytest.raises(ConfigError, match=f"-map {m}: .* places for {world} processes; they must match"):
+            parse_run_args(["-map", m], world_size=world)
     with pytest.raises(ConfigError, match="-n 2 given inside"):
         parse_run_args(["-n", "2"], world_size=4)
 
 
 def test_msglen_empty(tmp_path):
     f = tmp_path / "empty"
-    f.write_text("# nothing\nfoo\n")
+    f.write_text("# nothing\n\n")
     with pytest.raises(ConfigError, match="no valid message length"):
         parse_run_args(["-msglen", str(f)])
+    # a line that is not a byte count (negative, fractional, text) is an error, not skipped
+    for bad in ("-8", "1.5", "foo"):
+        f.write_text(f"4\n{bad}\n")
+        with pytest.raises(ConfigError, match=f"empty:2: '{bad}' is not a byte count"):
+            parse_run_args(["-msglen", str(f)])
+
+
+def test_input_empty(tmp_path):
+    f = tmp_path / "names"
+    f.write_text("# only a comment\n")
+    with pytest.raises(ConfigError, match="no benchmark name in it"):
+        parse_run_args(["-input", str(f)])

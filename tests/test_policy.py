@@ -25,7 +25,10 @@ def test_size_lists():
 def test_user_sizes_rounded_and_truncated():
     sizes, notes = policy.user_size_list((3, 5000000, 0), 4, 22)
     assert sizes == [4, 4194304, 0]
-    assert notes == ["Attention, msg size 5000000 truncated to 4194304"]
+    assert notes == ["Attention, msg size 5000000 truncated to 4194304",
+                     "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4"]
+    # rounded or repeated lengths give one row each
+    assert policy.user_size_list((3, 4, 8, 8), 4, 22)[0] == [4, 8]
 
 
 def test_base_repetitions_standard_profile():

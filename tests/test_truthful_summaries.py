@@ -118,7 +118,7 @@ def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
 
 def _finisher(tmp_path: Path) -> tuple[Finisher, Path]:
     out = tmp_path / "f.json"
-    cfg = config.parse_run_args(["PingPong", "-o", str(out)], world_size=1)
+    cfg = config.parse_run_args(["Allreduce", "-o", str(out)], world_size=1)
     sink = JsonResults(str(out))
     sink.start({"config": cfg.resolved()})
     return Finisher(Session(cfg, MPI.COMM_SELF, [sink]), time.time(), str(out)), out
@@ -142,3 +142,41 @@ def test_signal_then_completed_stays_interrupted(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["complete"] is False and doc["summary"]["interrupted"] == "terminated by SIGTERM"
     assert "results written" not in err and "results so far (complete: false) written" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"),
+                    reason="a full disk is a small tmpfs, which only root can mount")
+def test_full_disk_under_the_results_file_keeps_it_valid(tmp_path):
+    """The results file's own disk fills up: the file stays valid with the records it
+    had (no partial record, no .tmp beside it), the message says what was not saved,
+    and the exit status is not 0."""
+    d = tmp_path / "tiny"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)]).returncode != 0:
+        pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
+    try:
+        out = d / "r.json"
+        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:10", "-iter", "20",
+               "PingPong", "PingPing", "Sendrecv", "Exchange", "-o", str(out)]
+        filler = open(d / "filler", "wb", buffering=0)  # noqa: SIM115 - created now, filled once records are in
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **ENV))
+        deadline = time.time() + 60
+        while _records(out) < 3 and time.time() < deadline:
+            time.sleep(0.02)
+        with filler as f:  # the rest of the disk goes
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+                    f.flush()
+            except OSError:
+                pass
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 3, stderr[-2000:]
+        assert "No space left on device" in stderr
+        assert "results written to" not in stderr
+        doc = json.loads(out.read_text())  # valid JSON, every whole record
+        assert doc["complete"] is False and len(doc["records"]) >= 3
+        assert sorted(os.listdir(d)) == ["filler", "r.json"]  # no .tmp left
+    finally:
+        subprocess.run(["umount", "-l", str(d)])

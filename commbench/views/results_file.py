@@ -12,15 +12,18 @@ record why a job died; `salvage` recovers the records of a file cut mid-write.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from typing import Any
 
 from commbench import records
+from commbench.options import RunError
 
 FORMAT = "commbench-results"
 FORMAT_VERSION = 1
 RECORDS_MARK = ',\n "records": ['
+TAIL = b"\n ]\n}\n"
 PROVISIONAL = {"interrupted": "the run did not finish: still running, or ended (killed, crashed, "
                               "interrupted) before rank 0 could write a summary", "provisional": True}
 
@@ -30,9 +33,10 @@ class JsonResults:
         self.path = path
         self.doc: dict[str, Any] = {}
         self.records: list[dict] = []
-        self._f = None
+        self._f: int | None = None  # the file descriptor while records are appended
         self._records_at = 0
         self.sections: dict[str, Any] = {}  # other views' parts of the document, e.g. "fits"
+        self.saved = True  # False once a write failed (the run must not say it was written)
 
     def add_section(self, key: str, value: Any) -> None:
         """Another view's part of the document (e.g. "fits"), written by finish."""
@@ -43,36 +47,73 @@ class JsonResults:
         os.makedirs(d, exist_ok=True)
         self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "complete": False, **header}
         head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[:-2]  # drop the closing "\n}"
-        self._f = open(self.path, "w", encoding="utf-8")
-        self._f.write(head + RECORDS_MARK)
-        self._records_at = self._f.tell()
-        self._f.write("\n ]\n}\n")
-        self._f.flush()
+        # Plain file-descriptor writes at known offsets: no buffer that a failed write
+        # (a full disk) could leave half-flushed, so the last good document can be restored.
+        self._f = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._records_at = self._put((head + RECORDS_MARK).encode(), 0)
+        self._put(TAIL, self._records_at)
+
+    def _put(self, data: bytes, at: int) -> int:
+        """Write data at offset at (every byte, or OSError); the offset after it."""
+        view = memoryview(data)
+        while view:
+            n = os.pwrite(self._f, view, at)
+            if n == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view, at = view[n:], at + n
+        return at
 
     def record(self, rec: records.Measurement) -> None:
         d = rec.to_dict()
+        if self._f is None:  # a write failed before: the file keeps what it had
+            return
+        text = ("," if self.records else "") + "\n  " + json.dumps(d, allow_nan=False)
+        try:
+            at = self._put(text.encode(), self._records_at)
+            os.ftruncate(self._f, self._put(TAIL, at))
+        except OSError as e:  # a full disk, a quota: back to the last good document
+            self._restore()
+            raise RunError(f"results file {self.path}: {e.strerror} after {len(self.records)} records; "
+                           "it keeps those, valid, with complete: false") from None
         self.records.append(d)
-        f = self._f
-        f.seek(self._records_at)
-        f.write(("," if len(self.records) > 1 else "") + "\n  " + json.dumps(d, allow_nan=False))
-        self._records_at = f.tell()
-        f.write("\n ]\n}\n")
-        f.truncate()
-        f.flush()
+        self._records_at = at
+
+    def _restore(self) -> None:
+        """Cut the partial record off and close the list again (space it had before)."""
+        fd, self._f = self._f, None
+        try:
+            os.ftruncate(fd, self._records_at)
+            os.pwrite(fd, TAIL, self._records_at)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        self.saved = False
 
     def finish(self, summary: dict) -> None:
+        """The whole document with the summary, atomically; if that cannot be written
+        (a full disk) the file stays as it was, valid, and OSError says why."""
         if not self.doc:  # never started: nothing to finish
             return
         if self._f is not None:
-            self._f.close()
+            os.close(self._f)
             self._f = None
         doc = dict(self.doc, **self.sections, complete=not summary.get("interrupted"), summary=summary,
                    records=self.records)
         tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, allow_nan=False)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1, allow_nan=False)
+                f.write("\n")
+            os.replace(tmp, self.path)
+        except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            self.saved = False
+            raise OSError(e.errno, f"{e.strerror}: the summary was not written; {self.path} keeps "
+                                   f"{len(self.records)} records with complete: false") from None
 
 
 def load(path: str) -> dict:
@@ -137,8 +178,15 @@ def mark_interrupted(path: str, reason: str) -> bool:
     doc["summary"]["interrupted"] = reason
     doc["records"] = doc.pop("records", [])  # keep records last
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1, allow_nan=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError:  # a full disk: the file stays as the job left it
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
     return True

@@ -1,0 +1,74 @@
+"""The self-launcher (`commbench run -n N`): no orphans, no silent launches (issue "Nothing lost,
+nothing hung, nothing silent", items 3 and 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mpirun import ENV, commbench
+
+
+def _procs_with(text: str) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                if text in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    out.append(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_sigkill_of_the_launcher_ends_the_job(tmp_path):
+    """mpiexec runs in its own session; killed with -9 the launcher used to leave
+    mpiexec and every rank running. Now the job ends as a cancelled one does."""
+    out = tmp_path / "orphan.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:20", "-time", "30", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, **ENV))
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if json.loads(out.read_text()).get("records"):
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        assert len(_procs_with(str(out))) >= 3  # launcher, mpiexec, ranks
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.time() + 30
+    while _procs_with(str(out)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _procs_with(str(out)), "mpiexec or ranks outlived the launcher"
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and doc["records"]  # ended as a cancelled job: records kept
+    assert "SIGTERM" in doc["summary"]["interrupted"]
+
+
+@pytest.mark.parametrize("fake", ["/bin/true", "/bin/false"])
+def test_a_launch_that_runs_nothing_is_an_error(tmp_path, fake):
+    p = commbench("run", "-n", "2", "--mpiexec", fake, "PingPong", "-o", str(tmp_path / "r.json"))
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert f"{fake} ended with status" in p.stderr and "without running commbench" in p.stderr
+    p = commbench("run", "-n", "2", "--mpiexec", fake, "PingPong", "-o", "-")  # no file to look for
+    assert p.returncode == 3 and "without running commbench" in p.stderr
+
+
+def test_nothing_to_measure_is_refused(tmp_path):
+    p = commbench("run", "-n", "1", "PingPong", "-o", str(tmp_path / "r.json"))
+    assert p.returncode == 2 and "nothing to measure with 1 process: PingPong needs 2" in p.stderr
+    assert not (tmp_path / "r.json").exists()
