@@ -468,6 +468,9 @@ def check_writable(option: str, path: str | None) -> None:
     except OSError as e:
         raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
     existed = os.path.exists(path)
+    if option == "-o" and existed and not _is_results_file(path):
+        raise ConfigError(f"{option} {path!r}: exists and is not a commbench results file; it is left untouched "
+                          f"({form}, or remove it)")
     try:
         with open(path, "a", encoding="utf-8"):
             pass
@@ -478,7 +481,39 @@ def check_writable(option: str, path: str | None) -> None:
 
 
 def default_output(family: str) -> str:
-    return os.path.join("results", f"commbench-{family}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    """results/commbench-<family>-<date>.json, reserved (created empty, exclusively) so two
+    runs started in the same second get different files (-2, -3 … on the second one)."""
+    stem = os.path.join("results", f"commbench-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.makedirs("results", exist_ok=True)
+    except OSError:
+        return stem + ".json"  # check_writable says why it cannot be written
+    for k in range(1, 1000):
+        path = stem + (f"-{k}" if k > 1 else "") + ".json"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return path
+        except FileExistsError:
+            continue
+        except OSError:
+            return path
+    return stem + f"-{os.getpid()}.json"
+
+
+def check_distinct(output: str | None, csv_path: str | None) -> None:
+    if output and csv_path and output != "-" and os.path.realpath(output) == os.path.realpath(csv_path):
+        raise ConfigError(f"--csv {csv_path!r} is the results file of -o (accepted: two different files)")
+
+
+def _is_results_file(path: str) -> bool:
+    """Empty (a reserved name) or a commbench results file: what -o may overwrite."""
+    try:
+        if os.path.getsize(path) == 0:
+            return True
+        with open(path, "rb") as f:
+            return b'"format": "commbench-results"' in f.read(256)
+    except OSError:
+        return True  # check_writable reports what is wrong with it
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

@@ -40,6 +40,7 @@ def parse_on_root(comm, argv: list[str]):
                 cfg = config.with_output(cfg, os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or config.default_output(cfg.family))
             config.check_writable("-o", cfg.output)
             config.check_writable("--csv", cfg.csv)
+            config.check_distinct(cfg.output, cfg.csv)
             msg = ("ok", cfg)
         except config.HelpRequested:
             msg = ("help", config.usage())
@@ -179,6 +180,8 @@ def configure(comm, argv: list[str]) -> Job | int:
     if rank == 0:
         per_host = max(meta["ranks_per_host"].values())
         problem = resources.preflight(Plan(cfg, comm.Get_size()), per_host, MPI.Get_version())
+        claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
+        problem = problem or next((c for c in claims if c), None)
     problem = comm.bcast(problem, root=0)
     if problem:
         if rank == 0:

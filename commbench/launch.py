@@ -220,6 +220,8 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
         return 2
     rc, why = _wait(proc)
     started = _started(token)
+    if output and output != "-" and os.path.exists(output) and os.path.getsize(output) == 0:
+        os.unlink(output)  # a reserved default name the job never wrote
     if rc in (0, 1) and why is None and started is False and not (output and output != "-" and os.path.exists(output)):
         print(f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
               "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",

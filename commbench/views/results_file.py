@@ -42,14 +42,30 @@ class JsonResults:
         """Another view's part of the document (e.g. "fits"), written by finish."""
         self.sections[key] = value
 
+    def claim(self) -> str | None:
+        """Open and lock the file before anything is written; a message if another run
+        holds it (two runs on one -o would both say they wrote it, one run's records gone)."""
+        import fcntl
+
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return (f"-o {self.path!r}: another commbench run is writing it now; refusing to overwrite its "
+                    "records (accepted: another -o, or wait until that run ends)")
+        self._f = fd
+        return None
+
     def start(self, header: dict) -> None:
-        d = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(d, exist_ok=True)
+        if self._f is None and self.claim() is not None:
+            raise RunError(f"results file {self.path}: another commbench run is writing it")
         self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "complete": False, **header}
         head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[:-2]  # drop the closing "\n}"
         # Plain file-descriptor writes at known offsets: no buffer that a failed write
         # (a full disk) could leave half-flushed, so the last good document can be restored.
-        self._f = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.ftruncate(self._f, 0)
         self._records_at = self._put((head + RECORDS_MARK).encode(), 0)
         self._put(TAIL, self._records_at)
 
