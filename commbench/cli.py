@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 USAGE = """usage: commbench <command> [args]
 
@@ -57,6 +58,9 @@ def cmd_run(argv: list[str]) -> int:
     from commbench.launch import mark_started
 
     mark_started()
+    if os.environ.get("COMMBENCH_FAULT_INIT_HANG") == os.environ.get("PMI_RANK", "-"):
+        # tests: this rank never reaches MPI_Init, so the others wait inside it
+        time.sleep(3600)
     _mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
     from commbench import watchdog
 

@@ -265,6 +265,9 @@ def conclude(job: Job, failures: int) -> int:
 
 def run(argv: list[str]) -> int:
     """Every rank: the whole `commbench run` inside the job; the exit status."""
+    from commbench.launch import mark_started
+
+    mark_started("i")  # through MPI_Init (importing this module initialised MPI)
     job = configure(MPI.COMM_WORLD, argv)
     if isinstance(job, int):
         return job

@@ -104,12 +104,31 @@ def exit_meaning(rc: int) -> str:
                           "other launchers 128 + signal)")
 
 
-def _wait(proc: subprocess.Popen) -> tuple[int, str | None]:
-    """Wait for mpiexec; pass Ctrl-C / SIGTERM on once and give the job time to finish its files."""
+STARTUP_S = 120.0  # how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
+
+
+def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
+    """A rank of this host started (token 'r') but none got through MPI_Init ('i') in limit s."""
+    if not token or time.monotonic() - since < limit:
+        return False
+    try:
+        with open(token) as f:
+            marks = f.read()
+    except OSError:
+        return False
+    return "r" in marks and "i" not in marks
+
+
+def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | None]:
+    """Wait for mpiexec; pass Ctrl-C / SIGTERM on once and give the job time to finish its
+    files; end a job whose ranks never get through MPI_Init (a peer that cannot be reached)."""
     caught: list[int] = []
     old = signal.signal(signal.SIGTERM, lambda signo, frame: caught.append(signo))
     forwarded = None
     deadline = None
+    started = time.monotonic()
+    limit = float(os.environ.get("COMMBENCH_STARTUP_TIMEOUT") or STARTUP_S)
+    stuck = False
     try:
         while True:
             try:
@@ -130,8 +149,16 @@ def _wait(proc: subprocess.Popen) -> tuple[int, str | None]:
             if deadline is not None and time.monotonic() > deadline:
                 proc.kill()
                 deadline = None
+            if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
+                stuck = True
+                print(f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a process that "
+                      "cannot reach a peer: a down interface, a firewall, a wrong netmod?); ending it "
+                      "(COMMBENCH_STARTUP_TIMEOUT sets the limit)", file=sys.stderr, flush=True)
+                _end_group(proc)
     finally:
         signal.signal(signal.SIGTERM, old)
+    if stuck:
+        return 3, None
     why = None
     if forwarded is not None:
         why = {signal.SIGINT: "interrupted by SIGINT (Ctrl-C) at the launcher",
@@ -168,15 +195,30 @@ def _started(token: str | None) -> bool | None:
             pass
 
 
-def mark_started() -> None:
-    """A rank started by the launcher: mark its token (ranks on other hosts cannot see it)."""
+def mark_started(mark: str = "r") -> None:
+    """A rank started by the launcher: mark its token, 'r' at start, 'i' once through
+    MPI_Init (ranks on other hosts cannot see it)."""
     token = os.environ.get(TOKEN_VAR)
     if token and os.path.exists(token):
         try:
             with open(token, "a") as f:
-                f.write("r")
+                f.write(mark)
         except OSError:
             pass
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """mpiexec's whole process group (its own session): SIGTERM, then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _tied_to(parent: int):
@@ -218,7 +260,7 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     except OSError as e:
         print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
         return 2
-    rc, why = _wait(proc)
+    rc, why = _wait(proc, token)
     started = _started(token)
     if output and output != "-" and os.path.exists(output) and os.path.getsize(output) == 0:
         os.unlink(output)  # a reserved default name the job never wrote

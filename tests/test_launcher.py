@@ -72,3 +72,17 @@ def test_nothing_to_measure_is_refused(tmp_path):
     p = commbench("run", "-n", "1", "PingPong", "-o", str(tmp_path / "r.json"))
     assert p.returncode == 2 and "nothing to measure with 1 process: PingPong needs 2" in p.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
+    """Rank 1 never reaches MPI_Init (COMMBENCH_FAULT_INIT_HANG), so rank 0 waits inside
+    it, as behind a peer that cannot be reached: the launcher's start-up deadline ends
+    the whole job with a message instead of waiting forever."""
+    out = tmp_path / "hang.json"
+    t0 = time.monotonic()
+    p = commbench("run", "-n", "2", "PingPong", "-o", str(out), timeout=120,
+                  env={"COMMBENCH_STARTUP_TIMEOUT": "4", "COMMBENCH_FAULT_INIT_HANG": "1"})
+    assert p.returncode == 3, p.stderr[-2000:]
+    assert "did not get through MPI_Init in 4 s" in p.stderr
+    assert time.monotonic() - t0 < 60
+    assert not _procs_with(str(out))
