@@ -99,13 +99,18 @@ def cmd_report(argv: list[str]) -> int:
         return _err("report needs a results file (accepted: commbench report FILE [--csv OUT])")
     try:
         doc = results_file.load(argv[0])
+        recs = results_file.measurements(doc, argv[0])
     except ValueError as e:
         return _err(str(e))
-    recs = results_file.measurements(doc)
     if "--csv" in argv:
         i = argv.index("--csv")
         out = argv[i + 1] if i + 1 < len(argv) else "-"
-        csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
+        try:
+            csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
+        except OSError as e:
+            return _err(f"--csv {out!r}: cannot write ({e.strerror}) (accepted: --csv <file in a writable directory>)")
+        if out != "-":
+            print(f"commbench: {len(recs)} records written to {out}", file=sys.stderr)
         return 0
     from commbench import suites, views
     from commbench.views.binding import table_lines
@@ -145,10 +150,16 @@ def cmd_compare(argv: list[str]) -> int:
     if len(argv) != 2:
         return _err("compare needs two results files (accepted: commbench compare OLD.json NEW.json)")
     try:
-        old, new = (results_file.measurements(results_file.load(p)) for p in argv)
+        docs = [results_file.load(p) for p in argv]
+        old, new = (results_file.measurements(d, p) for d, p in zip(docs, argv))
     except ValueError as e:
         return _err(str(e))
-    print(compare.render(compare.compare(old, new, threshold), argv[0], argv[1]))
+    for path, recs in zip(argv, (old, new)):
+        if compare.duplicates(recs):
+            return _err(f"{path}: {compare.duplicates(recs)} rows repeat another row's benchmark, size, process "
+                        "count and engine: which to compare is ambiguous (accepted: files with one row per key)")
+    notes = compare.context_notes(*docs)
+    print("\n".join([*notes, compare.render(compare.compare(old, new, threshold), argv[0], argv[1])]))
     return 0
 
 

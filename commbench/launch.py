@@ -207,6 +207,16 @@ def mark_started(mark: str = "r") -> None:
             pass
 
 
+def _ended_by_watchdog(output: str) -> bool:
+    from commbench.views import results_file
+
+    try:
+        reason = results_file.load(output).get("summary", {}).get("interrupted") or ""
+    except ValueError:
+        return False
+    return reason.startswith("watchdog:")
+
+
 def _end_group(proc: subprocess.Popen) -> None:
     """mpiexec's whole process group (its own session): SIGTERM, then SIGKILL."""
     for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
@@ -274,6 +284,10 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     if rc not in (0, 1, 2) and output and output != "-" and os.path.exists(output):
         from commbench.views import results_file
 
+        if _ended_by_watchdog(output):
+            # Hydra reports the status of whichever process it saw end (124 from rank 0,
+            # or 9 from a rank it killed afterwards): the watchdog's is the job's.
+            rc = 124
         reason = why or f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
         if results_file.mark_interrupted(output, reason):  # else rank 0 said where its results are
             print(f"commbench: {reason}; results so far (complete: false) are in {output}", file=sys.stderr)

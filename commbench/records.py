@@ -80,6 +80,18 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
+        """A record of a results file; ValueError naming the field when it is not one."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a record is an object, not {type(d).__name__}")
+        for name, (types, required) in SHAPE.items():
+            if name not in d:
+                if required:
+                    raise ValueError(f"field {name!r} is missing")
+                continue
+            v = d[name]
+            if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+                want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+                raise ValueError(f"field {name!r} should be {want}, is {v!r:.40}")
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)
 
@@ -90,6 +102,18 @@ class Measurement:
     @property
     def table_key(self) -> tuple:
         return (self.benchmark, self.np, self.mode, len(self.groups))
+
+
+# What a record in a results file must look like: field -> (accepted types, required).
+_NUM = (int, float)
+SHAPE: dict[str, tuple[tuple[type, ...], bool]] = {
+    "benchmark": ((str,), True), "family": ((str,), False), "kind": ((str,), True), "np": ((int,), True),
+    "mode": ((str,), False), "bytes": ((int, type(None)), True), "repetitions": ((int,), True),
+    "status": ((str,), False), "message": ((str,), False), "groups": ((list,), False),
+    "world_size": ((int,), False), "components": ((list,), False), "rank_times": ((dict,), False),
+    "turnover": (_NUM, False), "values": ((dict,), True), "group_values": ((list,), False),
+    "defects": ((int, float, type(None)), False), "extra": ((dict,), False),
+}
 
 
 def _summary(values: Sequence[float]) -> dict[str, float]:

@@ -87,3 +87,46 @@ def test_sixteen_series_plot_with_a_legend_entry_each(tmp_path):
 def test_describe_never_says_in_in():
     assert not describe({"phase": "start-up"}).startswith("in ")
     assert describe({"benchmark": "PingPong", "np": 2, "phase": "the timed kernel"}).endswith("in the timed kernel")
+
+
+def _small_run(tmp_path, name: str, *args: str) -> str:
+    out = tmp_path / name
+    p = commbench("run", "-n", "2", *args, "-msglog", "0:2", "-iter", "20", "-o", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    return str(out)
+
+
+def test_report_and_compare_of_broken_files_name_the_problem(tmp_path):
+    good = _small_run(tmp_path, "good.json", "PingPong", "Allreduce")
+    r = commbench("report", good, "--csv", "/proc/no/such.csv")
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+    r = commbench("report", good, "--csv", str(tmp_path / "g.csv"))
+    assert r.returncode == 0 and "records written to" in r.stderr  # says what it did
+    doc = json.loads(open(good).read())
+    doc["records"][1]["bytes"] = "big"
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    for cmd in (["report", str(tmp_path / "bad.json")], ["compare", good, str(tmp_path / "bad.json")]):
+        r = commbench(*cmd)
+        assert r.returncode == 2 and "record 1: field 'bytes' should be int or null" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    (tmp_path / "nj.json").write_text("not json\n")
+    r = commbench("fit", str(tmp_path / "nj.json"))
+    assert r.returncode == 2 and "not a JSON results file" in r.stderr
+    (tmp_path / "z.csv").write_text("bytes,t_usec\n0,0\n8,0\n16,0\n")
+    r = commbench("fit", str(tmp_path / "z.csv"))
+    assert "every time is 0: nothing to fit" in r.stderr
+
+
+def test_compare_keeps_families_apart_and_says_what_differs(tmp_path):
+    ext = _small_run(tmp_path, "ext.json", "--suite", "ext", "Accumulate")
+    rma = _small_run(tmp_path, "rma.json", "--suite", "rma", "Accumulate")
+    r = commbench("compare", ext, rma)
+    assert r.returncode == 0
+    assert "# note: family differs: old ext, new rma" in r.stdout
+    assert "# no matching rows" in r.stdout  # IMB-EXT's Accumulate is not IMB-RMA's
+
+
+def test_watchdog_status_is_124_at_any_process_count(tmp_path):
+    p = commbench("run", "-n", "4", "--suite", "nbc", "Ibcast", "-msglog", "0:1", "--nbc-cpu-factor", "1e6",
+                  "-iter", "5,off", "--timeout", "3", "-o", str(tmp_path / "w.json"), timeout=120)
+    assert p.returncode == 124, p.stderr[-2000:]

@@ -160,6 +160,9 @@ def _prepare(n, t) -> tuple[np.ndarray, np.ndarray]:
     if np.any(n < 0):
         raise ValueError("message sizes must be >= 0")
     if np.any(t <= 0):
+        if not np.any(t):
+            raise ValueError("every time is 0: nothing to fit (below the timer's resolution, or no repetition "
+                             "was timed)")
         raise ValueError("times must be > 0 (a relative-error fit divides by them)")
     order = np.argsort(n, kind="stable")
     return n[order], t[order]

@@ -31,6 +31,36 @@ def _key(r: records.Measurement) -> tuple:
     return (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
 
 
+# Record extras that tell rows of one table apart: the engine (--engine both), the
+# overhead family's Q variant and trial, a msgrate pattern.
+ROW_EXTRAS = ("engine", "q", "trial", "pattern")
+
+
+def _full_key(r: records.Measurement) -> tuple:
+    """What makes two rows the same measurement: the family too (Accumulate of IMB-EXT
+    is not IMB-RMA's) and the extras that tell a table's rows apart."""
+    return (r.family, *_key(r), *(str(r.extra.get(k)) for k in ROW_EXTRAS))
+
+
+def duplicates(recs: list[records.Measurement]) -> int:
+    """Rows of one file that share a key (which one to compare would be a guess)."""
+    keys = [_full_key(r) for r in recs if r.ok]
+    return len(keys) - len(set(keys))
+
+
+def context_notes(old_doc: dict, new_doc: dict) -> list[str]:
+    """What differs between the two runs beyond the rows: said before the ratios."""
+    notes = []
+    for label, get in (("world size", lambda d: d.get("metadata", {}).get("world_size")),
+                       ("buffer allocation (--alloc)", lambda d: d.get("config", {}).get("alloc")),
+                       ("huge pages (--hugepages)", lambda d: d.get("config", {}).get("hugepages")),
+                       ("family", lambda d: d.get("family", {}).get("name"))):
+        a, b = get(old_doc), get(new_doc)
+        if a is not None and b is not None and a != b:
+            notes.append(f"# note: {label} differs: old {a}, new {b}; ratios include that difference")
+    return notes
+
+
 def _time(r: records.Measurement) -> float | None:
     v = r.values.get(TIME_KEY.get(r.kind, "t_max"))
     return v if v and v > 0 else None
@@ -51,10 +81,10 @@ def _spread(r: records.Measurement) -> float:
 
 def compare(old: list[records.Measurement], new: list[records.Measurement], threshold: float = 0.05) -> list[Row]:
     """Matched rows; a change counts when |ratio-1| exceeds threshold and the rank spread."""
-    by_key = {_key(r): r for r in old if r.ok}
+    by_key = {_full_key(r): r for r in old if r.ok}
     rows = []
     for r in new:
-        o = by_key.get(_key(r))
+        o = by_key.get(_full_key(r))
         if o is None or not r.ok:
             continue
         to, tn = _time(o), _time(r)
@@ -92,5 +122,5 @@ def render(rows: list[Row], old_name: str, new_name: str) -> str:
         lines += ["", f"# {len(rows)} matched rows; geometric mean new/old = {gm:.3f}; "
                       f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise"]
     else:
-        lines += ["", "# no matching rows (different benchmarks, sizes or process counts)"]
+        lines += ["", "# no matching rows (different families, benchmarks, sizes, process counts or engines)"]
     return "\n".join(lines)

@@ -146,8 +146,19 @@ def load(path: str) -> dict:
     return doc
 
 
-def measurements(doc: dict) -> list[records.Measurement]:
-    return [records.Measurement.from_dict(r) for r in doc.get("records", [])]
+def measurements(doc: dict, path: str = "") -> list[records.Measurement]:
+    """The records of a results document; ValueError naming the record and field that is wrong."""
+    out = []
+    recs = doc.get("records", [])
+    if not isinstance(recs, list):
+        raise ValueError(f"{path or 'results file'}: \"records\" is not a list")
+    for i, r in enumerate(recs):
+        try:
+            out.append(records.Measurement.from_dict(r))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{path or 'results file'}: record {i}: {e} (not a commbench record; "
+                             "was the file edited?)") from None
+    return out
 
 
 def salvage(path: str) -> dict:

@@ -141,9 +141,9 @@ def load(path: str) -> list[Series]:
             head = f.read(64).lstrip()
     except OSError as e:
         raise ValueError(f"{path}: cannot read ({e.strerror})") from None
-    if head.startswith(b"{"):
-        doc = results_file.load(path)
-        return from_records(results_file.measurements(doc), path)
+    if head.startswith(b"{") or path.endswith(".json"):
+        doc = results_file.load(path)  # a .json that is not JSON: said so, not read as CSV
+        return from_records(results_file.measurements(doc, path), path)
     return from_csv(path)
 
 
