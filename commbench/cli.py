@@ -50,7 +50,7 @@ def cmd_run(argv: list[str]) -> int:
         try:
             cfg = config.parse_run_args(argv)
         except config.HelpRequested:
-            print(config.usage())
+            print(config.usage(argv))
             return 0
         except config.ConfigError as e:
             return _err(str(e))

@@ -9,8 +9,6 @@ nothing downstream re-parses strings. Nothing here imports MPI.
 from __future__ import annotations
 
 import difflib
-import os
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +35,7 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     readable_file,
     text,
 )
+from commbench.outputs import check_distinct, check_writable, default_output  # noqa: F401 - config's API
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
@@ -125,16 +124,27 @@ def _all_options() -> list[Option]:
     return opts
 
 
-def usage() -> str:
+def usage(argv: list[str] | None = None) -> str:
+    """`run -h`: every option; with --suite of a family that takes only some (overhead,
+    msgrate: `commbench overhead -h`), those it takes, under its own command name."""
+    fam = None
+    if argv and "--suite" in argv[:-1]:
+        name = suites.canonical_family(argv[argv.index("--suite") + 1])
+        fam = suites.family(name) if name else None
+    opts = _all_options()
+    prog = "commbench run"
+    if fam is not None and fam.honours is not None:
+        prog = f"commbench {fam.name}" if fam.name == "overhead" else f"commbench run --suite {fam.name}"
+        opts = [o for o in OPTIONS if o.dest in RUN_LEVEL | fam.honours] + list(fam.options)
     lines = [
-        "usage: commbench run [options] [benchmark ...]",
+        f"usage: {prog} [options] [benchmark ...]",
         "",
         "Benchmarks are case-insensitive names (see `commbench list`); without names the",
         "family's default list runs. Families: " + ", ".join(suites.family_names()) + " (IMB-MPI1 … accepted).",
         "",
         "options:",
     ]
-    for opt in _all_options():
+    for opt in opts:
         head = ", ".join(opt.names) + (f" {opt.metavar}" if opt.metavar else "")
         lines.append(f"  {head:<40} {opt.help}")
     return "\n".join(lines)
@@ -453,67 +463,6 @@ def _something_runs(cfg: RunConfig, fam: suites.Family, size: int) -> None:
         names = f"each of its {len(need)} benchmarks needs {least}"
     raise ConfigError(f"nothing to measure with {size} process{'es' if size > 1 else ''}: {names} "
                       f"(accepted: -n {least} or more)")
-
-
-def check_writable(option: str, path: str | None) -> None:
-    """Refuse an output path that cannot be written, before anything is measured."""
-    if path is None or path == "-":
-        return
-    form = f"accepted: {option} <file in a writable directory>" + (" or -o - for none" if option == "-o" else "")
-    if os.path.isdir(path):
-        raise ConfigError(f"{option} {path!r}: is a directory ({form})")
-    d = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(d, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
-    existed = os.path.exists(path)
-    if option == "-o" and existed and not _is_results_file(path):
-        raise ConfigError(f"{option} {path!r}: exists and is not a commbench results file; it is left untouched "
-                          f"({form}, or remove it)")
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise ConfigError(f"{option} {path!r}: cannot write ({e.strerror}) ({form})") from None
-    if not existed:
-        os.unlink(path)
-
-
-def default_output(family: str) -> str:
-    """results/commbench-<family>-<date>.json, reserved (created empty, exclusively) so two
-    runs started in the same second get different files (-2, -3 … on the second one)."""
-    stem = os.path.join("results", f"commbench-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        os.makedirs("results", exist_ok=True)
-    except OSError:
-        return stem + ".json"  # check_writable says why it cannot be written
-    for k in range(1, 1000):
-        path = stem + (f"-{k}" if k > 1 else "") + ".json"
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            return path
-        except FileExistsError:
-            continue
-        except OSError:
-            return path
-    return stem + f"-{os.getpid()}.json"
-
-
-def check_distinct(output: str | None, csv_path: str | None) -> None:
-    if output and csv_path and output != "-" and os.path.realpath(output) == os.path.realpath(csv_path):
-        raise ConfigError(f"--csv {csv_path!r} is the results file of -o (accepted: two different files)")
-
-
-def _is_results_file(path: str) -> bool:
-    """Empty (a reserved name) or a commbench results file: what -o may overwrite."""
-    try:
-        if os.path.getsize(path) == 0:
-            return True
-        with open(path, "rb") as f:
-            return b'"format": "commbench-results"' in f.read(256)
-    except OSError:
-        return True  # check_writable reports what is wrong with it
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

@@ -43,7 +43,7 @@ def parse_on_root(comm, argv: list[str]):
             config.check_distinct(cfg.output, cfg.csv)
             msg = ("ok", cfg)
         except config.HelpRequested:
-            msg = ("help", config.usage())
+            msg = ("help", config.usage(argv))
         except config.ConfigError as e:
             msg = ("error", str(e))
     return comm.bcast(msg, root=0)
@@ -143,8 +143,9 @@ class Finisher:
         if self.failed:
             print("commbench: the run completed, but not every result could be written (see above)",
                   file=sys.stderr, flush=True)
-        elif self._saved():
-            print(f"commbench: results written to {self.output}", file=sys.stderr, flush=True)
+        elif self._saved() or self.session.cfg.csv:
+            files = [f for f in (self.output if self._saved() else None, self.session.cfg.csv) if f]
+            print(f"commbench: results written to {' and '.join(files)}", file=sys.stderr, flush=True)
 
 
 ABORT_GRACE = 0.3  # seconds between a failure's message and MPI_Abort

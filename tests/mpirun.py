@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from commbench.launch import find_mpiexec
@@ -62,3 +65,45 @@ def tables(stdout: str) -> dict[tuple[str, int], list[list[str]]]:
             if line.startswith("#-"):
                 rows = None
     return out
+
+
+def records_in(path: Path) -> int:
+    """How many records a results file being written holds now (0 while unreadable)."""
+    try:
+        return len(json.loads(Path(path).read_text()).get("records", []))
+    except (OSError, ValueError):
+        return 0
+
+
+def wait_for_records(path: Path, n: int = 1, timeout: float = 60, proc=None) -> int:
+    """Poll until the results file holds n records (or timeout, or proc ends); the count."""
+    deadline = time.time() + timeout
+    while records_in(path) < n and time.time() < deadline and (proc is None or proc.poll() is None):
+        time.sleep(0.05)
+    return records_in(path)
+
+
+@contextmanager
+def tiny_tmpfs(where: Path, size: str):
+    """A small tmpfs at `where` (a disk that fills up); skips the test where it cannot be mounted."""
+    import pytest
+
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("a full disk is a small tmpfs, which only root can mount")
+    where.mkdir(exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]).returncode != 0:
+        pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)])
+
+
+def fill(f) -> None:
+    """Write to an unbuffered file (open(..., "wb", buffering=0)) until its disk is full; close it."""
+    with f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mpirun import ENV, commbench
+from tests.mpirun import ENV, commbench, wait_for_records
 
 
 def _procs_with(text: str) -> list[int]:
@@ -36,14 +36,7 @@ def test_sigkill_of_the_launcher_ends_the_job(tmp_path):
     cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:20", "-time", "30", "-o", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, **ENV))
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if json.loads(out.read_text()).get("records"):
-                    break
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.1)
+        wait_for_records(out)
         assert len(_procs_with(str(out))) >= 3  # launcher, mpiexec, ranks
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)

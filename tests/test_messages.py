@@ -130,3 +130,19 @@ def test_watchdog_status_is_124_at_any_process_count(tmp_path):
     p = commbench("run", "-n", "4", "--suite", "nbc", "Ibcast", "-msglog", "0:1", "--nbc-cpu-factor", "1e6",
                   "-iter", "5,off", "--timeout", "3", "-o", str(tmp_path / "w.json"), timeout=120)
     assert p.returncode == 124, p.stderr[-2000:]
+
+
+def test_help_and_final_line_name_what_they_should(tmp_path):
+    h = commbench("overhead", "-h")
+    assert h.returncode == 0 and h.stdout.startswith("usage: commbench overhead")
+    assert "--sizes" in h.stdout and "-check" not in h.stdout  # only what it takes
+    out, csv_out = tmp_path / "r.json", tmp_path / "r.csv"
+    p = commbench("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out), "--csv", str(csv_out))
+    assert p.returncode == 0 and f"results written to {out} and {csv_out}" in p.stderr
+
+
+def test_msgrate_rates_have_units(tmp_path):
+    p = commbench("run", "-n", "3", "--suite", "msgrate", "--peers", "2", "--iters", "2", "--msgs", "4",
+                  "--cache-size", "0", "all_start", "-o", str(tmp_path / "m.json"), timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "all-start: " in p.stdout and " msgs/s" in p.stdout

@@ -7,9 +7,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-from tests.mpirun import ENV, commbench
+from tests.mpirun import ENV, commbench, wait_for_records
 
 SHORT = ["PingPong", "-msglog", "0:2", "-iter", "20"]
 LONG = ["--suite", "nbc", "Ibcast", "--nbc-cpu-factor", "100", "-iter", "2000,off", "-msglog", "0:10"]  # ~20 s
@@ -25,14 +24,7 @@ def test_two_runs_on_one_output_the_second_is_refused(tmp_path):
     out = tmp_path / "same.json"
     first = _start(tmp_path, *LONG, "-o", str(out))
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if json.loads(out.read_text()).get("records"):
-                    break
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.1)
+        wait_for_records(out)
         p = commbench("run", "-n", "2", *SHORT, "-o", str(out), cwd=tmp_path)
         assert p.returncode == 2 and "another commbench run is writing it now" in p.stderr, p.stderr
         assert first.poll() is None  # the first run goes on, its file untouched

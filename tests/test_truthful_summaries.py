@@ -11,28 +11,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from mpi4py import MPI
 
 from commbench import config
 from commbench.job import Finisher
 from commbench.session import Session
 from commbench.views.results_file import JsonResults
-from tests.mpirun import ENV
-
-
-def _records(path: Path) -> int:
-    try:
-        return len(json.loads(path.read_text()).get("records", []))
-    except (OSError, ValueError):
-        return 0
+from tests.mpirun import ENV, fill, tiny_tmpfs, wait_for_records
 
 
 def _trailer(stdout: str) -> dict[str, str]:
@@ -53,9 +44,7 @@ def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **ENV))
     try:
-        deadline = time.time() + 120
-        while _records(out) < 20 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.1)
+        wait_for_records(out, 20, 120, proc)
         assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=60)
@@ -79,14 +68,8 @@ def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
     assert stderr.count("results so far (complete: false)") == 1, stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"),
-                    reason="a full disk is a small tmpfs, which only root can mount")
 def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
-    d = tmp_path / "tiny"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(d)]).returncode != 0:
-        pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
-    try:
+    with tiny_tmpfs(tmp_path / "tiny", "40m") as d:
         out = tmp_path / "io.json"
         cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "io", "-check", "--iodir", str(d),
                "-msglog", "0:22", "-o", str(out)]
@@ -95,12 +78,7 @@ def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
         deadline = time.time() + 120
         while not [n for n in os.listdir(d) if n.startswith("IMB_out")] and time.time() < deadline:
             time.sleep(0.05)
-        with open(d / "filler", "wb") as f:  # the disk fills up under the run
-            try:
-                while True:
-                    f.write(b"\0" * (1 << 20))
-            except OSError:
-                pass
+        fill(open(d / "filler", "wb", buffering=0))  # the disk fills up under the run
         stdout, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 3, stderr[-2000:]
         assert "No space left on device" in stderr
@@ -112,8 +90,6 @@ def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
         doc = json.loads(out.read_text())
         assert doc["complete"] is False and "No space left" in doc["summary"]["interrupted"]
         assert not [n for n in os.listdir(d) if n != "filler"]  # no IO file left
-    finally:
-        subprocess.run(["umount", "-l", str(d)])
 
 
 def _finisher(tmp_path: Path) -> tuple[Finisher, Path]:
@@ -144,33 +120,19 @@ def test_signal_then_completed_stays_interrupted(tmp_path, capsys):
     assert "results written" not in err and "results so far (complete: false) written" in err
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"),
-                    reason="a full disk is a small tmpfs, which only root can mount")
 def test_full_disk_under_the_results_file_keeps_it_valid(tmp_path):
     """The results file's own disk fills up: the file stays valid with the records it
     had (no partial record, no .tmp beside it), the message says what was not saved,
     and the exit status is not 0."""
-    d = tmp_path / "tiny"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)]).returncode != 0:
-        pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
-    try:
+    with tiny_tmpfs(tmp_path / "tiny", "1m") as d:
         out = d / "r.json"
         cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:10", "-iter", "20",
                "PingPong", "PingPing", "Sendrecv", "Exchange", "-o", str(out)]
         filler = open(d / "filler", "wb", buffering=0)  # noqa: SIM115 - created now, filled once records are in
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, **ENV))
-        deadline = time.time() + 60
-        while _records(out) < 3 and time.time() < deadline:
-            time.sleep(0.02)
-        with filler as f:  # the rest of the disk goes
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-            except OSError:
-                pass
+        wait_for_records(out, 3, 60, proc)
+        fill(filler)  # the rest of the disk goes
         stdout, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 3, stderr[-2000:]
         assert "No space left on device" in stderr
@@ -178,5 +140,3 @@ def test_full_disk_under_the_results_file_keeps_it_valid(tmp_path):
         doc = json.loads(out.read_text())  # valid JSON, every whole record
         assert doc["complete"] is False and len(doc["records"]) >= 3
         assert sorted(os.listdir(d)) == ["filler", "r.json"]  # no .tmp left
-    finally:
-        subprocess.run(["umount", "-l", str(d)])

@@ -38,7 +38,7 @@ class MsgrateText:
         self.rates.append(f"{r:.2f}")
         rr = [v for v in rec.extra["rank_rates"] if v]
         spread = f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})" if rr else ""
-        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f}{spread}\n")
+        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f} msgs/s{spread}\n")
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
