@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mpi4py import MPI
 
-from commbench import cleanup, config, metadata, policy, resources, suites, watchdog
+from commbench import cleanup, config, jobenv, metadata, policy, resources, suites, watchdog
 from commbench.harness import Harness, Plan
 from commbench.options import RunError
 from commbench.session import Session
@@ -163,6 +163,9 @@ class Job:
 def configure(comm, argv: list[str]) -> Job | int:
     """Parse, build the views, check the run fits this machine; an exit status on failure."""
     rank = comm.Get_rank()
+    mismatch = jobenv.world_mismatch(comm.Get_size())
+    if mismatch:  # every process is its own world: each says it (no collective possible)
+        return error(mismatch)
     # Signals only until the configuration is known; then the --timeout clock too.
     wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
     status, payload = parse_on_root(comm, argv)

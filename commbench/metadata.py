@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 
 import commbench
-from commbench import buffers
+from commbench import buffers, jobenv
 
 MPI_ENV_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_", "PRTE_", "PMIX_MCA_", "HYDRA_", "I_MPI_")
 THREAD_NAMES = {0: "MPI_THREAD_SINGLE", 1: "MPI_THREAD_FUNNELED", 2: "MPI_THREAD_SERIALIZED", 3: "MPI_THREAD_MULTIPLE"}
@@ -73,4 +73,5 @@ def collect(comm, cfg) -> dict | None:
         "command_line": list(sys.argv),
         "timer": {"name": "MPI_Wtime", "resolution_s": MPI.Wtick()},
         "mpi_env": mpi_env(),
+        **jobenv.describe(),  # launcher, slurm (job, step, nodes, tasks), pmi
     }

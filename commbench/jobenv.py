@@ -1,0 +1,100 @@
+"""What started this process: the launcher, the Slurm job, the PMI it was given.
+
+Read from the environment only (no MPI), so it works before MPI_Init, where
+two decisions must be made: throttling MPICH's progress polling when srun put
+more ranks on a node than it has cores (the self-launcher does the same for
+`-n N`), and, once MPI is up, refusing a world that does not match what the
+launcher started (`srun --mpi=none -n 2` gives two unrelated one-process
+worlds that would both write the same results file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+SLURM_KEYS = {"job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "job_name": "SLURM_JOB_NAME",
+              "partition": "SLURM_JOB_PARTITION", "nodelist": "SLURM_JOB_NODELIST",
+              "step_nodelist": "SLURM_STEP_NODELIST", "ntasks": "SLURM_NTASKS",
+              "step_tasks": "SLURM_STEP_NUM_TASKS", "tasks_per_node": "SLURM_STEP_TASKS_PER_NODE",
+              "cpus_on_node": "SLURM_CPUS_ON_NODE", "mpi_type": "SLURM_MPI_TYPE"}
+PMI_PREFIXES = ("PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_")
+THROTTLE = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
+
+
+def in_srun_step(env=os.environ) -> bool:
+    return "SLURM_STEP_ID" in env and "SLURM_JOB_ID" in env
+
+
+def launcher(env=os.environ) -> str:
+    if in_srun_step(env):
+        return "srun"
+    if "OMPI_COMM_WORLD_SIZE" in env:
+        return "Open MPI mpirun" + (" in a Slurm allocation" if "SLURM_JOB_ID" in env else "")
+    if "PMI_RANK" in env or "HYDRA_CONTROL_FD" in env or "PMI_FD" in env:
+        return "MPICH Hydra mpiexec" + (" in a Slurm allocation" if "SLURM_JOB_ID" in env else "")
+    return "none (a singleton)"
+
+
+def describe(env=os.environ) -> dict:
+    """The results file's record of how the job was started."""
+    out: dict = {"launcher": launcher(env)}
+    slurm = {k: env[v] for k, v in SLURM_KEYS.items() if v in env}
+    if slurm:
+        out["slurm"] = slurm
+    pmi = {k: v for k, v in sorted(env.items()) if k.startswith(PMI_PREFIXES)}
+    if pmi:
+        out["pmi"] = pmi
+    return out
+
+
+def started_tasks(env=os.environ) -> tuple[int, str] | None:
+    """How many processes the launcher says this job step has, and who says it."""
+    if in_srun_step(env):
+        n = env.get("SLURM_STEP_NUM_TASKS") or env.get("SLURM_NTASKS")
+        return (int(n), "srun") if n and n.isdigit() else None
+    for var, who in (("OMPI_COMM_WORLD_SIZE", "mpirun"), ("PMI_SIZE", "mpiexec (PMI_SIZE)")):
+        if env.get(var, "").isdigit():
+            return int(env[var]), who
+    return None
+
+
+def world_mismatch(world_size: int, env=os.environ) -> str | None:
+    """An error message when the launcher started more processes than MPI put in this world."""
+    got = started_tasks(env)
+    if got is None or got[0] <= world_size:
+        return None
+    n, who = got
+    fix = ("srun --mpi=pmi2 (the mpich wheel speaks PMI-2; srun --mpi=list shows what this Slurm has)"
+           if who == "srun" else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it)")
+    return (f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the MPI "
+            f"library did not meet (each process would run alone and write the same results); use {fix}")
+
+
+def tasks_on_this_node(env=os.environ) -> int | None:
+    """srun's task count for this node (SLURM_STEP_TASKS_PER_NODE, e.g. '4' or '2(x3),1')."""
+    spec = env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE")
+    if not spec:
+        return None
+    counts = []
+    for part in spec.split(","):
+        m = re.fullmatch(r"(\d+)(?:\(x(\d+)\))?", part.strip())
+        if m:
+            counts += [int(m.group(1))] * int(m.group(2) or 1)
+    node = env.get("SLURM_NODEID", "0")
+    i = int(node) if node.isdigit() else 0
+    return counts[i] if i < len(counts) else (max(counts) if counts else None)
+
+
+def throttle_if_oversubscribed(env=os.environ) -> str | None:
+    """Under srun with more tasks on this node than cores: MPICH's throttled progress
+    polling (set before MPI_Init; an MPIR_CVAR is ignored by other MPIs), unless the
+    user set it. Returns the note to print (by task 0), else None."""
+    if not in_srun_step(env) or any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env):
+        return None
+    tasks, cores = tasks_on_this_node(env), os.cpu_count() or 1
+    if tasks is None or tasks <= cores:
+        return None
+    env.update(THROTTLE)
+    return (f"commbench: {tasks} srun tasks on {cores} cores: MPICH progress throttling enabled "
+            "(oversubscribed timings are not representative; recorded under mpi_env)")
