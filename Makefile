@@ -5,7 +5,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check --root-user-action=ignore
 .PHONY: install run test lint
 
 install:
-	$(PY) -m pip install $(PIP_FLAGS) -e '.[test]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[mpich,test]'
 
 # A short default IMB-MPI1 run on 2 processes: the IMB tables on stdout,
 # every record in results/imb-mpi1.json and results/imb-mpi1.csv.

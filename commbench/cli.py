@@ -212,3 +212,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except (RuntimeError, ImportError) as e:
+        if "MPI library" not in str(e) and "mpi4py" not in str(e):
+            raise
+        return _err(NO_MPI.format(why=str(e).replace(chr(10), "; ")))
+
+
+NO_MPI = ("no MPI library could be loaded ({why}). Two ways to get one: pip install 'commbench[mpich]' "
+          "(the MPICH wheel, for a laptop or a single node), or, on a cluster, the site's MPI: "
+          "module load <mpi>; pip install --no-binary mpi4py --force-reinstall mpi4py "
+          "(mpi4py built against it; MPI4PY_LIBMPI may also point at its libmpi.so)")

@@ -146,3 +146,21 @@ def test_msgrate_rates_have_units(tmp_path):
                   "--cache-size", "0", "all_start", "-o", str(tmp_path / "m.json"), timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "all-start: " in p.stdout and " msgs/s" in p.stdout
+
+
+def test_no_mpi_library_is_a_message_not_a_traceback():
+    env = {"MPI4PY_LIBMPI": "/nonexistent/libmpi.so"}  # what mpi4py meets where no MPI is installed
+    for cmd in (["list"], ["run", "-h"], ["run", "-n", "2", "PingPong"]):
+        p = commbench(*cmd, env=env)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (cmd, p.stderr[-1000:])
+        assert "no MPI library could be loaded" in p.stderr and "commbench[mpich]" in p.stderr
+
+
+def test_the_mpi_runtime_is_an_extra():
+    """pip install commbench must not put a second libmpi beside a cluster's."""
+    import tomllib
+    from pathlib import Path
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("mpich") for d in meta["dependencies"])
+    assert meta["optional-dependencies"]["mpich"] == ["mpich>=4.1"]
