@@ -139,6 +139,7 @@ def test_help_and_final_line_name_what_they_should(tmp_path):
     out, csv_out = tmp_path / "r.json", tmp_path / "r.csv"
     p = commbench("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out), "--csv", str(csv_out))
     assert p.returncode == 0 and f"results written to {out} and {csv_out}" in p.stderr
+    assert json.loads(out.read_text())["units"]["rank_times"] == "s"  # the file says its units
 
 
 def test_msgrate_rates_have_units(tmp_path):
@@ -164,3 +165,12 @@ def test_the_mpi_runtime_is_an_extra():
     meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
     assert not any(d.startswith("mpich") for d in meta["dependencies"])
     assert meta["optional-dependencies"]["mpich"] == ["mpich>=4.1"]
+
+
+def test_table3_form_and_units():
+    from commbench.views.overhead_text import table3
+    from commbench.views.results_file import UNITS
+
+    assert table3(220.4, 1.28512) == "220 + 1.285n"  # seed 002, Table 3: E  220 + 1.285n
+    assert table3(-25.24, -0.16371) == "-25.2 - 0.1637n"
+    assert UNITS["rank_times"] == "s" and UNITS["values.t*"] == "us"

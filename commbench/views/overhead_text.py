@@ -25,6 +25,20 @@ def _f(v: float, w: int = 8, p: int = 1) -> str:
     return f"{v:{w}.{p}f}" if math.isfinite(v) else f"{'n/a':>{w}}"
 
 
+def _sig(v: float, digits: int = 4) -> str:
+    """v with `digits` significant digits, no exponent for the magnitudes of Table 3."""
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{decimals}f}"
+
+
+def table3(a: float, b: float) -> str:
+    """Seed 002's form of a line, 'E 220 + 1.285n': a to whole µs where it is that large."""
+    sign = "-" if b < 0 else "+"
+    return f"{_sig(a, 3)} {sign} {_sig(abs(b))}n"
+
+
 def _open(*bounds: float) -> bool:
     return any(not math.isfinite(b) for b in bounds)
 
@@ -105,14 +119,15 @@ class OverheadText:
     def table3(self, q: str, dec: dict) -> None:
         self.p("")
         self.p(f"# Table 3 (Q = {q}): lines a + b*n (us, n in bytes) with 95% confidence intervals")
-        self.p(f"{'':<3}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7}")
+        self.p(f"{'':<3}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7}   as seed 002 Table 3")
         for k in SIX:
             fit = dec["fits"][k]
             if fit is None:
                 self.p(f"{k:<3} (one size only)")
                 continue
             self.p(f"{k:<3}{fit.a:10.3f} [{_f(fit.ci_a[0], 9, 3)},{_f(fit.ci_a[1], 9, 3)}] "
-                   f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f}")
+                   f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f}   "
+                   f"{k}  {table3(fit.a, fit.b)}")
         if _open(*(b for f in dec["fits"].values() if f is not None for b in (*f.ci_a, *f.ci_b))):
             self.p(NO_CI_NOTE)
 

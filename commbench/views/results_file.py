@@ -24,6 +24,10 @@ FORMAT = "commbench-results"
 FORMAT_VERSION = 1
 RECORDS_MARK = ',\n "records": ['
 TAIL = b"\n ]\n}\n"
+# The units of a record's numbers, stated in every file (rank_times are raw
+# seconds per repetition as measured; values are the row as IMB prints it).
+UNITS = {"rank_times": "s", "values.t*": "us", "values.bytes_per_sec": "B/s", "bytes": "B",
+         "extra.samples.t_max*": "us", "defects": "relative deviation"}
 PROVISIONAL = {"interrupted": "the run did not finish: still running, or ended (killed, crashed, "
                               "interrupted) before rank 0 could write a summary", "provisional": True}
 
@@ -61,7 +65,7 @@ class JsonResults:
     def start(self, header: dict) -> None:
         if self._f is None and self.claim() is not None:
             raise RunError(f"results file {self.path}: another commbench run is writing it")
-        self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "complete": False, **header}
+        self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "units": UNITS, "complete": False, **header}
         head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[:-2]  # drop the closing "\n}"
         # Plain file-descriptor writes at known offsets: no buffer that a failed write
         # (a full disk) could leave half-flushed, so the last good document can be restored.
