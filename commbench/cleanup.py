@@ -246,11 +246,34 @@ SHM_DIR = "/dev/shm/"
 SHM_PREFIXES = ("mpich_shm_", "vader_segment", "sm_segment")
 
 
-def mpi_segments() -> list[str]:
-    """The MPI library's shared-memory files this process has mapped (Linux)."""
+def job_segments(root: int) -> list[str]:
+    """The MPI segments mapped by any descendant of process root (mpiexec: Hydra puts
+    each rank in a session of its own, so the process tree is what ties them), read
+    before the launcher ends the job (Linux)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    tree, grew = {root}, True
+    while grew:
+        new = {p for p, pp in parent.items() if pp in tree and p not in tree}
+        tree |= new
+        grew = bool(new)
+    out: list[str] = []
+    for pid in sorted(tree - {root}):
+        out += [p for p in mpi_segments(f"/proc/{pid}/maps") if p not in out]
+    return out
+
+
+def mpi_segments(maps: str = "/proc/self/maps") -> list[str]:
+    """The MPI library's shared-memory files this process (or maps' process) has mapped (Linux)."""
     out: list[str] = []
     try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+        with open(maps, encoding="utf-8", errors="replace") as f:
             for line in f:
                 parts = line.split(None, 5)
                 path = parts[5].strip() if len(parts) == 6 else ""

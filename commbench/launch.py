@@ -218,17 +218,26 @@ def _ended_by_watchdog(output: str) -> bool:
 
 
 def _end_group(proc: subprocess.Popen) -> None:
-    """mpiexec's whole process group (its own session): SIGTERM, then SIGKILL."""
+    """mpiexec's whole process group (its own session): SIGTERM, then SIGKILL; then the
+    MPI segments its ranks had mapped (a rank stuck in MPI_Init cannot remove them)."""
+    from commbench import cleanup
+
+    segments = cleanup.job_segments(proc.pid)
     for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except OSError:
-            return
+            break
         try:
             proc.wait(timeout=wait)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    for path in segments:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _tied_to(parent: int):

@@ -72,6 +72,8 @@ def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
     it, as behind a peer that cannot be reached: the launcher's start-up deadline ends
     the whole job with a message instead of waiting forever."""
     out = tmp_path / "hang.json"
+    shm = Path("/dev/shm")
+    before = set(shm.glob("mpich_shm_*")) if shm.is_dir() else set()
     t0 = time.monotonic()
     p = commbench("run", "-n", "2", "PingPong", "-o", str(out), timeout=120,
                   env={"COMMBENCH_STARTUP_TIMEOUT": "4", "COMMBENCH_FAULT_INIT_HANG": "1"})
@@ -79,3 +81,5 @@ def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
     assert "did not get through MPI_Init in 4 s" in p.stderr
     assert time.monotonic() - t0 < 60
     assert not _procs_with(str(out))
+    # rank 0 made its segment inside MPI_Init and was killed there: the launcher removed it
+    assert not (set(shm.glob("mpich_shm_*")) - before if shm.is_dir() else set())
