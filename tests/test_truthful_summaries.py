@@ -126,8 +126,9 @@ def test_full_disk_under_the_results_file_keeps_it_valid(tmp_path):
     and the exit status is not 0."""
     with tiny_tmpfs(tmp_path / "tiny", "1m") as d:
         out = d / "r.json"
-        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:10", "-iter", "20",
-               "PingPong", "PingPing", "Sendrecv", "Exchange", "-o", str(out)]
+        # ~0.3 s per row: the disk is full long before the run could end
+        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "nbc", "Ibcast",
+               "--nbc-cpu-factor", "100", "-iter", "500,off", "-msglog", "0:12", "-o", str(out)]
         filler = open(d / "filler", "wb", buffering=0)  # noqa: SIM115 - created now, filled once records are in
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, **ENV))
