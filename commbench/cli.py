@@ -54,7 +54,8 @@ def cmd_run(argv: list[str]) -> int:
             return 0
         except config.ConfigError as e:
             return _err(str(e))
-        return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family))
+        return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family),
+                             reserved=cfg.output is None)
     from commbench import jobenv
     from commbench.launch import mark_started
 

@@ -218,8 +218,9 @@ def _ended_by_watchdog(output: str) -> bool:
 
 
 def _end_group(proc: subprocess.Popen) -> None:
-    """mpiexec's whole process group (its own session): SIGTERM, then SIGKILL; then the
-    MPI segments its ranks had mapped (a rank stuck in MPI_Init cannot remove them)."""
+    """mpiexec's process group (its own session): SIGTERM, which Hydra passes on to the
+    ranks, then SIGKILL; then the MPI segments the ranks had mapped (a rank stuck in
+    MPI_Init cannot remove them)."""
     from commbench import cleanup
 
     segments = cleanup.job_segments(proc.pid)
@@ -257,16 +258,25 @@ def _tied_to(parent: int):
     return tie
 
 
+def _release(path: str | None) -> None:
+    """A default name reserved for the job (created empty) that the job never wrote."""
+    if path and os.path.exists(path) and os.path.getsize(path) == 0:
+        os.unlink(path)
+
+
 def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str],
-           output: str | None = None) -> int:
+           output: str | None = None, reserved: bool = False) -> int:
+    """reserved: output is a default name the caller created empty (outputs.default_output)."""
+    path = output if output and output != "-" else None  # the results file, if any
     mpiexec = find_mpiexec(mpiexec_given)
     if mpiexec is None:
+        _release(path if reserved else None)
         what = f"--mpiexec {mpiexec_given!r} not found" if mpiexec_given else "no mpiexec found beside Python or on PATH"
         print(f"commbench: {what} (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)", file=sys.stderr)
         return 2
     cmd, env = command(mpiexec, np_, subcommand, argv)
-    if output and output != "-":
-        env["COMMBENCH_DEFAULT_OUTPUT"] = output
+    if path:
+        env["COMMBENCH_DEFAULT_OUTPUT"] = path
     token = _token()
     if token:  # every rank on this host marks it: the job really ran commbench
         env[TOKEN_VAR] = token
@@ -277,29 +287,30 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
                                 preexec_fn=_tied_to(os.getpid()) if sys.platform.startswith("linux") else None)
     except OSError as e:
+        _started(token)  # removes it
+        _release(path if reserved else None)
         print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
         return 2
     rc, why = _wait(proc, token)
     started = _started(token)
-    if output and output != "-" and os.path.exists(output) and os.path.getsize(output) == 0:
-        os.unlink(output)  # a reserved default name the job never wrote
-    if rc in (0, 1) and why is None and started is False and not (output and output != "-" and os.path.exists(output)):
+    _release(path if reserved else None)
+    if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
         print(f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
               "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
               file=sys.stderr)
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
-    if rc not in (0, 1, 2) and output and output != "-" and os.path.exists(output):
+    if rc not in (0, 1, 2) and path and os.path.exists(path):
         from commbench.views import results_file
 
-        if _ended_by_watchdog(output):
+        if _ended_by_watchdog(path):
             # Hydra reports the status of whichever process it saw end (124 from rank 0,
             # or 9 from a rank it killed afterwards): the watchdog's is the job's.
             rc = 124
         reason = why or f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
-        if results_file.mark_interrupted(output, reason):  # else rank 0 said where its results are
-            print(f"commbench: {reason}; results so far (complete: false) are in {output}", file=sys.stderr)
+        if results_file.mark_interrupted(path, reason):  # else rank 0 said where its results are
+            print(f"commbench: {reason}; results so far (complete: false) are in {path}", file=sys.stderr)
         elif why is not None:
             print(f"commbench: {why}", file=sys.stderr)
     elif why is not None:

@@ -63,3 +63,11 @@ def test_refused_run_leaves_no_reserved_name(tmp_path):
     p = commbench("run", "-n", "2", "PingPong", "-map", "3x3", cwd=tmp_path)  # refused by the ranks
     assert p.returncode == 2
     assert not (tmp_path / "results").exists() or not os.listdir(tmp_path / "results")
+
+
+def test_refused_run_keeps_a_users_empty_output_file(tmp_path):
+    """Only a name the launcher reserved is released; an empty file the user named stays."""
+    mine = tmp_path / "mine.json"
+    mine.write_text("")
+    p = commbench("run", "-n", "2", "PingPong", "-map", "3x3", "-o", str(mine))
+    assert p.returncode == 2 and mine.exists()

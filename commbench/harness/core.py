@@ -190,8 +190,8 @@ class Harness:
         """--samples K timed runs, cut short (agreed in the group) once they have taken
         -time seconds: the time budget bounds a row however large K is."""
         want = self.cfg.samples
-        runs = [self.timed(ctx, n, engine)]
         started = time.monotonic()
+        runs = [self.timed(ctx, n, engine)]
         while len(runs) < want:
             self.session.beat()
             spent = time.monotonic() - started >= self.cfg.secs

@@ -84,9 +84,9 @@ class JsonResults:
         return at
 
     def record(self, rec: records.Measurement) -> None:
-        d = rec.to_dict()
         if self._f is None:  # a write failed before: the file keeps what it had
             return
+        d = rec.to_dict()
         text = ("," if self.records else "") + "\n  " + json.dumps(d, allow_nan=False)
         try:
             at = self._put(text.encode(), self._records_at)
