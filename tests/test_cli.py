@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from tests.mpirun import FAST, commbench, mpiexec, run_json
+from tests.mpirun import FAST, commbench, mpiexec, run_json, wait_for_records
 
 
 @pytest.mark.parametrize("np_", [1, 2])
@@ -83,12 +83,7 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     proc = subprocess.Popen(["python3", "-m", "commbench", "run", "-n", "2", "-msglog", "22", "-time", "5",
                              "PingPong", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    import time
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if out.exists() and '"bytes"' in out.read_text():
-            break
-        time.sleep(0.2)
+    wait_for_records(out)  # (the header names "bytes" in its units: not a sign of a record)
     proc.kill()
     subprocess.run(["pkill", "-f", str(out)])
     proc.wait(timeout=30)
