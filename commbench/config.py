@@ -63,6 +63,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", choice("--hugepages", HUGEPAGES)),
     Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", choice("--engine", ENGINES)),
     Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
+    Option(("--force",), "force", "", "run a --samples plan whose samples could pass 256 MB in the results file"),
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
@@ -104,6 +105,7 @@ class RunConfig:
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
     fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
+    force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -272,6 +274,9 @@ def _refuse_unused(fam: suites.Family, values: dict) -> None:
             own = ", ".join(o.names[0] for o in fam.options)
             raise ConfigError(f"{opt.names[0]}: the {fam.name} family does not use it (accepted: its own options "
                               f"{own}, and -o, --csv, --timeout, -n; no {opt.names[0]})")
+    if values.get("force") and values.get("samples", 1) <= 1:
+        raise ConfigError("--force only lifts the limit of a --samples plan (accepted: --samples K with K > 1, "
+                          "or no --force)")
     if values.get("engine", "mpi4py") != "mpi4py" and not fam.has_native:
         raise ConfigError(f"--engine {values['engine']}: the {fam.name} family has no C timed loops, its loops "
                           "run in mpi4py (accepted: --engine mpi4py, or no --engine)")
@@ -329,7 +334,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
         fit=bool(values.get("fit", False)),
-        samples=values.get("samples", 1),
+        samples=values.get("samples", 1), force=bool(values.get("force", False)),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)

@@ -124,6 +124,9 @@ class Finisher:
                 return
             self.outcome = "interrupted"
             wd = self.session.watchdog
+            # What memory still holds: held rows, and the completed samples of the row
+            # a signal stopped (gathered by the watchdog); then the views close.
+            self.session.stop(wd.partials if wd is not None else None)
             running = wd.state.get("benchmark") if wd is not None else None
             self._end({"interrupted": reason, "running": running,
                        "elapsed_s": round(time.time() - self.started, 3)})
@@ -183,7 +186,12 @@ def configure(comm, argv: list[str]) -> Job | int:
     problem = None
     if rank == 0:
         per_host = max(meta["ranks_per_host"].values())
-        problem = resources.preflight(Plan(cfg, comm.Get_size()), per_host, MPI.Get_version())
+        plan = Plan(cfg, comm.Get_size())
+        problem = resources.preflight(plan, per_host, MPI.Get_version())
+        say, refusal = resources.samples_plan(plan, comm.Get_size()) if plan.family.driver is None else (None, None)
+        problem = problem or refusal
+        if say and not problem:
+            print(f"commbench: {say}", file=sys.stderr, flush=True)
         claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
         problem = problem or next((c for c in claims if c), None)
     problem = comm.bcast(problem, root=0)

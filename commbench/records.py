@@ -39,6 +39,7 @@ OUT_OF_MEM = "out-of-mem"
 INT_OVERFLOW = "int-overflow"
 INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
 STUCK = "stuck"  # the watchdog ended the measurement
+INTERRUPTED = "interrupted"  # a --samples row stopped by a signal: its completed samples (harness.live)
 
 
 # Check-mode verdict of a row (spec §15), kept in Measurement.extra["check"].

@@ -54,3 +54,40 @@ def preflight(plan, ranks_per_host: int, mpi_version: tuple[int, int],
                 f"(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / --maxlog, "
                 f"or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are skipped as out-of-mem)")
     return None
+
+
+SAMPLE_BYTES = 24  # one sample in the results file: a float in JSON and its separator
+SAMPLES_FILE_LIMIT = 256 * 10**6  # bytes of samples a plan may write without --force
+
+
+def _duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
+    """--samples K: (the announcement, a refusal or None) before anything runs.
+
+    Each row repeats its timed run up to K times, cut once -time seconds have
+    passed (commbench.harness.core), and a sweep's later sizes time out past
+    its time budget (Plan.samples_bound); the results file keeps every sample of every rank. A plan whose samples
+    could pass SAMPLES_FILE_LIMIT is refused unless --force: past a few hundred
+    samples the median's confidence interval hardly narrows (it shrinks as
+    1/sqrt(K)), while the file grows in proportion.
+    """
+    cfg = plan.cfg
+    k = cfg.samples
+    if k <= 1:
+        return None, None
+    rows, seconds = plan.samples_bound()
+    size = rows * k * (world_size + 1) * SAMPLE_BYTES  # every rank's samples and the row's t_max
+    say = (f"--samples {k}: {rows} row{'s' if rows != 1 else ''}, each cut at -time {cfg.secs:g} s: "
+           f"at most about {_duration(seconds)} and {size / 1e6:,.0f} MB of samples in the results file")
+    if size > SAMPLES_FILE_LIMIT and not cfg.force:
+        most = max(2, SAMPLES_FILE_LIMIT // (rows * (world_size + 1) * SAMPLE_BYTES))
+        return say, (f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: --samples <= {most} "
+                     "for this run, fewer rows, or --force to run it as planned)")
+    return say, None

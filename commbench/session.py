@@ -31,6 +31,11 @@ class Session:
         self.lock = threading.Lock()  # the watchdog thread may finish the sinks
         self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
         self.records: list[Measurement] = []  # world rank 0: everything emitted, for analyses
+        self.held: list[Measurement] = []  # world rank 0: emitted with hold=True, not yet delivered
+        # The --samples row being measured (commbench.harness.live.LiveRow): what a
+        # stopped run keeps of it. Set by the harness; cleared when its record is emitted.
+        self.live: Any = None
+        self.closed = False
         # COMMBENCH_FAULT_CORRUPT=<world rank>: that rank sends corrupted data, so
         # tests can prove check mode catches it.
         self.corrupt = os.environ.get("COMMBENCH_FAULT_CORRUPT") == str(self.rank)
@@ -40,17 +45,49 @@ class Session:
         """The family's own options (every one present: given or its default)."""
         return self.cfg.params
 
-    def emit(self, rec: Measurement) -> None:
-        """One record to every view; a no-op except on world rank 0."""
+    def emit(self, rec: Measurement, hold: bool = False) -> None:
+        """One record to every view; a no-op except on world rank 0. hold: a record of
+        a later table (--engine both), delivered by release() or, if the run is
+        stopped first, by stop()."""
         if self.rank != 0:
             return
         if self.cfg.check and rec.status == records.OK:
             # Every row says whether a verifier looked at it: never "successful" unchecked.
             rec.extra["check"] = records.check_verdict(rec.defects)
         with self.lock:
-            self.records.append(rec)
-            for s in self.sinks:
-                s.record(rec)
+            self.live = None  # the row is whole: nothing of it is left to keep at a stop
+            if hold:
+                self.held.append(rec)
+            else:
+                self._deliver(rec)
+
+    def release(self) -> None:
+        """The held records, to every view (the end of a sweep)."""
+        with self.lock:
+            held, self.held = self.held, []
+            for rec in held:
+                self._deliver(rec)
+
+    def stop(self, partials: dict[int, Any] | None) -> None:
+        """Rank 0, the run being stopped, under the lock: deliver what is kept in
+        memory (held records; the live --samples row from every rank's completed
+        samples), and nothing after."""
+        for rec in self.held:
+            self._deliver(rec)
+        self.held = []
+        if self.live is not None and partials:
+            rec = self.live.record(partials)
+            if rec is not None:
+                self._deliver(rec)
+        self.live = None
+        self.closed = True
+
+    def _deliver(self, rec: Measurement) -> None:
+        if self.closed:  # stopped: the views are finished
+            return
+        self.records.append(rec)
+        for s in self.sinks:
+            s.record(rec)
 
     def beat(self) -> None:
         """One step of a long stage (commbench.watchdog.Watchdog.beat); never in a timed loop."""

@@ -55,6 +55,7 @@ EXIT_TIMEOUT = 124
 # and the signals keep Python's default handling.
 HAVE_SIGWAIT = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
 REPORT_GRACE = 3.0  # rank 0 waits this long for the other ranks' reports
+PARTIAL_GRACE = 2.0  # at a signal, rank 0 waits this long for the other ranks' samples (--samples)
 SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firing
 # On a signal a non-zero rank lingers this long before it exits: a process
 # manager (Hydra, srun) kills the whole job as soon as one process dies, and
@@ -191,6 +192,10 @@ class Watchdog:
         self.lock = threading.Lock()
         self.listener: socket.socket | None = None
         self.rank0: tuple[list[str], int] | None = None
+        # --samples: this rank's completed samples of the row being measured (a callable
+        # set by the harness); rank 0 gathers them at a signal into `partials`.
+        self.partial: Callable[[], Any] | None = None
+        self.partials: dict[int, Any] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="commbench-watchdog", daemon=True)
 
@@ -281,6 +286,12 @@ class Watchdog:
 
     def _end_by_signal(self, signo: int) -> None:
         why = SIGNAL_WHY.get(signo, f"signal {signo}")
+        if self.partial is not None:  # --samples: the completed samples of the current row
+            if self.rank == 0:
+                self.partials = {0: self.partial()}
+                self.partials.update({r: m.get("partial") for r, m in self._collect(PARTIAL_GRACE).items()})
+            else:
+                self._send({"rank": self.rank, "partial": self.partial()})
         if self.rank == 0:
             reason = f"{why} (rank 0: {describe(self.state)})"
             self._finish(reason)

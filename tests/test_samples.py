@@ -1,11 +1,16 @@
 """--samples K: repeated measurements, their median and its confidence interval."""
 
 import csv
+import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from commbench import records
-from tests.mpirun import run_json
+from tests.mpirun import ENV, commbench, run_json, wait_for_records
 
 
 def test_median_ci_order_statistics():
@@ -34,3 +39,49 @@ def test_samples_in_a_real_run(tmp_path):
         rows = list(csv.DictReader(f))
     assert all(row["samples"] == "6" and row["t_max_ci95_low_usec"] for row in rows)
     assert doc["config"]["samples"] == 6
+
+
+def test_an_absurd_samples_plan_is_refused_unless_forced(tmp_path):
+    out = tmp_path / "r.json"
+    args = ("run", "-n", "2", "PingPong", "-msglog", "0:3", "-o", str(out))
+    p = commbench(*args, "--samples", "2000000")
+    assert p.returncode == 2, p.stderr
+    assert "--samples 2000000: 5 rows, each cut at -time 10 s: at most about 30 s and 720 MB" in p.stderr
+    assert "--force" in p.stderr and "--samples <= 711111 for this run" in p.stderr and not out.exists()
+    p = commbench(*args, "--samples", "2000000", "--force", "-time", "0.2", "-iter", "1,off")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "commbench: --samples 2000000: 5 rows, each cut at -time 0.2 s" in p.stderr
+    rows = [r for r in json.loads(out.read_text())["records"] if r["status"] == "ok"]
+    assert rows and all(r["extra"]["samples"]["k_requested"] == 2_000_000 for r in rows)
+    p = commbench("run", "-n", "2", "PingPong", "--force", "-o", "-")
+    assert p.returncode == 2 and "--force only lifts the limit of a --samples plan" in p.stderr
+
+
+def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
+    """SIGTERM in the middle of a --samples row: its samples so far are one record
+    (status interrupted) with every rank's samples; --engine both's held rows survive."""
+    out = tmp_path / "stop.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "-msglog", "0:6", "--engine", "both",
+           "--samples", "100000", "-time", "1", "-iter", "1000,off", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+    try:
+        assert wait_for_records(out, 2, proc=proc) == 2  # sizes 0 and 1 natively; mpi4py's size 0 held
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False, err
+    recs = doc["records"]
+    held = [r for r in recs if r["extra"]["engine"] == "mpi4py" and r["status"] == "ok"]
+    assert held and held[0]["bytes"] == 0, [(r["bytes"], r["status"], r["extra"]["engine"]) for r in recs]
+    stopped = [r for r in recs if r["status"] == "interrupted"]
+    assert len(stopped) == 1, [(r["bytes"], r["status"], r["extra"]["engine"]) for r in recs]
+    r = stopped[0]
+    per_rank = r["extra"]["rank_samples"]
+    assert len(per_rank) == 2 and all(per_rank) and abs(len(per_rank[0]) - len(per_rank[1])) <= 1
+    st = r["extra"]["samples"]
+    assert st["k"] == min(map(len, per_rank)) >= 1 and st["k_requested"] == 100000
+    assert r["values"]["t_max"] > 0 and "every completed sample is kept" in r["message"]

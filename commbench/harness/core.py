@@ -9,7 +9,6 @@ world rank 0. Benchmarks only say what one repetition does (commbench.suites).
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from mpi4py import MPI
 
 from commbench import buffers, native, policy, records
 from commbench.harness.context import Context, Layout
+from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
 from commbench.session import Session
 from commbench.suites.base import Benchmark
@@ -38,7 +38,6 @@ class Sweep:
     n_prev: int = 0
     history: list[tuple[int, int]] | None = None  # -msglen: (X, n) of the sizes done
     first: bool = True
-    held: list[records.Measurement] = field(default_factory=list)  # --engine both: later tables
 
     @property
     def member(self) -> bool:
@@ -61,6 +60,13 @@ class Harness:
         if note and self.world_rank == 0:
             print(f"commbench: {note}", file=sys.stderr, flush=True)
         self.native_kernels: dict[str, Any] = {}
+        if cfg.samples > 1 and session.watchdog is not None:  # a signal keeps the row's samples
+            session.watchdog.partial = self._my_samples
+
+    def _my_samples(self) -> list | None:
+        """The watchdog thread, at a signal: this rank's completed samples of the current row."""
+        live = self.session.live
+        return live.mine() if live is not None else None
 
     # -- the run --------------------------------------------------------------
     def run(self) -> int:
@@ -120,8 +126,7 @@ class Harness:
                 continue
             self.measure(sweep, row, x, n0, sizes)
             sweep.first = False
-        for rec in sweep.held:
-            self.session.emit(rec)
+        self.session.release()  # --engine both: the later engines' tables
 
     # -- guard: the time budget and -mem, agreed by every rank --------------------------
     def guard(self, sweep: Sweep, row: dict, x: int, n0: int) -> str | None:
@@ -131,12 +136,12 @@ class Harness:
         over = sweep.member and (time.monotonic() - sweep.started) >= self.plan.time_budget() and not sweep.first
         if self.world.allreduce(over, op=MPI.LOR):
             self.emit_status(row, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
-                             self.engines_for(bench), sweep.held)
+                             self.engines_for(bench))
             return "stop"
         need = self.plan.buffers(bench, x, sweep.layout.np, n0).gib
         if need > self.cfg.max_mem:
             self.emit_status(row, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
-                             self.engines_for(bench), sweep.held)
+                             self.engines_for(bench))
             return "skip"
         return None
 
@@ -156,13 +161,14 @@ class Harness:
         self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
         n = self.world.allreduce(n, op=MPI.MIN)
         for e, engine in enumerate(self.engines_for(bench)):
+            if self.cfg.samples > 1:  # what a stop keeps of the row (commbench.harness.live)
+                self.session.live = LiveRow(bench, row, n, engine, self.cfg.samples, self.world_size,
+                                            self.make_record)
             runs, defect = self.timed_runs(ctx, n, engine, first_engine=e == 0)
             rec = self.publish(bench, row, n, runs, defect, engine)
-            if rec is not None:
-                if e == 0:
-                    self.session.emit(rec)
-                else:  # --engine both: the second engine's rows form their own table
-                    sweep.held.append(rec)
+            if rec is not None:  # --engine both: the second engine's rows form their own table
+                self.session.emit(rec, hold=e > 0)
+            self.session.live = None
         if ctx is not None:
             self.session.progress("teardown")
             self.close(ctx)
@@ -191,7 +197,9 @@ class Harness:
         -time seconds: the time budget bounds a row however large K is."""
         want = self.cfg.samples
         started = time.monotonic()
-        runs = [self.timed(ctx, n, engine)]
+        live = self.session.live
+        runs = live.runs if live is not None else []  # a stop keeps every sample appended here
+        runs.append(self.timed(ctx, n, engine))
         while len(runs) < want:
             self.session.beat()
             spent = time.monotonic() - started >= self.cfg.secs
@@ -204,11 +212,11 @@ class Harness:
                 engine: str) -> records.Measurement | None:
         """Gather every rank's times to world rank 0 and build the row's record there."""
         self.session.progress("the gather to rank 0")
-        t = (runs[0] if len(runs) == 1 else _median_run(runs)) if runs else None
+        t = (runs[0] if len(runs) == 1 else median_run(runs)) if runs else None
         gathered = self.world.gather((t, defect), root=0)
         extra: dict[str, Any] = {"engine": engine}
         if self.cfg.samples > 1:  # --samples K: the row from each rank's median, every sample kept
-            per_rank = self.world.gather([_first(r) for r in runs] if runs else None, root=0)
+            per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
                 if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
@@ -241,18 +249,14 @@ class Harness:
             self.checked[bench.name] = self.checked.get(bench.name, True) and ok
         return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base)
 
-    def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None,
-                    held: list | None = None) -> None:
-        """A row without numbers; one per engine when given (the later ones into held)."""
+    def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None) -> None:
+        """A row without numbers; one per engine when given (the later ones held to their tables)."""
         if self.world_rank == 0:
             for e, engine in enumerate(engines or [None]):
                 rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
                                     extra={"engine": engine} if engine else None, **base)
                 rec.status, rec.message = status, message
-                if e == 0 or held is None:
-                    self.session.emit(rec)
-                else:
-                    held.append(rec)
+                self.session.emit(rec, hold=e > 0)
 
     def watch(self, phase: str, sweep: Sweep, x: int | None) -> None:
         """A new measurement clock for the watchdog, naming the row."""
@@ -324,11 +328,11 @@ class Harness:
         if fixed is not None:
             return fixed
         cfg, comm = self.cfg, ctx.comm
-        t1 = comm.allreduce(_first(self.timed(ctx, 1)), op=MPI.MAX)
+        t1 = comm.allreduce(first(self.timed(ctx, 1)), op=MPI.MAX)
         r = comm.allreduce(policy.preliminary_repetitions(t1, cfg.msgspersample), op=MPI.MAX)
         n1 = min(n0, r)
         if n1 > 1:
-            t1 = comm.allreduce(_first(self.timed(ctx, n1)), op=MPI.MAX)
+            t1 = comm.allreduce(first(self.timed(ctx, n1)), op=MPI.MAX)
         ts = policy.dynamic_target(t1, cfg.secs, n0)
         n = policy.dynamic_repetitions(n0, ts, n_prev, ctx.x, history)
         return comm.bcast(n, root=0)
@@ -343,14 +347,3 @@ class Harness:
         for engine in self.engines_for(bench):
             self.timed(ctx, policy.N_WARMUP, engine)
         self.close(ctx)
-
-
-def _median_run(runs: list) -> Any:
-    """This rank's median over repeated runs, per component for tuple results."""
-    if isinstance(runs[0], tuple):
-        return tuple(statistics.median(c) for c in zip(*runs))
-    return statistics.median(runs)
-
-
-def _first(t: Any) -> float:
-    return t[0] if isinstance(t, tuple) else t

@@ -91,6 +91,19 @@ class Plan:
             return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)
         return None
 
+    def samples_bound(self) -> tuple[int, float]:
+        """(rows, seconds) of a --samples run, each --engine counted: every row's
+        samples are cut at -time, and a sweep's later sizes time out once it has
+        used time_budget() (spec §5.4), so it takes at most that and one more row."""
+        engines = 2 if getattr(self.cfg, "engine", "") == "both" else 1
+        rows, seconds, secs = 0, 0.0, self.cfg.secs
+        for b in self.benchmarks():
+            sweeps = len(b.modes) * sum(1 for np_ in self.np_sequence(b) if b.procs.allows(np_))
+            n = len(self.sizes(b)) * engines
+            rows += sweeps * n
+            seconds += sweeps * min(n * secs, self.time_budget() + engines * secs)
+        return rows, seconds
+
     def time_budget(self) -> float:
         cfg = self.cfg
         return policy.time_budget(cfg.secs, cfg.maxlog, cfg.minlog, len(cfg.msglen or ()))
