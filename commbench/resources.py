@@ -61,11 +61,17 @@ SAMPLES_FILE_LIMIT = 256 * 10**6  # bytes of samples a plan may write without --
 
 
 def _duration(s: float) -> str:
+    if s < 1:
+        return "1 s"
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
         return f"{s / 60:.0f} min"
     return f"{s / 3600:.1f} h"
+
+
+def _bytes(b: float) -> str:
+    return f"{b / 1e3:.0f} kB" if b < 1e6 else f"{b / 1e6:,.0f} MB"
 
 
 def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
@@ -85,7 +91,7 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     rows, seconds = plan.samples_bound()
     size = rows * k * (world_size + 1) * SAMPLE_BYTES  # every rank's samples and the row's t_max
     say = (f"--samples {k}: {rows} row{'s' if rows != 1 else ''}, each cut at -time {cfg.secs:g} s: "
-           f"at most about {_duration(seconds)} and {size / 1e6:,.0f} MB of samples in the results file")
+           f"at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file")
     if size > SAMPLES_FILE_LIMIT and not cfg.force:
         most = max(2, SAMPLES_FILE_LIMIT // (rows * (world_size + 1) * SAMPLE_BYTES))
         return say, (f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: --samples <= {most} "
