@@ -40,12 +40,19 @@ def _mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
     mpi4py.rc.thread_level = thread_level or "single"
 
 
-def cmd_run(argv: list[str]) -> int:
-    from commbench import config
+def _helping(argv: list[str]) -> bool:
+    from commbench.launch import in_mpi_job
 
-    if _wants_launch(argv):
+    return any(a in ("-h", "-help", "--help") for a in argv) and not in_mpi_job()
+
+
+def cmd_run(argv: list[str]) -> int:
+    if _wants_launch(argv) or _helping(argv):  # parse, then start mpiexec (or print the usage)
         _mpi4py_rc(initialize=False)
-        from commbench import launch
+        from commbench import deferred
+
+        deferred.defer("numpy", "mpi4py.MPI")  # the launcher never measures (commbench.deferred)
+        from commbench import config, launch
 
         try:
             cfg = config.parse_run_args(argv)
@@ -54,9 +61,12 @@ def cmd_run(argv: list[str]) -> int:
             return 0
         except config.ConfigError as e:
             return _err(str(e))
+        if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
+            return _err("commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
+                        "or mpiexec -n N commbench run …)")
         return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family),
                              reserved=cfg.output is None)
-    from commbench import jobenv
+    from commbench import config, jobenv
     from commbench.launch import mark_started
 
     mark_started()
@@ -207,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     cmd = SUBCOMMANDS.get(argv[0])
     if cmd is None:
         return _err(f"unknown command {argv[0]!r} (accepted: {', '.join(SUBCOMMANDS)})")
+    if argv[0] not in ("run", "overhead"):  # they read files and descriptors: no MPI library needed
+        from commbench import deferred
+
+        deferred.defer("mpi4py.MPI")
     try:
         return cmd(argv[1:])
     except BrokenPipeError:
@@ -216,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ImportError) as e:
         if "MPI library" not in str(e) and "mpi4py" not in str(e):
             raise
+        if any(os.environ.get(v, "0") != "0" for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")):
+            return 2  # one voice: the job's first process says it
         return _err(NO_MPI.format(why=str(e).replace(chr(10), "; ")))
 
 

@@ -151,10 +151,19 @@ def test_msgrate_rates_have_units(tmp_path):
 
 def test_no_mpi_library_is_a_message_not_a_traceback():
     env = {"MPI4PY_LIBMPI": "/nonexistent/libmpi.so"}  # what mpi4py meets where no MPI is installed
-    for cmd in (["list"], ["run", "-h"], ["run", "-n", "2", "PingPong"]):
+    p = commbench("run", "-n", "2", "PingPong", "-o", "-", env=env)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-1000:]
+    assert p.stderr.count("no MPI library could be loaded") == 1 and "commbench[mpich]" in p.stderr
+
+
+def test_list_help_report_and_compare_need_no_mpi_library(tmp_path):
+    out = tmp_path / "r.json"
+    assert commbench("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out)).returncode == 0
+    env = {"MPI4PY_LIBMPI": "/nonexistent/libmpi.so"}  # they read descriptors and files only
+    for cmd, expect in ((["list"], "PingPong"), (["run", "-h"], "usage: commbench run"),
+                        (["report", str(out)], "Benchmarking PingPong"), (["compare", str(out), str(out)], "matched")):
         p = commbench(*cmd, env=env)
-        assert p.returncode == 2 and "Traceback" not in p.stderr, (cmd, p.stderr[-1000:])
-        assert "no MPI library could be loaded" in p.stderr and "commbench[mpich]" in p.stderr
+        assert p.returncode == 0 and expect in p.stdout, (cmd, p.stderr[-1000:])
 
 
 def test_the_mpi_runtime_is_an_extra():

@@ -22,8 +22,6 @@ from commbench.suites.verify import check_slots, worst
 F = "rma"
 AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
 MODES = (NONAGG, AGG)  # non-aggregate first [ref order] (spec §12)
-Wtime = MPI.Wtime
-SUM, SHARED = MPI.SUM, MPI.LOCK_SHARED
 NO_TIME = -1.0
 
 
@@ -40,16 +38,16 @@ def _get_args(ctx, target):
 
 
 def _acc_args(ctx, target):
-    return [(s, target, d, SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
+    return [(s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
 
 
 def _getacc_args(ctx, target):
-    return [(s, r, target, d, SUM) for s, r, d in
+    return [(s, r, target, d, MPI.SUM) for s, r, d in
             zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
 
 
 def _fop_args(ctx, target):
-    return [(s, r, target, d, SUM) for s, r, d in
+    return [(s, r, target, d, MPI.SUM) for s, r, d in
             zip(ctx.send_specs(4, dtype=MPI.FLOAT), ctx.recv_specs(4, dtype=MPI.FLOAT), ctx.state["disps"])]
 
 
@@ -100,19 +98,19 @@ def _pair(op: str, completion: str, bidir: bool):
             win = ctx.state["win"]
             call, done = getattr(win, method), getattr(win, completion)
             items = osd.reps(n, _args(ctx, op, partner))
-            win.Lock(partner, SHARED)
+            win.Lock(partner, MPI.LOCK_SHARED)
             if ctx.mode == AGG:
-                t0 = Wtime()
+                t0 = MPI.Wtime()
                 for a in items:
                     call(*a)
                 done(partner)
-                t = (Wtime() - t0) / n
+                t = (MPI.Wtime() - t0) / n
             else:
-                t0 = Wtime()
+                t0 = MPI.Wtime()
                 for a in items:
                     call(*a)
                     done(partner)
-                t = (Wtime() - t0) / n
+                t = (MPI.Wtime() - t0) / n
             win.Unlock(partner)
         _done(ctx, n)
         return t
@@ -141,12 +139,12 @@ def _to_all(op: str, completion: str, everyone: bool):
             per_slot = [[args[k] for args in per_target] for k in range(ctx.slots)]
             items = osd.reps(n, per_slot)
             win.Lock_all(0)
-            t0 = Wtime()
+            t0 = MPI.Wtime()
             for batch in items:
                 for a in batch:
                     call(*a)
             done()  # one completion after all n repetitions (A10)
-            t = (Wtime() - t0) / n
+            t = (MPI.Wtime() - t0) / n
             win.Unlock_all()
         _done(ctx, n)
         return t
@@ -173,10 +171,10 @@ def _exchange(op: str):
             second = [(r, left, d + x) for r, d in zip(ctx.recv_specs(offset=x), disps)]
         items = osd.reps(n, list(zip(first, second)))
         two = left != right
-        win.Lock(left, SHARED)
+        win.Lock(left, MPI.LOCK_SHARED)
         if two:
-            win.Lock(right, SHARED)
-        t0 = Wtime()
+            win.Lock(right, MPI.LOCK_SHARED)
+        t0 = MPI.Wtime()
         if two:
             for a, b in items:
                 call(*a)
@@ -188,7 +186,7 @@ def _exchange(op: str):
                 call(*a)
                 call(*b)
                 flush(left)
-        t = (Wtime() - t0) / n
+        t = (MPI.Wtime() - t0) / n
         win.Unlock(left)
         if two:
             win.Unlock(right)
@@ -218,22 +216,22 @@ def truly_passive_put(ctx, n):
     if ctx.rank == 0:
         put, flush = win.Put, win.Flush
         args = _args(ctx, "put", 1)
-        win.Lock(1, SHARED)
-        t0 = Wtime()
+        win.Lock(1, MPI.LOCK_SHARED)
+        t0 = MPI.Wtime()
         for a in osd.reps(n, args):
             put(*a)
             flush(1)
             barrier()
-        t_pure = (Wtime() - t0) / n
+        t_pure = (MPI.Wtime() - t0) / n
         box[0] = t_pure
         comm.Send([box, MPI.DOUBLE], 1, 2)
         barrier()
-        t0 = Wtime()
+        t0 = MPI.Wtime()
         for a in osd.reps(n, args):
             put(*a)
             flush(1)
             barrier()
-        t_ovrl = (Wtime() - t0) / n
+        t_ovrl = (MPI.Wtime() - t0) / n
         win.Unlock(1)
         comm.Recv([box, MPI.DOUBLE], 1, 3)
         out = (t_pure, t_ovrl, float(box[0]))

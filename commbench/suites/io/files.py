@@ -22,7 +22,10 @@ from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, n
 from commbench.suites.io.settings import Settings, target_cpu_secs
 
 FILENAME = "IMB_out"  # spec §16
-AMODE = MPI.MODE_CREATE | MPI.MODE_RDWR
+
+def amode() -> int:
+    """The access mode every benchmark file is opened with."""
+    return MPI.MODE_CREATE | MPI.MODE_RDWR
 FILL_CHUNK = 2**20
 OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
 
@@ -42,7 +45,7 @@ class _Run:
     guardian = None  # the node's cleanup guardian process (node rank 0 only)
     t_cpu: float = 0.0
     target: float = 0.0
-    info = MPI.INFO_NULL
+    info = None  # MPI.INFO_NULL until start() (set there: no MPI object at import)
 
 
 RUN = _Run()
@@ -57,6 +60,7 @@ def start(session) -> None:
     CLEANUP.install(session.rank, watchdog.at_exit if watchdog.signals_blocked() else None)
     RUN.target = target_cpu_secs(cfg)
     hints = settings.info
+    RUN.info = MPI.INFO_NULL
     if hints:
         RUN.info = MPI.Info.Create()
         for key, value in hints:
@@ -124,7 +128,7 @@ def _create(path: str, nbytes: int, fill: bool, corrupt: bool = False) -> str | 
     corrupt: the fault injection (COMMBENCH_FAULT_CORRUPT) of the creating rank,
     whose data is then the file's: the read benchmarks' check mode must catch it."""
     try:
-        fh = MPI.File.Open(MPI.COMM_SELF, path, AMODE | MPI.MODE_EXCL, RUN.info)
+        fh = MPI.File.Open(MPI.COMM_SELF, path, amode() | MPI.MODE_EXCL, RUN.info)
     except MPI.Exception as e:
         if e.Get_error_class() == MPI.ERR_FILE_EXISTS:
             return (f"{path} exists and was not created by this commbench run; it is left untouched "

@@ -1,0 +1,79 @@
+"""Start-up: the wall time of a tiny run, commbench against its floors (issue 16 item 7).
+
+    python benchmarks/startup.py [--rounds R] [--np N]
+
+Contenders, in alternating rounds (each round a new order), medians printed:
+
+  C PingPong          mpiexec -n N pingpong 0:1000 1:1000 2:1000 (benchmarks/c)
+  python -c pass      one interpreter, no MPI (what this Python costs to start)
+  python + mpi4py     mpiexec -n N python -c "from mpi4py import MPI" (MPI_Init)
+  commbench mpiexec   mpiexec -n N python -m commbench run PingPong -msglog 0:1 -o -
+  commbench -n N      python -m commbench run -n N PingPong -msglog 0:1 -o - (self-launch)
+  launcher parse      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
+                      the launcher's own share (parse, checks, spawn)
+
+Bytecode is compiled first (a pip install does that; an editable checkout under
+PYTHONDONTWRITEBYTECODE=1 would compile every module in every process, ~0.17 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cfloor import REPO, build, conditions, env_for, median, mpiexec, rotate
+
+
+def timed(cmd: list[str], env: dict, ok=(0,)) -> float:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=REPO, check=False)
+    t = time.perf_counter() - t0
+    if p.returncode not in ok:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--np", type=int, default=2)
+    a = ap.parse_args()
+    compileall.compile_dir(str(REPO / "commbench"), quiet=1)
+    env = env_for(a.np)
+    py, n, mx = sys.executable, str(a.np), mpiexec()
+    tiny = ["PingPong", "-msglog", "0:1", "-o", "-"]
+    with tempfile.TemporaryDirectory() as d:
+        noop = Path(d) / "noop"  # an "mpiexec" that starts nothing: the launcher's time alone
+        noop.write_text("#!/bin/sh\nexit 3\n")
+        noop.chmod(0o755)
+        contenders = {
+            "C PingPong": ([mx, "-n", n, str(build("pingpong")), "0:1000", "1:1000", "2:1000"], (0,)),
+            "python -c pass": ([py, "-c", "pass"], (0,)),
+            "python + mpi4py": ([mx, "-n", n, py, "-c", "from mpi4py import MPI"], (0,)),
+            "commbench mpiexec": ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,)),
+            "commbench -n N": ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,)),
+            "launcher parse": ([py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny], (3,)),
+        }
+        times: dict[str, list[float]] = {k: [] for k in contenders}
+        for r in range(a.rounds):
+            for name in rotate(list(contenders), r):
+                cmd, ok = contenders[name]
+                times[name].append(timed(cmd, env, ok))
+    print(f"# {conditions()}; NP {a.np}; {a.rounds} alternating rounds, medians")
+    c = median(times["C PingPong"])
+    for name, v in times.items():
+        print(f"{name:20s} {median(v):7.3f} s   x C {median(v) / c:5.2f}")
+    own = median(times["commbench -n N"]) - median(times["python + mpi4py"]) - median(times["python -c pass"])
+    print(f"commbench's own share of the self-launched run (minus python + mpi4py, minus one interpreter): "
+          f"{own:.3f} s")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

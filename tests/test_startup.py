@@ -1,0 +1,41 @@
+"""Start-up (issue 16 item 7): the self-launcher parses every family's options
+without loading numpy or the MPI library, which only the ranks need
+(commbench.deferred). A kernel module that uses MPI or numpy at its top level
+would cost every `commbench run -n` about 0.2 s; this test names it.
+Timings: benchmarks/startup.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PROBE = r"""
+import mpi4py
+mpi4py.rc.initialize = False
+from commbench import deferred
+deferred.defer("numpy", "mpi4py.MPI")
+from commbench import config, launch, outputs, suites
+for name in suites.family_names():
+    fam = suites.family(name)
+    for b in fam.benchmarks:
+        b.name
+    try:
+        config.parse_run_args(["-n", "8", "--suite", name, "-o", "-"])
+    except config.ConfigError as e:
+        print("refused", name, e)
+print("numpy", deferred.loaded("numpy"), "MPI", deferred.loaded("mpi4py.MPI"))
+"""
+
+
+def test_the_launcher_parses_every_family_without_numpy_or_mpi():
+    p = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "refused" not in p.stdout, p.stdout
+    assert p.stdout.strip().endswith("numpy False MPI False"), p.stdout
+
+
+def test_a_deferred_module_loads_on_first_use():
+    code = ("from commbench import deferred; deferred.defer('json'); import json; "
+            "assert not deferred.loaded('json'); print(json.dumps([1])); assert deferred.loaded('json')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "[1]", p.stderr
