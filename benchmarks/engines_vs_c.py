@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """commbench's engines (native C loops, mpi4py Python loops) against the C floor, in one run.
 
-    python benchmarks/engines_vs_c.py [--rounds 5] [--alloc mmap|numpy] [--skip-startup]
+    python benchmarks/engines_vs_c.py [--rounds 5] [--alloc mmap|numpy] [--hugepages on|off|default]
+                                      [--skip-startup]
 
 1. PingPong at 0 B, 8 B, 1 KiB, 64 KiB, 1 MiB, 4 MiB (2 processes) against
    benchmarks/c/pingpong.c; targets: native within 5 % of C at 0-8 B and within
@@ -48,12 +49,12 @@ COLL_REPS = 20000
 COLL_SIZE = 8
 
 
-def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0) -> dict:
+def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0, hugepages: str = "default") -> dict:
     # Oversubscribed ranks take turns on the cores (tens of usec per call at best):
     # a tenth of the repetitions keeps the run short.
     reps = max(1, round(COLL_REPS * scale / (10 if np_ > (os.cpu_count() or 1) else 1)))
     exe = build("collectives")
-    c_alloc = ["--alloc", "malloc" if alloc == "numpy" else "mmap", "--hugepages", "default"]
+    c_alloc = ["--alloc", "malloc" if alloc == "numpy" else "mmap", "--hugepages", hugepages]
     f = msglen_file([COLL_SIZE])
     out: dict = {}
     try:
@@ -66,7 +67,7 @@ def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0) -
                     continue
                 doc = run_commbench(np_, ["Allreduce", "Barrier", "-npmin", str(np_), "-msglen", f,
                                           "-iter", str(reps), "-iter_policy", "off", "-time", "1000",
-                                          "--engine", who, "--alloc", alloc, "--hugepages", "default"])
+                                          "--engine", who, "--alloc", alloc, "--hugepages", hugepages])
                 for rec in doc["records"]:
                     if rec["status"] == "ok" and rec["np"] == np_:
                         assert rec["extra"].get("engine") == who, doc["metadata"].get("engine_detail")
@@ -128,14 +129,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--alloc", choices=("mmap", "numpy"), default="mmap",
                     help="buffer kind on both sides (numpy: malloc in C)")
+    ap.add_argument("--hugepages", choices=("on", "off", "default"), default="default",
+                    help="huge pages for the buffers on both sides (on: every buffer, 1 MiB ones too)")
     ap.add_argument("--skip-startup", action="store_true")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)")
     a = ap.parse_args()
-    print(f"# conditions: {conditions()}")
-    pp = measure_pingpong(PP_SIZES, ENGINES, a.rounds, a.alloc, a.scale)
+    print(f"# conditions: {conditions()}; --alloc {a.alloc} --hugepages {a.hugepages}")
+    pp = measure_pingpong(PP_SIZES, ENGINES, a.rounds, a.alloc, a.scale, a.hugepages)
     print_pingpong(pp, PP_SIZES, ENGINES, a.rounds)
     for np_ in (2, 4):
-        print_collectives(measure_collectives(np_, a.rounds, a.alloc, a.scale), np_, a.rounds)
+        print_collectives(measure_collectives(np_, a.rounds, a.alloc, a.scale, a.hugepages), np_, a.rounds)
     if not a.skip_startup:
         print_startup(measure_startup(a.rounds), a.rounds)
     print(f"\n# conditions at the end: {conditions()}")

@@ -2,6 +2,7 @@
 """commbench's PingPong against a minimal C pingpong on the same MPI, in one run.
 
     python benchmarks/pingpong_vs_c.py [--rounds 7] [--engines native,mpi4py] [--alloc mmap|numpy]
+                                       [--hugepages on|off|default] [--sizes 1048576,4194304]
 
 The C floor (benchmarks/c/pingpong.c, built here with the bundled mpicc) runs
 the IMB PingPong pattern and timed region: rank 0 Send / Recv(ANY_SOURCE),
@@ -32,11 +33,12 @@ def groups(sizes: list[int], scale: float = 1.0) -> list[tuple[list[int], int]]:
     return [(g, max(1, round(n * scale))) for g, n in ((small, SMALL_REPS), (large, LARGE_REPS)) if g]
 
 
-def measure_pingpong(sizes: list[int], engines: list[str], rounds: int, alloc: str, scale: float = 1.0) -> dict:
+def measure_pingpong(sizes: list[int], engines: list[str], rounds: int, alloc: str, scale: float = 1.0,
+                     hugepages: str = "default") -> dict:
     """{(contender, size): [t_usec per round]} for contender 'C' and each engine."""
     exe = build("pingpong")
-    c_alloc = ["--alloc", "malloc" if alloc == "numpy" else "mmap", "--hugepages", "default"]
-    cb_alloc = ["--alloc", alloc, "--hugepages", "default"]
+    c_alloc = ["--alloc", "malloc" if alloc == "numpy" else "mmap", "--hugepages", hugepages]
+    cb_alloc = ["--alloc", alloc, "--hugepages", hugepages]
     files = {tuple(g): msglen_file(g) for g, _ in groups(sizes, scale)}
     out: dict = {}
     try:
@@ -98,12 +100,16 @@ def main() -> None:
     ap.add_argument("--engines", default="native,mpi4py", help="commbench engines to compare (comma list)")
     ap.add_argument("--alloc", choices=("mmap", "numpy"), default="mmap",
                     help="buffer kind on both sides (numpy: malloc in C)")
+    ap.add_argument("--hugepages", choices=("on", "off", "default"), default="default",
+                    help="transparent huge pages for the buffers on both sides (madvise)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="message sizes (comma list)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)")
     a = ap.parse_args()
     engines = [e for e in a.engines.split(",") if e]
-    print(f"# conditions: {conditions()}")
-    res = measure_pingpong(SIZES, engines, a.rounds, a.alloc, a.scale)
-    print_pingpong(res, SIZES, engines, a.rounds)
+    sizes = [int(x) for x in a.sizes.split(",") if x]
+    print(f"# conditions: {conditions()}; --alloc {a.alloc} --hugepages {a.hugepages}")
+    res = measure_pingpong(sizes, engines, a.rounds, a.alloc, a.scale, a.hugepages)
+    print_pingpong(res, sizes, engines, a.rounds)
     print(f"# conditions at the end: {conditions()}")
 
 

@@ -7,6 +7,7 @@ Contenders, in alternating rounds (each round a new order), medians printed:
   C PingPong          mpiexec -n N pingpong 0:1000 1:1000 2:1000 (benchmarks/c)
   python -c pass      one interpreter, no MPI (what this Python costs to start)
   python + mpi4py     mpiexec -n N python -c "from mpi4py import MPI" (MPI_Init)
+  + numpy             the same and `import numpy` (what every rank needs for its buffers)
   commbench mpiexec   mpiexec -n N python -m commbench run PingPong -msglog 0:1 -o -
   commbench -n N      python -m commbench run -n N PingPong -msglog 0:1 -o - (self-launch)
   launcher parse      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
@@ -56,6 +57,7 @@ def main() -> None:
             "C PingPong": ([mx, "-n", n, str(build("pingpong")), "0:1000", "1:1000", "2:1000"], (0,)),
             "python -c pass": ([py, "-c", "pass"], (0,)),
             "python + mpi4py": ([mx, "-n", n, py, "-c", "from mpi4py import MPI"], (0,)),
+            "+ numpy": ([mx, "-n", n, py, "-c", "from mpi4py import MPI; import numpy"], (0,)),
             "commbench mpiexec": ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,)),
             "commbench -n N": ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,)),
             "launcher parse": ([py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny], (3,)),
@@ -69,9 +71,10 @@ def main() -> None:
     c = median(times["C PingPong"])
     for name, v in times.items():
         print(f"{name:20s} {median(v):7.3f} s   x C {median(v) / c:5.2f}")
-    own = median(times["commbench -n N"]) - median(times["python + mpi4py"]) - median(times["python -c pass"])
-    print(f"commbench's own share of the self-launched run (minus python + mpi4py, minus one interpreter): "
-          f"{own:.3f} s")
+    floor = median(times["+ numpy"]) + median(times["python -c pass"])
+    print(f"floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and numpy): {floor:.3f} s; "
+          f"commbench's own share: {median(times['commbench -n N']) - floor:.3f} s, of which the launcher's "
+          f"parse {median(times['launcher parse']) - median(times['python -c pass']):.3f} s")
 
 
 if __name__ == "__main__":

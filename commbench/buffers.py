@@ -4,11 +4,13 @@ The allocation kind changes large-message bandwidth (transparent huge pages
 can double it), so it is always chosen explicitly and recorded:
 
 - numpy:  np.empty; numpy itself advises huge pages for arrays >= 4 MiB
-- mmap:   anonymous mmap, page aligned, with MADV_HUGEPAGE / MADV_NOHUGEPAGE
+- mmap:   anonymous mmap, page aligned (2 MiB aligned from 2 MiB on)
 - mpi:    MPI.Alloc_mem (what IMB uses for one-sided and I/O)
 
-`hugepages` on/off applies madvise to whatever was allocated; default leaves
-the allocator's own choice.
+`hugepages` on gives every buffer, whatever its size, a 2 MiB-aligned start
+and whole 2 MiB extents advised MADV_HUGEPAGE (up to 4 MiB more address space
+per buffer, up to 2 MiB more memory); off advises MADV_NOHUGEPAGE on the
+buffer's pages; default leaves the allocator's own choice.
 """
 
 from __future__ import annotations
@@ -52,29 +54,34 @@ class Allocation:
         self.kind = kind
         self._owner: Any = None
         size = max(nbytes, 1)
+        # --hugepages on: the buffer starts on a 2 MiB boundary and owns whole 2 MiB
+        # extents, the only memory the kernel backs with huge pages; a 1 MiB buffer
+        # otherwise never gets one, and moves data at half the speed (docs/buffers.md).
+        on = hugepages == "on"
+        span = -(-size // HUGE) * HUGE if on else size
+        # Unused room to start on a 2 MiB boundary: always with "on"; for mmap from
+        # 2 MiB on (numpy's and MPI's allocators keep their own placement by default).
+        pad = HUGE if on or (kind == "mmap" and size >= HUGE) else 0
         if kind == "numpy":
-            self.array = np.empty(size, dtype=np.uint8)
+            whole = np.empty(span + pad, dtype=np.uint8)
         elif kind == "mmap":
-            # Start on a 2 MiB boundary: the kernel backs only aligned 2 MiB
-            # extents with huge pages, so an unaligned buffer would get few.
-            extra = HUGE if size >= HUGE else 0
             # Private, not mmap's default shared mapping: THP for shared anonymous
             # memory (shmem) is usually off, so madvise would change nothing.
-            self._owner = mmap.mmap(-1, (size + extra + PAGE - 1) // PAGE * PAGE,
+            self._owner = mmap.mmap(-1, (span + pad + PAGE - 1) // PAGE * PAGE,
                                     flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             whole = np.frombuffer(self._owner, dtype=np.uint8)
-            skip = (-whole.ctypes.data) % HUGE if extra else 0
-            self.array = whole[skip : skip + size]
         elif kind == "mpi":
             from mpi4py import MPI
 
-            self._owner = MPI.Alloc_mem(size)
-            self.array = np.frombuffer(self._owner, dtype=np.uint8, count=size)
+            self._owner = MPI.Alloc_mem(span + pad)
+            whole = np.frombuffer(self._owner, dtype=np.uint8, count=span + pad)
         else:  # config validates the kind; this is a programming error
             raise ValueError(f"unknown allocation kind {kind!r}")
+        skip = (-whole.ctypes.data) % HUGE if pad else 0
+        region = whole[skip : skip + span]
         if hugepages in ("on", "off"):
-            _madvise(self.array, mmap.MADV_HUGEPAGE if hugepages == "on" else mmap.MADV_NOHUGEPAGE)
-        self.array = self.array[:nbytes]
+            _madvise(region, mmap.MADV_HUGEPAGE if on else mmap.MADV_NOHUGEPAGE)
+        self.array = region[:nbytes]
 
     def free(self) -> None:
         owner, self._owner = self._owner, None

@@ -82,13 +82,8 @@ int main(int argc, char **argv)
                 warm_allreduce = 0;
             }
             report("allreduce", size, reps, allreduce(sbuf, rbuf, (int)(size / 4), reps), nprocs);
-            if (strcmp(floor_alloc, "malloc") == 0) {
-                free(sbuf);
-                free(rbuf);
-            } else {
-                munmap(sbuf, (len + 4095) / 4096 * 4096);
-                munmap(rbuf, (len + 4095) / 4096 * 4096);
-            }
+            floor_free(sbuf);
+            floor_free(rbuf);
         } else {
             bad_item(rank, argv[a]);
         }

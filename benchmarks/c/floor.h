@@ -5,6 +5,8 @@
  * mapping, "malloc" is what numpy's np.empty does (numpy additionally advises
  * huge pages for arrays >= 4 MiB, which "malloc" mirrors). Contents are written
  * before timing so that no page is first touched inside the timed loop.
+ * floor_free() returns a buffer the way it was allocated (its raw start and length
+ * are kept in a small table: a buffer may start past its allocation's start).
  */
 #ifndef COMMBENCH_FLOOR_H
 #define COMMBENCH_FLOOR_H
@@ -22,32 +24,59 @@
 static const char *floor_alloc = "mmap";    /* mmap | malloc */
 static const char *floor_huge = "default";  /* on | off | default */
 
+#define FLOOR_MAX_BUFS 64
+static struct { char *p, *raw; size_t len; } floor_bufs[FLOOR_MAX_BUFS];
+
+static void floor_keep(char *p, char *raw, size_t len)
+{
+    for (int i = 0; i < FLOOR_MAX_BUFS; i++)
+        if (floor_bufs[i].p == NULL) {
+            floor_bufs[i].p = p, floor_bufs[i].raw = raw, floor_bufs[i].len = len;
+            return;
+        }
+}
+
+static void floor_free(void *p)
+{
+    for (int i = 0; i < FLOOR_MAX_BUFS; i++)
+        if (floor_bufs[i].p == p) {
+            if (strcmp(floor_alloc, "malloc") == 0) free(floor_bufs[i].raw);
+            else munmap(floor_bufs[i].raw, floor_bufs[i].len);
+            floor_bufs[i].p = NULL;
+            return;
+        }
+}
+
 static void *floor_buffer(size_t nbytes, int fill)
 {
-    size_t len = nbytes ? nbytes : 1;
-    void *p;
-    if (strcmp(floor_alloc, "malloc") == 0) {
-        p = malloc(len);
-        if (p == NULL) return NULL;
+    size_t len = nbytes ? nbytes : 1, page = 4096, huge = 2u << 20;
+    int on = strcmp(floor_huge, "on") == 0;
+    /* --hugepages on, as commbench.buffers: a 2 MiB-aligned start and whole 2 MiB
+     * extents advised MADV_HUGEPAGE, whatever the size (a 1 MiB buffer gets one
+     * huge page). Otherwise mmap is 2 MiB-aligned from 2 MiB on, malloc as is. */
+    size_t span = on ? (len + huge - 1) / huge * huge : len;
+    int is_malloc = strcmp(floor_alloc, "malloc") == 0;
+    size_t pad = (on || (!is_malloc && len >= huge)) ? huge : 0;
+    char *raw;
+    size_t mapped = (span + pad + page - 1) / page * page;
+    if (is_malloc) {
+        raw = malloc(span + pad);
+        if (raw == NULL) return NULL;
     } else {
-        /* 2 MiB-aligned from 2 MiB on, as commbench.buffers does: the kernel
-         * backs only aligned 2 MiB extents with huge pages. */
-        size_t page = 4096, huge2 = 2u << 20, extra = len >= huge2 ? huge2 : 0;
-        len = (len + page - 1) / page * page;
-        char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        raw = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (raw == MAP_FAILED) return NULL;
-        p = extra ? (void *)(((size_t)raw + huge2 - 1) / huge2 * huge2) : (void *)raw;
     }
-    /* The same whole-page advice commbench.buffers applies (only >= 2 MiB). */
-    size_t huge = 2u << 20;
+    char *p = pad ? (char *)(((size_t)raw + huge - 1) / huge * huge) : raw;
+    floor_keep(p, raw, mapped);
+    /* The advice commbench.buffers applies: on: the whole extents; off: the buffer's
+     * pages from 2 MiB on; default: none, except numpy's own for arrays >= 4 MiB. */
     int advice = -1;
-    if (strcmp(floor_huge, "on") == 0) advice = MADV_HUGEPAGE;
-    else if (strcmp(floor_huge, "off") == 0) advice = MADV_NOHUGEPAGE;
-    else if (strcmp(floor_alloc, "malloc") == 0 && len >= (4u << 20)) advice = MADV_HUGEPAGE;
-    if (advice >= 0 && len >= huge) {
-        size_t page = 4096;
+    if (on) advice = MADV_HUGEPAGE;
+    else if (strcmp(floor_huge, "off") == 0 && span >= huge) advice = MADV_NOHUGEPAGE;
+    else if (is_malloc && strcmp(floor_huge, "default") == 0 && len >= (4u << 20)) advice = MADV_HUGEPAGE;
+    if (advice >= 0) {
         char *start = (char *)(((size_t)p + page - 1) / page * page);
-        char *end = (char *)(((size_t)p + len) / page * page);
+        char *end = (char *)(((size_t)p + span) / page * page);
         if (end > start) madvise(start, (size_t)(end - start), advice);
     }
     memset(p, fill, len);

@@ -68,13 +68,8 @@ int main(int argc, char **argv)
         MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) printf("%ld %ld %.4f\n", size, reps, tmax * 1e6);
         fflush(stdout);
-        if (strcmp(floor_alloc, "malloc") == 0) {
-            free(sbuf);
-            free(rbuf);
-        } else {
-            munmap(sbuf, (len + 4095) / 4096 * 4096);
-            munmap(rbuf, (len + 4095) / 4096 * 4096);
-        }
+        floor_free(sbuf);
+        floor_free(rbuf);
     }
     MPI_Finalize();
     return 0;
