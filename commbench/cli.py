@@ -65,7 +65,7 @@ def cmd_run(argv: list[str]) -> int:
             return _err("commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
                         "or mpiexec -n N commbench run …)")
         return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family),
-                             reserved=cfg.output is None)
+                             reserved=cfg.output is None, family=cfg.family)
     from commbench import config, jobenv
     from commbench.launch import mark_started
 

@@ -265,8 +265,9 @@ def _release(path: str | None) -> None:
 
 
 def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str],
-           output: str | None = None, reserved: bool = False) -> int:
-    """reserved: output is a default name the caller created empty (outputs.default_output)."""
+           output: str | None = None, reserved: bool = False, family: str | None = None) -> int:
+    """reserved: output is a default name the caller created empty (outputs.default_output);
+    family: what the caller's parse of argv resolved (the ranks then load no other)."""
     path = output if output and output != "-" else None  # the results file, if any
     mpiexec = find_mpiexec(mpiexec_given)
     if mpiexec is None:
@@ -277,6 +278,8 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     cmd, env = command(mpiexec, np_, subcommand, argv)
     if path:
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
+    if family:
+        env["COMMBENCH_FAMILY"] = family  # commbench.config.FAMILY_HINT
     token = _token()
     if token:  # every rank on this host marks it: the job really ran commbench
         env[TOKEN_VAR] = token
