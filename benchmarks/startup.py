@@ -1,6 +1,6 @@
 """Start-up: the wall time of a tiny run, commbench against its floors (issue 16 item 7).
 
-    python benchmarks/startup.py [--rounds R] [--np N]
+    python benchmarks/startup.py [--rounds R] [--np N] [--before CHECKOUT]
 
 Contenders, in alternating rounds (each round a new order), medians printed:
 
@@ -12,6 +12,10 @@ Contenders, in alternating rounds (each round a new order), medians printed:
   commbench -n N      python -m commbench run -n N PingPong -msglog 0:1 -o - (self-launch)
   launcher parse      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
                       the launcher's own share (parse, checks, spawn)
+
+--before CHECKOUT adds the two commbench runs from another checkout (e.g. a
+`git worktree add /tmp/before <commit>`), in the same rounds: before and
+after side by side.
 
 Bytecode is compiled first (a pip install does that; an editable checkout under
 PYTHONDONTWRITEBYTECODE=1 would compile every module in every process, ~0.17 s).
@@ -31,9 +35,14 @@ from pathlib import Path
 from cfloor import REPO, build, conditions, env_for, median, mpiexec, rotate
 
 
-def timed(cmd: list[str], env: dict, ok=(0,)) -> float:
+def timed(cmd: list[str], env: dict, ok=(0,), cwd: str | Path = REPO) -> float:
+    env = dict(env)
+    if isinstance(cmd[0], dict):  # a contender's own environment (--before)
+        env.update(cmd[0])
+        cmd = cmd[1:]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=REPO, check=False)
+    # cwd: a neutral directory, so PYTHONPATH alone says which checkout runs (-m puts cwd first)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd, check=False)
     t = time.perf_counter() - t0
     if p.returncode not in ok:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -44,8 +53,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--before", help="another checkout of commbench, measured beside this one")
     a = ap.parse_args()
     compileall.compile_dir(str(REPO / "commbench"), quiet=1)
+    if a.before:
+        compileall.compile_dir(str(Path(a.before) / "commbench"), quiet=1)
     env = env_for(a.np)
     py, n, mx = sys.executable, str(a.np), mpiexec()
     tiny = ["PingPong", "-msglog", "0:1", "-o", "-"]
@@ -62,11 +74,15 @@ def main() -> None:
             "commbench -n N": ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,)),
             "launcher parse": ([py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny], (3,)),
         }
+        if a.before:
+            old = {"PYTHONPATH": str(Path(a.before).resolve())}
+            contenders["before: mpiexec"] = ([old, mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,))
+            contenders["before: -n N"] = ([old, py, "-m", "commbench", "run", "-n", n, *tiny], (0,))
         times: dict[str, list[float]] = {k: [] for k in contenders}
         for r in range(a.rounds):
             for name in rotate(list(contenders), r):
                 cmd, ok = contenders[name]
-                times[name].append(timed(cmd, env, ok))
+                times[name].append(timed(cmd, env, ok, cwd=d))
     print(f"# {conditions()}; NP {a.np}; {a.rounds} alternating rounds, medians")
     c = median(times["C PingPong"])
     for name, v in times.items():
