@@ -9,7 +9,8 @@ can double it), so it is always chosen explicitly and recorded:
 
 `hugepages` on gives every buffer, whatever its size, a 2 MiB-aligned start
 and whole 2 MiB extents advised MADV_HUGEPAGE (up to 4 MiB more address space
-per buffer, up to 2 MiB more memory); off advises MADV_NOHUGEPAGE on the
+per buffer, up to 2 MiB more memory), in a fresh private mapping for the numpy
+and mmap kinds (reused heap memory keeps its small pages); off advises MADV_NOHUGEPAGE on the
 buffer's pages; default leaves the allocator's own choice.
 """
 
@@ -62,9 +63,11 @@ class Allocation:
         # Unused room to start on a 2 MiB boundary: always with "on"; for mmap from
         # 2 MiB on (numpy's and MPI's allocators keep their own placement by default).
         pad = HUGE if on or (kind == "mmap" and size >= HUGE) else 0
-        if kind == "numpy":
+        if kind == "numpy" and not on:
             whole = np.empty(span + pad, dtype=np.uint8)
-        elif kind == "mmap":
+        elif kind in ("mmap", "numpy"):
+            # numpy with "on" too: malloc may hand back heap memory already backed by
+            # small pages, which advice does not convert; a fresh mapping gets huge ones.
             # Private, not mmap's default shared mapping: THP for shared anonymous
             # memory (shmem) is usually off, so madvise would change nothing.
             self._owner = mmap.mmap(-1, (span + pad + PAGE - 1) // PAGE * PAGE,
@@ -90,7 +93,7 @@ class Allocation:
             from mpi4py import MPI
 
             MPI.Free_mem(owner)
-        elif self.kind == "mmap" and owner is not None:
+        elif isinstance(owner, mmap.mmap):  # the mmap kind, and numpy's with hugepages on
             try:
                 owner.close()
             except BufferError:  # a view still exists; the GC will unmap it
