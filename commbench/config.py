@@ -9,11 +9,10 @@ nothing downstream re-parses strings. Nothing here imports MPI.
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import policy, suites
+from commbench import jobenv, policy, suites
 from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
     ALLOC_KINDS,
     ENGINES,
@@ -23,6 +22,7 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     ConfigError,
     HelpRequested,
     Option,
+    byte_list,
     choice,
     integer,
     parse_iter,
@@ -65,7 +65,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", choice("--engine", ENGINES)),
     Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
     Option(("--force",), "force", "", "run a --samples plan whose samples could pass 256 MB in the results file"),
-    Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints)"),
+    Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)"),
+    Option(("--no-fit",), "no_fit", "", "no fits, also for the comms family (which fits by default, as COMMS does)"),
+    Option(("--breakpoint",), "breakpoints", "<n[,n…]>", "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit", byte_list("--breakpoint")),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
     Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
@@ -104,7 +106,8 @@ class RunConfig:
     params: dict = field(default_factory=dict)  # family-specific options
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
-    fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text)
+    fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
+    breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
 
@@ -120,14 +123,8 @@ class RunConfig:
         return out
 
 
-# Set by the self-launcher for its ranks: the family its own parse of the same
-# arguments resolved. The ranks then load that family alone (the others' options
-# only matter to refuse them, which the launcher did): ~30 ms less start-up.
-FAMILY_HINT = "COMMBENCH_FAMILY"
-
-
 def _hint() -> str | None:
-    return suites.canonical_family(os.environ.get(FAMILY_HINT, "") or "-")
+    return suites.canonical_family(jobenv.family_hint() or "-")
 
 
 def _all_options() -> list[Option]:
@@ -345,7 +342,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
-        fit=bool(values.get("fit", False)),
+        fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()),
         samples=values.get("samples", 1), force=bool(values.get("force", False)),
     )
     if fam.configure is not None:
@@ -354,6 +351,14 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     if size is not None:
         check_world(cfg, size)
     return cfg
+
+
+def _fits(fam: suites.Family, values: dict) -> bool:
+    """--fit, --breakpoint, or the family's default (comms, seed 000); --no-fit wins over a default only."""
+    asked = bool(values.get("fit")) or "breakpoints" in values
+    if values.get("no_fit") and asked:
+        raise ConfigError("--no-fit contradicts --fit / --breakpoint (accepted: one of them)")
+    return (asked or fam.fits) and not values.get("no_fit")
 
 
 def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], bool]:

@@ -22,6 +22,8 @@ import sys
 import sysconfig
 import time
 
+from commbench import jobenv
+
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS",
                  "HYDRA_CONTROL_FD", "PMI_FD", "SLURM_STEP_ID")
@@ -279,7 +281,7 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     if path:
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
     if family:
-        env["COMMBENCH_FAMILY"] = family  # commbench.config.FAMILY_HINT
+        env[jobenv.FAMILY_HINT] = family
     token = _token()
     if token:  # every rank on this host marks it: the job really ran commbench
         env[TOKEN_VAR] = token

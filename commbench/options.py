@@ -93,6 +93,19 @@ def byte_count(s: str, suffixes: str = "kmg") -> int | None:
     return int(digits) * mult if digits.isdigit() else None
 
 
+def byte_list(name: str) -> Callable[[str], tuple[int, ...]]:
+    """A comma list of positive byte counts (k/m/g suffixes), ascending and distinct."""
+    one = bytes_option(name, positive=True)
+
+    def parse(s: str) -> tuple[int, ...]:
+        vals = tuple(one(x.strip()) for x in s.split(","))
+        if list(vals) != sorted(set(vals)):
+            raise ConfigError(f"{name} {s!r}: accepted ascending distinct sizes, e.g. {name} 4k,64k")
+        return vals
+
+    return parse
+
+
 def bytes_option(name: str, positive: bool = False) -> Callable[[str], int]:
     """A byte-count option: k/m/g suffixes; `positive` refuses 0."""
 

@@ -17,7 +17,8 @@ FAST = ["-iter", "40", "-time", "3"]
 def comms_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("comms")
     csv_path = tmp / "comms.csv"
-    p, doc = run_json(tmp, 2, *FAST, *SWEEP, "-check", "--fit", "--csv", str(csv_path), "COMMS1", "COMMS2")
+    # no --fit: COMMS fits each table by default, as the COMMS benchmarks print r_inf and n_1/2 (seed 000)
+    p, doc = run_json(tmp, 2, *FAST, *SWEEP, "-check", "--csv", str(csv_path), "COMMS1", "COMMS2")
     return tmp, p, doc, csv_path
 
 
@@ -150,3 +151,16 @@ def test_run_fit_applies_to_opted_in_mpi1_benchmarks(tmp_path):
     # one size cannot make a line: said, not crashed
     assert "# Hockney fit of Sendrecv, 2 processes: not possible: a line needs at least 2" in p.stdout
     assert "error" in doc["fits"][0]
+
+
+def test_comms_breakpoints_and_no_fit_in_run(tmp_path):
+    p, doc = run_json(tmp_path, 2, *FAST, *SWEEP, "--breakpoint", "64", "COMMS1")
+    assert "breakpoints (given): 64" in p.stdout
+    fit = doc["fits"][0]
+    assert fit["breakpoint_source"] == "user" and fit["breakpoints"] == [64] and len(fit["segments"]) == 2
+    p, doc = run_json(tmp_path, 2, *FAST, *SWEEP, "--no-fit", "COMMS1")
+    assert "Hockney fit" not in p.stdout and not doc.get("fits")
+    p = mpiexec(2, "run", "--no-fit", "--fit", "COMMS1", "-o", "-")
+    assert p.returncode == 2 and "--no-fit contradicts" in p.stderr
+    p = mpiexec(2, "run", "--breakpoint", "4k,1k", "COMMS1", "-o", "-")
+    assert p.returncode == 2 and "ascending distinct sizes" in p.stderr

@@ -77,3 +77,26 @@ def test_selected_pattern_and_seed_checks():
     assert p.returncode == 2 and "family msgrate needs at least 3 processes, got 2" in p.stderr
     p = commbench("run", "msgrate", "--cache-size", "lots", "-n", "3")
     assert p.returncode == 2 and "--cache-size 'lots'" in p.stderr
+
+
+def test_single_direction_pairs_as_the_seed_or_the_c_code(tmp_path):
+    """The seed's pseudo-code splits single direction's roles on odd/even rank (odd
+    ranks send); the Sandia C code pairs the lower half with the upper. The seed is
+    the default; each rank reports the partner it used."""
+    out = tmp_path / "seed.json"
+    p = mpiexec(4, "run", "msgrate", "single_direction", "pair_based", "--peers", "3", *SHORT, "-o", str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "# single direction pairs: odd-even; barrier before each timed iteration: pre-post and all-start only" in p.stdout
+    single, pair = json.loads(out.read_text())["records"]
+    assert single["extra"]["partners"] == [1, 0, 3, 2] and single["extra"]["senders"] == [1, 3]
+    assert single["extra"]["pairing"] == "odd-even" and not single["extra"]["barrier"]
+    assert not pair["extra"]["barrier"] and "partners" not in pair["extra"]
+    out = tmp_path / "c.json"
+    p = mpiexec(5, "run", "msgrate", "single_direction", "pair_based", "--peers", "3", "--pairing", "halves",
+                "--barriers", *SHORT, "-o", str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    single, pair = json.loads(out.read_text())["records"]
+    assert single["extra"]["partners"] == [2, 3, 0, 1, None] and single["extra"]["senders"] == [0, 1]
+    assert single["extra"]["barrier"] and pair["extra"]["barrier"] and single["groups"] == [[0, 1, 2, 3]]
+    p = mpiexec(4, "run", "msgrate", "--pairing", "diagonal", "-o", "-")
+    assert p.returncode == 2 and "--pairing" in p.stderr

@@ -174,6 +174,9 @@ class Family:
     # Driver families: (params, P) -> (largest bytes per process, what needs them), for
     # the memory pre-flight that kernel families get from their buffer plans.
     memory: Callable[[dict, int], tuple[int, str]] | None = None
+    # Fit every fittable table by default (--no-fit turns it off): COMMS prints
+    # r_inf and n_1/2 after each table (seed 000).
+    fits: bool = False
 
     @property
     def has_native(self) -> bool:

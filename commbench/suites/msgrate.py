@@ -10,7 +10,8 @@ just before the MPI send"). Rates are counted as the seed counts them: every
 message a process sends *and* every one it receives, divided by the average
 over processes of the time spent in the timed sections:
 
-  single direction: iters * msgs / avg_time            (a process only sends or only receives)
+  single direction: iters * msgs / avg_time            (a process only sends or only receives;
+                                                        odd ranks send to rank-1, as the seed's pseudo-code)
   the others:       iters * peers * msgs * 2 / avg_time
 
 Peers follow the seed's layout: npeers/2 "lower" and npeers/2 "higher"
@@ -19,7 +20,9 @@ with the true ppn every peer is on another node. The seed's checks apply:
 P >= 3, P > peers, P / ppn > peers.
 
 Like the overhead family the patterns run through a driver (their timing is
-per iteration with untimed cache walks and barriers in between, and the
+per iteration with untimed cache walks in between (and barriers where the
+seed has them: pre-posted and all-start; --barriers adds them to the other
+two, as the Sandia C code does), and the
 rate needs every rank's total), but every pattern becomes one
 records.Measurement; the text table is a view.
 """
@@ -33,13 +36,14 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import records
-from commbench.options import ConfigError, Option, bytes_option, integer
+from commbench.options import ConfigError, Option, bytes_option, choice, integer
 from commbench.session import Session
 from commbench.suites.base import Experiment, Family, FamilySettings
 
 F = "msgrate"
 KIND = "msgrate"
 TAG = 1
+PAIRINGS = ("odd-even", "halves")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class Settings(FamilySettings):
     cache: int = 16 * 2**20
     ppn: int = 1
     machine: bool = False
+    pairing: str = "odd-even"  # single direction: the seed's pseudo-code; "halves": the Sandia C code's
+    barriers: bool = False  # single direction and pair-based: a barrier before each timed iteration (C code)
 
 
 OPTIONS = (
@@ -62,6 +68,11 @@ OPTIONS = (
     Option(("--cache-size",), "msgrate_cache", "<bytes>", "msgrate: cache-invalidation array (default 16m; 0 disables)", bytes_option("--cache-size")),
     Option(("--ppn",), "msgrate_ppn", "<num>", "msgrate: processes per node; peers are ppn ranks apart (default 1)", integer("--ppn", 1)),
     Option(("--machine-readable",), "msgrate_machine", "", "msgrate: also print the seed's one-line machine-readable form"),
+    Option(("--pairing",), "msgrate_pairing", "<odd-even|halves>", "msgrate: single direction's pairs: odd ranks send to "
+           "rank-1 (default, the seed's pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
+           choice("--pairing", PAIRINGS)),
+    Option(("--barriers",), "msgrate_barriers", "", "msgrate: an untimed barrier before every iteration of single "
+           "direction and pair-based too (the Sandia C code; the seed's pseudo-code has none)"),
 )
 
 
@@ -122,6 +133,8 @@ class Patterns:
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.peers, self.iters, self.msgs = s.peers, s.iters, s.msgs
         self.nbytes, self.ppn = s.size, s.ppn
+        self.pairing, self.barriers = s.pairing, s.barriers
+        self.partner: tuple[int, bool] | None = None
         self.cache = Cache(s.cache)
         total = self.peers * self.msgs * self.nbytes
         self.sbuf = np.zeros(max(total, 1), np.uint8)
@@ -135,24 +148,36 @@ class Patterns:
         return range(j * self.msgs, (j + 1) * self.msgs)
 
     def single_direction(self) -> tuple[float, int, bool]:
-        """Ranks of the lower half send msgs to rank + P/2, which receives them
-        (an odd last rank sits out). Returns (seconds, messages, took part)."""
-        world = self.comm
+        """One process sends msgs messages per iteration, its partner receives them;
+        an odd last rank sits out. Returns (seconds, messages, took part).
+
+        Pairs, --pairing: odd-even (default) follows the seed's pseudo-code, which
+        splits the roles on `if (odd)`: odd rank r sends to r-1, even rank r
+        receives from r+1. (Both of its branches read "post N sends", a slip: a
+        message sent must be received.) halves follows the Sandia C code: rank
+        r < P/2 sends to r+P/2. With block placement, odd-even pairs neighbours
+        (often on one node) and halves pairs across the job."""
         odd_out = self.size % 2 == 1 and self.rank == self.size - 1
-        comm = world.Split(MPI.UNDEFINED if odd_out else 1, self.rank)
+        comm = self.comm.Split(MPI.UNDEFINED if odd_out else 1, self.rank)
         if odd_out:
             return 0.0, 0, False
-        half = comm.Get_size() // 2
-        lower = self.rank < half
+        if self.pairing == "halves":
+            half = comm.Get_size() // 2
+            sender = self.rank < half
+            other = self.rank + half if sender else self.rank - half
+        else:
+            sender = self.rank % 2 == 1
+            other = self.rank - 1 if sender else self.rank + 1
         total = 0.0
         w, waitall = MPI.Wtime, MPI.Request.Waitall
-        post = comm.Isend if lower else comm.Irecv
-        specs = self.sspec if lower else self.rspec
-        other = self.rank + half if lower else self.rank - half
+        post = comm.Isend if sender else comm.Irecv
+        specs = self.sspec if sender else self.rspec
+        self.partner = (other, sender)  # reported with the record: who sent to whom
         for i in range(self.iters):
             self.beat()
             self.cache.invalidate(self.sbuf, i)
-            comm.Barrier()
+            if self.barriers:
+                comm.Barrier()
             t0 = w()
             reqs = [post(specs[k], other, TAG) for k in range(self.msgs)]
             waitall(reqs)
@@ -168,7 +193,8 @@ class Patterns:
         for i in range(self.iters):
             self.beat()
             self.cache.invalidate(self.sbuf, i)
-            comm.Barrier()
+            if self.barriers:  # the seed's pair-based has none: "the test may result in unexpected messages"
+                comm.Barrier()
             t0 = w()
             for j in range(p):
                 src, dst = self.recv_peers[j], self.send_peers[p - j - 1]
@@ -240,8 +266,10 @@ def run(session: Session) -> int:
     for name in cfg.benchmarks:
         session.progress(f"the {NAMES[name]} pattern", benchmark=name, np=size)
         comm.Barrier()
+        pat.partner = None
         seconds, msgs, took_part = getattr(pat, name)()
         every = comm.allgather((seconds, took_part))
+        partners = comm.gather(pat.partner, root=0)
         comm.Barrier()
         if comm.Get_rank() != 0:
             continue
@@ -259,15 +287,26 @@ def run(session: Session) -> int:
                             extra={"pattern": NAMES[name], "messages_per_second": rate,
                                    "messages_per_rank": msgs, "avg_time_s": avg,
                                    "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
-                                   "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn})
+                                   "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn,
+                                   "pairing": s.pairing if name == "single_direction" else None,
+                                   "barrier": s.barriers or name in ("pre_post", "all_start"),
+                                   **_pairs(partners)})
         session.emit(rec)
     return 0
+
+
+def _pairs(partners: list) -> dict:
+    """Single direction: each rank's partner as it used it, and the senders."""
+    if not any(partners):
+        return {}
+    return {"partners": [p[0] if p else None for p in partners],
+            "senders": [r for r, p in enumerate(partners) if p and p[1]]}
 
 
 BENCHMARKS = tuple(
     Experiment(name, desc)
     for name, desc in (
-        ("single_direction", "half the ranks send msgs messages each to the other half, one direction"),
+        ("single_direction", "odd ranks send msgs messages each to the even rank below, one direction"),
         ("pair_based", "per peer in turn: receive msgs from one, send msgs to another, waitall"),
         ("pre_post", "receives posted before the cache walk, then all sends, one waitall"),
         ("all_start", "all receives and sends to every peer started at once, one waitall"),

@@ -153,8 +153,9 @@ class FitView:
     """
 
     def __init__(self, out: TextIO = sys.stdout, fittable: set[str] | None = None, results=None,
-                 model: str = "hockney", stored: list | None = None):
+                 model: str = "hockney", stored: list | None = None, breakpoints: tuple[int, ...] = ()):
         self.out = out
+        self.breakpoints = tuple(breakpoints)  # --breakpoint: given ones instead of automatic
         self.fittable = fittable
         self.results = results  # a JsonResults (add_section) or None
         self.model = model
@@ -183,7 +184,8 @@ class FitView:
         if self.stored is not None:
             return self._take_stored(s.label)
         try:
-            return fit_series(s, model=self.model, auto=True).to_dict()
+            bps = [b for b in self.breakpoints if s.n.min() < b < s.n.max()]  # those inside this table
+            return fit_series(s, model=self.model, auto=not self.breakpoints, breakpoints=bps).to_dict()
         except ValueError as e:
             return {**s.label, "model": self.model, "error": str(e)}
 
@@ -219,7 +221,7 @@ def fit_sink(cfg, sinks: list) -> FitView:
     fam = suites.family(cfg.family)
     fittable = {b.name for b in fam.benchmarks if b.fit}
     results = next((s for s in sinks if isinstance(s, JsonResults)), None)
-    return FitView(sys.stdout, fittable, results)
+    return FitView(sys.stdout, fittable, results, breakpoints=cfg.breakpoints)
 
 
 def report_sink(doc: dict, out: TextIO = sys.stdout) -> FitView | None:

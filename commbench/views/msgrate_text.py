@@ -30,6 +30,8 @@ class MsgrateText:
         w(f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n")
         for label, v in zip(("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head):
             w(f"{label + ':':<12}{v}\n")
+        w(f"# single direction pairs: {p.pairing}; barrier before each timed iteration: "
+          f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}\n")
         w("# messages per second per process (sends + receives), averaged over processes\n")
         self.out.flush()
 
