@@ -66,6 +66,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
     Option(("--force",), "force", "", "run a --samples plan whose samples could pass 256 MB in the results file"),
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)"),
+    Option(("--int-counts",), "int_counts", "", "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic with an MPI without large counts)"),
     Option(("--no-fit",), "no_fit", "", "no fits, also for the comms family (which fits by default, as COMMS does)"),
     Option(("--breakpoint",), "breakpoints", "<n[,n…]>", "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit", byte_list("--breakpoint")),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
@@ -108,6 +109,7 @@ class RunConfig:
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
     fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
     breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
+    int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
 
@@ -300,7 +302,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     multi = values.get("multi")
     if multi is None and multi_prefix:
         multi = 0  # spec A3: a Multi- prefix implies -multi 0
-    msgs, vol, nonaggr, pol = _repetition_settings(values, argv, prof)
+    msgs, vol, nonaggr, pol = policy.repetition_settings(values, argv, prof)
     minlog, maxlog = _size_range(values, prof)
     warnings: list[str] = []
     msglen = None
@@ -342,7 +344,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
-        fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()),
+        fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()), int_counts=bool(values.get("int_counts")),
         samples=values.get("samples", 1), force=bool(values.get("force", False)),
     )
     if fam.configure is not None:
@@ -387,29 +389,6 @@ def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], b
         raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
                           "least one benchmark; see `commbench list`)")
     return fam, run_list, multi_prefix or mp2
-
-
-def _repetition_settings(values: dict, argv: list[str], prof: policy.Profile) -> tuple[int, int, int, str]:
-    """(MSGSPERSAMPLE, OVERALL_VOL, MSGS_NONAGGR, policy) from -iter and -iter_policy."""
-    msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
-    pol = "dynamic"
-    # -iter and -iter_policy: the later on the command line wins (spec §13.1).
-    order = [a for a in argv if a in ("-iter", "-iter_policy")]
-    if "iter" in values:
-        ints, ipol = values["iter"]
-        if len(ints) >= 1:
-            msgs = ints[0]
-        if len(ints) >= 2:
-            vol = ints[1] * 2**20
-        if len(ints) >= 3:
-            nonaggr = ints[2]
-        if ipol:
-            pol = ipol
-    if "iter_policy" in values:
-        iter_sets_policy = "iter" in values and values["iter"][1] is not None
-        if not iter_sets_policy or order[-1] == "-iter_policy":
-            pol = values["iter_policy"]
-    return msgs, vol, nonaggr, pol
 
 
 def _size_range(values: dict, prof: policy.Profile) -> tuple[int, int]:

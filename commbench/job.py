@@ -186,7 +186,7 @@ def configure(comm, argv: list[str]) -> Job | int:
     problem = None
     if rank == 0:
         per_host = max(meta["ranks_per_host"].values())
-        plan = Plan(cfg, comm.Get_size())
+        plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
         problem = resources.preflight(plan, per_host, MPI.Get_version())
         say, refusal = resources.samples_plan(plan, comm.Get_size()) if plan.family.driver is None else (None, None)
         problem = problem or refusal

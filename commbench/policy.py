@@ -177,3 +177,26 @@ def even_counts(items: int, np_: int) -> list[int]:
 def map_key(rank: int, rows: int, cols: int) -> int:
     """Split key of -map AxB (spec §3.4): ranks fill columns, groups are taken row by row."""
     return (rank % rows) * cols + (rank // rows)
+
+
+def repetition_settings(values: dict, argv: list[str], prof: Profile) -> tuple[int, int, int, str]:
+    """(MSGSPERSAMPLE, OVERALL_VOL, MSGS_NONAGGR, policy) from -iter and -iter_policy."""
+    msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
+    pol = "dynamic"
+    # -iter and -iter_policy: the later on the command line wins (spec §13.1).
+    order = [a for a in argv if a in ("-iter", "-iter_policy")]
+    if "iter" in values:
+        ints, ipol = values["iter"]
+        if len(ints) >= 1:
+            msgs = ints[0]
+        if len(ints) >= 2:
+            vol = ints[1] * 2**20
+        if len(ints) >= 3:
+            nonaggr = ints[2]
+        if ipol:
+            pol = ipol
+    if "iter_policy" in values:
+        iter_sets_policy = "iter" in values and values["iter"][1] is not None
+        if not iter_sets_policy or order[-1] == "-iter_policy":
+            pol = values["iter_policy"]
+    return msgs, vol, nonaggr, pol

@@ -19,7 +19,7 @@ from mpi4py import MPI
 from commbench import buffers, native, policy, records
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
-from commbench.harness.plan import Plan
+from commbench.harness.plan import INT_MAX, Plan
 from commbench.session import Session
 from commbench.suites.base import Benchmark
 
@@ -51,7 +51,7 @@ class Harness:
         self.world = session.comm
         self.world_rank = session.rank
         self.world_size = session.size
-        self.plan = Plan(cfg, self.world_size)
+        self.plan = Plan(cfg, self.world_size, large_counts=MPI.Get_version() >= (4, 0))
         self.family = self.plan.family
         self.checked: dict[str, bool] = {}
         # Engine selection, once for the run (collective): ["native"], ["mpi4py"],
@@ -138,6 +138,10 @@ class Harness:
             self.emit_status(row, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
                              self.engines_for(bench))
             return "stop"
+        overflow = self.plan.int_overflow(bench, x, sweep.layout.np)
+        if overflow:
+            self.emit_status(row, records.INT_OVERFLOW, overflow, self.engines_for(bench))
+            return "skip"
         need = self.plan.buffers(bench, x, sweep.layout.np, n0).gib
         if need > self.cfg.max_mem:
             self.emit_status(row, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
@@ -160,7 +164,7 @@ class Harness:
             n = self.repetitions(ctx, bench, n0, sweep.n_prev, sweep.history)
         self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
         n = self.world.allreduce(n, op=MPI.MIN)
-        for e, engine in enumerate(self.engines_for(bench)):
+        for e, engine in enumerate(self.engines_for(bench, x, layout.np)):
             if self.cfg.samples > 1:  # what a stop keeps of the row (commbench.harness.live)
                 self.session.live = LiveRow(bench, row, n, engine, self.cfg.samples, self.world_size,
                                             self.make_record)
@@ -305,17 +309,21 @@ class Harness:
             ctx.bench.teardown(ctx)
         ctx.bufs.free()
 
-    def engines_for(self, bench: Benchmark) -> list[str]:
-        """The engines that measure bench in this run, the first one driving the policy."""
+    def engines_for(self, bench: Benchmark, x: int | None = None, np_: int | None = None) -> list[str]:
+        """The engines that measure bench (at size x on np_ processes) in this run, the
+        first one driving the policy. The C loops pass C int counts: a size whose counts
+        or displacements pass 2^31-1 runs on mpi4py, which uses MPI-4 large counts."""
         if "native" in self.engines and bench.name not in self.native_kernels:
             self.native_kernels[bench.name] = native.kernel_for(bench)
         if self.native_kernels.get(bench.name) is None:
+            return ["mpi4py"]
+        if x is not None and np_ is not None and self.plan.int_extent(bench, x, np_) > INT_MAX:
             return ["mpi4py"]
         return list(self.engines)
 
     def timed(self, ctx: Context, n: int, engine: str | None = None) -> Any:
         kernel = ctx.bench.kernel
-        if (engine or self.engines_for(ctx.bench)[0]) == "native":
+        if (engine or self.engines_for(ctx.bench, ctx.x, ctx.size)[0]) == "native":
             kernel = self.native_kernels[ctx.bench.name]
         barrier = ctx.comm.Barrier
         for _ in range(policy.N_BARR):
@@ -344,6 +352,6 @@ class Harness:
         if self.plan.buffers(bench, wx, layout.np, policy.N_WARMUP).gib > self.cfg.max_mem:
             wx = first
         ctx = self.prepare(bench, layout, mode, wx, policy.N_WARMUP)
-        for engine in self.engines_for(bench):
+        for engine in self.engines_for(bench, wx, layout.np):
             self.timed(ctx, policy.N_WARMUP, engine)
         self.close(ctx)

@@ -41,11 +41,17 @@ class BufferPlan:
         return self.total / 2**30
 
 
+INT_MAX = 2**31 - 1
+
+
 class Plan:
-    def __init__(self, cfg, world_size: int):
+    def __init__(self, cfg, world_size: int, large_counts: bool = True):
         self.cfg = cfg
         self.world_size = world_size
         self.family = suites.family(cfg.family)
+        # MPI-4 large-count functions usable (mpi4py picks them by the count), and
+        # not --int-counts (IMB's C ints): else a row past 2^31-1 is int-overflow.
+        self.large_counts = large_counts and not getattr(cfg, "int_counts", False)
 
     def benchmarks(self) -> list[Benchmark]:
         return [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
@@ -104,6 +110,18 @@ class Plan:
             seconds += sweeps * min(n * secs, self.time_budget() + engines * secs)
         return rows, seconds
 
+    def int_extent(self, bench: Benchmark, x: int, np_: int) -> int:
+        """The largest count or displacement (bytes) a row passes to MPI."""
+        return max(x, bench.int_extent(x, np_) if bench.int_extent is not None else 0)
+
+    def int_overflow(self, bench: Benchmark, x: int, np_: int) -> str | None:
+        """IMB's int-overflow row (spec §6.4) where counts are C ints and a row needs more."""
+        if self.large_counts or self.int_extent(bench, x, np_) <= INT_MAX:
+            return None
+        if bench.int_extent is not None and x <= INT_MAX:
+            return "The production rank*size caused int overflow"  # IMB's words
+        return f"count {x} > 2^31-1 needs MPI-4 large counts"
+
     def time_budget(self) -> float:
         cfg = self.cfg
         return policy.time_budget(cfg.secs, cfg.maxlog, cfg.minlog, len(cfg.msglen or ()))
@@ -145,7 +163,7 @@ class Plan:
                     for x in self.sizes(bench):
                         bp = self.buffers(bench, x, np_, self.base_repetitions(bench, mode, x))
                         need = bp.total
-                        if need > cap:
+                        if need > cap or self.int_overflow(bench, x, np_):
                             continue
                         biggest = max(biggest, x)
                         if need > peak:

@@ -113,6 +113,10 @@ class Benchmark:
     # (params, X, NP) -> bytes per process it allocates beyond the harness's buffers
     # (PGAS segments, strided buffers): counted by -mem and the memory pre-flight.
     memory: Callable[[dict, int, int], int] | None = None
+    # (X, NP) -> the largest displacement (bytes) it passes beyond X itself: the
+    # v-collectives' (NP-1)*X. Where counts are C ints (an MPI without large-count
+    # functions, --int-counts, the native loops) a row past 2^31-1 cannot run.
+    int_extent: Callable[[int, int], int] | None = None
 
     @property
     def sync(self) -> bool:

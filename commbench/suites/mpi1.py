@@ -354,7 +354,13 @@ def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
     return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit,
-                     root_based=root_based, expected=expected, native=name.lower())
+                     root_based=root_based, expected=expected, native=name.lower(),
+                     int_extent=_last_displacement if name.endswith("v") else None)
+
+
+def _last_displacement(x: int, np_: int) -> int:
+    """The v-collectives' displacements are j*X: the last one, (NP-1)*X (IMB: "rank*size")."""
+    return (np_ - 1) * x
 
 
 BENCHMARKS = (

@@ -212,7 +212,7 @@ def _pair(name: str, blocking: str, plan, what: str) -> tuple[Benchmark, Benchma
     if blocking in mpi1.ROOT_SWEPT:  # verified once per root with this family's own operation
         expected = mpi1.ROOT_SWEPT[blocking](_started_and_waited(name))
     common = {"buffers": ref.buffers, "unit": ref.unit, "root_based": ref.root_based,
-              "expected": expected, "dtype": ref.dtype}
+              "expected": expected, "dtype": ref.dtype, "int_extent": ref.int_extent}
     over = Benchmark(name, F, Kind.OVERLAP_SYNC if sync else Kind.OVERLAP, _overlap(plan),
                      f"{what} overlapped with computation sized to its pure time",
                      components=OVERLAP_COMPONENTS, setup=_calibrate, **common)
