@@ -304,6 +304,8 @@ class Watchdog:
     def _fire(self) -> None:
         state = dict(self.state)
         mine = {"rank": self.rank, "host": self.host, "pid": os.getpid(), "state": state, "at": main_thread_at()}
+        if self.partial is not None:  # --samples: the completed samples of the stuck row travel along
+            mine["partial"] = self.partial()
         if self.rank != 0:
             print(f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
                   f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}", file=sys.stderr, flush=True)
@@ -315,6 +317,8 @@ class Watchdog:
             os._exit(EXIT_TIMEOUT)
         reports = {0: mine}
         reports.update(self._collect(REPORT_GRACE))
+        if self.partial is not None:  # a stuck rank sent nothing: the row says whose samples are missing
+            self.partials = {r: rep.get("partial") for r, rep in reports.items()}
         reason = self.report(state, reports)
         self._finish(reason)
         _run_exit_hooks("watchdog")

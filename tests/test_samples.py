@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -85,3 +86,32 @@ def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
     st = r["extra"]["samples"]
     assert st["k"] == min(map(len, per_rank)) >= 1 and st["k_requested"] == 100000
     assert r["values"]["t_max"] > 0 and "every completed sample is kept" in r["message"]
+
+
+def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_path):
+    """A rank stops (SIGSTOP) in the middle of a --samples row: at --timeout the
+    watchdog ends the job, and the row keeps rank 0's completed samples, naming
+    the rank whose samples are missing."""
+    from tests.test_faults import rank_pid
+
+    out = tmp_path / "stuck.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "-msglog", "0:3", "--samples", "100000",
+           "-time", "30", "-iter", "1000,off", "--timeout", "4", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+    try:
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)  # the run has started: its header is written
+        time.sleep(2.0)  # well inside the first row's samples (-time 30)
+        os.kill(rank_pid(str(out), 1), signal.SIGSTOP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and "watchdog" in doc["summary"]["interrupted"], err[-2000:]
+    stopped = [r for r in doc["records"] if r["status"] == "interrupted"]
+    assert len(stopped) == 1, err[-2000:]
+    per_rank = stopped[0]["extra"]["rank_samples"]
+    assert per_rank[0] and per_rank[1] is None and "(none from rank 1)" in stopped[0]["message"]
