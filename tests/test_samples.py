@@ -58,14 +58,19 @@ def test_an_absurd_samples_plan_is_refused_unless_forced(tmp_path):
     assert p.returncode == 2 and "--force only lifts the limit of a --samples plan" in p.stderr
 
 
+def _start_samples_run(out, *args: str) -> subprocess.Popen:
+    """A 2-rank PingPong with --samples 100000 (rows last their -time), in the background."""
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "--samples", "100000",
+           "-iter", "1000,off", *args, "-o", str(out)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+
+
 def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
     """SIGTERM in the middle of a --samples row: its samples so far are one record
     (status interrupted) with every rank's samples; --engine both's held rows survive."""
     out = tmp_path / "stop.json"
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "-msglog", "0:6", "--engine", "both",
-           "--samples", "100000", "-time", "1", "-iter", "1000,off", "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    proc = _start_samples_run(out, "-msglog", "0:6", "--engine", "both", "-time", "1")
     try:
         assert wait_for_records(out, 2, proc=proc) == 2  # sizes 0 and 1 natively; mpi4py's size 0 held
         proc.send_signal(signal.SIGTERM)
@@ -95,10 +100,7 @@ def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_
     from tests.test_faults import rank_pid
 
     out = tmp_path / "stuck.json"
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "-msglog", "0:3", "--samples", "100000",
-           "-time", "30", "-iter", "1000,off", "--timeout", "4", "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    proc = _start_samples_run(out, "-msglog", "0:3", "-time", "30", "--timeout", "4")
     try:
         deadline = time.monotonic() + 60
         while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
