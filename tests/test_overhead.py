@@ -41,6 +41,13 @@ def test_decomposition_interference_loggp(tmp_path):
             assert r["extra"]["forwarding_us"] == 0.0  # nobody forwards at distance 1
         else:
             assert r["extra"]["forwarding_us"] > 0.0  # rank 1 timed its Recv + Send
+    # seed test 7 (section 5.1): the same chains with every rank idle, and E against it
+    idle = {(r["extra"]["q"], r["extra"]["trial"], r["bytes"], r["extra"]["distance"]) for r in by["echo_idle"]}
+    assert idle == echo and all("subtracted_us" not in r["extra"] for r in by["echo_idle"])
+    for q in ("int", "float"):
+        assert f"# Unloaded latency (seed 002 section 5.1, test 7; Q = {q})" in text
+    cell = by["analysis"][0]["extra"]["unloaded"]["int"]["1000"]
+    assert cell["diff"]["n"] == 2 and math.isclose(cell["diff"]["mean"], cell["E"]["mean"] - cell["E_idle"]["mean"])
     for r in by["A+U"]:
         assert r["extra"]["mean_us"] > 0  # a receive call takes time (nothing subtracted)
     assert {r["extra"]["q"] for r in by["calibration"]} == {"int", "float"}

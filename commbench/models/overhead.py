@@ -213,6 +213,7 @@ def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrate
     out: dict[str, Any] = {"statistic": statistic, "baseline": baseline, "calibration": got.calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
                            "relation": []}
     out["echo"] = _echoes(got.echoes, got.combos)
+    out["unloaded"] = unloaded(got.echoes, got.idle)
     out["decomposition"] = _decompositions(got.combos)
     if got.rounds and got.loggp_n:
         out["loggp"] = _loggp_rounds(got.rounds, got.loggp_n)
@@ -233,8 +234,9 @@ class _Collected:
     # combos[q][trial][size][combination] = µs, the measured combinations
     combos: dict[str, dict[int, dict[int, dict[str, float]]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(dict)))
-    # echoes[(q, trial, size)][distance] = T_d less the forwarding, µs
+    # echoes[(q, trial, size)][distance] = T_d less the forwarding, µs; idle: test 7's
     echoes: dict[tuple, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    idle: dict[tuple, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     # rounds[trial][size] = the PRTT values, o_r and d, µs
     rounds: dict[int, dict[int, dict[str, float]]] = field(default_factory=lambda: defaultdict(dict))
     loggp_n: int | None = None
@@ -268,8 +270,9 @@ def _collect(recs: list[Any], statistic: str, baseline: str) -> _Collected:
                 raw - paired[(ex["q"], ex["trial"], r.bytes, PAIRED[r.benchmark])]
         elif r.benchmark in DIRECT:
             combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
-        elif r.benchmark == "echo":
-            got.echoes[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
+        elif r.benchmark in ("echo", "echo_idle"):
+            chains = got.echoes if r.benchmark == "echo" else got.idle
+            chains[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
         elif r.benchmark in PRTT:
             prtt = "min_us" if statistic == "min" else "median_us"  # Netgauge: median
             rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key] if r.benchmark == "o_r" else ex[prtt]
@@ -292,6 +295,25 @@ def _echoes(echoes: dict[tuple, dict[int, float]], combos: dict) -> dict:
         if len(ts) >= 2 and n in combos[q][trial]:
             combos[q][trial][n]["E"] = elapsed_from_echo(ts)
     return table
+
+
+def unloaded(loaded: dict[tuple, dict[int, float]], idle: dict[tuple, dict[int, float]]) -> dict:
+    """Seed §5.1 (test 7): E from the echo chains with every processor computing and
+    with every one idle, per Q variant and size: {q: {n: {"E", "E_idle", "diff"}}}
+    as Spreads over the trials (diff = E - E_idle per trial, its Student t interval)."""
+    per: dict = {}
+    for key, by_d in idle.items():
+        busy = loaded.get(key, {})
+        ts_idle, ts_busy = [by_d[d] for d in sorted(by_d)], [busy[d] for d in sorted(busy)]
+        if len(ts_idle) < 2 or len(ts_busy) < 2:
+            continue
+        q, _, n = key
+        e, e_idle = elapsed_from_echo(ts_busy), elapsed_from_echo(ts_idle)
+        cell = per.setdefault(q, {}).setdefault(n, {"E": [], "E_idle": [], "diff": []})
+        for k, v in (("E", e), ("E_idle", e_idle), ("diff", e - e_idle)):
+            cell[k].append(v)
+    return {q: {n: {k: spread(v) for k, v in cell.items()} for n, cell in sorted(by_n.items())}
+            for q, by_n in per.items()}
 
 
 def _decompositions(combos: dict) -> dict:

@@ -88,6 +88,7 @@ class OverheadText:
             self.table1(q, dec)
             self.table3(q, dec)
             self.echo(q, res["echo"].get(q, {}), dec)
+            self.unloaded(q, res["unloaded"].get(q, {}))
         if res["interference"]:
             self.interference(res["interference"])
         if res["loggp"]:
@@ -145,6 +146,21 @@ class OverheadText:
             v = dec["values"]
             feu = 2 * (v["F"][n].mean + v["E"][n].mean + v["U"][n].mean) if n in v["F"] else math.nan
             self.p(f"{n:<6d}" + "".join(_f(m, 10, 2) for m in means) + _f(feu, 10, 2))
+
+    def unloaded(self, q: str, by_size: dict) -> None:
+        """Seed §5.1: E with every processor computing against every one idle."""
+        if not by_size:
+            return
+        self.p("")
+        self.p(f"# Unloaded latency (seed 002 section 5.1, test 7; Q = {q}): E from the same echo chains with")
+        self.p("# every rank idle (waiting in MPI) instead of computing Q; mean over trials, us, 95% CI of the difference")
+        self.p(f"{'Size':<6}{'E computing':>13}{'E idle':>10}{'difference':>12}{'[95% CI]':>22}")
+        for n, c in by_size.items():
+            d = c["diff"]
+            self.p(f"{n:<6d}{c['E'].mean:13.2f}{c['E_idle'].mean:10.2f}{d.mean:12.2f}"
+                   f" [{_f(d.ci[0], 9, 2)},{_f(d.ci[1], 9, 2)}]")
+        if any(not math.isfinite(c["diff"].ci[0]) for c in by_size.values()):
+            self.p(NO_CI_NOTE)
 
     def interference(self, rows: list[dict]) -> None:
         self.p("")

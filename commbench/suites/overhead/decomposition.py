@@ -33,9 +33,12 @@ def decomposition(drv: Driver, q: ComputeLoop, cal: Calibration, every: list[dic
     drv.settle()
     feu = exp_feu(drv, q, cal, every, spec)
     drv.settle()
-    echoes = []
+    echoes, idle = [], []
     for d in range(1, drv.distance + 1):
         echoes.append(exp_echo(drv, q, cal, every, spec, d))
+        drv.settle()
+    for d in range(1, drv.distance + 1):  # seed test 7 (§5.1): the same chains, nobody computing
+        idle.append(exp_echo(drv, q, cal, every, spec, d, idle=True))
         drv.settle()
     if drv.rank == 0:
         r, au, fs, bc, bs = raufs
@@ -47,11 +50,12 @@ def decomposition(drv: Driver, q: ComputeLoop, cal: Calibration, every: list[dic
         drv.emit("F+S", n, fs, base, calib=(mine, "sendtime"))
         drv.emit("R+S", n, rs, base, np_=3, calib=(mine, "comptime"))
         drv.emit("2(F+E+U)", n, feu, base, calib=(every[1], "comptime"))
-        for d, (t, fwd) in enumerate(echoes, 1):
-            drv.emit("echo", n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
-                                        forwarding_median_us=fwd[1] * 1e6,
-                                        forwarding_min_us=fwd[2] * 1e6), np_=d + 1,
-                     calib=(every[d], "sendtime"))
+        for name, chains in (("echo", echoes), ("echo_idle", idle)):
+            for d, (t, fwd) in enumerate(chains, 1):
+                drv.emit(name, n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
+                                          forwarding_median_us=fwd[1] * 1e6,
+                                          forwarding_min_us=fwd[2] * 1e6), np_=d + 1,
+                         calib=(every[d], "sendtime") if name == "echo" else None)
 
 
 def exp_raufs(drv: Driver, q, cal, spec):
@@ -138,11 +142,13 @@ def exp_rs(drv: Driver, q, cal, spec, n):
     return RS
 
 
-def _round_trips(drv: Driver, q, cal, spec, tag, x):
+def _round_trips(drv: Driver, q, cal, spec, tag, x, idle: bool = False):
     """Rank 0's side of tests 1 and 6: send to rank 1, compute Q(SENDTIME),
     receive the echo; each round trip minus the partner's known compute x
-    and the timer cost (the first, warm-up round is dropped)."""
-    comm, w, su, run = drv.comm, drv.w, cal.send_units, q.run
+    and the timer cost (the first, warm-up round is dropped). idle (test 7):
+    no Q at all, x = 0."""
+    comm, w, su = drv.comm, drv.w, cal.send_units
+    run = _nothing if idle else q.run
     out = []
     for a in range(drv.st.reps + 1):
         t0 = w()
@@ -154,6 +160,10 @@ def _round_trips(drv: Driver, q, cal, spec, tag, x):
             out.append(t1 - t0 - x - cal.timer)
         run(su)
     return out
+
+
+def _nothing(units: int) -> None:
+    """Test 7's Q: none (the processor waits in MPI instead of computing)."""
 
 
 def exp_feu(drv: Driver, q, cal, every, spec):
@@ -173,19 +183,20 @@ def exp_feu(drv: Driver, q, cal, every, spec):
     return out
 
 
-def exp_echo(drv: Driver, q, cal, every, spec, d):
+def exp_echo(drv: Driver, q, cal, every, spec, d, idle: bool = False):
     """Seed test 1 at distance d: rank 0 -> 1 -> ... -> d and back. Ranks
     1..d-1 forward: Probe (the message has arrived), then Recv + Send, timed;
     the forwarding time is removed from T_d (the seed's OS forwarding had no
     F, A or U on intermediate nodes). Returns (T_d samples, (mean, median)
-    forwarding seconds summed over the forwarders)."""
+    forwarding seconds summed over the forwarders). idle: the seed's test 7
+    (§5.1), every processor idle instead of computing: no Q anywhere, X = 0."""
     comm, w, reps = drv.comm, drv.w, drv.st.reps
-    su, run = cal.send_units, q.run
+    su, run = cal.send_units, (_nothing if idle else q.run)
     r = drv.rank
     T: list[float] = []
     fwd = (0.0, 0.0, 0.0)
     if r == 0:
-        T = _round_trips(drv, q, cal, spec, T_ECHO, every[d]["sendtime"])
+        T = _round_trips(drv, q, cal, spec, T_ECHO, 0.0 if idle else every[d]["sendtime"], idle)
     elif r < d:
         probe, recv, send = comm.Probe, comm.Recv, comm.Send
         work = []
