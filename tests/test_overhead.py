@@ -17,6 +17,9 @@ def test_decomposition_interference_loggp(tmp_path):
         assert f"# Table 1 (Q = {q})" in text and f"# Table 3 (Q = {q})" in text
         assert f"# Q ({q}): unit" in text
     assert "# Interference (seed 002 section 5.2)" in text
+    # Appendix B: the seed's "max. error" beside each line, and the measured combinations' own lines
+    assert "r2  max err   as seed 002 Table 3" in text and "# The measured combinations (Q = int)" in text
+    assert "\n2(F+E+U) " in text and "\nA+U " in text
     assert "# LogGP (Netgauge PRTT(n,d,s), n = 10" in text
     assert "# LogGP against the decomposition on the same run" in text
 

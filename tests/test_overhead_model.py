@@ -69,6 +69,20 @@ def test_table1_to_table3():
         assert fit.ci_b[0] <= b <= fit.ci_b[1] or round(fit.b, digits) == b, (k, fit.ci_b)
 
 
+def test_max_error_and_the_measured_combinations_lines():
+    """Appendix B: each line's "max. error" (the largest distance of a size's mean
+    from it), and the measured combinations fitted as the seed's analysis does."""
+    dec = decomposition_table(seed_trials())
+    fit = dec["fits"]["A"]
+    worst = max(abs(TABLE1["A"][i] - (fit.a + fit.b * n)) for i, n in enumerate(SIZES))
+    assert dec["max_error"]["A"] == pytest.approx(worst) and 10 < worst < 20  # A at 1500 B: 97
+    assert dec["max_error"]["E"] < 2  # E is a line to the microsecond
+    rs = dec["composite_fits"]["R+S"]  # (178+152) ... (261+175): a line of its own
+    assert rs.a == pytest.approx(dec["fits"]["R"].a + dec["fits"]["S"].a)
+    assert rs.b == pytest.approx(dec["fits"]["R"].b + dec["fits"]["S"].b)
+    assert set(dec["composite_fits"]) == {"E", "R", "R+S", "F+S", "2(F+E+U)", "A+U"}
+
+
 def test_spread_over_trials_and_fit_through_every_point():
     # five trials scattered around Table 1 by its published standard deviations
     trials = {}

@@ -99,13 +99,32 @@ def decomposition_table(trials: Mapping[int, Mapping[int, Mapping[str, float]]])
         for n, combo in trials[t].items():
             for k, v in solve(combo).items():
                 per_trial[k][n].append(v)
-    values = {k: {n: spread(per_trial[k][n]) for n in sizes if per_trial[k][n]} for k in SIX}
+    measured: dict[str, dict[int, list[float]]] = {k: {n: [] for n in sizes} for k in COMBOS}
+    for t in sorted(trials):
+        for n, combo in trials[t].items():
+            for k in COMBOS:
+                measured[k][n].append(combo[k])
+    out = {"sizes": sizes, "per_trial": per_trial}
+    out.update(_lines(per_trial, sizes))
+    composites = _lines(measured, sizes)  # the seed's -s output: the measured combinations' lines
+    out.update(composite_values=composites["values"], composite_fits=composites["fits"],
+               composite_max_error=composites["max_error"])
+    return out
+
+
+def _lines(per_trial: dict[str, dict[int, list[float]]], sizes: list[int]) -> dict:
+    """Per name: spreads by size, the line through every (size, trial) point, and
+    the seed's "max. error": the largest distance of a size's mean from the line."""
+    values = {k: {n: spread(v[n]) for n in sizes if v[n]} for k, v in per_trial.items()}
     fits: dict[str, LineFit | None] = {}
-    for k in SIX:
-        xs = [n for n in sizes for _ in per_trial[k][n]]
-        ys = [v for n in sizes for v in per_trial[k][n]]
+    worst: dict[str, float | None] = {}
+    for k, v in per_trial.items():
+        xs = [n for n in sizes for _ in v[n]]
+        ys = [y for n in sizes for y in v[n]]
         fits[k] = fit_line(xs, ys) if len(set(xs)) >= 2 else None
-    return {"sizes": sizes, "values": values, "per_trial": per_trial, "fits": fits}
+        f = fits[k]
+        worst[k] = max(abs(s.mean - (f.a + f.b * n)) for n, s in values[k].items()) if f is not None else None
+    return {"values": values, "fits": fits, "max_error": worst}
 
 
 # ---------------------------------------------------------------- interference (seed §5.2)

@@ -13,7 +13,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.models.overhead import SIX, analyse
+from commbench.models.overhead import COMBOS, SIX, analyse
 from commbench.suites.overhead import Settings
 
 # An interval that cannot be computed (as many points as parameters: one trial,
@@ -119,17 +119,25 @@ class OverheadText:
 
     def table3(self, q: str, dec: dict) -> None:
         self.p("")
-        self.p(f"# Table 3 (Q = {q}): lines a + b*n (us, n in bytes) with 95% confidence intervals")
-        self.p(f"{'':<3}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7}   as seed 002 Table 3")
-        for k in SIX:
-            fit = dec["fits"][k]
+        self.p(f"# Table 3 (Q = {q}): lines a + b*n (us, n in bytes) with 95% confidence intervals; max err:")
+        self.p("# the largest distance of a size's mean from the line (the seed's \"max. error\")")
+        self.lines(dec["fits"], dec["max_error"], SIX, "as seed 002 Table 3")
+        self.p("")
+        self.p(f"# The measured combinations (Q = {q}), fitted alike (the seed's analysis program, -s)")
+        self.lines(dec["composite_fits"], dec["composite_max_error"], COMBOS, "")
+
+    def lines(self, fits: dict, worst: dict, names: tuple[str, ...], tail: str) -> None:
+        w = max(len(k) for k in names) + 1
+        self.p(f"{'':<{w}}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7} {'max err':>8}   {tail}".rstrip())
+        for k in names:
+            fit = fits[k]
             if fit is None:
-                self.p(f"{k:<3} (one size only)")
+                self.p(f"{k:<{w}} (one size only)")
                 continue
-            self.p(f"{k:<3}{fit.a:10.3f} [{_f(fit.ci_a[0], 9, 3)},{_f(fit.ci_a[1], 9, 3)}] "
-                   f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f}   "
-                   f"{k}  {table3(fit.a, fit.b)}")
-        if _open(*(b for f in dec["fits"].values() if f is not None for b in (*f.ci_a, *f.ci_b))):
+            self.p(f"{k:<{w}}{fit.a:10.3f} [{_f(fit.ci_a[0], 9, 3)},{_f(fit.ci_a[1], 9, 3)}] "
+                   f"{fit.b:10.5f} [{_f(fit.ci_b[0], 9, 5)},{_f(fit.ci_b[1], 9, 5)}] {fit.r2:7.3f} "
+                   f"{worst[k]:8.2f}   {k}  {table3(fit.a, fit.b)}")
+        if _open(*(b for f in fits.values() if f is not None for b in (*f.ci_a, *f.ci_b))):
             self.p(NO_CI_NOTE)
 
     def echo(self, q: str, by_size: dict, dec: dict) -> None:
