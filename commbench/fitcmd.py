@@ -132,6 +132,8 @@ def cmd_plot(argv: list[str]) -> int:
     if not a.output.lower().endswith((".png", ".svg")):
         print(f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file", file=sys.stderr)
         return 2
+    if len(a.files) == 1 and _overhead(a.files[0]) is not None:
+        return _plot_overhead(a.files[0], a.output)
     try:
         kw = _fit_kw(a)
         all_series = _load(a.files, a.benchmark)
@@ -156,4 +158,41 @@ def cmd_plot(argv: list[str]) -> int:
         print(f"commbench plot: error: cannot write {a.output!r} ({e.strerror})", file=sys.stderr)
         return 2
     print(f"commbench: figure written to {a.output}", file=sys.stderr)
+    return 0
+
+
+def _overhead(path: str) -> dict | None:
+    """The results document of an overhead run (seed 002), else None."""
+    from commbench.views import results_file
+
+    try:
+        doc = results_file.load(path)
+    except ValueError:
+        return None
+    return doc if doc.get("family", {}).get("name") == "overhead" else None
+
+
+def _plot_overhead(path: str, out: str) -> int:
+    """Seed 002's Figure 1 from an overhead results file: Table 1 and its fitted lines."""
+    from commbench.models.overhead import analyse
+    from commbench.suites.overhead import Settings
+    from commbench.views import plot, results_file
+
+    doc = _overhead(path) or {}
+    try:
+        st = Settings.of(doc.get("config", {}).get("params", {}))
+        decs = analyse(results_file.measurements(doc, path), st.statistic, st.baseline)["decomposition"]
+    except ValueError as e:
+        print(f"commbench plot: error: {e}", file=sys.stderr)
+        return 2
+    if not decs:
+        print(f"commbench plot: error: {path}: no size with all six measured combinations (a run of "
+              "--parts decomposition gives them)", file=sys.stderr)
+        return 2
+    try:
+        plot.overhead_figure(decs, out)
+    except OSError as e:
+        print(f"commbench plot: error: cannot write {out!r} ({e.strerror})", file=sys.stderr)
+        return 2
+    print(f"commbench: figure written to {out} (seed 002 Figure 1)", file=sys.stderr)
     return 0

@@ -49,6 +49,12 @@ def test_decomposition_interference_loggp(tmp_path):
     assert idle == echo and all("subtracted_us" not in r["extra"] for r in by["echo_idle"])
     for q in ("int", "float"):
         assert f"# Unloaded latency (seed 002 section 5.1, test 7; Q = {q})" in text
+    # seed 002 Figure 1 from the results file
+    fig = tmp_path / "fig1.svg"
+    p = commbench("plot", str(out), "-o", str(fig))
+    assert p.returncode == 0 and "seed 002 Figure 1" in p.stderr, p.stderr
+    svg = fig.read_text()
+    assert "Figure 1" in svg and "Q = int" in svg and "Q = float" in svg
     cell = by["analysis"][0]["extra"]["unloaded"]["int"]["1000"]
     assert cell["diff"]["n"] == 2 and math.isclose(cell["diff"]["mean"], cell["E"]["mean"] - cell["E_idle"]["mean"])
     for r in by["A+U"]:

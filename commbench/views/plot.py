@@ -117,3 +117,39 @@ def _fit_lines(ax_t, ax_r, fit, c, bench: str, marks: bool = True) -> None:
             ax.axvline(bp, color=c, ls="--", lw=1, alpha=0.7)
         ax_t.text(bp, 0.02, f"breakpoint {bp} B ", transform=ax_t.get_xaxis_transform(), rotation=90,
                   fontsize=8, color=c, ha="right", va="bottom")
+
+
+def overhead_figure(decs: dict, path: str) -> None:
+    """Seed 002's Figure 1: Table 1 (the six times, mean ± standard deviation over the
+    trials) against message size on linear axes, with the fitted lines of Table 3;
+    one panel per Q variant. decs: {q: decomposition table (commbench.models.overhead)}."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from commbench.models.overhead import SIX
+
+    cmap = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(1, len(decs), figsize=(7.5 * len(decs), 6), squeeze=False)
+    for ax, (q, dec) in zip(axes[0], decs.items()):
+        for k, name in enumerate(SIX):
+            c, pts = cmap(k), dec["values"][name]
+            ns = sorted(pts)
+            ax.errorbar(ns, [pts[n].mean for n in ns], yerr=[pts[n].std for n in ns], fmt=MARKERS[k], ms=5,
+                        color=c, capsize=3, label=name)
+            fit = dec["fits"][name]
+            if fit is not None:
+                x = np.linspace(min(ns), max(ns), 50)
+                sign = "+" if fit.b >= 0 else "-"
+                ax.plot(x, fit.a + fit.b * x, "-", color=c, lw=1.3, alpha=0.8,
+                        label=f"{name} = {fit.a:.4g} {sign} {abs(fit.b):.4g}n")
+        ax.set_xlabel("message size n [bytes]")
+        ax.set_ylabel("time [usec]")
+        ax.set_title(f"Q = {q}: mean ± std over trials, lines a + b*n")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, loc="best")
+    fig.suptitle("commbench overhead: seed 002 Figure 1 (Table 1 with the fitted lines of Table 3)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
