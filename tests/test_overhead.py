@@ -64,9 +64,12 @@ def test_decomposition_interference_loggp(tmp_path):
         assert len(c["extra"]["ranks"]) == 3
         assert all(k["comp_units"] == 5 * k["send_units"] or k["send_units"] >= 1 for k in c["extra"]["ranks"])
 
-    # interference: 1 and 2 streams (3 ranks), messages really went through rank 0
-    inter = sorted(by["interference"], key=lambda r: r["extra"]["streams"])
-    assert [r["extra"]["streams"] for r in inter] == [1, 2]
+    # interference: one stream (3 ranks: a source, rank 0 forwarding, a sink), for both Q variants;
+    # messages really went through rank 0
+    inter = sorted(by["interference"], key=lambda r: r["extra"]["q"])
+    assert [(r["extra"]["q"], r["extra"]["streams"], r["extra"]["channels"]) for r in inter] == \
+        [("float", 1, 2), ("int", 1, 2)]
+    assert "  int        2 " in text and "float        2 " in text  # rows by active channels
     for r in inter:
         assert r["extra"]["forwarded"] > 0
         assert len(r["extra"]["period_us"]) == r["extra"]["streams"]

@@ -358,7 +358,7 @@ def _predicted(ex: dict, dq: dict) -> dict:
     at = {k: _at(dq, k, 2000) for k in SIX}
     seed_load = at["R"] + at["S"]
     mpi_load = seed_load + at["A"] + at["U"] + at["F"]
-    return dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load,
+    return dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load, e_2000_us=at["E"],
                 predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
                 predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"]))
 

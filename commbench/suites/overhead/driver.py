@@ -108,7 +108,7 @@ class Driver:
                         self.session.progress(f"decomposition, Q {kind}, trial {trial}", benchmark="decomposition",
                                               np=self.size, bytes=n)
                         decomposition(self, q, cal, every, kind, trial, n)
-                if "interference" in self.parts and kind == st.q[0]:
+                if "interference" in self.parts:  # both Q variants, as the seed's tables
                     self.session.progress(f"interference, Q {kind}", benchmark="interference", np=self.size)
                     interference(self, q, cal, kind)
         if "loggp" in self.parts:
