@@ -1,0 +1,119 @@
+"""commbench against the real IMB 2021.11 on the same MPI, side by side (issue 13, item 5).
+
+    python benchmarks/imb_side_by_side.py [--rounds 3] [--np 2] [--memory same|defaults]
+                                          [--benchmarks PingPong,Bcast,...] [--sizes 0,8,1024,...]
+
+Runs ../shared/peers/imb/IMB-MPI1 (unmodified IMB 2021.11, built against the
+mpich wheel commbench installs; LD_LIBRARY_PATH points it at this Python's
+libmpi) and `commbench run` with the same benchmarks, sizes (-msglen) and
+repetitions (-iter N -iter_policy off), each a fresh job, alternating which
+goes first every round. Both texts are parsed by the same IMB table parser
+(commbench prints IMB's layout), and the table shows, per benchmark and size,
+the median over rounds of commbench's time / IMB's time: t[usec] of the
+single-transfer tables, t_avg[usec] of the collectives.
+
+--memory same: commbench on plain pages (--alloc mmap --hugepages off), as
+IMB's malloc'd buffers get here (THP mode madvise); defaults: commbench's own
+(numpy arrays). IMB 2021 times collectives call by call with a barrier in
+between (-sync 1) and a fixed root (-root_shift 0); commbench follows IMB 4.0
+(seed 001): the whole loop timed, the root rotating. Ratios far from 1 at
+small sizes of rooted collectives come from that difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cfloor import REPO, conditions, env_for, median, mpiexec, msglen_file, rotate
+
+IMB = REPO.parent / "shared" / "peers" / "imb" / "IMB-MPI1"
+BENCHMARKS = ["PingPong", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast", "Allgather", "Alltoall", "Barrier"]
+SIZES = [0, 8, 1024, 65536, 2**20, 4 * 2**20]
+REPS = 200
+
+
+def tables(text: str) -> dict[tuple[str, int], dict[int, dict[str, float]]]:
+    """IMB text -> {(benchmark, #processes): {bytes: {column: value}}} (Barrier: bytes 0)."""
+    out: dict = {}
+    bench, np_, head = None, None, None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("# Benchmarking "):
+            bench, head = s.split()[2], None
+        elif s.startswith("# #processes = "):
+            np_ = int(s.split("=")[1].split()[0])
+        elif bench and s.startswith("#bytes") or (bench and s.startswith("#repetitions")):
+            head = s.split()
+        elif bench and head and s and s[0].isdigit():
+            vals = s.split()
+            if len(vals) != len(head):
+                continue
+            row = {h: float(v) for h, v in zip(head, vals)}
+            out.setdefault((bench, np_), {})[int(row.get("#bytes", 0))] = row
+        elif not s:
+            head = None
+    return out
+
+
+def time_of(row: dict[str, float]) -> float:
+    return row.get("t[usec]", row.get("t_avg[usec]", float("nan")))
+
+
+def run(cmd: list[str], env: dict) -> str:
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    return p.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--memory", choices=("same", "defaults"), default="same")
+    ap.add_argument("--benchmarks", default=",".join(BENCHMARKS))
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--reps", type=int, default=REPS, help="-iter N -iter_policy off on both sides")
+    a = ap.parse_args()
+    if not IMB.is_file():
+        sys.exit(f"{IMB} not found: the IMB 2021.11 peers live in ../shared/peers (see its README)")
+    benches = [b for b in a.benchmarks.split(",") if b]
+    sizes = [int(s) for s in a.sizes.split(",") if s]
+    env = env_for(a.np)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p)
+    lens = msglen_file(sizes)
+    common = ["-msglen", lens, "-iter", str(a.reps), "-iter_policy", "off", "-npmin", str(a.np), *benches]
+    mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
+    with tempfile.TemporaryDirectory() as d:
+        contenders = {
+            "IMB": [mpiexec(), "-n", str(a.np), str(IMB), *common, "-time", "1000"],
+            "commbench": [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", *common,
+                          "-time", "1000", *mem, "-o", str(Path(d) / "r.json")],
+        }
+        got: dict[str, list] = {k: [] for k in contenders}
+        for r in range(a.rounds):
+            for name in rotate(list(contenders), r):
+                got[name].append(tables(run(contenders[name], env)))
+    os.unlink(lens)
+    print(f"# {conditions()}; NP {a.np}; -iter {a.reps} -iter_policy off; commbench memory: {a.memory}; "
+          f"medians of {a.rounds} alternating rounds")
+    print(f"{'benchmark':<12}" + "".join(f"{s:>10}" for s in sizes) + "   (commbench / IMB 2021.11 time)")
+    for b in benches:
+        cells = []
+        for s in sizes:
+            ratios = []
+            for imb, cb in zip(got["IMB"], got["commbench"]):
+                ri, rc = imb.get((b, a.np), {}).get(s), cb.get((b, a.np), {}).get(s)
+                if ri and rc and time_of(ri) > 0:
+                    ratios.append(time_of(rc) / time_of(ri))
+            cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
+        print(f"{b:<12}" + "".join(cells))
+
+
+if __name__ == "__main__":
+    main()
