@@ -36,10 +36,6 @@ from cfloor import REPO, build, conditions, env_for, median, mpiexec, rotate
 
 
 def timed(cmd: list[str], env: dict, ok=(0,), cwd: str | Path = REPO) -> float:
-    env = dict(env)
-    if isinstance(cmd[0], dict):  # a contender's own environment (--before)
-        env.update(cmd[0])
-        cmd = cmd[1:]
     t0 = time.perf_counter()
     # cwd: a neutral directory, so PYTHONPATH alone says which checkout runs (-m puts cwd first)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd, check=False)
@@ -76,13 +72,13 @@ def main() -> None:
         }
         if a.before:
             old = {"PYTHONPATH": str(Path(a.before).resolve())}
-            contenders["before: mpiexec"] = ([old, mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,))
-            contenders["before: -n N"] = ([old, py, "-m", "commbench", "run", "-n", n, *tiny], (0,))
+            contenders["before: mpiexec"] = ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,), old)
+            contenders["before: -n N"] = ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,), old)
         times: dict[str, list[float]] = {k: [] for k in contenders}
         for r in range(a.rounds):
             for name in rotate(list(contenders), r):
-                cmd, ok = contenders[name]
-                times[name].append(timed(cmd, env, ok, cwd=d))
+                cmd, ok, *own = contenders[name]  # own: a contender's environment (--before)
+                times[name].append(timed(cmd, dict(env, **(own[0] if own else {})), ok, cwd=d))
     print(f"# {conditions()}; NP {a.np}; {a.rounds} alternating rounds, medians")
     c = median(times["C PingPong"])
     for name, v in times.items():

@@ -289,7 +289,12 @@ def mpi_segments(maps: str = "/proc/self/maps") -> list[str]:
 def remove_segments(why: str = "") -> None:
     """Unlink every MPI segment this process maps: the memory stays valid for the
     processes that map it, the files are gone when the last one exits."""
-    for p in mpi_segments():
+    unlink_all(mpi_segments())
+
+
+def unlink_all(paths: list[str]) -> None:
+    """Unlink each path; one already gone (or not ours to remove) is skipped."""
+    for p in paths:
         try:
             os.unlink(p)
         except OSError:

@@ -277,7 +277,7 @@ def _refuse_unused(fam: suites.Family, values: dict) -> None:
     for opt in _all_options():
         if opt.dest not in values or opt in fam.options:
             continue
-        owner = next((f for f in suites.families() if opt in f.options), None)
+        owner = None if opt in OPTIONS else next((f for f in suites.families() if opt in f.options), None)
         if owner is not None:
             raise ConfigError(f"{opt.names[0]} is an option of the {owner.name} family ({owner.title}), "
                               f"not of {fam.name} (accepted: --suite {owner.name}, or no {opt.names[0]})")
@@ -304,11 +304,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         multi = 0  # spec A3: a Multi- prefix implies -multi 0
     msgs, vol, nonaggr, pol = policy.repetition_settings(values, argv, prof)
     minlog, maxlog = _size_range(values, prof)
-    warnings: list[str] = []
-    msglen = None
-    if "msglen" in values:
-        msglen, w = read_msglen_file(values["msglen"])
-        warnings += w
+    msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
         raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
@@ -340,7 +336,6 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         np=np_,
         mpiexec=values.get("mpiexec"),
         argv=tuple(argv),
-        warnings=tuple(warnings),
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),

@@ -132,8 +132,9 @@ def cmd_plot(argv: list[str]) -> int:
     if not a.output.lower().endswith((".png", ".svg")):
         print(f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file", file=sys.stderr)
         return 2
-    if len(a.files) == 1 and _overhead(a.files[0]) is not None:
-        return _plot_overhead(a.files[0], a.output)
+    doc = _overhead(a.files[0]) if len(a.files) == 1 else None
+    if doc is not None:
+        return _plot_overhead(doc, a.files[0], a.output)
     try:
         kw = _fit_kw(a)
         all_series = _load(a.files, a.benchmark)
@@ -172,13 +173,12 @@ def _overhead(path: str) -> dict | None:
     return doc if doc.get("family", {}).get("name") == "overhead" else None
 
 
-def _plot_overhead(path: str, out: str) -> int:
+def _plot_overhead(doc: dict, path: str, out: str) -> int:
     """Seed 002's Figure 1 from an overhead results file: Table 1 and its fitted lines."""
     from commbench.models.overhead import analyse
     from commbench.suites.overhead import Settings
     from commbench.views import plot, results_file
 
-    doc = _overhead(path) or {}
     try:
         st = Settings.of(doc.get("config", {}).get("params", {}))
         decs = analyse(results_file.measurements(doc, path), st.statistic, st.baseline)["decomposition"]

@@ -22,6 +22,11 @@ PMI_PREFIXES = ("PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_")
 THROTTLE = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
 
 
+def throttle_chosen(env=os.environ) -> bool:
+    """The user set MPICH's progress throttling: theirs wins."""
+    return any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env)
+
+
 def in_srun_step(env=os.environ) -> bool:
     return "SLURM_STEP_ID" in env and "SLURM_JOB_ID" in env
 
@@ -90,7 +95,7 @@ def throttle_if_oversubscribed(env=os.environ) -> str | None:
     """Under srun with more tasks on this node than cores: MPICH's throttled progress
     polling (set before MPI_Init; an MPIR_CVAR is ignored by other MPIs), unless the
     user set it. Returns the note to print (by task 0), else None."""
-    if not in_srun_step(env) or any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env):
+    if not in_srun_step(env) or throttle_chosen(env):
         return None
     tasks, cores = tasks_on_this_node(env), os.cpu_count() or 1
     if tasks is None or tasks <= cores:

@@ -78,12 +78,11 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         if np_ > (os.cpu_count() or 1):
             cmd.append("--oversubscribe")
-    elif np_ > (os.cpu_count() or 1) and not any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env):
+    elif np_ > (os.cpu_count() or 1) and not jobenv.throttle_chosen(env):
         # More MPICH processes than cores: busy polling makes every collective wait
         # for scheduler time slices (~8 ms here). Throttled polling (usleep(1) after
         # 64 idle polls) makes oversubscribed runs ~70x faster; recorded in mpi_env.
-        env["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] = "1"
-        env["MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT"] = "64"
+        env.update(jobenv.THROTTLE)
         print(f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling enabled "
               "(oversubscribed timings are not representative)", file=sys.stderr)
     cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
@@ -236,11 +235,7 @@ def _end_group(proc: subprocess.Popen) -> None:
             break
         except subprocess.TimeoutExpired:
             continue
-    for path in segments:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+    cleanup.unlink_all(segments)
 
 
 def _tied_to(parent: int):

@@ -258,8 +258,8 @@ def read_name_file(path: str) -> list[str]:
     return names
 
 
-def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
-    sizes, warnings = [], []
+def read_msglen_file(path: str) -> tuple[int, ...]:
+    sizes = []
     for num, token in _entries("-msglen", path, "one non-negative integer per line, optional k/m suffix"):
         size = byte_count(token, suffixes="km")
         if size is None:  # IMB skips such lines; a run without the sizes asked for is not what was meant
@@ -268,4 +268,4 @@ def read_msglen_file(path: str) -> tuple[tuple[int, ...], list[str]]:
         sizes.append(size)
     if not sizes:
         raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
-    return tuple(sizes), warnings
+    return tuple(sizes)

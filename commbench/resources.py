@@ -89,11 +89,12 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     if k <= 1:
         return None, None
     rows, seconds = plan.samples_bound()
-    size = rows * k * (world_size + 1) * SAMPLE_BYTES  # every rank's samples and the row's t_max
+    per_k = rows * (world_size + 1) * SAMPLE_BYTES  # one sample of every rank and the row's t_max, every row
+    size = k * per_k
     say = (f"--samples {k}: {rows} row{'s' if rows != 1 else ''}, each cut at -time {cfg.secs:g} s: "
            f"at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file")
     if size > SAMPLES_FILE_LIMIT and not cfg.force:
-        most = max(2, SAMPLES_FILE_LIMIT // (rows * (world_size + 1) * SAMPLE_BYTES))
+        most = max(2, SAMPLES_FILE_LIMIT // per_k)
         return say, (f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: --samples <= {most} "
                      "for this run, fewer rows, or --force to run it as planned)")
     return say, None

@@ -19,7 +19,7 @@ from mpi4py import MPI
 from commbench import buffers, native, policy, records
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
-from commbench.harness.plan import INT_MAX, Plan
+from commbench.harness.plan import Plan
 from commbench.session import Session
 from commbench.suites.base import Benchmark
 
@@ -317,7 +317,7 @@ class Harness:
             self.native_kernels[bench.name] = native.kernel_for(bench)
         if self.native_kernels.get(bench.name) is None:
             return ["mpi4py"]
-        if x is not None and np_ is not None and self.plan.int_extent(bench, x, np_) > INT_MAX:
+        if x is not None and np_ is not None and self.plan.past_int(bench, x, np_):
             return ["mpi4py"]
         return list(self.engines)
 

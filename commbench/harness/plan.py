@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commbench import policy, suites
+from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark
 
 
@@ -39,9 +40,6 @@ class BufferPlan:
     @property
     def gib(self) -> float:
         return self.total / 2**30
-
-
-INT_MAX = 2**31 - 1
 
 
 class Plan:
@@ -110,13 +108,13 @@ class Plan:
             seconds += sweeps * min(n * secs, self.time_budget() + engines * secs)
         return rows, seconds
 
-    def int_extent(self, bench: Benchmark, x: int, np_: int) -> int:
-        """The largest count or displacement (bytes) a row passes to MPI."""
-        return max(x, bench.int_extent(x, np_) if bench.int_extent is not None else 0)
+    def past_int(self, bench: Benchmark, x: int, np_: int) -> bool:
+        """Does a row pass MPI a count or displacement (bytes) beyond a C int?"""
+        return max(x, bench.int_extent(x, np_) if bench.int_extent is not None else 0) > INT_MAX
 
     def int_overflow(self, bench: Benchmark, x: int, np_: int) -> str | None:
         """IMB's int-overflow row (spec §6.4) where counts are C ints and a row needs more."""
-        if self.large_counts or self.int_extent(bench, x, np_) <= INT_MAX:
+        if self.large_counts or not self.past_int(bench, x, np_):
             return None
         if bench.int_extent is not None and x <= INT_MAX:
             return "The production rank*size caused int overflow"  # IMB's words
