@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -67,9 +68,13 @@ def install() -> None:
             raise Unavailable(f"apt-get install {' '.join(PACKAGES)} failed: {p.stderr[-300:]}")
 
 
-def _munge() -> None:
+MUNGE_PID = Path("/run/munge/munged.pid")
+
+
+def _munge() -> bool:
+    """A working munged; True when this call started it (stop() ends it again)."""
     if _run(["sh", "-c", "munge -n | unmunge"], timeout=20).returncode == 0:
-        return
+        return False
     if not Path("/etc/munge/munge.key").exists():
         _run(["mungekey", "--create"])
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
@@ -77,7 +82,7 @@ def _munge() -> None:
     _run(["runuser", "-u", "munge", "--", "munged"], timeout=20)
     for _ in range(50):
         if _run(["sh", "-c", "munge -n | unmunge"], timeout=20).returncode == 0:
-            return
+            return True
         time.sleep(0.1)
     raise Unavailable("munged did not start")
 
@@ -95,13 +100,14 @@ class Cluster:
         self.dir = d
         self.procs: list[subprocess.Popen] = []
         self.conf = d / "slurm.conf"
+        self.own_munge = False  # munged started for these tests, ended with them
 
     def env(self, **extra: str) -> dict:
         return dict(os.environ, SLURM_CONF=str(self.conf), **extra)
 
     def start(self) -> Cluster:
         install()
-        _munge()
+        self.own_munge = _munge()
         for sub in ("state", "spool"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         self.conf.write_text(CONF.format(host=socket.gethostname().split(".")[0], d=self.dir, port=_free_port(),
@@ -128,3 +134,8 @@ class Cluster:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
+        if self.own_munge:  # a daemon (it forks): its pid file says which process it is
+            try:
+                os.kill(int(MUNGE_PID.read_text().split()[0]), signal.SIGTERM)
+            except (OSError, ValueError, IndexError):
+                pass
