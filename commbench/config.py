@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import jobenv, policy, suites
+from commbench import jobenv, methodology, policy, suites
 from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
     ALLOC_KINDS,
     ENGINES,
@@ -72,6 +72,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
     Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
+    *methodology.OPTIONS,
 )
 
 
@@ -112,6 +113,7 @@ class RunConfig:
     int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
+    method: methodology.Methodology = methodology.PROFILES[methodology.DEFAULT]  # --methodology, -sync, …
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -119,8 +121,9 @@ class RunConfig:
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params")}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params", "method")}
         out["profile"] = self.profile.name
+        out["methodology"] = self.method.as_dict()
         out["params"] = dict(self.params)
         return out
 
@@ -281,6 +284,9 @@ def _refuse_unused(fam: suites.Family, values: dict) -> None:
         if owner is not None:
             raise ConfigError(f"{opt.names[0]} is an option of the {owner.name} family ({owner.title}), "
                               f"not of {fam.name} (accepted: --suite {owner.name}, or no {opt.names[0]})")
+        if opt.dest in methodology.KNOBS and not fam.methodology:
+            raise ConfigError(f"{opt.names[0]}: the {fam.name} family has no collectives it applies to "
+                              f"(accepted: --suite mpi1|nbc, or no {opt.names[0]})")
         if fam.honours is not None and opt.dest not in RUN_LEVEL | fam.honours:
             own = ", ".join(o.names[0] for o in fam.options)
             raise ConfigError(f"{opt.names[0]}: the {fam.name} family does not use it (accepted: its own options "
@@ -341,6 +347,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         timeout=values.get("timeout"),
         fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()), int_counts=bool(values.get("int_counts")),
         samples=values.get("samples", 1), force=bool(values.get("force", False)),
+        method=methodology.resolve(values),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)

@@ -34,6 +34,14 @@ CACHE_SIZE_MB = 8.0
 CACHE_LINE_SIZE = 64
 MAX_MEM_GB = 1.0
 TOL = 1e-2
+WARMUP_PERCENT = 10  # IMB 2021: n/10 warm-up runs before every size
+
+
+def warmup_each_size(n: int) -> int:
+    """IMB 2021.11's warm-up runs before a size measured with n repetitions: n/10,
+    at least 1 when n > 1 (IMB_warm_up.c); 0 means none."""
+    w = n // WARMUP_PERCENT
+    return 1 if w == 0 and n > 1 else w
 
 
 def np_sequence(world_size: int, npmin: int) -> list[int]:

@@ -174,7 +174,8 @@ def test_patterns_are_the_rows_of_the_c_table():
     for name, args in native.TABLE:
         assert native.PATTERNS[name] is native.ARGS[args]
     # The builders the patterns had before the table, unchanged.
-    assert native.TABLE[:3] == [("pingpong", "p2p"), ("pingpong_specific", "p2p_specific"), ("pingping", "p2p")]
+    assert native.TABLE[:4] == [("pingpong", "p2p"), ("pingpong_specific", "p2p_specific"),
+                                ("pingpong_select", "p2p_select"), ("pingping", "p2p")]
     assert dict(native.TABLE)["exchange"] == "exchange" and dict(native.TABLE)["gatherv"] == "vbytes"
     assert dict(native.TABLE)["reduce"] == "floats" and dict(native.TABLE)["barrier"] == "bytes"
 

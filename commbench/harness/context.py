@@ -55,6 +55,14 @@ class Context:
         self.params = session.cfg.params
         self.state: dict[str, Any] = {}
         self.np_state = layout.state  # shared by every size and mode of this NP
+        method = session.cfg.method
+        # The methodology's knobs (commbench.methodology): the root of call i, and whether
+        # PingPong/PingPing receive from MPI_ANY_SOURCE. `first` is the index of the
+        # kernel's first call: the harness times a -sync run one call at a time.
+        self.root_shift = method.root_shift
+        self.any_source = method.any_source
+        self.first = 0
+        self.sync = 0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
 
     # -- buffer specs, prebuilt outside the timed loop ------------------------
     def send_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
@@ -75,12 +83,25 @@ class Context:
             out.append([view, dtype])
         return out
 
-    @staticmethod
-    def each(n: int, *spec_lists: list) -> Iterable:
-        """n items cycling through the slots: a constant tuple when there is one slot."""
+    def each(self, n: int, *spec_lists: list) -> Iterable:
+        """n items cycling through the slots from call `first`'s: a constant tuple when
+        there is one slot."""
         if all(len(s) == 1 for s in spec_lists):
             return repeat(tuple(s[0] for s in spec_lists), n)
-        return islice(zip(*(cycle(s) for s in spec_lists)), n)
+        skip = self.first % self.slots if self.slots else 0
+        return islice(zip(*(cycle(s) for s in spec_lists)), skip, skip + n)
+
+    def root_of(self, i: int) -> int:
+        """The root of call i (0-based) of a rooted collective: i % NP with -root_shift on
+        (IMB 4.0), 0 with it off (IMB 2021). The one place a root is chosen: kernels,
+        verifiers and the native loops (its ROOTED shape) follow it."""
+        return (i * self.root_shift) % self.size
+
+    def roots(self, n: int) -> Iterable[int]:
+        """The roots of the kernel's n calls."""
+        if not self.root_shift:
+            return repeat(0, n)
+        return (self.root_of(i) for i in range(self.first, self.first + n))
 
     def slot_view(self, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int) -> np.ndarray:
         a = k * stride + offset

@@ -21,7 +21,7 @@ from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
 from commbench.session import Session
-from commbench.suites.base import Benchmark
+from commbench.suites.base import Benchmark, Kind
 
 BIG = 2**62
 
@@ -154,8 +154,9 @@ class Harness:
         bench, layout, mode = sweep.bench, sweep.layout, sweep.mode
         n = BIG
         ctx = None
+        method = self.cfg.method
         if sweep.member:
-            if sweep.first and bench.warmup:
+            if sweep.first and bench.warmup and method.warmup and not method.warmup_each_size:
                 self.session.progress("warm-up")
                 self.warmup(bench, layout, mode, x)
             self.session.progress("buffer set-up")
@@ -168,6 +169,11 @@ class Harness:
             if self.cfg.samples > 1:  # what a stop keeps of the row (commbench.harness.live)
                 self.session.live = LiveRow(bench, row, n, engine, self.cfg.samples, self.world_size,
                                             self.make_record)
+            if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
+                w = policy.warmup_each_size(n)
+                if w:
+                    self.session.progress("warm-up")
+                    self.timed(ctx, w, engine)
             runs, defect = self.timed_runs(ctx, n, engine, first_engine=e == 0)
             rec = self.publish(bench, row, n, runs, defect, engine)
             if rec is not None:  # --engine both: the second engine's rows form their own table
@@ -300,6 +306,7 @@ class Harness:
             recv.array[:] = 0
         bufs = buffers.Buffers(send, recv, bp.slots, bp.send_stride, bp.recv_stride)
         ctx = Context(self.session, bench, layout, mode, x, bufs, bp.send_len, bp.recv_len)
+        ctx.sync = self.plan.sync(bench)
         if bench.setup is not None:
             bench.setup(ctx)
         return ctx
@@ -328,7 +335,25 @@ class Harness:
         barrier = ctx.comm.Barrier
         for _ in range(policy.N_BARR):
             barrier()
+        if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
+            return self.one_call_at_a_time(ctx, n)
         return kernel(ctx, n)
+
+    @staticmethod
+    def one_call_at_a_time(ctx: Context, n: int) -> float:
+        """-sync on (IMB 2021) on the mpi4py engine: the kernel's n calls timed one by
+        one, each followed by ctx.sync barriers outside its time; call i keeps its
+        slot and root (Context.first). The native loops do the same in C."""
+        kernel, barrier, total = ctx.bench.kernel, ctx.comm.Barrier, 0.0
+        try:
+            for i in range(n):
+                ctx.first = i
+                total += kernel(ctx, 1)
+                for _ in range(ctx.sync):
+                    barrier()
+        finally:
+            ctx.first = 0
+        return total / n
 
     def repetitions(self, ctx: Context, bench: Benchmark, n0: int, n_prev: int,
                     history: list[tuple[int, int]] | None) -> int:

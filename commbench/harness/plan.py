@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from commbench import policy, suites
 from commbench.resources import INT_MAX
-from commbench.suites.base import Benchmark
+from commbench.suites.base import Benchmark, Kind
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,13 @@ class Plan:
     def base_repetitions(self, bench: Benchmark, mode: str, x: int) -> int:
         """n0 of spec §7.3: the cap, lowered for large X by OVERALL_VOL."""
         return policy.base_repetitions(x, self.cap(bench, mode), self.cfg.overall_vol, bench.sync)
+
+    def sync(self, bench: Benchmark) -> int:
+        """Barriers after each call of bench, each call timed alone (-sync, IMB 2021): the
+        collectives of a methodology family (mpi1, nbc); 0 times the loop as a whole."""
+        if self.family.methodology and bench.kind in (Kind.COLLECTIVE, Kind.OVERLAP):
+            return self.cfg.method.sync
+        return 0
 
     def policy_for(self, bench: Benchmark) -> str:
         pol = self.cfg.iter_policy

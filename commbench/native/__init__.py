@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 2  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 3  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
@@ -66,6 +66,8 @@ class Args(ctypes.Structure):
         ("size", ctypes.c_int),
         ("counts", ctypes.c_void_p),
         ("displs", ctypes.c_void_p),
+        ("sync", ctypes.c_int),
+        ("root_shift", ctypes.c_int),
     ]
 
 
@@ -278,6 +280,8 @@ def _base(ctx, count: int) -> tuple[Args, list]:
     a.size = ctx.size
     a.peer = 1 - ctx.rank if ctx.size == 2 else -1
     a.source = -1
+    a.sync = ctx.sync
+    a.root_shift = ctx.root_shift
     return a, []
 
 
@@ -301,6 +305,13 @@ def _p2p(specific: bool) -> Callable:
         return a, keep
 
     return args
+
+
+def _p2p_select(ctx):
+    a, keep = _base(ctx, ctx.x)
+    if not ctx.any_source:  # the methodology's source (Context.any_source)
+        a.source = 1 - ctx.rank
+    return a, keep
 
 
 def _exchange(ctx):
@@ -336,6 +347,7 @@ def _vbytes(ctx):
 ARGS: dict[str, Callable] = {
     "p2p": _p2p(False),  # X bytes, receive from MPI_ANY_SOURCE
     "p2p_specific": _p2p(True),  # X bytes, receive from the partner
+    "p2p_select": _p2p_select,  # X bytes, receive as the methodology says (PingPong, PingPing)
     "bytes": _bytes,  # X bytes
     "floats": _floats,  # X/4 floats
     "exchange": _exchange,  # X bytes, second send block at max(X, 4)

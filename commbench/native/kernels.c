@@ -5,7 +5,7 @@
  * Every pattern is one row of CB_PATTERNS below, which expands to a kernel
  *     double cb_<pattern>(const cb_args *a, long long n)
  * that mirrors one mpi4py kernel of commbench/suites (same calls, same arguments,
- * same order, same off-cache slot cycling, same root rotation i % NP) and returns
+ * same order, same off-cache slot cycling, same root rotation) and returns
  * the seconds per repetition of its timed region. The Python side
  * (commbench/native/__init__.py) reads the same rows from this file for the
  * pattern names and the builders of their cb_args, which it fills from the
@@ -25,7 +25,7 @@
  *   args   the Python builder of its cb_args: ARGS[args] in native/__init__.py.
  *   loop   how one repetition is repeated between the timestamps:
  *            EACH    calls; next off-cache slot
- *            ROOTED  calls; root = (root + 1) % NP; next slot     (root starts at 0)
+ *            ROOTED  calls; root = (root + root_shift) % NP; next slot  (root starts at 0)
  *            PAIR    two call lists, `calls0, calls1`: rank 0 repeats calls0,
  *                    rank 1 calls1; next slot
  *            BARE    calls only (no buffers, no slots)
@@ -48,11 +48,14 @@ P(pingpong,          p2p,            PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm
                                              MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Send(s, c, MPI_BYTE, 0, 1, comm)) \
 P(pingpong_specific, p2p_specific,   SAME,   pingpong) \
+/* PingPong's own name: the methodology's source (ANY_SOURCE for IMB 4.0, the partner for 2021) */ \
+P(pingpong_select,   p2p_select,     SAME,   pingpong) \
 /* PingPing: Isend, Recv(ANY_SOURCE), Wait */ \
 P(pingping,          p2p,            EACH,   MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req); \
                                              MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Wait(&req, MPI_STATUS_IGNORE)) \
 P(pingping_specific, p2p_specific,   SAME,   pingping) \
+P(pingping_select,   p2p_select,     SAME,   pingping) \
 /* COMMS1 (suites/comms.py): Send/Recv from rank 1, which returns the message */ \
 /* it received, from its receive buffer. Explicit source, tag 1. */ \
 P(comms1,            p2p_specific,   PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \
@@ -94,7 +97,7 @@ P(barrier,           bytes,          BARE,   MPI_Barrier(comm))
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 2
+#define CB_ABI_VERSION 3
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -111,6 +114,8 @@ typedef struct {
     int size;
     const int *counts;        /* per-rank counts (Reduce_scatter, v-variants) */
     const int *displs;        /* per-rank displacements (v-variants) */
+    int sync;                 /* >0: each call timed alone, then `sync` barriers (IMB 2021 -sync) */
+    int root_shift;           /* ROOTED: root += root_shift after each call (IMB 2021 -root_shift) */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
@@ -147,13 +152,15 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
     char *s = a->sbuf, *r = a->rbuf; \
     long long off2 = a->soff2; \
     MPI_Request req, reqs[2]; \
-    (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
+    int sy = a->sync, shift = a->root_shift; \
+    double acc = 0.0, t1 = 0.0; \
+    (void)shift; (void)t1; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
     (void)s; (void)r; (void)off2; (void)req; (void)reqs;
 
 /* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
 #define NEXT_SLOT() do { if (++k == a->slots) { k = 0; s = a->sbuf; r = a->rbuf; } \
                          else { s += a->sstride; r += a->rstride; } } while (0)
-#define NEXT_ROOT() do { if (++root == np) root = 0; } while (0)
+#define NEXT_ROOT() do { root += shift; if (root >= np) root -= np; } while (0)
 
 /* One kernel: the locals, then the timed region `timed`, nothing else in it. */
 #define CB_TIMED(name, timed) \
@@ -162,9 +169,15 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
         CB_LOCALS \
         double t0 = MPI_Wtime(); \
         timed \
-        return (MPI_Wtime() - t0) / (double)n; \
+        return (sy ? acc : MPI_Wtime() - t0) / (double)n; \
     }
-#define CB_REPEAT(calls, then) for (long long i = 0; i < n; i++) { calls; then }
+/* With a->sync (IMB 2021's -sync on, collectives only) each call is timed alone and
+ * followed by `sync` barriers outside its time; the reported time is the sum over n. */
+#define CB_REPEAT(calls, then) for (long long i = 0; i < n; i++) { \
+        if (sy) t1 = MPI_Wtime(); \
+        calls; \
+        if (sy) { acc += MPI_Wtime() - t1; for (int b = 0; b < sy; b++) MPI_Barrier(comm); } \
+        then }
 
 #define CB_LOOP_EACH(name, calls)   CB_TIMED(name, CB_REPEAT(calls, NEXT_SLOT();))
 #define CB_LOOP_ROOTED(name, calls) CB_TIMED(name, CB_REPEAT(calls, NEXT_ROOT(); NEXT_SLOT();))

@@ -181,6 +181,9 @@ class Family:
     # Fit every fittable table by default (--no-fit turns it off): COMMS prints
     # r_inf and n_1/2 after each table (seed 000).
     fits: bool = False
+    # Its collectives follow -sync and -root_shift (commbench.methodology): IMB 2021's
+    # MPI1, NBC and MPI4 parts.
+    methodology: bool = False
 
     @property
     def has_native(self) -> bool:

@@ -7,8 +7,6 @@ Kernels return seconds per repetition on this rank.
 
 from __future__ import annotations
 
-from itertools import cycle
-
 from mpi4py import MPI
 
 from commbench import buffers, policy
@@ -36,11 +34,19 @@ def _recv(ctx, **kw) -> list:
 
 # ---------------------------------------------------------------- point to point
 
-def _pingpong(specific: bool):
+def _source(ctx, specific: bool | None) -> int:
+    """The receive source of PingPong/PingPing: the partner for *SpecificSource,
+    MPI_ANY_SOURCE for *AnySource, and the methodology's choice for the plain names
+    (IMB 4.0: any source; IMB 2021: the partner)."""
+    if specific is None:
+        specific = not ctx.any_source
+    return 1 - ctx.rank if specific else MPI.ANY_SOURCE
+
+
+def _pingpong(specific: bool | None):
     def kernel(ctx, n):
         send, recv, tag = ctx.comm.Send, ctx.comm.Recv, MPI.ANY_TAG
-        partner = 1 - ctx.rank
-        src = partner if specific else MPI.ANY_SOURCE
+        src = _source(ctx, specific)
         items = ctx.each(n, _send(ctx), _recv(ctx))
         if ctx.rank == 0:
             t0 = MPI.Wtime()
@@ -57,11 +63,11 @@ def _pingpong(specific: bool):
     return kernel
 
 
-def _pingping(specific: bool):
+def _pingping(specific: bool | None):
     def kernel(ctx, n):
         isend, recv, tag = ctx.comm.Isend, ctx.comm.Recv, MPI.ANY_TAG
         partner = 1 - ctx.rank
-        src = partner if specific else MPI.ANY_SOURCE
+        src = _source(ctx, specific)
         items = ctx.each(n, _send(ctx), _recv(ctx))
         t0 = MPI.Wtime()
         for s, r in items:
@@ -118,10 +124,6 @@ def _check_exchange(ctx, n):
 
 # ---------------------------------------------------------------- collectives
 
-def _roots(ctx, n):
-    return cycle(range(ctx.size))
-
-
 def allreduce(ctx, n):
     op, SUM = ctx.comm.Allreduce, MPI.SUM
     items = ctx.each(n, _send(ctx, dtype=MPI.FLOAT), _recv(ctx, dtype=MPI.FLOAT))
@@ -133,7 +135,7 @@ def allreduce(ctx, n):
 
 def reduce(ctx, n):
     op, SUM = ctx.comm.Reduce, MPI.SUM
-    items = zip(_roots(ctx, n), ctx.each(n, _send(ctx, dtype=MPI.FLOAT), _recv(ctx, dtype=MPI.FLOAT)))
+    items = zip(ctx.roots(n), ctx.each(n, _send(ctx, dtype=MPI.FLOAT), _recv(ctx, dtype=MPI.FLOAT)))
     t0 = MPI.Wtime()
     for root, (s, r) in items:
         op(s, r, SUM, root)
@@ -159,7 +161,7 @@ def _check_allreduce(ctx, n):
 def _check_reduce(ctx, n):
     exp = buffers.reduce_pattern(ctx.members, ctx.x)
     me = ctx.rank
-    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: i % ctx.size == me) is not None else None)
+    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None)
 
 
 def _check_reduce_scatter(ctx, n):
@@ -205,7 +207,7 @@ def _gather(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Gatherv if v else ctx.comm.Gather
         recv = _recv(ctx, count=ctx.size * ctx.x)
-        items = zip(_roots(ctx, n), ctx.each(n, _send(ctx), _vspec(ctx, recv, ctx.x) if v else recv))
+        items = zip(ctx.roots(n), ctx.each(n, _send(ctx), _vspec(ctx, recv, ctx.x) if v else recv))
         return _rooted_loop(op, items, n)
 
     return kernel
@@ -215,7 +217,7 @@ def _scatter(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Scatterv if v else ctx.comm.Scatter
         send = _send(ctx, count=ctx.size * ctx.x)
-        items = zip(_roots(ctx, n), ctx.each(n, _vspec(ctx, send, ctx.x) if v else send, _recv(ctx)))
+        items = zip(ctx.roots(n), ctx.each(n, _vspec(ctx, send, ctx.x) if v else send, _recv(ctx)))
         return _rooted_loop(op, items, n)
 
     return kernel
@@ -249,7 +251,7 @@ def _check_allgather(ctx, n):
 def _check_gather(ctx, n):
     exp = _gathered(ctx)
     me = ctx.rank
-    return check_slots(ctx, n, lambda k: exp if last_rep(n, ctx.slots, k, lambda i: i % ctx.size == me) is not None else None)
+    return check_slots(ctx, n, lambda k: exp if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None)
 
 
 def _block_of(ctx, world_rank: int) -> tuple[int, object]:
@@ -282,7 +284,7 @@ def scatter_check(v: bool, op_of=None):
     """Scatter(v)'s verifier; op_of(ctx) -> op(send, recv, root) completing one operation
     (the blocking MPI_Scatter(v) here; IMB-NBC passes its start-and-wait)."""
     def expected(ctx, n):
-        timed = check_slots(ctx, n, lambda k: [(0, _block_of(ctx, ctx.members[last_rep(n, ctx.slots, k) % ctx.size]))])
+        timed = check_slots(ctx, n, lambda k: [(0, _block_of(ctx, ctx.members[ctx.root_of(last_rep(n, ctx.slots, k))]))])
         op = (op_of or (lambda c: c.comm.Scatterv if v else c.comm.Scatter))(ctx)
         send = _send(ctx, count=ctx.size * ctx.x)
         s = _vspec(ctx, send, ctx.x)[0] if v else send[0]
@@ -301,7 +303,7 @@ def _check_alltoall(ctx, n):
 def bcast(ctx, n):
     op = ctx.comm.Bcast
     me = ctx.rank
-    items = zip(_roots(ctx, n), ctx.each(n, _send(ctx), _recv(ctx)))
+    items = zip(ctx.roots(n), ctx.each(n, _send(ctx), _recv(ctx)))
     t0 = MPI.Wtime()
     for root, (s, r) in items:
         op(s if root == me else r, root)
@@ -314,10 +316,10 @@ def bcast_check(op_of=None):
         me = ctx.rank
 
         def last(k):
-            i = last_rep(n, ctx.slots, k, lambda i: i % ctx.size != me)
+            i = last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) != me)
             if i is None:
                 return None
-            return [(0, buffers.pattern(ctx.members[i % ctx.size], ctx.x, ctx.bench.dtype))]
+            return [(0, buffers.pattern(ctx.members[ctx.root_of(i)], ctx.x, ctx.bench.dtype))]
 
         timed = check_slots(ctx, n, last)
         op = (op_of or (lambda c: c.comm.Bcast))(ctx)
@@ -364,16 +366,22 @@ def _last_displacement(x: int, np_: int) -> int:
 
 
 BENCHMARKS = (
-    _single("PingPong", _pingpong(False), _from_partner,
-            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE)", factor=0.5,
-            pattern="pingpong"),
+    _single("PingPong", _pingpong(None), _from_partner,
+            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE; "
+            "the partner with --methodology imb2021)", factor=0.5, pattern="pingpong_select"),
     _single("PingPongSpecificSource", _pingpong(True), _from_partner,
             "PingPong receiving from the explicit partner rank", default=False, factor=0.5,
             pattern="pingpong_specific"),
-    _single("PingPing", _pingping(False), _from_partner,
-            "both processes send at once: a message obstructed by an oncoming one", pattern="pingping"),
+    _single("PingPongAnySource", _pingpong(False), _from_partner,
+            "PingPong receiving from MPI_ANY_SOURCE (IMB 2021's name)", default=False, factor=0.5,
+            pattern="pingpong"),
+    _single("PingPing", _pingping(None), _from_partner,
+            "both processes send at once: a message obstructed by an oncoming one (source as PingPong)",
+            pattern="pingping_select"),
     _single("PingPingSpecificSource", _pingping(True), _from_partner,
             "PingPing receiving from the explicit partner rank", default=False, pattern="pingping_specific"),
+    _single("PingPingAnySource", _pingping(False), _from_partner,
+            "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)", default=False, pattern="pingping"),
     Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
               buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, native="sendrecv", fit=True),
     Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
@@ -404,7 +412,8 @@ BENCHMARKS = (
 )
 
 # Default execution order of the reference (spec §8, A18).
-_ORDER = ["PingPong", "PingPongSpecificSource", "PingPing", "PingPingSpecificSource", "Sendrecv",
+_ORDER = ["PingPong", "PingPongSpecificSource", "PingPongAnySource", "PingPing", "PingPingSpecificSource",
+          "PingPingAnySource", "Sendrecv",
           "Exchange", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv", "Gather",
           "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Bcast", "Barrier"]
 assert [b.name for b in BENCHMARKS] == _ORDER
@@ -416,4 +425,5 @@ FAMILY = Family(
     benchmarks=BENCHMARKS,
     description="blocking point-to-point and collectives (Intel MPI Benchmarks MPI-1 part)",
     aliases=("IMB-MPI1",),
+    methodology=True,
 )

@@ -52,7 +52,7 @@ class Settings(FamilySettings):
 
 def _plan_bcast(ctx, n):
     op, me = ctx.comm.Ibcast, ctx.rank
-    pairs = zip(mpi1._roots(ctx, n), ctx.each(n, ctx.send_specs(), ctx.recv_specs()))
+    pairs = zip(ctx.roots(n), ctx.each(n, ctx.send_specs(), ctx.recv_specs()))
     return op, ((s if root == me else r, root) for root, (s, r) in pairs)
 
 
@@ -71,7 +71,7 @@ def _plan_gather(v: bool):
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
         if v:
             recv = mpi1._vspec(ctx, recv, ctx.x)
-        pairs = zip(mpi1._roots(ctx, n), ctx.each(n, ctx.send_specs(), recv))
+        pairs = zip(ctx.roots(n), ctx.each(n, ctx.send_specs(), recv))
         return ctx.comm.Igatherv if v else ctx.comm.Igather, ((s, r, root) for root, (s, r) in pairs)
 
     return plan
@@ -82,7 +82,7 @@ def _plan_scatter(v: bool):
         send = ctx.send_specs(count=ctx.size * ctx.x)
         if v:
             send = mpi1._vspec(ctx, send, ctx.x)
-        pairs = zip(mpi1._roots(ctx, n), ctx.each(n, send, ctx.recv_specs()))
+        pairs = zip(ctx.roots(n), ctx.each(n, send, ctx.recv_specs()))
         return ctx.comm.Iscatterv if v else ctx.comm.Iscatter, ((s, r, root) for root, (s, r) in pairs)
 
     return plan
@@ -100,7 +100,7 @@ def _plan_alltoall(v: bool):
 
 
 def _plan_reduce(ctx, n):
-    pairs = zip(mpi1._roots(ctx, n),
+    pairs = zip(ctx.roots(n),
                 ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT)))
     return ctx.comm.Ireduce, ((s, r, MPI.SUM, root) for root, (s, r) in pairs)
 
@@ -129,9 +129,21 @@ def _args(ctx, n, plan):
     return start, list(items)
 
 
-def _pure_loop(ctx, n, plan) -> float:
+def _pure_loop(ctx, n, plan, sync: int = 0) -> float:
+    """n × {start; wait}; with sync (-sync, IMB 2021) each one timed alone and followed
+    by `sync` barriers. (The _pure benchmarks get that from the harness, which times
+    a collective kernel one call at a time; the overlap kernel asks for it here.)"""
     start, items = _args(ctx, n, plan)
     wait = MPI.Request.Wait
+    if sync:
+        barrier, total = ctx.comm.Barrier, 0.0
+        for a in items:
+            t0 = MPI.Wtime()
+            wait(start(*a))
+            total += MPI.Wtime() - t0
+            for _ in range(sync):
+                barrier()
+        return total / n
     t0 = MPI.Wtime()
     for a in items:
         wait(start(*a))
@@ -158,7 +170,7 @@ def _overlap(plan):
 
     def kernel(ctx, n):
         # 1. the _pure measurement with the same n (the harness ran the barriers)
-        t_pure = _pure_loop(ctx, n, plan)
+        t_pure = _pure_loop(ctx, n, plan, ctx.sync)
         # 2. computation sized to this rank's pure communication time
         kern = cpu.shared()
         target = cpu_target(t_pure, Settings.of(ctx.params).cpu_factor, ctx.cfg.check)
@@ -171,6 +183,19 @@ def _overlap(plan):
         start, items = _args(ctx, n, plan)
         wait, exploit = MPI.Request.Wait, kern.exploit
         t_cpu = 0.0
+        if ctx.sync:  # -sync (IMB 2021): each repetition timed alone, barriers after it
+            t_ovrl = 0.0
+            for a in items:
+                t0 = MPI.Wtime()
+                req = start(*a)
+                s = MPI.Wtime()
+                exploit(target, False)
+                t_cpu += MPI.Wtime() - s
+                wait(req)
+                t_ovrl += MPI.Wtime() - t0
+                for _ in range(ctx.sync):
+                    barrier()
+            return t_ovrl / n, t_pure, t_cpu / n
         t0 = MPI.Wtime()
         for a in items:
             req = start(*a)
@@ -262,6 +287,7 @@ FAMILY = Family(
     benchmarks=BENCHMARKS,
     description="nonblocking collectives, pure and overlapped with computation (Intel MPI Benchmarks NBC part)",
     aliases=("IMB-NBC",),
+    methodology=True,
     options=(
         Option(("--nbc-cpu-factor",), "nbc_cpu_factor", "<F>",
                "IMB-NBC: computation per repetition = F × t_pure (default 1, as IMB)", _cpu_factor),

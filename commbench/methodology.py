@@ -1,0 +1,94 @@
+"""Which IMB's methodology a run follows: IMB 4.0 (the seed, default) or IMB 2021.
+
+The two differ in how collectives are timed, where their root is, which source
+PingPong/PingPing receive from and how the warm-up runs (docs/imb2021.md has
+the evidence, benchmark by benchmark):
+
+| knob | imb4 (seed 001, spec) | imb2021 (IMB 2021.11) | option |
+|---|---|---|---|
+| collective timing | the n-call loop as a whole | each call alone, then `-sync` barrier(s) | `-sync on\\|off` |
+| root of rooted collectives | i % NP, rotating | 0, fixed | `-root_shift on\\|off` |
+| PingPong, PingPing source | MPI_ANY_SOURCE | the partner rank | (the *AnySource/*SpecificSource names) |
+| warm-up | N_WARMUP runs before a mode's first size | n/10 runs before every size | `-warm_up on\\|off` |
+
+`--methodology` picks the set; the single options override one knob each and
+the results file records the resolved knobs. Nothing here imports MPI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from commbench.options import ConfigError, Option, choice
+
+METHODOLOGIES = ("imb4", "imb2021")
+
+# IMB 2021 reads its on/off options in these spellings (its -help: "on (1|enable|yes)
+# or off (0|disable|no)").
+ON = ("on", "1", "enable", "yes")
+OFF = ("off", "0", "disable", "no")
+
+
+@dataclass(frozen=True)
+class Methodology:
+    name: str
+    sync: int  # barriers after each collective call, timed alone; 0: the loop timed as a whole
+    root_shift: int  # the root of call i: (i * root_shift) % NP
+    any_source: bool  # PingPong/PingPing receive from MPI_ANY_SOURCE (else from the partner)
+    warmup_each_size: bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
+    warmup: bool = True  # -warm_up off: none at all
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> Methodology:
+        """The methodology a results file records; IMB 4.0's for files older than the field."""
+        return replace(PROFILES["imb4"], **d) if d else PROFILES["imb4"]
+
+
+PROFILES = {
+    "imb4": Methodology("imb4", sync=0, root_shift=1, any_source=True, warmup_each_size=False),
+    "imb2021": Methodology("imb2021", sync=1, root_shift=0, any_source=False, warmup_each_size=True),
+}
+DEFAULT = "imb4"  # the seed's (IMB 4.0) methodology: when seed and IMB 2021 differ, the seed wins
+
+
+def on_off(name: str):
+    def parse(s: str) -> bool:
+        low = s.lower()
+        if low in ON:
+            return True
+        if low in OFF:
+            return False
+        raise ConfigError(f"{name}: {s!r} is neither on nor off (accepted: {name} on|off, as IMB 2021: "
+                          f"{'|'.join(ON)} or {'|'.join(OFF)})")
+
+    return parse
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(("--methodology",), "methodology", "<imb4|imb2021>",
+           "IMB 4.0's methodology (default, the seed's) or IMB 2021's: collective timing, root, PingPong source, "
+           "warm-up (docs/imb2021.md)", choice("--methodology", METHODOLOGIES)),
+    Option(("-sync",), "sync", "<on|off>",
+           "time each collective call alone with a barrier after it (IMB 2021) or the whole loop (IMB 4.0)",
+           on_off("-sync")),
+    Option(("-root_shift",), "root_shift", "<on|off>",
+           "rooted collectives: root i % NP (on, IMB 4.0) or always 0 (off, IMB 2021)", on_off("-root_shift")),
+    Option(("-warm_up",), "warm_up", "<on|off>", "untimed warm-up runs (default on)", on_off("-warm_up")),
+)
+# What a family without methodology knobs must not be given (config._refuse_unused).
+KNOBS = frozenset({"sync", "root_shift"})
+
+
+def resolve(values: dict) -> Methodology:
+    """The run's methodology: --methodology's set, then each single option."""
+    m = PROFILES[values.get("methodology", DEFAULT)]
+    if "sync" in values:
+        m = replace(m, sync=int(values["sync"]))
+    if "root_shift" in values:
+        m = replace(m, root_shift=int(values["root_shift"]))
+    if "warm_up" in values:
+        m = replace(m, warmup=values["warm_up"])
+    return m
