@@ -1,6 +1,7 @@
 """commbench against the real IMB 2021.11 on the same MPI, side by side (issue 13, item 5).
 
     python benchmarks/imb_side_by_side.py [--rounds 3] [--np 2] [--memory same|defaults]
+                                          [--methodology imb2021|imb4|both]
                                           [--benchmarks PingPong,Bcast,...] [--sizes 0,8,1024,...]
 
 Runs ../shared/peers/imb/IMB-MPI1 (unmodified IMB 2021.11, built against the
@@ -14,10 +15,12 @@ single-transfer tables, t_avg[usec] of the collectives.
 
 --memory same: commbench on plain pages (--alloc mmap --hugepages off), as
 IMB's malloc'd buffers get here (THP mode madvise); defaults: commbench's own
-(numpy arrays). IMB 2021 times collectives call by call with a barrier in
-between (-sync 1) and a fixed root (-root_shift 0); commbench follows IMB 4.0
-(seed 001): the whole loop timed, the root rotating. Ratios far from 1 at
-small sizes of rooted collectives come from that difference.
+(numpy arrays). --methodology: commbench's --methodology for the run (default
+imb2021, IMB 2021's: collectives timed call by call with a barrier in between,
+-sync 1, and a fixed root, -root_shift 0); `both` adds a table for imb4 (IMB
+4.0's, commbench's default: the whole loop timed, the root rotating), whose
+ratios far from 1 at small sizes of rooted collectives come from that
+difference. Every commbench contender runs in the same alternating rounds.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ def main() -> None:
     ap.add_argument("--benchmarks", default=",".join(BENCHMARKS))
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--reps", type=int, default=REPS, help="-iter N -iter_policy off on both sides")
+    ap.add_argument("--methodology", choices=("imb2021", "imb4", "both"), default="imb2021")
     a = ap.parse_args()
     if not IMB.is_file():
         sys.exit(f"{IMB} not found: the IMB 2021.11 peers live in ../shared/peers (see its README)")
@@ -89,12 +93,12 @@ def main() -> None:
     lens = msglen_file(sizes)
     common = ["-msglen", lens, "-iter", str(a.reps), "-iter_policy", "off", "-npmin", str(a.np), *benches]
     mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
+    methods = ["imb2021", "imb4"] if a.methodology == "both" else [a.methodology]
     with tempfile.TemporaryDirectory() as d:
-        contenders = {
-            "IMB": [mpiexec(), "-n", str(a.np), str(IMB), *common, "-time", "1000"],
-            "commbench": [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", *common,
-                          "-time", "1000", *mem, "-o", str(Path(d) / "r.json")],
-        }
+        contenders = {"IMB": [mpiexec(), "-n", str(a.np), str(IMB), *common, "-time", "1000"]}
+        for m in methods:
+            contenders[m] = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", *common,
+                             "-time", "1000", *mem, "--methodology", m, "-o", str(Path(d) / "r.json")]
         got: dict[str, list] = {k: [] for k in contenders}
         for r in range(a.rounds):
             for name in rotate(list(contenders), r):
@@ -102,18 +106,19 @@ def main() -> None:
     os.unlink(lens)
     print(f"# {conditions()}; NP {a.np}; -iter {a.reps} -iter_policy off; commbench memory: {a.memory}; "
           f"medians of {a.rounds} alternating rounds")
-    print(f"{'benchmark':<12}" + "".join(f"{s:>10}" for s in sizes) + "   (commbench / IMB 2021.11 time)")
-    for b in benches:
-        cells = []
-        for s in sizes:
-            ratios = []
-            for imb, cb in zip(got["IMB"], got["commbench"]):
-                ri, rc = imb.get((b, a.np), {}).get(s), cb.get((b, a.np), {}).get(s)
-                if ri and rc and time_of(ri) > 0:
-                    ratios.append(time_of(rc) / time_of(ri))
-            cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
-        print(f"{b:<12}" + "".join(cells))
-
+    for m in methods:
+        print(f"{'benchmark':<12}" + "".join(f"{s:>10}" for s in sizes)
+              + f"   (commbench --methodology {m} / IMB 2021.11 time)")
+        for b in benches:
+            cells = []
+            for s in sizes:
+                ratios = []
+                for imb, cb in zip(got["IMB"], got[m]):
+                    ri, rc = imb.get((b, a.np), {}).get(s), cb.get((b, a.np), {}).get(s)
+                    if ri and rc and time_of(ri) > 0:
+                        ratios.append(time_of(rc) / time_of(ri))
+                cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
+            print(f"{b:<12}" + "".join(cells))
 
 if __name__ == "__main__":
     main()

@@ -79,6 +79,17 @@ def row(cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, g
 INTERRUPTED, NOT_RUN = "interrupted", "not run"
 
 
+def methodology_line(cfg: dict) -> str:
+    """How this run times and roots its collectives (commbench.methodology), in one line."""
+    m = cfg.get("methodology") or {}
+    if not m:
+        return "imb4"
+    timing = f"-sync on ({m['sync']} barrier(s) after each call)" if m["sync"] else "-sync off (loop timed)"
+    return (f"{m['name']}: {timing}, -root_shift {'on' if m['root_shift'] else 'off'}, "
+            f"PingPong source {'any' if m['any_source'] else 'partner'}, warm-up "
+            f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}")
+
+
 class ImbText:
     """Prints IMB's preamble, tables and trailer as records arrive."""
 
@@ -135,6 +146,7 @@ class ImbText:
             self.p("# MPI_Datatype                   :   MPI_BYTE ")
             self.p("# MPI_Datatype for reductions    :   MPI_FLOAT")
             self.p("# MPI_Op                         :   MPI_SUM  ")
+            self.p(f"# Methodology                    :   {methodology_line(cfg)}")
             self.p("#")
             self.p("#")
         for extra in header.get("preamble_extra", []):
