@@ -101,7 +101,8 @@ def cmd_list(argv: list[str]) -> int:
         fam = suites.family(n)
         print(f"{fam.name} ({fam.title}): {fam.description}")
         for b in fam.benchmarks:
-            flag = "" if b.default else " [by name or -include]"
+            flag = "" if b.default else (" [default with --methodology imb2021]" if getattr(b, "default_in", ())
+                                         else " [by name or -include]")
             print(f"  {b.name:<26} {b.description}{flag}")
         print()
     return 0

@@ -311,6 +311,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     msgs, vol, nonaggr, pol = policy.repetition_settings(values, argv, prof)
     minlog, maxlog = _size_range(values, prof)
     msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
+    if msglen is not None and not any(msglen) and values.get("zero_size") is False:
+        raise ConfigError("-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)")
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
         raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
@@ -384,7 +386,7 @@ def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], b
     explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
     include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
     exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
-    run_list = include_c + (explicit_c or fam.default_list())
+    run_list = include_c + (explicit_c or fam.default_list(values.get("methodology", methodology.DEFAULT)))
     excluded = {e.lower() for e in exclude_c}
     run_list = [b for b in run_list if b.lower() not in excluded]
     if not run_list:

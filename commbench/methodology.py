@@ -37,6 +37,7 @@ class Methodology:
     any_source: bool  # PingPong/PingPing receive from MPI_ANY_SOURCE (else from the partner)
     warmup_each_size: bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
     warmup: bool = True  # -warm_up off: none at all
+    zero_size: bool = True  # -zero_size off: no 0-byte rows (IMB 2021's option; same in both sets)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +78,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-root_shift",), "root_shift", "<on|off>",
            "rooted collectives: root i % NP (on, IMB 4.0) or always 0 (off, IMB 2021)", on_off("-root_shift")),
     Option(("-warm_up",), "warm_up", "<on|off>", "untimed warm-up runs (default on)", on_off("-warm_up")),
+    Option(("-zero_size",), "zero_size", "<on|off>", "measure 0-byte messages (default on; off: sizes from the "
+           "second on, as IMB 2021)", on_off("-zero_size")),
 )
 # What a family without methodology knobs must not be given (config._refuse_unused).
 KNOBS = frozenset({"sync", "root_shift"})
@@ -91,4 +94,6 @@ def resolve(values: dict) -> Methodology:
         m = replace(m, root_shift=int(values["root_shift"]))
     if "warm_up" in values:
         m = replace(m, warmup=values["warm_up"])
+    if "zero_size" in values:
+        m = replace(m, zero_size=values["zero_size"])
     return m

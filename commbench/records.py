@@ -30,6 +30,7 @@ class Kind(str, Enum):
     OVERLAP_SYNC = "overlap_sync"  # Ibarrier: overlap columns without size
     PASSIVE = "passive"  # Truly_passive_put: t_pure, t_ovrl
     SINGLE_ONE = "single_one"  # S_ IO: one process
+    RATE = "rate"  # Uniband/Biband: NP sequence, Mbytes/sec and Msg/sec (turnover = messages per repetition)
 
 
 # Status of a row; anything but OK prints a message instead of numbers (spec §14.4).
@@ -162,6 +163,8 @@ def reduce_times(
         out["bytes_per_sec"] = turnover * x / (out["t_max"] * 1e-6)
     elif x is not None:
         out["bytes_per_sec"] = 0.0
+    if kind == Kind.RATE:  # IMB 2021's Msg/sec: messages per repetition over the slowest rank's time
+        out["msgs_per_sec"] = turnover / (out["t_max"] * 1e-6) if out["t_max"] > 0 else 0.0
     return out
 
 

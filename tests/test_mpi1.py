@@ -11,7 +11,8 @@ from tests.mpirun import FAST, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi1.BENCHMARKS]
 TWO = {b.name for b in mpi1.BENCHMARKS if b.procs.fixed == 2}
-UNIT4 = {"Allreduce", "Reduce", "Reduce_scatter"}
+UNIT4 = {"Allreduce", "Reduce", "Reduce_scatter", "Reduce_local", "Reduce_scatter_block"}
+PAIRED = {b.name for b in mpi1.BENCHMARKS if b.procs.minimum == 2}  # Uniband, Biband: NP >= 2
 
 
 def expected_rows(name: str) -> int:
@@ -32,6 +33,9 @@ def test_every_benchmark_every_row(tmp_path, np_):
                 assert f"# !! Benchmark {name} invalid for 1 processes !! " in out
                 continue
             nps = [2]
+        elif name in PAIRED and np_ == 1:
+            assert f"# !! Benchmark {name} invalid for 1 processes !! " in out
+            continue
         else:
             nps = policy.np_sequence(np_, 2)
         for n in nps:

@@ -160,7 +160,7 @@ KERNELS = native.SOURCE
 def _with_row(tmp_path, row: str = NEW_ROW, name: str = "kernels.c"):
     """A copy of kernels.c whose table has `row` after its last row."""
     src = KERNELS.read_text()
-    last = "P(barrier,           bytes,          BARE,   MPI_Barrier(comm))\n"
+    last = "P(biband,            window,         OWN,    1)\n"
     assert src.count(last) == 1
     copy = tmp_path / name
     copy.write_text(src.replace(last, last[:-1] + " \\\n" + row + "\n"))
@@ -225,7 +225,7 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version())
     dll = ctypes.CDLL(str(path))
     dll.cb_patterns.restype = ctypes.c_char_p
-    assert dll.cb_patterns().decode().split()[-2:] == ["barrier:bytes", "allreduce_again:floats"]
+    assert dll.cb_patterns().decode().split()[-2:] == ["biband:window", "allreduce_again:floats"]
     with pytest.raises(native.NativeUnavailable, match="pattern table differs"):
         native.Library(path)  # this module's table lacks the new row
     fn = dll.cb_allreduce_again

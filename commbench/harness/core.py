@@ -117,7 +117,7 @@ class Harness:
         sizes = self.plan.sizes(bench)
         for x in sizes:
             row = self._row(bench, layout.np, layout.groups, mode, x if bench.has_size else None,
-                            bench.turnover(layout.np))
+                            self.plan.turnover(bench, layout.np))
             n0 = self.plan.base_repetitions(bench, mode, x)
             verdict = self.guard(sweep, row, x, n0)
             if verdict == "stop":

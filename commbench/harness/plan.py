@@ -67,8 +67,12 @@ class Plan:
         if bench.fixed_sizes:
             return list(bench.fixed_sizes)
         if self.cfg.msglen is not None:
-            return policy.user_size_list(self.cfg.msglen, bench.unit, self.cfg.maxlog)[0]
-        return policy.size_list(bench.unit, self.cfg.minlog, self.cfg.maxlog)
+            sizes = policy.user_size_list(self.cfg.msglen, bench.unit, self.cfg.maxlog)[0]
+        else:
+            sizes = policy.size_list(bench.unit, self.cfg.minlog, self.cfg.maxlog)
+        if not self.cfg.method.zero_size:  # -zero_size off (IMB 2021)
+            sizes = [x for x in sizes if x > 0]
+        return sizes
 
     def cap(self, bench: Benchmark, mode: str) -> int:
         """The repetition cap of a mode: MSGS_NONAGGR or MSGSPERSAMPLE."""
@@ -79,6 +83,14 @@ class Plan:
     def base_repetitions(self, bench: Benchmark, mode: str, x: int) -> int:
         """n0 of spec §7.3: the cap, lowered for large X by OVERALL_VOL."""
         return policy.base_repetitions(x, self.cap(bench, mode), self.cfg.overall_vol, bench.sync)
+
+    def turnover(self, bench: Benchmark, np_: int) -> float:
+        """F of spec §7.5 for a row; a Kind.RATE benchmark's counts messages per
+        repetition: F(NP) per window slot times the -window_size."""
+        f = bench.turnover(np_)
+        if bench.kind == Kind.RATE:
+            f *= self.cfg.params.get("mpi1_window_size", 1)
+        return f
 
     def sync(self, bench: Benchmark) -> int:
         """Barriers after each call of bench, each call timed alone (-sync, IMB 2021): the

@@ -68,6 +68,7 @@ class Args(ctypes.Structure):
         ("displs", ctypes.c_void_p),
         ("sync", ctypes.c_int),
         ("root_shift", ctypes.c_int),
+        ("window", ctypes.c_int),
     ]
 
 
@@ -332,6 +333,15 @@ def _reduce_scatter(ctx):
     return a, keep
 
 
+def _window(ctx):
+    a, keep = _base(ctx, ctx.x)
+    pairs = ctx.size // 2  # rank r < NP/2 pairs with r + NP/2; the last of an odd NP idles
+    me = ctx.rank
+    a.peer = -1 if me >= 2 * pairs else (me + pairs if me < pairs else me - pairs)
+    a.window = ctx.params.get("mpi1_window_size", 256)
+    return a, keep
+
+
 def _bytes(ctx):
     return _base(ctx, ctx.x)
 
@@ -353,6 +363,7 @@ ARGS: dict[str, Callable] = {
     "exchange": _exchange,  # X bytes, second send block at max(X, 4)
     "reduce_scatter": _reduce_scatter,  # counts: X/4 floats spread evenly over the ranks
     "vbytes": _vbytes,  # X bytes per rank, counts X, displacements j*X
+    "window": _window,  # X bytes, -window_size messages to the peer r ± NP/2
 }
 
 

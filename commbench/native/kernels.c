@@ -30,6 +30,7 @@
  *                    rank 1 calls1; next slot
  *            BARE    calls only (no buffers, no slots)
  *            SAME    `other`: the loop of pattern `other` (it differs in its args)
+ *            OWN     written out by hand after the table (the windowed loops)
  *   calls  the MPI calls of one repetition, separated by ';'. In scope:
  *            comm; s, r: this slot's send and receive buffers; c: a->count;
  *            src: the receive source (MPI_ANY_SOURCE or a->source); peer;
@@ -93,7 +94,13 @@ P(alltoall,          bytes,          EACH,   MPI_Alltoall(s, c, MPI_BYTE, r, c, 
 P(alltoallv,         vbytes,         EACH,   MPI_Alltoallv(s, a->counts, a->displs, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm)) \
 /* the root sends from sbuf, the others receive into rbuf */ \
 P(bcast,             bytes,          ROOTED, MPI_Bcast(root == me ? s : r, c, MPI_BYTE, root, comm)) \
-P(barrier,           bytes,          BARE,   MPI_Barrier(comm))
+P(barrier,           bytes,          BARE,   MPI_Barrier(comm)) \
+/* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1_2021.py) */ \
+P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, MPI_FLOAT, MPI_SUM)) \
+P(reduce_scatter_block, floats,     EACH,   MPI_Reduce_scatter_block(s, r, c, MPI_FLOAT, MPI_SUM, comm)) \
+/* windows of a->window messages to/from peer, then a 1-byte ack: written out below */ \
+P(uniband,           window,         OWN,    0) \
+P(biband,            window,         OWN,    1)
 
 /* ================================================================ the arguments */
 
@@ -116,6 +123,7 @@ typedef struct {
     const int *displs;        /* per-rank displacements (v-variants) */
     int sync;                 /* >0: each call timed alone, then `sync` barriers (IMB 2021 -sync) */
     int root_shift;           /* ROOTED: root += root_shift after each call (IMB 2021 -root_shift) */
+    int window;               /* Uniband/Biband: messages per window (-window_size) */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
@@ -186,9 +194,51 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
     CB_TIMED(name, if (a->rank == 0) { CB_REPEAT(calls0, NEXT_SLOT();) } \
                    else { CB_REPEAT(calls1, NEXT_SLOT();) })
 #define CB_LOOP_SAME(name, other)   CB_KERNEL(name) { return cb_##other(a, n); }
+#define CB_LOOP_OWN(name, ...)
 
 #define CB_DECLARE(name, args, ...) CB_KERNEL(name);
 #define CB_DEFINE(name, args, loop, ...) CB_LOOP_##loop(name, __VA_ARGS__)
 
 CB_PATTERNS(CB_DECLARE)
 CB_PATTERNS(CB_DEFINE)
+
+/* ================================================================ the windowed loops
+ *
+ * Uniband (both = 0): the rank with the lower number Isends a->window messages to
+ * its peer, Waitall, and receives a 1-byte ack; the peer Irecvs them, Waitall, and
+ * sends the ack. Biband (both = 1): both Irecv the window, then Isend it, Waitall,
+ * then the same ack. Message k of a window uses off-cache slot k % slots. A rank
+ * without a peer (peer < 0: the last of an odd NP) returns -1, no time. */
+#include <stdlib.h>
+
+static double cb_windowed(const cb_args *a, long long n, int both)
+{
+    MPI_Comm comm = *(const MPI_Comm *)a->comm;
+    int w = a->window, peer = a->peer, c = a->count, sender = a->rank < a->peer;
+    char ack = 0;
+    if (peer < 0) return -1.0;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)w);
+    char **sp = malloc(sizeof(char *) * (size_t)w), **rp = malloc(sizeof(char *) * (size_t)w);
+    if (!reqs || !sp || !rp) MPI_Abort(comm, 3);  /* a few kB: never silently drop a rank */
+    for (int k = 0; k < w; k++) {
+        sp[k] = a->sbuf + (long long)(k % a->slots) * a->sstride;
+        rp[k] = a->rbuf + (long long)(k % a->slots) * a->rstride;
+    }
+    double t0 = MPI_Wtime();
+    for (long long i = 0; i < n; i++) {
+        int m = 0;
+        if (both || !sender)
+            for (int k = 0; k < w; k++) MPI_Irecv(rp[k], c, MPI_BYTE, peer, 1, comm, &reqs[m++]);
+        if (both || sender)
+            for (int k = 0; k < w; k++) MPI_Isend(sp[k], c, MPI_BYTE, peer, 1, comm, &reqs[m++]);
+        MPI_Waitall(m, reqs, MPI_STATUSES_IGNORE);
+        if (sender) MPI_Recv(&ack, 1, MPI_CHAR, peer, 1, comm, MPI_STATUS_IGNORE);
+        else MPI_Send(&ack, 1, MPI_CHAR, peer, 1, comm);
+    }
+    double t = (MPI_Wtime() - t0) / (double)n;
+    free(reqs); free(sp); free(rp);
+    return t;
+}
+
+CB_KERNEL(uniband) { return cb_windowed(a, n, 0); }
+CB_KERNEL(biband) { return cb_windowed(a, n, 1); }

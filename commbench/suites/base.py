@@ -87,6 +87,7 @@ class Benchmark:
     turnover: Callable[[int], float] = lambda np_: 1.0  # F of spec §7.5, from NP
     time_factor: float = 1.0  # PingPong reports half the round trip
     default: bool = True  # in the default list, else only by name or -include
+    default_in: tuple[str, ...] = ()  # methodologies whose default list also has it (IMB 2021's additions)
     root_based: bool = False  # multiple_np under -iter_policy auto
     modes: tuple[str, ...] = ("",)  # "AGGREGATE" / "NON-AGGREGATE" tables
     nonaggr_modes: tuple[str, ...] = ("NON-AGGREGATE",)  # which modes use MSGS_NONAGGR
@@ -194,8 +195,9 @@ class Family:
         if self.alloc not in ALLOC_KINDS:
             raise ValueError(f"family {self.name}: alloc {self.alloc!r} is not one of {ALLOC_KINDS}")
 
-    def default_list(self) -> list[str]:
-        return [b.name for b in self.benchmarks if b.default]
+    def default_list(self, methodology: str = "imb4") -> list[str]:
+        """The run list without names: the seed's, plus IMB 2021's additions under its methodology."""
+        return [b.name for b in self.benchmarks if b.default or methodology in getattr(b, "default_in", ())]
 
     def get(self, name: str) -> Benchmark | Experiment | None:
         low = name.lower()

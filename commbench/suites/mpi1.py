@@ -10,26 +10,14 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.suites.base import TWO, Benchmark, Family, Kind, same, xp
+from commbench.options import ConfigError, Option, integer
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
+from commbench.suites import mpi1_2021
+from commbench.suites.specs import lean_recv as _recv
+from commbench.suites.specs import lean_send as _send
 from commbench.suites.verify import check_slots, last_rep, worst
 
 F = "mpi1"
-
-
-# mpi4py takes the memory of its own MPI.buffer objects faster than a numpy
-# array's (no PEP 3118 export per call): ~30-40 ns per message spec, several %
-# of a 0-byte PingPong iteration (benchmarks/mpi4py_loop.py). Same memory, same
-# datatype and count, so the messages are exactly those of the numpy specs.
-def _lean(specs: list) -> list:
-    return [[MPI.buffer(s[0]), *s[1:]] for s in specs]
-
-
-def _send(ctx, **kw) -> list:
-    return _lean(ctx.send_specs(**kw))
-
-
-def _recv(ctx, **kw) -> list:
-    return _lean(ctx.recv_specs(**kw))
 
 
 # ---------------------------------------------------------------- point to point
@@ -354,8 +342,9 @@ def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
                      default=default, procs=TWO, expected=expected, native=pattern, fit=True)
 
 
-def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False):
-    return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit,
+def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
+    default = {"default": False, "default_in": (since,)} if since else {}
+    return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit, **default,
                      root_based=root_based, expected=expected, native=name.lower(),
                      int_extent=_last_displacement if name.endswith("v") else None)
 
@@ -409,14 +398,35 @@ BENCHMARKS = (
     _coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
     Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0),
               native="barrier"),
+    # IMB 2021's additions (commbench.suites.mpi1_2021); Uniband/Biband only by name, as there.
+    *(Benchmark(name, F, Kind.RATE, mpi1_2021._windowed(bi), what, buffers=same, default=False,
+                turnover=lambda np_, bi=bi: mpi1_2021.messages(np_, bi, 1), procs=Procs(minimum=2),
+                expected=mpi1_2021.check_windowed(bi), native=name.lower())
+      for name, bi, what in (
+          ("Uniband", False, "windows of -window_size Isends from each rank of the first half to its "
+                             "partner in the second, one ack each: Mbytes/sec and Msg/sec"),
+          ("Biband", True, "Uniband in both directions at once"))),
+    _coll("Reduce_local", mpi1_2021.reduce_local, mpi1_2021.check_reduce_local,
+          "MPI_Reduce_local of X/4 floats, MPI_SUM, no communication", unit=4, since="imb2021"),
+    _coll("Reduce_scatter_block", mpi1_2021.reduce_scatter_block, mpi1_2021.check_reduce_scatter_block,
+          "MPI_Reduce_scatter_block of NP X/4 floats, X/4 to each", unit=4,
+          buffers=lambda x, np_: (np_ * xp(x), xp(x)), since="imb2021"),
 )
 
 # Default execution order of the reference (spec §8, A18).
 _ORDER = ["PingPong", "PingPongSpecificSource", "PingPongAnySource", "PingPing", "PingPingSpecificSource",
           "PingPingAnySource", "Sendrecv",
           "Exchange", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv", "Gather",
-          "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Bcast", "Barrier"]
+          "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Bcast", "Barrier", "Uniband", "Biband",
+          "Reduce_local", "Reduce_scatter_block"]
 assert [b.name for b in BENCHMARKS] == _ORDER
+
+def _window(s: str) -> int:
+    w = integer("-window_size", 1)(s)
+    if w > 65536:
+        raise ConfigError(f"-window_size must be <= 65536, got {w} (accepted: -window_size 1..65536)")
+    return w
+
 
 FAMILY = Family(
     name=F,
@@ -426,4 +436,7 @@ FAMILY = Family(
     description="blocking point-to-point and collectives (Intel MPI Benchmarks MPI-1 part)",
     aliases=("IMB-MPI1",),
     methodology=True,
+    options=(Option(("-window_size",), "mpi1_window_size", "<W>",
+                    "Uniband/Biband: messages in flight per repetition (default 256, as IMB 2021)",
+                    _window, default=256),),
 )

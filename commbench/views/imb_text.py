@@ -32,6 +32,8 @@ def columns(rec: records.Measurement, multi: int | None, check: bool, parallel_i
         cols = ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
     elif kind == Kind.PARALLEL.value:
         cols = ["#bytes", "#repetitions", *tmm, "Mbytes/sec"]
+    elif kind == Kind.RATE.value:
+        cols = ["#bytes", "#repetitions", "Mbytes/sec", "Msg/sec"]
     elif kind == Kind.COLLECTIVE.value:
         cols = ["#bytes", "#repetitions", *tmm]
     elif kind == Kind.SYNC.value:
@@ -68,6 +70,8 @@ def row(cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, g
             out.append(f"{rec.repetitions:{W}d}")
         elif c == "Mbytes/sec":
             out.append(f"{values.get('bytes_per_sec', 0.0) / mb_unit:{W}.2f}")
+        elif c == "Msg/sec":
+            out.append(f"{values.get('msgs_per_sec', 0.0):{W}.0f}")
         elif c == "defects":
             out.append(f"{rec.defects or 0.0:{W}.2f}")
         else:

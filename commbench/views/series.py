@@ -19,7 +19,7 @@ from commbench.records import Kind
 
 # Kinds whose first component is one time per size (t_min/t_max/t_avg rows).
 TIMED_KINDS = {Kind.SINGLE.value, Kind.PARALLEL.value, Kind.COLLECTIVE.value, Kind.MULTIPLE.value,
-               Kind.SINGLE_ONE.value}
+               Kind.SINGLE_ONE.value, Kind.RATE.value}
 
 
 @dataclass
