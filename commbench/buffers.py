@@ -159,12 +159,21 @@ def fill(buf: np.ndarray, world_rank: int, slot_len: int, slots: int, stride: in
         buf[off:end] = buf[: end - off]
 
 
-def reduce_pattern(world_ranks: list[int], nbytes: int) -> np.ndarray:
-    """Expected bytes of a float32 SUM over the given ranks' patterns."""
-    count = nbytes // 4
-    acc = np.zeros(count, dtype=np.float32)
+# IMB 2021's -data_type / -red_data_type: name -> (numpy type, bytes, MPI datatype name).
+# The buffers hold the same bytes whatever the type (spec §6.2's float pattern); a
+# reduction interprets them as its type, and so does its verifier.
+DATA_TYPES = {"byte": ("uint8", 1, "BYTE"), "char": ("int8", 1, "CHAR"), "int": ("int32", 4, "INT"),
+              "float": ("float32", 4, "FLOAT"), "double": ("float64", 8, "DOUBLE")}
+
+
+def reduce_pattern(world_ranks: list[int], nbytes: int, dtype: str = "float32") -> np.ndarray:
+    """Expected bytes of a SUM of the given ranks' patterns read as `dtype` (integers wrap,
+    as MPI's do)."""
+    size = np.dtype(dtype).itemsize
+    count = nbytes // size
+    acc = np.zeros(count, dtype=dtype)
     for r in world_ranks:
-        acc += pattern(r, count * 4).view(np.float32)
+        acc += pattern(r, count * size).view(dtype)
     return acc.view(np.uint8)
 
 
@@ -174,10 +183,12 @@ def deviation(got: np.ndarray, expected: np.ndarray, dtype: str = "float32") -> 
         return 1.0
     if np.array_equal(got, expected):
         return 0.0
-    whole = got.nbytes // 4 * 4
+    width = 8 if dtype == "float64" else 4
+    whole = got.nbytes // width * width
     if whole:
-        g = got[:whole].view(np.float32 if dtype == "float32" else np.int32).astype(np.float64)
-        e = expected[:whole].view(np.float32 if dtype == "float32" else np.int32).astype(np.float64)
+        view = {"float32": np.float32, "float64": np.float64}.get(dtype, np.int32)
+        g = got[:whole].view(view).astype(np.float64)
+        e = expected[:whole].view(view).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             dev = np.where(e != 0, np.abs(e - g) / np.abs(e), np.abs(e - g))
         dev = np.nan_to_num(dev, nan=1.0, posinf=1.0)

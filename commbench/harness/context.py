@@ -63,6 +63,15 @@ class Context:
         self.any_source = method.any_source
         self.first = 0
         self.sync = 0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
+        self.set_types("byte", "float")
+
+    def set_types(self, data: str, red: str) -> None:
+        """The MPI datatypes of IMB 2021's -data_type and -red_data_type (buffers.DATA_TYPES):
+        `dtype`/`width` for messages, `red_dtype`/`red_width`/`red_np` for reductions."""
+        np_name, self.width, mpi_name = buffers.DATA_TYPES[data]
+        self.data_type, self.dtype = data, getattr(MPI, mpi_name)
+        self.red_np, self.red_width, mpi_name = buffers.DATA_TYPES[red]
+        self.red_type, self.red_dtype = red, getattr(MPI, mpi_name)
 
     # -- buffer specs, prebuilt outside the timed loop ------------------------
     def send_specs(self, count: int | None = None, offset: int = 0, dtype=MPI.BYTE) -> list:
@@ -74,6 +83,7 @@ class Context:
     def _specs(self, buf: np.ndarray, stride: int, count: int | None, offset: int, dtype) -> list:
         nbytes = self.x if count is None else count
         width = dtype.Get_size() if dtype != MPI.BYTE else 1
+        nbytes -= nbytes % width  # whole elements (sizes are multiples of a typed benchmark's unit)
         out = []
         for k in range(self.slots):
             a = k * stride + offset

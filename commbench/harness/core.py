@@ -307,6 +307,8 @@ class Harness:
         bufs = buffers.Buffers(send, recv, bp.slots, bp.send_stride, bp.recv_stride)
         ctx = Context(self.session, bench, layout, mode, x, bufs, bp.send_len, bp.recv_len)
         ctx.sync = self.plan.sync(bench)
+        if bench.typed:  # IMB 2021's -data_type / -red_data_type
+            ctx.set_types(self.cfg.params.get("mpi1_data_type", "byte"), self.cfg.params.get("mpi1_red_data_type", "float"))
         if bench.setup is not None:
             bench.setup(ctx)
         return ctx

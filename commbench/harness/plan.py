@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from commbench import policy, suites
+from commbench import buffers, policy, suites
 from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark, Kind
 
@@ -67,9 +67,9 @@ class Plan:
         if bench.fixed_sizes:
             return list(bench.fixed_sizes)
         if self.cfg.msglen is not None:
-            sizes = policy.user_size_list(self.cfg.msglen, bench.unit, self.cfg.maxlog)[0]
+            sizes = policy.user_size_list(self.cfg.msglen, self.unit(bench), self.cfg.maxlog)[0]
         else:
-            sizes = policy.size_list(bench.unit, self.cfg.minlog, self.cfg.maxlog)
+            sizes = policy.size_list(self.unit(bench), self.cfg.minlog, self.cfg.maxlog)
         if not self.cfg.method.zero_size:  # -zero_size off (IMB 2021)
             sizes = [x for x in sizes if x > 0]
         return sizes
@@ -83,6 +83,20 @@ class Plan:
     def base_repetitions(self, bench: Benchmark, mode: str, x: int) -> int:
         """n0 of spec §7.3: the cap, lowered for large X by OVERALL_VOL."""
         return policy.base_repetitions(x, self.cap(bench, mode), self.cfg.overall_vol, bench.sync)
+
+    def data_type(self, bench: Benchmark) -> str:
+        """The IMB 2021 type name bench's messages use (buffers.DATA_TYPES): -data_type for
+        "data" benchmarks, -red_data_type for reductions; byte for the others."""
+        params = self.cfg.params
+        if bench.typed == "red":
+            return params.get("mpi1_red_data_type", "float")
+        if bench.typed == "data":
+            return params.get("mpi1_data_type", "byte")
+        return "byte"
+
+    def unit(self, bench: Benchmark) -> int:
+        """The size unit: the type's bytes for a typed benchmark (IMB 2021), else its own."""
+        return buffers.DATA_TYPES[self.data_type(bench)][1] if bench.typed else bench.unit
 
     def turnover(self, bench: Benchmark, np_: int) -> float:
         """F of spec §7.5 for a row; a Kind.RATE benchmark's counts messages per
@@ -160,7 +174,7 @@ class Plan:
         """X of the N_WARMUP untimed executions before a mode's first size (spec §7.1)."""
         if bench.sync:
             return 0
-        return bench.fixed_sizes[0] if bench.fixed_sizes else max(4, bench.unit)
+        return bench.fixed_sizes[0] if bench.fixed_sizes else max(4, self.unit(bench))
 
     def peak(self) -> tuple[int, int, str]:
         """(largest buffer bytes per process, largest message size, where) over the run.

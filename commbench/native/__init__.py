@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 3  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 4  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
@@ -69,6 +69,7 @@ class Args(ctypes.Structure):
         ("sync", ctypes.c_int),
         ("root_shift", ctypes.c_int),
         ("window", ctypes.c_int),
+        ("dtype", ctypes.c_int),
     ]
 
 
@@ -113,9 +114,9 @@ def cache_dir() -> Path:
     return Path(xdg) / "commbench"
 
 
-def build_key(mpicc: str, abi: str, library_version: str) -> str:
+def build_key(mpicc: str, abi: str, library_version: str, source: Path = SOURCE) -> str:
     h = hashlib.sha256()
-    h.update(SOURCE.read_bytes())
+    h.update(source.read_bytes())
     real = os.path.realpath(mpicc)
     st = os.stat(real)
     for part in (real, str(st.st_mtime_ns), str(st.st_size), abi, library_version,
@@ -124,11 +125,13 @@ def build_key(mpicc: str, abi: str, library_version: str) -> str:
     return h.hexdigest()[:16]
 
 
-def build(mpicc: str, abi: str, library_version: str) -> Path:
-    """The compiled library, built now unless the cache has it; raises NativeUnavailable."""
-    key = build_key(mpicc, abi, library_version)
+def build(mpicc: str, abi: str, library_version: str, source: Path = SOURCE,
+          lib_name: str = "libcommbench_native.so", flags: tuple[str, ...] = ()) -> Path:
+    """The compiled library of `source` (kernels.c; commbench.native.mt: mt.c), built now
+    unless the cache has it; raises NativeUnavailable."""
+    key = build_key(mpicc, abi, library_version, source)
     target_dir = cache_dir() / "native" / key
-    lib = target_dir / "libcommbench_native.so"
+    lib = target_dir / lib_name
     if lib.is_file():
         return lib
     try:
@@ -148,7 +151,7 @@ def build(mpicc: str, abi: str, library_version: str) -> Path:
             return lib
         fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=target_dir)
         os.close(fd)
-        cmd = [mpicc, "-O2", "-fPIC", "-shared", "-o", tmp, str(SOURCE)]
+        cmd = [mpicc, "-O2", "-fPIC", "-shared", *flags, "-o", tmp, str(source)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -266,10 +269,17 @@ def library() -> Library | None:
 
 # ---------------------------------------------------------------- wiring
 
-def _base(ctx, count: int) -> tuple[Args, list]:
+# cb_datatype's codes of IMB 2021's type names (commbench.buffers.DATA_TYPES).
+TYPE_CODES = {"byte": 0, "char": 1, "int": 2, "float": 3, "double": 4}
+
+
+def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
+    """The common arguments; count in elements of the datatype, the message type
+    (ctx.data_type) or, for a reduction, ctx.red_type."""
     from mpi4py import MPI
 
     a = Args()
+    a.dtype = TYPE_CODES[ctx.red_type if red else ctx.data_type]
     a.comm = MPI._addressof(ctx.comm)
     a.sbuf = ctx.sbuf.ctypes.data if ctx.sbuf.nbytes else None
     a.rbuf = ctx.rbuf.ctypes.data if ctx.rbuf.nbytes else None
@@ -300,7 +310,7 @@ def _with_counts(a: Args, keep: list, counts: list[int], displs: list[int] | Non
 
 def _p2p(specific: bool) -> Callable:
     def args(ctx):
-        a, keep = _base(ctx, ctx.x)
+        a, keep = _base(ctx, ctx.x // ctx.width)
         if specific:
             a.source = 1 - ctx.rank
         return a, keep
@@ -309,32 +319,32 @@ def _p2p(specific: bool) -> Callable:
 
 
 def _p2p_select(ctx):
-    a, keep = _base(ctx, ctx.x)
+    a, keep = _base(ctx, ctx.x // ctx.width)
     if not ctx.any_source:  # the methodology's source (Context.any_source)
         a.source = 1 - ctx.rank
     return a, keep
 
 
 def _exchange(ctx):
-    a, keep = _base(ctx, ctx.x)
+    a, keep = _base(ctx, ctx.x // ctx.width)
     a.soff2 = max(ctx.x, 4)  # the second send block, at mpi1.xp(X)
     return a, keep
 
 
 def _floats(ctx):
-    return _base(ctx, ctx.x // 4)
+    return _base(ctx, ctx.x // ctx.red_width, red=True)  # a reduction's elements (-red_data_type)
 
 
 def _reduce_scatter(ctx):
     from commbench import policy
 
-    a, keep = _base(ctx, 0)
-    _with_counts(a, keep, policy.even_counts(ctx.x // 4, ctx.size))
+    a, keep = _base(ctx, 0, red=True)
+    _with_counts(a, keep, policy.even_counts(ctx.x // ctx.red_width, ctx.size))
     return a, keep
 
 
 def _window(ctx):
-    a, keep = _base(ctx, ctx.x)
+    a, keep = _base(ctx, ctx.x // ctx.width)
     pairs = ctx.size // 2  # rank r < NP/2 pairs with r + NP/2; the last of an odd NP idles
     me = ctx.rank
     a.peer = -1 if me >= 2 * pairs else (me + pairs if me < pairs else me - pairs)
@@ -343,12 +353,13 @@ def _window(ctx):
 
 
 def _bytes(ctx):
-    return _base(ctx, ctx.x)
+    return _base(ctx, ctx.x // ctx.width)
 
 
 def _vbytes(ctx):
-    a, keep = _base(ctx, ctx.x)
-    _with_counts(a, keep, [ctx.x] * ctx.size, [j * ctx.x for j in range(ctx.size)])
+    c = ctx.x // ctx.width
+    a, keep = _base(ctx, c)
+    _with_counts(a, keep, [c] * ctx.size, [j * c for j in range(ctx.size)])
     return a, keep
 
 

@@ -33,6 +33,7 @@
  *            OWN     written out by hand after the table (the windowed loops)
  *   calls  the MPI calls of one repetition, separated by ';'. In scope:
  *            comm; s, r: this slot's send and receive buffers; c: a->count;
+ *            dt: the datatype (-data_type, or -red_data_type for a reduction);
  *            src: the receive source (MPI_ANY_SOURCE or a->source); peer;
  *            right, left: the ring neighbours; root; me, np: rank and size;
  *            off2: a->soff2; req, reqs[2]; a: the cb_args.
@@ -44,67 +45,67 @@
 #define CB_PATTERNS(P) \
 /* ---- point to point */ \
 /* mpi1 PingPong: Send, Recv(ANY_SOURCE) / Recv, Send */ \
-P(pingpong,          p2p,            PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \
-                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE), \
-                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
-                                             MPI_Send(s, c, MPI_BYTE, 0, 1, comm)) \
+P(pingpong,          p2p,            PAIR,   MPI_Send(s, c, dt, 1, 1, comm); \
+                                             MPI_Recv(r, c, dt, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE), \
+                                             MPI_Recv(r, c, dt, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Send(s, c, dt, 0, 1, comm)) \
 P(pingpong_specific, p2p_specific,   SAME,   pingpong) \
 /* PingPong's own name: the methodology's source (ANY_SOURCE for IMB 4.0, the partner for 2021) */ \
 P(pingpong_select,   p2p_select,     SAME,   pingpong) \
 /* PingPing: Isend, Recv(ANY_SOURCE), Wait */ \
-P(pingping,          p2p,            EACH,   MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req); \
-                                             MPI_Recv(r, c, MPI_BYTE, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+P(pingping,          p2p,            EACH,   MPI_Isend(s, c, dt, peer, 1, comm, &req); \
+                                             MPI_Recv(r, c, dt, src, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Wait(&req, MPI_STATUS_IGNORE)) \
 P(pingping_specific, p2p_specific,   SAME,   pingping) \
 P(pingping_select,   p2p_select,     SAME,   pingping) \
 /* COMMS1 (suites/comms.py): Send/Recv from rank 1, which returns the message */ \
 /* it received, from its receive buffer. Explicit source, tag 1. */ \
-P(comms1,            p2p_specific,   PAIR,   MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \
-                                             MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE), \
-                                             MPI_Recv(r, c, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE); \
-                                             MPI_Send(r, c, MPI_BYTE, 0, 1, comm)) \
+P(comms1,            p2p_specific,   PAIR,   MPI_Send(s, c, dt, 1, 1, comm); \
+                                             MPI_Recv(r, c, dt, 1, 1, comm, MPI_STATUS_IGNORE), \
+                                             MPI_Recv(r, c, dt, 0, 1, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Send(r, c, dt, 0, 1, comm)) \
 /* COMMS2: both exchange (Isend, Recv, Wait, tag 1), then both return what */ \
 /* they received (Isend of the receive buffer, Recv into the send buffer, tag 2). */ \
-P(comms2,            p2p_specific,   EACH,   MPI_Isend(s, c, MPI_BYTE, peer, 1, comm, &req); \
-                                             MPI_Recv(r, c, MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE); \
+P(comms2,            p2p_specific,   EACH,   MPI_Isend(s, c, dt, peer, 1, comm, &req); \
+                                             MPI_Recv(r, c, dt, peer, 1, comm, MPI_STATUS_IGNORE); \
                                              MPI_Wait(&req, MPI_STATUS_IGNORE); \
-                                             MPI_Isend(r, c, MPI_BYTE, peer, 2, comm, &req); \
-                                             MPI_Recv(s, c, MPI_BYTE, peer, 2, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Isend(r, c, dt, peer, 2, comm, &req); \
+                                             MPI_Recv(s, c, dt, peer, 2, comm, MPI_STATUS_IGNORE); \
                                              MPI_Wait(&req, MPI_STATUS_IGNORE)) \
 /* periodic chain of Sendrecv */ \
-P(sendrecv,          bytes,          EACH,   MPI_Sendrecv(s, c, MPI_BYTE, right, 1, r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE)) \
+P(sendrecv,          bytes,          EACH,   MPI_Sendrecv(s, c, dt, right, 1, r, c, dt, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE)) \
 /* Isend right, Isend left (second block), Recv left, Recv right, Waitall */ \
-P(exchange,          exchange,       EACH,   MPI_Isend(s, c, MPI_BYTE, right, 1, comm, &reqs[0]); \
-                                             MPI_Isend(s + off2, c, MPI_BYTE, left, 1, comm, &reqs[1]); \
-                                             MPI_Recv(r, c, MPI_BYTE, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
-                                             MPI_Recv(r, c, MPI_BYTE, right, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+P(exchange,          exchange,       EACH,   MPI_Isend(s, c, dt, right, 1, comm, &reqs[0]); \
+                                             MPI_Isend(s + off2, c, dt, left, 1, comm, &reqs[1]); \
+                                             MPI_Recv(r, c, dt, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
+                                             MPI_Recv(r, c, dt, right, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)) \
 /* ---- collectives: reductions on X/4 floats, SUM */ \
-P(allreduce,         floats,         EACH,   MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm)) \
-P(reduce,            floats,         ROOTED, MPI_Reduce(s, r, c, MPI_FLOAT, MPI_SUM, root, comm)) \
-P(reduce_scatter,    reduce_scatter, EACH,   MPI_Reduce_scatter(s, r, a->counts, MPI_FLOAT, MPI_SUM, comm)) \
+P(allreduce,         floats,         EACH,   MPI_Allreduce(s, r, c, dt, MPI_SUM, comm)) \
+P(reduce,            floats,         ROOTED, MPI_Reduce(s, r, c, dt, MPI_SUM, root, comm)) \
+P(reduce_scatter,    reduce_scatter, EACH,   MPI_Reduce_scatter(s, r, a->counts, dt, MPI_SUM, comm)) \
 /* ---- collectives on X bytes per rank */ \
-P(allgather,         bytes,          EACH,   MPI_Allgather(s, c, MPI_BYTE, r, c, MPI_BYTE, comm)) \
-P(allgatherv,        vbytes,         EACH,   MPI_Allgatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm)) \
-P(gather,            bytes,          ROOTED, MPI_Gather(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
-P(gatherv,           vbytes,         ROOTED, MPI_Gatherv(s, c, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, root, comm)) \
-P(scatter,           bytes,          ROOTED, MPI_Scatter(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
-P(scatterv,          vbytes,         ROOTED, MPI_Scatterv(s, a->counts, a->displs, MPI_BYTE, r, c, MPI_BYTE, root, comm)) \
-P(alltoall,          bytes,          EACH,   MPI_Alltoall(s, c, MPI_BYTE, r, c, MPI_BYTE, comm)) \
-P(alltoallv,         vbytes,         EACH,   MPI_Alltoallv(s, a->counts, a->displs, MPI_BYTE, r, a->counts, a->displs, MPI_BYTE, comm)) \
+P(allgather,         bytes,          EACH,   MPI_Allgather(s, c, dt, r, c, dt, comm)) \
+P(allgatherv,        vbytes,         EACH,   MPI_Allgatherv(s, c, dt, r, a->counts, a->displs, dt, comm)) \
+P(gather,            bytes,          ROOTED, MPI_Gather(s, c, dt, r, c, dt, root, comm)) \
+P(gatherv,           vbytes,         ROOTED, MPI_Gatherv(s, c, dt, r, a->counts, a->displs, dt, root, comm)) \
+P(scatter,           bytes,          ROOTED, MPI_Scatter(s, c, dt, r, c, dt, root, comm)) \
+P(scatterv,          vbytes,         ROOTED, MPI_Scatterv(s, a->counts, a->displs, dt, r, c, dt, root, comm)) \
+P(alltoall,          bytes,          EACH,   MPI_Alltoall(s, c, dt, r, c, dt, comm)) \
+P(alltoallv,         vbytes,         EACH,   MPI_Alltoallv(s, a->counts, a->displs, dt, r, a->counts, a->displs, dt, comm)) \
 /* the root sends from sbuf, the others receive into rbuf */ \
-P(bcast,             bytes,          ROOTED, MPI_Bcast(root == me ? s : r, c, MPI_BYTE, root, comm)) \
+P(bcast,             bytes,          ROOTED, MPI_Bcast(root == me ? s : r, c, dt, root, comm)) \
 P(barrier,           bytes,          BARE,   MPI_Barrier(comm)) \
 /* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1_2021.py) */ \
-P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, MPI_FLOAT, MPI_SUM)) \
-P(reduce_scatter_block, floats,     EACH,   MPI_Reduce_scatter_block(s, r, c, MPI_FLOAT, MPI_SUM, comm)) \
+P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, dt, MPI_SUM)) \
+P(reduce_scatter_block, floats,     EACH,   MPI_Reduce_scatter_block(s, r, c, dt, MPI_SUM, comm)) \
 /* windows of a->window messages to/from peer, then a 1-byte ack: written out below */ \
 P(uniband,           window,         OWN,    0) \
 P(biband,            window,         OWN,    1)
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 3
+#define CB_ABI_VERSION 4
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -124,9 +125,22 @@ typedef struct {
     int sync;                 /* >0: each call timed alone, then `sync` barriers (IMB 2021 -sync) */
     int root_shift;           /* ROOTED: root += root_shift after each call (IMB 2021 -root_shift) */
     int window;               /* Uniband/Biband: messages per window (-window_size) */
+    int dtype;                /* the datatype: 0 byte, 1 char, 2 int, 3 float, 4 double (cb_datatype) */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
+
+/* IMB 2021's -data_type / -red_data_type names, by the code commbench/native passes. */
+static MPI_Datatype cb_datatype(int code)
+{
+    switch (code) {
+    case 1: return MPI_CHAR;
+    case 2: return MPI_INT;
+    case 3: return MPI_FLOAT;
+    case 4: return MPI_DOUBLE;
+    default: return MPI_BYTE;
+    }
+}
 
 /* What this library's MPI sees: proves it is the MPI that mpi4py initialised. */
 int cb_probe(const void *comm, int *initialized, int *rank, int *size, char *version, int *vlen)
@@ -161,8 +175,9 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
     long long off2 = a->soff2; \
     MPI_Request req, reqs[2]; \
     int sy = a->sync, shift = a->root_shift; \
+    MPI_Datatype dt = cb_datatype(a->dtype); \
     double acc = 0.0, t1 = 0.0; \
-    (void)shift; (void)t1; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
+    (void)shift; (void)t1; (void)dt; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
     (void)s; (void)r; (void)off2; (void)req; (void)reqs;
 
 /* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
@@ -215,6 +230,7 @@ static double cb_windowed(const cb_args *a, long long n, int both)
 {
     MPI_Comm comm = *(const MPI_Comm *)a->comm;
     int w = a->window, peer = a->peer, c = a->count, sender = a->rank < a->peer;
+    MPI_Datatype dt = cb_datatype(a->dtype);
     char ack = 0;
     if (peer < 0) return -1.0;
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)w);
@@ -228,9 +244,9 @@ static double cb_windowed(const cb_args *a, long long n, int both)
     for (long long i = 0; i < n; i++) {
         int m = 0;
         if (both || !sender)
-            for (int k = 0; k < w; k++) MPI_Irecv(rp[k], c, MPI_BYTE, peer, 1, comm, &reqs[m++]);
+            for (int k = 0; k < w; k++) MPI_Irecv(rp[k], c, dt, peer, 1, comm, &reqs[m++]);
         if (both || sender)
-            for (int k = 0; k < w; k++) MPI_Isend(sp[k], c, MPI_BYTE, peer, 1, comm, &reqs[m++]);
+            for (int k = 0; k < w; k++) MPI_Isend(sp[k], c, dt, peer, 1, comm, &reqs[m++]);
         MPI_Waitall(m, reqs, MPI_STATUSES_IGNORE);
         if (sender) MPI_Recv(&ack, 1, MPI_CHAR, peer, 1, comm, MPI_STATUS_IGNORE);
         else MPI_Send(&ack, 1, MPI_CHAR, peer, 1, comm);

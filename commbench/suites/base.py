@@ -88,6 +88,9 @@ class Benchmark:
     time_factor: float = 1.0  # PingPong reports half the round trip
     default: bool = True  # in the default list, else only by name or -include
     default_in: tuple[str, ...] = ()  # methodologies whose default list also has it (IMB 2021's additions)
+    # Which IMB 2021 type option sets its MPI datatype and size unit: "data" (-data_type,
+    # default byte), "red" (-red_data_type, default float: a reduction), "" (its own).
+    typed: str = ""
     root_based: bool = False  # multiple_np under -iter_policy auto
     modes: tuple[str, ...] = ("",)  # "AGGREGATE" / "NON-AGGREGATE" tables
     nonaggr_modes: tuple[str, ...] = ("NON-AGGREGATE",)  # which modes use MSGS_NONAGGR

@@ -10,7 +10,7 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.options import ConfigError, Option, integer
+from commbench.options import ConfigError, Option, choice, integer
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites import mpi1_2021
 from commbench.suites.specs import lean_recv as _recv
@@ -114,7 +114,7 @@ def _check_exchange(ctx, n):
 
 def allreduce(ctx, n):
     op, SUM = ctx.comm.Allreduce, MPI.SUM
-    items = ctx.each(n, _send(ctx, dtype=MPI.FLOAT), _recv(ctx, dtype=MPI.FLOAT))
+    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
     t0 = MPI.Wtime()
     for s, r in items:
         op(s, r, SUM)
@@ -123,7 +123,7 @@ def allreduce(ctx, n):
 
 def reduce(ctx, n):
     op, SUM = ctx.comm.Reduce, MPI.SUM
-    items = zip(ctx.roots(n), ctx.each(n, _send(ctx, dtype=MPI.FLOAT), _recv(ctx, dtype=MPI.FLOAT)))
+    items = zip(ctx.roots(n), ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype)))
     t0 = MPI.Wtime()
     for root, (s, r) in items:
         op(s, r, SUM, root)
@@ -132,9 +132,9 @@ def reduce(ctx, n):
 
 def reduce_scatter(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
-    counts = policy.even_counts(ctx.x // 4, ctx.size)
-    items = ctx.each(n, _send(ctx, dtype=MPI.FLOAT),
-                     _recv(ctx, count=4 * counts[ctx.rank], dtype=MPI.FLOAT))
+    counts = policy.even_counts(ctx.x // ctx.red_width, ctx.size)
+    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype),
+                     _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype))
     t0 = MPI.Wtime()
     for s, r in items:
         op(s, r, counts, SUM)
@@ -142,27 +142,32 @@ def reduce_scatter(ctx, n):
 
 
 def _check_allreduce(ctx, n):
-    exp = buffers.reduce_pattern(ctx.members, ctx.x)
-    return check_slots(ctx, n, lambda k: [(0, exp)])
+    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)
+    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
 
 
 def _check_reduce(ctx, n):
-    exp = buffers.reduce_pattern(ctx.members, ctx.x)
+    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)
     me = ctx.rank
-    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None)
+    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me)
+                       is not None else None, dtype=ctx.red_np)
 
 
 def _check_reduce_scatter(ctx, n):
-    counts = policy.even_counts(ctx.x // 4, ctx.size)
-    start = 4 * sum(counts[: ctx.rank])
-    exp = buffers.reduce_pattern(ctx.members, ctx.x)[start : start + 4 * counts[ctx.rank]]
-    return check_slots(ctx, n, lambda k: [(0, exp)])
+    w = ctx.red_width
+    counts = policy.even_counts(ctx.x // w, ctx.size)
+    start = w * sum(counts[: ctx.rank])
+    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)[start : start + w * counts[ctx.rank]]
+    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
 
 
 def _vspec(ctx, specs, x):
-    counts = [x] * ctx.size
-    displs = [j * x for j in range(ctx.size)]
-    return [[s[0], (counts, displs), MPI.BYTE] for s in specs]
+    """The v-collectives' spec: X bytes from/to each rank at j·X, counted in elements of
+    the message datatype (-data_type)."""
+    c = x // ctx.width
+    counts = [c] * ctx.size
+    displs = [j * c for j in range(ctx.size)]
+    return [[s[0], (counts, displs), ctx.dtype] for s in specs]
 
 
 def allgather(ctx, n):
@@ -338,13 +343,15 @@ def barrier(ctx, n):
 # ---------------------------------------------------------------- descriptors
 
 def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
-    return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor,
+    return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor, typed="data",
                      default=default, procs=TWO, expected=expected, native=pattern, fit=True)
 
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
+    """A collective; unit 4 marks a reduction (-red_data_type, float by default)."""
     default = {"default": False, "default_in": (since,)} if since else {}
     return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit, **default,
+                     typed="red" if unit == 4 else "data",
                      root_based=root_based, expected=expected, native=name.lower(),
                      int_extent=_last_displacement if name.endswith("v") else None)
 
@@ -372,10 +379,11 @@ BENCHMARKS = (
     _single("PingPingAnySource", _pingping(False), _from_partner,
             "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)", default=False, pattern="pingping"),
     Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, native="sendrecv", fit=True),
+              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, native="sendrecv", fit=True,
+              typed="data"),
     Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
               buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange,
-              native="exchange", fit=True),
+              native="exchange", fit=True, typed="data"),
     _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
     _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
     _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),
@@ -401,7 +409,7 @@ BENCHMARKS = (
     # IMB 2021's additions (commbench.suites.mpi1_2021); Uniband/Biband only by name, as there.
     *(Benchmark(name, F, Kind.RATE, mpi1_2021._windowed(bi), what, buffers=same, default=False,
                 turnover=lambda np_, bi=bi: mpi1_2021.messages(np_, bi, 1), procs=Procs(minimum=2),
-                expected=mpi1_2021.check_windowed(bi), native=name.lower())
+                expected=mpi1_2021.check_windowed(bi), native=name.lower(), typed="data")
       for name, bi, what in (
           ("Uniband", False, "windows of -window_size Isends from each rank of the first half to its "
                              "partner in the second, one ack each: Mbytes/sec and Msg/sec"),
@@ -438,5 +446,11 @@ FAMILY = Family(
     methodology=True,
     options=(Option(("-window_size",), "mpi1_window_size", "<W>",
                     "Uniband/Biband: messages in flight per repetition (default 256, as IMB 2021)",
-                    _window, default=256),),
+                    _window, default=256),
+             Option(("-data_type",), "mpi1_data_type", "<type>",
+                    "datatype of the messages: byte (default), char, int, float, double (IMB 2021)",
+                    choice("-data_type", tuple(buffers.DATA_TYPES)), default="byte"),
+             Option(("-red_data_type",), "mpi1_red_data_type", "<type>",
+                    "datatype of the reductions: float (default), char, int, double (IMB 2021)",
+                    choice("-red_data_type", tuple(t for t in buffers.DATA_TYPES if t != "byte")), default="float")),
 )

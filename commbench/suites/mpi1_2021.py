@@ -85,7 +85,7 @@ def check_windowed(bidirectional: bool):
 
 def reduce_local(ctx, n):
     op, SUM = MPI.Op.Reduce_local, MPI.SUM
-    items = ctx.each(n, lean_send(ctx, dtype=MPI.FLOAT), lean_recv(ctx, dtype=MPI.FLOAT))
+    items = ctx.each(n, lean_send(ctx, dtype=ctx.red_dtype), lean_recv(ctx, dtype=ctx.red_dtype))
     t0 = MPI.Wtime()
     for s, r in items:
         op(SUM, s, r)
@@ -96,17 +96,17 @@ def check_reduce_local(ctx, n):
     """The timed loop accumulates into its receive slots over every run (warm-up,
     calibration, samples), so their contents say nothing checkable: one more
     untimed MPI_Reduce_local into a zeroed slot 0 must leave this rank's data."""
-    s, r = lean_send(ctx, dtype=MPI.FLOAT)[0], lean_recv(ctx, dtype=MPI.FLOAT)[0]
-    nbytes = ctx.x // 4 * 4
+    s, r = lean_send(ctx, dtype=ctx.red_dtype)[0], lean_recv(ctx, dtype=ctx.red_dtype)[0]
+    nbytes = ctx.x // ctx.red_width * ctx.red_width
     ctx.rbuf[:nbytes] = 0
     MPI.Op.Reduce_local(MPI.SUM, s, r)
-    return buffers.deviation(ctx.rbuf[:nbytes], buffers.pattern(ctx.world_rank, nbytes), ctx.bench.dtype)
+    return buffers.deviation(ctx.rbuf[:nbytes], buffers.pattern(ctx.world_rank, nbytes), ctx.red_np)
 
 
 def reduce_scatter_block(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter_block, MPI.SUM
-    items = ctx.each(n, lean_send(ctx, count=ctx.size * ctx.x, dtype=MPI.FLOAT),
-                     lean_recv(ctx, dtype=MPI.FLOAT))
+    items = ctx.each(n, lean_send(ctx, count=ctx.size * ctx.x, dtype=ctx.red_dtype),
+                     lean_recv(ctx, dtype=ctx.red_dtype))
     t0 = MPI.Wtime()
     for s, r in items:
         op(s, r, SUM)
@@ -115,6 +115,6 @@ def reduce_scatter_block(ctx, n):
 
 def check_reduce_scatter_block(ctx, n):
     """Block j of the NP·X/4-float SUM goes to rank j."""
-    block = ctx.x // 4 * 4
-    exp = buffers.reduce_pattern(ctx.members, ctx.size * ctx.x)[ctx.rank * block : (ctx.rank + 1) * block]
-    return check_slots(ctx, n, lambda k: [(0, exp)])
+    block = ctx.x // ctx.red_width * ctx.red_width
+    exp = buffers.reduce_pattern(ctx.members, ctx.size * ctx.x, ctx.red_np)[ctx.rank * block : (ctx.rank + 1) * block]
+    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)

@@ -16,8 +16,12 @@ def lean(specs: list) -> list:
 
 
 def lean_send(ctx, **kw) -> list:
+    """The send specs of every slot, in the message datatype (ctx.dtype: -data_type) unless
+    a dtype is given (reductions pass ctx.red_dtype)."""
+    kw.setdefault("dtype", ctx.dtype)
     return lean(ctx.send_specs(**kw))
 
 
 def lean_recv(ctx, **kw) -> list:
+    kw.setdefault("dtype", ctx.dtype)
     return lean(ctx.recv_specs(**kw))

@@ -25,13 +25,15 @@ def worst(devs: Iterable[float | None]) -> float | None:
 
 
 def check_slots(ctx, n: int, expect: Callable[[int], list[tuple[int, np.ndarray]] | None],
-                buf: np.ndarray | None = None, stride: int | None = None) -> float | None:
-    """Deviation over every used slot k; expect(k) -> [(offset in slot, expected bytes)] or None."""
+                buf: np.ndarray | None = None, stride: int | None = None, dtype: str | None = None) -> float | None:
+    """Deviation over every used slot k; expect(k) -> [(offset in slot, expected bytes)] or None.
+    dtype: how to compare (a reduction's type); the benchmark's assignment type by default."""
+    dtype = dtype or ctx.bench.dtype
     buf = ctx.rbuf if buf is None else buf
     stride = ctx.bufs.recv_stride if stride is None else stride
     devs = []
     for k in range(min(n, ctx.slots)):
         for offset, exp in expect(k) or ():
             a = k * stride + offset
-            devs.append(buffers.deviation(buf[a : a + exp.nbytes], exp, ctx.bench.dtype))
+            devs.append(buffers.deviation(buf[a : a + exp.nbytes], exp, dtype))
     return worst(devs)

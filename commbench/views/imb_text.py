@@ -147,8 +147,9 @@ class ImbText:
             self.p(f"# Maximum {what} in bytes:   {2 ** cfg['maxlog']}")
         if not io:
             self.p("#")
-            self.p("# MPI_Datatype                   :   MPI_BYTE ")
-            self.p("# MPI_Datatype for reductions    :   MPI_FLOAT")
+            params = cfg.get("params", {})
+            self.p(f"# MPI_Datatype                   :   MPI_{params.get('mpi1_data_type', 'byte').upper()} ")
+            self.p(f"# MPI_Datatype for reductions    :   MPI_{params.get('mpi1_red_data_type', 'float').upper()}")
             self.p("# MPI_Op                         :   MPI_SUM  ")
             self.p(f"# Methodology                    :   {methodology_line(cfg)}")
             self.p("#")
