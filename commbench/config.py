@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import jobenv, methodology, policy, suites
+from commbench import configfile, jobenv, methodology, policy, suites
 from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
     ALLOC_KINDS,
     ENGINES,
@@ -73,6 +73,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
     Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
     *methodology.OPTIONS,
+    *configfile.OPTIONS,
 )
 
 
@@ -272,7 +273,7 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
 
 # Options every family takes: where and how the job runs and what it writes.
 RUN_LEVEL = frozenset({"help", "np", "mpiexec", "suite", "output", "csv", "timeout", "thread_level",
-                       "include", "exclude", "input"})
+                       "include", "exclude", "input", "dump", "load"})
 
 
 def _refuse_unused(fam: suites.Family, values: dict) -> None:
@@ -301,7 +302,7 @@ def _refuse_unused(fam: suites.Family, values: dict) -> None:
 
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
-    values, names = _split_argv(list(argv))
+    values, names = _options_and_names(argv)
     fam, run_list, multi_prefix = _select(values, names)
     _refuse_unused(fam, values)
     prof = fam.profile
@@ -357,6 +358,15 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     if size is not None:
         check_world(cfg, size)
     return cfg
+
+
+def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The options and bare names of argv, with a -load file's under them (commbench.configfile)."""
+    values, names = _split_argv(list(argv))
+    if "load" in values:
+        loaded, loaded_names = _split_argv(configfile.read(values["load"]))
+        values, names = {**loaded, **values}, names or loaded_names
+    return values, names
 
 
 def _fits(fam: suites.Family, values: dict) -> bool:
@@ -468,6 +478,11 @@ def _something_runs(cfg: RunConfig, fam: suites.Family, size: int) -> None:
         names = f"each of its {len(need)} benchmarks needs {least}"
     raise ConfigError(f"nothing to measure with {size} process{'es' if size > 1 else ''}: {names} "
                       f"(accepted: -n {least} or more)")
+
+
+def dump_path(argv: list[str]) -> str | None:
+    """The -dump file of argv (parsed already), else None."""
+    return next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-dump"), None)
 
 
 def with_output(cfg: RunConfig, output: str | None) -> RunConfig:

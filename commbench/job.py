@@ -41,6 +41,9 @@ def parse_on_root(comm, argv: list[str]):
             config.check_writable("-o", cfg.output)
             config.check_writable("--csv", cfg.csv)
             config.check_distinct(cfg.output, cfg.csv)
+            dump = config.dump_path(argv)
+            if dump is not None:  # -dump: written once, by the job's rank 0
+                config.configfile.write(dump, argv, cfg.resolved())
             msg = ("ok", cfg)
         except config.HelpRequested:
             msg = ("help", config.usage(argv))

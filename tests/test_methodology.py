@@ -9,6 +9,7 @@ each makes a 2-rank Bcast a bare eager send for the root.
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
@@ -96,3 +97,28 @@ def test_per_call_timing_with_a_fixed_root_changes_bcast(tmp_path):
     ratio = statistics.median(_bcast_times(new.stdout)) / statistics.median(_bcast_times(old.stdout))
     assert ratio < 0.6, ratio
     assert "# Methodology                    :   imb2021: -sync on" in new.stdout
+
+
+def test_dump_then_load_runs_the_same_configuration(tmp_path):
+    """-dump writes the options (JSON, editable); -load runs them again, the command line winning."""
+    dump = tmp_path / "opts.json"
+    p, first = run_json(tmp_path, 2, "-msglog", "0:2", "-iter", "10", "--methodology", "imb2021", "-data_type", "int",
+                        "PingPong", "Bcast", "-dump", str(dump))
+    saved = json.loads(dump.read_text())
+    assert saved["format"] == "commbench-options 1" and "-dump" not in saved["argv"]
+    assert saved["resolved"]["methodology"] == first["config"]["methodology"]
+    out = tmp_path / "again.json"
+    p = mpiexec(2, "run", "-load", str(dump), "-msglog", "0:1", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    again = json.loads(out.read_text())["config"]
+    assert again["benchmarks"] == ["PingPong", "Bcast"] and again["maxlog"] == 1  # the command line's -msglog
+    assert again["methodology"] == first["config"]["methodology"]
+    assert again["params"]["mpi1_data_type"] == "int"
+    saved["argv"] = ["-load", "x"]
+    dump.write_text(json.dumps(saved))
+    for content, words in ((None, "names -load/-dump itself"), ("{not json", "not JSON"),
+                           ('{"argv": []}', "not a commbench options file")):
+        if content is not None:
+            dump.write_text(content)
+        p = mpiexec(2, "run", "-load", str(dump), timeout=60)
+        assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
