@@ -38,6 +38,7 @@ class Methodology:
     warmup_each_size: bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
     warmup: bool = True  # -warm_up off: none at all
     zero_size: bool = True  # -zero_size off: no 0-byte rows (IMB 2021's option; same in both sets)
+    imb_barrier: bool = False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -78,6 +79,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-root_shift",), "root_shift", "<on|off>",
            "rooted collectives: root i % NP (on, IMB 4.0) or always 0 (off, IMB 2021)", on_off("-root_shift")),
     Option(("-warm_up",), "warm_up", "<on|off>", "untimed warm-up runs (default on)", on_off("-warm_up")),
+    Option(("-imb_barrier",), "imb_barrier", "<on|off>", "the barriers before timing and after each -sync call "
+           "are IMB's own (0-byte Sendrecv dissemination), not MPI_Barrier (default off)", on_off("-imb_barrier")),
     Option(("-zero_size",), "zero_size", "<on|off>", "measure 0-byte messages (default on; off: sizes from the "
            "second on, as IMB 2021)", on_off("-zero_size")),
 )
@@ -94,6 +97,8 @@ def resolve(values: dict) -> Methodology:
         m = replace(m, root_shift=int(values["root_shift"]))
     if "warm_up" in values:
         m = replace(m, warmup=values["warm_up"])
+    if "imb_barrier" in values:
+        m = replace(m, imb_barrier=values["imb_barrier"])
     if "zero_size" in values:
         m = replace(m, zero_size=values["zero_size"])
     return m

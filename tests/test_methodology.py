@@ -10,13 +10,16 @@ each makes a 2-rank Bcast a bare eager send for the root.
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
 
 import pytest
 
 from commbench import config, methodology, policy
 from commbench.options import ConfigError
-from tests.mpirun import FAST, mpiexec, run_json, tables
+from tests.mpirun import ENV, FAST, MPIEXEC, mpiexec, run_json, tables
 
 ROOTED = ["Bcast", "Reduce", "Gather", "Gatherv", "Scatter", "Scatterv"]
 
@@ -61,6 +64,7 @@ def test_check_mode_agrees_on_roots_and_slots(tmp_path, engine, shift):
     assert "BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-2000:]
     recs = [r for r in doc["records"] if r["status"] == "ok"]
     assert {r["benchmark"] for r in recs} >= set(ROOTED)
+    assert {r["extra"].get("engine", r.get("engine")) for r in recs} == {engine}, "the engine asked for ran"
     assert all(r["defects"] is not None and r["defects"] <= policy.TOL for r in recs)
     want = dict(methodology.PROFILES["imb2021"].as_dict(), root_shift=1 if shift == "on" else 0)
     assert doc["config"]["methodology"] == want
@@ -122,3 +126,35 @@ def test_dump_then_load_runs_the_same_configuration(tmp_path):
             dump.write_text(content)
         p = mpiexec(2, "run", "-load", str(dump), timeout=60)
         assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+BARRIER_JOB = """
+import time
+from mpi4py import MPI
+from commbench.harness.context import dissemination_barrier
+comm = MPI.COMM_WORLD
+r = comm.Get_rank()
+t0 = comm.bcast(MPI.Wtime() + 0.2, root=0)
+while MPI.Wtime() < t0:
+    pass
+time.sleep(0.1 * r)  # the last rank arrives 0.1*(P-1) s late
+dissemination_barrier(comm)
+late = MPI.Wtime() - t0
+left = comm.gather(late, root=0)
+if r == 0:
+    print(min(left) >= 0.1 * (comm.Get_size() - 1) - 0.02, flush=True)
+"""
+
+
+@pytest.mark.parametrize("np_", [3, 4])
+def test_imb_barrier_is_a_barrier(np_):
+    """-imb_barrier's dissemination barrier holds every rank until the last arrives."""
+    p = subprocess.run([MPIEXEC, "-n", str(np_), sys.executable, "-c", BARRIER_JOB], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, **ENV))
+    assert p.stdout.strip() == "True", p.stdout + p.stderr
+
+
+def test_imb_barrier_runs_checked(tmp_path):
+    p, doc = run_json(tmp_path, 3, *FAST, "--methodology", "imb2021", "-imb_barrier", "on", "-check",
+                      "-msglog", "0:3", "PingPong", "Bcast", "Allreduce")
+    assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout and doc["config"]["methodology"]["imb_barrier"] is True

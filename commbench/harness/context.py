@@ -30,6 +30,21 @@ class Layout:
             self.comm.Free()
 
 
+BARRIER_TAG = 1000  # IMB 2021's IMB_BARRIER_TAG
+_EMPTY = [bytearray(0), 0, MPI.BYTE]
+
+
+def dissemination_barrier(comm: MPI.Comm) -> None:
+    """IMB 2021's -imb_barrier: a barrier of 0-byte Sendrecv rounds (partners rank ± 2^k),
+    independent of the MPI library's MPI_Barrier algorithm. A round's message is
+    received within the round, so none is left for a kernel's MPI_ANY_SOURCE receive."""
+    size, rank = comm.Get_size(), comm.Get_rank()
+    mask = 1
+    while mask < size:
+        comm.Sendrecv(_EMPTY, (rank + mask) % size, BARRIER_TAG, _EMPTY, (rank - mask) % size, BARRIER_TAG)
+        mask <<= 1
+
+
 class Context:
     """What a kernel sees for one (benchmark, NP, mode, X) on one member rank."""
 
@@ -63,6 +78,9 @@ class Context:
         self.any_source = method.any_source
         self.first = 0
         self.sync = 0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
+        # The barrier of the harness (before timing) and of -sync: MPI_Barrier, or IMB's own.
+        self.imb_barrier = method.imb_barrier
+        self.barrier = (lambda: dissemination_barrier(self.comm)) if method.imb_barrier else self.comm.Barrier
         self.set_types("byte", "float")
 
     def set_types(self, data: str, red: str) -> None:

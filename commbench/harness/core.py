@@ -334,7 +334,7 @@ class Harness:
         kernel = ctx.bench.kernel
         if (engine or self.engines_for(ctx.bench, ctx.x, ctx.size)[0]) == "native":
             kernel = self.native_kernels[ctx.bench.name]
-        barrier = ctx.comm.Barrier
+        barrier = ctx.barrier
         for _ in range(policy.N_BARR):
             barrier()
         if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
@@ -346,7 +346,7 @@ class Harness:
         """-sync on (IMB 2021) on the mpi4py engine: the kernel's n calls timed one by
         one, each followed by ctx.sync barriers outside its time; call i keeps its
         slot and root (Context.first). The native loops do the same in C."""
-        kernel, barrier, total = ctx.bench.kernel, ctx.comm.Barrier, 0.0
+        kernel, barrier, total = ctx.bench.kernel, ctx.barrier, 0.0
         try:
             for i in range(n):
                 ctx.first = i

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 4  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 5  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
@@ -70,6 +70,7 @@ class Args(ctypes.Structure):
         ("root_shift", ctypes.c_int),
         ("window", ctypes.c_int),
         ("dtype", ctypes.c_int),
+        ("imb_barrier", ctypes.c_int),
     ]
 
 
@@ -114,9 +115,9 @@ def cache_dir() -> Path:
     return Path(xdg) / "commbench"
 
 
-def build_key(mpicc: str, abi: str, library_version: str, source: Path = SOURCE) -> str:
+def build_key(mpicc: str, abi: str, library_version: str, source: Path | None = None) -> str:
     h = hashlib.sha256()
-    h.update(source.read_bytes())
+    h.update((source or SOURCE).read_bytes())  # SOURCE looked up at call time (tests replace it)
     real = os.path.realpath(mpicc)
     st = os.stat(real)
     for part in (real, str(st.st_mtime_ns), str(st.st_size), abi, library_version,
@@ -125,10 +126,11 @@ def build_key(mpicc: str, abi: str, library_version: str, source: Path = SOURCE)
     return h.hexdigest()[:16]
 
 
-def build(mpicc: str, abi: str, library_version: str, source: Path = SOURCE,
+def build(mpicc: str, abi: str, library_version: str, source: Path | None = None,
           lib_name: str = "libcommbench_native.so", flags: tuple[str, ...] = ()) -> Path:
     """The compiled library of `source` (kernels.c; commbench.native.mt: mt.c), built now
     unless the cache has it; raises NativeUnavailable."""
+    source = source or SOURCE
     key = build_key(mpicc, abi, library_version, source)
     target_dir = cache_dir() / "native" / key
     lib = target_dir / lib_name
@@ -293,6 +295,7 @@ def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
     a.source = -1
     a.sync = ctx.sync
     a.root_shift = ctx.root_shift
+    a.imb_barrier = int(ctx.imb_barrier)
     return a, []
 
 

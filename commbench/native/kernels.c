@@ -105,7 +105,7 @@ P(biband,            window,         OWN,    1)
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 4
+#define CB_ABI_VERSION 5
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -126,9 +126,23 @@ typedef struct {
     int root_shift;           /* ROOTED: root += root_shift after each call (IMB 2021 -root_shift) */
     int window;               /* Uniband/Biband: messages per window (-window_size) */
     int dtype;                /* the datatype: 0 byte, 1 char, 2 int, 3 float, 4 double (cb_datatype) */
+    int imb_barrier;          /* -sync's barriers: 1 IMB's own (cb_barrier), 0 MPI_Barrier */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
+
+/* IMB 2021's -imb_barrier: 0-byte Sendrecv rounds with partners rank +/- 2^k (tag 1000,
+ * IMB_BARRIER_TAG), the same as commbench.harness.context.dissemination_barrier. */
+static void cb_sync_barrier(MPI_Comm comm, int own)
+{
+    if (!own) { MPI_Barrier(comm); return; }
+    int size, rank, tmp = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    for (int mask = 1; mask < size; mask <<= 1)
+        MPI_Sendrecv(&tmp, 0, MPI_BYTE, (rank + mask) % size, 1000, &tmp, 0, MPI_BYTE,
+                     (rank - mask + size) % size, 1000, comm, MPI_STATUS_IGNORE);
+}
 
 /* IMB 2021's -data_type / -red_data_type names, by the code commbench/native passes. */
 static MPI_Datatype cb_datatype(int code)
@@ -199,7 +213,7 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
 #define CB_REPEAT(calls, then) for (long long i = 0; i < n; i++) { \
         if (sy) t1 = MPI_Wtime(); \
         calls; \
-        if (sy) { acc += MPI_Wtime() - t1; for (int b = 0; b < sy; b++) MPI_Barrier(comm); } \
+        if (sy) { acc += MPI_Wtime() - t1; for (int b = 0; b < sy; b++) cb_sync_barrier(comm, a->imb_barrier); } \
         then }
 
 #define CB_LOOP_EACH(name, calls)   CB_TIMED(name, CB_REPEAT(calls, NEXT_SLOT();))

@@ -11,8 +11,8 @@ from mpi4py import MPI
 
 from commbench import buffers, policy
 from commbench.options import ConfigError, Option, choice, integer
-from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites import mpi1_2021
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites.specs import lean_recv as _recv
 from commbench.suites.specs import lean_send as _send
 from commbench.suites.verify import check_slots, last_rep, worst

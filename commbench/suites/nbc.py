@@ -136,7 +136,7 @@ def _pure_loop(ctx, n, plan, sync: int = 0) -> float:
     start, items = _args(ctx, n, plan)
     wait = MPI.Request.Wait
     if sync:
-        barrier, total = ctx.comm.Barrier, 0.0
+        barrier, total = ctx.barrier, 0.0
         for a in items:
             t0 = MPI.Wtime()
             wait(start(*a))
@@ -176,7 +176,7 @@ def _overlap(plan):
         target = cpu_target(t_pure, Settings.of(ctx.params).cpu_factor, ctx.cfg.check)
         kern.exploit(target, init=True)
         # 3. barriers
-        barrier = ctx.comm.Barrier
+        barrier = ctx.barrier
         for _ in range(policy.N_BARR):
             barrier()
         # 4. n × {start; compute; wait}
