@@ -8,25 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.imb_layout import layout
 from tests.mpirun import mpiexec, run_json, tables
 
 DATA = Path(__file__).with_name("data") / "imb-mpi1"
 ADDED = ["Uniband", "Biband", "Reduce_local", "Reduce_scatter_block"]
 ARGS = ["-msglog", "0:3", "-iter", "20", "-iter_policy", "off", "-window_size", "8", "-npmin", "2"]
-
-
-def layout(text: str) -> list[tuple[str, ...]]:
-    """The structure of an IMB text: benchmark and #processes lines, column headers,
-    the sizes of each table's rows."""
-    out = []
-    for line in text.splitlines():
-        if line.startswith(("# Benchmarking", "# #processes")):
-            out.append((line.strip(),))
-        elif line.strip().startswith("#bytes"):
-            out.append(tuple(line.split()))
-        elif line.startswith(" ") and line.split() and line.split()[0].isdigit():
-            out.append(("row", line.split()[0], str(len(line.split()))))
-    return out
 
 
 @pytest.mark.parametrize("engine", ["native", "mpi4py"])

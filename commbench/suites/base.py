@@ -188,6 +188,8 @@ class Family:
     # Its collectives follow -sync and -root_shift (commbench.methodology): IMB 2021's
     # MPI1, NBC and MPI4 parts.
     methodology: bool = False
+    # IMB 2021.11's order of the default list, where it differs from the seed's (IMB-RMA).
+    imb2021_order: tuple[str, ...] = ()
 
     @property
     def has_native(self) -> bool:
@@ -200,7 +202,11 @@ class Family:
 
     def default_list(self, methodology: str = "imb4") -> list[str]:
         """The run list without names: the seed's, plus IMB 2021's additions under its methodology."""
-        return [b.name for b in self.benchmarks if b.default or methodology in getattr(b, "default_in", ())]
+        names = [b.name for b in self.benchmarks if b.default or methodology in getattr(b, "default_in", ())]
+        if methodology == "imb2021" and self.imb2021_order:
+            order = self.imb2021_order
+            names.sort(key=lambda n: order.index(n) if n in order else len(order))
+        return names
 
     def get(self, name: str) -> Benchmark | Experiment | None:
         low = name.lower()
