@@ -285,13 +285,11 @@ def _refuse_unused(fam: suites.Family, values: dict) -> None:
         if owner is not None:
             raise ConfigError(f"{opt.names[0]} is an option of the {owner.name} family ({owner.title}), "
                               f"not of {fam.name} (accepted: --suite {owner.name}, or no {opt.names[0]})")
-        if opt.dest in methodology.KNOBS and not fam.methodology:
-            raise ConfigError(f"{opt.names[0]}: the {fam.name} family has no collectives it applies to "
-                              f"(accepted: --suite mpi1|nbc, or no {opt.names[0]})")
         if fam.honours is not None and opt.dest not in RUN_LEVEL | fam.honours:
             own = ", ".join(o.names[0] for o in fam.options)
             raise ConfigError(f"{opt.names[0]}: the {fam.name} family does not use it (accepted: its own options "
                               f"{own}, and -o, --csv, --timeout, -n; no {opt.names[0]})")
+    methodology.check_family(fam, values)
     if values.get("force") and values.get("samples", 1) <= 1:
         raise ConfigError("--force only lifts the limit of a --samples plan (accepted: --samples K with K > 1, "
                           "or no --force)")

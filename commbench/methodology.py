@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from commbench.options import ConfigError, Option, choice
 
 METHODOLOGIES = ("imb4", "imb2021")
+AGGREGATE_MODES = ("multi", "aggregate", "non_aggregate")
 
 # IMB 2021 reads its on/off options in these spellings (its -help: "on (1|enable|yes)
 # or off (0|disable|no)").
@@ -39,6 +40,7 @@ class Methodology:
     warmup: bool = True  # -warm_up off: none at all
     zero_size: bool = True  # -zero_size off: no 0-byte rows (IMB 2021's option; same in both sets)
     imb_barrier: bool = False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
+    aggregate_mode: str = "multi"  # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,11 +83,34 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-warm_up",), "warm_up", "<on|off>", "untimed warm-up runs (default on)", on_off("-warm_up")),
     Option(("-imb_barrier",), "imb_barrier", "<on|off>", "the barriers before timing and after each -sync call "
            "are IMB's own (0-byte Sendrecv dissemination), not MPI_Barrier (default off)", on_off("-imb_barrier")),
+    Option(("-aggregate_mode",), "aggregate_mode", "<multi|aggregate|non_aggregate>",
+           "EXT/RMA/IO: both modes (multi, default) or only AGGREGATE or NON-AGGREGATE (IMB 2021)",
+           choice("-aggregate_mode", AGGREGATE_MODES)),
     Option(("-zero_size",), "zero_size", "<on|off>", "measure 0-byte messages (default on; off: sizes from the "
            "second on, as IMB 2021)", on_off("-zero_size")),
 )
-# What a family without methodology knobs must not be given (config._refuse_unused).
+# What a family without methodology knobs must not be given (check_family).
 KNOBS = frozenset({"sync", "root_shift"})
+
+
+def check_family(fam, values: dict) -> None:
+    """Refuse a knob the family would not use (a suites.Family; ConfigError)."""
+    for dest in sorted(KNOBS & values.keys()):
+        if not fam.methodology:
+            raise ConfigError(f"-{dest}: the {fam.name} family has no collectives it applies to "
+                              f"(accepted: --suite mpi1|nbc, or no -{dest})")
+    if "aggregate_mode" in values and not any(len(getattr(b, "modes", ())) > 1 for b in fam.benchmarks):
+        raise ConfigError(f"-aggregate_mode: the {fam.name} family has no AGGREGATE/NON-AGGREGATE modes "
+                          "(accepted: --suite ext|rma|io, or no -aggregate_mode)")
+
+
+def modes(method: Methodology, declared: tuple[str, ...]) -> tuple[str, ...]:
+    """The modes of a benchmark this run measures: -aggregate_mode keeps one of
+    AGGREGATE/NON-AGGREGATE where a benchmark has both."""
+    keep = {"aggregate": "AGGREGATE", "non_aggregate": "NON-AGGREGATE"}.get(method.aggregate_mode)
+    if keep is None or keep not in declared:
+        return declared
+    return (keep,)
 
 
 def resolve(values: dict) -> Methodology:
@@ -99,6 +124,8 @@ def resolve(values: dict) -> Methodology:
         m = replace(m, warmup=values["warm_up"])
     if "imb_barrier" in values:
         m = replace(m, imb_barrier=values["imb_barrier"])
+    if "aggregate_mode" in values:
+        m = replace(m, aggregate_mode=values["aggregate_mode"])
     if "zero_size" in values:
         m = replace(m, zero_size=values["zero_size"])
     return m

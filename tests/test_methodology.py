@@ -158,3 +158,19 @@ def test_imb_barrier_runs_checked(tmp_path):
     p, doc = run_json(tmp_path, 3, *FAST, "--methodology", "imb2021", "-imb_barrier", "on", "-check",
                       "-msglog", "0:3", "PingPong", "Bcast", "Allreduce")
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout and doc["config"]["methodology"]["imb_barrier"] is True
+
+
+@pytest.mark.parametrize("mode, want", [("aggregate", ["AGGREGATE"]), ("non_aggregate", ["NON-AGGREGATE"]),
+                                        ("multi", ["AGGREGATE", "NON-AGGREGATE"])])
+def test_aggregate_mode(tmp_path, mode, want):
+    p, doc = run_json(tmp_path, 2, "--suite", "ext", "-aggregate_mode", mode, "-msglog", "0:1", "-iter", "10",
+                      "Unidir_Put")
+    assert [ln.split(":")[1].strip() for ln in p.stdout.splitlines() if ln.startswith("#    MODE")] == want
+    assert sorted({r["mode"] for r in doc["records"]}) == sorted(want)
+
+
+def test_aggregate_mode_refused_without_modes():
+    with pytest.raises(ConfigError, match="-aggregate_mode: the mpi1 family has no AGGREGATE/NON-AGGREGATE modes"):
+        config.parse_run_args(["-aggregate_mode", "aggregate"])
+    with pytest.raises(ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"):
+        config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])

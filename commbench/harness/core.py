@@ -16,7 +16,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from commbench import buffers, native, policy, records
+from commbench import buffers, methodology, native, policy, records
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
@@ -102,7 +102,7 @@ class Harness:
         try:
             if bench.np_setup is not None and member:
                 bench.np_setup(self.session, bench, layout)
-            for mode in bench.modes:
+            for mode in methodology.modes(self.cfg.method, bench.modes):  # -aggregate_mode
                 self.run_mode(bench, layout, mode)
             if bench.np_teardown is not None and member:
                 bench.np_teardown(self.session, bench, layout)

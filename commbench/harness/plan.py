@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from commbench import buffers, policy, suites
+from commbench import buffers, methodology, policy, suites
 from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark, Kind
 
@@ -135,7 +135,7 @@ class Plan:
         engines = 2 if getattr(self.cfg, "engine", "") == "both" else 1
         rows, seconds, secs = 0, 0.0, self.cfg.secs
         for b in self.benchmarks():
-            sweeps = len(b.modes) * sum(1 for np_ in self.np_sequence(b) if b.procs.allows(np_))
+            sweeps = len(methodology.modes(self.cfg.method, b.modes)) * sum(1 for np_ in self.np_sequence(b) if b.procs.allows(np_))
             n = len(self.sizes(b)) * engines
             rows += sweeps * n
             seconds += sweeps * min(n * secs, self.time_budget() + engines * secs)
@@ -190,7 +190,7 @@ class Plan:
             for np_ in self.np_sequence(bench):
                 if not bench.procs.allows(np_):
                     continue
-                for mode in bench.modes:
+                for mode in methodology.modes(self.cfg.method, bench.modes):
                     for x in self.sizes(bench):
                         bp = self.buffers(bench, x, np_, self.base_repetitions(bench, mode, x))
                         need = bp.total
