@@ -1,17 +1,18 @@
 """commbench against the real IMB 2021.11 on the same MPI, side by side (issue 13, item 5).
 
-    python benchmarks/imb_side_by_side.py [--rounds 3] [--np 2] [--memory same|defaults]
-                                          [--methodology imb2021|imb4|both]
+    python benchmarks/imb_side_by_side.py [--family mpi1|ext|rma|nbc] [--rounds 3] [--np 2]
+                                          [--memory same|defaults] [--methodology imb2021|imb4|both]
                                           [--benchmarks PingPong,Bcast,...] [--sizes 0,8,1024,...]
 
-Runs ../shared/peers/imb/IMB-MPI1 (unmodified IMB 2021.11, built against the
+Runs ../shared/peers/imb/IMB-<FAMILY> (unmodified IMB 2021.11, built against the
 mpich wheel commbench installs; LD_LIBRARY_PATH points it at this Python's
 libmpi) and `commbench run` with the same benchmarks, sizes (-msglen) and
 repetitions (-iter N -iter_policy off), each a fresh job, alternating which
 goes first every round. Both texts are parsed by the same IMB table parser
 (commbench prints IMB's layout), and the table shows, per benchmark and size,
 the median over rounds of commbench's time / IMB's time: t[usec] of the
-single-transfer tables, t_avg[usec] of the collectives.
+single-transfer tables, t_avg[usec] of the collectives, t_ovrl[usec] of IMB-NBC's
+overlap tables; EXT/RMA tables are named with their mode (/agg, /non).
 
 --memory same: commbench on plain pages (--alloc mmap --hugepages off), as
 IMB's malloc'd buffers get here (THP mode madvise); defaults: commbench's own
@@ -34,8 +35,12 @@ from pathlib import Path
 
 from cfloor import REPO, conditions, env_for, median, mpiexec, msglen_file, rotate
 
-IMB = REPO.parent / "shared" / "peers" / "imb" / "IMB-MPI1"
-BENCHMARKS = ["PingPong", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast", "Allgather", "Alltoall", "Barrier"]
+PEERS = REPO.parent / "shared" / "peers" / "imb"
+BENCHMARKS = {"mpi1": ["PingPong", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast", "Allgather", "Alltoall",
+                       "Barrier"],
+              "ext": ["Unidir_Put", "Unidir_Get", "Bidir_Put", "Accumulate"],
+              "rma": ["Unidir_put", "Unidir_get", "One_put_all", "Exchange_put", "Accumulate", "Fetch_and_op"],
+              "nbc": ["Ibcast", "Iallreduce", "Ialltoall", "Ibcast_pure", "Iallreduce_pure", "Ibarrier"]}
 SIZES = [0, 8, 1024, 65536, 2**20, 4 * 2**20]
 REPS = 200
 
@@ -48,6 +53,8 @@ def tables(text: str) -> dict[tuple[str, int], dict[int, dict[str, float]]]:
         s = line.strip()
         if s.startswith("# Benchmarking "):
             bench, head = s.split()[2], None
+        elif bench and s.startswith("#    MODE:"):
+            bench = bench.split("/")[0] + "/" + s.split()[2][:3].lower()
         elif s.startswith("# #processes = "):
             np_ = int(s.split("=")[1].split()[0])
         elif bench and s.startswith("#bytes") or (bench and s.startswith("#repetitions")):
@@ -64,7 +71,7 @@ def tables(text: str) -> dict[tuple[str, int], dict[int, dict[str, float]]]:
 
 
 def time_of(row: dict[str, float]) -> float:
-    return row.get("t[usec]", row.get("t_avg[usec]", float("nan")))
+    return row.get("t[usec]", row.get("t_avg[usec]", row.get("t_ovrl[usec]", float("nan"))))
 
 
 def run(cmd: list[str], env: dict) -> str:
@@ -79,14 +86,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--memory", choices=("same", "defaults"), default="same")
-    ap.add_argument("--benchmarks", default=",".join(BENCHMARKS))
+    ap.add_argument("--family", choices=tuple(BENCHMARKS), default="mpi1")
+    ap.add_argument("--benchmarks", default="", help="default: a few of the family's (BENCHMARKS)")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--reps", type=int, default=REPS, help="-iter N -iter_policy off on both sides")
     ap.add_argument("--methodology", choices=("imb2021", "imb4", "both"), default="imb2021")
     a = ap.parse_args()
-    if not IMB.is_file():
-        sys.exit(f"{IMB} not found: the IMB 2021.11 peers live in ../shared/peers (see its README)")
-    benches = [b for b in a.benchmarks.split(",") if b]
+    imb = PEERS / f"IMB-{a.family.upper()}"
+    if not imb.is_file():
+        sys.exit(f"{imb} not found: the IMB 2021.11 peers live in ../shared/peers (see its README)")
+    benches = [b for b in a.benchmarks.split(",") if b] or BENCHMARKS[a.family]
     sizes = [int(s) for s in a.sizes.split(",") if s]
     env = env_for(a.np)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p)
@@ -95,9 +104,10 @@ def main() -> None:
     mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
     methods = ["imb2021", "imb4"] if a.methodology == "both" else [a.methodology]
     with tempfile.TemporaryDirectory() as d:
-        contenders = {"IMB": [mpiexec(), "-n", str(a.np), str(IMB), *common, "-time", "1000"]}
+        contenders = {"IMB": [mpiexec(), "-n", str(a.np), str(imb), *common, "-time", "1000"]}
         for m in methods:
-            contenders[m] = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", *common,
+            contenders[m] = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", "--suite", a.family,
+                             *common,
                              "-time", "1000", *mem, "--methodology", m, "-o", str(Path(d) / "r.json")]
         got: dict[str, list] = {k: [] for k in contenders}
         for r in range(a.rounds):
@@ -107,18 +117,20 @@ def main() -> None:
     print(f"# {conditions()}; NP {a.np}; -iter {a.reps} -iter_policy off; commbench memory: {a.memory}; "
           f"medians of {a.rounds} alternating rounds")
     for m in methods:
-        print(f"{'benchmark':<12}" + "".join(f"{s:>10}" for s in sizes)
+        print(f"{'benchmark':<18}" + "".join(f"{s:>10}" for s in sizes)
               + f"   (commbench --methodology {m} / IMB 2021.11 time)")
-        for b in benches:
+        keys = sorted({k[0] for k in got["IMB"][0] if k[0].split("/")[0] in benches},
+                      key=lambda k: (benches.index(k.split("/")[0]), k))
+        for b in keys:
             cells = []
             for s in sizes:
                 ratios = []
-                for imb, cb in zip(got["IMB"], got[m]):
-                    ri, rc = imb.get((b, a.np), {}).get(s), cb.get((b, a.np), {}).get(s)
+                for ti, tc in zip(got["IMB"], got[m]):
+                    ri, rc = ti.get((b, a.np), {}).get(s), tc.get((b, a.np), {}).get(s)
                     if ri and rc and time_of(ri) > 0:
                         ratios.append(time_of(rc) / time_of(ri))
                 cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
-            print(f"{b:<12}" + "".join(cells))
+            print(f"{b:<18}" + "".join(cells))
 
 if __name__ == "__main__":
     main()
