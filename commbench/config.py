@@ -488,8 +488,11 @@ def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
 
 
 def scan_thread_level(argv: list[str]) -> str | None:
-    """Every rank reads -thread_level itself before MPI is initialised (spec §13.1)."""
+    """Every rank reads -thread_level itself before MPI is initialised (spec §13.1); a
+    family whose threads call MPI at once (suites.THREADED: mt) asks for multiple."""
     for i, a in enumerate(argv[:-1]):
         if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
             return argv[i + 1].lower()
-    return None
+    named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--suite"]
+    named += [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")] + list(argv) + [jobenv.family_hint() or ""]
+    return "multiple" if any(suites.canonical_family(n) in suites.THREADED for n in named) else None

@@ -22,6 +22,7 @@ FAMILY_MODULES: dict[str, str] = {
     "pgas": "commbench.suites.pgas",
     "overhead": "commbench.suites.overhead",
     "msgrate": "commbench.suites.msgrate",
+    "mt": "commbench.suites.mt",
 }
 
 ALIASES = {
@@ -30,7 +31,13 @@ ALIASES = {
     "imb-rma": "rma",
     "imb-nbc": "nbc",
     "imb-io": "io",
+    "imb-mt": "mt",
 }
+
+
+# Families whose threads call MPI at once: the ranks ask MPI_Init_thread for
+# MPI_THREAD_MULTIPLE without -thread_level (config.scan_thread_level).
+THREADED = frozenset({"mt"})
 
 
 def family_names() -> list[str]:

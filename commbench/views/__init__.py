@@ -10,6 +10,7 @@ TEXT_VIEWS = {
     "imb": "commbench.views.imb_text:ImbText",
     "overhead": "commbench.views.overhead_text:OverheadText",
     "msgrate": "commbench.views.msgrate_text:MsgrateText",
+    "mt": "commbench.views.mt_text:MtText",
 }
 
 

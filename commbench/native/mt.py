@@ -1,0 +1,118 @@
+"""The mt family's native engine: mt.c (POSIX threads, one communicator each), built
+and cached by commbench.native's build() like kernels.c, loaded with ctypes.
+
+`load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
+`Runner.run(...)` measures one benchmark at one count on T threads and returns
+every thread's seconds, whether it took part, and its check failures.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+from commbench import native
+from commbench.native import NativeUnavailable
+
+SOURCE = Path(__file__).with_name("mt.c")
+ABI_VERSION = 1  # CBMT_ABI_VERSION of mt.c
+LIB_NAME = "libcommbench_mt.so"
+
+# The C enums of mt.c, by IMB-MT's names.
+BENCH_CODES = {"PingPongMT": 0, "PingPingMT": 1, "SendRecvMT": 2, "ExchangeMT": 3, "UniBandMT": 4,
+               "BiBandMT": 5, "BarrierMT": 6, "BcastMT": 7, "ReduceMT": 8, "AllReduceMT": 9}
+BARRIER_CODES = {"off": 0, "on": 1, "special": 2}
+ALLOC_CODES = {"serial": 0, "continuous": 1, "parallel": 2}
+
+
+class RunArgs(ctypes.Structure):
+    """cbmt_args of mt.c, field for field."""
+
+    _fields_ = [(n, ctypes.c_int) for n in (
+        "bench", "threads", "count", "alloc_count", "type_char", "repeat", "warmup", "stride", "window",
+        "barrier", "check", "align", "algo", "corrupt")] + [
+        ("comms", ctypes.POINTER(ctypes.c_void_p)),
+        ("world", ctypes.c_void_p),
+        ("times", ctypes.POINTER(ctypes.c_double)),
+        ("results", ctypes.POINTER(ctypes.c_int)),
+        ("failures", ctypes.POINTER(ctypes.c_longlong)),
+    ]
+
+
+class Runner:
+    """The loaded library, checked to share mpi4py's initialised MPI."""
+
+    def __init__(self, path: Path):
+        from mpi4py import MPI
+
+        try:
+            self.dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
+        except OSError as e:
+            raise NativeUnavailable(f"cannot load {path} ({e})") from None
+        if self.dll.cbmt_abi_version() != ABI_VERSION:
+            raise NativeUnavailable(f"{path} is from another commbench version")
+        self.path = path
+        comm = MPI.COMM_WORLD
+        init, provided, rank, size = (ctypes.c_int(-1) for _ in range(4))
+        self.dll.cbmt_probe(ctypes.c_void_p(MPI._addressof(comm)), ctypes.byref(init), ctypes.byref(provided),
+                            ctypes.byref(rank), ctypes.byref(size))
+        if not init.value:
+            raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
+        if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
+            raise NativeUnavailable(f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)")
+        self.provided = provided.value
+        self.fn = self.dll.cbmt_run
+        self.fn.restype = ctypes.c_int
+        self.fn.argtypes = [ctypes.POINTER(RunArgs)]
+
+    def run(self, comms: list, world, **settings: int) -> tuple[list[float], list[int], list[int]]:
+        """(seconds, took part, check failures) per thread; comms: one mpi4py communicator a thread.
+
+        settings: the int fields of RunArgs but comms/world/outputs (bench, count, …)."""
+        from mpi4py import MPI
+
+        n = len(comms)
+        handles = (ctypes.c_void_p * n)(*[MPI._addressof(c) for c in comms])
+        times, results, fails = (ctypes.c_double * n)(), (ctypes.c_int * n)(), (ctypes.c_longlong * n)()
+        a = RunArgs(threads=n, comms=handles, world=MPI._addressof(world), times=times, results=results,
+                    failures=fails, **settings)
+        if self.fn(ctypes.byref(a)) != 0:
+            raise MemoryError("mt.c: could not start its threads or allocate its buffers")
+        if any(f < 0 for f in fails):
+            raise MemoryError("mt.c: a thread could not allocate its buffers")
+        return list(times), list(results), list(fails)
+
+
+def load() -> Runner:
+    """Build (or find in the cache) and load mt.c; raises NativeUnavailable."""
+    from mpi4py import MPI
+
+    if not SOURCE.is_file():
+        raise NativeUnavailable(f"{SOURCE} is missing from the installation")
+    abi = native.mpi_abi()
+    mpicc = native.find_mpicc(abi)
+    if mpicc is None:
+        given = os.environ.get("COMMBENCH_MPICC")
+        raise NativeUnavailable(f"COMMBENCH_MPICC={given!r} not found" if given
+                                else "no mpicc beside Python or on PATH")
+    lib = native.build(mpicc, abi, MPI.Get_library_version(), source=SOURCE,
+                       lib_name=LIB_NAME, flags=("-pthread",))
+    return Runner(lib)
+
+
+def resolve(comm) -> tuple[Runner | None, str | None]:
+    """(runner, None) when every rank of comm loaded mt.c, else (None, why). Collective."""
+    from mpi4py import MPI
+
+    runner, reason = None, None
+    try:
+        runner = load()
+    except NativeUnavailable as e:
+        reason = str(e)
+    except Exception as e:  # noqa: BLE001 -- a broken toolchain must never stop a run
+        reason = f"{type(e).__name__}: {e}"
+    if comm.allreduce(runner is not None, op=MPI.LAND):
+        return runner, None
+    why = next((r for r in comm.allgather(reason) if r), "not available on every rank")
+    return None, f"native mt engine unavailable ({why}); using the mpi4py engine (Python threads)"
