@@ -68,6 +68,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)"),
     Option(("--int-counts",), "int_counts", "", "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic with an MPI without large counts)"),
     Option(("--no-fit",), "no_fit", "", "no fits, also for the comms family (which fits by default, as COMMS does)"),
+    Option(("--no-progress",), "no_progress", "", "no progress line on stderr (drawn by default when stderr is a terminal)"),
     Option(("--breakpoint",), "breakpoints", "<n[,n…]>", "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit", byte_list("--breakpoint")),
     Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
     Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
@@ -234,7 +235,7 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
         base = _strip_multi(n)
         if suites.canonical_family(base):  # a family name given as a benchmark name
             continue
-        fams = {f.name for f, _ in suites.families_with(base)}
+        fams = suites.claimants(base)
         if len(fams) == 1:
             found |= fams
     if len(found) > 1:
@@ -245,7 +246,7 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
             if len(fams) > 1:
                 choices = " or ".join(f"--suite {f}" for f in fams)
                 raise ConfigError(f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}")
-    return found.pop() if found else "mpi1"
+    return found.pop() if found else suites.DEFAULT_FAMILY
 
 
 def _strip_multi(name: str) -> str:
@@ -273,7 +274,7 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
 
 # Options every family takes: where and how the job runs and what it writes.
 RUN_LEVEL = frozenset({"help", "np", "mpiexec", "suite", "output", "csv", "timeout", "thread_level",
-                       "include", "exclude", "input", "dump", "load"})
+                       "include", "exclude", "input", "dump", "load", "no_progress"})
 
 
 def _refuse_unused(fam: suites.Family, values: dict) -> None:

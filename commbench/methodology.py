@@ -98,7 +98,7 @@ def check_family(fam, values: dict) -> None:
     for dest in sorted(KNOBS & values.keys()):
         if not fam.methodology:
             raise ConfigError(f"-{dest}: the {fam.name} family has no collectives it applies to "
-                              f"(accepted: --suite mpi1|nbc, or no -{dest})")
+                              f"(accepted: --suite mpi1|nbc|mpi4, or no -{dest})")
     if "aggregate_mode" in values and not any(len(getattr(b, "modes", ())) > 1 for b in fam.benchmarks):
         raise ConfigError(f"-aggregate_mode: the {fam.name} family has no AGGREGATE/NON-AGGREGATE modes "
                           "(accepted: --suite ext|rma|io, or no -aggregate_mode)")

@@ -23,10 +23,11 @@ from tests.mpirun import ENV, MPIEXEC, mpiexec, run_json
 # > 32 repetitions: repeated in-place sums wrap to 0 mod 2^32 after 32 at NP 2.
 # Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer.
 CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:5", "-check"]
-KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "comms", "pgas", "io")
+KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
 DRIVER_FAMILIES = {"overhead": ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100",
                                 "--stream-time", "0.05", "--loggp-n", "3"],
-                   "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"]}
+                   "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
+                   "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"]}
 
 
 def _ranks(*r):

@@ -27,7 +27,7 @@ from commbench.views import Collector
 from tests.mpirun import ENV, MPIEXEC
 
 FAST = ["-iter", "3", "-iter_policy", "off", "-msglog", "0:3", "-check"]
-KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "comms", "pgas", "io")
+KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
 
 
 def run_self(family: str, names: list[str], *extra: str, corrupt: bool = False) -> tuple[list, int]:

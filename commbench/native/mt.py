@@ -9,11 +9,9 @@ every thread's seconds, whether it took part, and its check failures.
 from __future__ import annotations
 
 import ctypes
-import os
 from pathlib import Path
 
-from commbench import native
-from commbench.native import NativeUnavailable
+from commbench.native import extension
 
 SOURCE = Path(__file__).with_name("mt.c")
 ABI_VERSION = 1  # CBMT_ABI_VERSION of mt.c
@@ -43,25 +41,9 @@ class RunArgs(ctypes.Structure):
 class Runner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
-    def __init__(self, path: Path):
-        from mpi4py import MPI
-
-        try:
-            self.dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
-        except OSError as e:
-            raise NativeUnavailable(f"cannot load {path} ({e})") from None
-        if self.dll.cbmt_abi_version() != ABI_VERSION:
-            raise NativeUnavailable(f"{path} is from another commbench version")
-        self.path = path
-        comm = MPI.COMM_WORLD
-        init, provided, rank, size = (ctypes.c_int(-1) for _ in range(4))
-        self.dll.cbmt_probe(ctypes.c_void_p(MPI._addressof(comm)), ctypes.byref(init), ctypes.byref(provided),
-                            ctypes.byref(rank), ctypes.byref(size))
-        if not init.value:
-            raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
-        if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
-            raise NativeUnavailable(f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)")
-        self.provided = provided.value
+    def __init__(self):
+        self.dll, self.path, self.provided = extension.open_library(SOURCE, LIB_NAME, "cbmt_", ABI_VERSION,
+                                                                    ("-pthread",))
         self.fn = self.dll.cbmt_run
         self.fn.restype = ctypes.c_int
         self.fn.argtypes = [ctypes.POINTER(RunArgs)]
@@ -86,33 +68,9 @@ class Runner:
 
 def load() -> Runner:
     """Build (or find in the cache) and load mt.c; raises NativeUnavailable."""
-    from mpi4py import MPI
-
-    if not SOURCE.is_file():
-        raise NativeUnavailable(f"{SOURCE} is missing from the installation")
-    abi = native.mpi_abi()
-    mpicc = native.find_mpicc(abi)
-    if mpicc is None:
-        given = os.environ.get("COMMBENCH_MPICC")
-        raise NativeUnavailable(f"COMMBENCH_MPICC={given!r} not found" if given
-                                else "no mpicc beside Python or on PATH")
-    lib = native.build(mpicc, abi, MPI.Get_library_version(), source=SOURCE,
-                       lib_name=LIB_NAME, flags=("-pthread",))
-    return Runner(lib)
+    return Runner()
 
 
 def resolve(comm) -> tuple[Runner | None, str | None]:
     """(runner, None) when every rank of comm loaded mt.c, else (None, why). Collective."""
-    from mpi4py import MPI
-
-    runner, reason = None, None
-    try:
-        runner = load()
-    except NativeUnavailable as e:
-        reason = str(e)
-    except Exception as e:  # noqa: BLE001 -- a broken toolchain must never stop a run
-        reason = f"{type(e).__name__}: {e}"
-    if comm.allreduce(runner is not None, op=MPI.LAND):
-        return runner, None
-    why = next((r for r in comm.allgather(reason) if r), "not available on every rank")
-    return None, f"native mt engine unavailable ({why}); using the mpi4py engine (Python threads)"
+    return extension.resolve(comm, load, "native mt engine", "the mpi4py engine (Python threads)")

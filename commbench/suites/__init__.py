@@ -17,12 +17,14 @@ FAMILY_MODULES: dict[str, str] = {
     "ext": "commbench.suites.ext",
     "rma": "commbench.suites.rma",
     "nbc": "commbench.suites.nbc",
+    "mpi4": "commbench.suites.mpi4",
     "io": "commbench.suites.io",
     "comms": "commbench.suites.comms",
     "pgas": "commbench.suites.pgas",
     "overhead": "commbench.suites.overhead",
     "msgrate": "commbench.suites.msgrate",
     "mt": "commbench.suites.mt",
+    "p2p": "commbench.suites.p2p",
 }
 
 ALIASES = {
@@ -30,8 +32,10 @@ ALIASES = {
     "imb-ext": "ext",
     "imb-rma": "rma",
     "imb-nbc": "nbc",
+    "imb-mpi4": "mpi4",
     "imb-io": "io",
     "imb-mt": "mt",
+    "imb-p2p": "p2p",
 }
 
 
@@ -67,6 +71,17 @@ def families_with(name: str) -> list[tuple[Family, Benchmark]]:
         if b is not None:
             out.append((fam, b))
     return out
+
+
+DEFAULT_FAMILY = "mpi1"
+
+
+def claimants(name: str) -> set[str]:
+    """The families a bare benchmark name selects: every family that has it, or the default
+    family alone when it is one of them (IMB-P2P's PingPong and PingPing are IMB-MPI1's names
+    too: a bare `commbench run PingPong` stays IMB-MPI1's; --suite p2p selects IMB-P2P's)."""
+    fams = {f.name for f, _ in families_with(name)}
+    return {DEFAULT_FAMILY} if DEFAULT_FAMILY in fams else fams
 
 
 def all_names() -> list[str]:

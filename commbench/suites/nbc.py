@@ -42,121 +42,178 @@ class Settings(FamilySettings):
     cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
 
-# ---------------------------------------------------------------- one repetition
+# ---------------------------------------------------------------- the operations
 #
-# A plan returns (start, items): start(*args) begins one operation and returns
-# its request; items yields the argument tuple of each of the n repetitions
-# (slots and roots cycle exactly as in the MPI-1 kernels). Called afresh for
-# every loop, so the pure and the overlapped loops see the same sequence, and
-# listed before the clock starts, so no tuple is built inside a timed loop.
+# A shape gives, for one row, (lists, make): the per-slot buffer specs an
+# operation's arguments are drawn from (one list per argument, cycled through the
+# slots by Context.each) and make(root, specs) -> the argument tuple of one call.
+# The tuple fits both MPI_I<op> (here) and MPI_<Op>_init (IMB-MPI4,
+# commbench.suites.mpi4): mpi4py gives them the same arguments.
 
-def _plan_bcast(ctx, n):
-    op, me = ctx.comm.Ibcast, ctx.rank
-    pairs = zip(ctx.roots(n), ctx.each(n, ctx.send_specs(), ctx.recv_specs()))
-    return op, ((s if root == me else r, root) for root, (s, r) in pairs)
+def _as_is(root, specs):
+    return specs
 
 
-def _plan_allgather(v: bool):
-    def plan(ctx, n):
+def _with_root(root, specs):
+    return (*specs, root)
+
+
+def _shape_bcast(ctx):
+    me = ctx.rank
+    return (ctx.send_specs(), ctx.recv_specs()), lambda root, sr: (sr[0] if root == me else sr[1], root)
+
+
+def _shape_allgather(v: bool):
+    def shape(ctx):
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
-        if v:
-            return ctx.comm.Iallgatherv, ctx.each(n, ctx.send_specs(), mpi1._vspec(ctx, recv, ctx.x))
-        return ctx.comm.Iallgather, ctx.each(n, ctx.send_specs(), recv)
+        return (ctx.send_specs(), mpi1._vspec(ctx, recv, ctx.x) if v else recv), _as_is
 
-    return plan
+    return shape
 
 
-def _plan_gather(v: bool):
-    def plan(ctx, n):
+def _shape_gather(v: bool):
+    def shape(ctx):
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
-        if v:
-            recv = mpi1._vspec(ctx, recv, ctx.x)
-        pairs = zip(ctx.roots(n), ctx.each(n, ctx.send_specs(), recv))
-        return ctx.comm.Igatherv if v else ctx.comm.Igather, ((s, r, root) for root, (s, r) in pairs)
+        return (ctx.send_specs(), mpi1._vspec(ctx, recv, ctx.x) if v else recv), _with_root
 
-    return plan
+    return shape
 
 
-def _plan_scatter(v: bool):
-    def plan(ctx, n):
+def _shape_scatter(v: bool):
+    def shape(ctx):
         send = ctx.send_specs(count=ctx.size * ctx.x)
-        if v:
-            send = mpi1._vspec(ctx, send, ctx.x)
-        pairs = zip(ctx.roots(n), ctx.each(n, send, ctx.recv_specs()))
-        return ctx.comm.Iscatterv if v else ctx.comm.Iscatter, ((s, r, root) for root, (s, r) in pairs)
+        return (mpi1._vspec(ctx, send, ctx.x) if v else send, ctx.recv_specs()), _with_root
 
-    return plan
+    return shape
 
 
-def _plan_alltoall(v: bool):
-    def plan(ctx, n):
+def _shape_alltoall(v: bool):
+    def shape(ctx):
         send = ctx.send_specs(count=ctx.size * ctx.x)
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
         if v:
             send, recv = mpi1._vspec(ctx, send, ctx.x), mpi1._vspec(ctx, recv, ctx.x)
-        return ctx.comm.Ialltoallv if v else ctx.comm.Ialltoall, ctx.each(n, send, recv)
+        return (send, recv), _as_is
+
+    return shape
+
+
+def _floats(ctx, recv_count=None):
+    return ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(count=recv_count, dtype=MPI.FLOAT)
+
+
+def _shape_reduce(ctx):
+    return _floats(ctx), lambda root, sr: (*sr, MPI.SUM, root)
+
+
+def _shape_reduce_scatter(ctx):
+    counts = policy.even_counts(ctx.x // 4, ctx.size)
+    return _floats(ctx, 4 * counts[ctx.rank]), lambda root, sr: (*sr, counts, MPI.SUM)
+
+
+def _shape_allreduce(ctx):
+    return _floats(ctx), lambda root, sr: (*sr, MPI.SUM)
+
+
+def _shape_barrier(ctx):
+    return (), _as_is
+
+
+# (MPI-1 name, shape, what one call does: {op} is the MPI function, {plain} the
+# family's name of the operation without v). Default order of the reference (spec §11).
+OPERATIONS = (
+    ("Bcast", _shape_bcast, "{op} of X bytes from root i%NP"),
+    ("Allgather", _shape_allgather(False), "{op}, X bytes from each"),
+    ("Allgatherv", _shape_allgather(True), "{op} with the data of {plain}"),
+    ("Gather", _shape_gather(False), "{op} of X bytes from each to root i%NP"),
+    ("Gatherv", _shape_gather(True), "{op} with the data of {plain}"),
+    ("Scatter", _shape_scatter(False), "{op} of X bytes to each from root i%NP"),
+    ("Scatterv", _shape_scatter(True), "{op} with the data of {plain}"),
+    ("Alltoall", _shape_alltoall(False), "{op}, X bytes per pair"),
+    ("Alltoallv", _shape_alltoall(True), "{op}, X bytes per pair"),
+    ("Reduce", _shape_reduce, "{op} of X/4 floats to root i%NP, MPI_SUM"),
+    ("Reduce_scatter", _shape_reduce_scatter, "{op} of X/4 floats, even split"),
+    ("Allreduce", _shape_allreduce, "{op} of X/4 floats, MPI_SUM"),
+    ("Barrier", _shape_barrier, "{op}"),
+)
+
+
+def _nbc_name(stem: str) -> str:
+    return "I" + stem.lower()
+
+
+def _plan(stem: str, shape):
+    """ctx, n -> (start, the argument tuples of calls first … first+n-1): slots and
+    roots cycle exactly as in the MPI-1 kernels; built before the clock starts, from
+    specs built once per row (a -sync run plans every call alone)."""
+    key = f"nbc_{stem}"
+
+    def plan(ctx, n):
+        lists, make = ctx.state.get(key) or ctx.state.setdefault(key, shape(ctx))
+        calls = zip(ctx.roots(n), ctx.each(n, *lists))
+        return getattr(ctx.comm, _nbc_name(stem)), [make(root, specs) for root, specs in calls]
 
     return plan
 
 
-def _plan_reduce(ctx, n):
-    pairs = zip(ctx.roots(n),
-                ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT)))
-    return ctx.comm.Ireduce, ((s, r, MPI.SUM, root) for root, (s, r) in pairs)
+# ---------------------------------------------------------------- timed loops
+#
+# A family's two loops over calls first … first+n-1, timed as a whole, in seconds
+# per repetition: pure(ctx, n) -> (t,) and overlapped(ctx, n, exploit, target) ->
+# (t_ovrl, t_cpu). call_by_call runs either under -sync; overlap_kernel composes them.
 
-
-def _plan_reduce_scatter(ctx, n):
-    counts = policy.even_counts(ctx.x // 4, ctx.size)
-    items = ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT),
-                     ctx.recv_specs(count=4 * counts[ctx.rank], dtype=MPI.FLOAT))
-    return ctx.comm.Ireduce_scatter, ((s, r, counts, MPI.SUM) for s, r in items)
-
-
-def _plan_allreduce(ctx, n):
-    items = ctx.each(n, ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT))
-    return ctx.comm.Iallreduce, ((s, r, MPI.SUM) for s, r in items)
-
-
-def _plan_barrier(ctx, n):
-    return ctx.comm.Ibarrier, ((),) * n
-
-
-# ---------------------------------------------------------------- kernels
-
-def _args(ctx, n, plan):
-    """(start, list of n argument tuples): built before the clock starts."""
-    start, items = plan(ctx, n)
-    return start, list(items)
-
-
-def _pure_loop(ctx, n, plan, sync: int = 0) -> float:
-    """n × {start; wait}; with sync (-sync, IMB 2021) each one timed alone and followed
-    by `sync` barriers. (The _pure benchmarks get that from the harness, which times
-    a collective kernel one call at a time; the overlap kernel asks for it here.)"""
-    start, items = _args(ctx, n, plan)
-    wait = MPI.Request.Wait
-    if sync:
-        barrier, total = ctx.barrier, 0.0
+def _pure_loop(plan):
+    def loop(ctx, n):
+        start, items = plan(ctx, n)
+        wait = MPI.Request.Wait
+        t0 = MPI.Wtime()
         for a in items:
-            t0 = MPI.Wtime()
             wait(start(*a))
-            total += MPI.Wtime() - t0
-            for _ in range(sync):
+        return ((MPI.Wtime() - t0) / n,)
+
+    return loop
+
+
+def _overlapped_loop(plan):
+    def loop(ctx, n, exploit, target):
+        start, items = plan(ctx, n)
+        wait = MPI.Request.Wait
+        t_cpu = 0.0
+        t0 = MPI.Wtime()
+        for a in items:
+            req = start(*a)
+            s = MPI.Wtime()
+            exploit(target, False)
+            t_cpu += MPI.Wtime() - s
+            wait(req)
+        return (MPI.Wtime() - t0) / n, t_cpu / n
+
+    return loop
+
+
+def call_by_call(ctx, n, loop, *args) -> tuple:
+    """loop(ctx, n, *args); with -sync (IMB 2021: ctx.sync > 0) each call timed alone
+    as loop(ctx, 1, *args) with ctx.first = i, followed by ctx.sync barriers outside
+    its time, the components summed: what the harness does for a collective kernel
+    (the _pure benchmarks get it there; an overlap kernel asks for it here)."""
+    if not ctx.sync:
+        return loop(ctx, n, *args)
+    base, barrier, sums = ctx.first, ctx.barrier, None
+    try:
+        for i in range(base, base + n):
+            ctx.first = i
+            t = loop(ctx, 1, *args)
+            sums = t if sums is None else tuple(a + b for a, b in zip(sums, t))
+            for _ in range(ctx.sync):
                 barrier()
-        return total / n
-    t0 = MPI.Wtime()
-    for a in items:
-        wait(start(*a))
-    return (MPI.Wtime() - t0) / n
+    finally:
+        ctx.first = base
+    return tuple(s / n for s in sums)
 
 
-def _pure(plan):
+def pure_kernel(pure):
     """Spec §11 `_pure`: n × {start; MPI_Wait}, t = Δt/n."""
-
-    def kernel(ctx, n):
-        return _pure_loop(ctx, n, plan)
-
-    return kernel
+    return lambda ctx, n: pure(ctx, n)[0]
 
 
 def cpu_target(t_pure: float, factor: float, check: bool) -> float:
@@ -165,51 +222,29 @@ def cpu_target(t_pure: float, factor: float, check: bool) -> float:
     return min(target, CHECK_CPU_SECS) if check else target
 
 
-def _overlap(plan):
-    """Spec §11 overlap flavour -> (t_ovrl, t_pure, t_cpu), seconds per repetition."""
+def overlap_kernel(pure, overlapped, settings):
+    """Spec §11 overlap flavour -> (t_ovrl, t_pure, t_cpu), seconds per repetition;
+    settings: the family's FamilySettings, whose cpu_factor scales the computation."""
 
     def kernel(ctx, n):
         # 1. the _pure measurement with the same n (the harness ran the barriers)
-        t_pure = _pure_loop(ctx, n, plan, ctx.sync)
+        (t_pure,) = call_by_call(ctx, n, pure)
         # 2. computation sized to this rank's pure communication time
         kern = cpu.shared()
-        target = cpu_target(t_pure, Settings.of(ctx.params).cpu_factor, ctx.cfg.check)
+        target = cpu_target(t_pure, settings.of(ctx.params).cpu_factor, ctx.cfg.check)
         kern.exploit(target, init=True)
         # 3. barriers
         barrier = ctx.barrier
         for _ in range(policy.N_BARR):
             barrier()
         # 4. n × {start; compute; wait}
-        start, items = _args(ctx, n, plan)
-        wait, exploit = MPI.Request.Wait, kern.exploit
-        t_cpu = 0.0
-        if ctx.sync:  # -sync (IMB 2021): each repetition timed alone, barriers after it
-            t_ovrl = 0.0
-            for a in items:
-                t0 = MPI.Wtime()
-                req = start(*a)
-                s = MPI.Wtime()
-                exploit(target, False)
-                t_cpu += MPI.Wtime() - s
-                wait(req)
-                t_ovrl += MPI.Wtime() - t0
-                for _ in range(ctx.sync):
-                    barrier()
-            return t_ovrl / n, t_pure, t_cpu / n
-        t0 = MPI.Wtime()
-        for a in items:
-            req = start(*a)
-            s = MPI.Wtime()
-            exploit(target, False)
-            t_cpu += MPI.Wtime() - s
-            wait(req)
-        # 5.
-        return (MPI.Wtime() - t0) / n, t_pure, t_cpu / n
+        t_ovrl, t_cpu = call_by_call(ctx, n, overlapped, kern.exploit, target)
+        return t_ovrl, t_pure, t_cpu
 
     return kernel
 
 
-def _calibrate(ctx) -> None:
+def calibrate(ctx) -> None:
     """Calibrate the CPU kernel once per process, outside any timed region."""
     cpu.shared()
 
@@ -228,41 +263,37 @@ def _started_and_waited(name: str):
     return op_of
 
 
-def _pair(name: str, blocking: str, plan, what: str) -> tuple[Benchmark, Benchmark]:
-    """The overlap benchmark `name` and `name_pure`, shaped like MPI-1 `blocking`."""
+def pair(family: str, blocking: str, names: tuple[str, str], kernels: tuple, what: str, op_of,
+         setups: tuple = (calibrate, None), teardown=None, default: bool = True) -> tuple[Benchmark, Benchmark]:
+    """The overlap benchmark and the pure one, `names`, with `kernels`, shaped like
+    MPI-1 `blocking`: its buffers, unit, root policy and verifier, the per-root sweep
+    (mpi1.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family."""
     ref = mpi1.FAMILY.get(blocking)
     assert ref is not None, blocking
     sync = ref.kind == Kind.SYNC
     expected = ref.expected
     if blocking in mpi1.ROOT_SWEPT:  # verified once per root with this family's own operation
-        expected = mpi1.ROOT_SWEPT[blocking](_started_and_waited(name))
-    common = {"buffers": ref.buffers, "unit": ref.unit, "root_based": ref.root_based,
+        expected = mpi1.ROOT_SWEPT[blocking](op_of)
+    common = {"buffers": ref.buffers, "unit": ref.unit, "root_based": ref.root_based, "teardown": teardown,
               "expected": expected, "dtype": ref.dtype, "int_extent": ref.int_extent}
-    over = Benchmark(name, F, Kind.OVERLAP_SYNC if sync else Kind.OVERLAP, _overlap(plan),
-                     f"{what} overlapped with computation sized to its pure time",
-                     components=OVERLAP_COMPONENTS, setup=_calibrate, **common)
-    pure = Benchmark(f"{name}_pure", F, Kind.SYNC if sync else Kind.COLLECTIVE, _pure(plan),
-                     f"{what} started and waited for at once, no computation", default=False, **common)
+    over = Benchmark(names[0], family, Kind.OVERLAP_SYNC if sync else Kind.OVERLAP, kernels[0],
+                     f"{what} overlapped with computation sized to its pure time", default=default,
+                     components=OVERLAP_COMPONENTS, setup=setups[0], **common)
+    pure = Benchmark(names[1], family, Kind.SYNC if sync else Kind.COLLECTIVE, kernels[1],
+                     f"{what} started and waited for at once, no computation", default=False,
+                     setup=setups[1], **common)
     return over, pure
 
 
-_PAIRS = (
-    ("Ibcast", "Bcast", _plan_bcast, "MPI_Ibcast of X bytes from root i%NP"),
-    ("Iallgather", "Allgather", _plan_allgather(False), "MPI_Iallgather, X bytes from each"),
-    ("Iallgatherv", "Allgatherv", _plan_allgather(True), "MPI_Iallgatherv with the data of Iallgather"),
-    ("Igather", "Gather", _plan_gather(False), "MPI_Igather of X bytes from each to root i%NP"),
-    ("Igatherv", "Gatherv", _plan_gather(True), "MPI_Igatherv with the data of Igather"),
-    ("Iscatter", "Scatter", _plan_scatter(False), "MPI_Iscatter of X bytes to each from root i%NP"),
-    ("Iscatterv", "Scatterv", _plan_scatter(True), "MPI_Iscatterv with the data of Iscatter"),
-    ("Ialltoall", "Alltoall", _plan_alltoall(False), "MPI_Ialltoall, X bytes per pair"),
-    ("Ialltoallv", "Alltoallv", _plan_alltoall(True), "MPI_Ialltoallv, X bytes per pair"),
-    ("Ireduce", "Reduce", _plan_reduce, "MPI_Ireduce of X/4 floats to root i%NP, MPI_SUM"),
-    ("Ireduce_scatter", "Reduce_scatter", _plan_reduce_scatter, "MPI_Ireduce_scatter of X/4 floats, even split"),
-    ("Iallreduce", "Allreduce", _plan_allreduce, "MPI_Iallreduce of X/4 floats, MPI_SUM"),
-    ("Ibarrier", "Barrier", _plan_barrier, "MPI_Ibarrier"),
-)
+def _nbc_pair(stem: str, shape, what: str) -> tuple[Benchmark, Benchmark]:
+    name, plan = _nbc_name(stem), _plan(stem, shape)
+    pure = _pure_loop(plan)
+    return pair(F, stem, (name, f"{name}_pure"),
+                (overlap_kernel(pure, _overlapped_loop(plan), Settings), pure_kernel(pure)),
+                what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])), _started_and_waited(name))
 
-BENCHMARKS = tuple(b for name, blocking, plan, what in _PAIRS for b in _pair(name, blocking, plan, what))
+
+BENCHMARKS = tuple(b for stem, shape, what in OPERATIONS for b in _nbc_pair(stem, shape, what))
 
 # Default execution order of the reference (spec §11); the _pure flavours only by name.
 _ORDER = ["Ibcast", "Iallgather", "Iallgatherv", "Igather", "Igatherv", "Iscatter", "Iscatterv",
@@ -270,14 +301,18 @@ _ORDER = ["Ibcast", "Iallgather", "Iallgatherv", "Igather", "Igatherv", "Iscatte
 assert [b.name for b in BENCHMARKS if b.default] == _ORDER
 
 
-def _cpu_factor(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise ConfigError(f"--nbc-cpu-factor needs a number, got {s!r} (accepted: a positive number, 1 = IMB)") from None
-    if not math.isfinite(v) or v <= 0:
-        raise ConfigError(f"--nbc-cpu-factor must be a positive number, got {s!r} (accepted: e.g. 0.25, 1, 4)")
-    return v
+def cpu_factor(flag: str):
+    """The parser of a family's CPU factor option `flag` (--nbc-cpu-factor)."""
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise ConfigError(f"{flag} needs a number, got {s!r} (accepted: a positive number, 1 = IMB)") from None
+        if not math.isfinite(v) or v <= 0:
+            raise ConfigError(f"{flag} must be a positive number, got {s!r} (accepted: e.g. 0.25, 1, 4)")
+        return v
+
+    return parse
 
 
 FAMILY = Family(
@@ -290,6 +325,7 @@ FAMILY = Family(
     methodology=True,
     options=(
         Option(("--nbc-cpu-factor",), "nbc_cpu_factor", "<F>",
-               "IMB-NBC: computation per repetition = F × t_pure (default 1, as IMB)", _cpu_factor),
+               "IMB-NBC: computation per repetition = F × t_pure (default 1, as IMB)",
+               cpu_factor("--nbc-cpu-factor")),
     ),
 )

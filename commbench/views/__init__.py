@@ -11,6 +11,7 @@ TEXT_VIEWS = {
     "overhead": "commbench.views.overhead_text:OverheadText",
     "msgrate": "commbench.views.msgrate_text:MsgrateText",
     "mt": "commbench.views.mt_text:MtText",
+    "p2p": "commbench.views.p2p_text:P2PText",
 }
 
 

@@ -167,11 +167,12 @@ def why_none(path: str) -> str:
     if not ok:
         return "no measured rows (every row is a status: skipped, out-of-mem, timeout …)"
     kinds = {r.kind for r in ok}
-    overlap = sorted({r.benchmark for r in ok if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)})
+    overlap = sorted({(r.family, r.benchmark) for r in ok if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)})
     if overlap:
-        pure = " ".join(f"{b}_pure" for b in overlap[:3])
-        return (f"its rows ({', '.join(overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), which "
-                f"t(n) models do not describe; fit the pure flavours instead (commbench run --suite nbc {pure} …)")
+        pure = " ".join(f"{b}_pure" for _, b in overlap[:3])
+        return (f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), "
+                f"which t(n) models do not describe; fit the pure flavours instead (commbench run --suite "
+                f"{overlap[0][0]} {pure} …)")
     if kinds <= {Kind.SYNC.value}:
         return "its benchmarks have no message size (Barrier-like: one time per process count)"
     fams = sorted({r.family for r in ok})

@@ -1,0 +1,83 @@
+"""The p2p family's native engine: p2p.c, IMB-P2P's timed loops in C, built and
+cached by commbench.native's build() like kernels.c, loaded with ctypes.
+
+`load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
+`Runner.args(...)` packs one pattern's buffers and partners for a size (untimed),
+`Runner.loop(args, reps)` runs that many steps and returns (seconds, messages).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+from commbench.native import extension
+
+SOURCE = Path(__file__).with_name("p2p.c")
+ABI_VERSION = 1  # CBP2P_ABI_VERSION of p2p.c
+LIB_NAME = "libcommbench_p2p.so"
+
+# The C enum of p2p.c, by IMB-P2P's names.
+PATTERN_CODES = {"PingPong": 0, "PingPing": 1, "Unirandom": 2, "Birandom": 3, "Corandom": 4,
+                 "Stencil2D": 5, "Stencil3D": 5, "SendRecv_Replace": 6}
+
+
+class LoopArgs(ctypes.Structure):
+    """cbp2p_args of p2p.c, field for field."""
+
+    _fields_ = [(n, ctypes.c_int) for n in ("pattern", "reps", "size", "msgwr", "msgrd", "links", "first")] + [
+        ("comm", ctypes.c_void_p),
+        ("sends", ctypes.POINTER(ctypes.c_void_p)),
+        ("recvs", ctypes.POINTER(ctypes.c_void_p)),
+        ("peers", ctypes.POINTER(ctypes.c_int)),
+        ("firsts", ctypes.POINTER(ctypes.c_int)),
+        ("seconds", ctypes.c_double),
+        ("msgs", ctypes.c_longlong),
+    ]
+
+
+def _ints(values) -> ctypes.Array:
+    values = [int(v) for v in values]
+    return (ctypes.c_int * max(len(values), 1))(*values)
+
+
+def _pointers(arrays) -> ctypes.Array:
+    return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+
+
+class Runner:
+    """The loaded library, checked to share mpi4py's initialised MPI."""
+
+    def __init__(self):
+        self.dll, self.path, _ = extension.open_library(SOURCE, LIB_NAME, "cbp2p_", ABI_VERSION)
+        self.fn = self.dll.cbp2p_loop
+        self.fn.restype = ctypes.c_int
+        self.fn.argtypes = [ctypes.POINTER(LoopArgs)]
+
+    def args(self, comm, pattern: str, size: int, sends: list, recvs: list, msgwr: bool, msgrd: bool,
+             peers=(), firsts=(), first: bool = False) -> tuple[LoopArgs, list]:
+        """The packed call (and the objects it points into, to keep alive alongside it)."""
+        from mpi4py import MPI
+
+        keep = [MPI._addressof(comm), _pointers(sends), _pointers(recvs), _ints(peers), _ints(firsts)]
+        a = LoopArgs(pattern=PATTERN_CODES[pattern], size=size, msgwr=int(msgwr), msgrd=int(msgrd),
+                     links=len(sends), first=int(first), comm=keep[0], sends=keep[1], recvs=keep[2],
+                     peers=keep[3], firsts=keep[4])
+        return a, keep
+
+    def loop(self, a: LoopArgs, reps: int) -> tuple[float, int]:
+        """Run reps steps; (seconds of the loop, messages sent plus received)."""
+        a.reps = reps
+        if self.fn(ctypes.byref(a)) != 0:
+            raise ValueError(f"p2p.c: pattern {a.pattern} with {a.links} links is not one it runs")
+        return a.seconds, a.msgs
+
+
+def load() -> Runner:
+    """Build (or find in the cache) and load p2p.c; raises NativeUnavailable."""
+    return Runner()
+
+
+def resolve(comm) -> tuple[Runner | None, str | None]:
+    """(runner, None) when every rank of comm loaded p2p.c, else (None, why). Collective."""
+    return extension.resolve(comm, load, "native p2p engine", "the mpi4py loops")

@@ -1,0 +1,188 @@
+"""IMB-MPI4: MPI-4 persistent collectives, pure and overlapped with computation.
+
+IMB 2021.9 added IMB-MPI4: each IMB-NBC operation as a persistent collective,
+`MPI_<Op>_init` once, then `MPI_Start` + `MPI_Wait` per repetition. Here, as in
+IMB-NBC (commbench.suites.nbc), every operation takes the arguments, buffers,
+size unit, root policy and check-mode verifier of its blocking IMB-MPI1
+counterpart, and the two flavours share IMB-NBC's kernels:
+
+- `<Name>_persist_pure`: n × {MPI_Start; MPI_Wait}, reported like an MPI-1 collective.
+- `<Name>_persist`: the pure loop gives t_pure; the CPU kernel is sized to t_pure
+  (× --mpi4-cpu-factor, default 1 = IMB); n × {MPI_Start; compute; MPI_Wait}
+  gives t_ovrl and t_CPU, and the row overlap[%].
+
+A persistent request binds one buffer and one root, so the benchmark's setup
+(per size, outside any timed region) creates one request per (off-cache slot,
+root the run uses): slots × 1 requests, or slots × NP for a rooted operation
+with -root_shift on; teardown frees them. A call i starts the request of its
+slot and of its root, ctx.root_of(i). docs/mpi4.md says how this maps to IMB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import repeat
+from typing import ClassVar
+
+from mpi4py import MPI
+
+from commbench import deferred
+from commbench.options import ConfigError, Option
+from commbench.suites import nbc
+from commbench.suites.base import Family, FamilySettings
+
+F = "mpi4"
+_REQUESTS = "mpi4_requests"  # ctx.state key: {root: [request of slot k]}
+
+
+@dataclass(frozen=True)
+class Settings(FamilySettings):
+    prefix: ClassVar[str] = "mpi4_"
+    cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
+
+
+# ---------------------------------------------------------------- persistent requests
+
+def _bind(stem: str, shape):
+    """setup(ctx): MPI_<stem>_init once per (slot, root), in the same order on every rank."""
+    def setup(ctx):
+        lists, make = shape(ctx)
+        init = getattr(ctx.comm, f"{stem}_init")
+        slots = len(lists[0]) if lists else 1
+        roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]
+        ctx.state[_REQUESTS] = {root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
+                                for root in roots}
+
+    return setup
+
+
+def _bind_and_calibrate(stem: str, shape):
+    bind = _bind(stem, shape)
+
+    def setup(ctx):
+        nbc.calibrate(ctx)
+        bind(ctx)
+
+    return setup
+
+
+def _free(ctx) -> None:
+    for reqs in ctx.state.pop(_REQUESTS, {}).values():
+        for req in reqs:
+            req.Free()
+
+
+def _calls(ctx, n: int) -> list:
+    """The requests of calls first … first+n-1: each call's slot's, for its root."""
+    by_root = ctx.state[_REQUESTS]
+    roots = list(by_root)
+    index = {root: j for j, root in enumerate(roots)}
+    per_slot = ctx.each(n, *(by_root[r] for r in roots))
+    calls = ctx.roots(n) if ctx.bench.root_based else repeat(0, n)
+    return [reqs[index[root]] for root, reqs in zip(calls, per_slot)]
+
+
+# ---------------------------------------------------------------- timed loops (see nbc)
+
+def _pure_loop(ctx, n):
+    reqs = _calls(ctx, n)
+    start, wait = MPI.Prequest.Start, MPI.Request.Wait
+    t0 = MPI.Wtime()
+    for req in reqs:
+        start(req)
+        wait(req)
+    return ((MPI.Wtime() - t0) / n,)
+
+
+def _overlapped_loop(ctx, n, exploit, target):
+    reqs = _calls(ctx, n)
+    start, wait, clock = MPI.Prequest.Start, MPI.Request.Wait, MPI.Wtime
+    t_cpu = 0.0
+    t0 = clock()
+    for req in reqs:
+        start(req)
+        c0 = clock()
+        exploit(target, False)
+        t_cpu += clock() - c0
+        wait(req)
+    return (clock() - t0) / n, t_cpu / n
+
+
+def _once(stem: str):
+    """ctx -> op(*args): one persistent operation initialised, started, waited for and
+    freed (check mode's per-root sweep, untimed)."""
+    def op_of(ctx):
+        init = getattr(ctx.comm, f"{stem}_init")
+
+        def op(*args):
+            req = init(*args)
+            req.Start()
+            req.Wait()
+            req.Free()
+
+        return op
+
+    return op_of
+
+
+# ---------------------------------------------------------------- descriptors
+
+def _persist_pair(stem: str, shape, what: str):
+    name = f"{stem}_persist"
+    return nbc.pair(F, stem, (name, f"{name}_pure"),
+                    (nbc.overlap_kernel(_pure_loop, _overlapped_loop, Settings), nbc.pure_kernel(_pure_loop)),
+                    what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"), _once(stem),
+                    setups=(_bind_and_calibrate(stem, shape), _bind(stem, shape)), teardown=_free,
+                    default=stem != "Allgather")
+
+
+BENCHMARKS = tuple(b for stem, shape, what in nbc.OPERATIONS for b in _persist_pair(stem, shape, what))
+
+# IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in
+# registration order): every _persist but Allgather_persist, whose flag is commented
+# out there; it and the _persist_pure flavours run by name or -include.
+_ORDER = ["Bcast_persist", "Allgatherv_persist", "Gather_persist", "Gatherv_persist", "Scatter_persist",
+          "Scatterv_persist", "Alltoall_persist", "Alltoallv_persist", "Reduce_persist",
+          "Reduce_scatter_persist", "Allreduce_persist", "Barrier_persist"]
+assert [b.name for b in BENCHMARKS if b.default] == _ORDER
+
+
+def missing(version: tuple[int, int], library: str, has_init: bool) -> str | None:
+    """Why persistent collectives cannot run, or None: they need MPI ≥ 4.0 and an
+    mpi4py with MPI_Bcast_init & co."""
+    if version < (4, 0):
+        return (f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but the MPI library "
+                f"implements MPI {version[0]}.{version[1]} ({library}) (accepted: an MPI-4.0 library, "
+                "e.g. MPICH >= 4.0, Open MPI >= 5.0)")
+    if not has_init:
+        return (f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but this mpi4py "
+                "has no Comm.Bcast_init (accepted: mpi4py >= 4.0)")
+    return None
+
+
+def _validate(cfg, size: int) -> None:
+    """On the ranks (rank 0 parses the run there, exit 2 on every rank). The self-launcher
+    does not load the MPI library to parse a run (commbench.deferred): the job checks."""
+    if not deferred.loaded("mpi4py.MPI"):
+        return
+    lib = (MPI.Get_library_version().strip().splitlines() or ["unknown"])[0].strip()
+    problem = missing(MPI.Get_version(), lib, hasattr(MPI.Comm, "Bcast_init"))
+    if problem:
+        raise ConfigError(problem)
+
+
+FAMILY = Family(
+    name=F,
+    title="IMB-MPI4",
+    part="MPI-4 part",
+    benchmarks=BENCHMARKS,
+    description="MPI-4 persistent collectives, pure and overlapped with computation (Intel MPI Benchmarks MPI-4 part)",
+    aliases=("IMB-MPI4",),
+    methodology=True,
+    validate=_validate,
+    options=(
+        Option(("--mpi4-cpu-factor",), "mpi4_cpu_factor", "<F>",
+               "IMB-MPI4: computation per repetition = F × t_pure (default 1, as IMB)",
+               nbc.cpu_factor("--mpi4-cpu-factor")),
+    ),
+)

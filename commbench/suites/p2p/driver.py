@@ -1,0 +1,150 @@
+"""The p2p run: IMB-P2P's procedure per benchmark and size, one record per row.
+
+Per size, on every rank: repetitions n = min(max, round(numerator / size)) (max
+at size 0, at least 1) and n/10 warm-up repetitions (at least 1 when n > 1);
+pause, barrier, warm-up, barrier, the timed loop, pause, barrier (IMB-P2P's own
+barrier: 0-byte Sendrecv rounds at distances 1, 2, 4 …, tag 1000). Rank 0
+gathers every rank's seconds and message count and computes IMB-P2P's row:
+
+  messages   M = (sum over ranks of messages sent + received) / 2
+  t[usec]    = 10^6 x (sum over ranks of seconds) / M   (PingPong: / 2M, half the round trip)
+  Mbytes/sec = M x size / max seconds / 10^6            (2^20 with --mib)
+  Msg/sec    = M / max seconds
+
+In the record, values hold t (that t[usec]), bytes_per_sec, msgs_per_sec and,
+from every rank's seconds per repetition, t_min / t_max / t_avg / t_median;
+turnover is M per repetition, so bytes_per_sec = turnover x size / t_max.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+from mpi4py import MPI
+
+from commbench import records
+from commbench.native import p2p as native_p2p
+from commbench.session import Session
+from commbench.suites.p2p.patterns import PATTERNS, Ctx, Pattern
+from commbench.suites.p2p.settings import Settings
+
+F = "p2p"
+KIND = "p2p"
+BARRIER_TAG = 1000
+
+
+def repetitions(size: int, cap: int, numerator: int) -> tuple[int, int]:
+    """(timed, warm-up) repetitions of a size: IMB-P2P's get_iters (C round: halves up)."""
+    n = cap if size == 0 else max(1, min(cap, math.floor(numerator / size + 0.5)))
+    w = n // 10
+    return n, (1 if w == 0 and n > 1 else w)
+
+
+def barrier(comm) -> None:
+    """IMB-P2P's barrier: log2(P) rounds of 0-byte Sendrecv to rank+2^k from rank-2^k."""
+    rank, p = comm.Get_rank(), comm.Get_size()
+    out, into = [bytearray(1), 0, MPI.BYTE], [bytearray(1), 0, MPI.BYTE]
+    mask = 1
+    while mask < p:
+        comm.Sendrecv(out, (rank + mask) % p, BARRIER_TAG, into, (rank - mask) % p, BARRIER_TAG)
+        mask <<= 1
+
+
+def pause(usec: int) -> None:
+    if usec >= 0:
+        time.sleep(usec / 1e6)
+
+
+def engines(session: Session) -> list[tuple[str, native_p2p.Runner | None]]:
+    """[(engine, p2p.c's runner or None for the mpi4py loops)], agreed by every rank."""
+    if session.cfg.engine == "mpi4py":
+        return [("mpi4py", None)]
+    runner, note = native_p2p.resolve(session.comm)
+    if runner is None:
+        if session.rank == 0:
+            print(f"commbench: {note}", file=sys.stderr, flush=True)
+        return [("mpi4py", None)]
+    return [("native", runner)] + ([("mpi4py", None)] if session.cfg.engine == "both" else [])
+
+
+def run(session: Session) -> int:
+    cfg, comm = session.cfg, session.comm
+    s = Settings.of(cfg.params)
+    p = comm.Get_size()
+    loops = engines(session)
+    for name in cfg.benchmarks:
+        pat = PATTERNS[name]
+        session.progress("set-up", benchmark=name, np=p)
+        if not pat.runs_at(p):
+            session.emit(records.Measurement(benchmark=name, family=F, kind=KIND, np=p, mode="", bytes=None,
+                                             repetitions=0, status=records.INVALID, message=pat.invalid_line(p),
+                                             world_size=p))
+            continue
+        ctx = Ctx(comm, pat, max(s.sizes), cfg.alloc, cfg.hugepages, s.msgwr, s.msgrd)
+        try:
+            for engine, runner in loops:
+                for size in s.sizes:
+                    n, w = repetitions(size, cfg.msgspersample, cfg.overall_vol)
+                    seconds, msgs = measure(session, ctx, runner, size, n, w, s.pause)
+                    every = comm.gather((seconds, msgs), root=0)
+                    if session.rank == 0:
+                        session.emit(record(pat, ctx, s, size, n, w, every, engine))
+        finally:
+            ctx.free()
+    return 0
+
+
+def measure(session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec: int) -> tuple[float, int]:
+    """One size on this rank: (seconds of the timed loop, messages sent + received).
+
+    runner None: the mpi4py loops, timed here; else p2p.c's, timed in C."""
+    comm, pat = ctx.comm, ctx.pattern
+    where = {"benchmark": pat.name, "np": ctx.p, "bytes": size}
+    session.progress("partners and buffers", **where)
+    ctx.at(size)
+    warm, timed = pat.prepare(ctx, w), pat.prepare(ctx, n)
+    if runner is not None:
+        calls = [ctx.native(runner, size, plan) for plan in (warm, timed)]
+    pause(usec)
+    barrier(comm)
+    session.progress("warm-up", **where)
+    if runner is None:
+        pat.loop(ctx, warm)
+    else:
+        runner.loop(calls[0][0], calls[0][2])
+    if pat.warmup_barrier:
+        barrier(comm)
+    session.progress("the timed loop", **where)
+    if runner is None:
+        t0 = MPI.Wtime()
+        msgs = pat.loop(ctx, timed)
+        seconds = MPI.Wtime() - t0
+    else:
+        seconds, msgs = runner.loop(calls[1][0], calls[1][2])
+    session.progress("pause and barrier", **where)
+    pause(usec)
+    barrier(comm)
+    return seconds, msgs
+
+
+def record(pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every: list,
+           engine: str) -> records.Measurement:
+    """IMB-P2P's row as a record (rank 0)."""
+    times = [t for t, _ in every]
+    counts = [m for _, m in every]
+    msgs = sum(counts) // 2
+    tmax, total = max(times), sum(times)
+    rec = records.build(benchmark=pat.name, family=F, kind=KIND, np_=ctx.p, mode="", x=size, repetitions=n,
+                        groups=[list(range(ctx.p))], world_size=ctx.p, components=["t"],
+                        rank_times={"t": [t / n for t in times]}, turnover=msgs / n,
+                        extra={"pattern": pat.description, "engine": engine, "messages": msgs, "rank_messages": counts,
+                               "max_time_s": tmax, "sum_time_s": total, "warmup_repetitions": w,
+                               "latency_divisor": pat.latency_halves * msgs, "pause_usec": s.pause,
+                               "msgwr": s.msgwr, "msgrd": s.msgrd,
+                               **({"grid": list(ctx.dims)} if ctx.dims else {}),
+                               **({"seed": 0} if pat.name in ("Unirandom", "Birandom", "Corandom") else {})})
+    rec.values["t"] = 1e6 * total / (pat.latency_halves * msgs) if msgs else 0.0
+    rec.values["msgs_per_sec"] = msgs / tmax if tmax > 0 else 0.0
+    return rec
