@@ -1,6 +1,6 @@
 """commbench against the real IMB 2021.11 on the same MPI, side by side (issue 13, item 5).
 
-    python benchmarks/imb_side_by_side.py [--family mpi1|ext|rma|nbc] [--rounds 3] [--np 2]
+    python benchmarks/imb_side_by_side.py [--family mpi1|ext|rma|nbc|p2p] [--rounds 3] [--np 2]
                                           [--memory same|defaults] [--methodology imb2021|imb4|both]
                                           [--benchmarks PingPong,Bcast,...] [--sizes 0,8,1024,...]
 
@@ -13,6 +13,12 @@ goes first every round. Both texts are parsed by the same IMB table parser
 the median over rounds of commbench's time / IMB's time: t[usec] of the
 single-transfer tables, t_avg[usec] of the collectives, t_ovrl[usec] of IMB-NBC's
 overlap tables; EXT/RMA tables are named with their mode (/agg, /non).
+
+--family p2p runs IMB-P2P against `commbench run --suite p2p` with IMB-P2P's
+options only (-msglen, -iter N: at most N repetitions, -pause 0; no -time,
+-iter_policy, -npmin or --methodology, which IMB-P2P does not have); both
+allocate with MPI_Alloc_mem, so --memory changes nothing there. Stencil2D
+needs 4 or more processes (a 2 x 2 grid).
 
 --memory same: commbench on plain pages (--alloc mmap --hugepages off), as
 IMB's malloc'd buffers get here (THP mode madvise); defaults: commbench's own
@@ -40,7 +46,8 @@ BENCHMARKS = {"mpi1": ["PingPong", "Sendrecv", "Exchange", "Allreduce", "Reduce"
                        "Barrier"],
               "ext": ["Unidir_Put", "Unidir_Get", "Bidir_Put", "Accumulate"],
               "rma": ["Unidir_put", "Unidir_get", "One_put_all", "Exchange_put", "Accumulate", "Fetch_and_op"],
-              "nbc": ["Ibcast", "Iallreduce", "Ialltoall", "Ibcast_pure", "Iallreduce_pure", "Ibarrier"]}
+              "nbc": ["Ibcast", "Iallreduce", "Ialltoall", "Ibcast_pure", "Iallreduce_pure", "Ibarrier"],
+              "p2p": ["PingPong", "PingPing", "Birandom", "Corandom", "Stencil2D", "SendRecv_Replace"]}
 SIZES = [0, 8, 1024, 65536, 2**20, 4 * 2**20]
 REPS = 200
 
@@ -81,6 +88,21 @@ def run(cmd: list[str], env: dict) -> str:
     return p.stdout
 
 
+def commands(a, benches: list[str], lens: str, out: str, methods: list[str]) -> dict[str, list[str]]:
+    """Each contender's command line: IMB, then commbench per methodology (p2p: one)."""
+    imb = [mpiexec(), "-n", str(a.np), str(PEERS / f"IMB-{a.family.upper()}")]
+    me = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", "--suite", a.family]
+    if a.family == "p2p":
+        common = ["-msglen", lens, "-iter", str(a.reps), "-pause", "0", *benches]
+        return {"IMB": imb + common, "p2p": me + common + ["-o", out]}
+    common = ["-msglen", lens, "-iter", str(a.reps), "-iter_policy", "off", "-npmin", str(a.np), *benches]
+    mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
+    contenders = {"IMB": imb + common + ["-time", "1000"]}
+    for m in methods:
+        contenders[m] = me + common + ["-time", "1000", *mem, "--methodology", m, "-o", out]
+    return contenders
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -100,25 +122,21 @@ def main() -> None:
     env = env_for(a.np)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p)
     lens = msglen_file(sizes)
-    common = ["-msglen", lens, "-iter", str(a.reps), "-iter_policy", "off", "-npmin", str(a.np), *benches]
-    mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
-    methods = ["imb2021", "imb4"] if a.methodology == "both" else [a.methodology]
+    methods = ["p2p"] if a.family == "p2p" else ["imb2021", "imb4"] if a.methodology == "both" else [a.methodology]
     with tempfile.TemporaryDirectory() as d:
-        contenders = {"IMB": [mpiexec(), "-n", str(a.np), str(imb), *common, "-time", "1000"]}
-        for m in methods:
-            contenders[m] = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", "--suite", a.family,
-                             *common,
-                             "-time", "1000", *mem, "--methodology", m, "-o", str(Path(d) / "r.json")]
+        contenders = commands(a, benches, lens, str(Path(d) / "r.json"), methods)
         got: dict[str, list] = {k: [] for k in contenders}
         for r in range(a.rounds):
             for name in rotate(list(contenders), r):
                 got[name].append(tables(run(contenders[name], env)))
     os.unlink(lens)
-    print(f"# {conditions()}; NP {a.np}; -iter {a.reps} -iter_policy off; commbench memory: {a.memory}; "
+    print(f"# {conditions()}; NP {a.np}; -iter {a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; "
+          f"commbench memory: {'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; "
           f"medians of {a.rounds} alternating rounds")
     for m in methods:
         print(f"{'benchmark':<18}" + "".join(f"{s:>10}" for s in sizes)
-              + f"   (commbench --methodology {m} / IMB 2021.11 time)")
+              + ("   (commbench p2p / IMB-P2P 2021.11 t[usec])" if m == "p2p"
+               else f"   (commbench --methodology {m} / IMB 2021.11 time)"))
         keys = sorted({k[0] for k in got["IMB"][0] if k[0].split("/")[0] in benches},
                       key=lambda k: (benches.index(k.split("/")[0]), k))
         for b in keys:
