@@ -12,10 +12,14 @@ commands:
   run [options] [benchmarks]   measure (commbench run -h for every option)
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
+  report --html OUT FILE [FILE ...]   one self-contained HTML page: metadata, tables, plots, comparison
   compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
   overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
   fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
   plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
+  import LOG [LOG ...] -o OUT.json [--format imb|osu|nccl|auto]
+                               IMB, OSU or nccl-tests output as a results file (docs/import.md)
+  schema                       the results file's JSON Schema (docs/schema.md)
 
 `python -m commbench` is the same program."""
 
@@ -111,8 +115,20 @@ def cmd_list(argv: list[str]) -> int:
 def cmd_report(argv: list[str]) -> int:
     from commbench.views import csv_export, results_file
 
+    if "--html" in argv:  # one self-contained page of one or more runs (views.html_report)
+        from commbench.views import html_report
+
+        try:
+            out, paths = html_report.arguments(argv)
+            html_report.write(out, paths)
+        except ValueError as e:
+            return _err(str(e))
+        print(f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} written to {out}",
+              file=sys.stderr)
+        return 0
     if not argv or argv[0].startswith("-"):
-        return _err("report needs a results file (accepted: commbench report FILE [--csv OUT])")
+        return _err("report needs a results file (accepted: commbench report FILE [--csv OUT], "
+                    "or commbench report --html OUT.html FILE [FILE ...])")
     try:
         doc = results_file.load(argv[0])
         recs = results_file.measurements(doc, argv[0])
@@ -128,27 +144,9 @@ def cmd_report(argv: list[str]) -> int:
         if out != "-":
             print(f"commbench: {len(recs)} records written to {out}", file=sys.stderr)
         return 0
-    from commbench import suites, views
-    from commbench.views.binding import table_lines
-    from commbench.views.fit_text import report_sink
+    from commbench.views.report_text import replay
 
-    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
-    view = views.text_view(suites.family(fam).view if fam else "imb", sys.stdout)
-    # In the run's order (job.build_sinks): a --fit run's stored fits, then the binding overhead, then the text.
-    fits = report_sink(doc, sys.stdout)  # None: no "fits" in the file
-    sinks = [fits, view] if fits is not None else [view]
-    summary = doc.get("summary", {"interrupted": "results file incomplete"})
-    header = {k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc}
-    for s in sinks:
-        s.start(header)
-    for r in recs:
-        for s in sinks:
-            s.record(r)
-    if fits is not None:
-        fits.finish(summary)
-    if doc.get("summary", {}).get("binding_overhead"):
-        print("\n".join(table_lines(doc["summary"]["binding_overhead"])))
-    view.finish(summary)
+    replay(doc, recs, sys.stdout)  # the run's text again, as the run's views printed it
     return 0
 
 
@@ -190,6 +188,21 @@ def _fitcmd():
     return fitcmd
 
 
+def _importer():
+    from commbench.importers import command  # other tools' logs: only this command reads them
+
+    return command
+
+
+def _schema(argv: list[str]) -> int:
+    from commbench import schema
+
+    if argv:
+        return _err(f"schema takes no arguments, got {' '.join(argv)!r} (accepted: commbench schema)")
+    print(schema.text(), end="")
+    return 0
+
+
 SUBCOMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
@@ -198,6 +211,8 @@ SUBCOMMANDS = {
     "overhead": cmd_overhead,
     "fit": lambda argv: _fitcmd().cmd_fit(argv),
     "plot": lambda argv: _fitcmd().cmd_plot(argv),
+    "import": lambda argv: _importer().main(argv),
+    "schema": lambda argv: _schema(argv),
 }
 
 

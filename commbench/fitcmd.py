@@ -8,7 +8,7 @@ import sys
 
 from commbench.models import hockney
 from commbench.views import series as series_mod
-from commbench.views.fit_text import fit_series, format_fit
+from commbench.views.fit_text import fit_each, fit_series, format_fit
 
 _SUFFIX = {"k": 1024, "m": 2**20}
 
@@ -135,6 +135,10 @@ def cmd_plot(argv: list[str]) -> int:
     doc = _overhead(a.files[0]) if len(a.files) == 1 else None
     if doc is not None:
         return _plot_overhead(doc, a.files[0], a.output)
+    from commbench.views import heatmap  # a net (cluster diagnosis) run: its heatmaps
+
+    if len(a.files) == 1 and (net := heatmap.is_net(a.files[0])) is not None:
+        return heatmap.cmd(net, a.files[0], a.output)
     try:
         kw = _fit_kw(a)
         all_series = _load(a.files, a.benchmark)
@@ -144,15 +148,13 @@ def cmd_plot(argv: list[str]) -> int:
     from commbench.views import plot
 
     several = len(a.files) > 1
-    items = []
-    for s in all_series:
-        f = None
-        if not a.no_fit:
-            try:
-                f = fit_series(s, **kw)
-            except ValueError as e:
-                print(f"commbench plot: {s.title()}: not fitted: {e}", file=sys.stderr)
-        items.append((s, f))
+    items = [(s, None) for s in all_series]
+    if not a.no_fit:
+        fitted = fit_each(all_series, **kw)
+        for s, _, why in fitted:
+            if why:
+                print(f"commbench plot: {s.title()}: not fitted: {why}", file=sys.stderr)
+        items = [(s, f) for s, f, _ in fitted]
     try:
         plot.figure(items, a.output, show_source=several)
     except OSError as e:

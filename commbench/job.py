@@ -69,6 +69,12 @@ def build_sinks(cfg) -> list:
     if cfg.fit:  # first, so its fits reach the results file before that one finishes
         from commbench.views.fit_text import fit_sink
         sinks.insert(0, fit_sink(cfg, sinks))
+    from commbench.views import progress
+
+    terminal = progress.terminal(cfg)  # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    if terminal:
+        width, via_stdout = terminal
+        sinks.insert(0, progress.ProgressView(cfg, width, out=sys.stdout if via_stdout else sys.stderr))
     return sinks
 
 

@@ -114,3 +114,42 @@ FAMILY_HINT = "COMMBENCH_FAMILY"
 def family_hint(env=os.environ) -> str:
     """The family the launcher resolved for this job ("" outside a self-launched job)."""
     return env.get(FAMILY_HINT, "")
+
+
+
+# Set by the self-launcher when its stderr is a terminal: "<columns>", with ",stdout" when
+# its stdout is that same terminal. Hydra gives the ranks pipes, not the terminal, and
+# writes what they print to the launcher's terminal, so rank 0 may draw its progress line
+# (views.progress) there.
+TERMINAL = "COMMBENCH_STDERR_TERMINAL"
+
+
+def _columns(fd: int) -> int:
+    try:
+        return os.get_terminal_size(fd).columns or 80
+    except OSError:
+        return 80
+
+
+def terminal_value() -> str | None:
+    """What the self-launcher passes in TERMINAL; None when its stderr is no terminal."""
+    if not os.isatty(2):
+        return None
+    same = os.isatty(1) and os.fstat(1).st_rdev == os.fstat(2).st_rdev
+    return f"{_columns(2)},stdout" if same else str(_columns(2))
+
+
+def progress_terminal(env=os.environ) -> tuple[int, bool] | None:
+    """(columns, through stdout) of the terminal rank 0 may draw a progress line on, or None.
+
+    Its own stderr: drawn there (one process's two streams reach a terminal in the
+    order written). The self-launcher's (TERMINAL): mpiexec forwards the ranks' stdout
+    and stderr through separate pipes, in no fixed order between them, so where stdout
+    is that same terminal the line travels in stdout's stream, in order with the tables
+    (on a terminal they share, the bytes land on the same screen either way)."""
+    if os.isatty(2):
+        return _columns(2), False
+    cols, _, via = env.get(TERMINAL, "").partition(",")
+    if not cols.isdigit():
+        return None
+    return int(cols) or 80, via == "stdout"

@@ -85,6 +85,10 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
         env.update(jobenv.THROTTLE)
         print(f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling enabled "
               "(oversubscribed timings are not representative)", file=sys.stderr)
+    env.pop(jobenv.TERMINAL, None)
+    terminal = jobenv.terminal_value()
+    if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there (views.progress)
+        env[jobenv.TERMINAL] = terminal
     cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
     return cmd, env
 

@@ -240,7 +240,9 @@ def build(
 
 
 class Sink(Protocol):
-    """Where records go (world rank 0): every view implements these three calls."""
+    """Where records go (world rank 0): every view implements these three calls. A view
+    that follows where the run is (the progress line) also has position(where), called
+    with Session.progress's where whenever the run names a new row, never in a timed loop."""
 
     def start(self, header: dict) -> None: ...
     def record(self, rec: Measurement) -> None: ...

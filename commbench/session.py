@@ -28,6 +28,9 @@ class Session:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.sinks = list(sinks) if self.rank == 0 else []
+        # Views that follow where the run is (records.Sink: position), e.g. the progress line.
+        self.trackers = [s for s in self.sinks if hasattr(s, "position")]
+        self.where: dict[str, Any] = {}  # the row the trackers last heard of
         self.lock = threading.Lock()  # the watchdog thread may finish the sinks
         self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
         self.records: list[Measurement] = []  # world rank 0: everything emitted, for analyses
@@ -95,11 +98,25 @@ class Session:
             self.watchdog.beat()
 
     def progress(self, phase: str, **where: Any) -> None:
-        """Tell the watchdog where this rank is; naming a benchmark starts a new measurement clock."""
+        """Tell the watchdog where this rank is; naming a benchmark starts a new measurement clock.
+        On world rank 0 a row named anew (benchmark, NP, mode, bytes) goes to the trackers too;
+        callers name rows between measurements, never inside a timed loop."""
         wd = self.watchdog
-        if wd is None:
+        if wd is not None:
+            if where:
+                wd.progress(phase=phase, **where)
+            else:
+                wd.phase(phase)
+        if where and self.trackers:
+            self._track(where)
+
+    def _track(self, where: dict[str, Any]) -> None:
+        row = {k: where.get(k) for k in ("benchmark", "np", "mode", "bytes")}
+        if row == self.where:  # the same row's next phase
             return
-        if where:
-            wd.progress(phase=phase, **where)
-        else:
-            wd.phase(phase)
+        self.where = row
+        with self.lock:
+            if self.closed:
+                return
+            for t in self.trackers:
+                t.position(dict(where))

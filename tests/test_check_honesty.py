@@ -27,7 +27,8 @@ KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
 DRIVER_FAMILIES = {"overhead": ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100",
                                 "--stream-time", "0.05", "--loggp-n", "3"],
                    "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
-                   "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"]}
+                   "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"],
+                   "net": ["--net-samples", "2", "--net-rings", "1", "--net-rounds", "1"]}
 
 
 def _ranks(*r):

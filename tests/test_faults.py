@@ -21,6 +21,7 @@ import pytest
 
 from commbench.views import results_file
 from tests.mpirun import ENV, MPIEXEC
+from tests.results_schema import run_header
 
 ROOT = str(Path(__file__).resolve().parents[1])  # this checkout's commbench, whatever the cwd
 # ~0.2 s per size (the cap bounds the ~1 s preparatory run of the dynamic policy), ~12 s in all
@@ -217,7 +218,7 @@ def test_mark_interrupted_salvages_a_cut_file(tmp_path):
 
     path = tmp_path / "cut.json"
     sink = JsonResults(str(path))
-    sink.start({"metadata": {}, "config": {}})
+    sink.start(run_header())  # a real run's header: the file validates (tests/conftest.py)
     for x in (1, 2, 4):
         sink.record(records.build(benchmark="PingPong", family="mpi1", kind="single", np_=2, mode="",
                                   x=x, repetitions=10, groups=[[0, 1]], world_size=2, components=["t"],

@@ -104,8 +104,8 @@ def test_report_and_compare_of_broken_files_name_the_problem(tmp_path):
     assert r.returncode == 0 and "records written to" in r.stderr  # says what it did
     doc = json.loads(open(good).read())
     doc["records"][1]["bytes"] = "big"
-    (tmp_path / "bad.json").write_text(json.dumps(doc))
-    for cmd in (["report", str(tmp_path / "bad.json")], ["compare", good, str(tmp_path / "bad.json")]):
+    (tmp_path / "bad.invalid.json").write_text(json.dumps(doc))
+    for cmd in (["report", str(tmp_path / "bad.invalid.json")], ["compare", good, str(tmp_path / "bad.invalid.json")]):
         r = commbench(*cmd)
         assert r.returncode == 2 and "record 1: field 'bytes' should be int or null" in r.stderr, r.stderr
         assert "Traceback" not in r.stderr

@@ -24,6 +24,7 @@ from commbench.job import Finisher
 from commbench.session import Session
 from commbench.views.results_file import JsonResults
 from tests.mpirun import ENV, fill, tiny_tmpfs, wait_for_records
+from tests.results_schema import run_header
 
 
 def _trailer(stdout: str) -> dict[str, str]:
@@ -96,7 +97,7 @@ def _finisher(tmp_path: Path) -> tuple[Finisher, Path]:
     out = tmp_path / "f.json"
     cfg = config.parse_run_args(["Allreduce", "-o", str(out)], world_size=1)
     sink = JsonResults(str(out))
-    sink.start({"config": cfg.resolved()})
+    sink.start(dict(run_header(), config=cfg.resolved()))  # a run's header: the file validates
     return Finisher(Session(cfg, MPI.COMM_SELF, [sink]), time.time(), str(out)), out
 
 

@@ -128,18 +128,25 @@ class Plan:
             return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)
         return None
 
+    def sweeps(self) -> list[tuple[str, int, str, int]]:
+        """(benchmark, NP, mode, sizes) of every sweep the harness runs, in its order."""
+        return [(b.name, np_, mode, len(self.sizes(b))) for b in self.benchmarks() for np_ in self.np_sequence(b)
+                if b.procs.allows(np_) for mode in methodology.modes(self.cfg.method, b.modes)]
+
+    def engines(self) -> int:
+        return 2 if getattr(self.cfg, "engine", "") == "both" else 1
+
+    def sweep_bound(self, sizes: int, spent: float = 0.0) -> float:
+        """Seconds a sweep of that many sizes may still take, spent seconds into it: each
+        size's repetitions (or --samples) are cut at -time, and its later sizes time out once
+        it has used time_budget() (spec §5.4), so at most that and one more row."""
+        secs, engines = self.cfg.secs, self.engines()
+        return min(sizes * engines * secs, max(self.time_budget() - spent, 0.0) + engines * secs)
+
     def samples_bound(self) -> tuple[int, float]:
-        """(rows, seconds) of a --samples run, each --engine counted: every row's
-        samples are cut at -time, and a sweep's later sizes time out once it has
-        used time_budget() (spec §5.4), so it takes at most that and one more row."""
-        engines = 2 if getattr(self.cfg, "engine", "") == "both" else 1
-        rows, seconds, secs = 0, 0.0, self.cfg.secs
-        for b in self.benchmarks():
-            sweeps = len(methodology.modes(self.cfg.method, b.modes)) * sum(1 for np_ in self.np_sequence(b) if b.procs.allows(np_))
-            n = len(self.sizes(b)) * engines
-            rows += sweeps * n
-            seconds += sweeps * min(n * secs, self.time_budget() + engines * secs)
-        return rows, seconds
+        """(rows, seconds) of a --samples run, each --engine counted (sweep_bound)."""
+        sweeps = self.sweeps()
+        return (sum(n for *_, n in sweeps) * self.engines(), sum(self.sweep_bound(n) for *_, n in sweeps))
 
     def past_int(self, bench: Benchmark, x: int, np_: int) -> bool:
         """Does a row pass MPI a count or displacement (bytes) beyond a C int?"""

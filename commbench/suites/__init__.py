@@ -25,6 +25,7 @@ FAMILY_MODULES: dict[str, str] = {
     "msgrate": "commbench.suites.msgrate",
     "mt": "commbench.suites.mt",
     "p2p": "commbench.suites.p2p",
+    "net": "commbench.suites.net",
 }
 
 ALIASES = {
@@ -36,6 +37,7 @@ ALIASES = {
     "imb-io": "io",
     "imb-mt": "mt",
     "imb-p2p": "p2p",
+    "diagnose": "net",
 }
 
 

@@ -63,7 +63,20 @@ def context_notes(old_doc: dict, new_doc: dict) -> list[str]:
 
 def _time(r: records.Measurement) -> float | None:
     v = r.values.get(TIME_KEY.get(r.kind, "t_max"))
+    if v is None:  # imported rows with one time only (OSU's latency, nccl-tests' time): their "t"
+        v = r.values.get("t")
     return v if v and v > 0 else None
+
+
+def _loose_key(r: records.Measurement) -> tuple:
+    return (r.family, *_key(r), *(str(r.extra.get(k)) for k in ROW_EXTRAS if k != "engine"))
+
+
+def _engineless(loose: dict, r: records.Measurement) -> records.Measurement | None:
+    """A row that names no engine (an imported log's, a file from before the engines)
+    matches the one row of the other file that differs from it only in the engine."""
+    found = [o for o in loose.get(_loose_key(r), []) if "engine" not in o.extra or "engine" not in r.extra]
+    return found[0] if len(found) == 1 else None
 
 
 def _ci(r: records.Measurement) -> tuple[float, float] | None:
@@ -82,9 +95,13 @@ def _spread(r: records.Measurement) -> float:
 def compare(old: list[records.Measurement], new: list[records.Measurement], threshold: float = 0.05) -> list[Row]:
     """Matched rows; a change counts when |ratio-1| exceeds threshold and the rank spread."""
     by_key = {_full_key(r): r for r in old if r.ok}
+    loose: dict[tuple, list] = {}
+    for r in old:
+        if r.ok:
+            loose.setdefault(_loose_key(r), []).append(r)
     rows = []
     for r in new:
-        o = by_key.get(_full_key(r))
+        o = by_key.get(_full_key(r)) or _engineless(loose, r)
         if o is None or not r.ok:
             continue
         to, tn = _time(o), _time(r)
@@ -116,11 +133,14 @@ def render(rows: list[Row], old_name: str, new_name: str) -> str:
         label = name if groups <= 1 else f"Multi-{name}"
         lines.append(f"{label:<24}{np_:>4} {mode or '-':<14}{'' if x is None else x:>10}"
                      f"{r.old:13.2f}{r.new:13.2f}{r.ratio:9.3f}  {r.verdict}")
-    if rows:
-        gm = geometric_mean([r.ratio for r in rows])
-        counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("faster", "slower", "same")}
-        lines += ["", f"# {len(rows)} matched rows; geometric mean new/old = {gm:.3f}; "
-                      f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise"]
-    else:
-        lines += ["", "# no matching rows (different families, benchmarks, sizes, process counts or engines)"]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", f"# {summary(rows)}"])
+
+
+def summary(rows: list[Row]) -> str:
+    """The comparison in one sentence (the text's last line, the HTML report's verdict)."""
+    if not rows:
+        return "no matching rows (different families, benchmarks, sizes, process counts or engines)"
+    gm = geometric_mean([r.ratio for r in rows])
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("faster", "slower", "same")}
+    return (f"{len(rows)} matched rows; geometric mean new/old = {gm:.3f}; "
+            f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise")

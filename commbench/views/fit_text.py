@@ -100,6 +100,18 @@ def fit_series(s: series_mod.Series, **kw) -> hockney.Fit:
     return hockney.fit(s.n, s.t, turnover=s.turnover, label=s.label, **kw)
 
 
+def fit_each(series: list[series_mod.Series], **kw) -> list[tuple[series_mod.Series, hockney.Fit | None, str | None]]:
+    """Each series with its fit (hockney.fit's keywords, as `commbench fit` takes them), or
+    None and why it cannot be fitted: what `commbench plot` draws and the HTML report shows."""
+    out = []
+    for s in series:
+        try:
+            out.append((s, fit_series(s, **kw), None))
+        except ValueError as e:
+            out.append((s, None, str(e)))
+    return out
+
+
 # ---------------------------------------------------------------- stored fits
 
 _FIT_KEYS = {"model", "formula", "weighting", "confidence", "turnover", "breakpoints", "breakpoint_source",

@@ -59,24 +59,25 @@ _VALUE_OF = {
 }
 
 
+def cell(c: str, rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None) -> str:
+    """One column's number of a row as IMB prints it, unpadded (the HTML report's cells too)."""
+    if c == "Group":
+        return f"{group:d}"
+    if c == "#bytes":
+        return f"{rec.bytes or 0:d}"
+    if c == "#repetitions":
+        return f"{rec.repetitions:d}"
+    if c == "Mbytes/sec":
+        return f"{values.get('bytes_per_sec', 0.0) / mb_unit:.2f}"
+    if c == "Msg/sec":
+        return f"{values.get('msgs_per_sec', 0.0):.0f}"
+    if c == "defects":
+        return f"{rec.defects or 0.0:.2f}"
+    return f"{values.get(_VALUE_OF[c], 0.0):.2f}"
+
+
 def row(cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None) -> str:
-    out = []
-    for c in cols:
-        if c == "Group":
-            out.append(f"{group:{W}d}")
-        elif c == "#bytes":
-            out.append(f"{rec.bytes or 0:{W}d}")
-        elif c == "#repetitions":
-            out.append(f"{rec.repetitions:{W}d}")
-        elif c == "Mbytes/sec":
-            out.append(f"{values.get('bytes_per_sec', 0.0) / mb_unit:{W}.2f}")
-        elif c == "Msg/sec":
-            out.append(f"{values.get('msgs_per_sec', 0.0):{W}.0f}")
-        elif c == "defects":
-            out.append(f"{rec.defects or 0.0:{W}.2f}")
-        else:
-            out.append(f"{values.get(_VALUE_OF[c], 0.0):{W}.2f}")
-    return "".join(out)
+    return "".join(f"{cell(c, rec, values, mb_unit, group):>{W}}" for c in cols)
 
 
 # Trailer verdicts of a run that ended early (never stored in records).

@@ -32,9 +32,9 @@ def _physical(fit) -> bool:
     return all(np.isfinite(g.r_inf.value) and g.r_inf.value > 0 and g.t0.value >= 0 for g in fit.segments)
 
 
-def figure(items: list, path: str, show_source: bool = False) -> list[str]:
-    """items: (Series, Fit or None) pairs; writes PNG or SVG by the file's suffix and
-    returns the legend's entries.
+def figure(items: list, path, show_source: bool = False, fmt: str | None = None) -> list[str]:
+    """items: (Series, Fit or None) pairs; writes PNG or SVG by the file's suffix (or fmt,
+    for a file object: the HTML report's inline figures) and returns the legend's entries.
 
     Colours from tab10 (tab20 beyond 10 series), markers changing every cycle; the
     legend sits below both panels, each entry naming its benchmark."""
@@ -70,7 +70,7 @@ def figure(items: list, path: str, show_source: bool = False) -> list[str]:
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.suptitle("commbench: t = (n + n_1/2) / r_inf per region" if any(f for _, f in items) else "commbench")
     fig.tight_layout(rect=(0, legend_h / (6.2 + legend_h), 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format=fmt)
     plt.close(fig)
     return labels
 

@@ -8,6 +8,8 @@ SIGKILL tells its reader so. `finish` rewrites it whole (atomically) with the
 summary and "complete": true (false with an "interrupted" reason when the run
 ended early). `mark_interrupted` lets the launcher, which outlives the job,
 record why a job died; `salvage` recovers the records of a file cut mid-write.
+The document's shape is published as a JSON Schema (commbench/schema,
+docs/schema.md); `load` refuses a format_version newer than FORMAT_VERSION.
 """
 
 from __future__ import annotations
@@ -147,6 +149,10 @@ def load(path: str) -> dict:
         raise ValueError(f"{path}: not a JSON results file ({e.msg} at line {e.lineno})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path}: not a commbench results file (no \"format\": \"{FORMAT}\")")
+    version = doc.get("format_version", FORMAT_VERSION)
+    if isinstance(version, int) and version > FORMAT_VERSION:  # the reader rule (docs/schema.md)
+        raise ValueError(f"{path}: results format version {version} is newer than this commbench reads "
+                         f"(format_version {FORMAT_VERSION} and older); a newer commbench reads it")
     return doc
 
 

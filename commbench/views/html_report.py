@@ -1,0 +1,132 @@
+"""`commbench report --html OUT FILE [FILE ...]`: one self-contained HTML page of one or more runs.
+
+The page needs nothing but itself to be read, offline: the CSS is inline,
+the figures are SVG in data: URIs (commbench.views.plot, the figures of
+`commbench plot`), and there is no script. Every string that comes from a
+results file is escaped (html.escape): a file is data, never markup.
+
+The page is a list of sections (SECTIONS), each a function of the loaded
+runs that returns its HTML, or None when it has nothing to show (the
+comparison needs two runs; the plots need tables of time against size). A
+family's own section (FAMILY_SECTIONS) is added the same way, by name: the
+diagnosis family's heatmaps will be one, shown when a run of it is given.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from dataclasses import dataclass
+
+from commbench import records
+from commbench.views import html_sections as sec
+from commbench.views import results_file
+from commbench.views.html_plots import plots
+from commbench.views.html_sections import esc
+
+USAGE = "commbench report --html OUT.html FILE [FILE ...]"
+
+
+@dataclass
+class Run:
+    """One results file of the report."""
+
+    path: str
+    doc: dict
+    records: list[records.Measurement]
+    label: str  # "run 1: name.json": how the page names it
+
+    @property
+    def family(self) -> str:
+        return str(self.doc.get("family", {}).get("name", ""))
+
+
+# (anchor, title, section): the page's order. A section returns its HTML or None.
+SECTIONS = (
+    ("metadata", "Runs", sec.metadata),
+    ("comparison", "Comparison", sec.comparison),
+    ("plots", "Time and rate against size", plots),
+    ("tables", "Tables", sec.tables),
+    ("text", "Text reports", sec.text_reports),
+)
+# A family's own section, shown when a run of that family is given: family name ->
+# (anchor, title, "module:function"), the function taking the runs like those above.
+FAMILY_SECTIONS: dict[str, tuple[str, str, str]] = {}
+
+
+def arguments(argv: list[str]) -> tuple[str, list[str]]:
+    """(OUT, FILEs) of `report --html OUT FILE [FILE ...]`; ValueError naming what is wrong."""
+    i = argv.index("--html")
+    if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+        raise ValueError(f"--html needs the page to write (accepted: {USAGE})")
+    out = argv[i + 1]
+    if not out.lower().endswith((".html", ".htm")):
+        raise ValueError(f"--html {out!r}: the page must be an .html file (accepted: {USAGE})")
+    paths = argv[:i] + argv[i + 2:]
+    bad = [p for p in paths if p.startswith("-")]
+    if bad:
+        raise ValueError(f"report --html takes no option {bad[0]!r} (accepted: {USAGE})")
+    if not paths:
+        raise ValueError(f"report --html needs at least one results file (accepted: {USAGE})")
+    return out, paths
+
+
+def load(paths: list[str]) -> list[Run]:
+    """The runs of the page, in the order given; ValueError for a file that is not a results file."""
+    runs = []
+    for i, path in enumerate(paths, start=1):
+        doc = results_file.load(path)
+        runs.append(Run(path, doc, results_file.measurements(doc, path), f"run {i}: {os.path.basename(path)}"))
+    return runs
+
+
+def _sections(runs: list[Run]) -> list[tuple[str, str, str]]:
+    """(anchor, title, HTML) of every section that has something to show."""
+    chosen = list(SECTIONS)
+    for fam in dict.fromkeys(r.family for r in runs):
+        if fam in FAMILY_SECTIONS:
+            anchor, title, where = FAMILY_SECTIONS[fam]
+            module, func = where.split(":")
+            chosen.insert(-1, (anchor, title, getattr(importlib.import_module(module), func)))
+    out = []
+    for anchor, title, section in chosen:
+        body = section(runs)
+        if body is not None:
+            out.append((anchor, title, body))
+    return out
+
+
+def render(runs: list[Run]) -> str:
+    """The whole page."""
+    from commbench import __version__
+
+    parts = _sections(runs)
+    names = ", ".join(os.path.basename(r.path) for r in runs)
+    nav = " ".join(f'<a href="#{a}">{esc(t)}</a>' for a, t, _ in parts)
+    body = "\n".join(f'<section id="{a}">\n<h2>{esc(t)}</h2>\n{html}\n</section>' for a, t, html in parts)
+    made = time.strftime("%Y-%m-%d %H:%M:%S %z")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta name="generator" content="commbench {esc(__version__)}">\n'
+            f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n<body>\n"
+            f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by commbench "
+            f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n</header>\n"
+            f"<main>\n{body}\n</main>\n</body>\n</html>\n")
+
+
+def write(out: str, paths: list[str]) -> None:
+    """Load the runs and write the page to out; ValueError saying what went wrong."""
+    page = render(load(paths))
+    tmp = out + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, out)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise ValueError(f"--html {out!r}: cannot write ({e.strerror}) (accepted: an .html file in a "
+                         "writable directory)") from None

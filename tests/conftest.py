@@ -1,0 +1,28 @@
+"""Session-wide checks of the test suite.
+
+Every results file the tests wrote validates against the published schema
+(commbench/schema/results.schema.json): at the end of the session each one
+found under pytest's temporary directories (and results/, when written
+during the session) is validated, and the session fails naming each file
+and what in it breaks the schema. Files broken on purpose are named
+*.invalid.json (tests/results_schema.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests import results_schema
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_results_file_validates(tmp_path_factory):
+    started = time.time() - 1  # mtime granularity
+    yield
+    files = results_schema.results_files(results_schema.session_roots(tmp_path_factory.getbasetemp()), started)
+    bad = results_schema.check(files)
+    if bad:
+        pytest.fail(f"{len(bad)} problem(s) in the results files the tests wrote (schema: "
+                    "commbench/schema/results.schema.json):\n" + "\n".join(bad[:40]), pytrace=False)
