@@ -157,13 +157,18 @@ NEW_ROW = "P(allreduce_again,   floats,         EACH,   MPI_Allreduce(s, r, c, M
 KERNELS = native.SOURCE
 
 
+LAST_ROW = "P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root * a->slots + k]; MPI_Start(rq))\n"
+
+
 def _with_row(tmp_path, row: str = NEW_ROW, name: str = "kernels.c"):
-    """A copy of kernels.c whose table has `row` after its last row."""
+    """A copy of kernels.c whose table has `row` after its last row, beside a copy of
+    the loops it includes."""
     src = KERNELS.read_text()
-    last = "P(biband,            window,         OWN,    1)\n"
-    assert src.count(last) == 1
+    assert src.count(LAST_ROW) == 1
     copy = tmp_path / name
-    copy.write_text(src.replace(last, last[:-1] + " \\\n" + row + "\n"))
+    copy.write_text(src.replace(LAST_ROW, LAST_ROW[:-1] + " \\\n" + row + "\n"))
+    for inc in native.local_includes(KERNELS):
+        (tmp_path / inc.name).write_text(inc.read_text())
     return copy
 
 
@@ -196,11 +201,15 @@ def test_table_reader_follows_the_preprocessor(tmp_path):
 def test_a_new_row_is_a_new_pattern(tmp_path, monkeypatch):
     copy = _with_row(tmp_path)
     assert native.read_table(copy) == [*native.TABLE, ("allreduce_again", "floats")]
-    # A changed source is built anew.
+    # A changed source is built anew, and so is a changed file it includes.
     mpicc = native.find_mpicc() or "/bin/sh"
     key = native.build_key(mpicc, "mpich", "v")
     monkeypatch.setattr(native, "SOURCE", copy)
-    assert native.build_key(mpicc, "mpich", "v") != key
+    changed = native.build_key(mpicc, "mpich", "v")
+    assert changed != key
+    assert [p.name for p in native.local_includes(copy)] == ["loops.h"]
+    (tmp_path / "loops.h").write_text((tmp_path / "loops.h").read_text() + "\n/* changed */\n")
+    assert native.build_key(mpicc, "mpich", "v") != changed
     # A row naming a builder that ARGS lacks is refused at once, by name.
     with pytest.raises(RuntimeError, match="no_such_builder"):
         native._patterns(native.read_table(_with_row(tmp_path, NEW_ROW.replace("floats", "no_such_builder"), "bad.c")))
@@ -225,7 +234,7 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version())
     dll = ctypes.CDLL(str(path))
     dll.cb_patterns.restype = ctypes.c_char_p
-    assert dll.cb_patterns().decode().split()[-2:] == ["biband:window", "allreduce_again:floats"]
+    assert dll.cb_patterns().decode().split()[-2:] == ["persist:persist", "allreduce_again:floats"]
     with pytest.raises(native.NativeUnavailable, match="pattern table differs"):
         native.Library(path)  # this module's table lacks the new row
     fn = dll.cb_allreduce_again

@@ -39,39 +39,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# The cb_args of the kernels and their builders (what the one-sided and overlap
+# setups leave for them in ctx.state: args.WIN, DISPS, USES, REQUESTS, CPU_TARGET).
+from commbench.native.args import ARGS, CPU_TARGET, REQUESTS, TYPE_CODES, Args  # noqa: F401
+
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 5  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 6  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
 class NativeUnavailable(Exception):
     """The native engine cannot be built or loaded here; the message says why."""
-
-
-class Args(ctypes.Structure):
-    """cb_args of kernels.c, field for field."""
-
-    _fields_ = [
-        ("comm", ctypes.c_void_p),
-        ("sbuf", ctypes.c_void_p),
-        ("rbuf", ctypes.c_void_p),
-        ("sstride", ctypes.c_longlong),
-        ("rstride", ctypes.c_longlong),
-        ("soff2", ctypes.c_longlong),
-        ("slots", ctypes.c_int),
-        ("count", ctypes.c_int),
-        ("peer", ctypes.c_int),
-        ("source", ctypes.c_int),
-        ("rank", ctypes.c_int),
-        ("size", ctypes.c_int),
-        ("counts", ctypes.c_void_p),
-        ("displs", ctypes.c_void_p),
-        ("sync", ctypes.c_int),
-        ("root_shift", ctypes.c_int),
-        ("window", ctypes.c_int),
-        ("dtype", ctypes.c_int),
-        ("imb_barrier", ctypes.c_int),
-    ]
 
 
 # ---------------------------------------------------------------- building
@@ -115,9 +93,17 @@ def cache_dir() -> Path:
     return Path(xdg) / "commbench"
 
 
+def local_includes(source: Path) -> list[Path]:
+    """The files beside `source` that it includes (`#include "loops.h"`), in order."""
+    names = re.findall(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', source.read_text(), re.M)
+    return [source.with_name(n) for n in names if source.with_name(n).is_file()]
+
+
 def build_key(mpicc: str, abi: str, library_version: str, source: Path | None = None) -> str:
     h = hashlib.sha256()
-    h.update((source or SOURCE).read_bytes())  # SOURCE looked up at call time (tests replace it)
+    source = source or SOURCE  # SOURCE looked up at call time (tests replace it)
+    for part in (source, *local_includes(source)):  # the source and what it includes
+        h.update(part.read_bytes())
     real = os.path.realpath(mpicc)
     st = os.stat(real)
     for part in (real, str(st.st_mtime_ns), str(st.st_size), abi, library_version,
@@ -269,116 +255,15 @@ def library() -> Library | None:
     return None
 
 
-# ---------------------------------------------------------------- wiring
+# ---------------------------------------------------------------- the overlap loops
 
-# cb_datatype's codes of IMB 2021's type names (commbench.buffers.DATA_TYPES).
-TYPE_CODES = {"byte": 0, "char": 1, "int": 2, "float": 3, "double": 4}
-
-
-def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
-    """The common arguments; count in elements of the datatype, the message type
-    (ctx.data_type) or, for a reduction, ctx.red_type."""
-    from mpi4py import MPI
-
-    a = Args()
-    a.dtype = TYPE_CODES[ctx.red_type if red else ctx.data_type]
-    a.comm = MPI._addressof(ctx.comm)
-    a.sbuf = ctx.sbuf.ctypes.data if ctx.sbuf.nbytes else None
-    a.rbuf = ctx.rbuf.ctypes.data if ctx.rbuf.nbytes else None
-    a.sstride = ctx.bufs.send_stride
-    a.rstride = ctx.bufs.recv_stride
-    a.slots = max(ctx.slots, 1)
-    a.count = count
-    a.rank = ctx.rank
-    a.size = ctx.size
-    a.peer = 1 - ctx.rank if ctx.size == 2 else -1
-    a.source = -1
-    a.sync = ctx.sync
-    a.root_shift = ctx.root_shift
-    a.imb_barrier = int(ctx.imb_barrier)
-    return a, []
-
-
-def _with_counts(a: Args, keep: list, counts: list[int], displs: list[int] | None = None) -> None:
-    import numpy as np
-
-    c = np.asarray(counts, dtype=np.intc)
-    keep.append(c)
-    a.counts = c.ctypes.data
-    if displs is not None:
-        d = np.asarray(displs, dtype=np.intc)
-        keep.append(d)
-        a.displs = d.ctypes.data
-
-
-def _p2p(specific: bool) -> Callable:
-    def args(ctx):
-        a, keep = _base(ctx, ctx.x // ctx.width)
-        if specific:
-            a.source = 1 - ctx.rank
-        return a, keep
-
-    return args
-
-
-def _p2p_select(ctx):
-    a, keep = _base(ctx, ctx.x // ctx.width)
-    if not ctx.any_source:  # the methodology's source (Context.any_source)
-        a.source = 1 - ctx.rank
-    return a, keep
-
-
-def _exchange(ctx):
-    a, keep = _base(ctx, ctx.x // ctx.width)
-    a.soff2 = max(ctx.x, 4)  # the second send block, at mpi1.xp(X)
-    return a, keep
-
-
-def _floats(ctx):
-    return _base(ctx, ctx.x // ctx.red_width, red=True)  # a reduction's elements (-red_data_type)
-
-
-def _reduce_scatter(ctx):
-    from commbench import policy
-
-    a, keep = _base(ctx, 0, red=True)
-    _with_counts(a, keep, policy.even_counts(ctx.x // ctx.red_width, ctx.size))
-    return a, keep
-
-
-def _window(ctx):
-    a, keep = _base(ctx, ctx.x // ctx.width)
-    pairs = ctx.size // 2  # rank r < NP/2 pairs with r + NP/2; the last of an odd NP idles
-    me = ctx.rank
-    a.peer = -1 if me >= 2 * pairs else (me + pairs if me < pairs else me - pairs)
-    a.window = ctx.params.get("mpi1_window_size", 256)
-    return a, keep
-
-
-def _bytes(ctx):
-    return _base(ctx, ctx.x // ctx.width)
-
-
-def _vbytes(ctx):
-    c = ctx.x // ctx.width
-    a, keep = _base(ctx, c)
-    _with_counts(a, keep, [c] * ctx.size, [j * c for j in range(ctx.size)])
-    return a, keep
-
-
-# The argument builders a row of kernels.c's table names: (Args, keep) from the
-# harness's Context, keep holding the arrays that must outlive the call.
-ARGS: dict[str, Callable] = {
-    "p2p": _p2p(False),  # X bytes, receive from MPI_ANY_SOURCE
-    "p2p_specific": _p2p(True),  # X bytes, receive from the partner
-    "p2p_select": _p2p_select,  # X bytes, receive as the methodology says (PingPong, PingPing)
-    "bytes": _bytes,  # X bytes
-    "floats": _floats,  # X/4 floats
-    "exchange": _exchange,  # X bytes, second send block at max(X, 4)
-    "reduce_scatter": _reduce_scatter,  # counts: X/4 floats spread evenly over the ranks
-    "vbytes": _vbytes,  # X bytes per rank, counts X, displacements j*X
-    "window": _window,  # X bytes, -window_size messages to the peer r ± NP/2
-}
+def calibrate_cpu() -> None:
+    """Calibrate the C CPU kernel of the overlap loops once per process, when the native
+    engine is loaded (the setups of the overlap benchmarks call it, outside any timing)."""
+    lib = library()
+    if lib is not None:
+        lib.dll.cb_cpu_calibrate.restype = ctypes.c_double
+        lib.dll.cb_cpu_calibrate()
 
 
 def read_table(source: Path = SOURCE) -> list[tuple[str, str]]:
@@ -425,12 +310,19 @@ def kernel_for(bench, lib: Library | None = None) -> Callable | None:
         return None
     fn = lib.kernels[pat]
     make_args = PATTERNS[pat]
+    ncomp = len(bench.components)  # 3: the overlap benchmarks, Truly_passive_put
 
     def kernel(ctx, n):
         a, keep = make_args(ctx)  # keep: arrays that must outlive the call
+        a.ncomp = ncomp
+        if ncomp > 1:
+            from commbench import policy
+
+            a.cpu_factor, a.cpu_cap = ctx.state.get(CPU_TARGET, (1.0, 0.0))
+            a.n_barr = policy.N_BARR
         t = fn(ctypes.byref(a), n)
         del keep
-        return t
+        return t if ncomp == 1 else tuple(a.out[:ncomp])
 
     return kernel
 

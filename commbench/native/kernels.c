@@ -12,6 +12,10 @@
  * harness's Context: the communicator as the address of an MPI_Comm (mpi4py's
  * MPI._addressof), the buffers as numpy addresses. Compiled with the mpicc of the
  * MPI that mpi4py loaded, so MPI_Comm and the constants have that library's ABI.
+ * The loop kinds of the one-sided and nonblocking patterns (IMB-EXT, IMB-RMA,
+ * IMB-NBC, IMB-MPI4) are in loops.h beside this file, which it includes: windows
+ * (MPI_Win) and persistent requests reach them the same way, by their handles'
+ * addresses.
  */
 #include <mpi.h>
 #include <stddef.h>
@@ -30,13 +34,32 @@
  *                    rank 1 calls1; next slot
  *            BARE    calls only (no buffers, no slots)
  *            SAME    `other`: the loop of pattern `other` (it differs in its args)
- *            OWN     written out by hand after the table (the windowed loops)
+ *            OWN     written out by hand after the table (the windowed loops, EXT's
+ *                    Window, RMA's Truly_passive_put)
+ *          the one-sided loops (the window a->win, which Python created; only the
+ *          ranks with a->active make the RMA calls; slot k's target displacement
+ *          `disp`; afterwards, in check mode, the uses of each slot are counted):
+ *            FENCE   IMB-EXT: AGGREGATE n x {calls} then MPI_Win_fence; NON-AGGREGATE
+ *                    n x {calls; fence}; ranks without a role n fences
+ *            LOCKED  `calls, done`: IMB-RMA between a shared lock of the peer and its
+ *                    unlock, AGGREGATE n x {calls} then done, NON-AGGREGATE n x
+ *                    {calls; done}; then MPI_Barrier, which the targets wait in
+ *            TO_ALL  `calls, done`: under MPI_Win_lock_all, n x {calls for each
+ *                    target (me + j) % np, j = 1..np-1}, then done once; MPI_Barrier
+ *            XCHG    under shared locks of left and right, n x {calls; flush left;
+ *                    flush right (one flush when left == right)}; MPI_Barrier
+ *          the nonblocking loops:
+ *            START   calls start one operation into *rq: n x {calls; MPI_Wait(rq)} (pure);
+ *                    with a->ncomp == 3 then the overlap of IMB-NBC / IMB-MPI4: the CPU
+ *                    kernel sized to t_pure, barriers, n x {calls; compute; MPI_Wait}
  *   calls  the MPI calls of one repetition, separated by ';'. In scope:
  *            comm; s, r: this slot's send and receive buffers; c: a->count;
  *            dt: the datatype (-data_type, or -red_data_type for a reduction);
  *            src: the receive source (MPI_ANY_SOURCE or a->source); peer;
  *            right, left: the ring neighbours; root; me, np: rank and size;
- *            off2: a->soff2; req, reqs[2]; a: the cb_args.
+ *            off2: a->soff2; req, reqs[2]; a: the cb_args; win: the window;
+ *            disp: the slot's target displacement; target: TO_ALL's target;
+ *            rq: the request a START call fills (&req unless the call sets it).
  *
  * A new pattern is one row (plus a builder in ARGS where its argument shape is
  * new). Rows are read by Python up to the `args` field; keep each row starting
@@ -101,11 +124,75 @@ P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, dt, MPI_S
 P(reduce_scatter_block, floats,     EACH,   MPI_Reduce_scatter_block(s, r, c, dt, MPI_SUM, comm)) \
 /* windows of a->window messages to/from peer, then a 1-byte ack: written out below */ \
 P(uniband,           window,         OWN,    0) \
-P(biband,            window,         OWN,    1)
+P(biband,            window,         OWN,    1) \
+/* ---- IMB-EXT (suites/ext.py): active target, `disp` = this slot's target displacement */ \
+P(ext_put,           win_r0,         FENCE,  MPI_Put(s, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win)) \
+P(ext_put_bidir,     win_all,        SAME,   ext_put) \
+P(ext_get,           win_r1,         FENCE,  MPI_Get(r, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win)) \
+P(ext_get_bidir,     win_all,        SAME,   ext_get) \
+P(ext_accumulate,    winf_all,       FENCE,  MPI_Accumulate(s, c, MPI_FLOAT, 0, disp, c, MPI_FLOAT, MPI_SUM, win)) \
+P(ext_window,        bytes,          OWN,    0) \
+/* ---- IMB-RMA (suites/rma.py): passive target; the transfer, then the completion */ \
+P(rma_put,           win_r0,         LOCKED, MPI_Put(s, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush(peer, win)) \
+P(rma_put_bidir,     win_all,        SAME,   rma_put) \
+P(rma_get,           win_r0,         LOCKED, MPI_Get(r, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush(peer, win)) \
+P(rma_get_bidir,     win_all,        SAME,   rma_get) \
+P(rma_put_local,     win_r0,         LOCKED, MPI_Put(s, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_local(peer, win)) \
+P(rma_get_local,     win_r0,         LOCKED, MPI_Get(r, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_local(peer, win)) \
+P(rma_accumulate,    winf_r0,        LOCKED, MPI_Accumulate(s, c, MPI_FLOAT, peer, disp, c, MPI_FLOAT, MPI_SUM, win), \
+                                             MPI_Win_flush(peer, win)) \
+P(rma_get_accumulate, winf_r0,       LOCKED, MPI_Get_accumulate(s, c, MPI_FLOAT, r, c, MPI_FLOAT, peer, disp, c, \
+                                                                MPI_FLOAT, MPI_SUM, win), \
+                                             MPI_Win_flush(peer, win)) \
+P(rma_fetch_and_op,  win_r0,         LOCKED, MPI_Fetch_and_op(s, r, MPI_FLOAT, peer, disp, MPI_SUM, win), \
+                                             MPI_Win_flush(peer, win)) \
+/* origin, compare and result values in the origin's receive slot: @8, @4, @0 */ \
+P(rma_compare_and_swap, win_r0,      LOCKED, MPI_Compare_and_swap(r + 8, r + 4, r, MPI_INT, peer, disp, win), \
+                                             MPI_Win_flush(peer, win)) \
+P(rma_put_all,       win_r0,         TO_ALL, MPI_Put(s, c, MPI_BYTE, target, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_all(win)) \
+P(rma_get_all,       win_r0,         TO_ALL, MPI_Get(r, c, MPI_BYTE, target, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_all(win)) \
+P(rma_put_all_local, win_r0,         TO_ALL, MPI_Put(s, c, MPI_BYTE, target, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_local_all(win)) \
+P(rma_get_all_local, win_r0,         TO_ALL, MPI_Get(r, c, MPI_BYTE, target, disp, c, MPI_BYTE, win), \
+                                             MPI_Win_flush_local_all(win)) \
+P(rma_all_put_all,   win_all,        SAME,   rma_put_all) \
+P(rma_all_get_all,   win_all,        SAME,   rma_get_all) \
+/* send[0:X] to left at disp, send[X:2X] to right at disp + X (off2 = X) */ \
+P(rma_exchange_put,  win_all,        XCHG,   MPI_Put(s, c, MPI_BYTE, left, disp, c, MPI_BYTE, win); \
+                                             MPI_Put(s + off2, c, MPI_BYTE, right, disp + off2, c, MPI_BYTE, win)) \
+/* right's send[0:X] into recv[0:X], left's send[X:2X] into recv[X:2X] */ \
+P(rma_exchange_get,  win_all,        XCHG,   MPI_Get(r, c, MPI_BYTE, right, disp, c, MPI_BYTE, win); \
+                                             MPI_Get(r + off2, c, MPI_BYTE, left, disp + off2, c, MPI_BYTE, win)) \
+P(rma_truly_passive_put, win_r0,     OWN,    0) \
+/* ---- IMB-NBC (suites/nbc.py): the start of one operation into *rq, the arguments of */ \
+/* its blocking IMB-MPI1 counterpart; pure, or overlapped with computation (a->ncomp 3) */ \
+P(ibcast,            bytes,          START,  MPI_Ibcast(root == me ? s : r, c, dt, root, comm, rq)) \
+P(iallgather,        bytes,          START,  MPI_Iallgather(s, c, dt, r, c, dt, comm, rq)) \
+P(iallgatherv,       vbytes,         START,  MPI_Iallgatherv(s, c, dt, r, a->counts, a->displs, dt, comm, rq)) \
+P(igather,           bytes,          START,  MPI_Igather(s, c, dt, r, c, dt, root, comm, rq)) \
+P(igatherv,          vbytes,         START,  MPI_Igatherv(s, c, dt, r, a->counts, a->displs, dt, root, comm, rq)) \
+P(iscatter,          bytes,          START,  MPI_Iscatter(s, c, dt, r, c, dt, root, comm, rq)) \
+P(iscatterv,         vbytes,         START,  MPI_Iscatterv(s, a->counts, a->displs, dt, r, c, dt, root, comm, rq)) \
+P(ialltoall,         bytes,          START,  MPI_Ialltoall(s, c, dt, r, c, dt, comm, rq)) \
+P(ialltoallv,        vbytes,         START,  MPI_Ialltoallv(s, a->counts, a->displs, dt, r, a->counts, a->displs, \
+                                                            dt, comm, rq)) \
+P(ireduce,           floats,         START,  MPI_Ireduce(s, r, c, dt, MPI_SUM, root, comm, rq)) \
+P(ireduce_scatter,   reduce_scatter, START,  MPI_Ireduce_scatter(s, r, a->counts, dt, MPI_SUM, comm, rq)) \
+P(iallreduce,        floats,         START,  MPI_Iallreduce(s, r, c, dt, MPI_SUM, comm, rq)) \
+P(ibarrier,          bytes,          START,  MPI_Ibarrier(comm, rq)) \
+/* ---- IMB-MPI4 (suites/mpi4.py): MPI_Start of the persistent request Python bound */ \
+/* to this call's root and slot; every operation the same row */ \
+P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root * a->slots + k]; MPI_Start(rq))
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 5
+#define CB_ABI_VERSION 6
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -127,6 +214,19 @@ typedef struct {
     int window;               /* Uniband/Biband: messages per window (-window_size) */
     int dtype;                /* the datatype: 0 byte, 1 char, 2 int, 3 float, 4 double (cb_datatype) */
     int imb_barrier;          /* -sync's barriers: 1 IMB's own (cb_barrier), 0 MPI_Barrier */
+    /* ---- one-sided (IMB-EXT, IMB-RMA) */
+    const void *win;          /* address of an MPI_Win (mpi4py's, created by the setup) */
+    long long tstride;        /* target displacement between slots, in displacement units */
+    int active;               /* this rank makes the RMA calls (else only the synchronisation) */
+    int agg;                  /* AGGREGATE: one completion after the n transfers */
+    long long *uses;          /* check mode: repetitions per slot, counted after the loop; or NULL */
+    /* ---- nonblocking and persistent collectives (IMB-NBC, IMB-MPI4) */
+    void *const *preqs;       /* MPI-4: addresses of persistent MPI_Requests, [root * slots + slot] */
+    int ncomp;                /* components wanted: 1 (t), 3 (out[]: overlap, Truly_passive_put) */
+    int n_barr;               /* overlap: barriers between the pure and the overlapped loop */
+    double cpu_factor;        /* overlap: computation per repetition = cpu_factor x t_pure, */
+    double cpu_cap;           /*   at most cpu_cap seconds (check mode); 0: no cap */
+    double out[3];            /* the components of a 3-component kernel */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
@@ -176,7 +276,7 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
 
 /* ================================================================ the loops */
 
-#define CB_KERNEL(name) double cb_##name(const cb_args *a, long long n)
+#define CB_KERNEL(name) double cb_##name(cb_args *a, long long n)
 
 /* Everything a row's calls may use, set before the first timestamp; what a
  * pattern does not use the compiler drops. */
@@ -187,12 +287,14 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
     int right = (me + 1) % np, left = (me - 1 + np) % np; \
     char *s = a->sbuf, *r = a->rbuf; \
     long long off2 = a->soff2; \
-    MPI_Request req, reqs[2]; \
+    MPI_Request req, reqs[2], *rq = &req; \
     int sy = a->sync, shift = a->root_shift; \
     MPI_Datatype dt = cb_datatype(a->dtype); \
+    MPI_Win win = a->win ? *(const MPI_Win *)a->win : MPI_WIN_NULL; \
+    MPI_Aint disp = 0; \
     double acc = 0.0, t1 = 0.0; \
     (void)shift; (void)t1; (void)dt; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
-    (void)s; (void)r; (void)off2; (void)req; (void)reqs;
+    (void)s; (void)r; (void)off2; (void)req; (void)reqs; (void)rq; (void)win; (void)disp; (void)sy; (void)acc; (void)comm;
 
 /* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
 #define NEXT_SLOT() do { if (++k == a->slots) { k = 0; s = a->sbuf; r = a->rbuf; } \
@@ -224,6 +326,7 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
                    else { CB_REPEAT(calls1, NEXT_SLOT();) })
 #define CB_LOOP_SAME(name, other)   CB_KERNEL(name) { return cb_##other(a, n); }
 #define CB_LOOP_OWN(name, ...)
+#include "loops.h"  /* the one-sided and nonblocking loops */
 
 #define CB_DECLARE(name, args, ...) CB_KERNEL(name);
 #define CB_DEFINE(name, args, loop, ...) CB_LOOP_##loop(name, __VA_ARGS__)

@@ -6,7 +6,8 @@ NON-AGGREGATE table (a fence after every transfer); ranks without a transfer
 role execute the same fences. The window is created per size over the receive
 buffer (Put, Accumulate) or the send buffer (Get) and opened with a fence in
 the descriptor's setup (spec §6.5); Window creates its own windows inside the
-timed loop. All EXT sizes are multiples of 4 (spec §4).
+timed loop. All EXT sizes are multiples of 4 (spec §4). Every benchmark has a C
+timed loop (native patterns ext_*, commbench/native/kernels.c) making the same calls.
 """
 
 from __future__ import annotations
@@ -132,15 +133,16 @@ def window(ctx, n):
 # ---------------------------------------------------------------- descriptors
 
 def _pair(name, kernel, over, expected, desc):
+    native = "ext_" + name.split("_")[1].lower() + ("_bidir" if name.startswith("Bidir") else "")
     return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, procs=TWO, modes=MODES,
                      slots=True, setup=osd.setup_window(over, 1, fence=True),
-                     teardown=osd.free_window, expected=expected, fit=True)
+                     teardown=osd.free_window, expected=expected, fit=True, native=native)
 
 
 BENCHMARKS = (
     Benchmark("Window", F, Kind.COLLECTIVE, window,
               "MPI_Win_create(X) / fence / 1-byte put to self / fence / MPI_Win_free on all ranks",
-              buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True),  # no verifier: spec §14.3 gives Window no defects column
+              buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True, native="ext_window"),  # no verifier: spec §14.3 gives Window no defects column
     _pair("Unidir_Get", _get(False), osd.GET, _check_pair(False, 1),
           "rank 1 MPI_Get of X bytes from rank 0's window, fence completion"),
     _pair("Unidir_Put", _put(False), osd.PUT, _check_pair(False, 1),
@@ -152,7 +154,7 @@ BENCHMARKS = (
     Benchmark("Accumulate", F, Kind.COLLECTIVE, accumulate,
               "every rank MPI_Accumulate of X/4 floats (MPI_SUM) into rank 0's window, fence completion",
               unit=4, modes=MODES, slots=True, setup=osd.setup_window(osd.PUT, 4, fence=True),
-              teardown=osd.free_window, expected=_check_accumulate),
+              teardown=osd.free_window, expected=_check_accumulate, native="ext_accumulate"),
 )
 
 _ORDER = ["Window", "Unidir_Get", "Unidir_Put", "Bidir_Get", "Bidir_Put", "Accumulate"]

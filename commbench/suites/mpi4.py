@@ -16,6 +16,8 @@ A persistent request binds one buffer and one root, so the benchmark's setup
 root the run uses): slots × 1 requests, or slots × NP for a rooted operation
 with -root_shift on; teardown frees them. A call i starts the request of its
 slot and of its root, ctx.root_of(i). docs/mpi4.md says how this maps to IMB.
+The C timed loop of every benchmark (native pattern `persist`) starts and waits
+for the same requests, by their handles' addresses.
 """
 
 from __future__ import annotations
@@ -52,16 +54,6 @@ def _bind(stem: str, shape):
         roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]
         ctx.state[_REQUESTS] = {root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
                                 for root in roots}
-
-    return setup
-
-
-def _bind_and_calibrate(stem: str, shape):
-    bind = _bind(stem, shape)
-
-    def setup(ctx):
-        nbc.calibrate(ctx)
-        bind(ctx)
 
     return setup
 
@@ -132,8 +124,8 @@ def _persist_pair(stem: str, shape, what: str):
     return nbc.pair(F, stem, (name, f"{name}_pure"),
                     (nbc.overlap_kernel(_pure_loop, _overlapped_loop, Settings), nbc.pure_kernel(_pure_loop)),
                     what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"), _once(stem),
-                    setups=(_bind_and_calibrate(stem, shape), _bind(stem, shape)), teardown=_free,
-                    default=stem != "Allgather")
+                    setups=(nbc.overlap_setup(Settings, _bind(stem, shape)), _bind(stem, shape)), teardown=_free,
+                    default=stem != "Allgather", native="persist")
 
 
 BENCHMARKS = tuple(b for stem, shape, what in nbc.OPERATIONS for b in _persist_pair(stem, shape, what))

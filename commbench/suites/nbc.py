@@ -14,6 +14,10 @@ Two flavours per operation:
   n × {start; compute; MPI_Wait} gives t_ovrl, with the compute time summed
   into t_CPU. The row shows the rank with the largest t_ovrl and
   overlap[%] of spec §7.7 (commbench.records).
+
+Both flavours of every operation have a C timed loop (the native pattern
+i<name>, a START row of commbench/native/kernels.c): the same calls, the same
+protocol, with a C CPU kernel calibrated like commbench.cpu's.
 """
 
 from __future__ import annotations
@@ -245,8 +249,27 @@ def overlap_kernel(pure, overlapped, settings):
 
 
 def calibrate(ctx) -> None:
-    """Calibrate the CPU kernel once per process, outside any timed region."""
+    """Calibrate the CPU kernel once per process, outside any timed region: Python's, and
+    the native engine's C kernel where that engine runs."""
+    from commbench import native
+
     cpu.shared()
+    native.calibrate_cpu()
+
+
+def overlap_setup(settings, then=None):
+    """The setup of an overlap benchmark: calibrate, and leave the sizing of the
+    computation (settings' cpu_factor, the check-mode cap) where the native loops
+    read it (commbench.native.CPU_TARGET); then then(ctx)."""
+    def setup(ctx):
+        from commbench import native
+
+        calibrate(ctx)
+        ctx.state[native.CPU_TARGET] = (settings.of(ctx.params).cpu_factor, CHECK_CPU_SECS if ctx.cfg.check else 0.0)
+        if then is not None:
+            then(ctx)
+
+    return setup
 
 
 # ---------------------------------------------------------------- descriptors
@@ -264,10 +287,11 @@ def _started_and_waited(name: str):
 
 
 def pair(family: str, blocking: str, names: tuple[str, str], kernels: tuple, what: str, op_of,
-         setups: tuple = (calibrate, None), teardown=None, default: bool = True) -> tuple[Benchmark, Benchmark]:
+         setups: tuple, teardown=None, default: bool = True, native: str | None = None) -> tuple[Benchmark, Benchmark]:
     """The overlap benchmark and the pure one, `names`, with `kernels`, shaped like
     MPI-1 `blocking`: its buffers, unit, root policy and verifier, the per-root sweep
-    (mpi1.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family."""
+    (mpi1.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family;
+    `native`: the C loop of both (commbench/native/kernels.c, a START row)."""
     ref = mpi1.FAMILY.get(blocking)
     assert ref is not None, blocking
     sync = ref.kind == Kind.SYNC
@@ -275,7 +299,7 @@ def pair(family: str, blocking: str, names: tuple[str, str], kernels: tuple, wha
     if blocking in mpi1.ROOT_SWEPT:  # verified once per root with this family's own operation
         expected = mpi1.ROOT_SWEPT[blocking](op_of)
     common = {"buffers": ref.buffers, "unit": ref.unit, "root_based": ref.root_based, "teardown": teardown,
-              "expected": expected, "dtype": ref.dtype, "int_extent": ref.int_extent}
+              "expected": expected, "dtype": ref.dtype, "int_extent": ref.int_extent, "native": native}
     over = Benchmark(names[0], family, Kind.OVERLAP_SYNC if sync else Kind.OVERLAP, kernels[0],
                      f"{what} overlapped with computation sized to its pure time", default=default,
                      components=OVERLAP_COMPONENTS, setup=setups[0], **common)
@@ -290,7 +314,8 @@ def _nbc_pair(stem: str, shape, what: str) -> tuple[Benchmark, Benchmark]:
     pure = _pure_loop(plan)
     return pair(F, stem, (name, f"{name}_pure"),
                 (overlap_kernel(pure, _overlapped_loop(plan), Settings), pure_kernel(pure)),
-                what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])), _started_and_waited(name))
+                what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])), _started_and_waited(name),
+                setups=(overlap_setup(Settings), None), native=name.lower())
 
 
 BENCHMARKS = tuple(b for stem, shape, what in OPERATIONS for b in _nbc_pair(stem, shape, what))

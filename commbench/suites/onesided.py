@@ -85,6 +85,13 @@ def count_uses(ctx, n: int) -> None:
     counts[:rest] += 1
 
 
+def restart_uses(ctx) -> None:
+    """After a verification of accumulated contents: count the uses from 0 again, as the
+    next engine of --engine both starts from a cleared receive buffer (the harness
+    clears it; a run with one engine verifies once per size)."""
+    ctx.state["uses"][:] = 0
+
+
 def sync_local(ctx) -> None:
     """Make remote updates of my window visible to my loads (passive target, check mode)."""
     win = ctx.state["win"]

@@ -60,13 +60,13 @@ def _cas_args(ctx, target):
     return [(o, c, r, target, d) for o, c, r, d in zip(org, cmp_, res, ctx.state["disps"])]
 
 
-OPS = {  # name -> (MPI.Win method, argument builder, window over)
-    "put": ("Put", _put_args, osd.PUT),
-    "get": ("Get", _get_args, osd.GET),
-    "acc": ("Accumulate", _acc_args, osd.PUT),
-    "getacc": ("Get_accumulate", _getacc_args, osd.PUT),
-    "fop": ("Fetch_and_op", _fop_args, osd.PUT),
-    "cas": ("Compare_and_swap", _cas_args, osd.PUT),
+OPS = {  # name -> (MPI.Win method, argument builder, window over, the native patterns' stem)
+    "put": ("Put", _put_args, osd.PUT, "rma_put"),
+    "get": ("Get", _get_args, osd.GET, "rma_get"),
+    "acc": ("Accumulate", _acc_args, osd.PUT, "rma_accumulate"),
+    "getacc": ("Get_accumulate", _getacc_args, osd.PUT, "rma_get_accumulate"),
+    "fop": ("Fetch_and_op", _fop_args, osd.PUT, "rma_fetch_and_op"),
+    "cas": ("Compare_and_swap", _cas_args, osd.PUT, "rma_compare_and_swap"),
 }
 
 
@@ -93,6 +93,8 @@ def _pair(op: str, completion: str, bidir: bool):
     def kernel(ctx, n):
         me = ctx.rank
         t = NO_TIME
+        if op == "cas" and me == 0:
+            _cas_values(ctx)  # --engine both: the second engine finds the receive buffer cleared
         if me == 0 or bidir:
             partner = 1 - me
             win = ctx.state["win"]
@@ -199,8 +201,11 @@ def _exchange(op: str):
 # ---------------------------------------------------------------- Truly_passive_put
 
 def _passive_setup(ctx):
+    from commbench import native
+
     osd.create_window(ctx, osd.PUT)
     cpu.shared()  # calibrate the CPU kernel outside any timing
+    native.calibrate_cpu()  # and the native engine's, where it runs
 
 
 def truly_passive_put(ctx, n):
@@ -317,24 +322,30 @@ def _check_accumulate(fetches: bool, nbytes=None):
         size = ctx.x if nbytes is None else nbytes
         uses = ctx.state["uses"]
         m0 = [ctx.members[0]]
+        dev = None
         if ctx.rank == 1:
             osd.sync_local(ctx)
-            return check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k])))])
-        if fetches:
-            return check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k]) - 1))])
-        return None
+            dev = check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k])))])
+        elif fetches:
+            dev = check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k]) - 1))])
+        osd.restart_uses(ctx)
+        return dev
 
     return expected
 
 
-def _cas_setup(ctx):
+def _cas_values(ctx):
     # The origin swaps in the first int of its send slot (so corrupted send data
     # is caught); compare value 0 = the target's initial contents.
+    for k in range(ctx.slots):
+        a, s = k * ctx.bufs.recv_stride, k * ctx.bufs.send_stride
+        ctx.rbuf[a + 4 : a + 8] = 0
+        ctx.rbuf[a + 8 : a + 12] = ctx.sbuf[s : s + 4]
+
+
+def _cas_setup(ctx):
     if ctx.rank == 0:
-        for k in range(ctx.slots):
-            a, s = k * ctx.bufs.recv_stride, k * ctx.bufs.send_stride
-            ctx.rbuf[a + 4 : a + 8] = 0
-            ctx.rbuf[a + 8 : a + 12] = ctx.sbuf[s : s + 4]
+        _cas_values(ctx)
     osd.create_window(ctx, osd.PUT, 4)
 
 
@@ -345,10 +356,12 @@ def _check_cas(ctx, n):
     stride = ctx.bufs.recv_stride
     if ctx.rank == 1:  # the first swap succeeded, later ones found a non-matching value
         osd.sync_local(ctx)
-        return osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value))
-    # origin: the first result is the old value 0, later results the swapped-in value
-    return osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4),
-                                                          zero if uses[k] == 1 else value))
+        dev = osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value))
+    else:  # origin: the first result is the old value 0, later results the swapped-in value
+        dev = osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4),
+                                                             zero if uses[k] == 1 else value))
+    osd.restart_uses(ctx)
+    return dev
 
 
 # ---------------------------------------------------------------- descriptors
@@ -387,22 +400,23 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
     return Benchmark(name, F, Kind.SINGLE, _pair(op, completion, bidir), desc, unit=unit,
                      default=default, procs=TWO, modes=MODES, slots=True,
                      setup=kw.pop("setup", osd.setup_window(over, unit_disp)), teardown=osd.free_window,
-                     expected=expected, variant=over, fit="fixed_sizes" not in kw, **kw)
+                     expected=expected, variant=over, fit="fixed_sizes" not in kw, **kw,
+                     native=OPS[op][3] + ("_local" if completion == "Flush_local" else "") + ("_bidir" if bidir else ""))
 
 
 def _multiple(name, op, completion, expected, desc, default=True):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.MULTIPLE, _to_all(op, completion, False), desc,
                      default=default, turnover=lambda np_: float(np_ - 1),
-                     setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=expected, variant=over)
+                     setup=osd.setup_window(over), teardown=osd.free_window, expected=expected,
+                     variant=over, native=OPS[op][3] + "_all" + ("_local" if completion == "Flush_local_all" else ""))
 
 
 def _all_to_all(name, op, expected, desc):
     over = OPS[op][2]
     return Benchmark(name, F, Kind.COLLECTIVE, _to_all(op, "Flush_all", True), desc,
                      setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=expected, variant=over)
+                     expected=expected, variant=over, native=f"rma_all_{op}_all")
 
 
 def _exchange_bench(name, op, desc):
@@ -410,7 +424,7 @@ def _exchange_bench(name, op, desc):
     return Benchmark(name, F, Kind.COLLECTIVE, _exchange(op), desc,
                      buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
                      setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=_check_exchange, variant=over)
+                     expected=_check_exchange, variant=over, native=f"rma_exchange_{op}")
 
 
 PASSIVE_COMMENTS = (
@@ -461,7 +475,7 @@ BENCHMARKS = (
               "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
               procs=TWO, components=("t_pure", "t_ovrl", "t_cpu"), setup=_passive_setup,
               teardown=osd.free_window, expected=_arrived(_r1, lambda c: 0),
-              comments=PASSIVE_COMMENTS, variant=osd.PUT),
+              comments=PASSIVE_COMMENTS, variant=osd.PUT, native="rma_truly_passive_put"),
 )
 
 _DEFAULT = ["Unidir_put", "Unidir_get", "Bidir_put", "Bidir_get", "One_put_all", "One_get_all",
