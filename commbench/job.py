@@ -212,7 +212,7 @@ def configure(comm, argv: list[str]) -> Job | int:
     timeout = cfg.watchdog_timeout()
     wd.timeout = timeout
     info = wd.listen() if rank == 0 and timeout > 0 else None
-    wd.rank0 = comm.bcast(info, root=0)
+    wd.join(comm.bcast(info, root=0))  # the others connect to rank 0 (commbench.peers)
     wd.progress(phase="start-up")
     job.shm_guard = _guard_segments(comm)
     if rank == 0:
@@ -258,7 +258,7 @@ def measure(job: Job) -> int | None:
             why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
             print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
         if job.finisher is not None:
-            job.finisher.interrupted(why)
+            job.finisher.interrupted(why + wd.lost_note())  # a peer that died first: named
         # MPI_Abort makes the process manager kill every process at once; under
         # load Hydra's proxy may not yet have forwarded the message printed just
         # above, and a failure would end in silence: give it a moment.

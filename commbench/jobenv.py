@@ -17,7 +17,8 @@ SLURM_KEYS = {"job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "job_name": 
               "partition": "SLURM_JOB_PARTITION", "nodelist": "SLURM_JOB_NODELIST",
               "step_nodelist": "SLURM_STEP_NODELIST", "ntasks": "SLURM_NTASKS",
               "step_tasks": "SLURM_STEP_NUM_TASKS", "tasks_per_node": "SLURM_STEP_TASKS_PER_NODE",
-              "cpus_on_node": "SLURM_CPUS_ON_NODE", "mpi_type": "SLURM_MPI_TYPE"}
+              "cpus_on_node": "SLURM_CPUS_ON_NODE", "mpi_type": "SLURM_MPI_TYPE",
+              "num_nodes": "SLURM_JOB_NUM_NODES", "step_num_nodes": "SLURM_STEP_NUM_NODES"}
 PMI_PREFIXES = ("PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_")
 THROTTLE = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
 
@@ -51,6 +52,11 @@ def describe(env=os.environ) -> dict:
     if pmi:
         out["pmi"] = pmi
     return out
+
+
+def slurm_node(env=os.environ) -> str | None:
+    """The Slurm node this task of an srun step runs on (SLURMD_NODENAME), else None."""
+    return env.get("SLURMD_NODENAME") if in_srun_step(env) else None
 
 
 def started_tasks(env=os.environ) -> tuple[int, str] | None:

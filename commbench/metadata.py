@@ -40,9 +40,13 @@ def collect(comm, cfg) -> dict | None:
     from commbench import native
 
     engines, engine_note = native.resolve(getattr(cfg, "engine", "native"), comm)  # collective
-    hosts = comm.gather(MPI.Get_processor_name(), root=0)
+    where = comm.gather((MPI.Get_processor_name(), jobenv.slurm_node()), root=0)
     if comm.Get_rank() != 0:
         return None
+    hosts = [h for h, _ in where]
+    job = jobenv.describe()  # launcher, slurm (job, step, nodes, tasks), pmi
+    if "slurm" in job and any(n for _, n in where):  # srun: the Slurm node of every rank
+        job["slurm"]["rank_nodes"] = [n for _, n in where]
     major, minor = MPI.Get_version()
     u = platform.uname()
     now = time.time()
@@ -73,5 +77,5 @@ def collect(comm, cfg) -> dict | None:
         "command_line": list(sys.argv),
         "timer": {"name": "MPI_Wtime", "resolution_s": MPI.Wtick()},
         "mpi_env": mpi_env(),
-        **jobenv.describe(),  # launcher, slurm (job, step, nodes, tasks), pmi
+        **job,
     }

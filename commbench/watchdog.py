@@ -25,23 +25,33 @@ watchdog thread therefore uses only the operating system:
   not thread-safe under MPI_THREAD_SINGLE) is needed. A non-zero rank whose
   report found no rank 0 leaves by itself after a grace period, with its own
   message, so a stopped rank 0 cannot hang the job either.
+- A rank that ends without finishing the run (killed, crashed, its node's
+  daemons and tasks killed) closes its connection to rank 0 (commbench.peers:
+  every rank holds one open from the start, and says "bye" when it
+  finishes). Rank 0 then knows within a tick which rank is lost and on which
+  host. A process manager normally ends the job at once (Hydra, srun
+  --kill-on-bad-exit): then the reason rank 0 writes at the SIGTERM names the
+  lost ranks and hosts. If the job is still running LOST_GRACE seconds later
+  (srun without --kill-on-bad-exit leaves the other ranks blocked in MPI),
+  rank 0 ends it: the reason names them, and every rank leaves at rank 0's
+  word (or when rank 0's own connection ends).
 
-Exit status: 124 watchdog, 128 + signal number for SIGINT/SIGTERM/SIGHUP.
+Exit status: 124 watchdog, 128 + signal number for SIGINT/SIGTERM/SIGHUP,
+3 a lost rank.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from commbench import peers
 
 END_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 SIGNAL_WHY = {
@@ -57,6 +67,10 @@ HAVE_SIGWAIT = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigm
 REPORT_GRACE = 3.0  # rank 0 waits this long for the other ranks' reports
 PARTIAL_GRACE = 2.0  # at a signal, rank 0 waits this long for the other ranks' samples (--samples)
 SELF_EXIT_GRACE = 15.0  # a non-zero rank leaves by itself this long after firing
+# Rank 0 ends the job this long after a rank was lost, if nothing else has ended it:
+# time for the process manager to end it (and for rank 0 to write why, at its SIGTERM).
+LOST_GRACE = 3.0
+EXIT_LOST = 3
 # On a signal a non-zero rank lingers this long before it exits: a process
 # manager (Hydra, srun) kills the whole job as soon as one process dies, and
 # rank 0 is still writing the record of why the run ended. Rank 0's own exit
@@ -113,32 +127,6 @@ def unblock_signals() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, END_SIGNALS)
 
 
-def local_addresses() -> list[str]:
-    """IPv4 addresses of this host's interfaces, non-loopback first (Linux ioctl)."""
-    out: list[str] = []
-    try:
-        import fcntl
-
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            for _, name in socket.if_nameindex():
-                try:
-                    raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))  # SIOCGIFADDR
-                    out.append(socket.inet_ntoa(raw[20:24]))
-                except OSError:
-                    pass
-        finally:
-            s.close()
-    except (ImportError, OSError):
-        pass
-    try:
-        out.append(socket.gethostbyname(socket.gethostname()))
-    except OSError:
-        pass
-    uniq = list(dict.fromkeys(out))
-    return sorted(uniq, key=lambda a: a.startswith("127.")) or ["127.0.0.1"]
-
-
 def main_thread_at() -> str:
     """Where the main thread is now: the innermost commbench line it runs, as
     'suites/nbc.py:175 exploit(target, False)' (inside a C call: the line that made it)."""
@@ -189,9 +177,11 @@ class Watchdog:
         self.beats = 0  # beat(): steps of a long stage that are progress within it
         self._beats_seen = 0
         self._said_overdue = False
-        self.lock = threading.Lock()
-        self.listener: socket.socket | None = None
-        self.rank0: tuple[list[str], int] | None = None
+        self.lock = threading.Lock()  # the channel to rank 0 (main thread: stop; watchdog thread: the rest)
+        self.hub: peers.Hub | None = None  # rank 0: every other rank's connection
+        self.link: peers.Link | None = None  # the others: theirs to rank 0
+        self.rank0: tuple | None = None
+        self._gone_at: float | None = None  # rank 0's connection ended (other ranks)
         # --samples: this rank's completed samples of the row being measured (a callable
         # set by the harness); rank 0 gathers them at a signal into `partials`.
         self.partial: Callable[[], Any] | None = None
@@ -200,28 +190,38 @@ class Watchdog:
         self._thread = threading.Thread(target=self._run, name="commbench-watchdog", daemon=True)
 
     # -- set-up ------------------------------------------------------------------
-    def listen(self) -> tuple[list[str], int] | None:
-        """Rank 0: open the report socket; returns (addresses, port) for the others."""
+    def listen(self) -> tuple | None:
+        """Rank 0: open the report socket; returns what the others need to join()."""
         if self.timeout <= 0:
             return None
-        try:
-            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            ls.bind(("0.0.0.0", 0))
-            ls.listen(max(self.size, 8))
-        except OSError:
-            return None
-        self.listener = ls
-        return local_addresses(), ls.getsockname()[1]
+        hub = peers.Hub(self.size)
+        info = hub.open()
+        if info is not None:
+            self.hub = hub
+        return info
 
-    def start(self, rank0: tuple[list[str], int] | None = None) -> Watchdog:
+    def join(self, rank0: tuple | None) -> None:
+        """Every rank, with what rank 0's listen() returned: the others connect to it."""
         self.rank0 = rank0
+        if self.rank != 0 and rank0 is not None:
+            self.link = peers.Link(self.rank, self.host, rank0)
+
+    def start(self, rank0: tuple | None = None) -> Watchdog:
         self._thread.start()
+        if rank0 is not None:
+            self.join(rank0)
         return self
 
     def stop(self) -> None:
+        """The run finished: rank 0 says "done" to the others, the others say "bye"."""
         self._stop.set()
-        if self.listener is not None:
-            self.listener.close()
+        with self.lock:
+            if self.hub is not None:
+                self.hub.close({"word": "done"})
+                self.hub = None
+            if self.link is not None:
+                self.link.close(bye=True)
+                self.link = None
 
     # -- called by the harness (main thread) -----------------------------------
     def progress(self, **state: Any) -> None:
@@ -257,13 +257,96 @@ class Watchdog:
                 return
             if info is not None:
                 self._end_by_signal(info.si_signo)
-            elif time.monotonic() > self.deadline:
+                continue
+            self._watch_peers()  # ends the process when a peer's end says so
+            if time.monotonic() > self.deadline:
                 if self.beats != self._beats_seen:
                     self._slow()
                 else:
                     self._fire()
             elif self.rank == 0 and not self._said_overdue and self.timeout > 0:
                 self._overdue()
+
+    def _watch_peers(self) -> None:
+        """Rank 0: a lost rank ends the job after LOST_GRACE. The others: rank 0's word
+        "end", or its connection ended LOST_GRACE ago, ends this rank."""
+        lost_at = None
+        with self.lock:
+            if self._stop.is_set():
+                return
+            if self.hub is not None:
+                self.hub.poll(0)
+                lost_at = self.hub.lost_at
+            word = self.link.poll(0) if self.link is not None else None
+        if lost_at is not None and time.monotonic() - lost_at >= LOST_GRACE:
+            self._lost()
+        if word == "end":
+            self._leave()
+        if word == "gone":
+            self._gone_at = self._gone_at or time.monotonic()
+            if time.monotonic() - self._gone_at >= LOST_GRACE:
+                print(f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection ended: killed, "
+                      "crashed, or its node failed) and nothing ended the job; leaving", file=sys.stderr, flush=True)
+                _run_exit_hooks("rank 0 gone")
+                os._exit(EXIT_LOST)
+
+    def where(self, ranks) -> str:
+        """'2 3 on h2, 5 on h3' (hosts from the ranks' hellos; rank 0's own), or '2 3 5'."""
+        hub = self.hub
+        host = {0: self.host, **({r: p.host for r, p in hub.known.items()} if hub is not None else {})}
+        groups: dict[str, list[str]] = {}
+        for r in sorted(ranks):
+            groups.setdefault(host.get(r, ""), []).append(str(r))
+        if list(groups) == [""]:
+            return " ".join(groups[""])
+        return ", ".join(" ".join(rs) + (f" on {h}" if h else "") for h, rs in groups.items())
+
+    def lost_note(self) -> str:
+        """Rank 0: '; rank 2 on h2 had ended …' when ranks were lost, else ''."""
+        with self.lock:
+            if self.hub is not None:
+                self.hub.poll(0)
+            lost = sorted(self.hub.lost) if self.hub is not None else []
+        if not lost:
+            return ""
+        return (f"; rank{'s' if len(lost) > 1 else ''} {self.where(lost)} had ended before (killed, crashed, "
+                "or the node failed)")
+
+    def _lost(self) -> None:
+        """Rank 0: ranks ended without finishing and the job runs on: end it, naming them."""
+        with self.lock:
+            if self.hub is None:  # the run finished meanwhile
+                return
+            self.hub.poll(0.2)  # the others of the same node
+            lost = sorted(self.hub.lost)
+        reason = (f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing the run "
+                  f"(killed, crashed, or the node failed), in {describe(self.state)}")
+        print(f"commbench: {reason}; ending the job; every record measured so far is kept",
+              file=sys.stderr, flush=True)
+        self._finish(reason)
+        self._end_others(EXIT_LOST)
+        _run_exit_hooks("lost rank")
+        os._exit(EXIT_LOST)
+
+    def _end_others(self, status: int) -> None:
+        """Rank 0, ending the job: the other ranks leave now, with this status."""
+        with self.lock:
+            if self.hub is not None:
+                self.hub.close({"word": "end", "status": status})
+                self.hub = None
+
+    def _leave(self) -> None:
+        """Another rank, at rank 0's word "end": rank 0 has said and written why."""
+        status = int(self.link.word.get("status", EXIT_LOST)) if self.link and self.link.word else EXIT_LOST
+        _run_exit_hooks("ended by rank 0")
+        os._exit(status)
+
+    def _linger(self, seconds: float) -> str | None:
+        """A non-zero rank waits for rank 0 to end the job: its word, or at most seconds."""
+        if self.link is None:
+            time.sleep(seconds)
+            return None
+        return self.link.wait(seconds)
 
     def _overdue(self) -> None:
         idle = time.monotonic() - self.since
@@ -293,12 +376,13 @@ class Watchdog:
             else:
                 self._send({"rank": self.rank, "partial": self.partial()})
         if self.rank == 0:
-            reason = f"{why} (rank 0: {describe(self.state)})"
+            reason = f"{why} (rank 0: {describe(self.state)}){self.lost_note()}"
             self._finish(reason)
             print(f"commbench: {reason}", file=sys.stderr, flush=True)
+            self._end_others(128 + signo)
         _run_exit_hooks(signal.Signals(signo).name)
         if self.rank != 0:
-            time.sleep(SIGNAL_LINGER)
+            self._linger(SIGNAL_LINGER)
         os._exit(128 + signo)
 
     def _fire(self) -> None:
@@ -310,9 +394,12 @@ class Watchdog:
             print(f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
                   f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}", file=sys.stderr, flush=True)
             self._send(mine)
-            time.sleep(SELF_EXIT_GRACE)
-            print(f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
-                  f"(--timeout {self.timeout:g} s)", file=sys.stderr, flush=True)
+            got = self._linger(SELF_EXIT_GRACE)
+            if got == "end":
+                self._leave()
+            if got != "gone":  # gone: rank 0 ended (it had said why)
+                print(f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
+                      f"(--timeout {self.timeout:g} s)", file=sys.stderr, flush=True)
             _run_exit_hooks("watchdog")
             os._exit(EXIT_TIMEOUT)
         reports = {0: mine}
@@ -321,6 +408,7 @@ class Watchdog:
             self.partials = {r: rep.get("partial") for r, rep in reports.items()}
         reason = self.report(state, reports)
         self._finish(reason)
+        self._end_others(EXIT_TIMEOUT)
         _run_exit_hooks("watchdog")
         os._exit(EXIT_TIMEOUT)
 
@@ -333,10 +421,14 @@ class Watchdog:
             rep = reports[r]
             lines.append(f"commbench: watchdog:   rank {r} ({rep.get('host')}, pid {rep.get('pid')}) "
                          f"answered: {describe(rep.get('state', {}))}, at {rep.get('at', '?')}")
+        lost = set(self.hub.lost) if self.hub is not None else set()
         if silent:
+            on = self.where(silent)
             lines.append(f"commbench: watchdog:   rank{'s' if len(silent) > 1 else ''} "
                          f"{' '.join(map(str, silent))} did not answer (stopped, hung outside Python, "
-                         "or dead): these are the stuck ranks")
+                         "or dead): these are the stuck ranks" + (f" ({on})" if " on " in on else "")
+                         + (f"; of them, {self.where(lost)} ended (killed, crashed, or the node failed)"
+                            if lost else ""))
         lines.append("commbench: watchdog: ending the job; every record measured so far is kept")
         print("\n".join(lines), file=sys.stderr, flush=True)
         what = state.get("benchmark") or state.get("phase", "start-up")
@@ -345,7 +437,7 @@ class Watchdog:
         grp = f", group world ranks {' '.join(map(str, members))}" if members else ""
         # Every rank answered, each still inside the call named above: waiting on each
         # other in MPI (a deadlock), or one long computation or loop (see where).
-        stuck = (f"; ranks not answering: {' '.join(map(str, silent))}" if silent else
+        stuck = (f"; ranks not answering: {self.where(silent)}" if silent else
                  f"; every rank answered, none moved (rank 0 at {reports[0].get('at', '?')})")
         return f"watchdog: {what}{np_}{at}{grp} made no progress for {self.timeout:g} s{stuck}"
 
@@ -357,49 +449,12 @@ class Watchdog:
         except Exception as e:  # noqa: BLE001 - the report matters more than a last write
             print(f"commbench: could not finish the results: {e}", file=sys.stderr, flush=True)
 
-    # -- the report channel (plain TCP) ------------------------------------------
+    # -- the report channel (commbench.peers) -----------------------------------------
     def _send(self, msg: dict) -> None:
-        if self.rank0 is None:
-            return
-        addrs, port = self.rank0
-        data = (json.dumps(msg) + "\n").encode()
-        for a in addrs:
-            try:
-                with socket.create_connection((a, port), timeout=1.0) as s:
-                    s.sendall(data)
-                return
-            except OSError:
-                continue
+        if self.link is not None:
+            self.link.send(msg)
 
     def _collect(self, grace: float) -> dict[int, dict]:
-        out: dict[int, dict] = {}
-        ls = self.listener
-        if ls is None:
-            return out
-        end = time.monotonic() + grace
-        ls.setblocking(False)
-        while len(out) < self.size - 1:
-            left = end - time.monotonic()
-            if left <= 0:
-                break
-            ready, _, _ = select.select([ls], [], [], left)
-            if not ready:
-                continue
-            try:
-                conn, _ = ls.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(max(0.1, end - time.monotonic()))
-                buf = b""
-                try:
-                    while not buf.endswith(b"\n"):
-                        chunk = conn.recv(65536)
-                        if not chunk:
-                            break
-                        buf += chunk
-                    msg = json.loads(buf.decode())
-                    out[int(msg["rank"])] = msg
-                except (OSError, ValueError, KeyError):
-                    continue
-        return out
+        """Rank 0: the other ranks' reports that arrive within grace seconds."""
+        with self.lock:
+            return self.hub.collect(grace) if self.hub is not None else {}

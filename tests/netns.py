@@ -19,6 +19,12 @@ itself runs in host h0. Name resolution uses /etc/netns/<ns>/hosts, which
 crosses the veths because MPIR_CVAR_NOLOCAL=1 forbids shared memory and the
 netmod is UCX over TCP (UCX_TLS=tcp), or OFI with FI_PROVIDER=tcp.
 
+With `root_leg=True` the machine's own namespace gets one more veth on the
+bridge (address .254 of the subnet, named after the machine in every host's
+/etc/hosts), so programs run from it (Slurm's clients, tests/slurm_cluster.py)
+reach the hosts; the subnet is then one the machine does not route yet.
+`argv(host, shell)` is the command line that runs a shell command as that host.
+
 Everything created (namespaces, veths, bridge, /etc/netns files, the script)
 is removed on exit, also after a failure; `available()` says why the harness
 cannot run where namespaces are not permitted.
@@ -29,6 +35,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -79,15 +86,30 @@ def available() -> str | None:
     return None
 
 
+def _routed_subnets() -> set[int]:
+    """The X of every 10.213.X.0/24 the machine's own namespace routes already."""
+    out = _run("ip", "-4", "route", "show", check=False).stdout
+    return {int(w.split(".")[2]) for w in out.split() if w.startswith("10.213.") and w.count(".") == 3
+            and w.split(".")[2].isdigit()}
+
+
 class Cluster:
-    def __init__(self, nhosts: int, subnet: int | None = None, mtu: int = 9000):
+    made = 0  # clusters made by this process
+
+    def __init__(self, nhosts: int, subnet: int | None = None, mtu: int = 9000, root_leg: bool = False):
         # jumbo frames: header bytes are <1% of what tbf counts, so its rate is the payload rate
         self.mtu = mtu
         self.n = nhosts
-        self.prefix = f"cb{os.getpid() % 10000}"
+        Cluster.made += 1  # a second cluster of one process (beside the first) gets names of its own
+        self.prefix = f"cb{os.getpid() % 10000}" + ("" if Cluster.made == 1 else "abcdefg"[(Cluster.made - 2) % 7])
         self.hosts = [f"h{i}" for i in range(nhosts)]
         self.subnet = subnet if subnet is not None else 100 + os.getpid() % 100
+        self.root_leg = root_leg
+        if root_leg and subnet is None:  # a route of its own in the machine's namespace: a free one
+            taken = _routed_subnets()
+            self.subnet = next(x for x in [*range(self.subnet, 200), *range(100, self.subnet)] if x not in taken)
         self.created_ns: list[str] = []
+        self.leg_made = False
         self.dir = Path(tempfile.mkdtemp(prefix="commbench-netns-"))
         self.script = self.dir / "netns-ssh"
 
@@ -96,6 +118,15 @@ class Cluster:
 
     def address(self, host: str) -> str:
         return f"10.213.{self.subnet}.{self.hosts.index(host) + 1}"
+
+    @property
+    def leg(self) -> str:
+        """The machine's own end of the root leg (its address is root_address)."""
+        return self.prefix + "r"
+
+    @property
+    def root_address(self) -> str:
+        return f"10.213.{self.subnet}.254"
 
     # -- build and tear down -----------------------------------------------------
     def __enter__(self) -> Self:
@@ -120,6 +151,11 @@ class Cluster:
         _run("ip", "-n", sw, "link", "add", "br0", "type", "bridge")
         _run("ip", "-n", sw, "link", "set", "br0", "up")
         hosts_file = "127.0.0.1 localhost\n" + "".join(f"{self.address(h)} {h}\n" for h in self.hosts)
+        if self.root_leg:
+            self._add_root_leg(sw)
+            me = socket.gethostname()
+            if me not in self.hosts and me != "localhost":
+                hosts_file += f"{self.root_address} {me}\n"
         for h in self.hosts:
             ns = self.ns(h)
             self._add_ns(ns)
@@ -137,7 +173,18 @@ class Cluster:
         self.script.write_text(LAUNCHER.replace("__PREFIX__", self.prefix))
         self.script.chmod(0o755)
 
+    def _add_root_leg(self, sw: str) -> None:
+        self.leg_made = True
+        _run("ip", "link", "add", self.leg, "type", "veth", "peer", "name", self.leg + "b", "netns", sw)
+        _run("ip", "-n", sw, "link", "set", self.leg + "b", "mtu", str(self.mtu), "master", "br0", "up")
+        _run("ip", "link", "set", self.leg, "mtu", str(self.mtu))
+        _run("ip", "addr", "add", f"{self.root_address}/24", "dev", self.leg)
+        _run("ip", "link", "set", self.leg, "up")
+
     def close(self) -> None:
+        if self.leg_made:  # it would go with the switch namespace too
+            _run("ip", "link", "del", self.leg, check=False)
+            self.leg_made = False
         for ns in reversed(self.created_ns):
             # killing what still runs there first: a namespace with processes outlives `del`
             pids = _run("ip", "netns", "pids", ns, check=False).stdout.split()
@@ -153,11 +200,17 @@ class Cluster:
 
     def leftovers(self) -> list[str]:
         """What of this cluster still exists (should be nothing after close)."""
-        out = [n for n in _run("ip", "netns", "list", check=False).stdout.split() if n.startswith(self.prefix)]
-        etc = Path("/etc/netns")
-        if etc.exists():
-            out += [str(p) for p in etc.glob(self.prefix + "*")]
+        mine = {self.prefix + "sw", *map(self.ns, self.hosts)}
+        out = [n for n in _run("ip", "netns", "list", check=False).stdout.split() if n in mine]
+        out += [str(Path("/etc/netns") / n) for n in sorted(mine) if (Path("/etc/netns") / n).exists()]
+        if self.root_leg and _run("ip", "link", "show", self.leg, check=False).returncode == 0:
+            out.append(f"link {self.leg}")
         return out
+
+    def pids(self, host: str) -> list[int]:
+        """The processes running in host's namespace."""
+        out = _run("ip", "netns", "pids", self.ns(host), check=False).stdout.split()
+        return [int(p) for p in out if p.isdigit()]
 
     # -- shaping ---------------------------------------------------------------
     def limit(self, host: str, rate_mbit: float, burst_kb: int = 64, latency_ms: int = 50) -> None:
@@ -167,7 +220,19 @@ class Cluster:
             _run("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
                  "rate", rate, "burst", f"{burst_kb}kb", "latency", f"{latency_ms}ms")
 
+    def unlimit(self, host: str) -> None:
+        """host's link at full speed again (limit() undone)."""
+        for ns, dev in ((self.ns(host), "eth0"), (self.prefix + "sw", f"{self.ns(host)}a")):
+            _run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+
     # -- running ---------------------------------------------------------------
+    def argv(self, host: str, shell: str) -> list[str]:
+        """The command line that runs `shell` (sh -c) as host: in its network namespace and
+        a UTS namespace of its own named after it (with a mount namespace of its own too:
+        `ip netns exec` makes one, with a fresh /sys)."""
+        return ["ip", "netns", "exec", self.ns(host), "unshare", "--uts", "sh", "-c",
+                f"hostname {host} && {shell}"]
+
     def env(self, netmod: str = "ucx") -> dict[str, str]:
         e = dict(os.environ)
         for k in list(e):
@@ -188,9 +253,7 @@ class Cluster:
                "-hosts", ",".join(self.hosts), *args]
         e = self.env(netmod)
         e.update(env or {})
-        inner = " ".join(_quote(c) for c in cmd)
-        full = ["ip", "netns", "exec", self.ns("h0"), "unshare", "--uts", "sh", "-c",
-                f"hostname h0 && exec {inner}"]
+        full = self.argv("h0", "exec " + " ".join(_quote(c) for c in cmd))
         return subprocess.run(full, capture_output=True, text=True, timeout=timeout, env=e, check=False)
 
 
