@@ -1,6 +1,6 @@
 """commbench under a real 4-node Slurm on this one machine (tests/slurm_cluster.py): srun -N 2
 and -N 4 across emulated nodes, a rate-limited node seen in the timings, sbatch -N 4, scancel,
-and a node that fails mid-run (issue 21).
+a node that fails mid-run, and the diagnosis family naming the rate-limited node (issue 21).
 
 The nodes are network namespaces on a bridge, each with its slurmd; MPICH
 talks OFI over TCP (FI_PROVIDER=tcp), so the bytes between nodes cross the
@@ -125,6 +125,25 @@ def test_rate_limited_node_shows_in_timings(cluster, tmp_path):
     rate = doc["records"][-1]["values"]["bytes_per_sec"]
     print(f"4 MiB PingPong h0<->h1 at tbf 200 Mbit/s: {rate / 1e6:.2f} MB/s ({rate / 25e6:.3f} of 25 MB/s)")
     assert abs(rate / 25e6 - 1) < 0.10
+
+
+def test_diagnosis_under_srun_names_the_rate_limited_node(cluster, tmp_path):
+    """The net family (docs/diagnose.md) across the 4 Slurm nodes, h2's link limited to 200 Mbit/s:
+    its verdicts name h2 as a host, and no other host (issue 21 item 4)."""
+    out = tmp_path / "net.json"
+    cluster.limit("h2", 200)
+    try:
+        p = srun(cluster, 4, 1, "--suite", "net", "--timeout", "60", "-o", str(out), timeout=180)
+    finally:
+        cluster.unlimit("h2")
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["metadata"]["slurm"]["rank_nodes"] == ["h0", "h1", "h2", "h3"]
+    hosts = {v["hosts"][0] for v in doc["verdicts"] if v["kind"] == "host"}
+    links = {tuple(v["hosts"]) for v in doc["verdicts"] if v["kind"] == "link"}
+    assert hosts == {"h2"}, [v["text"] for v in doc["verdicts"]]
+    assert all("h2" in link for link in links), [v["text"] for v in doc["verdicts"]]
+    assert "SLOW host h2" in p.stdout
 
 
 def _sbatch(c, tmp_path: Path, args: list[str]) -> str:
