@@ -1,6 +1,8 @@
 """The CPU-exploiting kernel of IMB-NBC, IMB-IO and RMA Truly_passive_put (spec §7.6).
 
-A repeatable compute kernel, y += A·x with a 100×100 float32 matrix, that is
+A repeatable compute kernel, y += A·x with a 100×100 float32 matrix (the
+spec's; 10×10 under --methodology imb2021, as IMB 2021.11's IMB_cpu_exploit.c
+has it: `Methodology.cpu_matrix`), that is
 calibrated once (repetitions per second, Mflop/s) and then sized to a target
 time: `exploit(T, init=True)` chooses the repetitions for T seconds, runs them
 once and records the measured t_CPU; `exploit(T, init=False)` runs the same
@@ -18,11 +20,13 @@ FLOPS_PER_REP = 2 * MATRIX * MATRIX
 
 
 class CpuExploit:
-    def __init__(self) -> None:
+    def __init__(self, matrix: int = MATRIX) -> None:
         rng = np.random.default_rng(1)
-        self.a = (rng.random((MATRIX, MATRIX), dtype=np.float32) - 0.5) / MATRIX
-        self.x = rng.random(MATRIX, dtype=np.float32)
-        self.y = np.zeros(MATRIX, dtype=np.float32)
+        self.matrix = matrix
+        self.flops_per_rep = 2 * matrix * matrix
+        self.a = (rng.random((matrix, matrix), dtype=np.float32) - 0.5) / matrix
+        self.x = rng.random(matrix, dtype=np.float32)
+        self.y = np.zeros(matrix, dtype=np.float32)
         self.reps_per_second = 0.0
         self.mflops = 0.0
         self.reps = 0
@@ -42,7 +46,7 @@ class CpuExploit:
         undisturbed performance (IMB's wording), not one lowered by a time
         slice lost to another process while calibrating on a busy node.
         """
-        reps = max(1, int(flops / FLOPS_PER_REP))
+        reps = max(1, int(flops / self.flops_per_rep))
         per = max(1, reps // chunks)
         self._run(10)
         best = float("inf")
@@ -52,7 +56,7 @@ class CpuExploit:
             best = min(best, time.perf_counter() - t0)
         dt = max(best, 1e-9)
         self.reps_per_second = per / dt
-        self.mflops = per * FLOPS_PER_REP / dt / 1e6
+        self.mflops = per * self.flops_per_rep / dt / 1e6
 
     def exploit(self, target_s: float, init: bool) -> float:
         """Compute for about target_s seconds; returns the seconds it took."""
@@ -70,13 +74,13 @@ class CpuExploit:
         return dt
 
 
-_shared: CpuExploit | None = None
+_shared: dict[int, CpuExploit] = {}
 
 
-def shared() -> CpuExploit:
-    """One calibrated kernel per process."""
-    global _shared
-    if _shared is None:
-        _shared = CpuExploit()
-        _shared.calibrate()
-    return _shared
+def shared(matrix: int = MATRIX) -> CpuExploit:
+    """One calibrated kernel of each order per process."""
+    if matrix not in _shared:
+        kernel = CpuExploit(matrix)
+        kernel.calibrate()
+        _shared[matrix] = kernel
+    return _shared[matrix]

@@ -77,6 +77,22 @@ def test_nbc_follows_sync_and_root(tmp_path):
     assert doc["config"]["methodology"]["sync"] == 1
 
 
+@pytest.mark.parametrize("engine", ["native", "mpi4py"])
+def test_cpu_exploit_follows_the_methodology(tmp_path, engine):
+    """IMB 2021.11's CPU exploit is a 10x10 matrix (IMB_cpu_exploit.c), the spec's 100x100: at
+    0 B, where t_pure is a fraction of a microsecond, one pass of the 100x100 kernel is the
+    least t_CPU can be (about 2.5 us here, a 10x10 pass 1/100 of it)."""
+    t_cpu = {}
+    for m in ("imb4", "imb2021"):
+        p, doc = run_json(tmp_path, 2, "--suite", "nbc", "Ibcast", "-msglog", "0:1", "-iter", "100",
+                          "-iter_policy", "off", "--methodology", m, "--engine", engine)
+        assert doc["config"]["methodology"]["cpu_matrix"] == {"imb4": 100, "imb2021": 10}[m]
+        assert f"CPU exploit {doc['config']['methodology']['cpu_matrix']}x" in p.stdout
+        t_cpu[m] = next(r for r in doc["records"] if r["bytes"] == 0)["values"]["t_cpu"]
+    if engine == "native":  # mpi4py's: calling the kernel from Python costs about 2 us itself
+        assert t_cpu["imb2021"] < t_cpu["imb4"] / 5, t_cpu
+
+
 def test_corrupted_root_fails_under_per_call_timing(tmp_path):
     """Rank 1 sends corrupted data: with the root fixed at 0 its Bcast data never
     reaches anyone in the timed loop, and the per-root sweep still finds it."""

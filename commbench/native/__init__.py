@@ -44,7 +44,7 @@ from typing import Any
 from commbench.native.args import ARGS, CPU_TARGET, REQUESTS, TYPE_CODES, Args  # noqa: F401
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 6  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 7  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 
@@ -257,13 +257,15 @@ def library() -> Library | None:
 
 # ---------------------------------------------------------------- the overlap loops
 
-def calibrate_cpu() -> None:
-    """Calibrate the C CPU kernel of the overlap loops once per process, when the native
-    engine is loaded (the setups of the overlap benchmarks call it, outside any timing)."""
+def calibrate_cpu(matrix: int = 100) -> None:
+    """Calibrate the C CPU kernel of the overlap loops (order `matrix`, the methodology's)
+    once per process, when the native engine is loaded (the setups of the overlap
+    benchmarks call it, outside any timing)."""
     lib = library()
     if lib is not None:
         lib.dll.cb_cpu_calibrate.restype = ctypes.c_double
-        lib.dll.cb_cpu_calibrate()
+        lib.dll.cb_cpu_calibrate.argtypes = [ctypes.c_int]
+        lib.dll.cb_cpu_calibrate(matrix)
 
 
 def read_table(source: Path = SOURCE) -> list[tuple[str, str]]:

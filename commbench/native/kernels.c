@@ -192,7 +192,7 @@ P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root *
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 6
+#define CB_ABI_VERSION 7
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */

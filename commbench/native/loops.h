@@ -16,44 +16,50 @@
 /* ================================================================ the CPU kernel
  *
  * IMB's CPU exploit (spec 7.6) as commbench.cpu.CpuExploit has it: y += A.x on a
- * 100 x 100 float matrix per repetition, then y *= 0.5; calibrated once per
+ * 100 x 100 float matrix per repetition (10 x 10 under --methodology imb2021, as
+ * IMB 2021.11's IMB_cpu_exploit.c), then y *= 0.5; calibrated once per
  * process (about 5e7 flops in 25 chunks, the fastest chunk gives the rate: the
  * undisturbed one), then sized to a target time: cb_cpu_init(T) chooses
  * max(1, T x rate) repetitions (none for T <= 0) and runs them once, untimed;
  * cb_cpu_run runs them again. Python calibrates it in the benchmark's setup
  * (commbench.native.calibrate_cpu), outside any timing. */
-#define CB_MATRIX 100
+#define CB_MATRIX 100        /* the largest order: the spec's (7.6) */
 static float cb_a[CB_MATRIX * CB_MATRIX], cb_x[CB_MATRIX];
 float cb_cpu_y[CB_MATRIX];  /* visible outside this file: the work is never optimised away */
 static double cb_cpu_rps;   /* repetitions per second; 0 until calibrated */
+static int cb_cpu_n = CB_MATRIX;  /* the order in use: the methodology's (imb2021: IMB 2021's 10) */
 
 static void cb_cpu_run(long long reps)
 {
+    const int m = cb_cpu_n;
     if (reps <= 0) return;
     for (long long q = 0; q < reps; q++) {
-        for (int i = 0; i < CB_MATRIX; i++) {
-            const float *row = cb_a + i * CB_MATRIX;
+        for (int i = 0; i < m; i++) {
+            const float *row = cb_a + i * m;
             float sum = 0.0f;
-            for (int j = 0; j < CB_MATRIX; j++) sum += row[j] * cb_x[j];
+            for (int j = 0; j < m; j++) sum += row[j] * cb_x[j];
             cb_cpu_y[i] += sum;
         }
         __asm__ __volatile__("" ::: "memory");  /* every repetition computes anew */
     }
-    for (int i = 0; i < CB_MATRIX; i++) cb_cpu_y[i] *= 0.5f;  /* y stays bounded */
+    for (int i = 0; i < m; i++) cb_cpu_y[i] *= 0.5f;  /* y stays bounded */
 }
 
-/* The calibrated rate, repetitions per second (calibrating at the first call). */
-double cb_cpu_calibrate(void)
+/* The calibrated rate of an order-m kernel (1..CB_MATRIX), repetitions per second
+ * (calibrating at the first call for that order). */
+double cb_cpu_calibrate(int m)
 {
-    if (cb_cpu_rps > 0) return cb_cpu_rps;
+    if (m < 1 || m > CB_MATRIX) m = CB_MATRIX;
+    if (cb_cpu_rps > 0 && m == cb_cpu_n) return cb_cpu_rps;
+    cb_cpu_n = m;
     unsigned int seed = 1;
-    for (int i = 0; i < CB_MATRIX * CB_MATRIX + CB_MATRIX; i++) {
+    for (int i = 0; i < m * m + m; i++) {
         seed = seed * 1103515245u + 12345u;
         float u = (float)(seed >> 8) / 16777216.0f;  /* [0, 1) */
-        if (i < CB_MATRIX * CB_MATRIX) cb_a[i] = (u - 0.5f) / CB_MATRIX;
-        else cb_x[i - CB_MATRIX * CB_MATRIX] = u;
+        if (i < m * m) cb_a[i] = (u - 0.5f) / m;
+        else cb_x[i - m * m] = u;
     }
-    long long reps = (long long)(5e7 / (2.0 * CB_MATRIX * CB_MATRIX)), per = reps / 25;
+    long long reps = (long long)(5e7 / (2.0 * m * m)), per = reps / 25;
     if (per < 1) per = 1;
     cb_cpu_run(10);
     double best = DBL_MAX;
@@ -71,7 +77,7 @@ double cb_cpu_calibrate(void)
 static long long cb_cpu_init(double target)
 {
     if (target <= 0) return 0;
-    cb_cpu_calibrate();
+    if (cb_cpu_rps <= 0) cb_cpu_calibrate(cb_cpu_n);
     long long reps = (long long)(target * cb_cpu_rps);
     if (reps < 1) reps = 1;
     cb_cpu_run(reps);

@@ -234,7 +234,7 @@ def overlap_kernel(pure, overlapped, settings):
         # 1. the _pure measurement with the same n (the harness ran the barriers)
         (t_pure,) = call_by_call(ctx, n, pure)
         # 2. computation sized to this rank's pure communication time
-        kern = cpu.shared()
+        kern = cpu.shared(ctx.cfg.method.cpu_matrix)
         target = cpu_target(t_pure, settings.of(ctx.params).cpu_factor, ctx.cfg.check)
         kern.exploit(target, init=True)
         # 3. barriers
@@ -253,8 +253,8 @@ def calibrate(ctx) -> None:
     the native engine's C kernel where that engine runs."""
     from commbench import native
 
-    cpu.shared()
-    native.calibrate_cpu()
+    cpu.shared(ctx.cfg.method.cpu_matrix)
+    native.calibrate_cpu(ctx.cfg.method.cpu_matrix)
 
 
 def overlap_setup(settings, then=None):

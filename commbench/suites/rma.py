@@ -204,8 +204,8 @@ def _passive_setup(ctx):
     from commbench import native
 
     osd.create_window(ctx, osd.PUT)
-    cpu.shared()  # calibrate the CPU kernel outside any timing
-    native.calibrate_cpu()  # and the native engine's, where it runs
+    cpu.shared(ctx.cfg.method.cpu_matrix)  # calibrate the CPU kernel outside any timing
+    native.calibrate_cpu(ctx.cfg.method.cpu_matrix)  # and the native engine's, where it runs
 
 
 def truly_passive_put(ctx, n):
@@ -244,7 +244,7 @@ def truly_passive_put(ctx, n):
         for _ in range(n):
             barrier()
         comm.Recv([box, MPI.DOUBLE], 0, 2)
-        kernel = cpu.shared()
+        kernel = cpu.shared(ctx.cfg.method.cpu_matrix)
         t_cpu = float(box[0])
         kernel.exploit(t_cpu, True)  # size the computation to one pure put
         barrier()

@@ -92,7 +92,8 @@ def methodology_line(cfg: dict) -> str:
     timing = f"-sync on ({m['sync']} barrier(s) after each call)" if m["sync"] else "-sync off (loop timed)"
     return (f"{m['name']}: {timing}, -root_shift {'on' if m['root_shift'] else 'off'}, "
             f"PingPong source {'any' if m['any_source'] else 'partner'}, warm-up "
-            f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}")
+            f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}, "
+            f"CPU exploit {m.get('cpu_matrix', 100)}x{m.get('cpu_matrix', 100)}")
 
 
 class ImbText:
