@@ -15,7 +15,8 @@ unordered host pair) is named by the same rule against all other inter-host
 links when an endpoint is a named host (it carries `explained_by`), and with
 twice the excess otherwise: on an oversubscribed machine two ranks sharing a
 core made a pair 1.6-3x slow for a whole run (docs/diagnose.md). Fan-in
-and fan-out compare each host's samples with the other hosts'.
+and fan-out compare each host's samples with the other hosts' (the driver
+asks twice the excess of them: one rank per host, at the scheduler's mercy).
 """
 
 from __future__ import annotations
