@@ -258,3 +258,13 @@ def test_alloc_recorded(tmp_path):
         assert kinds(doc) == ("numpy", "numpy"), suite
     p, doc = run_json(tmp_path, 2, *ITER, "-msglog", "2", "PingPong")
     assert kinds(doc) == ("numpy", "numpy")
+
+
+def test_iter_policy_off_repeats_msgspersample_in_every_mode(tmp_path):
+    """-iter_policy off: n = MSGSPERSAMPLE for every X and mode (spec §5.2; IMB 2021.11 runs 200
+    NON-AGGREGATE repetitions under -iter 200 -iter_policy off), not the MSGS_NONAGGR cap."""
+    _, doc = run_json(tmp_path, 2, "--suite", "rma", "Unidir_put", "-msglog", "2:3", "-iter", "150",
+                      "-iter_policy", "off")
+    got = {(r["mode"], r["bytes"]): r["repetitions"] for r in doc["records"]}
+    assert {m for m, _ in got} == {"AGGREGATE", "NON-AGGREGATE"}
+    assert set(got.values()) == {150}, got

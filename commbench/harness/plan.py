@@ -122,8 +122,8 @@ class Plan:
     def fixed_repetitions(self, bench: Benchmark, mode: str, x: int, np_: int, n0: int) -> int | None:
         """The repetitions of the policies that need no timing; None for 'dynamic'."""
         pol = self.policy_for(bench)
-        if pol == "off":
-            return n0 if bench.sync else self.cap(bench, mode)
+        if pol == "off":  # spec §5.2 and IMB's IMB_mem_manager.c: MSGSPERSAMPLE, even where MSGS_NONAGGR caps
+            return self.cfg.msgspersample
         if pol == "multiple_np":
             return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)
         return None
