@@ -46,6 +46,15 @@ class Log:
         return rec
 
 
+def numeric(token: str) -> bool:
+    """Does the token read as a number (a table row's cell, not a header word)?"""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def number(token: str, line: int, what: str) -> float | None:
     """A number of the log; None for a value the tool printed as inf or nan (left out)."""
     try:

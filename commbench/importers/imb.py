@@ -21,7 +21,15 @@ import time
 from dataclasses import dataclass, field
 
 from commbench import records
-from commbench.importers.common import Log, LogError, integer, number, options_of, turnover_of
+from commbench.importers.common import (
+    Log,
+    LogError,
+    integer,
+    number,
+    numeric,
+    options_of,
+    turnover_of,
+)
 from commbench.records import Kind
 
 FAMILIES = {"IMB-MPI1": "mpi1", "IMB-EXT": "ext", "IMB-RMA": "rma", "IMB-NBC": "nbc", "IMB-IO": "io",
@@ -190,7 +198,7 @@ class ImbReader:
     def row(self, n: int, line: str) -> None:
         t = self.table
         toks = line.split()
-        if len(toks) != len(t.cols) or not all(_numeric(x) for x in toks):
+        if len(toks) != len(t.cols) or not all(numeric(x) for x in toks):
             self.status_row(n, line, toks)
             return
         d = {c: number(x, n, c) for c, x in zip(t.cols, toks)}
@@ -284,7 +292,7 @@ class ImbReader:
         elif line.startswith("#"):
             if not self.table_line(n, line):
                 self.header_line(n, line)
-        elif line.strip() and not self.column_line(n, line) and line[0] in " \t" and _numeric(line.split()[0]):
+        elif line.strip() and not self.column_line(n, line) and line[0] in " \t" and numeric(line.split()[0]):
             where = f"the {t.name} table (line {t.line}) has no column line" if t else "no '# Benchmarking' line"
             raise LogError(n, f"a table row where none can be: {where} before it")
 
@@ -331,14 +339,6 @@ def aggregate(groups: list[dict]) -> dict:
         else:
             out[k] = min(vs)
     return out
-
-
-def _numeric(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
 
 
 def read(log: Log, lines: list[str]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, integer, number
+from commbench.importers.common import Log, LogError, integer, number, numeric
 from commbench.records import Kind
 
 TITLE = re.compile(r"^#\s*OSU\s+(?P<title>.+?)\s+Test\s+v(?P<version>\S+)\s*$")
@@ -104,7 +104,7 @@ class OsuReader:
             self.comment(n, line)
         elif self.cols is not None:
             self.row(n, line)
-        elif self.name is not None and _numeric(line.split()[0]):
+        elif self.name is not None and numeric(line.split()[0]):
             raise LogError(n, "a row before the column line ('# Size  …')")
 
     def comment(self, n: int, line: str) -> None:
@@ -138,7 +138,7 @@ class OsuReader:
 
     def row(self, n: int, line: str) -> None:
         toks = line.split()
-        if len(toks) != len(self.cols) or not _numeric(toks[0]):
+        if len(toks) != len(self.cols) or not numeric(toks[0]):
             cut = " (the log seems cut here)" if len(toks) < len(self.cols) else ""
             heads = ", ".join(h for h, _ in self.cols)
             raise LogError(n, f"a row of {self.name} should hold {len(self.cols)} values ({heads}), "
@@ -194,14 +194,6 @@ def kind_of(keys: set[str], sized: bool, short: str | None, title: str) -> str:
     if short in POINT_TO_POINT or title.lower().startswith("mpi_"):
         return Kind.SINGLE.value
     return Kind.COLLECTIVE.value
-
-
-def _numeric(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
 
 
 def read(log: Log, lines: list[str], np_hint: int | None = None) -> None:
