@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import configfile, jobenv, methodology, policy, suites
+from commbench import configfile, jobenv, measuring, methodology, policy, suites
 from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
     ALLOC_KINDS,
     ENGINES,
@@ -75,6 +75,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
     *methodology.OPTIONS,
     *configfile.OPTIONS,
+    *measuring.OPTIONS,
 )
 
 
@@ -116,6 +117,7 @@ class RunConfig:
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
     method: methodology.Methodology = methodology.PROFILES[methodology.DEFAULT]  # --methodology, -sync, …
+    measuring: measuring.Measuring = measuring.Measuring()  # --per-iteration, --sync-start, --precision …
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -123,9 +125,10 @@ class RunConfig:
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params", "method")}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params", "method", "measuring")}
         out["profile"] = self.profile.name
         out["methodology"] = self.method.as_dict()
+        out["measuring"] = self.measuring.as_dict()
         out["params"] = dict(self.params)
         return out
 
@@ -205,14 +208,12 @@ def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
             i = j
             continue
         if opt.parse is None:
-            values[opt.dest] = True
-            i += 1
+            values[opt.dest], i = True, i + 1
             continue
         if inline is None:
             if i + 1 >= len(argv):
                 raise ConfigError(f"{arg} needs a value (accepted: {arg} {opt.metavar})")
-            inline = argv[i + 1]
-            i += 2
+            inline, i = argv[i + 1], i + 2
         else:
             i += 1
         try:
@@ -349,7 +350,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         timeout=values.get("timeout"),
         fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()), int_counts=bool(values.get("int_counts")),
         samples=values.get("samples", 1), force=bool(values.get("force", False)),
-        method=methodology.resolve(values),
+        method=methodology.resolve(values), measuring=measuring.resolve(values),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)
