@@ -268,3 +268,16 @@ def test_iter_policy_off_repeats_msgspersample_in_every_mode(tmp_path):
     got = {(r["mode"], r["bytes"]): r["repetitions"] for r in doc["records"]}
     assert {m for m, _ in got} == {"AGGREGATE", "NON-AGGREGATE"}
     assert set(got.values()) == {150}, got
+
+
+def test_fixed_repetitions_get_one_untimed_run_first(tmp_path):
+    """-iter_policy off: one untimed run with the fixed n before the timed one, as IMB's
+    IMB_init_buffers_iter does (spec §5.2). Without it, the first size whose epoch holds more
+    outstanding puts than the process ever had paid MPICH's one-time growth (~0.3-0.7 ms): 4 B
+    read 4-8x the later sizes here, IMB-RMA 2021.11 1x."""
+    _, doc = run_json(tmp_path, 2, "--suite", "rma", "Unidir_put", "Unidir_get", "-msglog", "2:5", "-iter", "200",
+                      "-iter_policy", "off", "-aggregate_mode", "aggregate")
+    for name in ("Unidir_put", "Unidir_get"):
+        t = {r["bytes"]: r["values"]["t_max"] for r in doc["records"] if r["benchmark"] == name}
+        later = sorted(t[x] for x in (8, 16, 32))[1]
+        assert t[4] < 2.5 * later, (name, t)

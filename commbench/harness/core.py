@@ -361,6 +361,11 @@ class Harness:
                     history: list[tuple[int, int]] | None) -> int:
         fixed = self.plan.fixed_repetitions(bench, ctx.mode, ctx.x, ctx.size, n0)
         if fixed is not None:
+            # IMB (4.0 and 2021.11, IMB_init_buffers_iter) runs the kernel once untimed with
+            # the fixed n where the dynamic policy runs its calibration (spec §5.2: MAY).
+            # Without it a first epoch of more outstanding RMA operations than the process
+            # ever had pays MPICH's one-time growth (docs/one-sided.md).
+            self.timed(ctx, fixed)
             return fixed
         cfg, comm = self.cfg, ctx.comm
         t1 = comm.allreduce(first(self.timed(ctx, 1)), op=MPI.MAX)
