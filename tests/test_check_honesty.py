@@ -72,7 +72,7 @@ SILENT = {
 
 
 # Driver families with a -check of their own, whose fault-injection tests live beside them.
-OWN_CHECK = {"mt": "tests/test_mt.py"}
+OWN_CHECK = {"mt": "tests/test_mt.py", "osu": "tests/test_osu.py"}
 
 
 def test_every_family_is_covered():

@@ -26,6 +26,7 @@ FAMILY_MODULES: dict[str, str] = {
     "mt": "commbench.suites.mt",
     "p2p": "commbench.suites.p2p",
     "net": "commbench.suites.net",
+    "osu": "commbench.suites.osu",
 }
 
 ALIASES = {
@@ -38,7 +39,11 @@ ALIASES = {
     "imb-mt": "mt",
     "imb-p2p": "p2p",
     "diagnose": "net",
+    "omb": "osu",
 }
+
+# Families whose benchmarks no bare name selects (OSU's latency, barrier, …): only --suite.
+EXPLICIT = frozenset({"osu"})
 
 
 # Families whose threads call MPI at once: the ranks ask MPI_Init_thread for
@@ -82,7 +87,7 @@ def claimants(name: str) -> set[str]:
     """The families a bare benchmark name selects: every family that has it, or the default
     family alone when it is one of them (IMB-P2P's PingPong and PingPing are IMB-MPI1's names
     too: a bare `commbench run PingPong` stays IMB-MPI1's; --suite p2p selects IMB-P2P's)."""
-    fams = {f.name for f, _ in families_with(name)}
+    fams = {f.name for f, _ in families_with(name)} - EXPLICIT
     return {DEFAULT_FAMILY} if DEFAULT_FAMILY in fams else fams
 
 

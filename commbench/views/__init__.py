@@ -12,6 +12,7 @@ TEXT_VIEWS = {
     "msgrate": "commbench.views.msgrate_text:MsgrateText",
     "mt": "commbench.views.mt_text:MtText",
     "p2p": "commbench.views.p2p_text:P2PText",
+    "osu": "commbench.views.osu_text:OsuText",
     "net": "commbench.views.net_text:NetText",
     "imported": "commbench.views.imported_text:ImportedText",  # files of `commbench import`
 }

@@ -1,0 +1,74 @@
+"""What a loop of the osu family sees: Ctx, one benchmark's buffers on this rank.
+
+The buffers (send, receive, and a one-byte ack/aux buffer) are allocated once per
+benchmark and type, of the largest size, with commbench.buffers (the run's
+--alloc kind; the family's default is mmap: page-aligned, no huge-page advice,
+as OSU's posix_memalign'ed buffers under THP "madvise"). `at(size)` sets the
+element count of a size; `smsg`/`rmsg` are the mpi4py message specs.
+
+Validation (-c): `fill(size)` writes this rank's pattern into the send buffer
+(COMMBENCH_FAULT_CORRUPT's rank spoils one byte of it) and clears the receive
+buffer; `mismatches(src, size)` counts the bytes of the receive buffer that differ
+from rank src's pattern.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import buffers
+from commbench.suites.osu.settings import TYPES
+
+MPI_TYPES = {"mpi_char": "CHAR", "mpi_int": "INT", "mpi_float": "FLOAT"}
+
+
+def pattern(rank: int, nbytes: int, size: int) -> np.ndarray:
+    """The bytes rank sends at a size under -c: (i + 7 (rank + 1) + size) mod 251."""
+    return ((np.arange(nbytes, dtype=np.int64) + 7 * (rank + 1) + size) % 251).astype(np.uint8)
+
+
+class Ctx:
+    def __init__(self, session: Any, bench: Any, settings: Any, dtype: str, max_size: int):
+        self.session, self.bench, self.s, self.dtype = session, bench, settings, dtype
+        self.comm = session.comm
+        self.rank, self.p = self.comm.Get_rank(), self.comm.Get_size()
+        self.peer = self.rank ^ 1  # point-to-point: 0 <-> 1
+        self.timer = bench.gather or self.rank == 0  # does this rank time the iterations?
+        self.tsize = TYPES[dtype]
+        self.mpi_type = getattr(MPI, MPI_TYPES[dtype])
+        cfg = session.cfg
+        self.allocs = [buffers.Allocation(max(max_size, 1), cfg.alloc, cfg.hugepages) for _ in range(2)]
+        self.allocs.append(buffers.Allocation(64, cfg.alloc, "default"))
+        self.sbuf, self.rbuf, self.abuf = (a.array for a in self.allocs)
+        self.sbuf.fill(ord("a"))
+        self.rbuf.fill(ord("b"))
+        self.abuf.fill(0)
+        self.window = settings.window or bench.defaults.window
+        self.state: dict = {}  # what a group's prepare() keeps per size (windows, requests …)
+        self.at(0)
+
+    def at(self, size: int) -> None:
+        self.size = size
+        self.count = size // self.tsize
+        self.nbytes = self.count * self.tsize
+        self.smsg = [self.sbuf, self.count, self.mpi_type]
+        self.rmsg = [self.rbuf, self.count, self.mpi_type]
+        self.amsg = [self.abuf, 1, MPI.CHAR]
+
+    def fill(self, size: int) -> None:
+        self.sbuf[: self.nbytes] = pattern(self.rank, self.nbytes, size)
+        self.rbuf[: self.nbytes] = 0
+        if self.session.corrupt and self.nbytes:
+            self.sbuf[0] ^= 0xFF
+
+    def mismatches(self, src: int, size: int) -> int:
+        return int(np.count_nonzero(self.rbuf[: self.nbytes] != pattern(src, self.nbytes, size)))
+
+    def free(self) -> None:
+        self.sbuf = self.rbuf = self.abuf = None  # type: ignore[assignment]
+        self.smsg = self.rmsg = self.amsg = []
+        for a in self.allocs:
+            a.free()

@@ -1,0 +1,137 @@
+"""The osu run: OSU's procedure for every benchmark, type and size; one record a row.
+
+Per benchmark and -T type: a Ctx (buffers of the largest size); per engine
+(--engine native|mpi4py|both) and size: OSU's counts (spec.Defaults.counts:
+-i/-x, else the program's small and large counts), the benchmark's prepare,
+MPI_Barrier, the warm-up iterations, the timed iterations (each timed alone
+on the timing ranks), under -c one validation iteration on patterned buffers
+(the receivers count wrong bytes; the sum over ranks is the record's defects),
+release; rank 0 turns the per-iteration seconds into the row (bench.row) and
+emits it. The run returns the rows whose validation failed (exit status 1).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from commbench import records
+from commbench.native import osu as native_osu
+from commbench.session import Session
+from commbench.suites.osu.context import Ctx
+from commbench.suites.osu.settings import Settings, sizes
+from commbench.suites.osu.spec import OsuBenchmark
+
+F = "osu"
+KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value}
+
+
+def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[str, object]]:
+    """[(engine, the group's native runner or None for the mpi4py loop)], agreed by every rank."""
+    if session.cfg.engine == "mpi4py" or not bench.native:
+        return [("mpi4py", None)]
+    if bench.group not in cache:
+        runner, note = native_osu.resolve(session.comm, bench.group)
+        if runner is None and session.rank == 0:
+            print(f"commbench: {note}", file=sys.stderr, flush=True)
+        cache[bench.group] = runner
+    runner = cache[bench.group]
+    if runner is None:
+        return [("mpi4py", None)]
+    return [("native", runner)] + ([("mpi4py", None)] if session.cfg.engine == "both" else [])
+
+
+def run(session: Session) -> int:
+    from commbench.suites.osu import BY_NAME
+
+    s = Settings.of(session.params)
+    failed, cache = 0, {}
+    for name in session.cfg.benchmarks:
+        bench = BY_NAME[name]
+        session.progress("set-up", benchmark=name, np=session.size)
+        why = bench.nprocs(session.size)
+        if why:  # OSU's program would stop with these words; the others of the run go on
+            session.emit(records.Measurement(benchmark=name, family=F, kind=KIND.get(bench.metric, bench.metric),
+                                             np=session.size, mode="", bytes=None, repetitions=0,
+                                             status=records.INVALID, message=why, world_size=session.size,
+                                             extra={"title": bench.title, "metric": bench.metric}))
+            continue
+        loops = engines(session, bench, cache)
+        for dtype in s.types:
+            todo = sizes(bench, s, dtype)
+            if not todo:
+                continue
+            ctx = Ctx(session, bench, s, dtype, max(todo))
+            try:
+                for engine, runner in loops:
+                    for size in todo:
+                        failed += measure(session, bench, ctx, s, engine, runner, size)
+            finally:
+                ctx.free()
+    return failed
+
+
+def loop(bench: OsuBenchmark, ctx: Ctx, runner, n: int, times) -> None:
+    """n iterations on the engine: the mpi4py loop, or the group's C loop."""
+    if runner is None:
+        bench.loop(ctx, n, times)
+        return
+    ints = dict(n=n, count=ctx.count, window=ctx.window, peer=ctx.peer, timer=int(ctx.timer))
+    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints)
+    runner.loop(bench.native, native_osu.with_times(a, times))
+    del keep
+
+
+def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, runner, size: int) -> int:
+    """One row: 1 when its validation failed, else 0."""
+    comm, cfg = session.comm, session.cfg
+    n, warm = bench.defaults.counts(size, s.iterations, s.warmup)
+    where = {"benchmark": bench.name, "np": session.size, "bytes": size}
+    ctx.at(size)
+    if bench.prepare is not None:
+        bench.prepare(ctx, size)
+    times = np.zeros(n)
+    session.progress("warm-up", **where)
+    comm.Barrier()
+    loop(bench, ctx, runner, warm, None)
+    session.progress("the timed loop", **where)
+    loop(bench, ctx, runner, n, times)
+    defects = None
+    if cfg.check and bench.verify is not None:
+        session.progress("validation", **where)
+        ctx.fill(size)
+        comm.Barrier()
+        loop(bench, ctx, runner, 1, None)
+        defects = comm.allreduce(bench.verify(ctx, size))
+    if bench.release is not None:
+        bench.release(ctx, size)
+    data = comm.gather(times if ctx.timer else None, root=0) if bench.gather else times
+    if session.rank == 0:
+        session.emit(record(bench, ctx, s, engine, size, n, warm, data, defects))
+    return int(bool(defects))
+
+
+def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n: int, warm: int, data,
+           defects) -> records.Measurement:
+    """OSU's row as a record (rank 0): the values bench.row computes, OSU's settings in extra."""
+    p = ctx.p
+    values = bench.row(bench, data, ctx, s)
+    timed = data if bench.gather else [data] + [None] * (p - 1)
+    extra = {"engine": engine, "datatype": ctx.dtype.upper(), "warmup_iterations": warm, "title": bench.title,
+             "metric": bench.metric, "percentiles": list(s.percentiles), "message_bytes": ctx.nbytes,
+             "alloc": session_alloc(ctx)}
+    if "W" in bench.takes:
+        extra["window_size"] = ctx.window
+    if defects is not None:
+        extra["validation"] = "Pass" if defects == 0 else "Fail"
+    return records.Measurement(
+        benchmark=bench.name, family=F, kind=KIND.get(bench.metric, bench.metric), np=p, mode=ctx.dtype.upper(),
+        bytes=size, repetitions=n, groups=[list(range(p))], world_size=p, components=["t"],
+        rank_times={"t": [float(np.mean(t)) if t is not None and len(t) else None for t in timed]},
+        turnover=float(bench.variant or 1) * ctx.window if bench.metric == "bandwidth" else 1.0,
+        values=values, defects=float(defects) if defects is not None else None, extra=extra)
+
+
+def session_alloc(ctx: Ctx) -> str:
+    return ctx.session.cfg.alloc

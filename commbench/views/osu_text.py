@@ -1,0 +1,97 @@
+"""The text of an osu run in OSU Micro-Benchmarks 7.4's layout, so that a parser of
+OSU's output reads commbench's (tests/test_osu.py reads both with
+commbench/importers/osu.py): per benchmark a blank line, "# OSU <title> Test v7.4",
+the settings lines ("# Datatype: MPI_CHAR."), the column line ("# Size" in 10
+characters, then every column right-aligned in 18: OSU's FIELD_WIDTH), and rows
+of the size (left-aligned in 10) and the numbers with 2 decimals. -c adds OSU's
+"Validation" column (Pass/Fail), -z the "P50 Tail Lat(us)" … columns after it;
+-T all repeats the datatype and column lines per type, as OSU does.
+
+commbench's own facts (engine, buffers) go in one '#' line after the last table;
+--engine both (or a native engine that was unavailable) adds a '#' line naming
+the engine before a block.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from commbench import records
+
+VERSION = "7.4"
+SIZE_W, FIELD_W = 10, 18
+# metric -> (main column, its value key, scale to the printed unit, tail heading, tail value prefix)
+COLUMNS = {
+    "latency": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
+    "bandwidth": ("Bandwidth (MB/s)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
+}
+
+
+def column_line(metric: str, validation: bool, percentiles: list[int]) -> str:
+    main, _, _, tail, _ = COLUMNS[metric]
+    heads = [main] + (["Validation"] if validation else []) + [f"P{p} {tail}" for p in percentiles]
+    return f"{'# Size':<{SIZE_W}}" + "".join(f"{h:>{FIELD_W}}" for h in heads)
+
+
+def row_line(rec: records.Measurement) -> str:
+    main, key, scale, _, prefix = COLUMNS[rec.extra.get("metric", "latency")]
+    v = rec.values
+    cells = [f"{v.get(key, 0.0) * scale:>{FIELD_W}.2f}"]
+    if "validation" in rec.extra:
+        cells.append(f"{rec.extra['validation']:>{FIELD_W}}")
+    cells += [f"{v.get(f'{prefix}{p}', 0.0) * scale:>{FIELD_W}.2f}" for p in rec.extra.get("percentiles", [])]
+    return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells)
+
+
+class OsuText:
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+        self.current: tuple | None = None
+        self.engine = "native"
+        self.both = False
+        self.alloc = ""
+        self.mode: str | None = None
+
+    def p(self, line: str = "") -> None:
+        self.out.write(line + "\n")
+
+    def start(self, header: dict) -> None:
+        cfg = header["config"]
+        self.engine = cfg.get("engine") or "native"
+        self.both = self.engine == "both"
+        self.alloc = header.get("metadata", {}).get("buffer_allocation", {}).get("kind", cfg.get("alloc", ""))
+        for note in header.get("notes", []):
+            self.p(note if note.startswith("#") else f"# {note}")
+
+    def record(self, rec: records.Measurement) -> None:
+        ex = rec.extra
+        if rec.status == records.INVALID:  # a program OSU would not run at this process count
+            self.p("")
+            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}")
+            self.current = None
+            return
+        key = (rec.benchmark, ex.get("engine"))
+        if key != self.current:
+            self.p("")
+            if self.both or ex.get("engine", self.engine) != self.engine:
+                self.p(f"# commbench engine: {ex.get('engine')}"
+                       + ("" if self.both else " (the native osu engine was unavailable)"))
+            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
+        if key != self.current or rec.mode != self.mode:
+            self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
+            self.p(column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", [])))
+        self.current, self.mode = key, rec.mode
+        if rec.status != records.OK:
+            self.p(f"# {rec.bytes or 0} {rec.status}: {rec.message}")
+        else:
+            self.p(row_line(rec))
+        self.out.flush()
+
+    def finish(self, summary: dict) -> None:
+        if summary.get("interrupted"):
+            self.p(f"# !! run ended early: {summary['interrupted']}")
+        loops = {"mpi4py": "mpi4py", "both": "C (commbench/native/osu_*.c), then mpi4py"}.get(
+            self.engine, "C (commbench/native/osu_*.c)")
+        self.p(f"# commbench: loops {loops}; buffers {self.alloc}")
+        self.out.flush()

@@ -1,0 +1,86 @@
+"""Regenerate tests/data/osu/ from the OMB 7.4 binaries in ../shared/peers/osu.
+
+Run from the repository root: `python tests/data/osu/collect.py` (about a
+minute). It writes help.txt (every program's -h, identical texts merged),
+headers.txt (every program's first lines: title, settings, column line) and
+ref/*.txt (whole outputs of latency, bw and bibw that tests/test_osu.py
+parses together with commbench's). The commands are written beside each
+output. Timings in these files mean nothing (a shared 2-core machine).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+PEERS = Path("../shared/peers/osu")
+V = Path(sys.prefix)
+ENV = dict(os.environ, LD_LIBRARY_PATH=str(V / "lib"), MPIR_CVAR_CH4_PROGRESS_THROTTLE="1",
+           MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT="64")
+# Programs that need more than 2 processes to print their header here.
+NP = {p: 4 for p in ("neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+                     "neighbor_alltoallw", "ineighbor_allgather", "ineighbor_allgatherv", "ineighbor_alltoall",
+                     "ineighbor_alltoallv", "ineighbor_alltoallw")}
+REFS = {
+    "latency": "-m 1:4096 -i 100 -x 10", "latency-z": "-m 1:4096 -i 100 -x 10 -z",
+    "latency-c": "-m 1:4096 -i 100 -x 10 -c", "latency-c-z": "-m 1:64 -i 100 -x 10 -c -z",
+    "latency-T-int": "-m 1:64 -i 100 -x 10 -T mpi_int", "latency-T-all": "-m 1:16 -i 100 -x 10 -T all",
+    "latency-m-3-100": "-m 3:100 -i 100 -x 10",
+    "bw": "-m 1:4096 -i 20 -x 2", "bw-z": "-m 1:4096 -i 20 -x 2 -z", "bw-W8-c": "-m 1:256 -i 20 -x 2 -W 8 -c",
+    "bw-c-z": "-m 1:64 -i 20 -x 2 -c -z", "bibw-c-z": "-m 1:64 -i 20 -x 2 -c -z",
+    "bibw": "-m 1:4096 -i 20 -x 2", "bibw-z": "-m 1:4096 -i 20 -x 2 -z", "bibw-c": "-m 1:256 -i 20 -x 2 -c",
+}
+
+
+def run(np_: int, prog: str, args: str) -> tuple[str, str]:
+    cmd = f"mpiexec -n {np_} {PEERS / ('osu_' + prog)} {args}".strip()
+    p = subprocess.run([str(V / "bin" / "mpiexec"), "-n", str(np_), str(PEERS / f"osu_{prog}"), *args.split()],
+                       capture_output=True, text=True, timeout=120, env=ENV)
+    return cmd, p.stdout + p.stderr
+
+
+def programs() -> list[str]:
+    return sorted(p.name[4:] for p in PEERS.glob("osu_*"))
+
+
+def helps() -> str:
+    texts: dict[str, list[str]] = {}
+    for prog in programs():
+        _, out = run(2, prog, "-h")
+        out = out.replace(str(PEERS) + "/", "").replace(f"osu_{prog}", "PROG")
+        texts.setdefault(out, []).append(f"osu_{prog}")
+    parts = [f"## {', '.join(names)}  (mpiexec -n 2 PROG -h; PROG = the program)\n{text}"
+             for text, names in texts.items()]
+    return "\n".join(parts)
+
+
+def headers() -> str:
+    parts = []
+    for prog in programs():
+        np_ = NP.get(prog, 2)
+        cmd, out = run(np_, prog, "" if prog in ("init", "hello") else "-m 1:1 -i 1 -x 0")
+        lines = out.splitlines()
+        cut = next((i for i, s in enumerate(lines) if re.match(r"#\s*(Size\s|Avg Latency|Overall\(us\))", s)), None)
+        keep = lines[: cut + 1] if cut is not None else lines[:6]
+        parts.append(f"## {cmd}\n" + "\n".join(keep) + "\n")
+    return "\n".join(parts)
+
+
+def main() -> None:
+    (HERE / "help.txt").write_text(helps())
+    (HERE / "headers.txt").write_text(headers())
+    ref = HERE / "ref"
+    ref.mkdir(exist_ok=True)
+    for name, args in REFS.items():
+        prog = name.split("-")[0]
+        cmd, out = run(2, prog, args)
+        (ref / f"{name}.txt").write_text(out)
+        print(cmd)
+
+
+if __name__ == "__main__":
+    main()
