@@ -11,6 +11,7 @@ the evidence, benchmark by benchmark):
 | PingPong, PingPing source | MPI_ANY_SOURCE | the partner rank | (the *AnySource/*SpecificSource names) |
 | warm-up | N_WARMUP runs before a mode's first size | n/10 runs before every size | `-warm_up on\\|off` |
 | CPU exploit of the overlap benchmarks | y += A·x, A 100×100 (spec §7.6) | A 10×10 (IMB 2021.11's `IMB_cpu_exploit.c`, `#define SIZE 10`): 100× finer, so t_CPU can follow a sub-µs t_pure | (none) |
+| EXT/RMA window sections without `-off_cache` | disjoint, n0 slots of X (spec §6.3, A2) | one section, as IMB's C code (`r_cache_iter = 1`) | (none) |
 
 `--methodology` picks the set; the single options override one knob each and
 the results file records the resolved knobs. Nothing here imports MPI.
@@ -43,6 +44,9 @@ class Methodology:
     imb_barrier: bool = False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
     aggregate_mode: str = "multi"  # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
     cpu_matrix: int = 100  # the order of the overlap benchmarks' CPU exploit (commbench.cpu)
+    # EXT/RMA aggregate transfers to disjoint window sections, n0 slots of X (spec §6.3, A2);
+    # IMB 2021.11 moves them only under -off_cache, all to one section otherwise.
+    disjoint_sections: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -56,7 +60,7 @@ class Methodology:
 PROFILES = {
     "imb4": Methodology("imb4", sync=0, root_shift=1, any_source=True, warmup_each_size=False),
     "imb2021": Methodology("imb2021", sync=1, root_shift=0, any_source=False, warmup_each_size=True,
-                           cpu_matrix=10),
+                           cpu_matrix=10, disjoint_sections=False),
 }
 DEFAULT = "imb4"  # the seed's (IMB 4.0) methodology: when seed and IMB 2021 differ, the seed wins
 

@@ -190,3 +190,28 @@ def test_aggregate_mode_refused_without_modes():
         config.parse_run_args(["-aggregate_mode", "aggregate"])
     with pytest.raises(ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"):
         config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])
+
+
+@pytest.mark.parametrize("argv, slots", [([], 200), (["--methodology", "imb2021"], 1),
+                                         (["--methodology", "imb2021", "-check"], 200)])
+def test_window_sections_follow_the_methodology(argv, slots):
+    """imb4: aggregate transfers to n0 disjoint sections (spec §6.3, A2); imb2021: one section,
+    as IMB 2021.11's C code without -off_cache (its rows from 64 KiB read 1.2-1.8x IMB's with
+    n0 sections); -check keeps them disjoint (thousands of float sums in one section round)."""
+    from commbench.harness.plan import Plan
+
+    cfg = config.parse_run_args(["--suite", "rma", "Unidir_put", "Accumulate", *argv], world_size=2)
+    plan = Plan(cfg, 2)
+    for b in plan.benchmarks():
+        assert plan.buffers(b, 65536, 2, 200).slots == slots, b.name
+
+
+def test_second_engine_check_counts_its_own_warm_up(tmp_path):
+    """--engine both -check under imb2021 (warm-up before every size): the receive buffer is
+    cleared before the second engine's warm-up, not after it, or the accumulate checks saw the
+    warm-up's sums without counting them and failed on correct data."""
+    for suite, names in (("ext", ["Accumulate"]), ("rma", ["Accumulate", "Get_accumulate"])):
+        p, doc = run_json(tmp_path, 2, "--suite", suite, *names, "-msglog", "0:6", "-iter", "50", "-check",
+                          "--engine", "both", "--methodology", "imb2021")
+        assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-1500:]
+        assert {r["extra"]["engine"] for r in doc["records"]} == {"native", "mpi4py"}

@@ -169,12 +169,14 @@ class Harness:
             if self.cfg.samples > 1:  # what a stop keeps of the row (commbench.harness.live)
                 self.session.live = LiveRow(bench, row, n, engine, self.cfg.samples, self.world_size,
                                             self.make_record)
+            if ctx is not None and e > 0 and ctx.bufs.recv is not None:
+                ctx.rbuf[:] = 0  # the next engine's check sees its own data, its warm-up's too
             if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
                 w = policy.warmup_each_size(n)
                 if w:
                     self.session.progress("warm-up")
                     self.timed(ctx, w, engine)
-            runs, defect = self.timed_runs(ctx, n, engine, first_engine=e == 0)
+            runs, defect = self.timed_runs(ctx, n, engine)
             rec = self.publish(bench, row, n, runs, defect, engine)
             if rec is not None:  # --engine both: the second engine's rows form their own table
                 self.session.emit(rec, hold=e > 0)
@@ -188,12 +190,10 @@ class Harness:
             sweep.history.append((x, n))
         sweep.n_prev = n
 
-    def timed_runs(self, ctx: Context | None, n: int, engine: str, first_engine: bool) -> tuple[list, Any]:
+    def timed_runs(self, ctx: Context | None, n: int, engine: str) -> tuple[list, Any]:
         """This rank's --samples K timed runs of n repetitions (none when idle) and its check defect."""
         if ctx is None:
             return [], None
-        if not first_engine and ctx.bufs.recv is not None:
-            ctx.rbuf[:] = 0  # the next engine's check must see its own data
         self.session.progress("the timed kernel")
         runs = self.samples(ctx, n, engine)
         defect = None
