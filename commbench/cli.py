@@ -13,7 +13,8 @@ commands:
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
   report --html OUT FILE [FILE ...]   one self-contained HTML page: metadata, tables, plots, comparison
-  compare OLD NEW [--threshold F]   time ratios new/old per matched row, with verdicts
+  compare OLD NEW [--threshold 10%] [--alpha A] [--json FILE|-] [--gate-unsampled] [--allow-different]
+                               regression gate: per-row tests on --samples, exit 1 on a regression
   overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
   fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
   plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
@@ -151,30 +152,10 @@ def cmd_report(argv: list[str]) -> int:
 
 
 def cmd_compare(argv: list[str]) -> int:
-    from commbench.views import compare, results_file
+    """Exit 0 (no regression), 1 (a regression), 2 (bad input, incomparable runs): views.compare_gate."""
+    from commbench.views import compare_gate
 
-    threshold = 0.05
-    if "--threshold" in argv:
-        i = argv.index("--threshold")
-        try:
-            threshold = float(argv[i + 1])
-        except (IndexError, ValueError):
-            return _err("--threshold needs a number (accepted: --threshold 0.05 for 5%)")
-        argv = argv[:i] + argv[i + 2 :]
-    if len(argv) != 2:
-        return _err("compare needs two results files (accepted: commbench compare OLD.json NEW.json)")
-    try:
-        docs = [results_file.load(p) for p in argv]
-        old, new = (results_file.measurements(d, p) for d, p in zip(docs, argv))
-    except ValueError as e:
-        return _err(str(e))
-    for path, recs in zip(argv, (old, new)):
-        if compare.duplicates(recs):
-            return _err(f"{path}: {compare.duplicates(recs)} rows repeat another row's benchmark, size, process "
-                        "count and engine: which to compare is ambiguous (accepted: files with one row per key)")
-    notes = compare.context_notes(*docs)
-    print("\n".join([*notes, compare.render(compare.compare(old, new, threshold), argv[0], argv[1])]))
-    return 0
+    return compare_gate.run(argv)
 
 
 def cmd_overhead(argv: list[str]) -> int:

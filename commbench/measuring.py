@@ -9,11 +9,15 @@ With none given every row is measured as IMB measures it (the default).
 from __future__ import annotations
 
 import math
+import os
+import secrets
 from dataclasses import asdict, dataclass
 
 from commbench.options import ConfigError, Option, choice
 
 STARTS = ("barrier", "window")
+PRECISION_SAMPLES = 1000  # --precision: a row's samples when --precision-budget names none
+MIN_SAMPLES = 6  # the fewest samples whose median has a 95% order-statistic CI (records.median_ci)
 
 
 def fraction(name: str):
@@ -71,7 +75,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--precision",), "precision", "<P%>",
            "repeat samples of each row until the 95% CI of its median is within +-P (e.g. 2%)", fraction("--precision")),
     Option(("--precision-budget",), "precision_budget", "<secs>[,<samples>]",
-           "per-row limit of --precision: seconds and samples", budget("--precision-budget")),
+           "per-row limit of --precision: seconds (default -time) and samples (default 1000)",
+           budget("--precision-budget")),
     Option(("--shuffle",), "shuffle", "<seed|random>",
            "measure sizes (and benchmarks) in a shuffled order from this seed (recorded)", seed("--shuffle")),
 )
@@ -84,6 +89,7 @@ class Measuring:
     precision: float | None = None  # relative half-width of the median's 95% CI to reach
     precision_budget: tuple[float, int | None] | None = None  # (seconds, samples) per row
     shuffle: int | str | None = None  # None: IMB's order
+    shuffle_seed: int | None = None  # the seed the order is drawn from (--shuffle random: drawn at start)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -93,4 +99,97 @@ def resolve(values: dict) -> Measuring:
     if "precision_budget" in values and "precision" not in values:
         raise ConfigError("--precision-budget bounds --precision (accepted: --precision P% with it, or no "
                           "--precision-budget)")
+    _check_precision(values)
+    check_faults(os.environ)  # --per-iteration / --sync-start window: the tests' injected clock faults
+    if "shuffle" in values:  # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated
+        values = dict(values, shuffle_seed=secrets.randbelow(2**32) if values["shuffle"] == "random"
+                      else values["shuffle"])
     return Measuring(**{k: values[k] for k in Measuring.__dataclass_fields__ if k in values})
+
+
+def _check_precision(values: dict) -> None:
+    """--precision's budget must allow a 95% CI; --samples K with it is the least number of samples."""
+    k = (values.get("precision_budget") or (0, None))[1]
+    if k is not None and k < MIN_SAMPLES:
+        raise ConfigError(f"--precision-budget: {k} samples cannot give a 95% CI of the median (accepted: "
+                          f"<secs>,<samples> with samples >= {MIN_SAMPLES}, or <secs> alone)")
+    want = values.get("samples", 1)
+    if "precision" in values and k is not None and want > k:
+        raise ConfigError(f"--samples {want} with --precision is the least number of samples of a row, more than "
+                          f"the {k} samples of --precision-budget (accepted: --samples <= {k}, or a larger budget)")
+
+
+# ---- --per-iteration and --sync-start window: which rows, and the tests' clock faults
+
+PER_ITERATION_KINDS = ("single", "parallel", "collective", "sync")  # records.Kind values
+WINDOW_KINDS = ("collective", "sync")
+_OWN_LOOPS = {"io": "the io family's file operations are timed as IMB-IO times them",
+              "pgas": "the pgas family's kernels time their own epochs"}
+
+
+def per_iteration_skip(family: str, benchmark: str, kind: str, mode: str) -> str | None:
+    """Why --per-iteration does not time this row's repetitions one by one (None: it does).
+
+    One repetition is timed on its own where it completes on its own: the latency-type
+    rows (PingPong, PingPing, Sendrecv, Exchange, one-sided NON-AGGREGATE) and the
+    collectives. Not where a repetition's completion is shared by all n of them."""
+    if kind not in PER_ITERATION_KINDS:
+        return {"rate": "a window of messages per repetition: a bandwidth row, not a latency",
+                "multiple": "one-to-all transfers completed together: a bandwidth row",
+                "overlap": "three components (t_ovrl, t_pure, t_CPU) per repetition",
+                "overlap_sync": "three components (t_ovrl, t_pure, t_CPU) per repetition",
+                "passive": "two components (t_pure, t_ovrl) per repetition",
+                }.get(kind, f"kind {kind!r} has no per-repetition timing")
+    if mode == "AGGREGATE":
+        return "AGGREGATE mode completes all n repetitions at once"
+    if family in _OWN_LOOPS:
+        return _OWN_LOOPS[family]
+    if family == "rma" and benchmark.startswith("All_"):
+        return "one MPI_Win_flush_all completes all n repetitions"
+    return None
+
+
+def window_applies(family: str, benchmark: str, kind: str, mode: str) -> bool:
+    """--sync-start window starts this row's repetitions at a common time (collectives only)."""
+    return kind in WINDOW_KINDS and per_iteration_skip(family, benchmark, kind, mode) is None
+
+
+CLOCK_OFFSET_ENV = "COMMBENCH_FAULT_CLOCK_OFFSET"  # "rank:seconds[:drift],...": shifts those ranks' clocks
+TIMER_TICK_ENV = "COMMBENCH_FAULT_TIMER_TICK"  # seconds: a coarse timer for --per-iteration
+
+
+def parse_clock_faults(text: str) -> dict[int, tuple[float, float]]:
+    """COMMBENCH_FAULT_CLOCK_OFFSET: world rank -> (offset seconds, drift)."""
+    out: dict[int, tuple[float, float]] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        parts = item.split(":")
+        try:
+            if len(parts) not in (2, 3) or not parts[0].isdigit():
+                raise ValueError
+            off, drift = float(parts[1]), float(parts[2]) if len(parts) == 3 else 0.0
+        except ValueError:
+            raise ConfigError(f"{CLOCK_OFFSET_ENV}: {item!r} is not rank:seconds[:drift] (accepted: e.g. "
+                              "1:0.25,2:-0.1 or 1:0:1e-5)") from None
+        if not (math.isfinite(off) and math.isfinite(drift) and abs(drift) < 0.1):
+            raise ConfigError(f"{CLOCK_OFFSET_ENV}: {item!r} (accepted: a finite offset in seconds and a drift "
+                              "with |drift| < 0.1)")
+        out[int(parts[0])] = (off, drift)
+    return out
+
+
+def parse_tick(text: str) -> float:
+    """COMMBENCH_FAULT_TIMER_TICK: the step of the simulated coarse timer (0: none)."""
+    if not text:
+        return 0.0
+    try:
+        tick = float(text)
+    except ValueError:
+        tick = -1.0
+    if not (math.isfinite(tick) and 0 < tick <= 1):
+        raise ConfigError(f"{TIMER_TICK_ENV}: {text!r} is not a timer step (accepted: seconds, 0 < step <= 1)")
+    return tick
+
+
+def check_faults(env) -> None:
+    parse_clock_faults(env.get(CLOCK_OFFSET_ENV, ""))
+    parse_tick(env.get(TIMER_TICK_ENV, ""))

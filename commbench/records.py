@@ -8,7 +8,7 @@ No MPI here.
 
 from __future__ import annotations
 
-import math
+import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -175,27 +175,38 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
     alpha/2; None when K is too small for the confidence asked (K < 6 at 95 %).
     """
     k = len(values)
-    alpha = 1 - confidence
-    xs = sorted(values)
-    best = None
-    cdf = 0.0
-    # Terms below 8 standard deviations under the mean (P < 1e-15) are left out, and
-    # large K sums in floating point: exact big-integer terms made K = 10^5 samples
-    # take minutes (O(K^2)).
-    start = max(0, int(k / 2 - 4 * math.sqrt(k))) if k > 2000 else 0
-    log_all = k * math.log(2)
-    for j in range(start, k + 1):  # cdf = P(B <= j - 1) before adding term j
-        if cdf > alpha / 2:
-            break
-        if j >= 1:
-            best = j
-        if k <= 2000:
-            cdf += math.comb(k, j) / 2**k
-        else:
-            cdf += math.exp(math.lgamma(k + 1) - math.lgamma(j + 1) - math.lgamma(k - j + 1) - log_all)
-    if best is None or best > k + 1 - best:
+    rank = _ci_rank(k, confidence)
+    if rank is None:
         return None
-    return xs[best - 1], xs[k - best]
+    xs = sorted(values)
+    return xs[rank - 1], xs[k - rank]
+
+
+@functools.lru_cache(maxsize=4096)
+def _ci_rank(k: int, confidence: float) -> int | None:
+    """l of median_ci for K values (scipy.stats.binom); cached: --precision asks it after every sample."""
+    if k < 1:
+        return None
+    from scipy.stats import binom  # loaded only where a CI is computed
+
+    half = (1 - confidence) / 2
+    q = int(binom.ppf(half, k, 0.5))  # the smallest j with P(B <= j) >= alpha/2, up to rounding
+    js = [j for j in range(max(q - 2, 0), q + 3) if binom.cdf(j, k, 0.5) <= half]
+    rank = js[-1] + 1 if js else 0  # the largest l with P(B < l) = P(B <= l - 1) <= alpha/2
+    if rank < 1 or rank > k + 1 - rank:
+        return None
+    return rank
+
+
+def relative_precision(values: Sequence[float], confidence: float = 0.95) -> float | None:
+    """How far the 95% CI of the median reaches from the median, relative to it: the larger
+    side, max(median - lo, hi - median) / median (--precision's criterion); None when K is
+    too small for a CI or the median is not positive."""
+    ci = median_ci(values, confidence)
+    if ci is None:
+        return None
+    med = statistics.median(values)
+    return max(med - ci[0], ci[1] - med) / med if med > 0 else None
 
 
 def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict[str, float | list | None]:

@@ -85,16 +85,20 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     1/sqrt(K)), while the file grows in proportion.
     """
     cfg = plan.cfg
-    k = cfg.samples
+    secs, k = plan.row_budget()  # --precision: its budget per row
     if k <= 1:
         return None, None
     rows, seconds = plan.samples_bound()
     per_k = rows * (world_size + 1) * SAMPLE_BYTES  # one sample of every rank and the row's t_max, every row
     size = k * per_k
-    say = (f"--samples {k}: {rows} row{'s' if rows != 1 else ''}, each cut at -time {cfg.secs:g} s: "
-           f"at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file")
+    target = getattr(getattr(cfg, "measuring", None), "precision", None)
+    rows_s = f"{rows} row{'s' if rows != 1 else ''}"
+    what = (f"--precision {100 * target:g}%: {rows_s}, each at most {k} samples in {secs:g} s" if target else
+            f"--samples {k}: {rows_s}, each cut at -time {cfg.secs:g} s")
+    say = f"{what}: at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file"
     if size > SAMPLES_FILE_LIMIT and not cfg.force:
         most = max(2, SAMPLES_FILE_LIMIT // per_k)
-        return say, (f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: --samples <= {most} "
-                     "for this run, fewer rows, or --force to run it as planned)")
+        fewer = (f"--precision-budget {secs:g},{max(6, most)} for this run, or fewer rows" if target else
+                 f"--samples <= {most} for this run, fewer rows, or --force to run it as planned")
+        return say, f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: {fewer})"
     return say, None

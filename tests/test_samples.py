@@ -105,7 +105,7 @@ def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_
         deadline = time.monotonic() + 60
         while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)  # the run has started: its header is written
-        time.sleep(2.0)  # well inside the first row's samples (-time 30)
+        time.sleep(5.0)  # well inside the first row's samples (-time 30), also on a loaded machine
         os.kill(rank_pid(str(out), 1), signal.SIGSTOP)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -9,6 +9,7 @@ world rank 0. Benchmarks only say what one repetition does (commbench.suites).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -17,9 +18,11 @@ from typing import Any
 from mpi4py import MPI
 
 from commbench import buffers, methodology, native, policy, records
+from commbench.harness import periter, perrow
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
+from commbench.harness.precision import least, sample_until, worst
 from commbench.session import Session
 from commbench.suites.base import Benchmark, Kind
 
@@ -60,8 +63,16 @@ class Harness:
         if note and self.world_rank == 0:
             print(f"commbench: {note}", file=sys.stderr, flush=True)
         self.native_kernels: dict[str, Any] = {}
-        if cfg.samples > 1 and session.watchdog is not None:  # a signal keeps the row's samples
+        if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
             session.watchdog.partial = self._my_samples
+        self.outcome: tuple[int, dict] | None = None  # --precision: (group, how this rank's row ended)
+        self.positions = itertools.count()  # --shuffle: rows in the order measured
+        self.position: int | None = None  # --shuffle: the current row's place in that order
+
+    @property
+    def sampling(self) -> bool:
+        """Rows of several samples, every one kept: --samples K or --precision."""
+        return self.cfg.samples > 1 or self.cfg.measuring.precision is not None
 
     def _my_samples(self) -> list | None:
         """The watchdog thread, at a signal: this rank's completed samples of the current row."""
@@ -112,10 +123,12 @@ class Harness:
     def run_mode(self, bench: Benchmark, layout: Layout, mode: str) -> None:
         """Every size of one mode: guard, measure, publish."""
         cap = self.plan.cap(bench, mode)
+        shuffled = self.plan.seed is not None  # sizes in any order: -msglen's rule of repetitions
         sweep = Sweep(bench, layout, mode, cap, n_prev=cap,
-                      history=[] if self.cfg.msglen is not None else None)
-        sizes = self.plan.sizes(bench)
+                      history=[] if self.cfg.msglen is not None or shuffled else None)
+        sizes = self.plan.order(bench, layout.np, mode)
         for x in sizes:
+            self.position = next(self.positions) if shuffled else None
             row = self._row(bench, layout.np, layout.groups, mode, x if bench.has_size else None,
                             self.plan.turnover(bench, layout.np))
             n0 = self.plan.base_repetitions(bench, mode, x)
@@ -126,6 +139,7 @@ class Harness:
                 continue
             self.measure(sweep, row, x, n0, sizes)
             sweep.first = False
+        self.position = None
         self.session.release()  # --engine both: the later engines' tables
 
     # -- guard: the time budget and -mem, agreed by every rank --------------------------
@@ -166,9 +180,8 @@ class Harness:
         self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
         n = self.world.allreduce(n, op=MPI.MIN)
         for e, engine in enumerate(self.engines_for(bench, x, layout.np)):
-            if self.cfg.samples > 1:  # what a stop keeps of the row (commbench.harness.live)
-                self.session.live = LiveRow(bench, row, n, engine, self.cfg.samples, self.world_size,
-                                            self.make_record)
+            if self.sampling:  # what a stop keeps of the row (commbench.harness.live)
+                self.session.live = self.live_row(bench, row, n, engine)
             if ctx is not None and e > 0 and ctx.bufs.recv is not None:
                 ctx.rbuf[:] = 0  # the next engine's check sees its own data, its warm-up's too
             if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
@@ -178,6 +191,7 @@ class Harness:
                     self.timed(ctx, w, engine)
             runs, defect = self.timed_runs(ctx, n, engine)
             rec = self.publish(bench, row, n, runs, defect, engine)
+            self.per_iteration(ctx, rec, bench)
             if rec is not None:  # --engine both: the second engine's rows form their own table
                 self.session.emit(rec, hold=e > 0)
             self.session.live = None
@@ -195,7 +209,10 @@ class Harness:
         if ctx is None:
             return [], None
         self.session.progress("the timed kernel")
+        if self.measuring_each:
+            periter.arm(ctx, self.cfg.measuring, engine)
         runs = self.samples(ctx, n, engine)
+        periter.finish(ctx)
         defect = None
         if self.cfg.check and ctx.bench.expected is not None:
             self.session.progress("check mode verification")
@@ -204,11 +221,14 @@ class Harness:
 
     def samples(self, ctx: Context, n: int, engine: str) -> list:
         """--samples K timed runs, cut short (agreed in the group) once they have taken
-        -time seconds: the time budget bounds a row however large K is."""
-        want = self.cfg.samples
-        started = time.monotonic()
+        -time seconds: the time budget bounds a row however large K is. --precision:
+        until the row's target or budget (precise)."""
         live = self.session.live
         runs = live.runs if live is not None else []  # a stop keeps every sample appended here
+        if self.cfg.measuring.precision is not None:
+            return self.precise(ctx, n, engine, runs)
+        want = self.cfg.samples
+        started = time.monotonic()
         runs.append(self.timed(ctx, n, engine))
         while len(runs) < want:
             self.session.beat()
@@ -218,6 +238,21 @@ class Harness:
             runs.append(self.timed(ctx, n, engine))
         return runs
 
+    def precise(self, ctx: Context, n: int, engine: str, runs: list) -> list:
+        """--precision: samples until the row's median is known within the target or its
+        budget is spent (commbench.harness.precision); the decision is the group's."""
+        m = self.cfg.measuring
+        out = sample_until(ctx.comm, lambda: self.timed(ctx, n, engine), runs, m.precision,
+                           self.plan.row_budget(), least(self.cfg.samples), self.session.beat)
+        self.outcome = (ctx.group, out.as_dict())
+        return runs
+
+    def live_row(self, bench: Benchmark, row: dict, n: int, engine: str) -> LiveRow:
+        secs, k = self.plan.row_budget()
+        target = self.cfg.measuring.precision
+        return LiveRow(bench, row, n, engine, k, self.world_size, self.make_record, precision=target,
+                       budget_secs=secs if target is not None else None)
+
     def publish(self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any,
                 engine: str) -> records.Measurement | None:
         """Gather every rank's times to world rank 0 and build the row's record there."""
@@ -225,16 +260,37 @@ class Harness:
         t = (runs[0] if len(runs) == 1 else median_run(runs)) if runs else None
         gathered = self.world.gather((t, defect), root=0)
         extra: dict[str, Any] = {"engine": engine}
-        if self.cfg.samples > 1:  # --samples K: the row from each rank's median, every sample kept
+        if self.sampling:  # --samples K, --precision: the row from each rank's median, every sample kept
             per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
                 if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
                     extra["samples"]["k_requested"] = self.cfg.samples
                 extra["rank_samples"] = per_rank
+        if self.cfg.measuring.precision is not None:
+            outcomes, self.outcome = self.world.gather(self.outcome, root=0), None
+            if self.world_rank == 0:
+                extra["precision"] = worst(outcomes)
+        if self.position is not None:
+            extra["order"] = self.position
         if self.world_rank != 0:
             return None
         return self.make_record(bench, row, n, gathered, extra=extra)
+
+    @property
+    def measuring_each(self) -> bool:
+        """Rows timed one repetition at a time: --per-iteration or --sync-start window."""
+        return self.cfg.measuring.per_iteration or self.cfg.measuring.sync_start == "window"
+
+    def per_iteration(self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark) -> None:
+        """Every rank's per-repetition times to world rank 0, into the row's record there
+        (commbench.harness.perrow); collective over the world."""
+        if not self.measuring_each:
+            return
+        self.session.progress("the gather of per-repetition times to rank 0")
+        gathered = self.world.gather(periter.data(ctx), root=0)
+        if rec is not None:
+            perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
 
     def _row(self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None,
              turnover: float) -> dict:
@@ -263,8 +319,9 @@ class Harness:
         """A row without numbers; one per engine when given (the later ones held to their tables)."""
         if self.world_rank == 0:
             for e, engine in enumerate(engines or [None]):
+                extra = ({"engine": engine} if engine else {}) | ({} if self.position is None else {"order": self.position})
                 rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
-                                    extra={"engine": engine} if engine else None, **base)
+                                    extra=extra or None, **base)
                 rec.status, rec.message = status, message
                 self.session.emit(rec, hold=e > 0)
 
@@ -337,6 +394,9 @@ class Harness:
         barrier = ctx.barrier
         for _ in range(policy.N_BARR):
             barrier()
+        each = periter.timer(ctx)
+        if each is not None:  # --per-iteration, --sync-start window (commbench.harness.periter)
+            return each.timed(ctx, kernel, n)
         if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
             return self.one_call_at_a_time(ctx, n)
         return kernel(ctx, n)

@@ -8,11 +8,14 @@ at the signal every rank hands its completed samples to world rank 0 over the
 watchdog's report channel (commbench.watchdog), and rank 0 builds from them
 one record with status `interrupted`: the per-rank medians of the samples
 each rank completed, and every sample, as a whole row would keep them.
+A --precision row (commbench.harness.precision) is kept the same way; its
+precision says it stopped at a signal and how far it had come.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +34,9 @@ class LiveRow:
     world_size: int
     make: Callable[..., records.Measurement]  # Harness.make_record
     runs: list = field(default_factory=list)  # this rank's completed samples (seconds)
+    precision: float | None = None  # --precision's target (then `requested` is the row's sample budget)
+    budget_secs: float | None = None
+    started: float = field(default_factory=time.monotonic)
 
     def mine(self) -> list | None:
         """This rank's completed samples, as plain data for the report channel."""
@@ -47,6 +53,8 @@ class LiveRow:
         if stats:
             stats["k_requested"] = self.requested
         extra = {"engine": self.engine, "samples": stats, "rank_samples": firsts}
+        if self.precision is not None:
+            extra["precision"] = self._precision(stats)
         rec = self.make(self.bench, self.base, self.n, gathered, extra=extra)
         counts = sorted({len(s) for s in per_rank if s})
         done = "-".join(map(str, (counts[0], counts[-1]) if len(counts) > 1 else counts))
@@ -56,6 +64,13 @@ class LiveRow:
                        + (f" (none from rank{'s' if len(missing) > 1 else ''} {' '.join(map(str, missing))})"
                           if missing else ""))
         return rec
+
+    def _precision(self, stats: dict) -> dict:
+        """What a --precision row had reached when the signal stopped it."""
+        achieved = records.relative_precision(stats.get("t_max_samples") or [])
+        return {"target": self.precision, "achieved": achieved, "reached": False, "stopped": "signal",
+                "k": stats.get("k", 0), "secs": round(time.monotonic() - self.started, 6),
+                "budget_secs": self.budget_secs, "budget_samples": self.requested}
 
 
 def _runs(data: Any) -> list | None:

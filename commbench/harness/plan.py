@@ -7,9 +7,12 @@ pre-flight checks (commbench.resources, which refuse a run before it starts).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
-from commbench import buffers, methodology, policy, suites
+import numpy as np
+
+from commbench import buffers, measuring, methodology, policy, suites
 from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark, Kind
 
@@ -52,7 +55,27 @@ class Plan:
         self.large_counts = large_counts and not getattr(cfg, "int_counts", False)
 
     def benchmarks(self) -> list[Benchmark]:
-        return [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
+        """The benchmarks in the order they run: the run list's, or drawn from --shuffle's seed."""
+        out = [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
+        return self._shuffled(out, "benchmarks")
+
+    # -- --shuffle: the order of benchmarks and sizes ------------------------------------
+    @property
+    def seed(self) -> int | None:
+        """--shuffle's seed (drawn at start for 'random'), None for IMB's order."""
+        m = getattr(self.cfg, "measuring", None)
+        return None if m is None else m.shuffle_seed
+
+    def order(self, bench: Benchmark, np_: int, mode: str) -> list[int]:
+        """The sizes of one sweep in the order they are measured: ascending (IMB), or a
+        permutation drawn from the seed and the sweep (every rank draws the same)."""
+        return self._shuffled(self.sizes(bench), bench.name, str(np_), mode)
+
+    def _shuffled(self, items: list, *key: str) -> list:
+        if self.seed is None or len(items) < 2:
+            return items
+        rng = np.random.default_rng([self.seed, *(zlib.crc32(k.encode()) for k in key)])
+        return [items[i] for i in rng.permutation(len(items))]
 
     # -- process counts -------------------------------------------------------------
     def np_sequence(self, bench: Benchmark) -> list[int]:
@@ -136,11 +159,22 @@ class Plan:
     def engines(self) -> int:
         return 2 if getattr(self.cfg, "engine", "") == "both" else 1
 
+    def row_budget(self) -> tuple[float, int]:
+        """(seconds, samples) one row's samples may take: --samples K cut at -time, or
+        --precision's budget (default -time and 1000 samples, at least --samples K)."""
+        cfg = self.cfg
+        m = getattr(cfg, "measuring", None)
+        if m is None or m.precision is None:
+            return cfg.secs, cfg.samples
+        secs, k = m.precision_budget or (cfg.secs, None)
+        return secs, k if k is not None else max(measuring.PRECISION_SAMPLES, cfg.samples)
+
     def sweep_bound(self, sizes: int, spent: float = 0.0) -> float:
         """Seconds a sweep of that many sizes may still take, spent seconds into it: each
-        size's repetitions (or --samples) are cut at -time, and its later sizes time out once
-        it has used time_budget() (spec §5.4), so at most that and one more row."""
-        secs, engines = self.cfg.secs, self.engines()
+        size's repetitions (or --samples) are cut at -time (--precision: its budget), and
+        its later sizes time out once it has used time_budget() (spec §5.4), so at most
+        that and one more row."""
+        secs, engines = self.row_budget()[0], self.engines()
         return min(sizes * engines * secs, max(self.time_budget() - spent, 0.0) + engines * secs)
 
     def samples_bound(self) -> tuple[int, float]:
@@ -161,8 +195,15 @@ class Plan:
         return f"count {x} > 2^31-1 needs MPI-4 large counts"
 
     def time_budget(self) -> float:
+        """Seconds a sweep may run before its later sizes time out (spec §5.4); with
+        --precision at least every size's row budget and -time for its calibration."""
         cfg = self.cfg
-        return policy.time_budget(cfg.secs, cfg.maxlog, cfg.minlog, len(cfg.msglen or ()))
+        imb = policy.time_budget(cfg.secs, cfg.maxlog, cfg.minlog, len(cfg.msglen or ()))
+        m = getattr(cfg, "measuring", None)
+        if m is None or m.precision is None:
+            return imb
+        sizes = len(cfg.msglen) if cfg.msglen else cfg.maxlog - cfg.minlog + 2
+        return max(imb, sizes * (self.row_budget()[0] + cfg.secs))
 
     # -- buffers ---------------------------------------------------------------------
     def buffers(self, bench: Benchmark, x: int, np_: int, n0: int) -> BufferPlan:

@@ -19,18 +19,9 @@ def t_quantile(p: float, dof: int) -> float:
     """Quantile of Student's t (two-sided intervals use p = 1 - alpha/2)."""
     if dof <= 0:
         return math.inf
-    try:
-        from scipy.stats import t
+    from scipy.stats import t
 
-        return float(t.ppf(p, dof))
-    except ImportError:  # Cornish-Fisher expansion around the normal quantile
-        from statistics import NormalDist
-
-        z = NormalDist().inv_cdf(p)
-        g1 = (z**3 + z) / 4
-        g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-        g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-        return z + g1 / dof + g2 / dof**2 + g3 / dof**3
+    return float(t.ppf(p, dof))
 
 
 @dataclass(frozen=True)

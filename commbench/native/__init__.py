@@ -44,7 +44,7 @@ from typing import Any
 from commbench.native.args import ARGS, CPU_TARGET, REQUESTS, TYPE_CODES, Args  # noqa: F401
 
 SOURCE = Path(__file__).with_name("kernels.c")
-ABI_VERSION = 7  # CB_ABI_VERSION of kernels.c
+ABI_VERSION = 8  # CB_ABI_VERSION of kernels.c
 ENGINES = ("native", "mpi4py", "both")
 
 

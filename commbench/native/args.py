@@ -44,6 +44,7 @@ class Args(ctypes.Structure):
         ("cpu_factor", ctypes.c_double),
         ("cpu_cap", ctypes.c_double),
         ("out", ctypes.c_double * 3),
+        ("first", ctypes.c_longlong),  # Context.first: the call the kernel starts at (its slot and root)
     ]
 
 
@@ -74,6 +75,7 @@ def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
     a.sync = ctx.sync
     a.root_shift = ctx.root_shift
     a.imb_barrier = int(ctx.imb_barrier)
+    a.first = ctx.first
     return a, []
 
 

@@ -192,7 +192,7 @@ P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root *
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 7
+#define CB_ABI_VERSION 8
 
 typedef struct {
     const void *comm;         /* address of an MPI_Comm */
@@ -227,6 +227,7 @@ typedef struct {
     double cpu_factor;        /* overlap: computation per repetition = cpu_factor x t_pure, */
     double cpu_cap;           /*   at most cpu_cap seconds (check mode); 0: no cap */
     double out[3];            /* the components of a 3-component kernel */
+    long long first;          /* the index of the first call (Context.first): its slot, root, target */
 } cb_args;
 
 int cb_abi_version(void) { return CB_ABI_VERSION; }
@@ -269,6 +270,9 @@ int cb_probe(const void *comm, int *initialized, int *rank, int *size, char *ver
 
 double cb_wtime(void) { return MPI_Wtime(); }
 
+/* An empty timed region: what timing one repetition costs in C (--per-iteration's overhead). */
+double cb_empty(void) { double t0 = MPI_Wtime(); return MPI_Wtime() - t0; }
+
 /* The table as the library was built from it, "name:args name:args ...": Python
  * checks it against the rows it read from this file. */
 #define CB_ROW_STRING(name, args, ...) #name ":" #args " "
@@ -279,19 +283,22 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
 #define CB_KERNEL(name) double cb_##name(cb_args *a, long long n)
 
 /* Everything a row's calls may use, set before the first timestamp; what a
- * pattern does not use the compiler drops. */
+ * pattern does not use the compiler drops. Call a->first (0 for a whole loop; i when
+ * --per-iteration times call i alone) starts at its own slot and root, as
+ * Context.each and Context.roots do for the mpi4py kernels. */
 #define CB_LOCALS \
     MPI_Comm comm = *(const MPI_Comm *)a->comm; \
-    int c = a->count, k = 0, root = 0, me = a->rank, np = a->size, peer = a->peer; \
+    int c = a->count, me = a->rank, np = a->size, peer = a->peer; \
+    int k = a->slots > 1 ? (int)(a->first % a->slots) : 0, root = (int)(a->first * a->root_shift % np); \
     int src = a->source < 0 ? MPI_ANY_SOURCE : a->source; \
     int right = (me + 1) % np, left = (me - 1 + np) % np; \
-    char *s = a->sbuf, *r = a->rbuf; \
+    char *s = a->sbuf ? a->sbuf + k * a->sstride : NULL, *r = a->rbuf ? a->rbuf + k * a->rstride : NULL; \
     long long off2 = a->soff2; \
     MPI_Request req, reqs[2], *rq = &req; \
     int sy = a->sync, shift = a->root_shift; \
     MPI_Datatype dt = cb_datatype(a->dtype); \
     MPI_Win win = a->win ? *(const MPI_Win *)a->win : MPI_WIN_NULL; \
-    MPI_Aint disp = 0; \
+    MPI_Aint disp = (MPI_Aint)k * (MPI_Aint)a->tstride; \
     double acc = 0.0, t1 = 0.0; \
     (void)shift; (void)t1; (void)dt; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
     (void)s; (void)r; (void)off2; (void)req; (void)reqs; (void)rq; (void)win; (void)disp; (void)sy; (void)acc; (void)comm;

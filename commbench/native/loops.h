@@ -97,8 +97,8 @@ static double cb_cpu_target(const cb_args *a, double t_pure)
 static void cb_count_uses(const cb_args *a, long long n)
 {
     if (!a->uses) return;
-    long long full = n / a->slots, rest = n % a->slots;
-    for (int k = 0; k < a->slots; k++) a->uses[k] += full + (k < rest);
+    long long full = n / a->slots, rest = n % a->slots, k0 = a->first % a->slots;
+    for (int k = 0; k < a->slots; k++) a->uses[k] += full + ((k - k0 + a->slots) % a->slots < rest);
 }
 
 /* The end of every IMB-RMA kernel (rma._done): everyone meets in MPI_Barrier, in

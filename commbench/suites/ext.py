@@ -30,13 +30,13 @@ def _epochs(ctx, n: int, call, args: list | None) -> float:
     if ctx.mode == AGG:
         t0 = MPI.Wtime()
         if args is not None:
-            for a in osd.reps(n, args):
+            for a in osd.reps(n, args, ctx.first):
                 call(*a)
         fence(0)
         t = (MPI.Wtime() - t0) / n
     elif args is not None:
         t0 = MPI.Wtime()
-        for a in osd.reps(n, args):
+        for a in osd.reps(n, args, ctx.first):
             call(*a)
             fence(0)
         t = (MPI.Wtime() - t0) / n

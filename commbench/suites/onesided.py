@@ -64,11 +64,13 @@ def setup_window(over: str, unit: int = 1, fence: bool = False) -> Callable[[Any
     return setup
 
 
-def reps(n: int, per_slot: list) -> Iterable:
-    """n items cycling through the per-slot list (a constant when there is one slot)."""
+def reps(n: int, per_slot: list, first: int = 0) -> Iterable:
+    """n items cycling through the per-slot list from call `first`'s slot (Context.first;
+    a constant when there is one slot)."""
     if len(per_slot) == 1:
         return repeat(per_slot[0], n)
-    return islice(cycle(per_slot), n)
+    skip = first % len(per_slot)
+    return islice(cycle(per_slot), skip, skip + n)
 
 
 def count_uses(ctx, n: int) -> None:
@@ -82,7 +84,7 @@ def count_uses(ctx, n: int) -> None:
         counts = ctx.state["uses"] = np.zeros(ctx.slots, dtype=np.int64)
     full, rest = divmod(n, ctx.slots)
     counts += full
-    counts[:rest] += 1
+    counts[(ctx.first + np.arange(rest)) % ctx.slots] += 1  # from call `first`'s slot
 
 
 def restart_uses(ctx) -> None:

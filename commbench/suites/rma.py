@@ -99,7 +99,7 @@ def _pair(op: str, completion: str, bidir: bool):
             partner = 1 - me
             win = ctx.state["win"]
             call, done = getattr(win, method), getattr(win, completion)
-            items = osd.reps(n, _args(ctx, op, partner))
+            items = osd.reps(n, _args(ctx, op, partner), ctx.first)
             win.Lock(partner, MPI.LOCK_SHARED)
             if ctx.mode == AGG:
                 t0 = MPI.Wtime()
@@ -139,7 +139,7 @@ def _to_all(op: str, completion: str, everyone: bool):
             call, done = getattr(win, method), getattr(win, completion)
             per_target = [_args(ctx, op, tgt) for tgt in _targets(me, ctx.size)]
             per_slot = [[args[k] for args in per_target] for k in range(ctx.slots)]
-            items = osd.reps(n, per_slot)
+            items = osd.reps(n, per_slot, ctx.first)
             win.Lock_all(0)
             t0 = MPI.Wtime()
             for batch in items:
@@ -171,7 +171,7 @@ def _exchange(op: str):
         else:  # right's send[0:X] -> recv[0:X], left's send[X:2X] -> recv[X:2X]
             first = [(r, right, d) for r, d in zip(ctx.recv_specs(), disps)]
             second = [(r, left, d + x) for r, d in zip(ctx.recv_specs(offset=x), disps)]
-        items = osd.reps(n, list(zip(first, second)))
+        items = osd.reps(n, list(zip(first, second)), ctx.first)
         two = left != right
         win.Lock(left, MPI.LOCK_SHARED)
         if two:

@@ -180,9 +180,11 @@ def comparison(runs: list) -> str | None:
         return None
     intro = (f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported time "
              "(t_max; t_ovrl for overlap tables) per matched row, as <code>commbench compare</code> gives it. "
-             f"A change within {THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
-             "/ t_max of the two rows is <span class=same>same</span>, and so is one whose medians' 95% "
-             "intervals overlap (runs with --samples).</p>")
+             f"Rows with --samples in both runs are tested: <span class=slower>slower</span> means more than "
+             f"{THRESHOLD:.0%} slower by the ratio of medians and significant by Mann-Whitney U after "
+             "Benjamini-Hochberg at 0.05 (docs/statistics.md). Other rows: a change within "
+             f"{THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
+             "/ t_max of the two rows is <span class=same>same</span>.</p>")
     return "\n".join([intro, *(_one_comparison(runs[0], r) for r in runs[1:])])
 
 

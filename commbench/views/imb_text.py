@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from commbench import records
+from commbench import measuring, records
+from commbench.measuring import PRECISION_SAMPLES
 from commbench.records import Kind
 
 W = 13
@@ -59,8 +60,54 @@ _VALUE_OF = {
 }
 
 
+# --per-iteration: columns after IMB's, each a percentile of the per-repetition times (µs);
+# --sync-start window: the repetitions left out because a rank started them late.
+PER_ITERATION = {"P50[usec]": "p50", "P90[usec]": "p90", "P99[usec]": "p99", "max[usec]": "max"}
+LATE = "late"
+
+
+def per_iteration_columns(rec: records.Measurement, cfg: dict) -> list[str]:
+    """The columns a table gets from --sync-start window and --per-iteration where they apply."""
+    m = cfg.get("measuring") or {}
+    cols = []
+    if m.get("sync_start") == "window" and measuring.window_applies(rec.family, rec.benchmark, rec.kind, rec.mode):
+        cols.append(LATE)
+    if m.get("per_iteration") and measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind,
+                                                                rec.mode) is None:
+        cols += list(PER_ITERATION)
+    return cols
+
+
+def per_iteration_cell(c: str, rec: records.Measurement, group: int | None) -> str:
+    """A percentile, or '-' where it was refused (below the timer floor) or none was measured;
+    the late repetitions of a window row."""
+    if c == LATE:
+        late = (rec.extra.get("sync") or {}).get("invalid")
+        return "-" if late is None else f"{late:d}"
+    st = rec.extra.get("per_iteration") or {}
+    if group is not None and st.get("groups"):
+        st = st["groups"][group] or {}
+    v = st.get(PER_ITERATION[c])
+    return "-" if v is None else f"{v:.2f}"
+
+
+def per_iteration_lines(cfg: dict) -> list[str]:
+    """The preamble's lines of --per-iteration and --sync-start window (none without them)."""
+    m = cfg.get("measuring") or {}
+    out = []
+    if m.get("per_iteration"):
+        out.append("# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of the "
+                   "slowest rank per repetition, '-' below the timer floor (docs/statistics.md)")
+    if m.get("sync_start") == "window":
+        out.append("# Start of collectives           :   window: a common time of synchronized clocks "
+                   "(SKaMPI offsets, HCA tree); 'late': repetitions left out (docs/statistics.md)")
+    return out
+
+
 def cell(c: str, rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None) -> str:
     """One column's number of a row as IMB prints it, unpadded (the HTML report's cells too)."""
+    if c in PER_ITERATION or c == LATE:
+        return per_iteration_cell(c, rec, group)
     if c == "Group":
         return f"{group:d}"
     if c == "#bytes":
@@ -96,6 +143,30 @@ def methodology_line(cfg: dict) -> str:
             f"CPU exploit {m.get('cpu_matrix', 100)}x{m.get('cpu_matrix', 100)}")
 
 
+PREC = "prec[%]"  # --precision: the row's achieved +-% of its median, * where it missed the target
+
+
+def measuring_lines(cfg: dict) -> list[str]:
+    """The preamble's lines for --precision and --shuffle (none without them)."""
+    m = cfg.get("measuring") or {}
+    out = []
+    if m.get("precision") is not None:
+        secs, k = m.get("precision_budget") or (cfg.get("secs"), None)
+        k = k or max(PRECISION_SAMPLES, cfg.get("samples") or 1)
+        out.append(f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the median t_max), "
+                   f"at most {secs:g} s and {k} samples per row; * marks rows that missed it")
+    if m.get("shuffle") is not None:
+        out.append(f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes of each sweep "
+                   "and benchmarks); rows are printed as measured")
+    return out
+
+
+def precision_cell(rec: records.Measurement) -> str:
+    p = rec.extra.get("precision") or {}
+    achieved = p.get("achieved")
+    return ("-" if achieved is None else f"{100 * achieved:.2f}") + ("" if p.get("reached") else "*")
+
+
 class ImbText:
     """Prints IMB's preamble, tables and trailer as records arrive."""
 
@@ -106,6 +177,12 @@ class ImbText:
         self.current: str | None = None
         self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
         self.cfg: dict = {}
+        self.precision_rows: list[records.Measurement] = []  # every row measured to a target
+
+    @property
+    def precise(self) -> bool:
+        """--precision: the prec[%] column and the closing note."""
+        return (self.cfg.get("measuring") or {}).get("precision") is not None
 
     def p(self, line: str = "") -> None:
         self.out.write(line + "\n")
@@ -156,8 +233,10 @@ class ImbText:
             self.p(f"# Methodology                    :   {methodology_line(cfg)}")
             self.p("#")
             self.p("#")
-        for extra in header.get("preamble_extra", []):
+        for extra in [*header.get("preamble_extra", []), *measuring_lines(cfg)]:
             self.p(extra)
+        for line in per_iteration_lines(cfg):
+            self.p(line)
         self.p("")
         self.p("# List of Benchmarks to run:")
         self.p("")
@@ -186,21 +265,26 @@ class ImbText:
         if key != self.key:
             self.key = key
             self.cols = columns(rec, self.cfg.get("multi"), self.cfg.get("check", False))
+            self.cols += per_iteration_columns(rec, self.cfg)
             self._table_header(rec)
         self._verdict(rec)
         mb = self.cfg.get("mb_unit", 10**6)
         if rec.status != records.OK:
             self.p(f"{rec.bytes or 0:{W}d} {rec.status}.; {rec.message}")
             return
+        mark = ""
+        if self.precise:
+            mark = f"{precision_cell(rec):>{W}}"
+            self.precision_rows.append(rec)
         if self.cfg.get("multi") == 1 and len(rec.groups) > 1:
             self.p("")
             for g, vals in enumerate(rec.group_values):
-                self.p(row(self.cols, rec, vals, mb, group=g))
+                self.p(row(self.cols, rec, vals, mb, group=g) + mark)
         else:
-            self.p(row(self.cols, rec, rec.values, mb))
+            self.p(row(self.cols, rec, rec.values, mb) + mark)
 
     def _table_header(self, rec: records.Measurement) -> None:
-        d = dash(len(self.cols))
+        d = dash(len(self.cols) + self.precise)
         ngroups = len(rec.groups)
         self.p("")
         self.p(d)
@@ -231,7 +315,7 @@ class ImbText:
             self.p("#")
         if self.cfg.get("engine") == "both":
             self.p(f"#    ENGINE: {rec.extra.get('engine', 'mpi4py')} ")
-        self.p("".join(f"{c:>{W}}" for c in self.cols))
+        self.p("".join(f"{c:>{W}}" for c in self.cols) + (f"{PREC:>{W}}" if self.precise else ""))
 
     def _rank_lines(self, head: str, members: list[int]) -> None:
         for i in range(0, max(len(members), 1), 16):
@@ -260,6 +344,8 @@ class ImbText:
             self._close_benchmark()
         if self.cfg.get("check"):
             self._check_trailer(summary)
+        if self.precise:
+            self._precision_note()
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")
@@ -268,6 +354,22 @@ class ImbText:
         self.p("# All processes entering MPI_Finalize")
         self.p("")
         self.out.flush()
+
+    def _precision_note(self) -> None:
+        """--precision: how many rows reached the target, and each that did not, with why."""
+        rows = self.precision_rows
+        missed = [r for r in rows if not (r.extra.get("precision") or {}).get("reached")]
+        target = 100 * self.cfg["measuring"]["precision"]
+        self.p("")
+        self.p(f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI of the "
+               f"median t_max)" + (f"; {len(missed)} did not (*):" if missed else ""))
+        for r in missed:
+            p = r.extra.get("precision") or {}
+            what = f"{r.benchmark} {r.np} processes" + (f" {r.mode}" if r.mode else "") + (
+                f", {r.bytes} bytes" if r.bytes is not None else "")
+            got = "no CI" if p.get("achieved") is None else f"+-{100 * p['achieved']:.2f}%"
+            self.p(f"#   {what}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
+                   f"{p.get('secs', 0):.1f} s)")
 
     def _check_trailer(self, summary: dict) -> None:
         """IMB's check summary, saying which benchmarks no verifier looked at and,

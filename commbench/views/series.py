@@ -67,6 +67,7 @@ def from_records(recs: list[records.Measurement], source: str = "") -> list[Seri
             tables.setdefault(r.table_key, []).append(r)
     out = []
     for (bench, np_, mode, ngroups), rs in tables.items():
+        rs = sorted(rs, key=lambda r: r.bytes)  # ascending sizes, also where --shuffle measured them in another order
         out.append(Series(
             benchmark=bench, np=np_, mode=mode, groups=ngroups, turnover=rs[0].turnover, source=source,
             n=np.array([r.bytes for r in rs], dtype=float),
