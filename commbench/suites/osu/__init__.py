@@ -34,7 +34,7 @@ Barrier (suites.EXPLICIT); `--suite osu barrier` is OSU's.
 from __future__ import annotations
 
 from commbench.suites.base import Family
-from commbench.suites.osu import driver, pt2pt, settings
+from commbench.suites.osu import driver, onesided, pt2pt, settings
 from commbench.suites.osu.settings import Settings
 from commbench.suites.osu.spec import OsuBenchmark
 
@@ -43,6 +43,7 @@ __all__ = ["FAMILY", "BY_NAME", "Settings", "OsuBenchmark"]
 # The group modules, in the order of `commbench list osu` (one line each).
 GROUPS = (
     pt2pt,
+    onesided,
 )
 
 BENCHMARKS: tuple[OsuBenchmark, ...] = tuple(b for g in GROUPS for b in g.BENCHMARKS)

@@ -24,7 +24,8 @@ from commbench.suites.osu.settings import Settings, sizes
 from commbench.suites.osu.spec import OsuBenchmark
 
 F = "osu"
-KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value}
+KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
+        "rma_latency": records.Kind.SINGLE.value}
 
 
 def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[str, object]]:
@@ -101,6 +102,8 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     if cfg.check and bench.verify is not None:
         session.progress("validation", **where)
         ctx.fill(size)
+        if bench.refill is not None:
+            bench.refill(ctx, size)
         comm.Barrier()
         loop(bench, ctx, runner, 1, None)
         defects = comm.allreduce(bench.verify(ctx, size))
@@ -125,6 +128,8 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
         extra["window_size"] = ctx.window
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
+    if bench.extra is not None:
+        extra.update(bench.extra(ctx, s, extra))
     return records.Measurement(
         benchmark=bench.name, family=F, kind=KIND.get(bench.metric, bench.metric), np=p, mode=ctx.dtype.upper(),
         bytes=size, repetitions=n, groups=[list(range(p))], world_size=p, components=["t"],

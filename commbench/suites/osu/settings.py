@@ -89,8 +89,8 @@ SCOPE = {
     "W": "bw, bibw, mbw_mr, put_bw, get_bw, put_bibw and their _persistent forms",
     "f": "the blocking, nonblocking, persistent and neighborhood collectives",
     "z": "every program but init",
-    "c": "point-to-point and the collectives (not one-sided)",
-    "T": "point-to-point and the collectives (not one-sided)",
+    "c": "point-to-point, the collectives, and acc_latency, fop_latency, cas_latency",
+    "T": "point-to-point, the collectives, and acc_latency, fop_latency, cas_latency",
     "p": "mbw_mr", "t": "the nonblocking collectives; latency_mt, latency_mp",
     "w": "the one-sided programs", "s": "the one-sided programs",
     "I": "init (commbench starts MPI with MPI_Init_thread: it times no session initialization elsewhere)",
@@ -128,6 +128,8 @@ class Settings(FamilySettings):
 def sizes(bench, s: Settings, dtype: str = "mpi_char") -> list[int]:
     """OSU's sizes of a benchmark: MIN, 2 MIN, 4 MIN … <= MAX (MIN at least 1: OSU never
     measures 0 bytes), leaving out those smaller than one element of the type."""
+    if bench.sizes is not None:
+        return bench.sizes(s, dtype)
     lo, hi = s.message_size or (None, None)
     d = bench.defaults
     size, top = max(lo if lo is not None else d.min_size, 1), hi if hi is not None else d.max_size
@@ -169,6 +171,8 @@ def validate(cfg, size: int) -> None:
         raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: a process "
                           f"count one of them runs at, e.g. -n 2)")
     for b in benches:
+        if b.validate is not None:
+            b.validate(s)
         if not any(sizes(b, s, t) for t in s.types):
             lo, hi = s.message_size
             raise ConfigError(f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}: no message size of "

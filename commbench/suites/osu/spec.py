@@ -82,6 +82,11 @@ class OsuBenchmark(Experiment):
     gather: bool = False  # every rank times (collectives): row() gets all ranks' times
     fit: bool = True
     variant: Any = None  # group data the loops read (bibw's directions, a collective's call)
+    # Hooks for programs that need them (one-sided: onesided.py), None elsewhere:
+    sizes: Callable[..., list[int]] | None = None  # (settings, dtype) -> its own sizes (fop, cas: one element)
+    validate: Callable[..., None] | None = None  # (settings): raise ConfigError for values OSU's program refuses
+    refill: Callable[..., Any] | None = None  # -c: (ctx, size) after ctx.fill, before the validation round
+    extra: Callable[..., dict] | None = None  # (ctx, settings, extra) -> more fields of the record's extra
 
 
 def exactly_two(p: int) -> str | None:

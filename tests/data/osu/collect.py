@@ -33,6 +33,16 @@ REFS = {
     "bw": "-m 1:4096 -i 20 -x 2", "bw-z": "-m 1:4096 -i 20 -x 2 -z", "bw-W8-c": "-m 1:256 -i 20 -x 2 -W 8 -c",
     "bw-c-z": "-m 1:64 -i 20 -x 2 -c -z", "bibw-c-z": "-m 1:64 -i 20 -x 2 -c -z",
     "bibw": "-m 1:4096 -i 20 -x 2", "bibw-z": "-m 1:4096 -i 20 -x 2 -z", "bibw-c": "-m 1:256 -i 20 -x 2 -c",
+    # one-sided (tests/test_osu_rma.py's LAYOUTS; ref/rma-steps.txt: see README.md)
+    "put_latency": "-m 1:4096 -i 100 -x 10", "put_latency-z": "-m 1:4096 -i 100 -x 10 -z",
+    "get_latency-w-create-s-lock": "-m 1:4096 -i 100 -x 10 -w create -s lock",
+    "put_bw-W8-z": "-m 1:4096 -i 20 -x 2 -W 8 -z", "get_bw-w-dynamic-s-fence": "-m 1:4096 -i 20 -x 2 -w dynamic -s fence",
+    "put_bibw": "-m 1:4096 -i 20 -x 2", "put_bibw-s-fence": "-m 1:4096 -i 20 -x 2 -s fence",
+    "acc_latency-c": "-m 1:64 -i 100 -x 10 -c", "acc_latency-c-z": "-m 1:64 -i 100 -x 10 -c -z",
+    "acc_latency-T-all": "-m 1:16 -i 100 -x 10 -T all", "get_acc_latency": "-m 1:4096 -i 100 -x 10",
+    "get_acc_latency-s-pscw-w-allocate": "-m 1:64 -i 100 -x 10 -s pscw -w allocate",
+    "fop_latency": "-i 100 -x 10", "fop_latency-T-int-c": "-i 100 -x 10 -T mpi_int -c",
+    "cas_latency-c-s-lock_all": "-i 100 -x 10 -c -s lock_all", "cas_latency-T-int-z": "-i 100 -x 10 -T mpi_int -z",
 }
 
 

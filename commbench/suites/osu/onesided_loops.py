@@ -1,0 +1,224 @@
+"""The one-sided programs' windows, control block and mpi4py loops (onesided.py
+declares the programs; commbench/native/osu_rma.c has the same loops in C).
+
+The control block (CTL slots, rma_ctl of osu_rma.c) replaces ctx.abuf for the size:
+the addresses of the MPI_Win and MPI_Group handles and of the buffers, the sync,
+the operation, the first target displacement, the lock kind, the stride, and
+`total`, the seconds of the timed loop that rank 0's loop writes (both engines).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import buffers
+
+SYNCS = ("lock", "flush", "flush_local", "lock_all", "pscw", "fence")  # the order of osu_rma.c's S_*
+OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
+CTL = ("win", "sync", "op", "disp", "origin", "result", "compare", "group", "exclusive", "stride", "total")
+TOTAL = CTL.index("total")
+
+
+def own_buffer(ctx, key: str, nbytes: int) -> np.ndarray:
+    """A buffer of the run's --alloc kind kept in ctx.state[key] (freed by release)."""
+    a = buffers.Allocation(max(nbytes, 1), ctx.session.cfg.alloc, ctx.session.cfg.hugepages)
+    a.array.fill(ord("a"))
+    ctx.state[key], ctx.state[key + "_alloc"] = a.array, a
+    return a.array
+
+
+def make_window(ctx, kind: str, nbytes: int) -> None:
+    """OSU's window of nbytes (displacement unit 1): state win, wbuf (its memory), disp."""
+    comm, st = ctx.comm, ctx.state
+    st["disp"] = 0
+    if kind == "allocate":
+        win = MPI.Win.Allocate(nbytes, 1, comm=comm)
+        st["wbuf"] = np.frombuffer(win.tomemory(), dtype=np.uint8)
+    else:
+        mem = own_buffer(ctx, "wmem", nbytes)
+        st["wbuf"] = mem
+        if kind == "create":
+            win = MPI.Win.Create(mem, 1, comm=comm)
+        else:  # dynamic: attach, and swap the addresses as OSU does (rank 0 sends first)
+            win = MPI.Win.Create_dynamic(comm=comm)
+            win.Attach(mem)
+            mine, theirs = np.array([MPI.Get_address(mem)], dtype=np.int64), np.zeros(1, dtype=np.int64)
+            if ctx.rank == 0:
+                comm.Send(mine, ctx.peer, 3)
+                comm.Recv(theirs, ctx.peer, 3)
+            else:
+                comm.Recv(theirs, ctx.peer, 3)
+                comm.Send(mine, ctx.peer, 3)
+            st["disp"] = int(theirs[0])
+    st["win"], st["win_kind"] = win, kind
+
+
+def free_window(ctx) -> None:
+    st = ctx.state
+    win = st.pop("win")
+    if st["win_kind"] == "dynamic":
+        win.Detach(st["wmem"])
+    st["wbuf"] = None
+    win.Free()
+    if "wmem" in st:
+        st.pop("wmem")
+        st.pop("wmem_alloc").free()
+
+
+def control_block(ctx, size: int) -> None:
+    """ctx.abuf := the control block of this size (what the C loops read)."""
+    st = ctx.state
+    r = st["rma"]
+    ctl = st.get("ctl")
+    if ctl is None:
+        ctl = st["ctl"] = np.zeros(len(CTL), dtype=np.int64)
+    addr = {"win": MPI._addressof(st["win"]), "sync": SYNCS.index(st["sync"]), "op": OPS.index(r.op),
+            "disp": st["disp"], "origin": st["origin"].ctypes.data, "result": st["result"].ctypes.data,
+            "compare": st["compare"].ctypes.data, "group": MPI._addressof(st["group"]),
+            "exclusive": int(st["lock"] == MPI.LOCK_EXCLUSIVE), "stride": ctx.nbytes, "total": 0}
+    ctl[:] = [addr[k] for k in CTL]
+    ctx.abuf = ctl
+    st["calls"] = _calls(ctx)
+
+
+def total(ctx) -> float:
+    """Rank 0's seconds of the last timed loop (either engine)."""
+    return float(ctx.state["ctl"].view(np.float64)[TOTAL])
+
+
+def _calls(ctx):
+    """The mpi4py calls of one operation: op(k) issues the k-th of a window."""
+    st, c, t, p = ctx.state, ctx.count, ctx.mpi_type, ctx.peer
+    win, o, res, cmp, d, stride = st["win"], st["origin"], st["result"], st["compare"], st["disp"], ctx.nbytes
+    name = st["rma"].op
+
+    def target(k: int):
+        return (d + k * stride, c, t)
+
+    def op(k: int) -> None:
+        off = k * stride
+        if name == "put":
+            win.Put([o[off:], c, t], p, target(k))
+        elif name == "get":
+            win.Get([res[off:], c, t], p, target(k))
+        elif name == "acc":
+            win.Accumulate([o, c, t], p, target(0), MPI.SUM)
+        elif name == "get_acc":
+            win.Get_accumulate([o, c, t], [res, c, t], p, target(0), MPI.SUM)
+        elif name == "fop":
+            win.Fetch_and_op([o, 1, t], [res, 1, t], p, d, MPI.SUM)
+        else:
+            win.Compare_and_swap([o, 1, t], [cmp, 1, t], [res, 1, t], p, d)
+
+    return op
+
+
+def _origin_epoch(ctx, ops) -> None:
+    """One iteration of rank 0 by sync (pscw: after MPI_Win_start); ops() issues the operations."""
+    st, p = ctx.state, ctx.peer
+    win, sync, shape = st["win"], st["sync"], st["rma"].shape
+    if sync == "lock":
+        win.Lock(p, st["lock"], 0)
+        ops()
+        win.Unlock(p)
+    elif sync in ("flush", "flush_local"):
+        ops()
+        (win.Flush if sync == "flush" else win.Flush_local)(p)
+    elif sync == "lock_all":
+        win.Lock_all(0)
+        ops()
+        win.Unlock_all()
+    elif sync == "pscw":
+        ops()
+        win.Complete()
+        if shape == "latency":
+            win.Post(st["group"], 0)
+            win.Wait()
+    else:
+        win.Fence(0)
+        ops()
+        win.Fence(0)
+        if shape == "latency":
+            win.Fence(0)
+
+
+def _target_side(ctx, n: int) -> None:
+    """Rank 1's iterations: its half of pscw and fence (nothing under lock and flush)."""
+    st = ctx.state
+    win, sync, g, op, lat = st["win"], st["sync"], st["group"], st["calls"], st["rma"].shape == "latency"
+    for _ in range(n):
+        if sync == "pscw":
+            win.Post(g, 0)
+            win.Wait()
+            if lat:
+                win.Start(g, 0)
+                op(0)
+                win.Complete()
+        elif sync == "fence":
+            win.Fence(0)
+            win.Fence(0)
+            if lat:
+                op(0)
+                win.Fence(0)
+
+
+def _origin(ctx, n: int, times, ops) -> None:
+    st = ctx.state
+    win, g, pscw, wtime = st["win"], st["group"], st["sync"] == "pscw", MPI.Wtime
+    t_start = 0.0
+    for i in range(n):
+        if pscw:
+            win.Start(g, 0)
+        if times is not None and i == 0:
+            t_start = wtime()
+        t0 = wtime()
+        _origin_epoch(ctx, ops)
+        if times is not None:
+            times[i] = wtime() - t0
+    if times is not None:
+        st["ctl"].view(np.float64)[TOTAL] = wtime() - t_start
+
+
+def latency(ctx, n: int, times) -> None:
+    if ctx.rank != 0:
+        _target_side(ctx, n)
+        return
+    op = ctx.state["calls"]
+    _origin(ctx, n, times, lambda: op(0))
+
+
+def bw(ctx, n: int, times) -> None:
+    if ctx.rank != 0:
+        _target_side(ctx, n)
+        return
+    op, w = ctx.state["calls"], ctx.window
+    _origin(ctx, n, times, lambda: [op(k) for k in range(w)])
+
+
+def bibw(ctx, n: int, times) -> None:
+    st = ctx.state
+    win, g, op, w, wtime = st["win"], st["group"], st["calls"], ctx.window, MPI.Wtime
+    timed = times is not None and ctx.rank == 0
+    t_start = wtime() if timed else 0.0
+    for i in range(n):
+        t0 = wtime()
+        if st["sync"] == "pscw":
+            win.Post(g, 0)
+            win.Start(g, 0)
+            for k in range(w):
+                op(k)
+            win.Complete()
+            win.Wait()
+        else:
+            win.Fence(0)
+            for k in range(w):
+                op(k)
+            win.Fence(0)
+        if timed:
+            times[i] = wtime() - t0
+    if timed:
+        st["ctl"].view(np.float64)[TOTAL] = wtime() - t_start
+
+
+LOOPS = {"latency": latency, "bw": bw, "bibw": bibw}
