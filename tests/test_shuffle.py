@@ -64,8 +64,8 @@ def test_dynamic_repetitions_with_history_stay_monotone_in_any_order():
 
 
 def _measured(doc: dict) -> list[tuple[str, int]]:
-    recs = sorted(doc["records"], key=lambda r: r["extra"]["order"])
-    assert [r["extra"]["order"] for r in recs] == list(range(len(recs)))
+    recs = sorted(doc["records"], key=lambda r: r["extra"]["position"])
+    assert [r["extra"]["position"] for r in recs] == list(range(len(recs)))
     assert recs == doc["records"]  # stored (and printed) as measured
     return [(r["benchmark"], r["bytes"]) for r in recs]
 

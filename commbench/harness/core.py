@@ -272,7 +272,7 @@ class Harness:
             if self.world_rank == 0:
                 extra["precision"] = worst(outcomes)
         if self.position is not None:
-            extra["order"] = self.position
+            extra["position"] = self.position
         if self.world_rank != 0:
             return None
         return self.make_record(bench, row, n, gathered, extra=extra)
@@ -319,7 +319,7 @@ class Harness:
         """A row without numbers; one per engine when given (the later ones held to their tables)."""
         if self.world_rank == 0:
             for e, engine in enumerate(engines or [None]):
-                extra = ({"engine": engine} if engine else {}) | ({} if self.position is None else {"order": self.position})
+                extra = ({"engine": engine} if engine else {}) | ({} if self.position is None else {"position": self.position})
                 rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
                                     extra=extra or None, **base)
                 rec.status, rec.message = status, message
