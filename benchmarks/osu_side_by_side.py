@@ -30,12 +30,17 @@ SIZES = [1, 8, 1024, 65536, 2**20, 4 * 2**20]
 
 
 def rows(text: str) -> dict[int, float]:
-    """OSU text -> {size: the first number of its row} (one table)."""
-    out = {}
+    """OSU text -> {size: the first number of its row} (one table); a table without sizes
+    (osu_barrier) gives its row under size 0."""
+    out, sized = {}, True
     for line in text.splitlines():
         t = line.split()
-        if len(t) >= 2 and t[0].isdigit():
+        if line.startswith("#") and t[1:2] in (["Size"], ["Avg"]):
+            sized = t[1] == "Size"
+        elif len(t) >= 2 and t[0].isdigit() and sized:
             out[int(t[0])] = float(t[1])
+        elif t and not sized and t[0].replace(".", "", 1).isdigit():
+            out[0] = float(t[0])
     return out
 
 
@@ -55,7 +60,7 @@ def contenders(name: str, args: list[str]) -> dict[str, list[str]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--benchmarks", default="latency,bw,bibw")
+    ap.add_argument("--benchmarks", "--bench", default="latency,bw,bibw")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--args", default="", help="more OSU options for both, e.g. '-i 1000 -x 100'")
     a = ap.parse_args()
@@ -73,9 +78,11 @@ def main() -> None:
             for tool in rotate(list(tools), k):
                 for size, v in run(tools[tool], env).items():
                     got[tool].setdefault(size, []).append(v)
-        for size in sizes:
+        bw = any(w in name for w in ("bw", "mbw_mr"))  # MB/s: above 1 is commbench faster
+        for size in sizes if any(got["osu"]) and 0 not in got["osu"] else [0]:
             o, c = median(got["osu"].get(size, [])), median(got["commbench"].get(size, []))
-            print(f"{name:<10} {size:>9} {o:>12.2f} {c:>12.2f} {c / o if o else float('nan'):>8.3f}", flush=True)
+            print(f"{name:<10} {size:>9} {o:>12.2f} {c:>12.2f} {c / o if o else float('nan'):>8.3f}"
+                  f"  {'MB/s, >1 = commbench faster' if bw else 'us, >1 = commbench slower'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -31,12 +31,12 @@ IMB_VALUES = {"t[usec]": "t", "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t
               "Mbytes/sec": "bytes_per_sec", "Msg/sec": "msgs_per_sec", "t_ovrl[usec]": "t_ovrl",
               "t_pure[usec]": "t_pure", "t_CPU[usec]": "t_cpu", "overlap[%]": "overlap"}
 OSU = {  # log -> (benchmark, kind, np)
-    "osu_latency.txt": ("osu_latency", "single", 2), "osu_bw.txt": ("osu_bw", "rate", 2),
-    "osu_bibw.txt": ("osu_bibw", "rate", 2), "osu_allreduce-f-np4.txt": ("osu_allreduce", "collective", 4),
-    "osu_allreduce-z.txt": ("osu_allreduce", "collective", 2), "osu_put_latency.txt": ("osu_put_latency", "single", 2),
-    "osu_mbw_mr.txt": ("osu_mbw_mr", "rate", 2), "osu_iallreduce.txt": ("osu_iallreduce", "overlap", 2),
-    "osu_barrier-f.txt": ("osu_barrier", "sync", 2), "osu_bcast-c-f.txt": ("osu_bcast", "collective", 2),
-    "osu_latency-T-all.txt": ("osu_latency", "single", 2),
+    "osu_latency.txt": ("latency", "single", 2), "osu_bw.txt": ("bw", "rate", 2),
+    "osu_bibw.txt": ("bibw", "rate", 2), "osu_allreduce-f-np4.txt": ("allreduce", "collective", 4),
+    "osu_allreduce-z.txt": ("allreduce", "collective", 2), "osu_put_latency.txt": ("put_latency", "single", 2),
+    "osu_mbw_mr.txt": ("mbw_mr", "rate", 2), "osu_iallreduce.txt": ("iallreduce", "overlap", 2),
+    "osu_barrier-f.txt": ("barrier", "sync", 2), "osu_bcast-c-f.txt": ("bcast", "collective", 2),
+    "osu_latency-T-all.txt": ("latency", "single", 2),
 }
 OSU_VALUES = {"Latency (us)": "t", "Avg Latency(us)": "t", "Min Latency(us)": "t_min", "Max Latency(us)": "t_max",
               "Bandwidth (MB/s)": "bytes_per_sec", "MB/s": "bytes_per_sec", "Messages/s": "msgs_per_sec",
@@ -188,7 +188,7 @@ def test_osu_7_4_programs_import_with_the_numbers_of_their_logs(tmp_path, name):
             elif head == "Validation":
                 assert rec["extra"]["check"] == {"Pass": "successful", "Fail": "failed"}[tok]
     src = doc["metadata"]["source"]
-    assert (src["tool"], src["version"], src["suite"]) == (bench, "7.4", "OSU Micro-Benchmarks")
+    assert (src["tool"], src["version"], src["suite"]) == ("osu_" + bench, "7.4", "OSU Micro-Benchmarks")
     if name == "osu_latency-T-all.txt":  # -T all: a table per datatype, the datatype is the mode
         lines = (DATA / "import" / name).read_text().splitlines()
         types = [next(ln.split()[-1].rstrip(".") for ln in reversed(lines[:n]) if ln.startswith("# Datatype:"))
@@ -250,7 +250,7 @@ def test_fit_compare_plot_report_on_imported_files(tmp_path, capsys):
     assert fitcmd.cmd_fit([str(imb), "--json"]) == 0
     assert [f["benchmark"] for f in json.loads(capsys.readouterr().out)["fits"]] == ["PingPong"]
     assert fitcmd.cmd_fit([str(tmp_path / "osu_latency.json")]) == 0
-    assert "Hockney fit of osu_latency, 2 processes" in capsys.readouterr().out
+    assert "Hockney fit of latency, 2 processes" in capsys.readouterr().out
     assert fitcmd.cmd_plot([str(imb), str(tmp_path / "osu_latency.json"), "-o", str(tmp_path / "fig.png")]) == 0
     assert (tmp_path / "fig.png").stat().st_size > 0
     p = commbench("report", str(imb))
@@ -333,4 +333,4 @@ def test_several_logs_in_one_file(tmp_path):
     assert src["tool"] == "osu_latency, osu_bw" and [lg["file"] for lg in src["logs"]] == [
         str(DATA / "import" / "osu_latency.txt"), str(DATA / "import" / "osu_bw.txt")]
     assert {r["extra"]["source"]["log"] for r in doc["records"]} == {0, 1}
-    assert doc["config"]["benchmarks"] == ["osu_latency", "osu_bw"]
+    assert doc["config"]["benchmarks"] == ["latency", "bw"]

@@ -183,7 +183,9 @@ class OsuReader:
         if self.pairs:
             extra.update(pairs=self.pairs, window_size=settings["window_size"])
         comps = ["t_ovrl", "t_pure", "t_cpu"] if kind.startswith("overlap") else ["t"]
-        self.log.add(n, benchmark=self.name, family="osu", kind=kind, np=np_, mode=mode, bytes=x, repetitions=reps,
+        # Rows are named as commbench's osu family names them (the program without "osu_"),
+        # so that compare pairs an imported OSU log with a commbench OSU run; the source keeps the program.
+        self.log.add(n, benchmark=self.name.removeprefix("osu_"), family="osu", kind=kind, np=np_, mode=mode, bytes=x, repetitions=reps,
                      groups=[list(range(np_))] if np_ else [], world_size=np_, components=comps, values=values,
                      extra=extra)
 
