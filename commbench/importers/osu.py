@@ -59,7 +59,9 @@ CHECK = {"pass": records.SUCCESSFUL, "fail": records.FAILED, "passed": records.S
 # What OMB 7.4's one-sided programs print after their table under -c (each rank's "Atomic Data
 # Validation results"), not rows; a rank's "FAILED:" can land glued before a row ("FAILED:1   0.15  passed").
 REPORT = re.compile(r"^\s*(-{3,}\s*$|Atomic Data Validation results|(PASSED|FAILED|SKIPPED):|First failure|"
-                    r"Initial Values:|Observed Final Value:|Expected Final Value:|\S+ failed validation of)")
+                    r"Dimensions size =|Time took to create topology graph|"  # the neighborhood programs' topology
+                    r"Initial Values:|Observed Final Value:|Expected Final Value:|\S+ failed validation of|"
+                    r"DATA VALIDATION ERROR:)")  # a collective's last line after a Fail row (it then exits 1)
 GLUED = re.compile(r"^(PASSED|FAILED|SKIPPED):(?=\d)")
 
 

@@ -29,23 +29,57 @@ COLUMNS = {
     "latency": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "bandwidth": ("Bandwidth (MB/s)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
     "rma_latency": ("Latency (us)", "t", 1.0, "Tail Lat(us)", "t_p"),
+    "overlap": ("Overall(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
+    # records whose extra names their columns ("columns": [[heading, value key], …]; nonblocking.py, neighbor.py)
+    "nbc": ("Overall(us)", "t_ovrl", 1.0, "Tail Lat(us)", "t_p"),
+    "neighbor": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
+    "collective": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # collectives.py
+    "sync": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # osu_barrier(_persistent): no size column
 }
+# metric -> more columns after the main one: (heading, value key) (the nonblocking collectives)
+MORE = {"overlap": (("Compute(us)", "t_compute"), ("Pure Comm.(us)", "t_pure"), ("Overlap(%)", "overlap"))}
 
 
-def column_line(metric: str, validation: bool, percentiles: list[int]) -> str:
+FULL = ("Min Latency(us)", "Max Latency(us)", "Iterations")  # -f (extra "full"): the blocking collectives
+
+
+def column_line(metric: str, validation: bool, percentiles: list[int], full: bool = False, sized: bool = True) -> str:
     main, _, _, tail, _ = COLUMNS[metric]
-    heads = [main] + (["Validation"] if validation else []) + [f"P{p} {tail}" for p in percentiles]
-    return f"{'# Size':<{SIZE_W}}" + "".join(f"{h:>{FIELD_W}}" for h in heads)
+    heads = [main] + [h for h, _ in MORE.get(metric, ())] + (["Validation"] if validation else []) + [f"P{p} {tail}" for p in percentiles]
+    heads[1:1] = FULL if full else ()
+    line = "".join(f"{h:>{12 if h == 'Iterations' else FIELD_W}}" for h in heads)
+    return f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]  # extra "sized" False: osu_barrier
 
 
 def row_line(rec: records.Measurement) -> str:
     main, key, scale, _, prefix = COLUMNS[rec.extra.get("metric", "latency")]
     v = rec.values
     cells = [f"{v.get(key, 0.0) * scale:>{FIELD_W}.2f}"]
+    if rec.extra.get("full"):
+        cells += [f"{v.get(k, 0.0):>{FIELD_W}.2f}" for k in ("t_min", "t_max")] + [f"{rec.repetitions:>12d}"]
+    cells += [f"{v.get(k, 0.0):>{FIELD_W}.2f}" for _, k in MORE.get(rec.extra.get("metric", "latency"), ())]
     if "validation" in rec.extra:
         cells.append(f"{rec.extra['validation']:>{FIELD_W}}")
     cells += [f"{v.get(f'{prefix}{p}', 0.0) * scale:>{FIELD_W}.2f}" for p in rec.extra.get("percentiles", [])]
-    return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells)
+    return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells) if rec.extra.get("sized", True) else "".join(cells)[1:]
+
+
+def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
+    """extra "columns": the headings (rec None) or the row's cells, Validation and -z's after them; without
+    a size column ("sized" False: osu_ibarrier) the first is as wide as "# " and its heading."""
+    _, _, scale, tail, prefix = COLUMNS[ex.get("metric", "nbc")]
+    cols = [(h, k, 12 if k == "repetitions" else FIELD_W) for h, k in ex["columns"]]
+    cols += [("Validation", "", FIELD_W)] if "validation" in ex else []
+    cols += [(f"P{p} {tail}", f"{prefix}{p}", FIELD_W) for p in ex.get("percentiles", [])]
+    if not ex.get("sized", True):
+        cols[0] = ("# " + cols[0][0], cols[0][1], len(cols[0][0]) + 2)
+    if rec is None:
+        return [f"{'# Size':<{SIZE_W}}"] * ex.get("sized", True) + [f"{h:>{w}}" for h, _, w in cols]
+    v, cells = rec.values, [f"{rec.bytes:<{SIZE_W}d}"] * ex.get("sized", True)
+    for h, k, w in cols:
+        cells.append(f"{ex['validation']:>{w}}" if h == "Validation" else f"{rec.repetitions:>{w}d}"
+                     if k == "repetitions" else f"{v.get(k, 0.0) * scale:>{w}.2f}")
+    return cells
 
 
 class OsuText:
@@ -78,6 +112,8 @@ class OsuText:
         key = (rec.benchmark, ex.get("engine"))
         settings = ex.get("settings")  # one-sided: "Window creation: …" lines, the whole header per type
         if key != self.current or (settings and rec.mode != self.mode):
+            for line in ex.get("preface", []) if key != self.current else []:  # neighborhood: the topology
+                self.p(line)
             if not settings:
                 self.p("")
             if self.both or ex.get("engine", self.engine) != self.engine:
@@ -86,15 +122,20 @@ class OsuText:
             self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
             for line in settings or []:
                 self.p(f"# {line}")
+            for line in ex.get("subtitle", []):  # the nonblocking collectives' "# Overall = …" and a blank line
+                self.p(f"# {line}")
+                self.p("")
         if key != self.current or rec.mode != self.mode:
             if ex.get("datatype_line", True):
                 self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
-            self.p(column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", [])))
+            self.p("".join(named_cells(None, ex)) if "columns" in ex else
+                   column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", []),
+                               bool(ex.get("full")), ex.get("sized", True)))
         self.current, self.mode = key, rec.mode
         if rec.status != records.OK:
             self.p(f"# {rec.bytes or 0} {rec.status}: {rec.message}")
         else:
-            self.p(row_line(rec))
+            self.p("".join(named_cells(rec, ex)) if "columns" in ex else row_line(rec))
         self.out.flush()
 
     def finish(self, summary: dict) -> None:

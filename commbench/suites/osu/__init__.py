@@ -34,7 +34,7 @@ Barrier (suites.EXPLICIT); `--suite osu barrier` is OSU's.
 from __future__ import annotations
 
 from commbench.suites.base import Family
-from commbench.suites.osu import driver, onesided, pt2pt, settings
+from commbench.suites.osu import blocking, driver, neighbor, nonblocking, onesided, pt2pt, settings
 from commbench.suites.osu.settings import Settings
 from commbench.suites.osu.spec import OsuBenchmark
 
@@ -44,6 +44,9 @@ __all__ = ["FAMILY", "BY_NAME", "Settings", "OsuBenchmark"]
 GROUPS = (
     pt2pt,
     onesided,
+    blocking,
+    nonblocking,
+    neighbor,
 )
 
 BENCHMARKS: tuple[OsuBenchmark, ...] = tuple(b for g in GROUPS for b in g.BENCHMARKS)

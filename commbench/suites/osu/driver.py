@@ -25,7 +25,10 @@ from commbench.suites.osu.spec import OsuBenchmark
 
 F = "osu"
 KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
-        "rma_latency": records.Kind.SINGLE.value}
+        "rma_latency": records.Kind.SINGLE.value, "collective": records.Kind.COLLECTIVE.value,
+        "sync": records.Kind.SYNC.value, "overlap": records.Kind.SINGLE.value,
+        "nbc": records.Kind.OVERLAP.value, "nbc_sync": records.Kind.OVERLAP_SYNC.value,
+        "neighbor": records.Kind.COLLECTIVE.value}
 
 
 def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[str, object]]:
@@ -60,7 +63,7 @@ def run(session: Session) -> int:
             continue
         loops = engines(session, bench, cache)
         for dtype in s.types:
-            todo = sizes(bench, s, dtype)
+            todo = sizes(bench, s, dtype, session.size)
             if not todo:
                 continue
             ctx = Ctx(session, bench, s, dtype, max(todo))

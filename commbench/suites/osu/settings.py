@@ -125,14 +125,17 @@ class Settings(FamilySettings):
         return tuple(TYPES) if self.type == "all" else (self.type,)
 
 
-def sizes(bench, s: Settings, dtype: str = "mpi_char") -> list[int]:
+def sizes(bench, s: Settings, dtype: str = "mpi_char", nprocs: int | None = None) -> list[int]:
     """OSU's sizes of a benchmark: MIN, 2 MIN, 4 MIN … <= MAX (MIN at least 1: OSU never
-    measures 0 bytes), leaving out those smaller than one element of the type."""
+    measures 0 bytes), leaving out those smaller than one element of the type; at nprocs
+    processes no more than the benchmark's limit (-M) allows."""
     if bench.sizes is not None:
         return bench.sizes(s, dtype)
     lo, hi = s.message_size or (None, None)
     d = bench.defaults
     size, top = max(lo if lo is not None else d.min_size, 1), hi if hi is not None else d.max_size
+    if nprocs and bench.limit is not None:
+        top = min(top, bench.limit(s, nprocs))
     out = []
     while size <= top:
         if size >= TYPES[dtype]:
@@ -173,7 +176,7 @@ def validate(cfg, size: int) -> None:
     for b in benches:
         if b.validate is not None:
             b.validate(s)
-        if not any(sizes(b, s, t) for t in s.types):
+        if not any(sizes(b, s, t, size) for t in s.types):
             lo, hi = s.message_size
             raise ConfigError(f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}: no message size of "
                               f"{b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and >= the -T type's "

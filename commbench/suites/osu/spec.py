@@ -87,6 +87,8 @@ class OsuBenchmark(Experiment):
     validate: Callable[..., None] | None = None  # (settings): raise ConfigError for values OSU's program refuses
     refill: Callable[..., Any] | None = None  # -c: (ctx, size) after ctx.fill, before the validation round
     extra: Callable[..., dict] | None = None  # (ctx, settings, extra) -> more fields of the record's extra
+    extent: Callable[..., tuple[int, int]] | None = None  # (P, settings) -> blocks of the largest size (send, recv)
+    limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
 
 
 def exactly_two(p: int) -> str | None:

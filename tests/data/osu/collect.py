@@ -44,6 +44,16 @@ REFS = {
     "fop_latency": "-i 100 -x 10", "fop_latency-T-int-c": "-i 100 -x 10 -T mpi_int -c",
     "cas_latency-c-s-lock_all": "-i 100 -x 10 -c -s lock_all", "cas_latency-T-int-z": "-i 100 -x 10 -T mpi_int -z",
 }
+# The blocking and persistent collectives (tests/test_osu_coll.py): every program with -f -z (-c where it
+# takes it) at 2 processes, and a few at 4 (names ending in -np4).
+COLL = ("allreduce allgather allgatherv alltoall alltoallv alltoallw bcast gather gatherv reduce reduce_scatter "
+        "reduce_scatter_block scatter scatterv").split()
+REFS.update({f"{c}{p}-f-z-c": "-m 1:64 -i 20 -x 2 -f -z -c" for c in COLL for p in ("", "_persistent")
+             if f"{c}{p}" != "reduce_scatter_block_persistent"})
+REFS.update({"barrier-f-z": "-i 20 -x 2 -f -z", "barrier_persistent-f-z": "-i 20 -x 2 -f -z",
+             "allreduce-T-all-np4": "-m 1:16 -i 20 -x 2 -T all", "reduce_scatter-f-np4": "-m 1:64 -i 20 -x 2 -f",
+             "alltoallv_persistent-c-np4": "-m 1:64 -i 20 -x 2 -c", "barrier-np4": "-i 20 -x 2",
+             "gather-m-3-100-np4": "-m 3:100 -i 20 -x 2"})
 
 
 def run(np_: int, prog: str, args: str) -> tuple[str, str]:
@@ -87,7 +97,7 @@ def main() -> None:
     ref.mkdir(exist_ok=True)
     for name, args in REFS.items():
         prog = name.split("-")[0]
-        cmd, out = run(2, prog, args)
+        cmd, out = run(4 if name.endswith("-np4") else 2, prog, args)
         (ref / f"{name}.txt").write_text(out)
         print(cmd)
 

@@ -1,0 +1,160 @@
+"""OSU's neighborhood collectives (OMB 7.4's osu_neighbor_* and osu_ineighbor_*)
+on OSU's default topology.
+
+Read off the binaries (tests/data/osu/README.md, "Nonblocking and neighborhood
+collectives"): their -h offers `-N cart:<dims>:<radius>` (default cart:1:1) or
+`-N graph:<file>`; by default each program makes a periodic one-dimensional
+Cartesian communicator of all P ranks (MPI_Dims_create(P, 1), MPI_Cart_create,
+no reordering), then, between two MPI_Wtime after an MPI_Barrier, a
+distributed graph (MPI_Dist_graph_create_adjacent, weighted, no reordering)
+whose sources and destinations are the ranks at offsets -1 and +1, in that
+order; rank 0 prints "Dimensions size = P " and "Time took to create topology
+graph:T us." (T: the ranks' mean) before the title. Radius 1 needs at least 3
+ranks in the dimension: with 2 the programs stop with their "ERROR: the given
+neighborhood radius …" line. commbench takes only that default (no -N).
+
+osu_neighbor_*: per size, skip + iterations rounds of "MPI_Barrier, MPI_Wtime,
+MPI_Neighbor_<coll>, MPI_Wtime"; every rank's mean, then min, max (over the
+ranks) and their average at rank 0 (MPI_Reduce); -z: the per-iteration times
+averaged over the ranks. osu_ineighbor_*: the overlap procedure of
+nonblocking.py. Both: 1000 iterations and 100 warm-up (100 and 10 above
+8192 bytes), 1 B to 1 MiB; one block of `count` elements per neighbour.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench.suites.osu import collective_calls as calls
+from commbench.suites.osu import nonblocking
+from commbench.suites.osu.settings import sizes
+from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
+
+NBR = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
+RADIUS = 1
+FULL = (("Avg Latency(us)", "t"), ("Min Latency(us)", "t_min"), ("Max Latency(us)", "t_max"),
+        ("Iterations", "repetitions"))
+
+
+def degree() -> int:
+    """Neighbours of every rank on the default topology (offsets -1, +1)."""
+    return 2 * RADIUS
+
+
+def neighbours(rank: int, p: int) -> list[int]:
+    return [(rank + off) % p for off in range(-RADIUS, RADIUS + 1) if off]
+
+
+def nprocs(p: int) -> str | None:
+    if p >= 2 * RADIUS + 1:
+        return None
+    return (f"ERROR: the given neighborhood radius (r = {RADIUS}) is greater than the half of the minimum dimension "
+            f"size {p}. Increase the number of processes or reduce dim and rad")
+
+
+def topology(ctx) -> None:
+    """The Cartesian communicator and the distributed graph on it (once per benchmark and type)."""
+    cart = ctx.comm.Create_cart([ctx.p], periods=[True], reorder=False)
+    nbrs = neighbours(ctx.rank, ctx.p)
+    ctx.comm.Barrier()
+    t0 = MPI.Wtime()
+    graph = cart.Create_dist_graph_adjacent(nbrs, nbrs, sourceweights=[1] * len(nbrs),
+                                            destweights=[1] * len(nbrs), reorder=False)
+    took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
+    ctx.state.update(comm=graph, cart=cart, nbrs=nbrs, degree=len(nbrs),
+                     topology=(took or 0.0) / ctx.p * 1e6)
+
+
+def prepare(ctx, size: int) -> None:
+    if "comm" not in ctx.state:
+        topology(ctx)
+    if ctx.bench.variant.name.startswith("i"):
+        nonblocking.prepare(ctx, size)
+    else:
+        calls.prepare(ctx, size)
+
+
+def release(ctx, size: int) -> None:
+    if ctx.bench.variant.name.startswith("i"):
+        nonblocking.release(ctx, size)
+    else:
+        calls.release(ctx, size)
+    if size == max(sizes(ctx.bench, ctx.s, ctx.dtype)):
+        for key in ("comm", "cart"):
+            ctx.state.pop(key).Free()
+
+
+def loop(ctx, n: int, times) -> None:
+    """The blocking form: MPI_Barrier, then the call between two MPI_Wtime."""
+    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
+    for i in range(n):
+        comm.Barrier()
+        t0 = wtime()
+        post()
+        if times is not None:
+            times[i] = wtime() - t0
+
+
+def row(bench, times, ctx, s) -> dict:
+    ranks = np.array([np.asarray(t) * 1e6 for t in times])
+    mean = ranks.mean(axis=1)
+    per = list(ranks.mean(axis=0))
+    v = {"t": float(mean.mean()), "t_avg": float(mean.mean()), "t_min": float(mean.min()),
+         "t_max": float(mean.max()), "iter_min": min(per), "iter_max": max(per),
+         "iter_median": float(np.median(per))}
+    v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
+    return v
+
+
+def expected_blocks(ctx, sent) -> np.ndarray:
+    """-c: the blocks this rank receives, from its sources in order."""
+    c, name = ctx.count, ctx.bench.variant.name
+    if "allgather" in name:
+        return np.concatenate([sent(src)[:c] for src in ctx.state["nbrs"]])
+    out = []
+    for src in ctx.state["nbrs"]:
+        j = neighbours(src, ctx.p).index(ctx.rank)
+        out.append(sent(src)[j * c:(j + 1) * c])
+    return np.concatenate(out)
+
+
+def extra(ctx, s, ex) -> dict:
+    pre = [f"Dimensions size = {ctx.p} ", f"Time took to create topology graph:{ctx.state['topology']:.2f} us."]
+    if ctx.bench.variant.name.startswith("i"):
+        return {**nonblocking.extra(ctx, s, ex), "preface": pre, "topology_us": ctx.state["topology"]}
+    cols = FULL if s.full else FULL[:1]
+    return {"metric": "neighbor", "columns": [list(c) for c in cols], "preface": pre, "gathered": True,
+            "topology_us": ctx.state["topology"], "topology": f"cart:1:{RADIUS}"}
+
+
+def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
+    call = calls.CALLS[name]
+    nb = name.startswith("i")
+    return OsuBenchmark(
+        name, f"{what} on OSU's periodic 1-D Cartesian topology (neighbours -1, +1)"
+        + (": Overall, Compute, Pure Comm., Overlap(%)" if nb else ""),
+        group="neighbor", title=title, metric="nbc" if nb else "neighbor",
+        takes=frozenset("mixzcTf" + ("t" if nb else "")), defaults=NBR, nprocs=nprocs,
+        loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
+        row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
+        validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent)
+
+
+BENCHMARKS = (
+    neighborhood("neighbor_allgather", "MPI Neighborhood Allgather Latency", "MPI_Neighbor_allgather"),
+    neighborhood("neighbor_allgatherv", "MPI Neighborhood Allgatherv Latency", "MPI_Neighbor_allgatherv"),
+    neighborhood("neighbor_alltoall", "MPI Neighborhood Alltoall Latency", "MPI_Neighbor_alltoall"),
+    neighborhood("neighbor_alltoallv", "MPI Neighborhood All-to-Allv Latency", "MPI_Neighbor_alltoallv"),
+    # OMB 7.4's osu_neighbor_alltoallw prints the title of osu_alltoallw (headers.txt)
+    neighborhood("neighbor_alltoallw", "MPI All-to-Allw Personalized Exchange Latency", "MPI_Neighbor_alltoallw"),
+    neighborhood("ineighbor_allgather", "MPI Non-blocking Neighborhood Allgather Latency",
+                 "MPI_Ineighbor_allgather"),
+    neighborhood("ineighbor_allgatherv", "MPI Non-blocking Neighborhood Allgatherv Latency",
+                 "MPI_Ineighbor_allgatherv"),
+    neighborhood("ineighbor_alltoall", "MPI Non-blocking Neighborhood Alltoall Latency", "MPI_Ineighbor_alltoall"),
+    neighborhood("ineighbor_alltoallv", "MPI Non-blocking Neighborhood Alltoallv Latency",
+                 "MPI_Ineighbor_alltoallv"),
+    neighborhood("ineighbor_alltoallw", "MPI Non-blocking Neighborhood Alltoallw Latency",
+                 "MPI_Ineighbor_alltoallw"),
+)

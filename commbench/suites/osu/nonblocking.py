@@ -1,0 +1,177 @@
+"""OSU's nonblocking collectives (OMB 7.4's osu_i*) and their overlap procedure,
+which the nonblocking neighborhood collectives (neighbor.py) share.
+
+Read off the binaries with a preloaded call logger (tests/data/osu/trace_nbc.c;
+tests/data/osu/README.md, "Nonblocking and neighborhood collectives"). Per size,
+after the driver's MPI_Barrier:
+
+1. pure communication: skip + iterations rounds of "MPI_Wtime, I<coll>,
+   MPI_Wait, MPI_Wtime, MPI_Barrier"; Pure Comm. = this rank's mean of the
+   timed ones;
+2. two MPI_Barrier calls;
+3. overlap: skip + iterations rounds of "MPI_Wtime (start), MPI_Wtime, I<coll>,
+   MPI_Wtime (Coll. Init), MPI_Wtime, a dummy computation as long as this
+   rank's Pure Comm., cut in -t pieces each followed by MPI_Wtime, MPI_Test,
+   MPI_Wtime (MPI_Test), MPI_Wtime (Compute: the computation and the tests),
+   MPI_Wtime, MPI_Wait, MPI_Wtime (MPI_Wait), MPI_Wtime (Overall), MPI_Barrier".
+   Without -t there is no MPI_Test.
+
+OSU then sums every rank's means at rank 0 (MPI_Reduce) and prints their
+averages over the ranks: Overall, Compute, Coll. Init, MPI_Test, MPI_Wait,
+Pure Comm. (with -f also its minimum and maximum over the ranks), and
+Overlap(%) = max(0, 100 - 100 (Overall - Compute) / Pure Comm.); -z's tail
+values are those of the per-iteration Overall times averaged over the ranks.
+Defaults: 1000 iterations and 100 warm-up (100 and 10 above 8192 bytes), 1 B to
+1 MiB. Buffers, arguments and validation of each call: collective_calls.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench.suites.osu import collective_calls as calls
+from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
+
+NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
+TAKES = frozenset("mixzcTtf")
+SUBTITLE = "Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
+# -f's columns and their value keys (the importer's names: commbench/importers/osu.py)
+FULL = (("Overall(us)", "t_ovrl"), ("Compute(us)", "t_cpu"), ("Coll. Init(us)", "t_init"),
+        ("MPI_Test(us)", "t_test"), ("MPI_Wait(us)", "t_wait"), ("Pure Comm.(us)", "t_pure"),
+        ("Min Comm.(us)", "t_pure_min"), ("Max Comm.(us)", "t_pure_max"), ("Overlap(%)", "overlap"))
+SHORT = (FULL[0], FULL[1], FULL[5], FULL[8])
+PARTS = ("cpu", "init", "test", "wait")
+
+
+def compute(seconds: float) -> None:
+    """The dummy computation: floating-point work until `seconds` have passed (MPI_Wtime)."""
+    wtime, x, t0 = MPI.Wtime, 1.0, MPI.Wtime()
+    while wtime() - t0 < seconds:
+        for _ in range(16):
+            x = x * 1.000001 + 1e-9
+
+
+def computation(req, seconds: float, tests: int) -> float:
+    """Compute for `seconds` in -t pieces, an MPI_Test after each; the tests' seconds."""
+    if not tests:
+        compute(seconds)
+        return 0.0
+    wtime, spent = MPI.Wtime, 0.0
+    for _ in range(tests):
+        compute(seconds / tests)
+        t1 = wtime()
+        req.Test()
+        spent += wtime() - t1
+    return spent
+
+
+def prepare(ctx, size: int) -> None:
+    n, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
+    ctx.state.update(warm=warm, tests=int(ctx.s.test_calls or 0))
+    calls.prepare(ctx, size)
+
+
+def loop(ctx, n: int, times) -> None:
+    """Untimed (times None): n pure-communication rounds (the warm-up, the -c round).
+    Timed: n pure-communication rounds, then warm-up + n overlap rounds."""
+    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
+    if times is None:
+        for _ in range(n):
+            post().Wait()
+            comm.Barrier()
+        return
+    for i in range(n):
+        t0 = wtime()
+        post().Wait()
+        times[i] = wtime() - t0
+        comm.Barrier()
+    pure = float(np.mean(times)) if n else 0.0
+    comm.Barrier()
+    comm.Barrier()
+    warm, tests = ctx.state["warm"], ctx.state["tests"]
+    parts = np.zeros((4, n))
+    for i in range(-warm, n):
+        t_start = wtime()
+        t0 = wtime()
+        req = post()
+        init = wtime() - t0
+        t0 = wtime()
+        test = computation(req, pure, tests)
+        cpu = wtime() - t0
+        t0 = wtime()
+        req.Wait()
+        wait = wtime() - t0
+        t_stop = wtime()
+        if i >= 0:
+            times[i] = t_stop - t_start
+            parts[:, i] = (cpu, init, test, wait)
+        comm.Barrier()
+    ctx.state["means"] = [pure] + [float(np.mean(p)) if n else 0.0 for p in parts]
+
+
+def release(ctx, size: int) -> None:
+    """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0."""
+    ctx.state["all"] = ctx.comm.gather(ctx.state.get("means"), root=0)
+    calls.release(ctx, size)
+
+
+def row(bench, times, ctx, s) -> dict:
+    """OSU's averages over the ranks (us); t = Overall."""
+    ranks = np.array([np.asarray(t) * 1e6 for t in times])  # ranks x iterations of Overall
+    means = np.array(ctx.state["all"]) * 1e6  # ranks x (pure, cpu, init, test, wait)
+    overall = ranks.mean(axis=1)
+    per = list(ranks.mean(axis=0))
+    v = {"t_ovrl": float(overall.mean()), "t_pure": float(means[:, 0].mean()),
+         "t_pure_min": float(means[:, 0].min()), "t_pure_max": float(means[:, 0].max())}
+    v.update({f"t_{k}": float(means[:, j + 1].mean()) for j, k in enumerate(PARTS)})
+    v["overlap"] = max(0.0, 100.0 - 100.0 * (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"]) if v["t_pure"] > 0 else 0.0
+    v.update(t=v["t_ovrl"], t_avg=v["t_ovrl"], t_min=float(overall.min()), t_max=float(overall.max()),
+             iter_min=min(per), iter_max=max(per), iter_median=float(np.median(per)))
+    v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
+    return v
+
+
+def extra(ctx, s, ex) -> dict:
+    cols = FULL if s.full else SHORT
+    out = {"metric": "nbc", "columns": [list(c) for c in cols], "subtitle": [SUBTITLE],
+           "test_calls": int(s.test_calls or 0), "gathered": True}
+    if ctx.bench.variant.name == "ibarrier":
+        out.update(sized=False, datatype_line=False)
+    return out
+
+
+def validate(s) -> None:
+    calls.test_calls(s)
+
+
+def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
+    call = calls.CALLS[name]
+    barrier = name == "ibarrier"
+    return OsuBenchmark(
+        name, f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
+        group="nonblocking", title=title, metric="nbc_sync" if barrier else "nbc",
+        takes=frozenset("mixztf") if barrier else TAKES, defaults=NBC, loop=loop, prepare=prepare, release=release,
+        row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
+        extra=extra, validate=validate, gather=True, variant=call, buffers=2,
+        extent=call.extent, sizes=calls.no_size if barrier else None)
+
+
+BENCHMARKS = (
+    nonblocking("iallgather", "MPI Non-blocking Allgather Latency", "MPI_Iallgather"),
+    nonblocking("iallgatherv", "MPI Non-blocking Allgatherv Latency", "MPI_Iallgatherv"),
+    nonblocking("iallreduce", "MPI Non-blocking Allreduce Latency", "MPI_Iallreduce (MPI_SUM)"),
+    nonblocking("ialltoall", "MPI Non-blocking All-to-All Latency", "MPI_Ialltoall"),
+    nonblocking("ialltoallv", "MPI Non-blocking All-to-Allv Personalized Exchange Latency", "MPI_Ialltoallv"),
+    nonblocking("ialltoallw", "MPI Non-blocking All-to-Allw Personalized Exchange Latency", "MPI_Ialltoallw"),
+    nonblocking("ibarrier", "MPI Non-blocking Barrier Latency", "MPI_Ibarrier"),
+    nonblocking("ibcast", "MPI Non-Blocking Broadcast Latency", "MPI_Ibcast from rank 0"),
+    nonblocking("igather", "MPI Non-blocking Gather Latency", "MPI_Igather to rank 0"),
+    nonblocking("igatherv", "MPI Non-blocking Gatherv Latency", "MPI_Igatherv to rank 0"),
+    nonblocking("ireduce", "MPI Non-blocking Reduce Latency", "MPI_Ireduce (MPI_SUM) to rank 0"),
+    nonblocking("ireduce_scatter", "MPI Non-blocking Reduce_scatter Latency", "MPI_Ireduce_scatter (MPI_SUM)"),
+    nonblocking("ireduce_scatter_block", "MPI Non-blocking Reduce_scatter_block Latency",
+                "MPI_Ireduce_scatter_block (MPI_SUM)"),
+    nonblocking("iscatter", "MPI Non-blocking Scatter Latency", "MPI_Iscatter from rank 0"),
+    nonblocking("iscatterv", "MPI Non-blocking Scatterv Latency", "MPI_Iscatterv from rank 0"),
+)
