@@ -497,4 +497,4 @@ def scan_thread_level(argv: list[str]) -> str | None:
             return argv[i + 1].lower()
     named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--suite"]
     named += [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")] + list(argv) + [jobenv.family_hint() or ""]
-    return "multiple" if any(suites.canonical_family(n) in suites.THREADED for n in named) else None
+    return "multiple" if suites.threaded(named) else None

@@ -49,7 +49,7 @@ PROGRAMS = {
     "alltoallw latency": "alltoallw", "barrier latency": "barrier", "broadcast latency": "bcast",
     "gather latency": "gather", "gatherv latency": "gatherv", "reduce latency": "reduce",
     "reduce_scatter latency": "reduce_scatter", "reduce_scatter_block latency": "reduce_scatter_block",
-    "scatter latency": "scatter", "scatterv latency": "scatterv",
+    "scatter latency": "scatter", "scatterv latency": "scatterv", "init": "init",
 }
 POINT_TO_POINT = {"latency", "latency_mp", "latency_mt", "multi_lat", "bw", "bibw", "mbw_mr", "put_latency",
                   "get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "get_acc_latency",
@@ -63,6 +63,9 @@ REPORT = re.compile(r"^\s*(-{3,}\s*$|Atomic Data Validation results|(PASSED|FAIL
                     r"Initial Values:|Observed Final Value:|Expected Final Value:|\S+ failed validation of|"
                     r"DATA VALIDATION ERROR:)")  # a collective's last line after a Fail row (it then exits 1)
 GLUED = re.compile(r"^(PASSED|FAILED|SKIPPED):(?=\d)")
+# osu_init's one line under its title (no table): per-process MPI_Init time, ms
+INIT = re.compile(r"^nprocs:\s*(?P<np>\d+),\s*min:\s*(?P<min>[\d.]+)\s*ms,\s*max:\s*(?P<max>[\d.]+)\s*ms,"
+                  r"\s*avg:\s*(?P<avg>[\d.]+)\s*ms\s*$")
 
 
 def program(title: str) -> tuple[str, str | None]:
@@ -116,6 +119,10 @@ class OsuReader:
             return
         elif self.cols is not None:
             self.row(n, line)
+        elif self.short == "init" and (m := INIT.match(line)) is not None:
+            self.np_hint = self.np_hint or int(m.group("np"))
+            us = {k: float(m.group(k)) * 1e3 for k in ("min", "max", "avg")}
+            self.emit(n, None, 1, {"t": us["avg"], "t_min": us["min"], "t_max": us["max"]}, {}, False)
         elif self.name is not None and numeric(line.split()[0]):
             raise LogError(n, "a row before the column line ('# Size  …')")
 
@@ -124,6 +131,7 @@ class OsuReader:
             self.end_table(n)
             self.name, self.short = program(m.group("title"))
             self.src["settings"] = {}  # a program's settings lines follow its title
+            self.pairs = None  # mbw_mr's pairs line belongs to its own table
             self.src.update(tool=self.name, title=m.group("title"), version=m.group("version"))
             return
         if (m := SETTING.match(line)) is not None:

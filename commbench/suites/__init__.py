@@ -49,6 +49,17 @@ EXPLICIT = frozenset({"osu"})
 # Families whose threads call MPI at once: the ranks ask MPI_Init_thread for
 # MPI_THREAD_MULTIPLE without -thread_level (config.scan_thread_level).
 THREADED = frozenset({"mt"})
+# Benchmarks of other families whose threads call MPI at once (OSU's latency_mt): named
+# with their family, they ask for multiple too.
+THREADED_BENCHMARKS = {"osu": frozenset({"latency_mt"})}
+
+
+def threaded(named: list[str]) -> bool:
+    """Does a command line (its --suite values, words and the launcher's family hint) need
+    MPI_THREAD_MULTIPLE?"""
+    families = {canonical_family(n) for n in named}
+    return bool(families & THREADED) or any(f in families and names & set(named)
+                                            for f, names in THREADED_BENCHMARKS.items())
 
 
 def family_names() -> list[str]:

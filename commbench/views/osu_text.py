@@ -35,9 +35,13 @@ COLUMNS = {
     "neighbor": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "collective": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # collectives.py
     "sync": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # osu_barrier(_persistent): no size column
+    "mbw_mr": ("MB/s", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),  # pt2pt_more.py
+    # OSU 7.4's bw_fan_in/out print their MB/s under this heading (pt2pt_more.py; docs/osu.md)
+    "fan": ("Avg Latency(us)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
 }
 # metric -> more columns after the main one: (heading, value key) (the nonblocking collectives)
-MORE = {"overlap": (("Compute(us)", "t_compute"), ("Pure Comm.(us)", "t_pure"), ("Overlap(%)", "overlap"))}
+MORE = {"overlap": (("Compute(us)", "t_compute"), ("Pure Comm.(us)", "t_pure"), ("Overlap(%)", "overlap")),
+        "mbw_mr": (("Messages/s", "msgs_per_sec"),)}
 
 
 FULL = ("Min Latency(us)", "Max Latency(us)", "Iterations")  # -f (extra "full"): the blocking collectives
@@ -107,6 +111,12 @@ class OsuText:
         if rec.status == records.INVALID:  # a program OSU would not run at this process count
             self.p("")
             self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}")
+            self.current = None
+            return
+        if "text" in ex:  # osu_init: its own lines under the title, no table
+            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
+            for line in ex["text"]:
+                self.p(line)
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))

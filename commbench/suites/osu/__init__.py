@@ -34,7 +34,18 @@ Barrier (suites.EXPLICIT); `--suite osu barrier` is OSU's.
 from __future__ import annotations
 
 from commbench.suites.base import Family
-from commbench.suites.osu import blocking, driver, neighbor, nonblocking, onesided, pt2pt, settings
+from commbench.suites.osu import (
+    collectives,
+    driver,
+    init,
+    latency_mt,
+    neighbor,
+    nonblocking,
+    onesided,
+    pt2pt,
+    pt2pt_more,
+    settings,
+)
 from commbench.suites.osu.settings import Settings
 from commbench.suites.osu.spec import OsuBenchmark
 
@@ -43,8 +54,11 @@ __all__ = ["FAMILY", "BY_NAME", "Settings", "OsuBenchmark"]
 # The group modules, in the order of `commbench list osu` (one line each).
 GROUPS = (
     pt2pt,
+    pt2pt_more,
+    latency_mt,
+    init,
     onesided,
-    blocking,
+    collectives,
     nonblocking,
     neighbor,
 )

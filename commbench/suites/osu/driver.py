@@ -28,7 +28,8 @@ KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.val
         "rma_latency": records.Kind.SINGLE.value, "collective": records.Kind.COLLECTIVE.value,
         "sync": records.Kind.SYNC.value, "overlap": records.Kind.SINGLE.value,
         "nbc": records.Kind.OVERLAP.value, "nbc_sync": records.Kind.OVERLAP_SYNC.value,
-        "neighbor": records.Kind.COLLECTIVE.value}
+        "neighbor": records.Kind.COLLECTIVE.value,
+        "mbw_mr": records.Kind.RATE.value, "fan": records.Kind.RATE.value, "init": records.Kind.SYNC.value}
 
 
 def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[str, object]]:
@@ -81,8 +82,11 @@ def loop(bench: OsuBenchmark, ctx: Ctx, runner, n: int, times) -> None:
     if runner is None:
         bench.loop(ctx, n, times)
         return
-    ints = dict(n=n, count=ctx.count, window=ctx.window, peer=ctx.peer, timer=int(ctx.timer))
+    ints = dict(n=n, count=ctx.count, window=ctx.window, peer=ctx.peer, timer=int(ctx.timer),
+                root=int(ctx.state.get("root", 0)))
     a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints)
+    for i, v in enumerate(ctx.state.get("aux", ())):  # a group's own integers (latency_mt: threads)
+        a.aux[i] = int(v)
     runner.loop(bench.native, native_osu.with_times(a, times))
     del keep
 

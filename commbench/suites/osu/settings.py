@@ -176,6 +176,8 @@ def validate(cfg, size: int) -> None:
     for b in benches:
         if b.validate is not None:
             b.validate(s)
+        if b.world is not None:
+            b.world(s, size)
         if not any(sizes(b, s, t, size) for t in s.types):
             lo, hi = s.message_size
             raise ConfigError(f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}: no message size of "

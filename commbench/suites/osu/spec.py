@@ -89,6 +89,7 @@ class OsuBenchmark(Experiment):
     extra: Callable[..., dict] | None = None  # (ctx, settings, extra) -> more fields of the record's extra
     extent: Callable[..., tuple[int, int]] | None = None  # (P, settings) -> blocks of the largest size (send, recv)
     limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
+    world: Callable[..., None] | None = None  # (settings, P): raise ConfigError for options that do not fit P (-p)
 
 
 def exactly_two(p: int) -> str | None:

@@ -54,6 +54,13 @@ REFS.update({"barrier-f-z": "-i 20 -x 2 -f -z", "barrier_persistent-f-z": "-i 20
              "allreduce-T-all-np4": "-m 1:16 -i 20 -x 2 -T all", "reduce_scatter-f-np4": "-m 1:64 -i 20 -x 2 -f",
              "alltoallv_persistent-c-np4": "-m 1:64 -i 20 -x 2 -c", "barrier-np4": "-i 20 -x 2",
              "gather-m-3-100-np4": "-m 3:100 -i 20 -x 2"})
+# The rest of point-to-point and init (tests/test_osu_pt2pt.py); bw_fan_in/out refuse one node (README.md).
+REFS.update({"latency_persistent": "-m 1:4096 -i 100 -x 10", "bw_persistent": "-m 1:4096 -i 20 -x 2",
+             "bibw_persistent": "-m 1:4096 -i 20 -x 2", "bw_persistent-c-z": "-m 1:64 -i 20 -x 2 -c -z",
+             "mbw_mr": "-m 1:4096 -i 20 -x 2", "mbw_mr-W8-z": "-m 1:64 -i 20 -x 2 -W 8 -z",
+             "multi_lat": "-m 1:4096 -i 100 -x 10", "latency_mp": "-m 1:4096 -i 100 -x 10",
+             "latency_mp-t-4-6": "-m 1:64 -i 100 -x 10 -t 4:6", "latency_mt": "-m 1:4096 -i 100 -x 10",
+             "latency_mt-t-3-z": "-m 1:64 -i 100 -x 10 -t 3 -z", "init": "", "init-I": "-I"})
 
 
 def run(np_: int, prog: str, args: str) -> tuple[str, str]:

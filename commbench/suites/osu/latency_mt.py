@@ -1,0 +1,103 @@
+"""OSU's latency_mt (OMB 7.4): latency with sender threads on rank 0 and receiver
+threads on rank 1, all calling MPI at once (MPI_THREAD_MULTIPLE).
+
+Read off the binary (tests/data/osu/trace_pt2pt.c logs the calling thread): -t
+RECV (1 sender) or -t SEND:RECV, default 1:2, each 1 .. 128; iteration i belongs
+to sender thread i mod S and receiver thread i mod R (skip + iterations in all);
+with one sender the message goes with tag 1 and comes back with tag 2, so any
+waiting receiver thread may take it; with several the tag is the iteration, so
+each message meets its own thread. The sender thread times every round trip
+(latency = their mean / 2, as osu_latency: 0.50 us under the made-up clock of
+tests/data/osu/wtime_steps.c, for the binary and for commbench). Counts as
+latency. OSU prints "# Number of Sender threads: S " and "# Number of Receiver
+threads: R" before its title (and with S > 1 its header twice, garbled; commbench
+prints it once).
+
+Engines: native (default) runs POSIX threads in C (osu_pt2pt_more.c: no GIL);
+mpi4py runs Python threads, which hold the GIL between MPI calls (mpi4py
+releases it inside each blocking call): their round trips include waiting for
+the GIL, as the mt family says of IMB-MT. The ranks ask MPI_Init_thread for
+MPI_THREAD_MULTIPLE when latency_mt is named (suites.threaded); an MPI that
+gives less is refused with its level.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from mpi4py import MPI
+
+from commbench import deferred
+from commbench.suites.osu.pt2pt_more import COMMON, LAT, MAX_PROCS, check_t, from_peer
+from commbench.suites.osu.spec import OsuBenchmark, latency_row
+
+TAG_THERE, TAG_BACK, TAG_MAX = 1, 2, 32000
+LEVELS = ("single", "funneled", "serialized", "multiple")  # by MPI.THREAD_* (0-3 in every MPI and mpi4py)
+
+
+def threads(s) -> tuple[int, int]:
+    """(sender threads, receiver threads) of -t: none 1:2, -t R 1:R, -t S:R."""
+    if not s.test_calls:
+        return 1, 2
+    parts = [int(x) for x in s.test_calls.split(":")]
+    return (1, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def nprocs(p: int) -> str | None:
+    if p != 2:
+        return "This test requires exactly two processes"
+    # the launcher checks the count without loading MPI; the ranks check the level too
+    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        level = MPI.Query_thread()
+        got = LEVELS[level] if 0 <= level < len(LEVELS) else str(level)
+        return f"latency_mt needs MPI_THREAD_MULTIPLE; MPI_Init_thread gave {got}"
+    return None
+
+
+def prepare(c, size: int) -> None:
+    c.state["aux"] = threads(c.s)
+
+
+def loop(c, n: int, times) -> None:
+    senders, receivers = threads(c.s)
+    k = senders if c.rank == 0 else receivers
+    comm, p, count, wtime = c.comm, c.peer, c.count, MPI.Wtime
+    timed = times is not None and c.rank == 0
+
+    def work(j: int) -> None:
+        for i in range(j, n, k):
+            there = i % TAG_MAX if senders > 1 else TAG_THERE
+            back = there if senders > 1 else TAG_BACK
+            if c.rank == 0:
+                t0 = wtime()
+                comm.Send([c.sbuf, count, c.mpi_type], p, there)
+                comm.Recv([c.rbuf, count, c.mpi_type], p, back)
+                if timed:
+                    times[i] = wtime() - t0
+            else:
+                comm.Recv([c.rbuf, count, c.mpi_type], p, there)
+                comm.Send([c.sbuf, count, c.mpi_type], p, back)
+
+    pool = [threading.Thread(target=work, args=(j,), daemon=True) for j in range(k)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+
+
+def row(b, times, c, s) -> dict:
+    return latency_row(times, 2, s.percentiles)
+
+
+def extra(c, s, ex) -> dict:
+    senders, receivers = threads(s)
+    return {"preface": [f"# Number of Sender threads: {senders} ", f"# Number of Receiver threads: {receivers}"],
+            "sender_threads": senders, "receiver_threads": receivers}
+
+
+BENCHMARKS = (
+    OsuBenchmark("latency_mt", f"latency between -t S:R threads (1..{MAX_PROCS}; default 1:2) of two processes, "
+                 "MPI_THREAD_MULTIPLE", group="pt2pt_more", title="MPI Multi-threaded Latency", metric="latency",
+                 takes=COMMON | {"t"}, defaults=LAT, nprocs=nprocs, loop=loop, native="latency_mt",
+                 prepare=prepare, row=row, verify=from_peer, validate=check_t, extra=extra),
+)
