@@ -34,9 +34,10 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     read_msglen_file,
     read_name_file,
     readable_file,
+    split_argv,
     text,
 )
-from commbench.outputs import check_distinct, check_writable, default_output  # noqa: F401 - config's API
+from commbench.outputs import check_distinct, check_writable, default_output, normal_output  # noqa: F401 - API
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
@@ -58,7 +59,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-n", "--np"), "np", "<N>", "start N processes under mpiexec (outside an MPI job)", integer("-n", 1)),
     Option(("--mpiexec",), "mpiexec", "<path>", "mpiexec to launch with (default: the one of mpi4py's MPI)", text),
     Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), text),
-    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' for none)", text),
+    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' or /dev/null for none)", text),
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
     Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap", choice("--alloc", ALLOC_KINDS)),
     Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", choice("--hugepages", HUGEPAGES)),
@@ -173,56 +174,7 @@ def usage(argv: list[str] | None = None) -> str:
 
 def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """Options into raw values, the rest into bare benchmark names."""
-    table: dict[str, Option] = {}
-    for opt in _all_options():
-        for n in opt.names:
-            table[n] = opt
-    values: dict[str, Any] = {}
-    names: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        key, inline = arg, None
-        if arg.startswith("--") and "=" in arg:
-            key, inline = arg.split("=", 1)
-        opt = table.get(key)
-        if opt is None:
-            if arg.startswith("-") and arg != "-":
-                near = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
-                hint = f" (did you mean {', '.join(near)}?)" if near else " (see commbench run -h)"
-                raise ConfigError(f"unknown option {arg!r}{hint}")
-            names.append(arg)
-            i += 1
-            continue
-        if opt.dest == "help":
-            raise HelpRequested()
-        if opt.multi_names:
-            j = i + 1
-            got = []
-            while j < len(argv) and not argv[j].startswith("-"):
-                got.append(argv[j])
-                j += 1
-            if not got:
-                raise ConfigError(f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])")
-            values.setdefault(opt.dest, []).extend(got)
-            i = j
-            continue
-        if opt.parse is None:
-            values[opt.dest], i = True, i + 1
-            continue
-        if inline is None:
-            if i + 1 >= len(argv):
-                raise ConfigError(f"{arg} needs a value (accepted: {arg} {opt.metavar})")
-            inline, i = argv[i + 1], i + 2
-        else:
-            i += 1
-        try:
-            values[opt.dest] = opt.parse(inline)
-        except ConfigError as e:
-            if "accepted" in str(e):
-                raise
-            raise ConfigError(f"{e} (accepted: {key} {opt.metavar})") from None
-    return values, names
+    return split_argv(argv, _all_options())
 
 
 def _resolve_family(suite: str | None, names: list[str]) -> str:
@@ -339,7 +291,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         check=bool(values.get("check", False)),
         alloc=values.get("alloc", fam.alloc),  # the family's kind unless --alloc (ext/rma: mpi)
         hugepages=values.get("hugepages", "default"),
-        output=values.get("output"),
+        output=normal_output(values.get("output")),
         csv=values.get("csv"),
         mb_unit=2**20 if values.get("mib") else 10**6,
         np=np_,

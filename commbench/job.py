@@ -202,7 +202,7 @@ def configure(comm, argv: list[str]) -> Job | int:
         if say and not problem:
             print(f"commbench: {say}", file=sys.stderr, flush=True)
         claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
-        problem = problem or next((c for c in claims if c), None)
+        problem = problem or next((c for c in claims if c), None) or _start_sinks(session, cfg, meta)
     problem = comm.bcast(problem, root=0)
     if problem:
         if rank == 0:
@@ -217,11 +217,20 @@ def configure(comm, argv: list[str]) -> Job | int:
     job.shm_guard = _guard_segments(comm)
     if rank == 0:
         job.finisher = Finisher(session, job.started, cfg.output)
-        header = run_header(cfg, meta)
-        for s in session.sinks:
-            s.start(header)
         wd.on_end = job.finisher.interrupted
     return job
+
+
+def _start_sinks(session, cfg, meta) -> str | None:
+    """Rank 0 writes the views' headers before the others go on: a file that cannot be
+    written ends every rank with exit 2 here, not rank 0 alone with the others waiting."""
+    header = run_header(cfg, meta)
+    try:
+        for s in session.sinks:
+            s.start(header)
+    except (OSError, RunError) as e:
+        return f"cannot write the run's output: {getattr(e, 'strerror', None) or e}"
+    return None
 
 
 def _guard_segments(comm):

@@ -9,6 +9,7 @@ them all; the families declare their own in their modules).
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from collections.abc import Callable
@@ -40,6 +41,64 @@ class Option:
     parse: Callable[[str], Any] | None = None  # None: flag
     multi_names: bool = False  # -include / -exclude: names until the next option
     default: Any = None  # family options: value recorded in cfg.params when not given
+    glued: bool = False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
+
+
+def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
+    """Options into raw values, the rest into bare benchmark names. A `glued` option's value
+    follows its letter (getopt's optional argument: -z50,90); alone it is a flag."""
+    table: dict[str, Option] = {}
+    for opt in options:
+        for n in opt.names:
+            table[n] = opt
+    values: dict[str, Any] = {}
+    names: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        key, inline = arg, None
+        if arg.startswith("--") and "=" in arg:
+            key, inline = arg.split("=", 1)
+        opt = table.get(key)
+        if opt is None and len(arg) > 2 and getattr(table.get(arg[:2]), "glued", False):
+            opt, key, inline = table[arg[:2]], arg[:2], arg[2:]
+        if opt is None:
+            if arg.startswith("-") and arg != "-":
+                near = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
+                hint = f" (did you mean {', '.join(near)}?)" if near else " (see commbench run -h)"
+                raise ConfigError(f"unknown option {arg!r}{hint}")
+            names.append(arg)
+            i += 1
+            continue
+        if opt.dest == "help":
+            raise HelpRequested()
+        if opt.multi_names:
+            j = i + 1
+            got = []
+            while j < len(argv) and not argv[j].startswith("-"):
+                got.append(argv[j])
+                j += 1
+            if not got:
+                raise ConfigError(f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])")
+            values.setdefault(opt.dest, []).extend(got)
+            i = j
+            continue
+        if opt.parse is None or (opt.glued and inline is None):
+            values[opt.dest], i = True, i + 1
+            continue
+        if inline is None:
+            if i + 1 >= len(argv):
+                raise ConfigError(f"{arg} needs a value (accepted: {arg} {opt.metavar})")
+            inline, i = argv[i + 1], i + 2
+        else:
+            i += 1
+        try:
+            values[opt.dest] = opt.parse(inline)
+        except ConfigError as e:
+            if "accepted" in str(e):
+                raise
+            raise ConfigError(f"{e} (accepted: {key} {opt.metavar})") from None
+    return values, names
 
 
 def integer(name: str, low: int | None = None) -> Callable[[str], int]:

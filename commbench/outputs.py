@@ -14,6 +14,16 @@ import time
 from commbench.options import ConfigError
 
 
+def normal_output(path: str | None) -> str | None:
+    """-o /dev/null means no results file, as -o - does: the file is rewritten in place and
+    replaced at the end, which a device cannot be (and must not be, as root)."""
+    return "-" if path and path != "-" and _is_null(path) else path
+
+
+def _is_null(path: str) -> bool:
+    return os.path.exists(path) and os.path.realpath(path) == os.path.realpath(os.devnull)
+
+
 def check_writable(option: str, path: str | None) -> None:
     """Refuse an output path that cannot be written, before anything is measured."""
     if path is None or path == "-":
@@ -27,6 +37,9 @@ def check_writable(option: str, path: str | None) -> None:
     except OSError as e:
         raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
     existed = os.path.exists(path)
+    if existed and not os.path.isfile(path) and not _is_null(path):  # a FIFO would block, a device refuse
+        raise ConfigError(f"{option} {path!r}: is not a regular file (a device, a FIFO, a socket); commbench "
+                          f"writes its files as records arrive and replaces the results file whole at the end ({form})")
     if option == "-o" and existed and not _is_results_file(path):
         raise ConfigError(f"{option} {path!r}: exists and is not a commbench results file; it is left untouched "
                           f"({form}, or remove it)")

@@ -7,8 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 
-from tests.mpirun import ENV, commbench, wait_for_records
+from tests.mpirun import ENV, commbench, fill, tiny_tmpfs, wait_for_records
 
 SHORT = ["PingPong", "-msglog", "0:2", "-iter", "20"]
 LONG = ["--suite", "nbc", "Ibcast", "--nbc-cpu-factor", "100", "-iter", "2000,off", "-msglog", "0:10"]  # ~20 s
@@ -71,3 +72,29 @@ def test_refused_run_keeps_a_users_empty_output_file(tmp_path):
     mine.write_text("")
     p = commbench("run", "-n", "2", "PingPong", "-map", "3x3", "-o", str(mine))
     assert p.returncode == 2 and mine.exists()
+
+
+def test_dev_null_means_no_results_file_and_other_devices_are_refused(tmp_path):
+    """-o /dev/null is -o - (the file is rewritten in place and replaced at the end, which
+    a device cannot be); a FIFO, which would block the writer, is refused before MPI starts."""
+    p = commbench("run", "-n", "2", *SHORT, "-o", os.devnull, "--csv", os.devnull, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0 and "PingPong" in p.stdout, p.stderr[-2000:]
+    assert not os.path.isfile(os.devnull) and not (tmp_path / "results").exists()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for opt in ("-o", "--csv"):
+        p = commbench("run", "-n", "2", *SHORT, opt, str(fifo), timeout=60)
+        assert p.returncode == 2 and "is not a regular file" in p.stderr, p.stderr[-2000:]
+
+
+def test_a_results_file_that_cannot_be_started_ends_every_rank(tmp_path):
+    """Rank 0 fails to write the file's first bytes (a full disk): every rank ends with
+    status 2 at once, none left waiting for the watchdog."""
+    with tiny_tmpfs(tmp_path / "tiny", "1m") as d:
+        out = d / "r.json"
+        out.write_text("")  # the user's empty file: writable when checked
+        fill(open(d / "filler", "wb", buffering=0))
+        t0 = time.time()
+        p = commbench("run", "-n", "2", *SHORT, "-o", str(out), "--timeout", "600", timeout=120)
+        assert p.returncode == 2 and "cannot write the run's output" in p.stderr, p.stderr[-2000:]
+        assert time.time() - t0 < 60 and "Traceback" not in p.stderr
