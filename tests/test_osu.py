@@ -77,6 +77,21 @@ def test_tail_and_validation_columns_as_osu_prints_them(tmp_path):
     assert len(rows) == 3 * 7 and all(len(r) == 6 and r[2] == "Pass" for r in rows)
 
 
+def test_percentile_lists_as_osu_prints_them(tmp_path):
+    """-z<list> glued to the letter (getopt's optional argument), in its order, P100's heading one
+    wider as OSU's; OSU's own logs of the same options (ref/*-z-list.txt) give the same lines."""
+    out, res = osu_run(tmp_path, "latency", "-m", "1:64", "-i", "100", "-x", "10", "-z5,50,100")
+    theirs = (REF / "latency-z-list.txt").read_text()
+    assert column_lines(out) == column_lines(theirs) and shape(structure(out)) == shape(structure(theirs))
+    lat = res["records"]
+    assert all(r["values"]["t_p5"] <= r["values"]["t_p50"] <= r["values"]["t_p100"] == r["values"]["iter_max"]
+               for r in lat)
+    assert all(r["extra"]["percentiles"] == [5, 50, 100] for r in res["records"])
+    out, res = osu_run(tmp_path, "bw", "-m", "1:64", "-i", "20", "-x", "2", "-c", "-z99,100")
+    theirs = (REF / "bw-c-z-list.txt").read_text()
+    assert column_lines(out) == column_lines(theirs) and shape(structure(out)) == shape(structure(theirs))
+
+
 def test_types_and_size_ranges_as_osu(tmp_path):
     out, _ = osu_run(tmp_path, "latency", "-m", "1:16", "-i", "100", "-x", "10", "-T", "all")
     assert shape(structure(out)) == shape(structure((REF / "latency-T-all.txt").read_text()))
@@ -119,6 +134,9 @@ BAD = [
     (["latency", "-msglog", "4"], "-msglog: the osu family does not use it"),
     (["latency", "-check"], "-check: the osu family does not use it"),
     (["latency", "-iter", "10"], "-iter: the osu family does not use it"), (["nosuch"], "invalid benchmark name"),
+    (["latency", "-z0"], "-z0: accepted"), (["latency", "-z50,101"], "up to 5"), (["latency", "-z1,2,3,4,5,6"], "up to 5"),
+    (["latency", "-zx"], "-zx"), (["latency", "-clog:/tmp/v"], "validation log"),
+    (["latency", "-N", "cart:1:1"], "-N: none of the benchmarks"),
 ]
 
 

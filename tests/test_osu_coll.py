@@ -193,6 +193,8 @@ BAD = [
     (["alltoall", "-i", "0"], "-i must be >= 1"), (["scatter", "-x", "-1"], "-x"),
     (["allreduce_persistent", "-p", "2"], "-p: none"), (["reduce_scatter_block_persistent"], "invalid benchmark"),
     (["alltoall", "-M", "1", "-m", "1048576:"], "no message size of alltoall"),
+    # the memory pre-flight counts the P blocks of each buffer (2 + 2 of 16 GiB: 64 GiB a process)
+    (["alltoall", "-m", "17179869184:17179869184", "-M", "99999999999"], "buffers of alltoall at 17179869184 bytes (2 + 2 blocks)"),
 ]
 
 

@@ -15,9 +15,11 @@ import pytest
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
 from commbench.suites.osu import neighbor, nonblocking
+from commbench.suites.osu.settings import Settings
 from tests.mpirun import commbench, mpiexec, run_json
 
 REF = Path(__file__).parent / "data" / "osu" / "ref"
+GRAPH = REF.parent / "graph3.txt"
 NBC = [b.name for b in nonblocking.BENCHMARKS]
 NBR = [b.name for b in neighbor.BENCHMARKS]
 SMALL = ["-m", "1:16", "-i", "3", "-x", "1"]
@@ -89,6 +91,13 @@ LAYOUTS = [
                                              "-c"]),
     ("nbc-ineighbor_alltoallv-np3-c", 3, ["ineighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c"]),
     ("nbc-neighbor_alltoallw-np3", 3, ["neighbor_alltoallw", "-m", "1:64", "-i", "20", "-x", "2"]),
+    # -N: a graph file (a duplicate edge; tests/data/osu/graph3.txt) and a radius-2 ring
+    ("nbc-neighbor_alltoallv-np3-graph-c", 3, ["neighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c",
+                                               "-N", f"graph:{GRAPH}"]),
+    ("nbc-ineighbor_allgather-np3-graph-c", 3, ["ineighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c",
+                                                "-N", f"graph:{GRAPH}"]),
+    ("nbc-neighbor_allgather-np5-cart-1-2-c", 5, ["neighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c",
+                                                  "-N", "cart:1:2"]),
 ]
 
 
@@ -102,8 +111,10 @@ def test_osus_layout_read_by_one_parser(tmp_path, ref, np_, args):
     assert column_lines(out) == column_lines(theirs)
     mine = [ln for ln in out.splitlines() if ln.startswith("# OSU") or ln.startswith("# Overall =")]
     assert mine == [ln for ln in theirs.splitlines() if ln.startswith("# OSU") or ln.startswith("# Overall =")]
-    if "neighbor" in ref:
-        assert out.splitlines()[:1] == theirs.splitlines()[:1] == ["Dimensions size = 3 "]
+    if "neighbor" in ref:  # cart: the grid line first; graph: the topology time first
+        first = out.splitlines()[0]
+        assert first.split(":")[0] == theirs.splitlines()[0].split(":")[0] and not first.startswith("#")
+        assert out.splitlines()[0] == theirs.splitlines()[0] or "graph" in ref
     widths = {len(ln) for ln in out.splitlines() if ln[:1].isdigit() or ln.startswith("     ")}
     assert widths == {len(ln) for ln in theirs.splitlines() if ln[:1].isdigit() or ln.startswith("     ")}
 
@@ -138,7 +149,26 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
     assert "Fail" in p.stdout
 
 
+def test_a_graph_file_validates_and_catches_a_corrupted_buffer(tmp_path):
+    """-N graph:<file> with a duplicate edge: every neighborhood program passes -c at 3 ranks; with
+    rank 0's data spoilt every one fails (rank 0 sends to 1 and 2 in each), exit 1."""
+    args = ["--suite", "osu", *NBR, "-m", "4:8", "-i", "2", "-x", "1", "-c", "-N", f"graph:{GRAPH}", "-T", "mpi_int"]
+    for corrupt, status, verdict in ((None, 0, "successful"), ("0", 1, "failed")):
+        out = tmp_path / f"g{corrupt}.json"
+        env = {"COMMBENCH_FAULT_CORRUPT": corrupt} if corrupt else None
+        p = mpiexec(3, "run", *args, "-o", str(out), env=env, timeout=400)
+        assert p.returncode == status, p.stdout[-2000:] + p.stderr[-2000:]
+        recs = json.loads(out.read_text())["records"]
+        assert {r["extra"]["check"] for r in recs} == {verdict} and {r["benchmark"] for r in recs} == set(NBR)
+        assert all(r["extra"]["topology"] == f"graph:{GRAPH}" for r in recs)
+
+
 BAD = [
+    (["neighbor_allgather", "-N", "cart:0:1"], "-N 'cart:0:1'"), (["neighbor_allgather", "-N", "torus:1"], "-N"),
+    (["neighbor_allgather", "-N", "graph:/nonexistent/g"], "cannot read"),
+    (["neighbor_allgather", "-N", f"graph:{REF / 'latency.txt'}"], "is not 'source,destination'"),
+    (["neighbor_allgather", "-N", f"graph:{GRAPH}"], "Number of processes is less than graph nodes"),
+    (["neighbor_allgather", "-N", "cart:2:1"], "radius (r = 1)"),
     (["iallreduce", "-t", "0"], "-t '0'"), (["iallreduce", "-t", "2:3"], "-t 2:3: the nonblocking collectives"),
     (["ibarrier", "-T", "mpi_int"], "-T: none of the benchmarks"), (["ibarrier", "-c"], "-c: none of the benchmarks"),
     (["neighbor_allgather", "-t", "4"], "-t: none of the benchmarks"), (["iallreduce", "-W", "4"], "-W: none"),
@@ -157,4 +187,9 @@ def test_osus_counts():
     assert nonblocking.NBC.counts(8192, None, None) == (1000, 100)
     assert nonblocking.NBC.counts(16384, None, None) == (100, 10)
     assert neighbor.NBR.counts(16384, None, None) == (100, 10) and neighbor.NBR.max_size == 1 << 20
-    assert neighbor.neighbours(0, 4) == [3, 1] and neighbor.neighbours(2, 4) == [1, 3]
+    ring = Settings()  # OSU's default -N cart:1:1: the ranks at -1, +1
+    assert neighbor.layout(ring, 4, 0) == ([3, 1], [3, 1]) and neighbor.layout(ring, 4, 2) == ([1, 3], [1, 3])
+    grid = Settings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
+    assert neighbor.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and neighbor.layout(grid, 9, 0)[1][:3] == [8, 6, 7]
+    assert neighbor.dims_create(12, 2) == [4, 3] and neighbor.dims_create(16, 3) == [4, 2, 2]
+    assert "radius (r = 1)" in neighbor.fits(grid, 4) and neighbor.fits(grid, 9) is None

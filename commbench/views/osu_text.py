@@ -47,9 +47,14 @@ MORE = {"overlap": (("Compute(us)", "t_compute"), ("Pure Comm.(us)", "t_pure"), 
 FULL = ("Min Latency(us)", "Max Latency(us)", "Iterations")  # -f (extra "full"): the blocking collectives
 
 
+def tail_head(p: int, tail: str) -> str:
+    """OSU's -z heading: right-aligned in the field as osu_util prints it (P100 one wider)."""
+    return " " * (FIELD_W - len(f"Px {tail}") - (p > 9)) + f"P{p} {tail}"
+
+
 def column_line(metric: str, validation: bool, percentiles: list[int], full: bool = False, sized: bool = True) -> str:
     main, _, _, tail, _ = COLUMNS[metric]
-    heads = [main] + [h for h, _ in MORE.get(metric, ())] + (["Validation"] if validation else []) + [f"P{p} {tail}" for p in percentiles]
+    heads = [main] + [h for h, _ in MORE.get(metric, ())] + (["Validation"] if validation else []) + [tail_head(p, tail) for p in percentiles]
     heads[1:1] = FULL if full else ()
     line = "".join(f"{h:>{12 if h == 'Iterations' else FIELD_W}}" for h in heads)
     return f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]  # extra "sized" False: osu_barrier
@@ -74,7 +79,7 @@ def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
     _, _, scale, tail, prefix = COLUMNS[ex.get("metric", "nbc")]
     cols = [(h, k, 12 if k == "repetitions" else FIELD_W) for h, k in ex["columns"]]
     cols += [("Validation", "", FIELD_W)] if "validation" in ex else []
-    cols += [(f"P{p} {tail}", f"{prefix}{p}", FIELD_W) for p in ex.get("percentiles", [])]
+    cols += [(tail_head(p, tail), f"{prefix}{p}", FIELD_W) for p in ex.get("percentiles", [])]
     if not ex.get("sized", True):
         cols[0] = ("# " + cols[0][0], cols[0][1], len(cols[0][0]) + 2)
     if rec is None:

@@ -38,7 +38,7 @@ class Call:
     def extent(self, p: int, s) -> tuple[int, int]:
         from commbench.suites.osu.neighbor import degree
 
-        k = {"1": 1, "P": p, "K": degree()}
+        k = {"1": 1, "P": p, "K": degree(s, p) if "K" in self.blocks else 0}
         return k[self.blocks[0]], k[self.blocks[1]]
 
 
@@ -80,6 +80,9 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
     comm, t, c, s, r = ctx.state.get("comm", ctx.comm), ctx.mpi_type, ctx.count, ctx.sbuf, ctx.rbuf
     k = ctx.state.get("degree", ctx.p)
     counts, displs = [c] * k, [j * c for j in range(k)]
+    # neighbourhoods: receive from the sources, send to the destinations (-N graph: not as many)
+    kin, kout = len(ctx.state.get("sources", ())), len(ctx.state.get("dests", ()))
+    rv, sv = ([c] * kin, [j * c for j in range(kin)]), ([c] * kout, [j * c for j in range(kout)])
     blocking = not ctx.bench.variant.name.startswith("i")
     table = {
         "ibarrier": lambda: comm.Ibarrier(),
@@ -107,13 +110,11 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
     pre = "N" if blocking else "In"
     nbr = {
         "neighbor_allgather": lambda: getattr(comm, pre + "eighbor_allgather")([s, c, t], [r, c, t]),
-        "neighbor_allgatherv": lambda: getattr(comm, pre + "eighbor_allgatherv")([s, c, t],
-                                                                                  [r, (counts, displs), t]),
+        "neighbor_allgatherv": lambda: getattr(comm, pre + "eighbor_allgatherv")([s, c, t], [r, rv, t]),
         "neighbor_alltoall": lambda: getattr(comm, pre + "eighbor_alltoall")([s, c, t], [r, c, t]),
-        "neighbor_alltoallv": lambda: getattr(comm, pre + "eighbor_alltoallv")([s, (counts, displs), t],
-                                                                                [r, (counts, displs), t]),
+        "neighbor_alltoallv": lambda: getattr(comm, pre + "eighbor_alltoallv")([s, sv, t], [r, rv, t]),
         "neighbor_alltoallw": lambda: getattr(comm, pre + "eighbor_alltoallw")(
-            [s, (counts, ctx.state["bd"]), [t] * k], [r, (counts, ctx.state["bd"]), [t] * k]),
+            [s, (sv[0], ctx.state["bd"][:kout]), [t] * kout], [r, (rv[0], ctx.state["bd"][:kin]), [t] * kin]),
     }
     return {**table, **nbr}[name]
 

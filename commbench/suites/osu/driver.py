@@ -21,7 +21,7 @@ from commbench.native import osu as native_osu
 from commbench.session import Session
 from commbench.suites.osu.context import Ctx
 from commbench.suites.osu.settings import Settings, sizes
-from commbench.suites.osu.spec import OsuBenchmark
+from commbench.suites.osu.spec import OsuBenchmark, unfit
 
 F = "osu"
 KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
@@ -55,7 +55,7 @@ def run(session: Session) -> int:
     for name in session.cfg.benchmarks:
         bench = BY_NAME[name]
         session.progress("set-up", benchmark=name, np=session.size)
-        why = bench.nprocs(session.size)
+        why = unfit(bench, s, session.size)
         if why:  # OSU's program would stop with these words; the others of the run go on
             session.emit(records.Measurement(benchmark=name, family=F, kind=KIND.get(bench.metric, bench.metric),
                                              np=session.size, mode="", bytes=None, repetitions=0,

@@ -23,46 +23,108 @@ nonblocking.py. Both: 1000 iterations and 100 warm-up (100 and 10 above
 
 from __future__ import annotations
 
+import collections
+import itertools
+
 import numpy as np
 from mpi4py import MPI
 
+from commbench import deferred
 from commbench.suites.osu import collective_calls as calls
 from commbench.suites.osu import nonblocking
 from commbench.suites.osu.settings import sizes
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBR = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
-RADIUS = 1
+DEFAULT = ("cart", 1, 1)  # OSU's -N cart:1:1
 FULL = (("Avg Latency(us)", "t"), ("Min Latency(us)", "t_min"), ("Max Latency(us)", "t_max"),
         ("Iterations", "repetitions"))
 
 
-def degree() -> int:
-    """Neighbours of every rank on the default topology (offsets -1, +1)."""
-    return 2 * RADIUS
+def dims_create(p: int, d: int) -> list[int]:
+    """MPI_Dims_create(p, d) without MPI (the launcher's checks): p's prime factors, largest
+    first, each into the smallest dimension; non-increasing, as MPICH and Open MPI make them."""
+    dims, n, f, primes = [1] * d, p, 2, []
+    while f * f <= n:
+        while n % f == 0:
+            primes.append(f)
+            n //= f
+        f += 1
+    primes += [n] if n > 1 else []
+    for q in sorted(primes, reverse=True):
+        dims[dims.index(min(dims))] *= q
+    return sorted(dims, reverse=True)
 
 
-def neighbours(rank: int, p: int) -> list[int]:
-    return [(rank + off) % p for off in range(-RADIUS, RADIUS + 1) if off]
+def grid(s, p: int) -> list[int]:
+    """The Cartesian dimensions of -N cart:D:R at p ranks: MPI's own once MPI runs."""
+    d = (s.nhbr or DEFAULT)[1]
+    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized():
+        return list(MPI.Compute_dims(p, d))
+    return dims_create(p, d)
 
 
-def nprocs(p: int) -> str | None:
-    if p >= 2 * RADIUS + 1:
-        return None
-    return (f"ERROR: the given neighborhood radius (r = {RADIUS}) is greater than the half of the minimum dimension "
-            f"size {p}. Increase the number of processes or reduce dim and rad")
+def layout(s, p: int, rank: int, dims: list[int] | None = None) -> tuple[list[int], list[int]]:
+    """(sources, destinations) of a rank, as OSU's omb_neighborhood_create makes them: on
+    cart:D:R the cells at every displacement in [-R, R]^D but 0, last dimension fastest
+    (periodic; sources = destinations); on graph:<file> the file's edges from (to) the rank,
+    in file order."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "graph":
+        edges = topo[2]
+        return [a for a, b in edges if b == rank], [b for a, b in edges if a == rank]
+    _, d, r = topo
+    dims = dims or grid(s, p)
+    coords, rest = [], rank
+    for k in reversed(dims):  # row-major, as MPI_Cart_coords without reordering
+        coords.insert(0, rest % k)
+        rest //= k
+    out = []
+    for disp in itertools.product(range(-r, r + 1), repeat=d):
+        if any(disp):
+            rank_of = 0
+            for c, o, k in zip(coords, disp, dims):
+                rank_of = rank_of * k + (c + o) % k
+            out.append(rank_of)
+    return out, list(out)
+
+
+def degree(s, p: int) -> int:
+    """The most blocks any rank sends or receives (buffer sizes; at least 1)."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "cart":
+        return max((2 * topo[2] + 1) ** topo[1] - 1, 1)
+    counts = collections.Counter(a for a, _ in topo[2]) + collections.Counter(b for _, b in topo[2])
+    return max([1, *(max(len(x) for x in layout(s, p, q)) for q in counts if q < p)])
+
+
+def fits(s, p: int) -> str | None:
+    """OSU's words when the topology cannot be made at p ranks (None: it can)."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "graph":
+        far = sorted({q for e in topo[2] for q in e if q >= p})
+        return (f"Number of processes is less than graph nodes. Please increase number of processes "
+                f"({topo[1]} names rank {far[0]}; {p} processes)") if far else None
+    dims = grid(s, p)
+    if topo[2] > (min(dims) - 1) // 2:
+        return (f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of the minimum "
+                f"dimension size {min(dims)}. Increase the number of processes or reduce dim and rad")
+    return None
 
 
 def topology(ctx) -> None:
-    """The Cartesian communicator and the distributed graph on it (once per benchmark and type)."""
-    cart = ctx.comm.Create_cart([ctx.p], periods=[True], reorder=False)
-    nbrs = neighbours(ctx.rank, ctx.p)
+    """The Cartesian communicator (cart) and the distributed graph (once per benchmark and type)."""
+    topo, cart = ctx.s.nhbr or DEFAULT, None
+    dims = grid(ctx.s, ctx.p) if topo[0] == "cart" else []
+    if dims:
+        cart = ctx.comm.Create_cart(dims, periods=[True] * len(dims), reorder=False)
+    srcs, dests = layout(ctx.s, ctx.p, ctx.rank, dims)
     ctx.comm.Barrier()
     t0 = MPI.Wtime()
-    graph = cart.Create_dist_graph_adjacent(nbrs, nbrs, sourceweights=[1] * len(nbrs),
-                                            destweights=[1] * len(nbrs), reorder=False)
+    graph = (cart or ctx.comm).Create_dist_graph_adjacent(srcs, dests, sourceweights=[1] * len(srcs),
+                                                          destweights=[1] * len(dests), reorder=False)
     took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
-    ctx.state.update(comm=graph, cart=cart, nbrs=nbrs, degree=len(nbrs),
+    ctx.state.update(comm=graph, cart=cart, dims=dims, sources=srcs, dests=dests, degree=max(len(srcs), len(dests)),
                      topology=(took or 0.0) / ctx.p * 1e6)
 
 
@@ -82,7 +144,8 @@ def release(ctx, size: int) -> None:
         calls.release(ctx, size)
     if size == max(sizes(ctx.bench, ctx.s, ctx.dtype)):
         for key in ("comm", "cart"):
-            ctx.state.pop(key).Free()
+            if ctx.state.get(key) is not None:
+                ctx.state.pop(key).Free()
 
 
 def loop(ctx, n: int, times) -> None:
@@ -108,34 +171,44 @@ def row(bench, times, ctx, s) -> dict:
 
 
 def expected_blocks(ctx, sent) -> np.ndarray:
-    """-c: the blocks this rank receives, from its sources in order."""
-    c, name = ctx.count, ctx.bench.variant.name
+    """-c: the blocks this rank receives, from its sources in order (alltoall: the block each
+    source sends to it; a source named twice sends its blocks for this rank in order)."""
+    c, name, st = ctx.count, ctx.bench.variant.name, ctx.state
+    if not st["sources"]:
+        return np.zeros(0, dtype="uint8")
     if "allgather" in name:
-        return np.concatenate([sent(src)[:c] for src in ctx.state["nbrs"]])
-    out = []
-    for src in ctx.state["nbrs"]:
-        j = neighbours(src, ctx.p).index(ctx.rank)
+        return np.concatenate([sent(src)[:c] for src in st["sources"]])
+    out, seen = [], collections.Counter()
+    for src in st["sources"]:
+        theirs = layout(ctx.s, ctx.p, src, st["dims"])[1]
+        j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
+        seen[src] += 1
         out.append(sent(src)[j * c:(j + 1) * c])
     return np.concatenate(out)
 
 
 def extra(ctx, s, ex) -> dict:
-    pre = [f"Dimensions size = {ctx.p} ", f"Time took to create topology graph:{ctx.state['topology']:.2f} us."]
+    topo = s.nhbr or DEFAULT
+    dims = "".join(f"{k} " for k in ctx.state["dims"])
+    pre = ([f"Dimensions size = {dims}"] if topo[0] == "cart" else []) + \
+        [f"Time took to create topology graph:{ctx.state['topology']:.2f} us."]
+    named = f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}"
     if ctx.bench.variant.name.startswith("i"):
-        return {**nonblocking.extra(ctx, s, ex), "preface": pre, "topology_us": ctx.state["topology"]}
+        return {**nonblocking.extra(ctx, s, ex), "preface": pre, "topology_us": ctx.state["topology"],
+                "topology": named}
     cols = FULL if s.full else FULL[:1]
     return {"metric": "neighbor", "columns": [list(c) for c in cols], "preface": pre, "gathered": True,
-            "topology_us": ctx.state["topology"], "topology": f"cart:1:{RADIUS}"}
+            "topology_us": ctx.state["topology"], "topology": named}
 
 
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
     call = calls.CALLS[name]
     nb = name.startswith("i")
     return OsuBenchmark(
-        name, f"{what} on OSU's periodic 1-D Cartesian topology (neighbours -1, +1)"
+        name, f"{what} on OSU's -N topology (default: periodic 1-D Cartesian, neighbours -1, +1)"
         + (": Overall, Compute, Pure Comm., Overlap(%)" if nb else ""),
         group="neighbor", title=title, metric="nbc" if nb else "neighbor",
-        takes=frozenset("mixzcTf" + ("t" if nb else "")), defaults=NBR, nprocs=nprocs,
+        takes=frozenset("mixzcTfN" + ("t" if nb else "")), defaults=NBR, fits=fits,
         loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
         row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
         validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent)

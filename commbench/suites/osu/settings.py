@@ -8,14 +8,15 @@ same letters with the same values, after `--suite osu` or before it:
   -x ITER        warm-up iterations of every size (likewise)
   -W SIZE        messages per window (bw, bibw …; default 64)
   -f             min/max/avg over ranks and iterations (collectives)
-  -z             P50, P90 and P99 of the per-iteration values (OSU's -z<list> is not taken)
+  -z[P,P…]       P50, P90 and P99 of the per-iteration values; -z50,99.9 → up to 5 of its own
   -c             validation: buffers filled with a known pattern and verified
   -T TYPE        mpi_char (default), mpi_int, mpi_float or all
   -p PAIRS       pairs of multi-pair tests; -t CALLS|SEND:[RECV]: MPI_Test calls
                  (nonblocking collectives) or threads/processes (latency_mt/_mp);
                  -w create|allocate|dynamic and -s pscw|fence|lock|flush|flush_local|lock_all:
                  window creation and synchronization (one-sided); -I: MPI session
-                 initialization (init); -M BYTES: memory limit per process (collectives)
+                 initialization (init); -M BYTES: memory limit per process (collectives);
+                 -N cart:D:R|graph:FILE: the neighborhood collectives' topology
 
 An option is refused (exit 2) when no benchmark of the run takes it, naming the
 OSU programs that do. commbench's general IMB options (-msglog, -iter, -check …)
@@ -29,6 +30,7 @@ from typing import ClassVar
 
 from commbench.options import ConfigError, Option, choice, integer
 from commbench.suites.base import FamilySettings
+from commbench.suites.osu.spec import unfit
 
 TYPES = {"mpi_char": 1, "mpi_int": 4, "mpi_float": 4}  # OSU's -T and the bytes of one element
 WINDOWS = ("create", "allocate", "dynamic")
@@ -56,6 +58,50 @@ def calls(s: str) -> str:
     return s
 
 
+def tail_list(s: str) -> tuple[int, ...]:
+    """OSU's -z<list> (glued: -z50,75,99): up to 5 percentiles (OMB 7.4 keeps 5 and writes past its
+    array with more), each 1-100 (OSU takes 0 and reads before its array: its element is floor(n·P/100) - 1)."""
+    parts = s.split(",")
+    if not (1 <= len(parts) <= 5) or not all(x.isdigit() and 1 <= int(x) <= 100 for x in parts):
+        raise ConfigError(f"-z{s}: accepted -z alone (P50, P90, P99) or -z<P1,P2,…> glued to the letter, up to 5 "
+                          "whole percentiles 1-100 (e.g. -z50,75,99)")
+    return tuple(int(x) for x in parts)
+
+
+def neighborhood(s: str) -> tuple:
+    """OSU's -N cart:<dims>:<radius> (each >= 1) or graph:<file> of "source,destination" lines
+    ('#' lines skipped), read here once: ("cart", D, R) or ("graph", file, ((src, dst), …))."""
+    kind, _, rest = s.partition(":")
+    if kind == "cart":
+        parts = rest.split(":")
+        if len(parts) == 2 and all(x.isdigit() and int(x) >= 1 for x in parts):
+            return ("cart", int(parts[0]), int(parts[1]))
+    elif kind == "graph" and rest:
+        try:
+            with open(rest, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            raise ConfigError(f"-N {s}: cannot read {rest!r} ({e.strerror})") from None
+        edges = []
+        for n, line in enumerate(lines, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            pair = [x.strip() for x in line.split(",")]
+            if len(pair) != 2 or not all(x.isdigit() for x in pair):
+                raise ConfigError(f"-N {s}: line {n} {line!r} is not 'source,destination' (two ranks >= 0)")
+            edges.append((int(pair[0]), int(pair[1])))
+        return ("graph", rest, tuple(edges))
+    raise ConfigError(f"-N {s!r}: accepted -N cart:<dims>:<radius> (e.g. cart:1:1, OSU's default; cart:2:1) or "
+                      "-N graph:<file> of 'source,destination' lines")
+
+
+def no_log(s: str) -> bool:
+    """-c glued to a value: OSU's -clog:<dir> (a file per rank of every wrong element), not written here."""
+    raise ConfigError(f"-c{s}: OSU's validation log (-clog:<dir>, a file per rank listing every wrong element) is "
+                      "not written by commbench; each row says Pass or Fail and its record holds the count of "
+                      "wrong bytes (defects) (accepted: -c)")
+
+
 def type_choice(s: str) -> str:
     return choice("-T", (*TYPES, "all"))(s)
 
@@ -69,8 +115,10 @@ OPTIONS = (
     Option(("-x",), "osu_warmup", "<ITER>", "osu: warm-up iterations of every size (OSU's -x)", integer("-x", 0)),
     Option(("-W",), "osu_window", "<SIZE>", "osu: messages per window (bw, bibw …; default 64)", integer("-W", 1)),
     Option(("-f",), "osu_full", "", "osu: full statistics, min/max/avg and iterations (collectives)"),
-    Option(("-z",), "osu_tail", "", "osu: P50, P90, P99 of the per-iteration values (OSU's -z)"),
-    Option(("-c",), "osu_validate", "", "osu: validation of the received data (OSU's -c; exit 1 on a failure)"),
+    Option(("-z",), "osu_tail", "[P,P…]", "osu: P50, P90, P99 of the per-iteration values, or -z<list> "
+           "glued: up to 5 percentiles (OSU's -z)", tail_list, glued=True),
+    Option(("-c",), "osu_validate", "", "osu: validation of the received data (OSU's -c; exit 1 on a failure)",
+           no_log, glued=True),
     Option(("-T",), "osu_type", "<TYPE>", "osu: mpi_char (default) | mpi_int | mpi_float | all", type_choice),
     Option(("-p",), "osu_pairs", "<PAIRS>", "osu: pairs of multi-pair tests (mbw_mr …)", integer("-p", 1)),
     Option(("-t",), "osu_test_calls", "<CALLS|SEND:[RECV]>", "osu: MPI_Test calls (nonblocking collectives) "
@@ -80,6 +128,8 @@ OPTIONS = (
     Option(("-s",), "osu_sync", "<SYNC>", "osu: synchronization " + "|".join(SYNCS) + " (one-sided)",
            choice("-s", SYNCS)),
     Option(("-I",), "osu_session", "", "osu: MPI session initialization (init)"),
+    Option(("-N",), "osu_nhbr", "cart:<D>:<R>|graph:<file>", "osu: the neighborhood collectives' topology "
+           "(default cart:1:1)", neighborhood),
     Option(("-M",), "osu_mem_limit", "<BYTES>", "osu: memory limit per process (collectives; default 536870912)",
            integer("-M", 1)),
 )
@@ -95,6 +145,7 @@ SCOPE = {
     "w": "the one-sided programs", "s": "the one-sided programs",
     "I": "init (commbench starts MPI with MPI_Init_thread: it times no session initialization elsewhere)",
     "M": "the collectives",
+    "N": "the neighborhood collectives",
 }
 
 
@@ -106,7 +157,7 @@ class Settings(FamilySettings):
     warmup: int | None = None
     window: int | None = None
     full: bool = False
-    tail: bool = False
+    tail: bool | tuple = False  # -z: True; -z<list>: its percentiles
     validate: bool = False
     type: str = "mpi_char"
     pairs: int | None = None
@@ -115,10 +166,11 @@ class Settings(FamilySettings):
     sync: str | None = None
     session: bool = False
     mem_limit: int | None = None
+    nhbr: tuple | None = None  # -N: ("cart", D, R) or ("graph", file, edges); None: cart:1:1
 
     @property
     def percentiles(self) -> tuple[int, ...]:
-        return TAIL if self.tail else ()
+        return tuple(self.tail) if isinstance(self.tail, (tuple, list)) else TAIL if self.tail else ()
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -152,10 +204,9 @@ def benchmarks_of(cfg) -> list:
 
 def configure(cfg):
     """-c is the run's check mode (records say checked/failed; exit 1 on a failure); the
-    largest buffer bytes per process go to params for the memory pre-flight."""
+    run's benchmarks go to params for the memory pre-flight, which needs the process count."""
     s = Settings.of(cfg.params)
-    need = max((b.buffers * max(sizes(b, s, t) or [0]) for b in benchmarks_of(cfg) for t in s.types), default=0)
-    return replace(cfg, check=s.validate, params={**cfg.params, "osu_buffer_bytes": need})
+    return replace(cfg, check=s.validate, params={**cfg.params, "osu_run": list(cfg.benchmarks)})
 
 
 def validate(cfg, size: int) -> None:
@@ -168,7 +219,7 @@ def validate(cfg, size: int) -> None:
             raise ConfigError(f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
                               f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})")
     s = Settings.of(cfg.params)
-    why = {b.name: b.nprocs(size) for b in benches if b.nprocs(size)}
+    why = {b.name: unfit(b, s, size) for b in benches if unfit(b, s, size)}
     if len(why) == len(benches):  # the others print OSU's words as their row
         said = "; ".join(f"{n}: {w}" for n, w in why.items())
         raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: a process "
@@ -186,6 +237,16 @@ def validate(cfg, size: int) -> None:
 
 
 def memory(params: dict, p: int) -> tuple[int, str]:
-    """Bytes per process: the buffers of the largest size of the run's benchmarks."""
-    need = params.get("osu_buffer_bytes", 0)
-    return need, f"osu: the send and receive buffers of the largest size, {need} bytes in all"
+    """Bytes per process: the largest buffers of the run's benchmarks at p processes (the
+    collectives' P blocks, -M's limit, the neighbourhoods' degree, the one-sided windows)."""
+    from commbench.suites.osu import BY_NAME
+
+    s, need, what = Settings.of(params), 0, "nothing"
+    for b in (BY_NAME[n] for n in params.get("osu_run", ())):
+        for t in s.types:
+            top = max(sizes(b, s, t, p) or [0])
+            ks, kr = b.extent(p, s) if b.extent is not None else (1, 1)
+            n = max(b.buffers, ks + kr) * top
+            if n > need:
+                need, what = n, f"{b.name} at {top} bytes ({ks} + {kr} blocks)" if b.extent else f"{b.name} at {top} bytes"
+    return need, f"osu: the buffers of {what}, {need} bytes per process"

@@ -90,6 +90,12 @@ class OsuBenchmark(Experiment):
     extent: Callable[..., tuple[int, int]] | None = None  # (P, settings) -> blocks of the largest size (send, recv)
     limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
     world: Callable[..., None] | None = None  # (settings, P): raise ConfigError for options that do not fit P (-p)
+    fits: Callable[..., str | None] | None = None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
+
+
+def unfit(bench: OsuBenchmark, s, p: int) -> str | None:
+    """Why OSU's program would stop at p processes with these settings (None: it runs)."""
+    return bench.nprocs(p) or (bench.fits(s, p) if bench.fits is not None else None)
 
 
 def exactly_two(p: int) -> str | None:

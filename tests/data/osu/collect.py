@@ -61,6 +61,8 @@ REFS.update({"latency_persistent": "-m 1:4096 -i 100 -x 10", "bw_persistent": "-
              "multi_lat": "-m 1:4096 -i 100 -x 10", "latency_mp": "-m 1:4096 -i 100 -x 10",
              "latency_mp-t-4-6": "-m 1:64 -i 100 -x 10 -t 4:6", "latency_mt": "-m 1:4096 -i 100 -x 10",
              "latency_mt-t-3-z": "-m 1:64 -i 100 -x 10 -t 3 -z", "init": "", "init-I": "-I"})
+# -z<list> (tests/test_osu.py)
+REFS.update({"latency-z-list": "-m 1:64 -i 100 -x 10 -z5,50,100", "bw-c-z-list": "-m 1:64 -i 20 -x 2 -c -z99,100"})
 
 
 def run(np_: int, prog: str, args: str) -> tuple[str, str]:
