@@ -149,6 +149,21 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
     assert "Fail" in p.stdout
 
 
+def test_both_engines_run_the_same_procedure(tmp_path):
+    """--engine both: the C loops (osu_nonblocking.c, osu_neighbor.c) and the mpi4py ones
+    give a row each, validated, with the overlap columns' arithmetic; C is the default."""
+    names = ["iallreduce", "ialltoallw", "ireduce_scatter", "ibarrier", "neighbor_alltoallw", "ineighbor_allgatherv"]
+    out, res = osu(tmp_path, 3, *names, "-m", "1:8", "-i", "5", "-x", "1", "-c", "-t", "2", "--engine", "both")
+    recs = res["records"]
+    assert {(r["benchmark"], r["extra"]["engine"]) for r in recs} == {(n, e) for n in names
+                                                                       for e in ("native", "mpi4py")}
+    check_rows(recs, names, 5)
+    assert {r["extra"]["check"] for r in recs if r["benchmark"] != "ibarrier"} == {"successful"}
+    assert "the native osu engine was unavailable" not in out
+    _, res = osu(tmp_path, 3, "iallgather", "-m", "4:4", "-i", "3", "-x", "1")
+    assert res["records"][0]["extra"]["engine"] == "native"
+
+
 def test_a_graph_file_validates_and_catches_a_corrupted_buffer(tmp_path):
     """-N graph:<file> with a duplicate edge: every neighborhood program passes -c at 3 ranks; with
     rank 0's data spoilt every one fails (rank 0 sends to 1 and 2 in each), exit 1."""

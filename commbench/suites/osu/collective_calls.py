@@ -124,6 +124,27 @@ def prepare(ctx, size: int) -> None:
     ctx.state["rs"] = scatter_counts(ctx.count, ctx.p)
     ctx.state["bd"] = [j * ctx.count * ctx.tsize for j in range(k)]
     ctx.state["post"] = _poster(ctx)
+    control(ctx)
+
+
+def control(ctx) -> None:
+    """The C loops' control block (osu_overlap.h) as ctx.abuf: this rank's reduce_scatter
+    count, the counts and displacements (elements, bytes) per destination and per source,
+    the call's communicator, the two degrees, and five doubles the timed loop fills (its
+    means: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
+    c, st = ctx.count, ctx.state
+    kout, kin = len(st.get("dests", range(ctx.p))), len(st.get("sources", range(ctx.p)))
+    recv = list(st["rs"]) if ctx.bench.variant.name == "ireduce_scatter" else [c] * kin
+
+    def side(counts: list[int]) -> list[int]:  # counts, displacements, byte displacements
+        at = [j * c for j in range(len(counts))]
+        return counts + at + [x * ctx.tsize for x in at]
+    st["v"] = np.array(side([c] * kout) + side(recv), dtype=np.int32)
+    st["out"] = np.zeros(5)
+    ctl = np.array([st["rs"][ctx.rank], st["v"].ctypes.data, MPI._addressof(st.get("comm", ctx.comm)), kout, kin,
+                    st["out"].ctypes.data], dtype=np.int64)
+    st["ctl"] = ctl
+    ctx.abuf = ctl.view(np.uint8)
 
 
 def release(ctx, size: int) -> None:

@@ -211,7 +211,7 @@ def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
         takes=frozenset("mixzcTfN" + ("t" if nb else "")), defaults=NBR, fits=fits,
         loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
         row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
-        validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent)
+        validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent, native=name)
 
 
 BENCHMARKS = (

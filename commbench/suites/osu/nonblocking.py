@@ -22,7 +22,9 @@ Pure Comm. (with -f also its minimum and maximum over the ranks), and
 Overlap(%) = max(0, 100 - 100 (Overall - Compute) / Pure Comm.); -z's tail
 values are those of the per-iteration Overall times averaged over the ranks.
 Defaults: 1000 iterations and 100 warm-up (100 and 10 above 8192 bytes), 1 B to
-1 MiB. Buffers, arguments and validation of each call: collective_calls.py.
+1 MiB. Buffers, arguments and validation of each call: collective_calls.py. The
+same procedure in C: commbench/native/osu_overlap.h (osu_nonblocking.c,
+osu_neighbor.c), which return the means through collective_calls.control's block.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def computation(req, seconds: float, tests: int) -> float:
 def prepare(ctx, size: int) -> None:
     n, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
     ctx.state.update(warm=warm, tests=int(ctx.s.test_calls or 0))
+    ctx.state["aux"] = (warm, ctx.state["tests"])  # the C loop's aux[0], aux[1]
     calls.prepare(ctx, size)
 
 
@@ -111,8 +114,12 @@ def loop(ctx, n: int, times) -> None:
 
 
 def release(ctx, size: int) -> None:
-    """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0."""
-    ctx.state["all"] = ctx.comm.gather(ctx.state.get("means"), root=0)
+    """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0:
+    the mpi4py loop's, or those the C loop wrote into the control block."""
+    means = ctx.state.pop("means", None)
+    if means is None and "out" in ctx.state:
+        means = [float(x) for x in ctx.state["out"]]
+    ctx.state["all"] = ctx.comm.gather(means, root=0)
     calls.release(ctx, size)
 
 
@@ -153,7 +160,7 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
         group="nonblocking", title=title, metric="nbc_sync" if barrier else "nbc",
         takes=frozenset("mixztf") if barrier else TAKES, defaults=NBC, loop=loop, prepare=prepare, release=release,
         row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
-        extra=extra, validate=validate, gather=True, variant=call, buffers=2,
+        extra=extra, validate=validate, gather=True, variant=call, buffers=2, native=name,
         extent=call.extent, sizes=calls.no_size if barrier else None)
 
 

@@ -1,0 +1,147 @@
+/* OSU 7.4's overlap procedure for the nonblocking collectives (osu_nonblocking.c) and
+ * the nonblocking neighborhood collectives (osu_neighbor.c), the C form of
+ * commbench/suites/osu/nonblocking.py's loop (its docstring says what the binaries do).
+ *
+ * A file includes this header, defines `static int post(cbosu_args *a, const nbc_ctl *k,
+ * int call, MPI_Request *req)` for its calls, and exports one loop per call with
+ * OVERLAP_LOOP(prefix, name, CALL). The control block (abuf: int64 values written by
+ * collective_calls.control) gives the calls their arguments and takes the means back:
+ *   [0] this rank's receive count of reduce_scatter, [1] the address of six int32 arrays
+ *   (send counts, displacements, byte displacements: `kout` each; then the receive ones:
+ *   `kin` each), [2] the address of the communicator the call runs on (the graph of a
+ *   neighborhood; else the run's), [3] kout, [4] kin, [5] the address of five doubles
+ *   written by the timed loop: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait (s);
+ * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t). */
+#ifndef COMMBENCH_OSU_OVERLAP_H
+#define COMMBENCH_OSU_OVERLAP_H
+#include <stdint.h>
+#include <stdlib.h>
+#include "osu.h"
+
+typedef struct {
+    MPI_Comm comm;                /* the call's communicator */
+    const int *scnt, *sdsp, *sbd; /* per destination */
+    const int *rcnt, *rdsp, *rbd; /* per source */
+    int kout, kin, rs_count;
+    MPI_Datatype *sts, *rts;      /* alltoallw: the type repeated */
+    MPI_Aint *sba, *rba;          /* neighbor_alltoallw: the byte displacements as MPI_Aint */
+    double *out;
+} nbc_ctl;
+
+static void ctl_free(nbc_ctl *k)
+{
+    free(k->sts);
+    free(k->rts);
+    free(k->sba);
+    free(k->rba);
+}
+
+static int ctl_of(cbosu_args *a, nbc_ctl *k)
+{
+    const long long *c = (const long long *)a->abuf;
+    const int *v = (const int *)(intptr_t)c[1];
+    k->rs_count = (int)c[0];
+    k->comm = *(MPI_Comm *)(intptr_t)c[2];
+    k->kout = (int)c[3];
+    k->kin = (int)c[4];
+    k->scnt = v, k->sdsp = v + k->kout, k->sbd = v + 2 * k->kout;
+    k->rcnt = v + 3 * k->kout, k->rdsp = k->rcnt + k->kin, k->rbd = k->rcnt + 2 * k->kin;
+    k->out = (double *)(intptr_t)c[5];
+    k->sts = malloc(sizeof(MPI_Datatype) * (size_t)(k->kout + 1));
+    k->rts = malloc(sizeof(MPI_Datatype) * (size_t)(k->kin + 1));
+    k->sba = malloc(sizeof(MPI_Aint) * (size_t)(k->kout + 1));
+    k->rba = malloc(sizeof(MPI_Aint) * (size_t)(k->kin + 1));
+    if (!k->sts || !k->rts || !k->sba || !k->rba) {
+        ctl_free(k);
+        return -1;
+    }
+    for (int i = 0; i < k->kout; i++) k->sts[i] = CBOSU_TYPE(a), k->sba[i] = k->sbd[i];
+    for (int i = 0; i < k->kin; i++) k->rts[i] = CBOSU_TYPE(a), k->rba[i] = k->rbd[i];
+    return 0;
+}
+
+/* The dummy computation: floating-point work until `sec` seconds have passed. */
+static void compute(double sec)
+{
+    volatile double x = 1.0;
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < sec)
+        for (int j = 0; j < 16; j++) x = x * 1.000001 + 1e-9;
+}
+
+/* -t tests: the computation in `tests` pieces, an MPI_Test after each; their seconds. */
+static double computation(MPI_Request *req, double sec, int tests)
+{
+    if (!tests) {
+        compute(sec);
+        return 0.0;
+    }
+    double spent = 0.0;
+    int flag;
+    for (int j = 0; j < tests; j++) {
+        compute(sec / tests);
+        double t1 = MPI_Wtime();
+        MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        spent += MPI_Wtime() - t1;
+    }
+    return spent;
+}
+
+static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req);
+
+/* Untimed (times NULL): n rounds of the call, MPI_Wait, MPI_Barrier. Timed: n such rounds
+ * timed (Pure Comm.), two barriers, then aux[0] + n overlap rounds. */
+static int overlap(cbosu_args *a, int call)
+{
+    nbc_ctl k;
+    if (ctl_of(a, &k) != 0) return -1;
+    MPI_Comm world = CBOSU_COMM(a);
+    MPI_Request req;
+    if (!a->times) {
+        for (int i = 0; i < a->n; i++) {
+            post(a, &k, call, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_Barrier(world);
+        }
+        ctl_free(&k);
+        return 0;
+    }
+    double pure = 0.0, sum[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int i = 0; i < a->n; i++) {
+        double t0 = MPI_Wtime();
+        post(a, &k, call, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        a->times[i] = MPI_Wtime() - t0;
+        pure += a->times[i];
+        MPI_Barrier(world);
+    }
+    pure = a->n ? pure / a->n : 0.0;
+    MPI_Barrier(world);
+    MPI_Barrier(world);
+    int warm = (int)a->aux[0], tests = (int)a->aux[1];
+    for (int i = -warm; i < a->n; i++) {
+        double t_start = MPI_Wtime(), t0 = MPI_Wtime();
+        post(a, &k, call, &req);
+        double init = MPI_Wtime() - t0;
+        t0 = MPI_Wtime();
+        double test = computation(&req, pure, tests);
+        double cpu = MPI_Wtime() - t0;
+        t0 = MPI_Wtime();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        double wait = MPI_Wtime() - t0, t_stop = MPI_Wtime();
+        if (i >= 0) {
+            a->times[i] = t_stop - t_start;
+            sum[0] += cpu, sum[1] += init, sum[2] += test, sum[3] += wait;
+        }
+        MPI_Barrier(world);
+    }
+    k.out[0] = pure;
+    for (int j = 0; j < 4; j++) k.out[j + 1] = a->n ? sum[j] / a->n : 0.0;
+    ctl_free(&k);
+    return 0;
+}
+
+#define OVERLAP_LOOP(prefix, name, CALL)                                              \
+    int prefix##name(cbosu_args *a) { return overlap(a, CALL); }
+
+#endif
