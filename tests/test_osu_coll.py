@@ -175,14 +175,16 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, corrupt):
 def test_memory_limit_is_osus(tmp_path):
     """-M (at least 1 MiB, as OSU): the programs with P blocks stop at M / P bytes, the
     others at M (what the binaries print with -M 1000 at 2 processes)."""
-    _, res = run_json(tmp_path, 2, "--suite", "osu", "alltoall", "allreduce", "gather_persistent", "-m",
-                      "262144:4194304", "-M", "1000", "-i", "2", "-x", "0", timeout=300)
+    _, res = run_json(tmp_path, 3, "--suite", "osu", "alltoall", "allreduce", "gather_persistent", "ialltoall",
+                      "iallreduce", "neighbor_alltoall", "-m", "131072:4194304", "-M", "1000", "-i", "2", "-x", "0",
+                      timeout=300)
     got = {}
     for r in res["records"]:
         got.setdefault(r["benchmark"], []).append(r["bytes"])
         assert r["extra"]["mem_limit"] == 1 << 20
-    assert got == {"alltoall": [262144, 524288], "allreduce": [262144, 524288, 1048576],
-                   "gather_persistent": [262144, 524288]}
+    per_rank, whole = [131072, 262144], [131072, 262144, 524288, 1048576]  # M / 3 and M
+    assert got == {"alltoall": per_rank, "allreduce": whole, "gather_persistent": per_rank, "ialltoall": per_rank,
+                   "iallreduce": whole, "neighbor_alltoall": per_rank}
 
 
 BAD = [

@@ -44,4 +44,26 @@ typedef struct {
 #define CBOSU_TYPE(a) (*(MPI_Datatype *)(a)->dtype)
 #define CBOSU_TIMED(a) ((a)->timer && (a)->times)
 
+#define CBOSU_TAG_DATA 100 /* OSU's bandwidth tags: the window's messages, and the ack */
+#define CBOSU_TAG_ACK 101
+
+/* One window of osu_bw (and of each osu_mbw_mr pair): the sender (timer) posts -W
+ * MPI_Isend of one buffer, MPI_Waitall, then receives the 1-byte ack; its partner
+ * posts -W MPI_Irecv, MPI_Waitall, and sends the ack. req holds -W requests. */
+static inline void cbosu_bw_window(cbosu_args *a, MPI_Request *req)
+{
+    MPI_Comm comm = CBOSU_COMM(a);
+    MPI_Datatype t = CBOSU_TYPE(a);
+    int w = a->window, c = a->count, p = a->peer;
+    if (a->timer) {
+        for (int j = 0; j < w; j++) MPI_Isend(a->sbuf, c, t, p, CBOSU_TAG_DATA, comm, &req[j]);
+        MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
+        MPI_Recv(a->abuf, 1, MPI_CHAR, p, CBOSU_TAG_ACK, comm, MPI_STATUS_IGNORE);
+    } else {
+        for (int j = 0; j < w; j++) MPI_Irecv(a->rbuf, c, t, p, CBOSU_TAG_DATA, comm, &req[j]);
+        MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
+        MPI_Send(a->abuf, 1, MPI_CHAR, p, CBOSU_TAG_ACK, comm);
+    }
+}
+
 #endif

@@ -7,9 +7,9 @@
 #include "osu.h"
 
 #define TAG_LAT 1
-#define TAG_DATA 100
+#define TAG_DATA CBOSU_TAG_DATA
 #define TAG_BACK 10
-#define TAG_ACK 101
+#define TAG_ACK CBOSU_TAG_ACK
 
 CBOSU_EXPORTS(cbosu_pt2pt_)
 
@@ -40,23 +40,12 @@ int cbosu_pt2pt_latency(cbosu_args *a)
  * rank 1 posts the window of Irecvs, waits, and acks. Rank 0 times each window. */
 int cbosu_pt2pt_bw(cbosu_args *a)
 {
-    MPI_Comm comm = CBOSU_COMM(a);
-    MPI_Datatype t = CBOSU_TYPE(a);
-    int n = a->n, c = a->count, p = a->peer, w = a->window;
-    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)w);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)a->window);
     if (!req) return -1;
-    for (int i = 0; i < n; i++) {
-        if (a->timer) {
-            double t0 = a->times ? MPI_Wtime() : 0.0;
-            for (int j = 0; j < w; j++) MPI_Isend(a->sbuf, c, t, p, TAG_DATA, comm, &req[j]);
-            MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
-            MPI_Recv(a->abuf, 1, MPI_CHAR, p, TAG_ACK, comm, MPI_STATUS_IGNORE);
-            if (a->times) a->times[i] = MPI_Wtime() - t0;
-        } else {
-            for (int j = 0; j < w; j++) MPI_Irecv(a->rbuf, c, t, p, TAG_DATA, comm, &req[j]);
-            MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
-            MPI_Send(a->abuf, 1, MPI_CHAR, p, TAG_ACK, comm);
-        }
+    for (int i = 0; i < a->n; i++) {
+        double t0 = CBOSU_TIMED(a) ? MPI_Wtime() : 0.0;
+        cbosu_bw_window(a, req);
+        if (CBOSU_TIMED(a)) a->times[i] = MPI_Wtime() - t0;
     }
     free(req);
     return 0;

@@ -15,8 +15,8 @@
 #include "osu.h"
 
 #define TAG_LAT 1
-#define TAG_DATA 100
-#define TAG_ACK 101
+#define TAG_DATA CBOSU_TAG_DATA
+#define TAG_ACK CBOSU_TAG_ACK
 #define TAG_MT_BACK 2
 #define TAG_MT_MAX 32000
 
@@ -113,25 +113,15 @@ int cbosu_pt2pt_more_bibw_persistent(cbosu_args *a)
 int cbosu_pt2pt_more_mbw_mr(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
-    MPI_Datatype t = CBOSU_TYPE(a);
-    int w = a->window, c = a->count, p = a->peer;
-    MPI_Request *r = malloc(sizeof(MPI_Request) * (size_t)w);
+    MPI_Request *r = malloc(sizeof(MPI_Request) * (size_t)a->window);
     if (!r) return -1;
     for (int i = 0; i < a->n; i++) {
         MPI_Barrier(comm);
         MPI_Barrier(comm);
         if (!a->root) continue;
-        if (a->timer) {
-            double t0 = T0(a);
-            for (int j = 0; j < w; j++) MPI_Isend(a->sbuf, c, t, p, TAG_DATA, comm, &r[j]);
-            MPI_Waitall(w, r, MPI_STATUSES_IGNORE);
-            MPI_Recv(a->abuf, 1, MPI_CHAR, p, TAG_ACK, comm, MPI_STATUS_IGNORE);
-            T1(a, i, t0);
-        } else {
-            for (int j = 0; j < w; j++) MPI_Irecv(a->rbuf, c, t, p, TAG_DATA, comm, &r[j]);
-            MPI_Waitall(w, r, MPI_STATUSES_IGNORE);
-            MPI_Send(a->abuf, 1, MPI_CHAR, p, TAG_ACK, comm);
-        }
+        double t0 = T0(a);
+        cbosu_bw_window(a, r);
+        T1(a, i, t0);
     }
     free(r);
     return 0;

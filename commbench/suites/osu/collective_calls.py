@@ -25,6 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.options import ConfigError
+from commbench.suites.osu.settings import mem_limit
 
 DT = {"mpi_char": "int8", "mpi_int": "int32", "mpi_float": "float32"}  # names: numpy loads on first use
 ROOT = 0
@@ -54,6 +55,12 @@ CALLS = {c.name: c for c in (
 )}
 for _n in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
     CALLS["ineighbor_" + _n] = Call("ineighbor_" + _n, CALLS["neighbor_" + _n].blocks)
+
+
+def limit(call: Call, s, p: int) -> int:
+    """The largest size OSU measures under -M at p processes: M / P where a buffer holds a
+    block per rank or per neighbour (OSU's check_mem_limit divides by P for both), else M."""
+    return mem_limit(s) // p if {"P", "K"} & set(call.blocks) else mem_limit(s)
 
 
 def no_size(s, dtype: str) -> list[int]:

@@ -28,12 +28,12 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.suites.osu import collectives_check as check
+from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 COLL = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
 TAKES = frozenset("mixzcTfM")
 BARRIER_TAKES = frozenset("mixzfM")  # osu_barrier refuses -c and -T; it takes -m and measures no size
-MEM_DEFAULT, MEM_FLOOR = 512 << 20, 1 << 20  # OSU's -M default and its lower limit
 
 
 class Call:
@@ -66,11 +66,6 @@ CALLS = (
 )
 BY_CALL = {c.name: c for c in CALLS}
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
-
-
-def mem_limit(settings) -> int:
-    m = settings.mem_limit if settings.mem_limit is not None else MEM_DEFAULT
-    return max(m, MEM_FLOOR)
 
 
 def limit(call: Call, settings, p: int) -> int:

@@ -32,7 +32,7 @@ from mpi4py import MPI
 from commbench import deferred
 from commbench.suites.osu import collective_calls as calls
 from commbench.suites.osu import nonblocking
-from commbench.suites.osu.settings import sizes
+from commbench.suites.osu.settings import mem_limit, sizes
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBR = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
@@ -198,7 +198,7 @@ def extra(ctx, s, ex) -> dict:
                 "topology": named}
     cols = FULL if s.full else FULL[:1]
     return {"metric": "neighbor", "columns": [list(c) for c in cols], "preface": pre, "gathered": True,
-            "topology_us": ctx.state["topology"], "topology": named}
+            "topology_us": ctx.state["topology"], "topology": named, "mem_limit": mem_limit(s)}
 
 
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
@@ -208,7 +208,8 @@ def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
         name, f"{what} on OSU's -N topology (default: periodic 1-D Cartesian, neighbours -1, +1)"
         + (": Overall, Compute, Pure Comm., Overlap(%)" if nb else ""),
         group="neighbor", title=title, metric="nbc" if nb else "neighbor",
-        takes=frozenset("mixzcTfN" + ("t" if nb else "")), defaults=NBR, fits=fits,
+        takes=frozenset("mixzcTfNM" + ("t" if nb else "")), defaults=NBR, fits=fits,
+        limit=lambda s, p, call=call: calls.limit(call, s, p),
         loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
         row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
         validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent, native=name)

@@ -33,10 +33,11 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.suites.osu import collective_calls as calls
+from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
-TAKES = frozenset("mixzcTtf")
+TAKES = frozenset("mixzcTtfM")
 SUBTITLE = "Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
 # -f's columns and their value keys (the importer's names: commbench/importers/osu.py)
 FULL = (("Overall(us)", "t_ovrl"), ("Compute(us)", "t_cpu"), ("Coll. Init(us)", "t_init"),
@@ -142,7 +143,7 @@ def row(bench, times, ctx, s) -> dict:
 def extra(ctx, s, ex) -> dict:
     cols = FULL if s.full else SHORT
     out = {"metric": "nbc", "columns": [list(c) for c in cols], "subtitle": [SUBTITLE],
-           "test_calls": int(s.test_calls or 0), "gathered": True}
+           "test_calls": int(s.test_calls or 0), "gathered": True, "mem_limit": mem_limit(s)}
     if ctx.bench.variant.name == "ibarrier":
         out.update(sized=False, datatype_line=False)
     return out
@@ -161,7 +162,8 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
         takes=frozenset("mixztf") if barrier else TAKES, defaults=NBC, loop=loop, prepare=prepare, release=release,
         row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
         extra=extra, validate=validate, gather=True, variant=call, buffers=2, native=name,
-        extent=call.extent, sizes=calls.no_size if barrier else None)
+        extent=call.extent, sizes=calls.no_size if barrier else None,
+        limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)))
 
 
 BENCHMARKS = (

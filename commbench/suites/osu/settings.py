@@ -36,6 +36,7 @@ TYPES = {"mpi_char": 1, "mpi_int": 4, "mpi_float": 4}  # OSU's -T and the bytes 
 WINDOWS = ("create", "allocate", "dynamic")
 SYNCS = ("pscw", "fence", "lock", "flush", "flush_local", "lock_all")
 TAIL = (50, 90, 99)  # OSU's -z without a list: P50, P90, P99
+MEM_DEFAULT, MEM_FLOOR = 512 << 20, 1 << 20  # OSU's -M default and its lower limit
 
 
 def message_size(s: str) -> tuple[int | None, int | None]:
@@ -175,6 +176,11 @@ class Settings(FamilySettings):
     @property
     def types(self) -> tuple[str, ...]:
         return tuple(TYPES) if self.type == "all" else (self.type,)
+
+
+def mem_limit(s: Settings) -> int:
+    """-M in bytes per process, as the binaries take it (default 512 MiB, at least 1 MiB)."""
+    return max(s.mem_limit if s.mem_limit is not None else MEM_DEFAULT, MEM_FLOOR)
 
 
 def sizes(bench, s: Settings, dtype: str = "mpi_char", nprocs: int | None = None) -> list[int]:
