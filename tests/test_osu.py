@@ -138,6 +138,10 @@ BAD = [
     (["latency", "-z0"], "-z0: accepted"), (["latency", "-z50,101"], "up to 5"), (["latency", "-z1,2,3,4,5,6"], "up to 5"),
     (["latency", "-zx"], "-zx"), (["latency", "-clog:/tmp/v"], "validation log"),
     (["latency", "-N", "cart:1:1"], "-N: none of the benchmarks"),
+    # OMB 7.4's options commbench does not offer: refused with the reason, never an unknown word
+    (["latency", "-G", "tty"], "-G: OSU's graphs (-G) are not drawn"), (["allreduce", "-l"], "-l: MPI_IN_PLACE"),
+    (["latency", "-c", "-u", "5"], "-u (untimed rounds"), (["gather", "-k", "1"], "another root than rank 0"),
+    (["mbw_mr", "-V"], "-V: mbw_mr's varied windows"), (["latency", "-D", "cont:4"], "derived datatypes"),
 ]
 
 

@@ -134,6 +134,36 @@ OPTIONS = (
     Option(("-M",), "osu_mem_limit", "<BYTES>", "osu: memory limit per process (collectives; default 536870912)",
            integer("-M", 1)),
 )
+# OMB 7.4's other options (their -h, tests/data/osu/help.txt): parsed with OSU's arity and
+# refused with the reason, never taken as an unknown word or ignored.
+NOT_OFFERED = {
+    "b": ("<NUM>", "a buffer per message of a window (-b) is not offered: the windows send one buffer, OSU's "
+                   "default"),
+    "u": ("<ITER>", "-u (untimed rounds before each validated one) has no use here: -c validates one round after "
+                    "the timed ones (docs/osu.md, Check mode)"),
+    "G": ("<tty,png,pdf>", "OSU's graphs (-G) are not drawn: `commbench plot` draws a results file, whose records "
+                           "hold -z's percentiles"),
+    "D": ("<TYPE:ARGS>", "derived datatypes (-D) are not offered; -T mpi_char|mpi_int|mpi_float|all are"),
+    "P": ("<EVENTS:PATH>", "PAPI counters (-P) are not read by commbench"),
+    "a": ("<SIZE>", "-a sizes GPU arrays; commbench's osu family moves host memory only"),
+    "d": ("<ACCEL>", "accelerator buffers (-d) are not offered; commbench's osu family moves host memory only"),
+    "k": ("<ROOT>", "another root than rank 0 (-k) is not offered: the roots are rank 0, OSU's default"),
+    "R": ("<0|1>", "mbw_mr's -R is not offered: its rows always carry Messages/s, OSU's default"),
+    "l": ("", "MPI_IN_PLACE (-l) is not offered: the calls use separate send and receive buffers, OSU's default"),
+    "V": ("", "mbw_mr's varied windows (-V) are not offered: -W sets one window size"),
+    "v": ("", "OSU's -v prints its version: commbench's osu family follows OMB 7.4, and every results file "
+              "records commbench's own version"),
+}
+
+
+def refuse(letter: str):
+    def parse(_value: str):
+        raise ConfigError(f"-{letter}: {NOT_OFFERED[letter][1]} (accepted: leave out -{letter})")
+    return parse
+
+
+OPTIONS += tuple(Option((f"-{k}",), f"osu_not_{k}", meta, f"osu: OSU's -{k}, refused: {why.split(':')[0]}",
+                        refuse(k) if meta else None) for k, (meta, why) in NOT_OFFERED.items())
 LETTER = {o.dest: o.names[0][1:] for o in OPTIONS}
 # Which OMB 7.4 programs take each option (their -h, tests/data/osu/help.txt), for the messages.
 SCOPE = {
@@ -219,6 +249,9 @@ def validate(cfg, size: int) -> None:
     """Options no benchmark of the run takes, process counts, empty size ranges: refused."""
     benches = benchmarks_of(cfg)
     names = ", ".join(b.name for b in benches)
+    for k, (_meta, why) in NOT_OFFERED.items():  # the flags among them (no value to parse)
+        if cfg.params.get(f"osu_not_{k}") is not None:
+            raise ConfigError(f"-{k}: {why} (accepted: leave out -{k})")
     for dest in cfg.params:
         letter = LETTER.get(dest)
         if letter and not any(letter in b.takes for b in benches):
