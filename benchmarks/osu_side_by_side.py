@@ -31,11 +31,11 @@ SIZES = [1, 8, 1024, 65536, 2**20, 4 * 2**20]
 
 def rows(text: str) -> dict[int, float]:
     """OSU text -> {size: the first number of its row} (one table); a table without sizes
-    (osu_barrier) gives its row under size 0."""
+    (osu_barrier, osu_ibarrier) gives its row under size 0."""
     out, sized = {}, True
     for line in text.splitlines():
         t = line.split()
-        if line.startswith("#") and t[1:2] in (["Size"], ["Avg"]):
+        if line.startswith("#") and t[1:2] in (["Size"], ["Avg"], ["Overall(us)"]):  # ibarrier: no size
             sized = t[1] == "Size"
         elif len(t) >= 2 and t[0].isdigit() and sized:
             out[int(t[0])] = float(t[1])

@@ -11,7 +11,8 @@
  *   `kin` each), [2] the address of the communicator the call runs on (the graph of a
  *   neighborhood; else the run's), [3] kout, [4] kin, [5] the address of five doubles
  *   written by the timed loop: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait (s);
- * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t). */
+ * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t), aux[2] 1 for an
+ * MPI_Barrier after each pure-communication round (osu_ibarrier has none). */
 #ifndef COMMBENCH_OSU_OVERLAP_H
 #define COMMBENCH_OSU_OVERLAP_H
 #include <stdint.h>
@@ -60,13 +61,33 @@ static int ctl_of(cbosu_args *a, nbc_ctl *k)
     return 0;
 }
 
-/* The dummy computation: floating-point work until `sec` seconds have passed. */
+/* The dummy computation as OMB 7.4 makes it: blocks of 25 x 25 single-precision
+ * multiply-adds (x = 1, y = 1, a = 2), each timed alone, until the blocks' own time
+ * reaches `sec`; so it lasts `sec` plus the last block's overshoot and the time between
+ * blocks. The arrays have external linkage so that the compiler keeps the work. */
+#define CBOSU_DIM 25
+float cbosu_dummy_a[CBOSU_DIM][CBOSU_DIM], cbosu_dummy_x[CBOSU_DIM], cbosu_dummy_y[CBOSU_DIM];
+
+static void dummy_block(void)
+{
+    for (int i = 0; i < CBOSU_DIM; i++)
+        for (int j = 0; j < CBOSU_DIM; j++)
+            cbosu_dummy_x[i] += cbosu_dummy_a[i][j] * cbosu_dummy_a[j][i] + cbosu_dummy_y[j];
+}
+
 static void compute(double sec)
 {
-    volatile double x = 1.0;
-    double t0 = MPI_Wtime();
-    while (MPI_Wtime() - t0 < sec)
-        for (int j = 0; j < 16; j++) x = x * 1.000001 + 1e-9;
+    if (cbosu_dummy_a[0][0] != 2.0f)
+        for (int i = 0; i < CBOSU_DIM; i++) {
+            cbosu_dummy_x[i] = cbosu_dummy_y[i] = 1.0f;
+            for (int j = 0; j < CBOSU_DIM; j++) cbosu_dummy_a[i][j] = 2.0f;
+        }
+    double spent = 0.0;
+    while (spent < sec) {
+        double t1 = MPI_Wtime();
+        dummy_block();
+        spent += MPI_Wtime() - t1;
+    }
 }
 
 /* -t tests: the computation in `tests` pieces, an MPI_Test after each; their seconds. */
@@ -97,11 +118,12 @@ static int overlap(cbosu_args *a, int call)
     if (ctl_of(a, &k) != 0) return -1;
     MPI_Comm world = CBOSU_COMM(a);
     MPI_Request req;
+    int between = (int)a->aux[2];
     if (!a->times) {
         for (int i = 0; i < a->n; i++) {
             post(a, &k, call, &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
-            MPI_Barrier(world);
+            if (between) MPI_Barrier(world);
         }
         ctl_free(&k);
         return 0;
@@ -113,7 +135,7 @@ static int overlap(cbosu_args *a, int call)
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         a->times[i] = MPI_Wtime() - t0;
         pure += a->times[i];
-        MPI_Barrier(world);
+        if (between) MPI_Barrier(world);
     }
     pure = a->n ? pure / a->n : 0.0;
     MPI_Barrier(world);

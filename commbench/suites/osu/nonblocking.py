@@ -6,7 +6,8 @@ tests/data/osu/README.md, "Nonblocking and neighborhood collectives"). Per size,
 after the driver's MPI_Barrier:
 
 1. pure communication: skip + iterations rounds of "MPI_Wtime, I<coll>,
-   MPI_Wait, MPI_Wtime, MPI_Barrier"; Pure Comm. = this rank's mean of the
+   MPI_Wait, MPI_Wtime, MPI_Barrier" (osu_ibarrier: no MPI_Barrier, and 100 + 10
+   rounds, OSU's large-message counts); Pure Comm. = this rank's mean of the
    timed ones;
 2. two MPI_Barrier calls;
 3. overlap: skip + iterations rounds of "MPI_Wtime (start), MPI_Wtime, I<coll>,
@@ -37,6 +38,9 @@ from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
+# osu_ibarrier runs OSU's large-message counts (100 and 10 warm-up; 220 MPI_Ibarrier in a
+# traced default run) and no MPI_Barrier between its pure-communication rounds.
+IBARRIER = Defaults(iterations=100, iterations_large=100, skip=10, skip_large=10, max_size=1 << 20)
 TAKES = frozenset("mixzcTtfM")
 SUBTITLE = "Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
 # -f's columns and their value keys (the importer's names: commbench/importers/osu.py)
@@ -48,11 +52,15 @@ PARTS = ("cpu", "init", "test", "wait")
 
 
 def compute(seconds: float) -> None:
-    """The dummy computation: floating-point work until `seconds` have passed (MPI_Wtime)."""
-    wtime, x, t0 = MPI.Wtime, 1.0, MPI.Wtime()
-    while wtime() - t0 < seconds:
+    """The dummy computation, shaped as OMB 7.4's: blocks of floating-point work, each
+    timed alone, until the blocks' own time reaches `seconds` (the C loops' blocks are
+    OSU's 25 x 25 multiply-adds; a Python block is 16 multiply-adds, to stay short)."""
+    wtime, x, spent = MPI.Wtime, 1.0, 0.0
+    while spent < seconds:
+        t1 = wtime()
         for _ in range(16):
             x = x * 1.000001 + 1e-9
+        spent += wtime() - t1
 
 
 def computation(req, seconds: float, tests: int) -> float:
@@ -72,24 +80,27 @@ def computation(req, seconds: float, tests: int) -> float:
 def prepare(ctx, size: int) -> None:
     n, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
     ctx.state.update(warm=warm, tests=int(ctx.s.test_calls or 0))
-    ctx.state["aux"] = (warm, ctx.state["tests"])  # the C loop's aux[0], aux[1]
+    between = int(ctx.bench.variant.name != "ibarrier")  # an MPI_Barrier after each pure round
+    ctx.state.update(between=between, aux=(warm, ctx.state["tests"], between))  # the C loop's aux[0..2]
     calls.prepare(ctx, size)
 
 
 def loop(ctx, n: int, times) -> None:
     """Untimed (times None): n pure-communication rounds (the warm-up, the -c round).
     Timed: n pure-communication rounds, then warm-up + n overlap rounds."""
-    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
+    comm, post, wtime, between = ctx.comm, ctx.state["post"], MPI.Wtime, ctx.state["between"]
     if times is None:
         for _ in range(n):
             post().Wait()
-            comm.Barrier()
+            if between:
+                comm.Barrier()
         return
     for i in range(n):
         t0 = wtime()
         post().Wait()
         times[i] = wtime() - t0
-        comm.Barrier()
+        if between:
+            comm.Barrier()
     pure = float(np.mean(times)) if n else 0.0
     comm.Barrier()
     comm.Barrier()
@@ -159,7 +170,7 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
     return OsuBenchmark(
         name, f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
         group="nonblocking", title=title, metric="nbc_sync" if barrier else "nbc",
-        takes=frozenset("mixztf") if barrier else TAKES, defaults=NBC, loop=loop, prepare=prepare, release=release,
+        takes=frozenset("mixztf") if barrier else TAKES, defaults=IBARRIER if barrier else NBC, loop=loop, prepare=prepare, release=release,
         row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
         extra=extra, validate=validate, gather=True, variant=call, buffers=2, native=name,
         extent=call.extent, sizes=calls.no_size if barrier else None,
