@@ -123,6 +123,21 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, corrupt):
     assert "Fail" in p.stdout
 
 
+def test_validation_checks_every_round_as_osu(tmp_path):
+    """-c is OSU's procedure: each warm-up and timed round on fresh data, -u untimed
+    repetitions (default 5) before the timed one, then checked. A spoilt sender's byte is
+    counted once per round (2 warm-up + 10 timed = 12), not once per size."""
+    out = tmp_path / "r.json"
+    p = mpiexec(2, "run", "--suite", "osu", "latency", "allreduce", "-m", "4:4", "-i", "10", "-x", "2", "-c", "-u", "2",
+                "-o", str(out), env={"COMMBENCH_FAULT_CORRUPT": "0"})
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    recs = {r["benchmark"]: r for r in json.loads(out.read_text())["records"]}
+    assert recs["latency"]["defects"] == 12 and recs["allreduce"]["defects"] % 12 == 0 < recs["allreduce"]["defects"]
+    assert all(r["extra"]["validated_rounds"] == 12 and r["extra"]["validation_warmup"] == 2 for r in recs.values())
+    _, res = osu_run(tmp_path, "bw", "-m", "1:8", "-i", "5", "-x", "1", "-c")
+    assert {(r["extra"]["validation"], r["extra"]["validation_warmup"]) for r in res["records"]} == {("Pass", 5)}
+
+
 BAD = [
     (["latency", "-m", "abc"], "-m 'abc'"), (["latency", "-m", "16:4"], "no message size"),
     (["latency", "-m", "-3"], "-m"), (["latency", "-i", "0"], "-i must be >= 1"), (["latency", "-x", "-1"], "-x"),
@@ -140,7 +155,8 @@ BAD = [
     (["latency", "-N", "cart:1:1"], "-N: none of the benchmarks"),
     # OMB 7.4's options commbench does not offer: refused with the reason, never an unknown word
     (["latency", "-G", "tty"], "-G: OSU's graphs (-G) are not drawn"), (["allreduce", "-l"], "-l: MPI_IN_PLACE"),
-    (["latency", "-c", "-u", "5"], "-u (untimed rounds"), (["gather", "-k", "1"], "another root than rank 0"),
+    (["latency", "-u", "5"], "-u: OSU's validation warm-up"), (["latency", "-c", "-u", "11"], "-u 11: at most 10"),
+    (["acc_latency", "-c", "-u", "2"], "-u: none of the benchmarks"), (["gather", "-k", "1"], "another root than rank 0"),
     (["mbw_mr", "-V"], "-V: mbw_mr's varied windows"), (["latency", "-D", "cont:4"], "derived datatypes"),
 ]
 

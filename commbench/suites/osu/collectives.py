@@ -32,7 +32,7 @@ from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 COLL = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
-TAKES = frozenset("mixzcTfM")
+TAKES = frozenset("mixzcTfMu")
 BARRIER_TAKES = frozenset("mixzfM")  # osu_barrier refuses -c and -T; it takes -m and measures no size
 
 

@@ -20,7 +20,7 @@ from commbench import records
 from commbench.native import osu as native_osu
 from commbench.session import Session
 from commbench.suites.osu.context import Ctx
-from commbench.suites.osu.settings import Settings, sizes
+from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
 from commbench.suites.osu.spec import OsuBenchmark, unfit
 
 F = "osu"
@@ -100,13 +100,17 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     if bench.prepare is not None:
         bench.prepare(ctx, size)
     times = np.zeros(n)
-    session.progress("warm-up", **where)
-    comm.Barrier()
-    loop(bench, ctx, runner, warm, None)
-    session.progress("the timed loop", **where)
-    loop(bench, ctx, runner, n, times)
     defects = None
-    if cfg.check and bench.verify is not None:
+    if cfg.check and bench.verify is not None and "u" in bench.takes:  # OSU's -c: every round validated
+        session.progress("validated rounds", **where)
+        defects = validated_rounds(bench, ctx, runner, size, warm, times)
+    else:
+        session.progress("warm-up", **where)
+        comm.Barrier()
+        loop(bench, ctx, runner, warm, None)
+        session.progress("the timed loop", **where)
+        loop(bench, ctx, runner, n, times)
+    if cfg.check and bench.verify is not None and defects is None:  # one checked round after the timed ones
         session.progress("validation", **where)
         ctx.fill(size)
         if bench.refill is not None:
@@ -122,6 +126,25 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     return int(bool(defects))
 
 
+def validated_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, times) -> int:
+    """OSU 7.4's -c (read off osu_latency.c and its relatives): each of the warm-up and timed
+    rounds on fresh data: the buffers filled, an MPI_Barrier, -u untimed repetitions (default
+    5), one more (timed after the warm-up), then this rank's check; the wrong bytes of all."""
+    comm, u = ctx.comm, ctx.s.validation_warmup
+    reps = 1 + (VALIDATION_WARMUP if u is None else u)
+    each, wrong = np.zeros(reps), 0  # the repetitions run in one loop (as OSU's): the last one is the round's
+    for i in range(warm + len(times)):
+        ctx.fill(size)
+        if bench.refill is not None:
+            bench.refill(ctx, size)
+        comm.Barrier()
+        loop(bench, ctx, runner, reps, each if i >= warm else None)
+        if i >= warm:
+            times[i - warm] = each[-1]
+        wrong += bench.verify(ctx, size)
+    return comm.allreduce(wrong)
+
+
 def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n: int, warm: int, data,
            defects) -> records.Measurement:
     """OSU's row as a record (rank 0): the values bench.row computes, OSU's settings in extra."""
@@ -135,6 +158,9 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
         extra["window_size"] = ctx.window
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
+        if "u" in bench.takes:  # every round validated (OSU's -c), after -u untimed repetitions
+            extra["validated_rounds"] = warm + n
+            extra["validation_warmup"] = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
     if bench.extra is not None:
         extra.update(bench.extra(ctx, s, extra))
     return records.Measurement(

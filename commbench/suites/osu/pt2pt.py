@@ -31,7 +31,7 @@ from commbench.suites.osu.spec import (
 )
 
 TAG_LAT, TAG_DATA, TAG_BACK, TAG_ACK = 1, 100, 10, 101
-COMMON = frozenset("mixzcT")
+COMMON = frozenset("mixzcTu")
 LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
 

@@ -9,7 +9,8 @@ same letters with the same values, after `--suite osu` or before it:
   -W SIZE        messages per window (bw, bibw …; default 64)
   -f             min/max/avg over ranks and iterations (collectives)
   -z[P,P…]       P50, P90 and P99 of the per-iteration values; -z50,99.9 → up to 5 of its own
-  -c             validation: buffers filled with a known pattern and verified
+  -c             validation: every round's buffers filled with a known pattern and verified
+  -u ITER        with -c: untimed repetitions before the timed one of every validated round
   -T TYPE        mpi_char (default), mpi_int, mpi_float or all
   -p PAIRS       pairs of multi-pair tests; -t CALLS|SEND:[RECV]: MPI_Test calls
                  (nonblocking collectives) or threads/processes (latency_mt/_mp);
@@ -37,6 +38,7 @@ WINDOWS = ("create", "allocate", "dynamic")
 SYNCS = ("pscw", "fence", "lock", "flush", "flush_local", "lock_all")
 TAIL = (50, 90, 99)  # OSU's -z without a list: P50, P90, P99
 MEM_DEFAULT, MEM_FLOOR = 512 << 20, 1 << 20  # OSU's -M default and its lower limit
+VALIDATION_WARMUP, VALIDATION_WARMUP_MAX = 5, 10  # OSU's -u default and limit
 
 
 def message_size(s: str) -> tuple[int | None, int | None]:
@@ -96,6 +98,13 @@ def neighborhood(s: str) -> tuple:
                       "-N graph:<file> of 'source,destination' lines")
 
 
+def validation_warmup(v: str) -> int:
+    n = integer("-u", 0)(v)
+    if n > VALIDATION_WARMUP_MAX:
+        raise ConfigError(f"-u {n}: at most {VALIDATION_WARMUP_MAX} (OMB 7.4's limit; accepted: -u 0 … -u 10)")
+    return n
+
+
 def no_log(s: str) -> bool:
     """-c glued to a value: OSU's -clog:<dir> (a file per rank of every wrong element), not written here."""
     raise ConfigError(f"-c{s}: OSU's validation log (-clog:<dir>, a file per rank listing every wrong element) is "
@@ -120,6 +129,8 @@ OPTIONS = (
            "glued: up to 5 percentiles (OSU's -z)", tail_list, glued=True),
     Option(("-c",), "osu_validate", "", "osu: validation of the received data (OSU's -c; exit 1 on a failure)",
            no_log, glued=True),
+    Option(("-u",), "osu_validation_warmup", "<ITER>", "osu: with -c, untimed repetitions before the timed one "
+           "of every validated round (OSU's -u; default 5, at most 10)", validation_warmup),
     Option(("-T",), "osu_type", "<TYPE>", "osu: mpi_char (default) | mpi_int | mpi_float | all", type_choice),
     Option(("-p",), "osu_pairs", "<PAIRS>", "osu: pairs of multi-pair tests (mbw_mr …)", integer("-p", 1)),
     Option(("-t",), "osu_test_calls", "<CALLS|SEND:[RECV]>", "osu: MPI_Test calls (nonblocking collectives) "
@@ -139,8 +150,6 @@ OPTIONS = (
 NOT_OFFERED = {
     "b": ("<NUM>", "a buffer per message of a window (-b) is not offered: the windows send one buffer, OSU's "
                    "default"),
-    "u": ("<ITER>", "-u (untimed rounds before each validated one) has no use here: -c validates one round after "
-                    "the timed ones (docs/osu.md, Check mode)"),
     "G": ("<tty,png,pdf>", "OSU's graphs (-G) are not drawn: `commbench plot` draws a results file, whose records "
                            "hold -z's percentiles"),
     "D": ("<TYPE:ARGS>", "derived datatypes (-D) are not offered; -T mpi_char|mpi_int|mpi_float|all are"),
@@ -176,6 +185,7 @@ SCOPE = {
     "w": "the one-sided programs", "s": "the one-sided programs",
     "I": "init (commbench starts MPI with MPI_Init_thread: it times no session initialization elsewhere)",
     "M": "the collectives",
+    "u": "point-to-point and the blocking and persistent collectives, with -c",
     "N": "the neighborhood collectives",
 }
 
@@ -197,6 +207,7 @@ class Settings(FamilySettings):
     sync: str | None = None
     session: bool = False
     mem_limit: int | None = None
+    validation_warmup: int | None = None  # -u: repetitions before the timed one of a validated round
     nhbr: tuple | None = None  # -N: ("cart", D, R) or ("graph", file, edges); None: cart:1:1
 
     @property
@@ -263,6 +274,9 @@ def validate(cfg, size: int) -> None:
         said = "; ".join(f"{n}: {w}" for n, w in why.items())
         raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: a process "
                           f"count one of them runs at, e.g. -n 2)")
+    if s.validation_warmup is not None and not s.validate:
+        raise ConfigError("-u: OSU's validation warm-up (untimed repetitions before each validated round) applies "
+                          "with -c only (accepted: -c -u N, or no -u)")
     for b in benches:
         if b.validate is not None:
             b.validate(s)
