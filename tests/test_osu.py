@@ -123,6 +123,20 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, corrupt):
     assert "Fail" in p.stdout
 
 
+def test_the_whole_default_list_runs_and_validates(tmp_path):
+    """`--suite osu` without names: all 76 programs, each with rows or OSU's reason (the
+    neighbourhoods need 3 ranks; latency_mt needs naming, which asks for MPI_THREAD_MULTIPLE)."""
+    from commbench.suites.osu import BENCHMARKS
+
+    _, res = osu_run(tmp_path, "-m", "1:8", "-i", "3", "-x", "1", "-c", timeout=600)
+    recs = res["records"]
+    assert res["complete"] and {r["benchmark"] for r in recs} == {b.name for b in BENCHMARKS}
+    skipped = {r["benchmark"]: r["message"] for r in recs if r["status"] != "ok"}
+    assert set(skipped) == {"latency_mt"} | {b.name for b in BENCHMARKS if "neighbor" in b.name}
+    assert "name it on the command line" in skipped["latency_mt"]
+    assert {r["extra"]["check"] for r in recs if r["status"] == "ok"} <= {"successful", "not checked"}
+
+
 def test_validation_checks_every_round_as_osu(tmp_path):
     """-c is OSU's procedure: each warm-up and timed round on fresh data, -u untimed
     repetitions (default 5) before the timed one, then checked. A spoilt sender's byte is
