@@ -165,6 +165,23 @@ def test_both_engines_run_the_same_procedure(tmp_path):
     assert res["records"][0]["extra"]["engine"] == "native"
 
 
+def test_validation_checks_every_pure_and_overlap_round(tmp_path):
+    """-c is OSU's: each of the 2 + 10 pure-communication rounds and of the 2 + 10 overlap
+    rounds on fresh data after -u untimed calls, then checked: a spoilt root counts in all 24."""
+    out = tmp_path / "r.json"
+    p = mpiexec(2, "run", "--suite", "osu", "iallreduce", "ibcast", "-m", "4:4", "-i", "10", "-x", "2", "-c", "-u", "1",
+                "-o", str(out), env={"COMMBENCH_FAULT_CORRUPT": "0"}, timeout=300)
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    recs = {r["benchmark"]: r for r in json.loads(out.read_text())["records"]}
+    for r in recs.values():
+        assert r["extra"]["validated_rounds"] == 24 and r["extra"]["validation_warmup"] == 1
+        assert r["defects"] > 0 and r["defects"] % 24 == 0, r["defects"]
+        assert r["values"]["t_pure"] > 0 and r["values"]["t_cpu"] > 0
+    _, res = osu(tmp_path, 3, "ialltoallv", "ineighbor_allgather", "neighbor_alltoall", "-m", "1:8", "-i", "4", "-x",
+                 "1", "-c", "--engine", "both")
+    assert {r["extra"]["check"] for r in res["records"]} == {"successful"}
+
+
 def test_a_graph_file_validates_and_catches_a_corrupted_buffer(tmp_path):
     """-N graph:<file> with a duplicate edge: every neighborhood program passes -c at 3 ranks; with
     rank 0's data spoilt every one fails (rank 0 sends to 1 and 2 in each), exit 1."""
@@ -186,7 +203,7 @@ BAD = [
     (["neighbor_allgather", "-N", f"graph:{GRAPH}"], "Number of processes is less than graph nodes"),
     (["neighbor_allgather", "-N", "cart:2:1"], "radius (r = 1)"),
     (["iallreduce", "-t", "0"], "-t '0'"), (["iallreduce", "-t", "2:3"], "-t 2:3: the nonblocking collectives"),
-    (["ibarrier", "-T", "mpi_int"], "-T: none of the benchmarks"), (["ibarrier", "-c"], "-c: none of the benchmarks"),
+    (["ibarrier", "-T", "mpi_int"], "-T: none of the benchmarks"), (["ibarrier", "-c", "-u", "2"], "-c: none"), (["ibarrier", "-c"], "-c: none of the benchmarks"),
     (["neighbor_allgather", "-t", "4"], "-t: none of the benchmarks"), (["iallreduce", "-W", "4"], "-W: none"),
     (["iallreduce", "-m", "8:2"], "no message size"), (["ialltoall", "-i", "0"], "-i must be >= 1"),
 ]

@@ -12,7 +12,9 @@
  *   neighborhood; else the run's), [3] kout, [4] kin, [5] the address of five doubles
  *   written by the timed loop: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait (s);
  * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t), aux[2] 1 for an
- * MPI_Barrier after each pure-communication round (osu_ibarrier has none). */
+ * MPI_Barrier after each pure-communication round (osu_ibarrier has none), aux[3] the
+ * timed loop's phases: 0 both, 1 the pure rounds only (-c's rounds), 2 the overlap rounds
+ * only, computing for out[0] seconds (-c's rounds: nonblocking.check_rounds). */
 #ifndef COMMBENCH_OSU_OVERLAP_H
 #define COMMBENCH_OSU_OVERLAP_H
 #include <stdint.h>
@@ -129,17 +131,26 @@ static int overlap(cbosu_args *a, int call)
         return 0;
     }
     double pure = 0.0, sum[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int i = 0; i < a->n; i++) {
-        double t0 = MPI_Wtime();
-        post(a, &k, call, &req);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        a->times[i] = MPI_Wtime() - t0;
-        pure += a->times[i];
-        if (between) MPI_Barrier(world);
+    int phases = (int)a->aux[3];
+    if (phases == 2) {
+        pure = k.out[0];
+    } else {
+        for (int i = 0; i < a->n; i++) {
+            double t0 = MPI_Wtime();
+            post(a, &k, call, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            a->times[i] = MPI_Wtime() - t0;
+            pure += a->times[i];
+            if (between) MPI_Barrier(world);
+        }
+        k.out[0] = pure = a->n ? pure / a->n : 0.0;
+        if (phases == 1) {
+            ctl_free(&k);
+            return 0;
+        }
+        MPI_Barrier(world);
+        MPI_Barrier(world);
     }
-    pure = a->n ? pure / a->n : 0.0;
-    MPI_Barrier(world);
-    MPI_Barrier(world);
     int warm = (int)a->aux[0], tests = (int)a->aux[1];
     for (int i = -warm; i < a->n; i++) {
         double t_start = MPI_Wtime(), t0 = MPI_Wtime();
@@ -157,7 +168,6 @@ static int overlap(cbosu_args *a, int call)
         }
         MPI_Barrier(world);
     }
-    k.out[0] = pure;
     for (int j = 0; j < 4; j++) k.out[j + 1] = a->n ? sum[j] / a->n : 0.0;
     ctl_free(&k);
     return 0;

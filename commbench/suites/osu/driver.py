@@ -103,7 +103,11 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     defects = None
     if cfg.check and bench.verify is not None and "u" in bench.takes:  # OSU's -c: every round validated
         session.progress("validated rounds", **where)
-        defects = validated_rounds(bench, ctx, runner, size, warm, times)
+        if bench.check_rounds is not None:  # the nonblocking collectives' two phases
+            run = lambda k, t: loop(bench, ctx, runner, k, t)  # noqa: E731
+            defects = comm.allreduce(bench.check_rounds(ctx, run, size, warm, times))
+        else:
+            defects = validated_rounds(bench, ctx, runner, size, warm, times)
     else:
         session.progress("warm-up", **where)
         comm.Barrier()
@@ -159,7 +163,7 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
         if "u" in bench.takes:  # every round validated (OSU's -c), after -u untimed repetitions
-            extra["validated_rounds"] = warm + n
+            extra["validated_rounds"] = (warm + n) * (2 if bench.check_rounds else 1)  # nbc: pure and overlap
             extra["validation_warmup"] = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
     if bench.extra is not None:
         extra.update(bench.extra(ctx, s, extra))

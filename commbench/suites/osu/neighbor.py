@@ -208,11 +208,12 @@ def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
         name, f"{what} on OSU's -N topology (default: periodic 1-D Cartesian, neighbours -1, +1)"
         + (": Overall, Compute, Pure Comm., Overlap(%)" if nb else ""),
         group="neighbor", title=title, metric="nbc" if nb else "neighbor",
-        takes=frozenset("mixzcTfNM" + ("t" if nb else "")), defaults=NBR, fits=fits,
+        takes=frozenset("mixzcTfNMu" + ("t" if nb else "")), defaults=NBR, fits=fits,
         limit=lambda s, p, call=call: calls.limit(call, s, p),
         loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
         row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
-        validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent, native=name)
+        validate=nonblocking.validate if nb else None, gather=True, variant=call, extent=call.extent, native=name,
+        check_rounds=nonblocking.check_rounds if nb else None)
 
 
 BENCHMARKS = (

@@ -34,14 +34,14 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.suites.osu import collective_calls as calls
-from commbench.suites.osu.settings import mem_limit
+from commbench.suites.osu.settings import VALIDATION_WARMUP, mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
 # osu_ibarrier runs OSU's large-message counts (100 and 10 warm-up; 220 MPI_Ibarrier in a
 # traced default run) and no MPI_Barrier between its pure-communication rounds.
 IBARRIER = Defaults(iterations=100, iterations_large=100, skip=10, skip_large=10, max_size=1 << 20)
-TAKES = frozenset("mixzcTtfM")
+TAKES = frozenset("mixzcTtfMu")
 SUBTITLE = "Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
 # -f's columns and their value keys (the importer's names: commbench/importers/osu.py)
 FULL = (("Overall(us)", "t_ovrl"), ("Compute(us)", "t_cpu"), ("Coll. Init(us)", "t_init"),
@@ -81,30 +81,38 @@ def prepare(ctx, size: int) -> None:
     n, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
     ctx.state.update(warm=warm, tests=int(ctx.s.test_calls or 0))
     between = int(ctx.bench.variant.name != "ibarrier")  # an MPI_Barrier after each pure round
-    ctx.state.update(between=between, aux=(warm, ctx.state["tests"], between))  # the C loop's aux[0..2]
+    ctx.state.update(between=between, aux=(warm, ctx.state["tests"], between, 0))  # the C loop's aux[0..3]
     calls.prepare(ctx, size)
 
 
 def loop(ctx, n: int, times) -> None:
-    """Untimed (times None): n pure-communication rounds (the warm-up, the -c round).
-    Timed: n pure-communication rounds, then warm-up + n overlap rounds."""
+    """Untimed (times None): n pure-communication rounds (the warm-up, -c's repetitions).
+    Timed: n pure-communication rounds, then warm-up + n overlap rounds; or one of the
+    two phases (aux[3], as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
+    means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
     comm, post, wtime, between = ctx.comm, ctx.state["post"], MPI.Wtime, ctx.state["between"]
+    warm, tests, _, phases = ctx.state["aux"]
+    out = ctx.state["out"]
     if times is None:
         for _ in range(n):
             post().Wait()
             if between:
                 comm.Barrier()
         return
-    for i in range(n):
-        t0 = wtime()
-        post().Wait()
-        times[i] = wtime() - t0
-        if between:
-            comm.Barrier()
-    pure = float(np.mean(times)) if n else 0.0
-    comm.Barrier()
-    comm.Barrier()
-    warm, tests = ctx.state["warm"], ctx.state["tests"]
+    if phases == 2:
+        pure = float(out[0])
+    else:
+        for i in range(n):
+            t0 = wtime()
+            post().Wait()
+            times[i] = wtime() - t0
+            if between:
+                comm.Barrier()
+        pure = out[0] = float(np.mean(times)) if n else 0.0
+        if phases == 1:
+            return
+        comm.Barrier()
+        comm.Barrier()
     parts = np.zeros((4, n))
     for i in range(-warm, n):
         t_start = wtime()
@@ -122,16 +130,52 @@ def loop(ctx, n: int, times) -> None:
             times[i] = t_stop - t_start
             parts[:, i] = (cpu, init, test, wait)
         comm.Barrier()
-    ctx.state["means"] = [pure] + [float(np.mean(p)) if n else 0.0 for p in parts]
+    out[1:] = [float(np.mean(p)) if n else 0.0 for p in parts]
+
+
+def check_rounds(ctx, run, size: int, warm: int, times) -> int:
+    """OSU 7.4's -c (osu_iallreduce.c and its relatives): every pure-communication round and
+    every overlap round, the warm-up ones too, on fresh data: the buffers filled, -u untimed
+    calls, an MPI_Barrier, the round (timed after the warm-up), the check. Pure Comm. is the
+    timed pure rounds' mean, which the overlap rounds compute for; this rank's wrong bytes."""
+    u = VALIDATION_WARMUP if ctx.s.validation_warmup is None else ctx.s.validation_warmup
+    st, n, one, wrong = ctx.state, len(times), np.zeros(1), 0
+    warm_overlap, tests, between, _ = st["aux"]
+    pure, parts = np.zeros(n), np.zeros((4, n))
+
+    def rounds(phases: int, keep) -> None:
+        nonlocal wrong
+        for i in range(warm + n):
+            ctx.fill(size)
+            ctx.bench.refill(ctx, size)
+            st["aux"] = (0, tests, between, 0)
+            run(u, None)
+            ctx.comm.Barrier()
+            st["aux"] = (0, tests, between, phases)
+            run(1, one)
+            if i >= warm:
+                keep(i - warm)
+            wrong += ctx.bench.verify(ctx, size)
+
+    rounds(1, lambda j: pure.__setitem__(j, one[0]))
+    mean_pure = float(np.mean(pure)) if n else 0.0
+    ctx.comm.Barrier()
+    ctx.comm.Barrier()
+
+    def overlap(j: int) -> None:
+        times[j] = one[0]
+        parts[:, j] = st["out"][1:]
+    st["out"][0] = mean_pure
+    rounds(2, overlap)
+    st["out"][:] = [mean_pure, *(float(np.mean(p)) if n else 0.0 for p in parts)]
+    st["aux"] = (warm_overlap, tests, between, 0)
+    return wrong
 
 
 def release(ctx, size: int) -> None:
     """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0:
     the mpi4py loop's, or those the C loop wrote into the control block."""
-    means = ctx.state.pop("means", None)
-    if means is None and "out" in ctx.state:
-        means = [float(x) for x in ctx.state["out"]]
-    ctx.state["all"] = ctx.comm.gather(means, root=0)
+    ctx.state["all"] = ctx.comm.gather([float(x) for x in ctx.state["out"]], root=0)
     calls.release(ctx, size)
 
 
@@ -173,6 +217,7 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
         takes=frozenset("mixztf") if barrier else TAKES, defaults=IBARRIER if barrier else NBC, loop=loop, prepare=prepare, release=release,
         row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
         extra=extra, validate=validate, gather=True, variant=call, buffers=2, native=name,
+        check_rounds=None if barrier else check_rounds,
         extent=call.extent, sizes=calls.no_size if barrier else None,
         limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)))
 

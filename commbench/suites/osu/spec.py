@@ -91,6 +91,7 @@ class OsuBenchmark(Experiment):
     limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
     world: Callable[..., None] | None = None  # (settings, P): raise ConfigError for options that do not fit P (-p)
     fits: Callable[..., str | None] | None = None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
+    check_rounds: Callable[..., int] | None = None  # -c's own procedure (ctx, run, size, warm, times) -> wrong bytes
 
 
 def unfit(bench: OsuBenchmark, s, p: int) -> str | None:
