@@ -13,8 +13,9 @@
  *   written by the timed loop: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait (s);
  * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t), aux[2] 1 for an
  * MPI_Barrier after each pure-communication round (osu_ibarrier has none), aux[3] the
- * timed loop's phases: 0 both, 1 the pure rounds only (-c's rounds), 2 the overlap rounds
- * only, computing for out[0] seconds (-c's rounds: nonblocking.check_rounds). */
+ * timed loop's phases: 0 both; for -c's checked rounds (nonblocking.check_rounds) 1 the
+ * pure rounds only, 2 the overlap rounds only, computing for out[0] seconds, each after
+ * aux[0] untimed calls (-u: MPI_Barrier, the call, MPI_Wait) and an MPI_Barrier. */
 #ifndef COMMBENCH_OSU_OVERLAP_H
 #define COMMBENCH_OSU_OVERLAP_H
 #include <stdint.h>
@@ -132,6 +133,14 @@ static int overlap(cbosu_args *a, int call)
     }
     double pure = 0.0, sum[4] = {0.0, 0.0, 0.0, 0.0};
     int phases = (int)a->aux[3];
+    if (phases) { /* -c: the -u untimed calls, a barrier, then the checked round(s) */
+        for (int j = 0; j < (int)a->aux[0]; j++) {
+            MPI_Barrier(world);
+            post(a, &k, call, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(world);
+    }
     if (phases == 2) {
         pure = k.out[0];
     } else {
@@ -151,7 +160,7 @@ static int overlap(cbosu_args *a, int call)
         MPI_Barrier(world);
         MPI_Barrier(world);
     }
-    int warm = (int)a->aux[0], tests = (int)a->aux[1];
+    int warm = phases ? 0 : (int)a->aux[0], tests = (int)a->aux[1];
     for (int i = -warm; i < a->n; i++) {
         double t_start = MPI_Wtime(), t0 = MPI_Wtime();
         post(a, &k, call, &req);

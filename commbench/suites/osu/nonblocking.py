@@ -99,6 +99,12 @@ def loop(ctx, n: int, times) -> None:
             if between:
                 comm.Barrier()
         return
+    if phases:  # -c: the -u untimed calls (aux[0]), a barrier, then the checked round(s)
+        for _ in range(warm):
+            comm.Barrier()
+            post().Wait()
+        comm.Barrier()
+        warm = 0
     if phases == 2:
         pure = float(out[0])
     else:
@@ -148,10 +154,7 @@ def check_rounds(ctx, run, size: int, warm: int, times) -> int:
         for i in range(warm + n):
             ctx.fill(size)
             ctx.bench.refill(ctx, size)
-            st["aux"] = (0, tests, between, 0)
-            run(u, None)
-            ctx.comm.Barrier()
-            st["aux"] = (0, tests, between, phases)
+            st["aux"] = (u, tests, between, phases)  # -u calls, a barrier, the round: one loop call
             run(1, one)
             if i >= warm:
                 keep(i - warm)
