@@ -1,8 +1,10 @@
-"""What the osu family's tests share: a preloaded shim built from tests/data/osu/
-(made-up clocks, call logs) and the check that a bad option value is refused."""
+"""What the osu family's tests share: the options each reference output was made with
+(tests/data/osu/collect.py's REFS), a preloaded shim built from tests/data/osu/ (made-up
+clocks, call logs) and the check that a bad option value is refused."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,18 @@ import pytest
 from tests.mpirun import commbench
 
 DATA = Path(__file__).parent / "data" / "osu"
+
+
+def _reference_options() -> dict[str, str]:
+    """collect.py's REFS: ref/<name>.txt -> the OSU options that made it (one table for the
+    script that writes the outputs and the tests that rerun them in commbench)."""
+    spec = importlib.util.spec_from_file_location("osu_collect", DATA / "collect.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.REFS
+
+
+REFS = _reference_options()
 
 
 def library(tmp_path: Path, source: str) -> Path:

@@ -17,7 +17,7 @@ from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
 from commbench.suites.osu import collectives
 from tests.mpirun import commbench, mpiexec, run_json
-from tests.osu_common import assert_refused, library
+from tests.osu_common import REFS, assert_refused, library
 
 DATA = Path(__file__).parent / "data" / "osu"
 REF = DATA / "ref"
@@ -108,9 +108,7 @@ def bench_title(name: str) -> str:
     return next(b.title for b in collectives.BENCHMARKS if b.name == name).removeprefix("MPI ")
 
 
-LAYOUTS4 = {"allreduce-T-all-np4": "-m 1:16 -i 20 -x 2 -T all", "reduce_scatter-f-np4": "-m 1:64 -i 20 -x 2 -f",
-            "alltoallv_persistent-c-np4": "-m 1:64 -i 20 -x 2 -c", "barrier-np4": "-i 20 -x 2",
-            "gather-m-3-100-np4": "-m 3:100 -i 20 -x 2"}
+LAYOUTS4 = {k: v for k, v in REFS.items() if k.endswith("-np4")}  # collect.py runs these at 4 processes
 
 
 @pytest.mark.parametrize("ref", list(LAYOUTS4))

@@ -15,8 +15,9 @@ import pytest
 
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
+from commbench.suites.osu import onesided
 from tests.mpirun import commbench, mpiexec, run_json
-from tests.osu_common import assert_refused, library
+from tests.osu_common import REFS, assert_refused, library
 
 DATA = Path(__file__).parent / "data" / "osu"
 REF = DATA / "ref"
@@ -70,18 +71,7 @@ def test_every_program_with_every_window_and_sync(tmp_path, win, sync):
 
 
 # The binaries' outputs in tests/data/osu/ref/ and their options (collect.py's REFS).
-LAYOUTS = {
-    "put_latency": "-m 1:4096 -i 100 -x 10", "put_latency-z": "-m 1:4096 -i 100 -x 10 -z",
-    "get_latency-w-create-s-lock": "-m 1:4096 -i 100 -x 10 -w create -s lock",
-    "put_bw-W8-z": "-m 1:4096 -i 20 -x 2 -W 8 -z",
-    "get_bw-w-dynamic-s-fence": "-m 1:4096 -i 20 -x 2 -w dynamic -s fence",
-    "put_bibw": "-m 1:4096 -i 20 -x 2", "put_bibw-s-fence": "-m 1:4096 -i 20 -x 2 -s fence",
-    "acc_latency-c": "-m 1:64 -i 100 -x 10 -c", "acc_latency-c-z": "-m 1:64 -i 100 -x 10 -c -z",
-    "acc_latency-T-all": "-m 1:16 -i 100 -x 10 -T all", "get_acc_latency": "-m 1:4096 -i 100 -x 10",
-    "get_acc_latency-s-pscw-w-allocate": "-m 1:64 -i 100 -x 10 -s pscw -w allocate",
-    "fop_latency": "-i 100 -x 10", "fop_latency-T-int-c": "-i 100 -x 10 -T mpi_int -c",
-    "cas_latency-c-s-lock_all": "-i 100 -x 10 -c -s lock_all", "cas_latency-T-int-z": "-i 100 -x 10 -T mpi_int -z",
-}
+LAYOUTS = {k: v for k, v in REFS.items() if k.split("-")[0] in {b.name for b in onesided.BENCHMARKS}}
 
 
 @pytest.mark.parametrize("ref", list(LAYOUTS))
