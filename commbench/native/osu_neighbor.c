@@ -12,7 +12,7 @@ CBOSU_EXPORTS(cbosu_neighbor_)
 enum { ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV, ALLTOALLW };
 
 /* The nonblocking call (req) or, with req NULL, the blocking one. */
-static int call_(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req)
+static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req)
 {
     MPI_Comm g = k->comm;
     MPI_Datatype t = CBOSU_TYPE(a);
@@ -35,11 +35,6 @@ static int call_(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req)
     return MPI_ERR_OTHER;
 }
 
-static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req)
-{
-    return call_(a, k, call, req);
-}
-
 static int blocking(cbosu_args *a, int call)
 {
     nbc_ctl k;
@@ -48,7 +43,7 @@ static int blocking(cbosu_args *a, int call)
     for (int i = 0; i < a->n; i++) {
         MPI_Barrier(world);
         double t0 = MPI_Wtime();
-        call_(a, &k, call, NULL);
+        post(a, &k, call, NULL);
         double t1 = MPI_Wtime();
         if (CBOSU_TIMED(a)) a->times[i] = t1 - t0;
     }

@@ -94,8 +94,8 @@ def degree(s, p: int) -> int:
     topo = s.nhbr or DEFAULT
     if topo[0] == "cart":
         return max((2 * topo[2] + 1) ** topo[1] - 1, 1)
-    counts = collections.Counter(a for a, _ in topo[2]) + collections.Counter(b for _, b in topo[2])
-    return max([1, *(max(len(x) for x in layout(s, p, q)) for q in counts if q < p)])
+    out, into = collections.Counter(a for a, _ in topo[2]), collections.Counter(b for _, b in topo[2])
+    return max([1, *(n for c in (out, into) for q, n in c.items() if q < p)])
 
 
 def fits(s, p: int) -> str | None:

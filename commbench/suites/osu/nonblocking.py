@@ -78,10 +78,10 @@ def computation(req, seconds: float, tests: int) -> float:
 
 
 def prepare(ctx, size: int) -> None:
-    n, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
-    ctx.state.update(warm=warm, tests=int(ctx.s.test_calls or 0))
+    _, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
     between = int(ctx.bench.variant.name != "ibarrier")  # an MPI_Barrier after each pure round
-    ctx.state.update(between=between, aux=(warm, ctx.state["tests"], between, 0))  # the C loop's aux[0..3]
+    # the overlap warm-up, -t, the barriers, the phases: aux[0..3] of either loop (osu_overlap.h)
+    ctx.state["aux"] = (warm, int(ctx.s.test_calls or 0), between, 0)
     calls.prepare(ctx, size)
 
 
@@ -90,8 +90,8 @@ def loop(ctx, n: int, times) -> None:
     Timed: n pure-communication rounds, then warm-up + n overlap rounds; or one of the
     two phases (aux[3], as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
     means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
-    comm, post, wtime, between = ctx.comm, ctx.state["post"], MPI.Wtime, ctx.state["between"]
-    warm, tests, _, phases = ctx.state["aux"]
+    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
+    warm, tests, between, phases = ctx.state["aux"]
     out = ctx.state["out"]
     if times is None:
         for _ in range(n):

@@ -269,7 +269,7 @@ def validate(cfg, size: int) -> None:
             raise ConfigError(f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
                               f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})")
     s = Settings.of(cfg.params)
-    why = {b.name: unfit(b, s, size) for b in benches if unfit(b, s, size)}
+    why = {b.name: w for b in benches if (w := unfit(b, s, size))}
     if len(why) == len(benches):  # the others print OSU's words as their row
         said = "; ".join(f"{n}: {w}" for n, w in why.items())
         raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: a process "
