@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -73,6 +74,17 @@ def records_in(path: Path) -> int:
         return len(json.loads(Path(path).read_text()).get("records", []))
     except (OSError, ValueError):
         return 0
+
+
+def terminate(proc: subprocess.Popen) -> tuple[str, str]:
+    """SIGTERM to a started run and its (stdout, stderr) once it ended (60 s at most; a
+    run still there then is killed, and the timeout raised)."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        return proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def wait_for_records(path: Path, n: int = 1, timeout: float = 60, proc=None) -> int:

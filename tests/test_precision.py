@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import pytest
 
 from commbench import records
 from commbench.harness import precision
-from tests.mpirun import ENV, mpiexec, run_json, tables
+from tests.mpirun import ENV, mpiexec, run_json, tables, terminate
 
 
 def _binomial_rank(k: int, confidence: float = 0.95) -> int | None:
@@ -130,11 +129,8 @@ def test_a_signal_keeps_the_samples_of_a_precision_row(tmp_path):
         while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)  # the header is written: the first row is being measured
         time.sleep(2.0)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        _, err = terminate(proc)
     doc = json.loads(out.read_text())
     assert doc["complete"] is False, err[-2000:]
     (r,) = [r for r in doc["records"] if r["status"] == "interrupted"]

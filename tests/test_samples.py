@@ -11,7 +11,7 @@ import time
 import pytest
 
 from commbench import records
-from tests.mpirun import ENV, commbench, run_json, wait_for_records
+from tests.mpirun import ENV, commbench, run_json, terminate, wait_for_records
 
 
 def test_median_ci_order_statistics():
@@ -73,11 +73,8 @@ def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
     proc = _start_samples_run(out, "-msglog", "0:6", "--engine", "both", "-time", "1")
     try:
         assert wait_for_records(out, 2, proc=proc) == 2  # sizes 0 and 1 natively; mpi4py's size 0 held
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        _, err = terminate(proc)
     doc = json.loads(out.read_text())
     assert doc["complete"] is False, err
     recs = doc["records"]

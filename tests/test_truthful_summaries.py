@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from commbench import config
 from commbench.job import Finisher
 from commbench.session import Session
 from commbench.views.results_file import JsonResults
-from tests.mpirun import ENV, fill, tiny_tmpfs, wait_for_records
+from tests.mpirun import ENV, fill, terminate, tiny_tmpfs, wait_for_records
 from tests.results_schema import run_header
 
 
@@ -47,11 +46,8 @@ def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
     try:
         wait_for_records(out, 20, 120, proc)
         assert proc.poll() is None, "the run ended before it could be interrupted"
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        stdout, stderr = terminate(proc)
     assert proc.returncode == 143, stderr[-2000:]
     assert "ALL BENCHMARKS SUCCESSFUL" not in stdout and "ALL CHECKED" not in stdout
     assert "!!!!  RUN ENDED EARLY: NOT EVERY BENCHMARK WAS CHECKED !!!! " in stdout
