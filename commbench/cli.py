@@ -131,8 +131,7 @@ def cmd_report(argv: list[str]) -> int:
         return _err("report needs a results file (accepted: commbench report FILE [--csv OUT], "
                     "or commbench report --html OUT.html FILE [FILE ...])")
     try:
-        doc = results_file.load(argv[0])
-        recs = results_file.measurements(doc, argv[0])
+        doc, recs = results_file.read(argv[0])
     except ValueError as e:
         return _err(str(e))
     if "--csv" in argv:
@@ -147,7 +146,14 @@ def cmd_report(argv: list[str]) -> int:
         return 0
     from commbench.views.report_text import replay
 
-    replay(doc, recs, sys.stdout)  # the run's text again, as the run's views printed it
+    try:
+        replay(doc, recs, sys.stdout)  # the run's text again, as the run's views printed it
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+        # a file that passes the schema (open where families add their own keys) but lacks or
+        # mistypes what its family's text needs: the file's problem, said as such
+        what = f"it has no {e.args[0]!r}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
+        return _err(f"{argv[0]}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
+                    "text needs (was the file edited? `commbench schema` prints the format)")
     return 0
 
 
@@ -228,10 +234,21 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (RuntimeError, ImportError) as e:
         if "MPI library" not in str(e) and "mpi4py" not in str(e):
-            raise
+            return _unexpected(argv[0], e)
         if any(os.environ.get(v, "0") != "0" for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")):
             return 2  # one voice: the job's first process says it
         return _err(NO_MPI.format(why=str(e).replace(chr(10), "; ")))
+    except Exception as e:  # noqa: BLE001 - the exit status must not read as a regression (1)
+        return _unexpected(argv[0], e)
+
+
+def _unexpected(command: str, e: BaseException) -> int:
+    """A bug met by a command: exit status 2, never 1 (compare's regression, run's failed check),
+    and the traceback only when asked for (COMMBENCH_DEBUG=1)."""
+    if command in ("run", "overhead") or os.environ.get("COMMBENCH_DEBUG") == "1":
+        raise e
+    return _err(f"internal error in `commbench {command}`: {type(e).__name__}: {e} (a bug in commbench: please "
+                "report it with the command and its files; COMMBENCH_DEBUG=1 shows where it happened)")
 
 
 NO_MPI = ("no MPI library could be loaded ({why}). Two ways to get one: pip install 'commbench[mpich]' "

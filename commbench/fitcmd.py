@@ -169,9 +169,9 @@ def _overhead(path: str) -> dict | None:
     from commbench.views import results_file
 
     try:
-        doc = results_file.load(path)
+        doc, _ = results_file.read(path)
     except ValueError:
-        return None
+        return None  # the series reader says what is wrong with it
     return doc if doc.get("family", {}).get("name") == "overhead" else None
 
 
@@ -183,7 +183,7 @@ def _plot_overhead(doc: dict, path: str, out: str) -> int:
 
     try:
         st = Settings.of(doc.get("config", {}).get("params", {}))
-        decs = analyse(results_file.measurements(doc, path), st.statistic, st.baseline)["decomposition"]
+        decs = analyse(results_file.read(path)[1], st.statistic, st.baseline)["decomposition"]
     except ValueError as e:
         print(f"commbench plot: error: {e}", file=sys.stderr)
         return 2

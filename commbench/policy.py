@@ -34,6 +34,11 @@ CACHE_SIZE_MB = 8.0
 CACHE_LINE_SIZE = 64
 MAX_MEM_GB = 1.0
 TOL = 1e-2
+# A row's per-repetition estimate (--per-iteration percentiles, --sync-start window's IMB
+# columns) rests on its valid repetitions: fewer than this many, or under a window fewer
+# than this share of those run, and the row is marked "few repetitions" (text, file, compare).
+MIN_VALID_REPETITIONS = 10
+MIN_VALID_SHARE = 0.5
 WARMUP_PERCENT = 10  # IMB 2021: n/10 warm-up runs before every size
 
 

@@ -95,7 +95,8 @@ class Measurement:
                 want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
                 raise ValueError(f"field {name!r} should be {want}, is {v!r:.40}")
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
+        # optional in the format (files of early releases lack them), positional in the class
+        return cls(**{"family": "", "mode": "", **known})
 
     @property
     def ok(self) -> bool:
@@ -104,6 +105,32 @@ class Measurement:
     @property
     def table_key(self) -> tuple:
         return (self.benchmark, self.np, self.mode, len(self.groups))
+
+
+# Record extras that tell rows of one table apart: the engine (--engine both), the
+# overhead family's Q variant and trial, a msgrate pattern.
+ROW_EXTRAS = ("engine", "q", "trial", "pattern")
+
+
+def identity(r: Measurement) -> tuple:
+    """What makes two rows one measurement: family, benchmark, NP, mode, size, groups and
+    the extras that tell a table's rows apart (compare matches rows on it)."""
+    return (r.family, r.benchmark, r.np, r.mode, r.bytes, len(r.groups), *(str(r.extra.get(k)) for k in ROW_EXTRAS))
+
+
+def repeated_rows(recs: list[Measurement]) -> list[str]:
+    """Measured rows of one file whose identity another measured row has already (which
+    one holds the measurement would be a guess), as 'benchmark np=N bytes=X' labels."""
+    seen: set[tuple] = set()
+    out = []
+    for r in recs:
+        if not r.ok:
+            continue
+        key = identity(r)
+        if key in seen:
+            out.append(f"{r.benchmark} np={r.np}" + ("" if r.bytes is None else f" bytes={r.bytes}"))
+        seen.add(key)
+    return out
 
 
 # What a record in a results file must look like: field -> (accepted types, required).

@@ -29,6 +29,8 @@ def test_compare_cli(tmp_path):
     b.mkdir()
     run_json(a, 2, *FAST, "-msglog", "3", "PingPong")
     run_json(b, 2, *FAST, "-msglog", "3", "PingPong")
-    p = commbench("compare", str(a / "r2.json"), str(b / "r2.json"))
+    p = commbench("compare", str(a / "r2.json"), str(b / "r2.json"))  # no --samples: nothing tested
+    assert p.returncode == 2 and "5 matched rows" in p.stdout and "[nothing-tested]" in p.stdout
+    p = commbench("compare", str(a / "r2.json"), str(a / "r2.json"), "--gate-unsampled")
     assert p.returncode == 0 and "5 matched rows" in p.stdout
     assert commbench("compare", str(a / "r2.json")).returncode == 2

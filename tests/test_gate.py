@@ -26,7 +26,8 @@ ROOT = str(Path(__file__).resolve().parents[1])
 WHY_NOT = netns.available()
 SAMPLED = ["PingPong", "Sendrecv", "-msglog", "0:4", "-iter", "100", "-time", "10", "--samples", "12"]
 JSON_KEYS = {"format", "format_version", "old", "new", "threshold", "alpha", "confidence", "gate_unsampled",
-             "method", "exit_status", "verdict", "regressions", "summary", "notes", "warnings", "errors", "rows"}
+             "method", "exit_status", "verdict", "regressions", "summary", "notes", "warnings", "errors", "findings",
+             "rows"}
 ROW_KEYS = {"family", "benchmark", "np", "mode", "bytes", "groups", "extras", "label", "old_us", "new_us", "ratio",
             "ci", "k_old", "k_new", "p_slower", "q_slower", "p_faster", "q_faster", "spread", "tested",
             "untested_reason", "verdict", "regression"}
@@ -164,9 +165,11 @@ def test_rate_limited_link_is_a_regression_naming_the_slowed_rows(tmp_path):
     assert text.returncode == 1 and json.loads((tmp_path / "v.json").read_text())["regressions"] == doc["regressions"]
     for name in slowed:
         assert f"# regression: {name}: new/old " in text.stdout
-    # without samples: a warning, no test, exit 0 unless --gate-unsampled
+    # without samples: nothing can be tested, so the gate refuses (exit 2) unless --gate-unsampled
     rc, doc, _ = gate(plain, plain_slow, "--threshold", "10%")
-    assert rc == 0 and doc["summary"]["tested"] == 0 and "no row can be tested" in doc["warnings"][0]
+    assert rc == 2 and doc["summary"]["tested"] == 0 and doc["verdict"] == "refused"
+    assert [f["code"] for f in doc["findings"] if f["effect"] == "refused"] == ["nothing-tested"]
+    assert slowed <= set(doc["findings"][0]["rows"])  # the rows that read slower are named
     assert {r["label"] for r in doc["rows"] if r["verdict"] == "slower"} >= slowed
     rc, doc, _ = gate(plain, plain_slow, "--threshold", "10%", "--gate-unsampled")
     assert rc == 1 and slowed <= set(doc["regressions"])
@@ -174,13 +177,18 @@ def test_rate_limited_link_is_a_regression_naming_the_slowed_rows(tmp_path):
 
 # ---------------------------------------------------------------- runs without samples
 
-def test_runs_without_samples_are_compared_with_a_warning(unsampled):
+def test_runs_without_samples_are_refused_unless_gated_by_ratio(unsampled):
+    """No row tested: the gate cannot vouch for the runs, whatever the ratios (even 1.0)."""
     a, b = unsampled
-    p = commbench("compare", str(a), str(b), "--threshold", "10%")
-    assert p.returncode == 0, p.stderr[-2000:]  # untested rows never decide the exit status by default
+    for other in (a, b):
+        p = commbench("compare", str(a), str(other), "--threshold", "10%")
+        assert p.returncode == 2, p.stderr[-2000:]
+        assert "# REFUSED [nothing-tested]: no row could be tested (old row: no --samples)" in p.stdout
+        assert "# gate: REFUSED (exit 2)" in p.stdout and "gate: no regression" not in p.stdout
+        assert "(untested)" in p.stdout and "# 6 matched rows (0 tested)" in p.stdout
+    p = commbench("compare", str(a), str(b), "--gate-unsampled")
     assert "# warning: no row can be tested (old row: no --samples: 6)" in p.stdout
     assert "nothing says whether a change there is more than run-to-run noise" in p.stdout
-    assert "(untested)" in p.stdout and "# 6 matched rows (0 tested)" in p.stdout
     rc, doc, err = gate(a, a, "--gate-unsampled")  # the same data: ratio 1, nothing to gate
     assert rc == 0 and "commbench: warning: no row can be tested" in err
     assert all(r["ratio"] == 1 and r["p_slower"] is None and r["untested_reason"] for r in doc["rows"])
@@ -201,7 +209,8 @@ def test_incomparable_runs_are_refused(sampled, tmp_path):
     for says, other in cases.items():
         rc, doc, err = gate(sampled, other)
         assert rc == 2 and says in err and "--allow-different compares them anyway" in err, (says, err)
-        assert doc["exit_status"] == 2 and doc["verdict"] == "error" and says in doc["errors"][0]
+        assert doc["exit_status"] == 2 and doc["verdict"] == "refused" and says in doc["errors"][0]
+        assert [f["code"] for f in doc["findings"]] == ["options-differ"]
     p = commbench("compare", str(sampled), str(cases["MPI library differs"]), "--allow-different")
     assert p.returncode == 0 and "# note: MPI library differs" in p.stdout  # the same rows: nothing slower
     sendrecv = run(tmp_path / "sendrecv.json", "Sendrecv", "-msglog", "0:1", "-iter", "10")
@@ -234,9 +243,12 @@ def test_bad_files_and_arguments_are_refused(unsampled, tmp_path):
     for args, says in (([a], "compare needs two results files, got 1"),
                        ([a, str(tmp_path / "missing.json")], "cannot read"),
                        ([a, str(tmp_path / "not.json")], "not a JSON results file"),
-                       ([a, a, "--json", str(tmp_path / "no" / "dir.json")], "--json")):
+                       ([a, "--json", str(tmp_path / "no" / "dir.json")], "compare needs two results files")):
         p = commbench("compare", *args)
         assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    # --json makes missing directories, as run's -o and --csv do
+    p = commbench("compare", a, a, "--gate-unsampled", "--json", str(tmp_path / "no" / "dir.json"))
+    assert p.returncode == 0 and json.loads((tmp_path / "no" / "dir.json").read_text())["verdict"] == "pass"
     rc, doc, err = gate(a, str(tmp_path / "missing.json"))
     assert rc == 2 and "cannot read" in doc["errors"][0]
 
@@ -244,7 +256,7 @@ def test_bad_files_and_arguments_are_refused(unsampled, tmp_path):
 def test_threshold_forms_and_help(unsampled):
     a, b = map(str, unsampled)
     for form in (["--threshold", "10%"], ["--threshold", "0.1"], ["--threshold=10%"]):
-        rc, doc, _ = gate(a, b, *form)
+        rc, doc, _ = gate(a, a, *form, "--gate-unsampled")
         assert rc == 0 and doc["threshold"] == pytest.approx(0.1), form
     rc, doc, _ = gate(a, b, "--alpha=0.01")
     assert doc["alpha"] == 0.01

@@ -24,6 +24,7 @@ import os
 import numpy as np
 
 from commbench import measuring, records
+from commbench.policy import MIN_VALID_REPETITIONS, MIN_VALID_SHARE
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))
 METHOD = ("SKaMPI's ping-pong offset (the shortest round trip of 24) over HCA's binomial tree; "
@@ -87,6 +88,19 @@ def attach(rec: records.Measurement, gathered: list, factor: float, per_iteratio
         imb_columns(rec, timed, t, valid)
     if per_iteration:
         rec.extra["per_iteration"] = distribution(rec, timed, t, valid, _floor(have, factor), window)
+    few = few_repetitions(int(valid.sum()), n, window)
+    if few:
+        rec.extra["few_repetitions"] = few
+
+
+def few_repetitions(valid: int, run: int, window: bool) -> dict | None:
+    """The row's mark when its estimate rests on too few valid repetitions (policy), else None."""
+    least = MIN_VALID_REPETITIONS
+    if valid >= least and not (window and valid < MIN_VALID_SHARE * run):
+        return None
+    why = (f"{valid} valid of {run} repetitions" + (f" ({run - valid} started late on some rank)" if window else "")
+           + (f": fewer than {least}" if valid < least else f": fewer than {MIN_VALID_SHARE:.0%} of them"))
+    return {"valid": valid, "repetitions": run, "least": least, "why": why}
 
 
 def distribution(rec: records.Measurement, timed: list[int], t: np.ndarray, valid: np.ndarray,

@@ -24,9 +24,7 @@ from commbench import records
 from commbench.models import twosample
 
 TIME_KEY = {"overlap": "t_ovrl", "overlap_sync": "t_ovrl", "passive": "t_ovrl"}
-# Record extras that tell rows of one table apart: the engine (--engine both), the
-# overhead family's Q variant and trial, a msgrate pattern.
-ROW_EXTRAS = ("engine", "q", "trial", "pattern")
+ROW_EXTRAS = records.ROW_EXTRAS
 
 
 @dataclass
@@ -63,16 +61,12 @@ def _key(r: records.Measurement) -> tuple:
     return (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
 
 
-def _full_key(r: records.Measurement) -> tuple:
-    """What makes two rows the same measurement: the family too (Accumulate of IMB-EXT
-    is not IMB-RMA's) and the extras that tell a table's rows apart."""
-    return (r.family, *_key(r), *(str(r.extra.get(k)) for k in ROW_EXTRAS))
+_full_key = records.identity  # the family too (Accumulate of IMB-EXT is not IMB-RMA's), and the extras
 
 
 def duplicates(recs: list[records.Measurement]) -> int:
     """Rows of one file that share a key (which one to compare would be a guess)."""
-    keys = [_full_key(r) for r in recs if r.ok]
-    return len(keys) - len(set(keys))
+    return len(records.repeated_rows(recs))
 
 
 def _time(r: records.Measurement) -> float | None:
@@ -125,6 +119,9 @@ def _spread(r: records.Measurement) -> float:
 
 def _samples(r: records.Measurement) -> tuple[object, str]:
     """The per-sample times of the compared quantity, or None and why not."""
+    few = r.extra.get("few_repetitions")
+    if isinstance(few, dict):
+        return None, "it rests on too few valid repetitions (!few in its run)"
     if r.kind in TIME_KEY and (r.components or ["t"])[0] != "t_ovrl":
         return None, "its samples time another quantity than the one compared"
     st = records.samples_of(r)
@@ -193,26 +190,46 @@ def summary(rows: list[Row]) -> str:
 
 # ---------------------------------------------------------------- the runs around the rows
 
+ABSENT = type("NotRecorded", (), {"__repr__": lambda self: "not recorded"})()  # held against no file
+
+
 def _meta(key: str):
-    return lambda d: (d.get("metadata") or {}).get(key)
+    return lambda d: _recorded((d.get("metadata") or {}).get(key))
+
+
+def _recorded(v: object) -> object:
+    return ABSENT if v is None else v
 
 
 def _conf(key: str):
-    return lambda d: (d.get("config") or {}).get(key)
+    """A run's option: None is a value (off, unset); a key the file lacks, or an import's
+    config (what its logs say, not a run's options), is not recorded."""
+    return lambda d: (d.get("config") or {}).get(key, ABSENT) if _ran(d) else ABSENT
+
+
+def _ran(d: dict) -> bool:
+    """A file of commbench run (an import records only what its logs say)."""
+    return "source" not in (d.get("metadata") or {})
 
 
 def _placement(d: dict):
     per_host = (d.get("metadata") or {}).get("ranks_per_host")
-    return sorted(per_host.values(), reverse=True) if isinstance(per_host, dict) and per_host else None
+    return sorted(per_host.values(), reverse=True) if isinstance(per_host, dict) and per_host else ABSENT
 
 
 def _library(d: dict):
     v = (d.get("metadata") or {}).get("mpi_library_version")
-    return " ".join(v.split()) if isinstance(v, str) else None
+    return " ".join(v.split()) if isinstance(v, str) else ABSENT
+
+
+def _measuring(key: str):
+    return lambda d: ((d.get("config") or {}).get("measuring") or {}).get(key, ABSENT) if _ran(d) else ABSENT
 
 
 # (what, how to read it from a document, incomparable?): an incomparable difference
-# makes `commbench compare` refuse (exit 2); the others are said before the rows.
+# changes what the numbers are (another library, another way of timing, other buffers)
+# and makes `commbench compare` refuse (exit 2, --allow-different compares anyway); the
+# others are said before the rows.
 DIFFERENCES = (
     ("world size", _meta("world_size"), True),
     ("rank placement (ranks per host)", _placement, True),
@@ -220,10 +237,19 @@ DIFFERENCES = (
     ("huge pages (--hugepages)", _conf("hugepages"), True),
     ("MPI library", _library, True),
     ("MPI standard version", _meta("mpi_version"), True),
-    ("family", lambda d: (d.get("family") or {}).get("name"), False),
-    ("methodology (--methodology)", lambda d: ((d.get("config") or {}).get("methodology") or {}).get("name"), False),
-    ("engine (--engine)", _meta("engine"), False),
-    ("MPI environment variables", _meta("mpi_env"), False),
+    ("MPI thread level (-thread_level)", _meta("thread_level"), True),
+    ("methodology (--methodology)", _conf("methodology"), True),
+    ("per-repetition timing (--per-iteration)", _measuring("per_iteration"), True),
+    ("synchronized starts (--sync-start)", _measuring("sync_start"), True),
+    ("cache policy (-off_cache)", _conf("off_cache"), True),
+    ("concurrent groups (-multi)", _conf("multi"), True),
+    ("process mapping (-map)", _conf("map"), True),
+    ("engine (--engine)", _meta("engine"), True),
+    ("MPI environment variables", _meta("mpi_env"), True),
+    ("family", lambda d: _recorded((d.get("family") or {}).get("name")), False),
+    ("family options", _conf("params"), False),
+    ("check mode (-check)", _conf("check"), False),
+    ("repeated samples (--samples)", _conf("samples"), False),
 )
 
 
@@ -233,7 +259,7 @@ def _differences(old_doc: dict, new_doc: dict, hard: bool | None) -> list[tuple[
         if hard is not None and is_hard != hard:
             continue
         a, b = get(old_doc), get(new_doc)
-        if a is not None and b is not None and a != b:
+        if a is not ABSENT and b is not ABSENT and a != b:
             if isinstance(a, dict) and isinstance(b, dict):
                 keys = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
                 a, b = ({k: d.get(k, "(unset)") for k in keys} for d in (a, b))
@@ -255,7 +281,7 @@ def context_notes(old_doc: dict, new_doc: dict, hard: bool | None = None) -> lis
 
 
 def _short(v: object) -> str:
-    s = str(v)
+    s = "none" if v is None else str(v)
     return s if len(s) <= 120 else s[:117] + "..."
 
 
@@ -275,7 +301,7 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
     """What the comparison cannot conclude: untested rows, tests without the power to call anything."""
     out = []
     untested = [r for r in rows if not r.tested]
-    if untested:
+    if untested and (gate_unsampled or len(untested) < len(rows)):  # none tested: compare_trust refuses
         reasons: dict[str, int] = {}
         for r in untested:
             reasons[r.why_untested] = reasons.get(r.why_untested, 0) + 1
@@ -318,7 +344,8 @@ def _verdict(r: Row) -> str:
 
 
 def render(rows: list[Row], old_name: str, new_name: str, threshold: float = 0.05, alpha: float = 0.05,
-           notes: list[str] = (), warns: list[str] = (), gate_unsampled: bool = False) -> str:
+           notes: list[str] = (), warns: list[str] = (), gate_unsampled: bool = False, gate: str | None = None) -> str:
+    """The comparison as text; gate: the gate line when something else than the rows decides it."""
     tested = sum(1 for r in rows if r.tested)
     lines = [f"# old: {old_name}", f"# new: {new_name}"]
     if tested:
@@ -337,7 +364,8 @@ def render(rows: list[Row], old_name: str, new_name: str, threshold: float = 0.0
                      f"{r.old:13.2f}{r.new:13.2f}{r.ratio:9.3f}"
                      + (f"  {ci:<15}{_q(r):>8}" if tested else "") + f"  {_verdict(r)}")
     lines.append("")
-    lines += _gate_lines(rows, threshold, alpha, gate_unsampled)
+    lines += [gate, *_gate_lines(rows, threshold, alpha, gate_unsampled)[1:]] if gate else \
+        _gate_lines(rows, threshold, alpha, gate_unsampled)
     return "\n".join([*lines, f"# {summary(rows)}"])
 
 
@@ -350,6 +378,10 @@ def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled:
     if not rows:
         return []
     if not bad:
+        plain = 0 if gate_unsampled else sum(1 for r in rows if not r.tested)
+        if plain:
+            return [f"# gate: no regression in the {len(rows) - plain} tested rows (none slower by more than "
+                    f"{threshold:.0%} with q <= {alpha:g}); {plain} untested rows not judged"]
         return [f"# gate: no regression (no row slower by more than {threshold:.0%} with q <= {alpha:g})"]
     out = [f"# gate: REGRESSION in {len(bad)} row{'s' if len(bad) > 1 else ''} (slower by more than "
            f"{threshold:.0%}" + (f", q <= {alpha:g}" if any(r.tested for r in bad) else "") + ")"]
@@ -376,8 +408,10 @@ def row_json(r: Row, with_engine: bool = False) -> dict:
 
 def to_json(rows: list[Row], *, old: str, new: str, threshold: float, alpha: float, gate_unsampled: bool,
             status: int, notes: list[str] = (), warns: list[str] = (), errors: list[str] = (),
-            unmatched_rows: tuple[int, int] = (0, 0)) -> dict:
-    """The machine-readable verdict of `commbench compare --json` (docs/statistics.md)."""
+            unmatched_rows: tuple[int, int] = (0, 0), findings: list[dict] = ()) -> dict:
+    """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict pass,
+    regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
+    refused = any(f["effect"] == "refused" for f in findings)
     bad = regressions(rows, gate_unsampled)
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("slower", "faster", "same")}
     engines = _engines(rows)
@@ -385,12 +419,13 @@ def to_json(rows: list[Row], *, old: str, new: str, threshold: float, alpha: flo
         "format": "commbench-compare", "format_version": 1, "old": old, "new": new,
         "threshold": threshold, "alpha": alpha, "confidence": 0.95, "gate_unsampled": gate_unsampled,
         "method": METHOD, "exit_status": status,
-        "verdict": {0: "pass", 1: "regression"}.get(status, "error"),
+        "verdict": {0: "pass", 1: "regression"}.get(status, "refused" if refused else "error"),
         "regressions": [r.label(engines) for r in bad],
         "summary": {"matched": len(rows), "tested": sum(1 for r in rows if r.tested),
                     "untested": sum(1 for r in rows if not r.tested), **counts,
                     "geometric_mean": _num(geometric_mean([r.ratio for r in rows])) if rows else None,
                     "unmatched_old": unmatched_rows[0], "unmatched_new": unmatched_rows[1], "text": summary(rows)},
         "notes": [n.removeprefix("# note: ") for n in notes], "warnings": list(warns), "errors": list(errors),
+        "findings": list(findings),
         "rows": [row_json(r, engines) for r in rows],
     }

@@ -1,21 +1,24 @@
 """`commbench compare OLD NEW`: its options, its refusals and its exit status (no MPI).
 
 Exit status: 0 no regression, 1 at least one regression (commbench.views.compare),
-2 bad input or runs that cannot be compared (different world size, rank
-placement, buffer allocation, huge pages, MPI library; no matching rows).
+2 bad input, runs that cannot be compared (different world size, rank placement,
+buffer allocation, huge pages, MPI library, options that change the numbers; no
+matching rows), or a comparison the gate cannot vouch for (an incomplete run, a
+failed -check, rows not measured, no row tested: commbench.views.compare_trust).
 `--json FILE` (or `-`, stdout) writes the verdict for CI systems.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 
-from commbench.views import compare, results_file
+from commbench.views import compare, compare_trust, results_file
 
 USAGE = ("commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
-         "[--gate-unsampled] [--allow-different]")
+         "[--gate-unsampled] [--allow-different] [--allow-incomplete]")
 
 HELP = """Matches the rows of two results files and judges each: new/old of the reported time.
 Rows with --samples K in both runs are tested (Mann-Whitney U of a change beyond the
@@ -25,12 +28,21 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
   --alpha A           false discovery rate of the slower/faster calls (default 0.05)
   --json FILE|-       the verdict as JSON (- : on stdout, instead of the text)
   --gate-unsampled    rows without samples count as regressions when slower beyond the
-                      threshold and the rank spread (default: they are reported only)
-  --allow-different   compare runs that differ in world size, rank placement, --alloc,
-                      --hugepages or MPI library (default: refused, exit status 2)
+                      threshold and the rank spread (default: they are not judged, and a
+                      comparison without any tested row is refused, exit status 2)
+  --allow-different   compare runs that differ in what changes the numbers: world size,
+                      rank placement, --alloc, --hugepages, MPI library, thread level,
+                      methodology, --per-iteration, --sync-start, -off_cache, -multi,
+                      -map, engine, MPI environment (default: refused, exit status 2)
+  --allow-incomplete  compare the rows an interrupted run (or a cut log) holds, and rows
+                      not measured in NEW (default: refused, exit status 2)
 
-Exit status: 0 no regression, 1 regression, 2 bad input or incomparable runs.
-docs/statistics.md describes the method."""
+The gate never passes what it cannot vouch for: an incomplete run, a failed -check,
+rows OLD measured and NEW did not, no row with samples. Each is a named finding
+(refused: exit 2; or a warning) in the text and the JSON.
+
+Exit status: 0 no regression, 1 regression, 2 bad input, incomparable runs, or a
+comparison the gate cannot vouch for. docs/statistics.md describes the method."""
 
 
 @dataclass
@@ -42,6 +54,12 @@ class Args:
     json: str | None = None
     gate_unsampled: bool = False
     allow_different: bool = False
+    allow_incomplete: bool = False
+
+    @property
+    def allowed(self) -> set[str]:
+        """The overrides given, as compare_trust.RULES names them."""
+        return {flag for flag, dest in FLAGS.items() if getattr(self, dest)}
 
 
 def _threshold(text: str) -> float:
@@ -69,7 +87,8 @@ def _alpha(text: str) -> float:
 
 
 VALUED = {"--threshold": ("threshold", _threshold), "--alpha": ("alpha", _alpha), "--json": ("json", str)}
-FLAGS = {"--gate-unsampled": "gate_unsampled", "--allow-different": "allow_different"}
+FLAGS = {"--gate-unsampled": "gate_unsampled", "--allow-different": "allow_different",
+         "--allow-incomplete": "allow_incomplete"}
 
 
 def arguments(argv: list[str]) -> Args:
@@ -100,22 +119,19 @@ def arguments(argv: list[str]) -> Args:
 
 
 def _load(args: Args) -> tuple[list[dict], list[list]]:
-    docs = [results_file.load(p) for p in (args.old, args.new)]
-    recs = [results_file.measurements(d, p) for d, p in zip(docs, (args.old, args.new))]
-    for path, rs in zip((args.old, args.new), recs):
-        if compare.duplicates(rs):
-            raise ValueError(f"{path}: {compare.duplicates(rs)} rows repeat another row's benchmark, size, process "
-                             "count and engine: which to compare is ambiguous (accepted: files with one row per key)")
-    return docs, recs
+    (old_doc, old), (new_doc, new) = (results_file.read(p) for p in (args.old, args.new))
+    return [old_doc, new_doc], [old, new]
 
 
 def _emit_json(args: Args, payload: dict) -> str | None:
-    """Write the JSON verdict; a message when it cannot be written."""
+    """Write the JSON verdict (missing directories made, as -o and --csv make them); a message
+    when it cannot be written."""
     text = json.dumps(payload, indent=1, allow_nan=False) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
         return None
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
@@ -123,12 +139,16 @@ def _emit_json(args: Args, payload: dict) -> str | None:
     return None
 
 
-def _refuse(args: Args, message: str, rows: list | None = None, notes: list[str] = ()) -> int:
+def _payload(args: Args, rows: list, status: int, **kw) -> dict:
+    return compare.to_json(rows, old=args.old, new=args.new, threshold=args.threshold, alpha=args.alpha,
+                           gate_unsampled=args.gate_unsampled, status=status, **kw)
+
+
+def _refuse(args: Args, message: str, notes: list[str] = (), found: list = ()) -> int:
     print(f"commbench: error: {message}", file=sys.stderr)
     if args.json:
-        _emit_json(args, compare.to_json(rows or [], old=args.old, new=args.new, threshold=args.threshold,
-                                         alpha=args.alpha, gate_unsampled=args.gate_unsampled, status=2,
-                                         notes=list(notes), errors=[message]))
+        _emit_json(args, _payload(args, [], 2, notes=list(notes), errors=[message],
+                                  findings=[f.to_json() for f in found]))
     return 2
 
 
@@ -141,40 +161,59 @@ def run(argv: list[str]) -> int:
     except ValueError as e:
         print(f"commbench: error: {e}", file=sys.stderr)
         return 2
+    if os.environ.get("COMMBENCH_FAULT_READER"):  # tests: a bug in a reader (commbench.cli._unexpected)
+        raise TypeError("injected fault (COMMBENCH_FAULT_READER)")
     try:
         (old_doc, new_doc), (old, new) = _load(args)
     except ValueError as e:
         return _refuse(args, str(e))
+    notes = compare.context_notes(old_doc, new_doc)
     hard = compare.incomparable(old_doc, new_doc)
     if hard and not args.allow_different:
-        return _refuse(args, "the runs cannot be compared row by row: " + "; ".join(hard) + " (accepted: runs of "
-                       "the same world size, rank placement, --alloc, --hugepages and MPI library; "
-                       "--allow-different compares them anyway)", notes=compare.context_notes(old_doc, new_doc))
-    notes = compare.context_notes(old_doc, new_doc)
+        found = [compare_trust.finding("options-differ", "; ".join(hard), args.allowed)]
+        return _refuse(args, "the runs cannot be compared row by row: " + "; ".join(hard) + " (accepted: runs that "
+                       "agree in what changes the numbers; --allow-different compares them anyway)", notes, found)
     rows = compare.compare(old, new, args.threshold, args.alpha)
     if not rows:
         if args.json != "-":
             print("\n".join([*notes, f"# {compare.summary(rows)}"]))
         return _refuse(args, f"{args.old} and {args.new} have no matching rows: nothing to compare (accepted: two "
-                       "runs with benchmarks, sizes and process counts in common)", notes=notes)
-    return _report(args, rows, notes, compare.unmatched(old, new))
+                       "runs with benchmarks, sizes and process counts in common)", notes)
+    found = _findings(args, (old_doc, new_doc), (old, new), rows, hard)
+    return _report(args, rows, notes, found, compare.unmatched(old, new))
 
 
-def _report(args: Args, rows: list, notes: list[str], unmatched: tuple[int, int]) -> int:
+def _findings(args: Args, docs: tuple[dict, dict], recs: tuple[list, list], rows: list, hard: list[str]) -> list:
+    """Everything the gate must say before (or instead of) a verdict: compare_trust."""
+    allowed = args.allowed
+    found = compare_trust.runs({"old": (args.old, docs[0], recs[0]), "new": (args.new, docs[1], recs[1])}, allowed)
+    found += compare_trust.statuses(*recs, allowed)
+    if hard:
+        found.append(compare_trust.finding("options-differ", "; ".join(hard), allowed))
+    found += compare_trust.family_options(*docs, allowed)
+    found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, allowed)
+    return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
+
+
+def _report(args: Args, rows: list, notes: list[str], found: list, unmatched: tuple[int, int]) -> int:
     warns = compare.warnings(rows, args.alpha, args.gate_unsampled)
-    if any(unmatched):
-        warns.append(f"{unmatched[0]} rows of the old run and {unmatched[1]} of the new one have no counterpart in "
-                     "the other run: not compared")
-    status = 1 if compare.regressions(rows, args.gate_unsampled) else 0
+    refused = compare_trust.refused(found)
+    status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
+    lines = [f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: {f.message}"
+             for f in found]
     if args.json == "-":
+        for f in found:
+            print(f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: [{f.code}] {f.message}",
+                  file=sys.stderr)
         for w in warns:
             print(f"commbench: warning: {w}", file=sys.stderr)
     else:
-        print(compare.render(rows, args.old, args.new, args.threshold, args.alpha, notes, warns, args.gate_unsampled))
+        print(compare.render(rows, args.old, args.new, args.threshold, args.alpha, [*notes, *lines], warns,
+                             args.gate_unsampled, gate=compare_trust.gate_line(found)))
     if args.json:
-        failed = _emit_json(args, compare.to_json(rows, old=args.old, new=args.new, threshold=args.threshold,
-                                                  alpha=args.alpha, gate_unsampled=args.gate_unsampled,
-                                                  status=status, notes=notes, warns=warns, unmatched_rows=unmatched))
+        failed = _emit_json(args, _payload(args, rows, status, notes=notes, warns=warns, unmatched_rows=unmatched,
+                                           findings=[f.to_json() for f in found],
+                                           errors=[f.message for f in refused]))
         if failed:
             print(f"commbench: error: {failed}", file=sys.stderr)
             return 2

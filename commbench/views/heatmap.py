@@ -26,7 +26,7 @@ def is_net(path: str) -> dict | None:
     from commbench.views import results_file
 
     try:
-        doc = results_file.load(path)
+        doc, _ = results_file.read(path)
     except ValueError:
         return None
     return doc if doc.get("family", {}).get("name") == "net" else None

@@ -91,6 +91,21 @@ def per_iteration_cell(c: str, rec: records.Measurement, group: int | None) -> s
     return "-" if v is None else f"{v:.2f}"
 
 
+FEW = "!few"  # after a row whose estimate rests on too few valid repetitions (records' few_repetitions)
+
+
+def few_note(rows: list[records.Measurement]) -> list[str]:
+    """The closing note naming every row marked FEW, and why."""
+    out = [f"# {FEW}: {len(rows)} row{'s' if len(rows) > 1 else ''} rest on too few valid repetitions (their "
+           "percentiles, and under --sync-start window their times, come from those alone): not estimates of the "
+           "row's typical time; compare leaves them untested:"]
+    for r in rows:
+        what = f"{r.benchmark} {r.np} processes" + (f" {r.mode}" if r.mode else "") + (
+            f", {r.bytes} bytes" if r.bytes is not None else "")
+        out.append(f"#   {what}: {r.extra['few_repetitions'].get('why', '')}")
+    return out
+
+
 def per_iteration_lines(cfg: dict) -> list[str]:
     """The preamble's lines of --per-iteration and --sync-start window (none without them)."""
     m = cfg.get("measuring") or {}
@@ -178,6 +193,7 @@ class ImbText:
         self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
         self.cfg: dict = {}
         self.precision_rows: list[records.Measurement] = []  # every row measured to a target
+        self.few_rows: list[records.Measurement] = []  # rows resting on too few valid repetitions
 
     @property
     def precise(self) -> bool:
@@ -276,6 +292,9 @@ class ImbText:
         if self.precise:
             mark = f"{precision_cell(rec):>{W}}"
             self.precision_rows.append(rec)
+        if rec.extra.get("few_repetitions"):
+            mark += "  " + FEW
+            self.few_rows.append(rec)
         if self.cfg.get("multi") == 1 and len(rec.groups) > 1:
             self.p("")
             for g, vals in enumerate(rec.group_values):
@@ -346,6 +365,10 @@ class ImbText:
             self._check_trailer(summary)
         if self.precise:
             self._precision_note()
+        if self.few_rows:
+            self.p("")
+            for line in few_note(self.few_rows):
+                self.p(line)
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")

@@ -138,15 +138,44 @@ class JsonResults:
                                    f"{len(self.records)} records with complete: false") from None
 
 
+class _NotANumber(str):
+    """What json reads for NaN, Infinity and -Infinity: found again by _where_not_a_number."""
+
+
+def _where_not_a_number(doc: object, path: tuple = ()) -> tuple | None:
+    if isinstance(doc, _NotANumber):
+        return path
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for k, v in items:
+        found = _where_not_a_number(v, (*path, k))
+        if found is not None:
+            return found
+    return None
+
+
 def load(path: str) -> dict:
-    """Read a results file; raises ValueError with a clear message if it is not one."""
+    """Read a results file; raises ValueError with a clear message if it is not one: not
+    UTF-8, not JSON, NaN or Infinity where JSON has numbers, another format, a newer version."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise ValueError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a results file: byte 0x{data[e.start]:02x} at offset {e.start} is not "
+                         "UTF-8 text (a results file is JSON in UTF-8)") from None
+    seen: list[str] = []
+    try:
+        doc = json.loads(text, parse_constant=lambda name: seen.append(name) or _NotANumber(name))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a JSON results file ({e.msg} at line {e.lineno})") from None
+    where = _where_not_a_number(doc) if seen else None  # walked only when there is one
+    if where is not None:
+        raise ValueError(f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results file "
+                         "may hold (JSON has none; commbench never writes one) (not a valid commbench results file: "
+                         "was it edited?)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path}: not a commbench results file (no \"format\": \"{FORMAT}\")")
     version = doc.get("format_version", FORMAT_VERSION)
@@ -154,6 +183,73 @@ def load(path: str) -> dict:
         raise ValueError(f"{path}: results format version {version} is newer than this commbench reads "
                          f"(format_version {FORMAT_VERSION} and older); a newer commbench reads it")
     return doc
+
+
+def read(path: str) -> tuple[dict, list[records.Measurement]]:
+    """What every reader (compare, report, report --html, fit, plot) reads: the document,
+    checked against the published schema, and its records, no two of which are one row.
+    ValueError naming the file, the record and the field that is wrong. A file read again
+    unchanged (plot asks what kind of run it is, then for its series) is not parsed again."""
+    try:
+        st = os.stat(path)
+        stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    if stamp is not None and stamp in _READ:
+        return _READ[stamp]
+    doc = load(path)
+    problem = schema_problem(doc)
+    if problem:
+        raise ValueError(f"{path}: {problem} (not a valid commbench results file: was it edited? "
+                         "`commbench schema` prints the format)")
+    recs = measurements(doc, path)
+    twice = records.repeated_rows(recs)
+    if twice:
+        first = twice[0]
+        raise ValueError(f"{path}: {len(twice)} rows repeat another row of the file ({first}): which one holds the "
+                         "measurement is ambiguous, as when two logs of one run are imported into one file "
+                         "(accepted: files with one row per benchmark, size, process count and engine; "
+                         "import each run into a file of its own)")
+    if stamp is not None:
+        _READ.clear()  # one file at a time: a reader of many files holds each itself
+        _READ[stamp] = (doc, recs)
+    return doc, recs
+
+
+_READ: dict[tuple, tuple[dict, list[records.Measurement]]] = {}
+
+
+def schema_problem(doc: dict) -> str | None:
+    """Where and how doc breaks the published schema (commbench/schema), None when it does not."""
+    from commbench import schema
+
+    error = schema.first_error(doc)
+    if error is None:
+        return None
+    where, message = error
+    return f"{_place(doc, where)}: {message}"
+
+
+def _place(doc: dict, where: list) -> str:
+    """'record 3 (PingPong np=2 bytes=4), field values.t_max' or 'field metadata'."""
+    if len(where) >= 2 and where[0] == "records" and isinstance(where[1], int):
+        field = ".".join(str(p) for p in where[2:])
+        return f"record {where[1]} ({_label(doc['records'][where[1]])}){f', field {field}' if field else ''}"
+    return f"field {'.'.join(str(p) for p in where) or '(the document)'}"
+
+
+def _get(doc: object, where: tuple) -> object:
+    for k in where:
+        doc = doc[k]
+    return doc
+
+
+def _label(rec: object) -> str:
+    if not isinstance(rec, dict):
+        return "not an object"
+    parts = [str(rec.get(k)) for k in ("benchmark",) if isinstance(rec.get(k), str)]
+    parts += [f"{k}={rec[k]}" for k in ("np", "bytes") if isinstance(rec.get(k), int | None) and k in rec]
+    return " ".join(parts) or "no benchmark"
 
 
 def measurements(doc: dict, path: str = "") -> list[records.Measurement]:

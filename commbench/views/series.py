@@ -143,8 +143,8 @@ def load(path: str) -> list[Series]:
     except OSError as e:
         raise ValueError(f"{path}: cannot read ({e.strerror})") from None
     if head.startswith(b"{") or path.endswith(".json"):
-        doc = results_file.load(path)  # a .json that is not JSON: said so, not read as CSV
-        return from_records(results_file.measurements(doc, path), path)
+        _, recs = results_file.read(path)  # a .json that is not JSON: said so, not read as CSV
+        return from_records(recs, path)
     return from_csv(path)
 
 
@@ -156,12 +156,26 @@ def select(series: list[Series], names: list[str] | None) -> list[Series]:
     return [s for s in series if s.benchmark.lower() in wanted]
 
 
+def _pure_flavours(overlap: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(family, name) of the `<name>_pure` benchmarks that exist for these overlap rows: a
+    suggestion names only what `commbench run` takes (OSU's iallreduce has none)."""
+    from commbench import suites
+
+    out = []
+    for fam, name in overlap:
+        canon = suites.canonical_family(fam)
+        b = suites.family(canon).get(f"{name}_pure") if canon else None
+        if b is not None:
+            out.append((canon, b.name))
+    return out
+
+
 def why_none(path: str) -> str:
     """Why a file gave no series to fit: what its rows are instead."""
     from commbench.views import results_file
 
     try:
-        recs = results_file.measurements(results_file.load(path))
+        _, recs = results_file.read(path)
     except (OSError, ValueError):
         return "no measurements with message sizes to fit"
     ok = [r for r in recs if r.status == records.OK]
@@ -170,10 +184,11 @@ def why_none(path: str) -> str:
     kinds = {r.kind for r in ok}
     overlap = sorted({(r.family, r.benchmark) for r in ok if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)})
     if overlap:
-        pure = " ".join(f"{b}_pure" for _, b in overlap[:3])
+        pure = _pure_flavours(overlap)
+        hint = (f"; fit the pure flavours instead (commbench run --suite {pure[0][0]} "
+                f"{' '.join(n for _, n in pure[:3])} …)" if pure else "; their families have no pure flavours of them")
         return (f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), "
-                f"which t(n) models do not describe; fit the pure flavours instead (commbench run --suite "
-                f"{overlap[0][0]} {pure} …)")
+                f"which t(n) models do not describe{hint}")
     if kinds <= {Kind.SYNC.value}:
         return "its benchmarks have no message size (Barrier-like: one time per process count)"
     fams = sorted({r.family for r in ok})
