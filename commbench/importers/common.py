@@ -1,16 +1,28 @@
-"""What every importer fills in, and the error it raises at a malformed or cut line.
+"""What every importer fills in, the error it raises at a malformed or cut line, and the
+number formats of the tools.
 
 A `Log` is one tool's output being read: the records taken from it so far,
 what its header says (`source`, kept in the results file as
 metadata.source.logs[i]), and, once reading stopped early, why (`error`).
-An importer appends each record as soon as its row is read, so a log cut in
-the middle keeps every row before the cut.
+An importer adds each record as soon as its row is read: with a `sink` (the
+command's results file) the record leaves the Log at once, so memory does not
+grow with the log; without one (tests) it stays in `records`. A log cut in the
+middle keeps every row before the cut.
+
+Each tool prints its numbers with a fixed printf format (IMB and OSU: "%.2f"
+for times and rates, "%d" for sizes and counts; nccl-tests: by width, see
+nccl.py). A token that is not what that format prints -- "7.9" or "7." where
+OSU prints "7.95", a row without its newline at the end of the log -- is a row
+cut while the tool wrote it (or edited): `fixed` (and the reading of the
+lines, importers._lines) stop the log there with a LogError rather than store
+a wrong number.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from commbench import records
@@ -25,6 +37,13 @@ class LogError(Exception):
         self.message = message
 
 
+class Unsupported(LogError):
+    """A log in a version or layout the importer does not read: nothing of it is imported."""
+
+
+WARNINGS_KEPT = 50  # per log: the first ones verbatim, then only how many more
+
+
 @dataclass
 class Log:
     path: str
@@ -34,16 +53,48 @@ class Log:
     family: dict = field(default_factory=dict)  # the results file's "family" when this log is the first
     config: dict = field(default_factory=dict)  # benchmarks, mb_unit, multi, argv
     meta: dict = field(default_factory=dict)  # run metadata the log states: date, mpi_version, uname, hosts …
-    records: list[records.Measurement] = field(default_factory=list)
+    records: list[records.Measurement] = field(default_factory=list)  # not yet settled, or all without a sink
     world_size: int | None = None
     error: str | None = None  # "LOG:LINE: what is wrong" once reading stopped early
+    sink: Callable[[records.Measurement], None] | None = None  # where settled records go (the results file)
+    hold: bool = False  # an importer that still changes its latest records (IMB's turnover) holds them
+    count: int = 0  # records settled
+    benchmarks: dict = field(default_factory=dict)  # benchmark names in order of their first record
+    largest_world: int = 0  # the largest world_size of a settled record
+    _settled: int = 0
 
     def add(self, line: int, **kw) -> records.Measurement:
         """A record read at this line of the log (kw: Measurement's fields)."""
         extra = {"source": {"log": self.index, "line": line}, **kw.pop("extra", {})}
         rec = records.Measurement(extra=extra, **kw)
         self.records.append(rec)
+        if not self.hold:
+            self.settle()
         return rec
+
+    def settle(self) -> None:
+        """The records added so far are final: count them and hand them to the sink."""
+        for rec in self.records[self._settled:]:
+            self.count += 1
+            self.benchmarks.setdefault(rec.benchmark, None)
+            self.largest_world = max(self.largest_world, rec.world_size or 0)
+            if self.sink is not None:
+                self.sink(rec)
+        if self.sink is not None:
+            self.records.clear()
+        self._settled = len(self.records)
+
+    def warn(self, line: int, message: str) -> None:
+        """Something the document should name: a value the tool printed as nan, a result left out."""
+        warnings = self.source.setdefault("warnings", [])
+        if len(warnings) < WARNINGS_KEPT:
+            warnings.append(f"line {line}: {message}")
+        else:
+            self.source["warnings_not_listed"] = self.source.get("warnings_not_listed", 0) + 1
+
+
+_NONFINITE = re.compile(r"[-+]?(nan|inf|infinity)", re.I)
+_INTEGER = re.compile(r"-?\d+", re.ASCII)
 
 
 def numeric(token: str) -> bool:
@@ -65,10 +116,37 @@ def number(token: str, line: int, what: str) -> float | None:
 
 
 def integer(token: str, line: int, what: str) -> int:
-    try:
-        return int(token)
-    except ValueError:
-        raise LogError(line, f"{what} is not an integer: {token!r}") from None
+    if _INTEGER.fullmatch(token) is None:
+        raise LogError(line, f"{what} is not an integer: {token!r} (accepted: digits, as the tool prints a "
+                             "count or a size)")
+    return int(token)
+
+
+def decimals_form(decimals: int) -> str:
+    """How "%.<decimals>f" prints a number, in words."""
+    return "digits without a point" if decimals == 0 else f"{decimals} decimal{'s' if decimals > 1 else ''}"
+
+
+def fixed(token: str, decimals: int, line: int, what: str, tool: str) -> float | None:
+    """A number the tool printed with printf's "%.<decimals>f"; None for nan or inf (left
+    out). Anything else -- fewer decimals, a trailing point, no digits -- is a value cut
+    (or edited) after the tool wrote it: LogError, not a wrong number stored."""
+    body = token[1:] if token[:1] == "-" else token
+    if not body.isascii():
+        good = False
+    elif decimals:
+        point = body.find(".")
+        good = point > 0 and len(body) - point - 1 == decimals and body[:point].isdigit() \
+            and body[point + 1:].isdigit()
+    else:
+        good = body.isdigit()
+    if good:
+        return float(token)
+    if _NONFINITE.fullmatch(token):
+        return None
+    raise LogError(line, f"{what} {token!r} is not a number as {tool} prints it: the row was cut (or edited) "
+                         f"and is not imported (accepted: {what} with {decimals_form(decimals)}, as {tool}'s "
+                         f"%.{decimals}f prints it)")
 
 
 def options_of(argv: list[str]) -> dict:

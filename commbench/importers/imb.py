@@ -24,8 +24,8 @@ from commbench import records
 from commbench.importers.common import (
     Log,
     LogError,
+    fixed,
     integer,
-    number,
     numeric,
     options_of,
     turnover_of,
@@ -41,6 +41,10 @@ COLUMNS = {"group": "group", "#bytes": "bytes", "#repetitions": "repetitions", "
            "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_avg[usec]": "t_avg",
            "mbytes/sec": "bytes_per_sec", "msg/sec": "msgs_per_sec", "t_ovrl[usec]": "t_ovrl",
            "t_pure[usec]": "t_pure", "t_cpu[usec]": "t_cpu", "overlap[%]": "overlap", "defects": "defects"}
+# How IMB prints each column (IMB_output.c's IMB_edit_format, IMB-P2P's and IMB-MT's own
+# printf): sizes and counts "%d", Msg/sec "%.0f", every other number "%.2f".
+INTEGERS = {"group", "bytes", "repetitions"}
+DECIMALS = {"msgs_per_sec": 0}
 STATUSES = {"out-of-mem": records.OUT_OF_MEM, "int-overflow": records.INT_OVERFLOW, "time-out": records.TIMEOUT}
 FINALIZE = "# All processes entering MPI_Finalize"
 
@@ -80,6 +84,7 @@ class Table:
     mode: str = ""
     window: int | None = None
     cols: list[str] | None = None
+    names: list[str] = field(default_factory=list)  # the column headings as printed
     heads: str = ""  # the column line as printed
     pending: list[tuple[int, int, dict]] = field(default_factory=list)  # -multi 1: (group, line, row)
     recs: list = field(default_factory=list)
@@ -155,6 +160,7 @@ class ImbReader:
             self.close()
             grid = [int(v) for v in re.findall(r"\d+", m.group("grid"))] if m.group("grid") else None
             self.table = Table(m.group("name"), n, bool(m.group("multi")), grid)
+            self.log.hold = True  # until close() has set the table's turnover
         elif (m := INVALID.match(line)) is not None:
             self.close()
             np_ = int(m.group("np"))
@@ -192,7 +198,7 @@ class ImbReader:
         if not t.np:
             raise LogError(n, f"the table of {t.name} (line {t.line}) has no '# #processes = N' line")
         self.close_rows()
-        t.cols, t.heads = [COLUMNS[c] for c in toks], " ".join(line.split())
+        t.cols, t.names, t.heads = [COLUMNS[c] for c in toks], line.split(), " ".join(line.split())
         return True
 
     def row(self, n: int, line: str) -> None:
@@ -201,12 +207,18 @@ class ImbReader:
         if len(toks) != len(t.cols) or not all(numeric(x) for x in toks):
             self.status_row(n, line, toks)
             return
-        d = {c: number(x, n, c) for c, x in zip(t.cols, toks)}
-        group = int(d.pop("group")) if "group" in d else None
-        x = integer(toks[t.cols.index("bytes")], n, "#bytes") if "bytes" in t.cols else None
-        d.pop("bytes", None)
-        reps = integer(toks[t.cols.index("repetitions")], n, "#repetitions")
-        d.pop("repetitions")
+        d: dict = {}
+        for c, head, tok in zip(t.cols, t.names, toks):
+            if c in INTEGERS:
+                d[c] = integer(tok, n, head)
+            elif (v := fixed(tok, DECIMALS.get(c, 2), n, head, self.tool)) is not None:
+                d[c] = v
+            else:
+                d[c] = None
+                self.log.warn(n, f"{t.name}: {head} printed as {tok!r}, left out of the record")
+        group = d.pop("group", None)
+        x = d.pop("bytes", None)
+        reps = d.pop("repetitions")
         if group is None:
             self.emit(n, x, reps, [d])
             return
@@ -223,27 +235,38 @@ class ImbReader:
             raise LogError(n, f"a row of the {t.name} table should hold {len(t.cols)} numbers "
                               f"({t.heads}), it holds {line.strip()!r}{cut}")
         self.close_rows()
-        self.emit(n, int(heads[-1]) if "bytes" in t.cols else None, 0, [{}],
+        self.emit(n, integer(heads[-1], n, "#bytes") if "bytes" in t.cols else None, 0, [{}],
                   status=STATUSES[hit.group(1)], message=hit.group(2).strip())
 
-    def close_rows(self) -> None:
-        """-multi 1: the groups' rows of one size become one record."""
+    def close_rows(self, strict: bool = True) -> None:
+        """-multi 1: the groups' rows of one size become one record, when every group's row
+        is there (else the log was cut between them: LogError, or, not strict, no record)."""
         t = self.table
-        if t is not None and t.pending:
-            rows, t.pending = t.pending, []
-            first = rows[0][2]
-            self.emit(rows[0][1], first["x"], first["reps"], [r[2]["d"] for r in rows])
+        if t is None or not t.pending:
+            return
+        rows, t.pending = t.pending, []
+        first = rows[0][2]
+        if t.groups and len(rows) != len(t.groups):
+            if not strict:
+                return
+            raise LogError(rows[0][1], f"the -multi 1 rows of size {first['x']} of {t.name} hold {len(rows)} of the "
+                                       f"{len(t.groups)} groups' rows: the log was cut (or edited) between them, and "
+                                       "the size is not imported (accepted: one row per group, as IMB prints them)")
+        self.emit(rows[0][1], first["x"], first["reps"], [r[2]["d"] for r in rows])
 
-    def close(self) -> None:
+    def close(self, strict: bool = True) -> None:
+        """The table is over: its turnover into each of its records, which are then final."""
         t = self.table
         if t is None:
             return
-        self.close_rows()
+        self.close_rows(strict)
         rate = [(r.bytes, r.values.get("t", 0.0), r.values.get("bytes_per_sec", 0.0)) for r in t.recs]
         turnover = turnover_of(rate)
         for r in t.recs:
             r.turnover = turnover
         self.table = None
+        self.log.hold = False
+        self.log.settle()
 
     def emit(self, n: int, x: int | None, reps: int, rows: list[dict], status: str = records.OK,
              message: str = "") -> None:
@@ -298,12 +321,12 @@ class ImbReader:
 
     def finish(self, nlines: int) -> None:
         self.close()
-        self.log.world_size = max((r.world_size for r in self.log.records), default=None)
+        self.log.world_size = self.log.largest_world or None
         if not self.banner:
             raise LogError(1, "no IMB banner ('#    Intel(R) MPI Benchmarks <version>, <part>') in the log")
         if not self.finalized and self.tool != "IMB-MT":
             raise LogError(nlines, f"the log ends before IMB's closing line '{FINALIZE}': it was cut "
-                                   f"(or the run ended early); the {len(self.log.records)} rows before are kept")
+                                   f"(or the run ended early); the {self.log.count} rows before are kept")
 
 
 COMPONENTS = {Kind.OVERLAP.value: ["t_ovrl", "t_pure", "t_cpu"], Kind.OVERLAP_SYNC.value: ["t_ovrl", "t_pure", "t_cpu"],
@@ -341,14 +364,16 @@ def aggregate(groups: list[dict]) -> dict:
     return out
 
 
-def read(log: Log, lines: list[str]) -> None:
+def read(log: Log, lines) -> None:
+    """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = ImbReader(log)
+    n = 0
     try:
         for n, line in enumerate(lines, start=1):
             r.feed(n, line)
-        r.finish(len(lines))
+        r.finish(n)
     finally:
-        r.close()
+        r.close(strict=False)  # what was read before an error: a size whose groups were cut short is left out
         _describe(r, log)
 
 
@@ -360,7 +385,7 @@ def _describe(r: ImbReader, log: Log) -> None:
     src["benchmarks_listed"] = r.listed
     src["mb_unit"] = r.unit
     fam = FAMILIES.get(r.tool, "mpi1")
-    seen = list(dict.fromkeys(rec.benchmark for rec in log.records))
+    seen = list(log.benchmarks)
     multi = src["options"].get("-multi")
     log.family = {"name": fam, "title": r.tool, "part": src.get("part", ""), "profile": "imported"}
     log.config = {"family": fam, "benchmarks": r.listed or seen, "mb_unit": r.unit,

@@ -5,20 +5,27 @@ NAME", "# nThread … iters: N …", one "#  Rank …" line per GPU), the column
 lines (size count type redop root, then time algbw busbw #wrong for
 out-of-place and for in-place, -I's per-iteration columns, -S's timestamp),
 one row per size, and the footer ("# Out of bounds values", "# Avg bus
-bandwidth"); a log without the footer was cut. JSON (-J, format versions
-1 to 3): "config" (with "devices"), "results" (size, count, type, redop,
-root, out_of_place/in_place: time, alg_bw, bus_bw, nwrong), a cut file keeps
-every whole result before the cut. Each row gives two records, one per
-placement (the record's mode: "out-of-place float sum", "in-place …").
+bandwidth"); a log without the footer was cut. Each row gives two records,
+one per placement (the record's mode: "out-of-place float sum", "in-place …").
+The JSON of -J: nccl_json.py.
+
+nccl-tests prints sizes and counts with "%li", #wrong with "%6g", and each
+time and bandwidth in a field of fixed width (time 7, algbw and busbw 6):
+since 2.17.3 (the versions that print "# nccl-tests version") with as many
+decimals as fit, 2, 1 or 0, then "%.1e"/"%.0e"; from 2019 to then, times
+with 2 decimals below 100 us, 1 below 10000, 0 above, bandwidths "%6.2f". A
+number not printed so ("7.9" for a time of 7.95, "7.") was cut or edited:
+the row stops the log (LogError), as a row without its newline at the end.
+The 2017-2018 layout (times in ms, a "res" column) is refused.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, integer, number
+from commbench.importers.common import Log, LogError, Unsupported, integer
 from commbench.records import Kind
 
 VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?P<rest>.*)$")
@@ -29,6 +36,36 @@ SETTING = re.compile(r"(nThread|nGpus|minBytes|maxBytes|step|warmup iters|agg it
                      r"unalign):?\s+(\S+)")
 FOOTER = re.compile(r"^#\s*(Out of bounds values|Avg bus bandwidth)\s*:\s*(?P<v>\S+)")
 PLACEMENTS = ("out-of-place", "in-place")
+WIDTHS = {"time": 7, "cputime": 7, "algbw": 6, "busbw": 6}  # i_min, i_max, i_p99, i_cv%: 7
+WRONG = re.compile(r"\d+|\d(\.\d+)?e[-+]\d+|N/A", re.ASCII)  # "%6g" of a count ("%5.0le" in 2019)
+NONFINITE = re.compile(r"[-+]?(nan|inf)", re.I)
+
+
+def printed(v: float, width: int) -> str:
+    """How nccl-tests since 2.17.3 prints v in a field of width characters (getFloatStr)."""
+    for d in (2, 1, 0):
+        s = f"{v:.{d}f}"
+        if len(s) <= width:
+            return s
+    return f"{v:.1e}" if width >= 7 else f"{v:.0e}"
+
+
+def printed_before(v: float, width: int) -> tuple[str, ...]:
+    """How nccl-tests 2019 to 2.17.2 printed v: times "%7.2f" below 100 us, "%7.1f" below
+    10000, "%7.0f" above; bandwidths "%6.2f" (a time printed as 100 or 10000 may carry
+    either: 99.999 is "100.00", 100.04 "100.0")."""
+    if width == 6:
+        return (f"{v:.2f}",)
+    return tuple(f"{v:.{d}f}" for d, low, high in ((2, 0, 100), (1, 100, 10000), (0, 10000, math.inf))
+                 if low <= v <= high)
+
+
+def _float_forms(width: int, versioned: bool) -> str:
+    new = f"as many decimals as fit in {width} characters (2, 1, 0), then %.{1 if width >= 7 else 0}e"
+    if versioned:
+        return new
+    old = "%.2f" if width == 6 else "%.2f below 100, %.1f below 10000, %.0f above"
+    return f"{new}; or, before 2.17.3, {old}"
 
 
 def _mode(placement: str, dtype: str, redop: str, root: int) -> str:
@@ -90,6 +127,11 @@ class TextReader:
         else:
             toks = line[1:].split()
             if toks[:2] == ["size", "count"]:
+                if "res" in toks or not any(t in ("time", "cputime") for t in toks):
+                    raise Unsupported(n, f"the column line {' '.join(toks)!r} is nccl-tests' layout of 2017-2018 "
+                                         "(times in ms, a 'res' column), which this importer does not read "
+                                         "(accepted: the output of nccl-tests from 2019 on: time (us) algbw busbw "
+                                         "#wrong)")
                 self.cols = toks
 
     def row(self, n: int, toks: list[str]) -> None:
@@ -99,7 +141,7 @@ class TextReader:
         if len(names) < len(self.cols) and len(toks) > 2 and re.fullmatch(r"\d{4}-\d\d-\d\d", toks[-2]):
             toks = toks[:-2]  # -S: the timestamp
         body, nblocks = toks[first:], (len(names) - first) // block
-        if len(toks) <= first or len(body) % block or len(body) // block > nblocks or not toks[0].isdigit():
+        if len(toks) <= first or len(body) != block * nblocks or not toks[0].isdigit():
             cut = " (the log seems cut here)" if len(toks) < len(names) else ""
             raise LogError(n, f"a row should hold {len(names)} values ({' '.join(names)}), it holds "
                               f"{' '.join(toks)!r}{cut}")
@@ -107,22 +149,42 @@ class TextReader:
                 "bytes": integer(toks[0], n, "size"), "count": integer(toks[1], n, "count"),
                 "type": toks[first - 3], "redop": toks[first - 2], "root": integer(toks[first - 1], n, "root"),
                 "repetitions": self.repetitions(), "np": self.np_hint or len(self.src["ranks"])}
-        parts = [body[i:i + block] for i in range(0, len(body), block)]
-        blocks = [None] * (nblocks - len(parts)) + [self.block(n, dict(zip(names[first:first + block], p)))
-                                                    for p in parts]
+        blocks = [self.block(n, p, dict(zip(names[first:first + block], body[i * block:(i + 1) * block])))
+                  for i, p in enumerate(PLACEMENTS[:nblocks])]
         add_pair(self.log, n, head, (blocks + [None, None])[:2])
 
-    def block(self, n: int, cells: dict) -> dict:
+    def value(self, n: int, name: str, tok: str, placement: str) -> float | None:
+        """A time or bandwidth as nccl-tests prints it (None: nan, named in a warning)."""
+        what = f"{placement} {name}"
+        width = WIDTHS.get(name, 7)
+        versioned = self.src.get("version") is not None
+        try:
+            v = float(tok)
+        except ValueError:
+            v = math.nan
+        if NONFINITE.fullmatch(tok):
+            self.log.warn(n, f"{what} printed as {tok!r}, left out of the record")
+            return None
+        if math.isfinite(v) and (tok == printed(v, width) or not versioned and tok in printed_before(v, width)):
+            return v
+        raise LogError(n, f"{what} {tok!r} is not a number as nccl-tests prints it: the row was cut (or edited) and "
+                          f"is not imported (accepted: {_float_forms(width, versioned)})")
+
+    def block(self, n: int, placement: str, cells: dict) -> dict:
         t = cells.get("time", cells.get("cputime"))
         wrong = cells.get("#wrong", cells.get("error"))
-        out = {"time": number(t, n, "time"), "algbw": number(cells["algbw"], n, "algbw"),
-               "busbw": number(cells["busbw"], n, "busbw"),
-               "wrong": None if wrong in (None, "N/A") else number(wrong, n, "#wrong")}
-        extras = {k: number(v, n, k) for k, v in cells.items() if k.startswith("i_")}
+        if wrong is not None and not WRONG.fullmatch(wrong):
+            raise LogError(n, f"{placement} #wrong {wrong!r} is not a count as nccl-tests prints it: the row was cut "
+                              "(or edited) and is not imported (accepted: %6g of a count, or N/A)")
+        out = {"time": self.value(n, "time", t, placement), "algbw": self.value(n, "algbw", cells["algbw"], placement),
+               "busbw": self.value(n, "busbw", cells["busbw"], placement),
+               "wrong": None if wrong in (None, "N/A") else float(wrong)}
+        extras = {k: self.value(n, k, v, placement) for k, v in cells.items() if k.startswith("i_")}
         if extras:
-            out["per_iteration"] = extras
+            out["per_iteration"] = {k: v for k, v in extras.items() if v is not None}
         if out["time"] is None:
-            raise LogError(n, f"the time is not a number: {t!r}")
+            raise LogError(n, f"the {placement} time is {t!r}: nccl-tests measured no time, the row is not imported "
+                              "(accepted: a time in us)")
         return out
 
     def repetitions(self) -> int:
@@ -137,110 +199,27 @@ class TextReader:
             raise LogError(nlines, "no column line ('#  size  count  type  redop …'): not nccl-tests output, or cut")
         if not self.footer:
             raise LogError(nlines, "the log ends before nccl-tests' footer ('# Out of bounds values …'): it was "
-                                   f"cut; the {len(self.log.records)} records before are kept")
+                                   f"cut; the {self.log.count} records before are kept")
 
 
-def read_text(log: Log, lines: list[str], np_hint: int | None = None) -> None:
+def read_text(log: Log, lines, np_hint: int | None = None) -> None:
+    """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = TextReader(log, np_hint)
+    n = 0
     try:
         for n, line in enumerate(lines, start=1):
             r.feed(n, line)
-        r.finish(len(lines))
+        r.finish(n)
     finally:
         r.src["settings"] = dict(r.src["settings"])
-        _describe(log, r.src.get("ranks", []))
+        describe(log, r.src.get("ranks", []))
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _object_at(text: str, key: str) -> tuple[object, int] | None:
-    """The value of "key" at the top level of a (possibly cut) JSON text, and where it starts."""
-    m = re.search(rf'"{re.escape(key)}"\s*:\s*', text)
-    if m is None:
-        return None
-    try:
-        return json.JSONDecoder().raw_decode(text, m.end())[0], m.end()
-    except json.JSONDecodeError:
-        return None
-
-
-def read_json(log: Log, text: str, np_hint: int | None = None) -> None:
-    """-J output; a cut file keeps every whole result before the cut."""
-    src = log.source
-    src.update(format="nccl", suite="nccl-tests", tool=None, settings={}, ranks=[])
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        doc = None
-    top = doc if isinstance(doc, dict) else {k: (v[0] if v else None) for k in ("version", "args", "nccl_version",
-                                                                                 "config", "start_time")
-                                                for v in [_object_at(text, k)]}
-    cfg = top.get("config") if isinstance(top.get("config"), dict) else {}
-    args = top.get("args") if isinstance(top.get("args"), list) else []
-    src.update(tool=args[0].rsplit("/", 1)[-1] if args else None, json_version=top.get("version"),
-               nccl_version=top.get("nccl_version"), start_time=top.get("start_time"), args=args,
-               settings={k: v for k, v in cfg.items() if k != "devices"}, ranks=cfg.get("devices") or [])
-    np_ = np_hint or len(src["ranks"])
-    reps = int(cfg.get("iterations", 0) or 0) * max(1, int(cfg.get("aggregated_iterations", 1) or 1))
-    try:
-        for pos, item in _results(text, doc):
-            _json_result(log, _line_of(text, pos), item, src, np_, reps)
-        if doc is None:
-            raise json.JSONDecodeError("the JSON text ends early (cut)", text, len(text))
-    except json.JSONDecodeError as e:
-        raise LogError(e.lineno, f"not valid JSON ({e.msg}, column {e.colno}); the {len(log.records)} "
-                                 "records of the whole results before it are kept") from None
-    finally:
-        _describe(log, src["ranks"])
-
-
-def _results(text: str, doc: dict | None):
-    """(position, result) for each entry of "results", whole or cut."""
-    m = re.search(r'"results"\s*:\s*\[', text)
-    if m is None:
-        raise json.JSONDecodeError('no "results" list', text, 0)
-    dec, pos = json.JSONDecoder(), m.end()
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos < len(text) and text[pos] == "]":
-            return
-        item, end = dec.raw_decode(text, pos)  # JSONDecodeError where the file was cut
-        yield pos, item
-        pos = end
-
-
-def _json_result(log: Log, n: int, item: dict, src: dict, np_: int, reps: int) -> None:
-    if not isinstance(item, dict) or not isinstance(item.get("size"), int):
-        raise LogError(n, f"a result without an integer \"size\": {json.dumps(item)[:80]}")
-    blocks = []
-    for key in ("out_of_place", "in_place"):
-        b = item.get(key)
-        if b is None:
-            blocks.append(None)
-            continue
-        t = b.get("time", b.get("cpu_time"))
-        if not isinstance(t, int | float):
-            raise LogError(n, f"result of size {item['size']}: {key} has no time")
-        blocks.append({"time": float(t), "algbw": b.get("alg_bw"), "busbw": b.get("bus_bw"),
-                       "wrong": b.get("nwrong"),
-                       "per_iteration": {k: v for k, v in (item.get(f"{key}_per_iter") or {}).items()
-                                         if k.endswith("_us") and isinstance(v, int | float)}})
-    root = str(item.get("root", "-1")).strip()
-    head = {"name": src["tool"] or log.path.rsplit("/", 1)[-1].split(".")[0], "bytes": item["size"],
-            "count": item.get("count", 0), "type": item.get("type", ""), "redop": item.get("redop", ""),
-            "root": int(root) if root.lstrip("-").isdigit() else -1,
-            "repetitions": int(item.get("actual_iterations") or reps), "np": np_}
-    add_pair(log, n, head, blocks)
-
-
-def _describe(log: Log, ranks: list) -> None:
+def describe(log: Log, ranks: list) -> None:
     src = log.source
     hosts = sorted({r.get("hostname") or r.get("host") for r in ranks if isinstance(r, dict)} - {None})
     log.family = {"name": "nccl", "title": "nccl-tests", "part": src.get("tool") or "", "profile": "imported"}
-    log.config = {"family": "nccl", "benchmarks": list(dict.fromkeys(r.benchmark for r in log.records)),
-                  "mb_unit": 10**6, "multi": None, "argv": src.get("args", [])[1:]}
-    log.world_size = max((r.world_size for r in log.records), default=0) or (len(ranks) or None)
+    log.config = {"family": "nccl", "benchmarks": list(log.benchmarks), "mb_unit": 10**6, "multi": None,
+                  "argv": src.get("args", [])[1:]}
+    log.world_size = log.largest_world or (len(ranks) or None)
     log.meta = {k: v for k, v in (("hosts", hosts), ("date", src.get("start_time"))) if v}

@@ -6,9 +6,12 @@ creation and synchronization (one-sided), pairs and window size (osu_mbw_mr);
 the column line ("# Size  Avg Latency(us)  Min Latency(us) …", with -f's
 min/max/iterations, -z's percentiles, -c's Validation) names each row's
 numbers. OSU logs do not say how many processes ran a collective: the
-importer's --np gives it (0 when unknown). A row that does not hold one value
-per column is malformed or cut; OSU prints no closing line, so a cut between
-two rows cannot be seen.
+importer's --np gives it (0 when unknown). OMB prints sizes and iterations
+with "%d", every other number with "%.2f" (FLOAT_PRECISION, fixed when OMB is
+built; no option changes it), the validation as Pass/Fail (one-sided:
+passed/failed/skipped): a row that does not hold one such value per column, or
+the last line without its newline, is malformed or cut; OSU prints no closing
+line, so a cut between two rows cannot be seen.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, integer, number, numeric
+from commbench.importers.common import Log, LogError, fixed, integer, numeric
 from commbench.records import Kind
 
 TITLE = re.compile(r"^#\s*OSU\s+(?P<title>.+?)\s+Test\s+v(?P<version>\S+)\s*$")
@@ -54,18 +57,19 @@ PROGRAMS = {
 POINT_TO_POINT = {"latency", "latency_mp", "latency_mt", "multi_lat", "bw", "bibw", "mbw_mr", "put_latency",
                   "get_latency", "put_bw", "get_bw", "put_bibw", "acc_latency", "get_acc_latency",
                   "fop_latency", "cas_latency"}
-CHECK = {"pass": records.SUCCESSFUL, "fail": records.FAILED, "passed": records.SUCCESSFUL,
-         "failed": records.FAILED}  # the one-sided programs say passed/failed
+CHECK = {"Pass": records.SUCCESSFUL, "Fail": records.FAILED, "passed": records.SUCCESSFUL,
+         "failed": records.FAILED, "skipped": records.NOT_CHECKED}  # the one-sided programs: passed/failed/skipped
 # What OMB 7.4's one-sided programs print after their table under -c (each rank's "Atomic Data
 # Validation results"), not rows; a rank's "FAILED:" can land glued before a row ("FAILED:1   0.15  passed").
 REPORT = re.compile(r"^\s*(-{3,}\s*$|Atomic Data Validation results|(PASSED|FAILED|SKIPPED):|First failure|"
                     r"Dimensions size =|Time took to create topology graph|"  # the neighborhood programs' topology
                     r"Initial Values:|Observed Final Value:|Expected Final Value:|\S+ failed validation of|"
                     r"DATA VALIDATION ERROR:)")  # a collective's last line after a Fail row (it then exits 1)
+HEADER_LINES = 100  # other '#' lines kept in metadata.source, each once
 GLUED = re.compile(r"^(PASSED|FAILED|SKIPPED):(?=\d)")
-# osu_init's one line under its title (no table): per-process MPI_Init time, ms
-INIT = re.compile(r"^nprocs:\s*(?P<np>\d+),\s*min:\s*(?P<min>[\d.]+)\s*ms,\s*max:\s*(?P<max>[\d.]+)\s*ms,"
-                  r"\s*avg:\s*(?P<avg>[\d.]+)\s*ms\s*$")
+# osu_init's one line under its title (no table): per-process MPI_Init time, whole ms ("%ld")
+INIT = re.compile(r"^nprocs:\s*(?P<np>\d+),\s*min:\s*(?P<min>\d+)\s*ms,\s*max:\s*(?P<max>\d+)\s*ms,"
+                  r"\s*avg:\s*(?P<avg>\d+)\s*ms\s*$", re.ASCII)
 
 
 def program(title: str) -> tuple[str, str | None]:
@@ -119,7 +123,10 @@ class OsuReader:
             return
         elif self.cols is not None:
             self.row(n, line)
-        elif self.short == "init" and (m := INIT.match(line)) is not None:
+        elif self.short == "init" and line.startswith("nprocs:"):
+            if (m := INIT.match(line)) is None:
+                raise LogError(n, f"osu_init's line is {line.strip()!r}: cut or edited, not imported (accepted: "
+                                  "'nprocs: N, min: N ms, max: N ms, avg: N ms', as OMB prints it)")
             self.np_hint = self.np_hint or int(m.group("np"))
             us = {k: float(m.group(k)) * 1e3 for k in ("min", "max", "avg")}
             self.emit(n, None, 1, {"t": us["avg"], "t_min": us["min"], "t_max": us["max"]}, {}, False)
@@ -151,7 +158,9 @@ class OsuReader:
             self.end_table(n)
             self.cols, self.col_line, self.rows = list(zip(heads, keys)), n, 0
             return
-        self.src["header_lines"].append(line)
+        kept = self.src["header_lines"]
+        if len(kept) < HEADER_LINES and line not in kept:  # a log of many runs repeats them
+            kept.append(line)
 
     def end_table(self, n: int) -> None:
         if self.cols is not None and self.rows == 0:
@@ -172,13 +181,16 @@ class OsuReader:
             elif key == "repetitions":
                 reps = integer(tok, n, head)
             elif key == "check":
-                extra["check"] = CHECK.get(tok.lower(), tok)
+                if tok not in CHECK:
+                    raise LogError(n, f"{head} {tok!r} is not a verdict OMB prints: the row was cut (or edited) and "
+                                      "is not imported (accepted: Pass, Fail; one-sided: passed, failed, skipped)")
+                extra["check"] = CHECK[tok]
             elif key is None:
                 extra.setdefault("columns", {})[head] = tok
+            elif (v := fixed(tok, 2, n, head, "OSU")) is not None:
+                values[key] = v * 1e6 if key == "bytes_per_sec" or key.startswith("bw_p") else v
             else:
-                v = number(tok, n, head)
-                if v is not None:
-                    values[key] = v * 1e6 if key == "bytes_per_sec" or key.startswith("bw_p") else v
+                self.log.warn(n, f"{self.name}: {head} printed as {tok!r}, left out of the record")
         self.emit(n, x, reps, values, extra, bool(any(k == "bytes" for _, k in self.cols)))
         self.rows += 1
 
@@ -202,10 +214,9 @@ class OsuReader:
     def finish(self, nlines: int) -> None:
         if self.name is None:
             raise LogError(1, "no OSU title line ('# OSU MPI … Test v<version>') in the log")
-        if self.cols is None and not self.log.records:
+        if self.cols is None and not self.log.count:
             raise LogError(nlines, "the log ends before its column line ('# Size  …'): it was cut")
         self.end_table(nlines)
-        self.log.world_size = max((r.world_size for r in self.log.records), default=None) or None
 
 
 def kind_of(keys: set[str], sized: bool, short: str | None, title: str) -> str:
@@ -220,16 +231,18 @@ def kind_of(keys: set[str], sized: bool, short: str | None, title: str) -> str:
     return Kind.COLLECTIVE.value
 
 
-def read(log: Log, lines: list[str], np_hint: int | None = None) -> None:
+def read(log: Log, lines, np_hint: int | None = None) -> None:
+    """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = OsuReader(log, np_hint)
+    n = 0
     try:
         for n, line in enumerate(lines, start=1):
             r.feed(n, line)
-        r.finish(len(lines))
+        r.finish(n)
     finally:
         src = log.source
         log.family = {"name": "osu", "title": "OSU Micro-Benchmarks", "part": src.get("title", ""),
                       "profile": "imported"}
-        log.config = {"family": "osu", "benchmarks": list(dict.fromkeys(rec.benchmark for rec in log.records)),
-                      "mb_unit": 10**6, "multi": None, "argv": []}
-        log.world_size = max((rec.world_size for rec in log.records), default=0) or None
+        log.config = {"family": "osu", "benchmarks": list(log.benchmarks), "mb_unit": 10**6, "multi": None,
+                      "argv": []}
+        log.world_size = log.largest_world or None
