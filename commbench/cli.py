@@ -127,16 +127,12 @@ def cmd_report(argv: list[str]) -> int:
         print(f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} written to {out}",
               file=sys.stderr)
         return 0
-    if not argv or argv[0].startswith("-"):
-        return _err("report needs a results file (accepted: commbench report FILE [--csv OUT], "
-                    "or commbench report --html OUT.html FILE [FILE ...])")
     try:
-        doc, recs = results_file.read(argv[0])
+        path, out = _report_arguments(argv)
+        doc, recs = results_file.read(path)
     except ValueError as e:
         return _err(str(e))
-    if "--csv" in argv:
-        i = argv.index("--csv")
-        out = argv[i + 1] if i + 1 < len(argv) else "-"
+    if out is not None:
         try:
             csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
         except OSError as e:
@@ -152,9 +148,36 @@ def cmd_report(argv: list[str]) -> int:
         # a file that passes the schema (open where families add their own keys) but lacks or
         # mistypes what its family's text needs: the file's problem, said as such
         what = f"it has no {e.args[0]!r}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
-        return _err(f"{argv[0]}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
+        return _err(f"{path}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
                     "text needs (was the file edited? `commbench schema` prints the format)")
     return 0
+
+
+REPORT_USAGE = "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...]"
+
+
+def _report_arguments(argv: list[str]) -> tuple[str, str | None]:
+    """(results file, --csv's OUT or None) in any order; --csv alone or --csv - is stdout."""
+    paths, out, i = [], None, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--csv" or a.startswith("--csv="):
+            if a != "--csv":
+                out = a.partition("=")[2] or "-"
+            elif i + 1 < len(argv) and (argv[i + 1] == "-" or not argv[i + 1].startswith("-")):
+                out, i = argv[i + 1], i + 1
+            else:
+                out = "-"
+        elif a.startswith("-") and a != "-":
+            raise ValueError(f"report takes no option {a!r} (accepted: {REPORT_USAGE})")
+        else:
+            paths.append(a)
+        i += 1
+    if len(paths) != 1:
+        raise ValueError(f"report needs one results file, got {len(paths)}"
+                         + (" (did --csv take the results file as its OUT?)" if out and not paths else "")
+                         + f" (accepted: {REPORT_USAGE})")
+    return paths[0], out
 
 
 def cmd_compare(argv: list[str]) -> int:

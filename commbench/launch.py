@@ -96,6 +96,9 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
 STOP_GRACE = 20.0  # seconds the job gets to finish its files after a forwarded signal
 
 
+ABORTED = 4  # mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
+
+
 def exit_meaning(rc: int) -> str:
     """What mpiexec's exit status says about how the job ended."""
     if rc < 0:
@@ -104,7 +107,9 @@ def exit_meaning(rc: int) -> str:
              143: "terminated (SIGTERM)", 137: "a process was killed (SIGKILL, e.g. the OOM killer)",
              9: "a process was killed (signal 9, SIGKILL: kill -9 or the OOM killer)",
              11: "a process crashed (signal 11, SIGSEGV)", 6: "a process aborted (signal 6, SIGABRT)",
-             3: "a process reported an internal or MPI error"}
+             3: "a process reported an internal or MPI error",
+             ABORTED: "the job was aborted (MPI_Abort, or an MPI library's fatal error) before rank 0 wrote "
+                      "its summary"}
     return known.get(rc, "a process ended badly (Hydra reports a signal's number, e.g. 9 for SIGKILL; "
                           "other launchers 128 + signal)")
 
@@ -212,6 +217,21 @@ def mark_started(mark: str = "r") -> None:
             pass
 
 
+def _unfinished(output: str) -> bool:
+    """The results file still says what it says while the run goes on: rank 0 never finished."""
+    from commbench.views import results_file
+
+    try:
+        doc = results_file.load(output)
+    except ValueError:
+        try:
+            doc = results_file.salvage(output)
+        except (OSError, ValueError):
+            return False
+        return True
+    return bool((doc.get("summary") or {}).get("provisional"))
+
+
 def _ended_by_watchdog(output: str) -> bool:
     from commbench.views import results_file
 
@@ -305,6 +325,8 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
+    if rc == 1 and path and _unfinished(path):  # 1 is the check failures' status only from a finished run
+        rc = ABORTED
     if rc not in (0, 1, 2) and path and os.path.exists(path):
         from commbench.views import results_file
 
@@ -312,7 +334,9 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
             # Hydra reports the status of whichever process it saw end (124 from rank 0,
             # or 9 from a rank it killed afterwards): the watchdog's is the job's.
             rc = 124
-        reason = why or f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
+        reason = why or ("the MPI job was aborted (mpiexec's status 1 from an unfinished run: MPI_Abort, or an MPI "
+                         "library's fatal error) before rank 0 wrote its summary; commbench's status 4"
+                         if rc == ABORTED else f"the MPI job ended with status {rc}: {exit_meaning(rc)}")
         if results_file.mark_interrupted(path, reason):  # else rank 0 said where its results are
             print(f"commbench: {reason}; results so far (complete: false) are in {path}", file=sys.stderr)
         elif why is not None:

@@ -33,7 +33,7 @@ def check_writable(option: str, path: str | None) -> None:
         raise ConfigError(f"{option} {path!r}: is a directory ({form})")
     d = os.path.dirname(os.path.abspath(path))
     try:
-        os.makedirs(d, exist_ok=True)
+        ensure_parent(path)
     except OSError as e:
         raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
     existed = os.path.exists(path)
@@ -50,6 +50,12 @@ def check_writable(option: str, path: str | None) -> None:
         raise ConfigError(f"{option} {path!r}: cannot write ({e.strerror}) ({form})") from None
     if not existed:
         os.unlink(path)
+
+
+def ensure_parent(path: str) -> None:
+    """The one rule of every file commbench writes (-o, --csv, compare --json, report --csv and
+    --html, import -o, plot -o): missing directories are made; OSError when they cannot be."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
 
 
 def default_output(family: str) -> str:

@@ -42,6 +42,12 @@ class Session:
         # COMMBENCH_FAULT_CORRUPT=<world rank>: that rank sends corrupted data, so
         # tests can prove check mode catches it.
         self.corrupt = os.environ.get("COMMBENCH_FAULT_CORRUPT") == str(self.rank)
+        # COMMBENCH_FAULT_ABORT=<records>: rank 0 calls MPI_Abort(1) after that many records, as
+        # an MPI library's fatal error does (tests: the launcher tells an abort from a check
+        # failure, and the results file says how the run ended).
+        after = os.environ.get("COMMBENCH_FAULT_ABORT", "")
+        self.abort_after = int(after) if self.rank == 0 and after.isdigit() else None
+        self.emitted = 0
 
     @property
     def params(self) -> dict:
@@ -52,6 +58,9 @@ class Session:
         """One record to every view; a no-op except on world rank 0. hold: a record of
         a later table (--engine both), delivered by release() or, if the run is
         stopped first, by stop()."""
+        self.emitted += 1
+        if self.abort_after is not None and self.emitted > self.abort_after:
+            self.comm.Abort(1)
         if self.rank != 0:
             return
         if self.cfg.check and rec.status == records.OK:

@@ -15,6 +15,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from commbench import outputs
 from commbench.views import compare, compare_trust, results_file
 
 USAGE = ("commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
@@ -131,7 +132,7 @@ def _emit_json(args: Args, payload: dict) -> str | None:
         sys.stdout.write(text)
         return None
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        outputs.ensure_parent(args.json)
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:

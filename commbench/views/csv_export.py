@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from typing import TextIO
 
-from commbench import records
+from commbench import outputs, records
 
 FIELDS = [
     "family", "benchmark", "kind", "np", "mode", "groups", "group", "bytes", "repetitions", "status",
@@ -71,6 +71,8 @@ class CsvRecords:
 
 def write(path_or_file, recs: list[records.Measurement], mb_unit: int = 10**6) -> None:
     own = isinstance(path_or_file, str)
+    if own:
+        outputs.ensure_parent(path_or_file)
     f = open(path_or_file, "w", newline="", encoding="utf-8") if own else path_or_file
     try:
         w = csv.DictWriter(f, fieldnames=FIELDS)

@@ -13,6 +13,8 @@ import os
 
 import numpy as np
 
+from commbench import outputs
+
 
 def _si(v: float, unit: str) -> str:
     for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -70,6 +72,8 @@ def figure(items: list, path, show_source: bool = False, fmt: str | None = None)
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.suptitle("commbench: t = (n + n_1/2) / r_inf per region" if any(f for _, f in items) else "commbench")
     fig.tight_layout(rect=(0, legend_h / (6.2 + legend_h), 1, 1))
+    if isinstance(path, str):
+        outputs.ensure_parent(path)
     fig.savefig(path, dpi=110, format=fmt)
     plt.close(fig)
     return labels
@@ -151,5 +155,7 @@ def overhead_figure(decs: dict, path: str) -> None:
         ax.legend(fontsize=7, ncol=2, loc="best")
     fig.suptitle("commbench overhead: seed 002 Figure 1 (Table 1 with the fitted lines of Table 3)")
     fig.tight_layout()
+    if isinstance(path, str):
+        outputs.ensure_parent(path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
