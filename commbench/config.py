@@ -38,6 +38,7 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Opti
     text,
 )
 from commbench.outputs import check_distinct, check_writable, default_output, normal_output  # noqa: F401 - API
+from commbench.suites import uses
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
@@ -230,33 +231,23 @@ RUN_LEVEL = frozenset({"help", "np", "mpiexec", "suite", "output", "csv", "timeo
                        "include", "exclude", "input", "dump", "load", "no_progress"})
 
 
-def _refuse_unused(fam: suites.Family, values: dict) -> None:
-    """An option the run would not use is an error that names it, never silently recorded."""
-    for opt in _all_options():
-        if opt.dest not in values or opt in fam.options:
-            continue
-        owner = None if opt in OPTIONS else next((f for f in suites.families() if opt in f.options), None)
-        if owner is not None:
-            raise ConfigError(f"{opt.names[0]} is an option of the {owner.name} family ({owner.title}), "
-                              f"not of {fam.name} (accepted: --suite {owner.name}, or no {opt.names[0]})")
-        if fam.honours is not None and opt.dest not in RUN_LEVEL | fam.honours:
-            own = ", ".join(o.names[0] for o in fam.options)
-            raise ConfigError(f"{opt.names[0]}: the {fam.name} family does not use it (accepted: its own options "
-                              f"{own}, and -o, --csv, --timeout, -n; no {opt.names[0]})")
-    methodology.check_family(fam, values)
+def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> None:
+    """An option the run would not use is an error that names it, never silently recorded:
+    decided by commbench.suites.uses from the families' and benchmarks' declarations."""
+    why = uses.refusal(fam, run_list, values, _all_options(), OPTIONS, RUN_LEVEL, suites.families())
+    why = why or uses.thread_level_refusal(fam, run_list, values.get("thread_level"))
+    if why:
+        raise ConfigError(why)
     if values.get("force") and values.get("samples", 1) <= 1:
         raise ConfigError("--force only lifts the limit of a --samples plan (accepted: --samples K with K > 1, "
                           "or no --force)")
-    if values.get("engine", "mpi4py") != "mpi4py" and not fam.has_native:
-        raise ConfigError(f"--engine {values['engine']}: the {fam.name} family has no C timed loops, its loops "
-                          "run in mpi4py (accepted: --engine mpi4py, or no --engine)")
 
 
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
     values, names = _options_and_names(argv)
     fam, run_list, multi_prefix = _select(values, names)
-    _refuse_unused(fam, values)
+    _refuse_unused(fam, run_list, values)
     prof = fam.profile
     multi = values.get("multi")
     if multi is None and multi_prefix:
@@ -316,9 +307,33 @@ def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The options and bare names of argv, with a -load file's under them (commbench.configfile)."""
     values, names = _split_argv(list(argv))
     if "load" in values:
-        loaded, loaded_names = _split_argv(configfile.read(values["load"]))
+        loaded, loaded_names = _loaded(values["load"])
         values, names = {**loaded, **values}, names or loaded_names
     return values, names
+
+
+# Where and how a job starts, which a command line says and an options file cannot: the
+# file is read inside the job too, whose size was set before (-dump never writes them).
+LAUNCH_ONLY = ("np", "mpiexec")
+
+
+def _loaded(path: str) -> tuple[dict[str, Any], list[str]]:
+    """The options and names of a -load file; ConfigError for what a file cannot set."""
+    file_argv = configfile.read(path)
+    try:
+        loaded, names = _split_argv(file_argv)
+    except HelpRequested:
+        raise ConfigError(f"-load {path}: its argv asks for -h (accepted: options and benchmark names)") from None
+    except ConfigError as e:
+        raise ConfigError(f"-load {path}: {e}") from None
+    for dest in LAUNCH_ONLY:
+        if dest in loaded:
+            name = next(o.names[0] for o in OPTIONS if o.dest == dest)
+            raise ConfigError(f"-load {path}: its argv has {name} {loaded[dest]}, which says where the job starts, "
+                              f"not what it measures, and cannot apply to a job already started (accepted: {name} "
+                              f"on the command line, e.g. commbench run {name} {loaded[dest]} -load {path}; remove "
+                              f"{name} from the file's argv)")
+    return loaded, names
 
 
 def _fits(fam: suites.Family, values: dict) -> bool:
@@ -345,6 +360,8 @@ def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], b
     input_names = read_name_file(values["input"]) if "input" in values else []
     explicit = bare + input_names
     fam = suites.family(_resolve_family(suite, explicit + values.get("include", [])))
+    if fam.operands is not None:  # words the family takes besides names (osu: OMB's `D D`), into its params
+        explicit, values["operands"] = fam.operands(explicit)
     explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
     include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
     exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
@@ -380,7 +397,7 @@ def _size_range(values: dict, prof: policy.Profile) -> tuple[int, int]:
 
 def _family_params(fam: suites.Family, values: dict) -> dict:
     """The family's own options: given values, else their declared defaults."""
-    params = {}
+    params = dict(values.get("operands", {}))
     for opt in fam.options:
         if opt.dest in values:
             params[opt.dest] = values[opt.dest]
@@ -444,9 +461,31 @@ def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
 def scan_thread_level(argv: list[str]) -> str | None:
     """Every rank reads -thread_level itself before MPI is initialised (spec §13.1); a
     family whose threads call MPI at once (suites.THREADED: mt) asks for multiple."""
+    argv = list(argv) + _files_words(argv)  # a -load file's options and an -input file's names count too
     for i, a in enumerate(argv[:-1]):
         if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
             return argv[i + 1].lower()
     named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--suite"]
     named += [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")] + list(argv) + [jobenv.family_hint() or ""]
     return "multiple" if suites.threaded(named) else None
+
+
+def _files_words(argv: list[str]) -> list[str]:
+    """The words of argv's -load and -input files, for scan_thread_level (before MPI starts:
+    a file it cannot read is left to the parse, which says what is wrong with it)."""
+    words: list[str] = []
+    for i, a in enumerate(argv[:-1]):
+        try:
+            if a == "-load":
+                words += configfile.read(readable_file("-load")(argv[i + 1]))  # never opens a FIFO
+            elif a == "-input":
+                words += read_name_file(readable_file("-input")(argv[i + 1]))
+        except ConfigError:
+            continue
+    for i, a in enumerate(words[:-1]):  # the -load file's own -input
+        if a == "-input" and "-input" not in argv:
+            try:
+                words += read_name_file(readable_file("-input")(words[i + 1]))
+            except ConfigError:
+                continue
+    return words

@@ -256,6 +256,7 @@ def measure(job: Job) -> int | None:
         return failures
     except Exception as e:  # noqa: BLE001 - any failure: keep the records, end every rank
         sys.stdout.flush()
+        _unless_ending(wd)
         where = describe(wd.state)
         if isinstance(e, MPI.Exception):
             why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
@@ -275,6 +276,18 @@ def measure(job: Job) -> int | None:
         cleanup.remove_segments()
         comm.Abort(3)
         return None
+
+
+ENDING_WAIT = watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10  # seconds: more than the watchdog needs to exit
+
+
+def _unless_ending(wd: Watchdog) -> None:
+    """The watchdog is ending the job (Ctrl-C, --timeout, a lost rank): the error the main
+    thread met is its consequence (the peers it ended), not a failure of its own, and the
+    watchdog says why; wait for it to end this process instead of a second story."""
+    deadline = time.monotonic() + ENDING_WAIT
+    while wd.ending and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def conclude(job: Job, failures: int) -> int:

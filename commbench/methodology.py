@@ -96,21 +96,6 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-zero_size",), "zero_size", "<on|off>", "measure 0-byte messages (default on; off: sizes from the "
            "second on, as IMB 2021)", on_off("-zero_size")),
 )
-# What a family without methodology knobs must not be given (check_family).
-KNOBS = frozenset({"sync", "root_shift"})
-
-
-def check_family(fam, values: dict) -> None:
-    """Refuse a knob the family would not use (a suites.Family; ConfigError)."""
-    for dest in sorted(KNOBS & values.keys()):
-        if not fam.methodology:
-            raise ConfigError(f"-{dest}: the {fam.name} family has no collectives it applies to "
-                              f"(accepted: --suite mpi1|nbc|mpi4, or no -{dest})")
-    if "aggregate_mode" in values and not any(len(getattr(b, "modes", ())) > 1 for b in fam.benchmarks):
-        raise ConfigError(f"-aggregate_mode: the {fam.name} family has no AGGREGATE/NON-AGGREGATE modes "
-                          "(accepted: --suite ext|rma|io, or no -aggregate_mode)")
-
-
 def modes(method: Methodology, declared: tuple[str, ...]) -> tuple[str, ...]:
     """The modes of a benchmark this run measures: -aggregate_mode keeps one of
     AGGREGATE/NON-AGGREGATE where a benchmark has both."""

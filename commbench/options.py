@@ -42,6 +42,28 @@ class Option:
     multi_names: bool = False  # -include / -exclude: names until the next option
     default: Any = None  # family options: value recorded in cfg.params when not given
     glued: bool = False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
+    # A family option that only some of its benchmarks use: uses(descriptor) -> bool (None: every
+    # one). A run whose selected benchmarks all say False refuses it (commbench.suites.uses).
+    uses: Callable[[Any], bool] | None = None
+
+
+def near_names(arg: str, names) -> list[str]:
+    """The option names an unknown `arg` may have meant: compared without their dashes (so
+    --msglog finds -msglog), none for a stem under 2 characters (`--`, `-x`: anything would
+    be as close), a stricter match for short stems; each option once, in arg's dash style."""
+    stem = arg.split("=", 1)[0].lstrip("-").lower()
+    if len(stem) < 2:
+        return []
+    by_stem: dict[str, list[str]] = {}
+    for n in names:
+        by_stem.setdefault(n.lstrip("-").lower(), []).append(n)
+    dashes = len(arg) - len(arg.lstrip("-"))
+    hits = difflib.get_close_matches(stem, list(by_stem), n=3, cutoff=0.75 if len(stem) < 4 else 0.6)
+    out = []
+    for h in hits:
+        spellings = by_stem[h]
+        out.append(next((n for n in spellings if len(n) - len(n.lstrip("-")) == dashes), spellings[0]))
+    return out
 
 
 def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
@@ -52,6 +74,7 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
         for n in opt.names:
             table[n] = opt
     values: dict[str, Any] = {}
+    given: dict[str, tuple[str, str | None]] = {}  # dest -> (name, raw value) as first given
     names: list[str] = []
     i = 0
     while i < len(argv):
@@ -64,7 +87,7 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
             opt, key, inline = table[arg[:2]], arg[:2], arg[2:]
         if opt is None:
             if arg.startswith("-") and arg != "-":
-                near = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
+                near = near_names(key, table)
                 hint = f" (did you mean {', '.join(near)}?)" if near else " (see commbench run -h)"
                 raise ConfigError(f"unknown option {arg!r}{hint}")
             names.append(arg)
@@ -84,6 +107,7 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
             i = j
             continue
         if opt.parse is None or (opt.glued and inline is None):
+            _once(given, opt, key, None)
             values[opt.dest], i = True, i + 1
             continue
         if inline is None:
@@ -92,6 +116,7 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
             inline, i = argv[i + 1], i + 2
         else:
             i += 1
+        _once(given, opt, key, inline)
         try:
             values[opt.dest] = opt.parse(inline)
         except ConfigError as e:
@@ -101,8 +126,22 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
     return values, names
 
 
-def integer(name: str, low: int | None = None) -> Callable[[str], int]:
-    """An integer option, at least `low` when given."""
+def _once(given: dict, opt: Option, key: str, raw: str | None) -> None:
+    """An option given twice with different values: one of them would be silently ignored
+    (two -load files, -msglog 3 … -msglog 5), so the command line is refused."""
+    first = given.setdefault(opt.dest, (key, raw))
+    if first[1] != raw:
+        was, now = (f"{n} {v}" if v is not None else n for n, v in (first, (key, raw)))
+        raise ConfigError(f"{key} given twice ({was!r}, then {now!r}): one would be silently ignored "
+                          f"(accepted: one {opt.names[0]}{' ' + opt.metavar if opt.metavar else ''})")
+
+
+C_INT_MAX = 2**31 - 1  # the options that C loops take as an int (native/*.c)
+
+
+def integer(name: str, low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    """An integer option, at least `low` and at most `high` when given (high C_INT_MAX: a C
+    int of a native loop, which a larger value would wrap round to a negative one)."""
 
     def parse(s: str) -> int:
         try:
@@ -111,6 +150,9 @@ def integer(name: str, low: int | None = None) -> Callable[[str], int]:
             raise ConfigError(f"{name} needs an integer, got {s!r}") from None
         if low is not None and v < low:
             raise ConfigError(f"{name} must be >= {low}, got {v}")
+        if high is not None and v > high:
+            what = " (a C int of the C loops)" if high == C_INT_MAX else ""
+            raise ConfigError(f"{name} must be <= {high}{what}, got {v}")
         return v
 
     return parse

@@ -186,6 +186,10 @@ class Watchdog:
         # set by the harness); rank 0 gathers them at a signal into `partials`.
         self.partial: Callable[[], Any] | None = None
         self.partials: dict[int, Any] | None = None
+        # Set when this thread begins to end the process (a signal, --timeout, a lost rank,
+        # rank 0's word): an error the main thread meets from then on (a peer already gone)
+        # is a consequence, which the watchdog's own message explains (commbench.job).
+        self.ending: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="commbench-watchdog", daemon=True)
 
@@ -285,6 +289,7 @@ class Watchdog:
         if word == "gone":
             self._gone_at = self._gone_at or time.monotonic()
             if time.monotonic() - self._gone_at >= LOST_GRACE:
+                self.ending = "rank 0 gone"
                 print(f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection ended: killed, "
                       "crashed, or its node failed) and nothing ended the job; leaving", file=sys.stderr, flush=True)
                 _run_exit_hooks("rank 0 gone")
@@ -317,6 +322,7 @@ class Watchdog:
         with self.lock:
             if self.hub is None:  # the run finished meanwhile
                 return
+            self.ending = "lost rank"
             self.hub.poll(0.2)  # the others of the same node
             lost = sorted(self.hub.lost)
         reason = (f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing the run "
@@ -337,6 +343,7 @@ class Watchdog:
 
     def _leave(self) -> None:
         """Another rank, at rank 0's word "end": rank 0 has said and written why."""
+        self.ending = "ended by rank 0"
         status = int(self.link.word.get("status", EXIT_LOST)) if self.link and self.link.word else EXIT_LOST
         _run_exit_hooks("ended by rank 0")
         os._exit(status)
@@ -369,6 +376,7 @@ class Watchdog:
 
     def _end_by_signal(self, signo: int) -> None:
         why = SIGNAL_WHY.get(signo, f"signal {signo}")
+        self.ending = why
         if self.partial is not None:  # --samples: the completed samples of the current row
             if self.rank == 0:
                 self.partials = {0: self.partial()}
@@ -386,6 +394,7 @@ class Watchdog:
         os._exit(128 + signo)
 
     def _fire(self) -> None:
+        self.ending = "watchdog"
         state = dict(self.state)
         mine = {"rank": self.rank, "host": self.host, "pid": os.getpid(), "state": state, "at": main_thread_at()}
         if self.partial is not None:  # --samples: the completed samples of the stuck row travel along

@@ -9,6 +9,7 @@ parallel (each is a short job that ends at start-up).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -97,6 +98,20 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("driver-multi", ["--suite", "msgrate", "-multi", "0"], "-multi: the msgrate family", None),
     ("driver-fit", ["--suite", "msgrate", "--fit"], "--fit: the msgrate family", None),
     ("engine-without-native-loops", ["--suite", "pgas", "--engine", "native"], "has no C timed loops", None),
+    # ... and options that only some benchmarks use, none of those given (issue 31 item 7)
+    ("unused-sync-start", ["--sync-start", "window", "PingPong", "Uniband"],
+     "--sync-start: no benchmark of this run uses it", None),
+    ("unused-per-iteration", ["--per-iteration", "Uniband"], "Uniband: a window of messages", None),
+    ("unused-sync-start-pgas", ["--suite", "pgas", "--sync-start", "window"], "the pgas family has no collective", None),
+    ("unused-msglog-barrier", ["-msglog", "4", "Barrier"], "Barrier: no message size", None),
+    # the command line's own mistakes, said as what they are (issue 31 items 6 and 9)
+    ("double-dash", ["--"], "unknown option '--' (see commbench run -h)", None),
+    ("option-twice", ["-msglog", "3", "-msglog", "5"], "-msglog given twice", None),
+    ("load-twice", ["-load", "{tmp}/a.json", "-load", "{tmp}/b.json"], "-load given twice", None),
+    ("load-with-n", ["-load", "{tmp}/n64.json"], "its argv has -n 64", None),
+    ("thread-level-osu", ["--suite", "osu", "-thread_level", "single", "latency_mt"],
+     "needs MPI_THREAD_MULTIPLE, but -thread_level single was given", None),
+    ("mt-threads-beyond-mpi", ["--suite", "mt", "--mt-threads", "10000"], "MPICH has 2048 per process", None),
     # every family's own buffers checked before anything is allocated (issue 22 item 4)
     ("msgrate-cache-beyond-host", ["--suite", "msgrate", "--peers", "2", "--cache-size", "100g"], "MemAvailable",
      lambda np_: np_ == 4),
@@ -125,6 +140,8 @@ def files(tmp_path_factory) -> Path:
     (tmp / "nonames").write_text("# nothing to run\n")
     (tmp / "afile").write_text("a regular file, not a directory\n")
     (tmp / "huge").write_text("40960m\n")  # 40 GiB messages
+    for name, argv in (("a", ["-msglog", "2", "PingPong"]), ("b", ["-msglog", "3"]), ("n64", ["-n", "64", "PingPong"])):
+        (tmp / f"{name}.json").write_text(json.dumps({"format": "commbench-options 1", "argv": argv}))
     return tmp
 
 

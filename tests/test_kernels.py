@@ -22,6 +22,7 @@ from mpi4py import MPI
 from commbench import config, policy, records, suites
 from commbench.harness import Harness
 from commbench.session import Session
+from commbench.suites import uses
 from commbench.suites.base import Benchmark
 from commbench.views import Collector
 from tests.mpirun import ENV, MPIEXEC
@@ -30,11 +31,25 @@ FAST = ["-iter", "3", "-iter_policy", "off", "-msglog", "0:3", "-check"]
 KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
 
 
+def fast(family: str, names: list[str]) -> list[str]:
+    """FAST less what none of these benchmarks uses (-msglog for Barrier, -check without a
+    verifier): a run refuses an option it would not use (commbench.suites.uses)."""
+    fam, out, i = suites.family(family), [], 0
+    while i < len(FAST):
+        opt = next(o for o in config.OPTIONS if FAST[i] in o.names)
+        given = FAST[i:i + (1 if opt.parse is None else 2)]
+        i += len(given)
+        values = config._split_argv(given)[0]
+        if uses.why_unused(opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families()) is None:
+            out += given
+    return out
+
+
 def run_self(family: str, names: list[str], *extra: str, corrupt: bool = False) -> tuple[list, int]:
     """One in-process run on COMM_SELF: (records, check failures)."""
     # No world size: the per-world checks would refuse a run of only 2-rank benchmarks on
     # one process (nothing to measure); here the harness's 'invalid' rows are the point.
-    cfg = config.parse_run_args(["--suite", family, *names, *FAST, *extra])
+    cfg = config.parse_run_args(["--suite", family, *names, *fast(family, names), *extra])
     sink = Collector()
     session = Session(cfg, MPI.COMM_SELF, [sink])
     session.corrupt = corrupt
@@ -86,7 +101,7 @@ def test_a_corrupted_buffer_is_caught_at_kernel_level(name):
 
 def kernel_job(np_: int, family: str, *names: str, options: tuple[str, ...] = ()) -> list[dict]:
     cmd = [MPIEXEC, "-n", str(np_), sys.executable, str(Path(__file__).with_name("kernel_job.py")),
-           family, *names, "--", *FAST, *options]
+           family, *names, "--", *fast(family, list(names)), *options]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=dict(os.environ, **ENV))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]

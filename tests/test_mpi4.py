@@ -43,7 +43,7 @@ def test_run_list_and_options():
     cfg = config.parse_run_args(["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"])
     assert cfg.family == "mpi4" and "Allgather_persist" in cfg.benchmarks and "Bcast_persist" not in cfg.benchmarks
     assert config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
-    cfg = config.parse_run_args(["--mpi4-cpu-factor", "0.5", "Barrier_persist", "-sync", "on", "-root_shift", "on"])
+    cfg = config.parse_run_args(["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"])
     assert cfg.params == {"mpi4_cpu_factor": 0.5} and cfg.method.sync == 1 and cfg.method.root_shift == 1
     for bad in ("0", "x", "nan"):
         with pytest.raises(config.ConfigError, match="--mpi4-cpu-factor"):

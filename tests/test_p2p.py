@@ -213,7 +213,8 @@ def test_pingpong_alone_keeps_selecting_imb_mpi1():
     (["-msgwr", "maybe"], "-msgwr must be one of"),
     (["-pause", "-2"], "-pause must be >= -1"),
     (["-msgsz", "4,x"], "-msgsz '4,x'"),
-    (["-msgsz", "1", "-msgsz", "2"], "-msgsz given more than once"),
+    (["-msgsz", "1", "-msgsz", "2"], "-msgsz given twice"),
+    (["-msgsz", "1", "-msgsz", "1"], "-msgsz given more than once"),
     (["-iter", "10,5,3"], "IMB-P2P takes a maximum and a numerator only"),
     (["-iter", "0"], "counts must be positive"),
     (["-msglen", str(DATA / "README.md")], "is not a byte count"),
@@ -221,9 +222,13 @@ def test_pingpong_alone_keeps_selecting_imb_mpi1():
     (["-mem", "1"], "-mem: the p2p family does not use it"),
     (["-check"], "-check: the p2p family does not use it"),
     (["Stencil3D"], "nothing to measure with 2 processes"),
+    (["-msgsz", "2g"], "a message of 2147483648 bytes: the C loops of the p2p family count bytes in a C int"),
+    (["-msgsz", "5g", "-msglog", "3"], "a message of 5368709120 bytes"),
+    (["-iter", "3000000000"], "-iter 3000000000: the C loops of the p2p family count repetitions in a C int"),
 ])
 def test_bad_values_exit_2_with_one_line(bad, words):
-    p = commbench("run", "-n", "2", *P2P, *bad, "-o", "-")
+    base = P2P[:2] if bad[0] == P2P[2] else P2P  # -pause once: given twice it is refused as such
+    p = commbench("run", "-n", "2", *base, *bad, "-o", "-")
     assert p.returncode == 2 and p.stdout == "", p.stdout + p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "accepted" in lines[0], p.stderr

@@ -157,6 +157,9 @@ class Family:
     min_world: int = 1
     even_world: bool = False  # PGAS pairs need an even process count
     options: tuple[Option, ...] = ()  # family-specific options; cfg.params holds every one
+    # (bare words) -> (the benchmark names among them, params the others set): words a family
+    # takes besides its names (osu: OMB's buffer operands, `latency D D`); None: all are names
+    operands: Callable[[list[str]], tuple[list[str], dict]] | None = None
     # (RunConfig) -> RunConfig: family options that set core settings (--pgas-reps N)
     configure: Callable[[Any], Any] | None = None
     # (RunConfig, P) -> None, raises ConfigError: checks that need P (PGAS pairing rules)

@@ -22,20 +22,20 @@ calls runs one thread at a time, so its times include that serialisation.
 from __future__ import annotations
 
 import os
+import resource
 import sys
-import threading
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-import numpy as np
 from mpi4py import MPI
 
-from commbench import deferred, records
+from commbench import deferred, jobenv, records
 from commbench.native import mt as native_mt
-from commbench.options import ConfigError, Option, choice, integer
+from commbench.options import C_INT_MAX, ConfigError, Option, RunError, choice, integer
 from commbench.session import Session
 from commbench.suites import mpi1
 from commbench.suites.base import Experiment, Family, FamilySettings
+from commbench.suites.mt_python import PyRun
 
 F = "mt"
 KIND = "mt"
@@ -51,6 +51,16 @@ class MtBench(Experiment):
     divide: int = 1  # times divided (PingPong, BiBand: 2 messages per repetition)
     window: bool = False  # -window_size messages per repetition; times per message
     bw_factor: int = 1  # SendRecv: 2, Exchange: 4 messages of #bytes per repetition
+
+    @property
+    def checked(self) -> bool:
+        """-check verifies what it receives (BarrierMT moves no data: commbench.suites.uses)."""
+        return self.columns != "barrier"
+
+    @property
+    def paired(self) -> bool:
+        """Its partners are -stride apart (the point-to-point benchmarks)."""
+        return self.columns in ("p2p", "rate")
 
 
 BENCHMARKS = (
@@ -104,27 +114,31 @@ WINDOW = next((o for o in mpi1.FAMILY.options if "-window_size" in o.names), Non
     ("-window_size",), "mt_window_size", "<W>", "mt: UniBandMT/BiBandMT messages in flight (default 64)",
     integer("-window_size", 1))
 
+def _moves_data(b) -> bool:
+    return b.checked
+
+
 OPTIONS = (
     Option(("-stride",), "mt_stride", "<S>", "mt: partner distance of the point-to-point benchmarks (default 0: P/2)",
-           integer("-stride", 0)),
-    Option(("-warmup",), "mt_warmup", "<N>", "mt: warm-up repetitions (default 100)", integer("-warmup", 0)),
-    Option(("-repeat",), "mt_repeat", "<N>", "mt: timed repetitions (default 1000)", integer("-repeat", 1)),
+           integer("-stride", 0, C_INT_MAX), uses=lambda b: b.paired),
+    Option(("-warmup",), "mt_warmup", "<N>", "mt: warm-up repetitions (default 100)", integer("-warmup", 0, C_INT_MAX)),
+    Option(("-repeat",), "mt_repeat", "<N>", "mt: timed repetitions (default 1000)", integer("-repeat", 1, C_INT_MAX)),
     WINDOW,
     Option(("-barrier",), "mt_barrier", "<on|off|special>", "mt: barrier before timing and after each collective "
            "call: MPI_Barrier, none, or a dissemination of empty Sendrecvs (default on)",
-           choice("-barrier", ("on", "off", "special"))),
+           choice("-barrier", ("on", "off", "special")), uses=_moves_data),
     Option(("-count",), "mt_count", "<n[,n…]>", "mt: message sizes in -datatype elements per thread (default 1,2,4,8)",
-           _counts),
+           _counts, uses=_moves_data),
     Option(("-malloc_align",), "mt_malloc_align", "<bytes>", "mt: buffer alignment (default 64)",
-           integer("-malloc_align", 1)),
+           integer("-malloc_align", 1, C_INT_MAX), uses=_moves_data),
     Option(("-malloc_algo",), "mt_malloc_algo", "<serial|continuous|parallel>", "mt: buffers allocated by the "
            "first thread, as one block, or by each thread (default serial)",
-           choice("-malloc_algo", ("serial", "continuous", "parallel"))),
+           choice("-malloc_algo", ("serial", "continuous", "parallel")), uses=_moves_data),
     Option(("-datatype",), "mt_datatype", "<int|char>", "mt: element type of -count (default int)",
-           choice("-datatype", ("int", "char"))),
+           choice("-datatype", ("int", "char")), uses=_moves_data),
     Option(("-noheader",), "mt_noheader", "", "mt: no 'MT part' banner"),
     Option(("--mt-threads",), "mt_threads", "<T>", "mt: threads per rank (default $OMP_NUM_THREADS, as IMB-MT; "
-           "else the CPUs this process may use)", integer("--mt-threads", 1)),
+           "else the CPUs this process may use)", integer("--mt-threads", 1, C_INT_MAX)),
 )
 
 
@@ -149,14 +163,51 @@ def configure(cfg):
     return replace(cfg, params=p)
 
 
+# MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
+# "Too many communicators (0/2048 free on this process)"). MPI_COMM_WORLD and MPI_COMM_SELF
+# hold two and mpi4py's duplicate of the world for its object collectives (comm.allreduce …)
+# one; each thread needs one more (with this wheel's MPICH 5.0.2 2045 threads run, 2046 end
+# in that abort). Other libraries' limits are not known here: their ranks meet _thread_comms.
+MPICH_CONTEXT_IDS = 2048
+HELD_COMMS = 3
+
+
+def _limits() -> list[tuple[int, str]]:
+    """(most threads per rank, why) that this MPI library and this host allow."""
+    out = []
+    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and "MPICH" in MPI.Get_library_version():
+        out.append((MPICH_CONTEXT_IDS - HELD_COMMS, f"each thread needs a communicator of its own (MPI_Comm_dup) and "
+                    f"MPICH has {MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
+                    "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world"))
+    local = jobenv.tasks_on_this_node() or int(os.environ.get("MPI_LOCALNRANKS") or
+                                               os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
+    for cap, what in ((resource.getrlimit(resource.RLIMIT_NPROC)[0], "RLIMIT_NPROC (ulimit -u), the threads one "
+                       "user may run"), (_threads_max(), "the kernel's threads-max")):
+        if 0 < cap != resource.RLIM_INFINITY:
+            out.append((max(1, cap // local), f"{local} rank{'s' * (local > 1)} on this host may start at most "
+                        f"{cap} threads together ({what})"))
+    return out
+
+
+def _threads_max() -> int:
+    try:
+        with open("/proc/sys/kernel/threads-max", encoding="ascii") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 0
+
+
 def validate(cfg, size: int) -> None:
-    """MPI_THREAD_MULTIPLE: a -thread_level below it is refused at once; without one, the
-    ranks (MPI initialised) refuse what MPI_Init_thread provided (single: IMB's default)."""
+    """MPI_THREAD_MULTIPLE (a -thread_level below it: commbench.suites.uses); without
+    -thread_level the ranks (MPI initialised) refuse what MPI_Init_thread provided. The
+    thread count within what this MPI and this host allow: refused, naming the limit,
+    before MPI would abort on it."""
     s = Settings.of(cfg.params)
     need = (f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per rank at "
             "once and needs MPI_THREAD_MULTIPLE")
-    if cfg.thread_level not in (None, "multiple"):
-        raise ConfigError(f"{need}, but -thread_level {cfg.thread_level} was given (accepted: -thread_level multiple)")
+    for most, why in _limits():
+        if s.threads > most:
+            raise ConfigError(f"--mt-threads {s.threads}: {why} (accepted: --mt-threads 1..{most})")
     if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
         got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
         if cfg.thread_level is None:
@@ -189,202 +240,6 @@ def preamble(cfg) -> list[str]:
     return lines + (gil_note() if cfg.engine != "native" else [])
 
 
-# ---------------------------------------------------------------- the mpi4py engine
-
-class PyThread:
-    """One Python thread's share of a measurement: IMB-MT's patterns in mpi4py calls."""
-
-    def __init__(self, run: PyRun, tid: int):
-        self.r, self.tid, self.comm = run, tid, run.comms[tid]
-        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
-        s, n = run.s, run.count
-        self.dtype = np.int32 if s.datatype == "int" else np.uint8
-        self.mpitype = MPI.INT if s.datatype == "int" else MPI.CHAR
-        self.inb = self._alloc(run.alloc_count)
-        self.outb = self._alloc(run.alloc_count * (2 if run.bench.name == "ExchangeMT" else 1))
-        self.ins, self.out, self.out2 = [self.inb, n, self.mpitype], [self.outb, n, self.mpitype], \
-            [self.outb[n:], n, self.mpitype]
-        self.failures = 0
-
-    def _alloc(self, n: int) -> np.ndarray:
-        align = self.r.s.malloc_align
-        raw = np.zeros(n * self.r.s.unit + align, np.uint8)
-        off = (-raw.ctypes.data) % align
-        return raw[off:off + n * self.r.s.unit].view(self.dtype)
-
-    def fill(self, buf, factor: int | None = None) -> None:
-        """-check: buf[i] = factor * i, or -1 everywhere (factor None)."""
-        if self.r.check:
-            buf[:self.r.count] = -1 if factor is None else factor * np.arange(self.r.count)
-
-    def verify(self, buf, factor: int) -> None:
-        if self.r.check:
-            self.failures += int(np.count_nonzero(buf[:self.r.count] != factor * np.arange(self.r.count)))
-
-    def spoil(self) -> None:
-        if self.r.corrupt and self.r.count:
-            self.inb[self.r.count - 1] ^= 0x5A5A if self.dtype is np.int32 else 0x5A
-
-    def sync(self) -> None:
-        r = self.r
-        if r.s.barrier == "off":
-            return
-        r.bar.wait()
-        if self.tid == 0:
-            if r.s.barrier == "on":
-                r.world.Barrier()
-            else:
-                rank, size, e = r.world.Get_rank(), r.world.Get_size(), [np.zeros(0, np.uint8), MPI.BYTE]
-                d = 1
-                while d < size:
-                    r.world.Sendrecv(e, (rank + d) % size, 1010, e, (rank - d) % size, 1010)
-                    d *= 2
-        r.bar.wait()
-
-    def pair(self) -> tuple[int, bool]:
-        stride = self.r.s.stride or self.size // 2
-        if stride <= 0 or stride > self.size // 2:
-            return -1, False
-        group = self.rank // stride
-        if group // 2 == self.size // (2 * stride) and self.size % (2 * stride):
-            return -1, False
-        return (self.rank + stride, True) if group % 2 == 0 else (self.rank - stride, False)
-
-    def p2p(self, reps: int) -> int:
-        name, c = self.r.bench.name, self.comm
-        ring = name in ("SendRecvMT", "ExchangeMT")
-        peer, first = (-1, False) if ring else self.pair()
-        if peer < 0 and not ring:
-            return 0
-        st = self.r.s.stride or self.size // 2
-        right, left = (self.rank + st) % self.size, (self.rank - st) % self.size
-        self.fill(self.inb, self.rank + 1)
-        self.fill(self.outb)
-        self.fill(self.outb[self.r.count:])
-        self.spoil()
-        LOOPS[name](self, c, reps, peer, first, right, left)
-        if reps > 0:
-            self.verify(self.inb, self.rank + 1)
-            if name != "UniBandMT" or not first:
-                self.verify(self.outb, (left if ring else peer) + 1)
-            if name == "ExchangeMT":
-                self.verify(self.outb[self.r.count:], right + 1)
-        return 1
-
-    def collective(self) -> float:
-        r, c, name = self.r, self.comm, self.r.bench.name
-        root = self.rank == 0
-        n, total, wt = self.size, 0.0, MPI.Wtime
-        self.fill(self.inb, (1 if root else None) if name == "BcastMT" else self.rank + 1)
-        self.fill(self.outb)
-        if name != "BcastMT" or root:
-            self.spoil()
-        call = {"BarrierMT": lambda: (r.bar.wait(), c.Barrier()),
-                "BcastMT": lambda: c.Bcast(self.ins if root else self.out, 0),
-                "ReduceMT": lambda: c.Reduce(self.ins, self.out, MPI.SUM, 0),
-                "AllReduceMT": lambda: c.Allreduce(self.ins, self.out, MPI.SUM)}[name]
-        for i in range(r.s.repeat + r.s.warmup):
-            t0 = wt()
-            call()
-            dt = wt() - t0
-            if i >= r.s.warmup:
-                total += dt
-            if name != "BarrierMT":
-                for _ in range(5):
-                    self.sync()
-        if (name == "BcastMT" and not root) or name == "AllReduceMT" or (name == "ReduceMT" and root):
-            self.verify(self.outb, 1 if name == "BcastMT" else n * (n + 1) // 2)
-        return total
-
-    def measure(self) -> tuple[float, int]:
-        if self.r.bench.columns in ("coll", "barrier"):
-            return self.collective(), 1
-        self.p2p(self.r.s.warmup)
-        self.sync()
-        t0 = MPI.Wtime()
-        took = self.p2p(self.r.s.repeat)
-        return (MPI.Wtime() - t0 if took else 0.0), took
-
-
-def _pingpong(t, c, reps, peer, first, right, left):
-    (one, a), (two, b) = ((c.Send, t.ins), (c.Recv, t.out))[::1 if first else -1]
-    for _ in range(reps):
-        one(a, peer, 0)
-        two(b, peer, 0)
-
-
-def _pingping(t, c, reps, peer, first, right, left):
-    for _ in range(reps):
-        req = c.Isend(t.ins, peer, 0)
-        c.Recv(t.out, peer, 0)
-        req.Wait()
-
-
-def _sendrecv(t, c, reps, peer, first, right, left):
-    for _ in range(reps):
-        c.Sendrecv(t.ins, right, 0, t.out, left, 0)
-
-
-def _exchange(t, c, reps, peer, first, right, left):
-    for _ in range(reps):
-        reqs = [c.Isend(t.ins, left, 0), c.Isend(t.ins, right, 0)]
-        c.Recv(t.out, left, 0)
-        c.Recv(t.out2, right, 0)
-        MPI.Request.Waitall(reqs)
-
-
-def _window(t, c, reps, peer, first, right, left):
-    w, ack, both = t.r.s.window_size, np.zeros(1, np.uint8), t.r.bench.name == "BiBandMT"
-    for _ in range(reps):
-        if both:
-            reqs = [c.Irecv(t.out, peer, 0) for _ in range(w)] + [c.Isend(t.ins, peer, 0) for _ in range(w)]
-        else:
-            reqs = [c.Isend(t.ins, peer, 0) if first else c.Irecv(t.out, peer, 0) for _ in range(w)]
-        MPI.Request.Waitall(reqs)
-        if first:
-            c.Recv([ack, MPI.CHAR], peer, 0)
-        else:
-            c.Send([ack, MPI.CHAR], peer, 0)
-
-
-LOOPS = {"PingPongMT": _pingpong, "PingPingMT": _pingping, "SendRecvMT": _sendrecv, "ExchangeMT": _exchange,
-         "UniBandMT": _window, "BiBandMT": _window}
-
-
-class PyRun:
-    """One (benchmark, count) on T Python threads: (seconds, took part, failures) per thread."""
-
-    def __init__(self, s: Settings, comms: list, world, bench: MtBench, count: int, alloc_count: int,
-                 check: bool, corrupt: bool):
-        self.s, self.comms, self.world, self.bench = s, comms, world, bench
-        self.count, self.alloc_count, self.check, self.corrupt = count, alloc_count, check, corrupt
-        self.bar = threading.Barrier(len(comms))
-
-    def run(self) -> tuple[list[float], list[int], list[int]]:
-        n = len(self.comms)
-        out: list = [None] * n
-
-        def one(tid: int) -> None:
-            try:
-                th = PyThread(self, tid)
-                t, took = th.measure()
-                out[tid] = (t, took, th.failures)
-            except BaseException as e:  # noqa: BLE001 - re-raised by the first thread
-                out[tid] = e
-                self.bar.abort()
-
-        threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(1, n)]
-        for t in threads:
-            t.start()
-        one(0)
-        for t in threads:
-            t.join()
-        err = next((o for o in out if isinstance(o, BaseException)), None)
-        if err is not None:
-            raise err
-        return tuple(list(v) for v in zip(*out))
-
-
 # ---------------------------------------------------------------- the driver
 
 def _engines(session: Session):
@@ -401,11 +256,22 @@ def _engines(session: Session):
 
 
 def _thread_comms(comm, n: int) -> list:
-    """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id."""
-    infos = [MPI.Info.Create({"thread_id": str(i)}) for i in range(n)]
-    out = [comm.Dup(info) for info in infos]
-    for info in infos:
-        info.Free()
+    """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id; an MPI
+    whose limit validate() did not know ends the run naming it, not with its own abort."""
+    out: list = []
+    try:
+        for i in range(n):
+            info = MPI.Info.Create({"thread_id": str(i)})
+            try:
+                out.append(comm.Dup(info))
+            finally:
+                info.Free()
+    except MPI.Exception as e:
+        for c in out:
+            c.Free()
+        raise RunError(f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
+                       f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread needs "
+                       f"one (accepted: --mt-threads {max(1, len(out))} or fewer)") from None
     return out
 
 
@@ -466,7 +332,8 @@ def row(bench: MtBench, s: Settings, engine: str, count: int, every: list, size:
                         x=None if bench.columns == "barrier" else total, repetitions=s.repeat,
                         groups=[members], world_size=size, components=["t"],
                         rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
-                        turnover=1.0, defects=float(sum(map(sum, fails))) if check else None, extra=extra)
+                        turnover=1.0, defects=float(sum(map(sum, fails))) if check and bench.checked else None,
+                        extra=extra)
     if not timed:
         rec.status, rec.message, rec.values = records.INVALID, "NO SUCCESSFUL EXECUTIONS", {}
         return rec

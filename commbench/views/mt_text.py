@@ -32,6 +32,7 @@ class MtText:
         self.key: tuple | None = None
         self.both = False
         self.failed_rows = 0
+        self.unchecked: list[str] = []  # benchmarks -check had nothing to verify in
         self.check = False
         self.gil_said = False  # the preamble's GIL note (mpi4py engine)
 
@@ -102,13 +103,18 @@ class MtText:
                     self.p(f"CHECK FAILURES: rank {r}: {f}")
         if rec.defects:
             self.failed_rows += 1
+        if rec.extra.get("check") == records.NOT_CHECKED and rec.benchmark not in self.unchecked:
+            self.unchecked.append(rec.benchmark)  # no data to verify (BarrierMT): never "verified"
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
         self.p()
         if self.check:
             self.p(f"# Check (-check): {self.failed_rows} row(s) with failures" if self.failed_rows
-                   else "# Check (-check): every row verified, no failures")
+                   else "# Check (-check): every row verified, no failures" if not self.unchecked
+                   else "# Check (-check): no failures in the rows verified")
+            if self.unchecked:
+                self.p(f"# not checked (no data it receives to verify): {', '.join(self.unchecked)}")
         if summary.get("interrupted"):
             self.p(f"# commbench: the run ended early: {summary['interrupted']}")
         self.out.flush()

@@ -111,11 +111,29 @@ def validate(cfg, size: int) -> None:
     if cfg.msgs_nonaggr != PROFILE.msgs_nonaggr or cfg.iter_policy != "dynamic" or _iter_policy_word(cfg.argv):
         raise ConfigError("-iter: IMB-P2P takes a maximum and a numerator only (accepted: -iter <max>[,<MB>], "
                           "repetitions = min(max, round(MB x 2^20 / size)), at least 1)")
+    _c_ints(cfg)
     runs = [n for n in cfg.benchmarks if PATTERNS[n].runs_at(size)]
     if not runs:
         need = "; ".join(f"{n}: {_needs(n)}" for n in cfg.benchmarks)
         raise ConfigError(f"nothing to measure with {size} processes ({need}) (accepted: a process count "
                           f"one of them runs at)")
+
+
+INT_MAX = 2**31 - 1
+
+
+def _c_ints(cfg) -> None:
+    """The C loops (commbench/native/p2p.c) take the size and the repetitions as C ints: a
+    larger value wrapped round to a negative count, which MPI aborted on. Refused here."""
+    if cfg.engine == "mpi4py":
+        return
+    big = max(cfg.params.get("p2p_sizes") or (0,))
+    if big > INT_MAX:
+        raise ConfigError(f"a message of {big} bytes: the C loops of the p2p family count bytes in a C int, at most "
+                          f"{INT_MAX} (accepted: sizes up to {INT_MAX} bytes, or --engine mpi4py: MPI-4 large counts)")
+    if cfg.msgspersample > INT_MAX:
+        raise ConfigError(f"-iter {cfg.msgspersample}: the C loops of the p2p family count repetitions in a C int "
+                          f"(accepted: -iter <max <= {INT_MAX}>[,<MB>], or --engine mpi4py)")
 
 
 def _iter_policy_word(argv: tuple) -> bool:
