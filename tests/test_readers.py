@@ -101,7 +101,7 @@ def test_every_broken_field_is_refused_or_read(good, tmp_path, capsys):
 @pytest.mark.parametrize("field,value,says", [
     ("records.3.values.t_max", "abc", "record 3 (PingPong np=2 bytes=4), field values.t_max: 'abc' is not of type"),
     ("records.3.values.t_max", -2.0, "record 3 (PingPong np=2 bytes=4), field values.t_max: -2.0 is less than"),
-    ("records.3.values.t_max", "NaN", "record 3 (PingPong np=2 bytes=4), field values.t_max: NaN is not a number"),
+    ("records.3.values.t_max", "NaN", "record 3 (PingPong np=2 bytes=4), field values.t_max: NaN is not a number a results file may hold"),
     ("records.3.extra.samples.t_max_samples", [1.0, -1.0, 1.0], "field extra.samples.t_max_samples.1: -1.0 is less"),
     ("metadata", None, "field metadata: None is not of type 'object'"),
     ("config", [], "field config: [] is not of type 'object'"),

@@ -141,8 +141,9 @@ def _row(o: records.Measurement, r: records.Measurement, threshold: float, confi
     (so, why_o), (sn, why_n) = _samples(o), _samples(r)
     if so is None or sn is None:
         why = f"old row: {why_o}" if so is None else f"new row: {why_n}"
-        ratio = tn / to
-        if abs(math.log(ratio)) <= math.log1p(max(threshold, noise)):
+        log_ratio = math.log(tn) - math.log(to)  # 1e-300 / 1e300 does not underflow to 0 here
+        ratio = tn / to  # 0 or inf beyond a float's range: the JSON says null, the verdict stands
+        if abs(log_ratio) <= math.log1p(max(threshold, noise)):
             verdict = "same"
         else:
             verdict = "slower" if ratio > 1 else "faster"
@@ -174,7 +175,13 @@ def regressions(rows: list[Row], gate_unsampled: bool = False) -> list[Row]:
 
 
 def geometric_mean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+    """Of positive ratios; 0 and inf (ratios beyond a float's range) count as such, both: NaN."""
+    if not values:
+        return float("nan")
+    logs = [math.log(v) if 0 < v < math.inf else (-math.inf if v <= 0 else math.inf) for v in values]
+    total = sum(logs)
+    return float("nan") if math.isnan(total) else math.exp(total / len(logs)) if math.isfinite(total) else (
+        0.0 if total < 0 else math.inf)
 
 
 def summary(rows: list[Row]) -> str:
@@ -399,7 +406,7 @@ def _num(v: float | None) -> float | None:
 def row_json(r: Row, with_engine: bool = False) -> dict:
     name, np_, mode, x, groups = r.key
     return {"family": r.family, "benchmark": name, "np": np_, "mode": mode, "bytes": x, "groups": groups,
-            "extras": r.extras, "label": r.label(with_engine), "old_us": r.old, "new_us": r.new, "ratio": r.ratio,
+            "extras": r.extras, "label": r.label(with_engine), "old_us": r.old, "new_us": r.new, "ratio": _num(r.ratio),
             "ci": list(r.ci) if r.ci else None, "k_old": r.k_old or None, "k_new": r.k_new or None,
             "p_slower": _num(r.p_slower), "q_slower": _num(r.q_slower), "p_faster": _num(r.p_faster),
             "q_faster": _num(r.q_faster), "spread": r.noise, "tested": r.tested,

@@ -19,9 +19,10 @@ import os
 import time
 from dataclasses import dataclass
 
-from commbench import records
+from commbench import outputs, records
 from commbench.views import html_sections as sec
 from commbench.views import results_file
+from commbench.views.html_meta import metadata
 from commbench.views.html_plots import plots
 from commbench.views.html_sections import esc
 
@@ -44,7 +45,7 @@ class Run:
 
 # (anchor, title, section): the page's order. A section returns its HTML or None.
 SECTIONS = (
-    ("metadata", "Runs", sec.metadata),
+    ("metadata", "Runs", metadata),
     ("comparison", "Comparison", sec.comparison),
     ("plots", "Time and rate against size", plots),
     ("tables", "Tables", sec.tables),
@@ -76,8 +77,8 @@ def load(paths: list[str]) -> list[Run]:
     """The runs of the page, in the order given; ValueError for a file that is not a results file."""
     runs = []
     for i, path in enumerate(paths, start=1):
-        doc = results_file.load(path)
-        runs.append(Run(path, doc, results_file.measurements(doc, path), f"run {i}: {os.path.basename(path)}"))
+        doc, recs = results_file.read(path)
+        runs.append(Run(path, doc, recs, f"run {i}: {os.path.basename(path)}"))
     return runs
 
 
@@ -120,6 +121,7 @@ def write(out: str, paths: list[str]) -> None:
     page = render(load(paths))
     tmp = out + ".tmp"
     try:
+        outputs.ensure_parent(out)  # missing directories made, as every output option does
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(page)
         os.replace(tmp, out)

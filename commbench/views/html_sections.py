@@ -1,22 +1,32 @@
-"""The sections of the HTML report (commbench.views.html_report): the runs' metadata,
-the comparison verdicts, the tables and the text reports (the plots: html_plots).
+"""The sections of the HTML report (commbench.views.html_report): the comparison
+verdicts, the tables and the text reports (the runs' metadata: html_meta; the
+plots: html_plots), and what every section builds with: the CSS, esc(),
+table() and the number cells.
 
 Each section takes the runs (html_report.Run: path, doc, records, label) and
 returns its HTML, or None when it has nothing to show. Every string that
 comes from a results file goes through esc(); numbers are formatted here.
+
+The page at the edges (issue 31 item 10): a cell of a number never wraps and
+never shows NaN or inf bare (number(), number_cell(): a dash or a word with a
+title saying why), a number too long for a column is shown in exponent form,
+and every text -- a name, a path, a caption -- may break anywhere, so no name
+widens a table beyond the page.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
+import re
 
 from commbench import records, suites
 from commbench.views import compare, imb_text
 
 CSS = """\
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2430;
-       background: #f6f7f9; margin: 0; }
+       background: #f6f7f9; margin: 0; overflow-wrap: anywhere; }
 header { background: #1f3a5f; color: #fff; padding: 14px 28px 10px; }
 header h1 { margin: 0 0 2px; font-size: 22px; }
 header p { margin: 0 0 8px; color: #d6e2f0; }
@@ -27,24 +37,33 @@ section { background: #fff; border: 1px solid #dde2e8; border-radius: 6px; paddi
           margin: 16px 0; }
 h2 { font-size: 18px; border-bottom: 1px solid #e3e7ec; padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 6px; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #d5dbe2; padding: 3px 9px; text-align: right; vertical-align: top; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; max-width: 100%; }
+th, td { border: 1px solid #d5dbe2; padding: 3px 9px; text-align: right; vertical-align: top;
+         white-space: nowrap; overflow-wrap: normal; }
 th { background: #eef2f6; font-weight: 600; }
-td.text, th.text { text-align: left; }
+td.text, th.text, caption { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+td.text { min-width: 6em; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
-table.meta td { text-align: left; max-width: 520px; overflow-wrap: anywhere; }
-table.meta th { text-align: left; white-space: nowrap; }
-caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0; }
+table.meta { table-layout: fixed; width: 100%; }
+table.meta col.label { width: 10em; }
+table.meta col.run { width: 16em; }
+table.meta td, table.meta th { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+caption { caption-side: top; font-weight: 600; padding: 4px 0; }
 tr.status td { background: #fff6e0 !important; color: #7a5200; }
 .faster { color: #0a7a2f; font-weight: 600; }
 .slower { color: #b3261e; font-weight: 600; }
 .same { color: #5b6572; }
 .verdict { font-weight: 600; }
+.na, .nf { color: #5b6572; font-style: italic; text-decoration: underline dotted #9aa4b1; cursor: help; }
+.ci { color: #5b6572; font-size: 12px; }
 p.note { color: #7a5200; margin: 4px 0; }
+p.unrecorded { color: #5b6572; margin: 4px 0; }
+ul.fits { color: #5b6572; font-size: 13px; margin: 0 0 12px; padding-left: 20px; }
 figure { margin: 8px 0 4px; }
 figure img { width: 100%; max-width: 1400px; height: auto; border: 1px solid #e3e7ec; }
 figcaption { color: #5b6572; font-size: 13px; }
-pre { background: #f3f5f8; border: 1px solid #e3e7ec; padding: 8px; overflow-x: auto; font-size: 12px; }
+pre { background: #f3f5f8; border: 1px solid #e3e7ec; padding: 8px; overflow-x: auto; font-size: 12px;
+      overflow-wrap: normal; }
 details summary { cursor: pointer; font-weight: 600; margin: 6px 0; }
 """
 
@@ -54,10 +73,11 @@ def esc(v) -> str:
     return html.escape("" if v is None else str(v), quote=True)
 
 
-def table(head: list[str], rows: list[list[str]], caption: str = "", cls: str = "", text_cols: int = 0) -> str:
-    """A table of already-escaped cells; the first text_cols columns left-aligned."""
+def table(head: list[str], rows: list, caption: str = "", cls: str = "", text: tuple[int, ...] = ()) -> str:
+    """A table of already-escaped cells; the columns in text (names, not numbers) left-aligned
+    and free to wrap, every other cell on one line. A row given as a string is put in as it is."""
     def tr(cells: list[str], tag: str) -> str:
-        return "<tr>" + "".join(f'<{tag}{" class=text" if i < text_cols else ""}>{c}</{tag}>'
+        return "<tr>" + "".join(f'<{tag}{" class=text" if i in text else ""}>{c}</{tag}>'
                                 for i, c in enumerate(cells)) + "</tr>"
 
     cap = f"<caption>{caption}</caption>" if caption else ""
@@ -66,80 +86,55 @@ def table(head: list[str], rows: list[list[str]], caption: str = "", cls: str = 
             f"<tbody>\n{body}\n</tbody></table>")
 
 
-# ---------------------------------------------------------------- metadata
+# ---------------------------------------------------------------- numbers
 
-def _mpi(meta: dict) -> str:
-    lib = str(meta.get("mpi_library_version") or "")
-    first = lib.strip().splitlines()[0] if lib.strip() else "unknown"
-    version = f" (MPI {esc(meta.get('mpi_version'))})" if meta.get("mpi_version") else ""
-    if "\n" not in lib.strip():
-        return esc(first) + version
-    return f"<details><summary>{esc(first)}{version}</summary><pre>{esc(lib.strip())}</pre></details>"
+OVER = "overflow"  # the word for a number beyond the range of floating point
+WIDE = 15  # characters: a number printed longer (1e300 in "%.2f") is shown in exponent form
 
 
-def _hosts(meta: dict) -> str:
-    per = meta.get("ranks_per_host") or {}
-    if not isinstance(per, dict) or not per:
-        return esc(", ".join(map(str, meta.get("hosts") or [])) or "unknown")
-    return esc(f"{len(per)}: " + ", ".join(f"{h} ({n} rank{'s' if n != 1 else ''})" for h, n in per.items()))
+def nonfinite(v: float, why: str, word: str | None = None) -> str:
+    """A value that is no finite number, never as Python prints it ("nan", "inf"): NaN as
+    a dash, +-inf as "unbounded" or word ("overflow": a number beyond the range of
+    floating point), with a title that says what it means here."""
+    if math.isnan(v):
+        return f'<span class="nf" title="not a number: {esc(why)}">&ndash;</span>'
+    shown = word or ("unbounded" if v > 0 else "&minus;unbounded")
+    return f'<span class="nf" title="{"" if v > 0 else "minus "}infinity: {esc(why)}">{shown}</span>'
 
 
-def _memory(meta: dict, cfg: dict) -> str:
-    b = meta.get("buffer_allocation") or {}
-    kind = b.get("kind", cfg.get("alloc"))
-    return esc(f"buffers: {kind or 'unknown'}; huge pages: {b.get('hugepages', cfg.get('hugepages', '?'))} "
-               f"(system THP: {b.get('thp_system', '?')}); -mem {cfg.get('max_mem', '?')} GB per process")
+def number(v, fmt: str, why: str, word: str | None = None) -> str:
+    """A number for a cell in format fmt (".2f"); not finite: nonfinite(v, why, word)."""
+    if v is None:
+        return f'<span class="na" title="{esc(why)}">&ndash;</span>'
+    v = float(v)
+    if not math.isfinite(v):
+        return nonfinite(v, why, word)
+    s = format(v, fmt)
+    return esc(s if len(s) <= WIDE else f"{v:.6g}")
 
 
-def _complete(doc: dict) -> str:
-    summary = doc.get("summary") or {}
-    if doc.get("complete") is True:
-        return "yes" + (f", {esc(summary['elapsed_s'])} s" if "elapsed_s" in summary else "")
-    return f'<span class="slower">no: {esc(summary.get("interrupted") or "the file says complete: false")}</span>'
+def number_cell(text: str, why: str, word: str | None = None) -> str:
+    """A number already printed (as the IMB text prints it) for a cell: as number() shows it."""
+    try:
+        v = float(text)
+    except ValueError:
+        return esc(text)
+    if not math.isfinite(v):
+        return nonfinite(v, why, word)
+    return esc(text if len(text) <= WIDE else f"{v:.6g}")
 
 
-def _meta_rows(run) -> list[tuple[str, str]]:
-    doc = run.doc
-    meta, cfg, fam = doc.get("metadata") or {}, doc.get("config") or {}, doc.get("family") or {}
-    env = meta.get("mpi_env") or {}
-    return [
-        ("file", esc(run.path)),
-        ("complete", _complete(doc)),
-        ("family", esc(f"{fam.get('title', '?')} ({fam.get('name', '?')})")),
-        ("benchmarks", esc(", ".join(map(str, cfg.get("benchmarks") or [])))),
-        ("date", esc(meta.get("date"))),
-        ("commbench", esc(meta.get("commbench_version"))),
-        ("MPI library", _mpi(meta)),
-        ("launcher", esc(meta.get("launcher"))),
-        ("thread level", esc(meta.get("thread_level"))),
-        ("hosts", _hosts(meta)),
-        ("ranks", esc(meta.get("world_size"))),
-        ("CPU", esc(f"{meta.get('cpu_model', '?')} ({meta.get('cpu_count', '?')} CPUs)")),
-        ("engine", esc(meta.get("engine", cfg.get("engine")))),
-        ("memory", _memory(meta, cfg)),
-        ("options", f"<code>{esc(' '.join(map(str, meta.get('calling_sequence') or [])))}</code>"),
-        ("methodology", esc(imb_text.methodology_line(cfg)) if cfg.get("methodology") else "&ndash;"),
-        ("repetitions", esc(f"-iter {cfg.get('msgspersample', '?')}, policy {cfg.get('iter_policy', '?')}, "
-                            f"-time {cfg.get('secs', '?')} s per size, --samples {cfg.get('samples', 1)}")),
-        ("Python", esc(f"{meta.get('python_version', '?')} ({meta.get('python_implementation', '?')}), "
-                       f"mpi4py {meta.get('mpi4py_version', '?')}, numpy {meta.get('numpy_version', '?')}")),
-        ("MPI variables", esc(", ".join(f"{k}={v}" for k, v in env.items()) if isinstance(env, dict) and env
-                              else "none set")),
-    ]
+_NONFINITE = re.compile(r"(?<![\w.])([-+]?)(nan|inf|infinity)(?![\w.])", re.I)
 
 
-def metadata(runs: list) -> str:
-    """One column per run: where, when, with what and how it ran; then each run's notes."""
-    rows = [_meta_rows(r) for r in runs]
-    body = [[f"<th>{label}</th>", *(r[i][1] for r in rows)] for i, (label, _) in enumerate(rows[0])]
-    head = "<tr><th></th>" + "".join(f"<th>{esc(r.label)}</th>" for r in runs) + "</tr>"
-    lines = ["<tr>" + cells[0] + "".join(f"<td>{c}</td>" for c in cells[1:]) + "</tr>" for cells in body]
-    out = [f'<table class="meta"><thead>{head}</thead><tbody>\n' + "\n".join(lines) + "\n</tbody></table>"]
-    for r in runs:
-        notes = [n for n in r.doc.get("notes") or [] if str(n).strip()]
-        if notes:
-            out.append(f"<h3>Notes of {esc(r.label)}</h3>" + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
-    return "\n".join(out)
+def mark_nonfinite(escaped: str, why: str) -> str:
+    """Escaped text of commbench's own (no string of a file in it) with each "nan" / "inf"
+    that Python printed into it shown as nonfinite() shows it."""
+    def one(m: re.Match) -> str:
+        v = float("nan") if m.group(2).lower() == "nan" else (-math.inf if m.group(1) == "-" else math.inf)
+        return nonfinite(v, why)
+
+    return _NONFINITE.sub(one, escaped)
 
 
 # ---------------------------------------------------------------- comparison
@@ -147,35 +142,106 @@ def metadata(runs: list) -> str:
 THRESHOLD = 0.05  # as `commbench compare`'s default --threshold
 
 
+_TIME = "a time of the file too large for a number (written as one beyond 1.8e308?)"
+_RATIO = "new/old of two times so far apart that their ratio is beyond the range of numbers"
+_SPREAD = "the rank spread (t_max - t_min) / t_max of a row whose times are not finite"
+_MEAN = ("the geometric mean of ratios of which one is beyond the range of numbers (or 0, "
+         "or both: not a number)")
+
+
 def _compare_rows(rows: list[compare.Row]) -> list[list[str]]:
     out = []
     for r in rows:
         name, np_, mode, x, groups = r.key
         out.append([esc(name if groups <= 1 else f"Multi-{name}"), esc(np_), esc(mode or "-"),
-                    "" if x is None else esc(x), f"{r.old:.2f}", f"{r.new:.2f}", f"{r.ratio:.3f}",
-                    f"{r.noise * 100:.1f}%", f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>'])
+                    "" if x is None else esc(x), number(r.old, ".2f", _TIME, OVER), number(r.new, ".2f", _TIME, OVER),
+                    number(r.ratio, ".3f", _RATIO, OVER), number(r.noise * 100, ".1f", _SPREAD) + "%",
+                    f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>'])
     return out
 
 
-def _one_comparison(base, run) -> str:
-    out = [f"<h3>{esc(run.label)} against {esc(base.label)}</h3>"]
-    out += [f'<p class="note">{esc(n.removeprefix("# note: "))}</p>' for n in compare.context_notes(base.doc, run.doc)]
-    for r in (base, run):
-        if compare.duplicates(r.records):
-            return "\n".join([*out, f'<p class="note">{esc(r.label)}: {compare.duplicates(r.records)} rows repeat '
-                                    "another row's benchmark, size, process count and engine: which to compare is "
-                                    "ambiguous; not compared</p>"])
-    rows = compare.compare(base.records, run.records, THRESHOLD)
+def geometric_mean(ratios: list[float]) -> float:
+    """compare.geometric_mean for any ratios: 0 with a ratio 0, inf with an infinite one,
+    NaN with both (compare's raises at a ratio 0 and overflows at a huge mean)."""
+    logs = [math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan) for x in ratios]
+    m = sum(logs) / len(logs) if logs else math.nan
+    return math.inf if m > 709.78 else math.exp(m)
+
+
+def summary(rows: list[compare.Row]) -> str:
+    """compare.summary's sentence, escaped, its mean shown as number() shows it."""
     if not rows:
-        return "\n".join([*out, f'<p class="verdict">{esc(compare.summary(rows))}</p>'])
-    head = ["benchmark", "np", "mode", "bytes", "old [usec]", "new [usec]", "new/old", "spread", "verdict"]
-    out.append(f'<details><summary class="verdict">{esc(compare.summary(rows))} (every row)</summary>'
-               f"{table(head, _compare_rows(rows), text_cols=1)}</details>")
+        return esc(compare.summary(rows))
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("faster", "slower", "same")}
+    tested = sum(1 for r in rows if r.tested)
+    gm = number(geometric_mean([r.ratio for r in rows]), ".3f", _MEAN, OVER)
+    return (f"{len(rows)} matched rows ({tested} tested); geometric mean new/old = {gm}; "
+            f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise")
+
+
+def _outcome(base, run) -> tuple[list[compare.Row] | None, str]:
+    """The compared rows of run against base, or None and why they are not compared."""
+    for r in (base, run):
+        n = compare.duplicates(r.records)
+        if n:
+            return None, (f"{esc(r.label)}: {n} rows repeat another row's benchmark, size, process count and "
+                          "engine: which to compare is ambiguous; not compared")
+    try:
+        return compare.compare(base.records, run.records, THRESHOLD), ""
+    except (ValueError, OverflowError, ZeroDivisionError) as e:  # a ratio beyond the range of numbers
+        return None, (f"not compared: the rows' times are too far apart for their ratio to be a number "
+                      f"({esc(e)})")
+
+
+_HEAD = ["benchmark", "np", "mode", "bytes", "old [usec]", "new [usec]", "new/old", "spread", "verdict"]
+
+
+def _notes(base, run) -> list[str]:
+    """What differs between the two runs beyond the rows (compare.context_notes), without its '# note: '."""
+    return [n.removeprefix("# note: ") for n in compare.context_notes(base.doc, run.doc)]
+
+
+def _one_comparison(base, run, rows: list[compare.Row] | None, why: str) -> str:
+    out = [f"<h3>{esc(run.label)} against {esc(base.label)}</h3>"]
+    out += [f'<p class="note">{esc(n)}</p>' for n in _notes(base, run)]
+    if rows is None:
+        return "\n".join([*out, f'<p class="note">{why}</p>'])
+    if not rows:
+        return "\n".join([*out, f'<p class="verdict">{summary(rows)}</p>'])
+    out.append(f'<details><summary class="verdict">{summary(rows)} (every row)</summary>'
+               f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}</details>")
     return "\n".join(out)
 
 
+def _folded(base, run, rows: list[compare.Row] | None, why: str) -> str:
+    """One run's comparison in one line that opens to its notes and rows (under the overview)."""
+    notes = "".join(f'<p class="note">{esc(n)}</p>' for n in _notes(base, run))
+    body = f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}" if rows else ""
+    return (f"<details><summary>{esc(run.label)}: {why if rows is None else summary(rows)}</summary>"
+            f"{notes}{body}</details>")
+
+
+def _overview(runs: list, outcomes: list) -> str:
+    """One row per later run: its verdicts in counts, and what differs beyond the rows."""
+    head = ["run", "matched rows", "tested", "geometric mean new/old", "faster", "slower", "within noise",
+            "differs in"]
+    rows = []
+    for run, (got, why) in zip(runs[1:], outcomes):
+        differs = esc(", ".join(n.split(" differs:")[0] for n in _notes(runs[0], run)) or "-")
+        if not got:
+            rows.append(f'<tr><td class=text>{esc(run.label)}</td><td class=text colspan="6">'
+                        f"{why or summary(got or [])}</td><td class=text>{differs}</td></tr>")
+            continue
+        counts = [sum(1 for r in got if r.verdict == v) for v in ("faster", "slower", "same")]
+        rows.append([esc(run.label), str(len(got)), str(sum(1 for r in got if r.tested)),
+                     number(geometric_mean([r.ratio for r in got]), ".3f", _MEAN, OVER), *map(str, counts), differs])
+    return table(head, rows, f"Every later run against {esc(runs[0].label)}", text=(0, 7))
+
+
 def comparison(runs: list) -> str | None:
-    """Every later run against the first, as `commbench compare FIRST LATER` judges them."""
+    """Every later run against the first, as `commbench compare FIRST LATER` judges them; with
+    three runs or more a table of every later run's verdicts in counts, then each run in one
+    line that opens to its rows."""
     if len(runs) < 2:
         return None
     intro = (f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported time "
@@ -185,10 +251,26 @@ def comparison(runs: list) -> str | None:
              "Benjamini-Hochberg at 0.05 (docs/statistics.md). Other rows: a change within "
              f"{THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
              "/ t_max of the two rows is <span class=same>same</span>.</p>")
-    return "\n".join([intro, *(_one_comparison(runs[0], r) for r in runs[1:])])
+    outcomes = [_outcome(runs[0], r) for r in runs[1:]]
+    if len(runs) == 2:
+        return "\n".join([intro, _one_comparison(runs[0], runs[1], *outcomes[0])])
+    return "\n".join([intro, _overview(runs, outcomes), "<h3>Each run's rows</h3>",
+                      *(_folded(runs[0], r, *o) for r, o in zip(runs[1:], outcomes))])
 
 
 # ---------------------------------------------------------------- tables
+
+def imported_from(doc: dict) -> str | None:
+    """'osu_latency 7.4 (OSU Micro-Benchmarks)' for a file of `commbench import`; None for a run of commbench."""
+    meta, fam = doc.get("metadata") or {}, doc.get("family") or {}
+    src = meta.get("source")
+    if not isinstance(src, dict) and fam.get("profile") != "imported" and "imported" not in meta:
+        return None
+    src = src if isinstance(src, dict) else {}
+    tool = " ".join(str(src[k]) for k in ("tool", "version") if src.get(k)) or str(fam.get("title") or "another tool")
+    suite = src.get("suite")
+    return tool + (f" ({suite})" if suite and suite != src.get("tool") else "")
+
 
 def _caption(rec: records.Measurement, engine: str | None) -> str:
     groups = len(rec.groups)
@@ -202,14 +284,18 @@ def _caption(rec: records.Measurement, engine: str | None) -> str:
     return esc(" \u00b7 ".join(parts))
 
 
+_CELL = "a value of the file, or one computed from it, beyond the range of numbers"
+
+
 def _rows(rec: records.Measurement, cols: list[str], cfg: dict) -> list:
     mb = cfg.get("mb_unit", 10**6)
     if rec.status != records.OK:
         return [f'<tr class="status"><td>{esc(rec.bytes or 0)}</td><td class=text colspan="{max(len(cols) - 1, 1)}">'
                 f"{esc(rec.status)}: {esc(rec.message)}</td></tr>"]
     if cfg.get("multi") == 1 and len(rec.groups) > 1:
-        return [[esc(imb_text.cell(c, rec, v, mb, group=g)) for c in cols] for g, v in enumerate(rec.group_values)]
-    return [[esc(imb_text.cell(c, rec, rec.values, mb)) for c in cols]]
+        return [[number_cell(imb_text.cell(c, rec, v, mb, group=g), _CELL, OVER) for c in cols]
+                for g, v in enumerate(rec.group_values)]
+    return [[number_cell(imb_text.cell(c, rec, rec.values, mb), _CELL, OVER) for c in cols]]
 
 
 def imb_tables(run) -> str:
@@ -246,8 +332,12 @@ def tables(runs: list) -> str:
     out = []
     for run in runs:
         out.append(f"<h3>{esc(run.label)}</h3>")
+        source = imported_from(run.doc)
         if _view(run) == "imb":
             out.append(imb_tables(run))
+        elif source:
+            out.append(f"<p>Imported from {esc(source)}: its tables, as the log has them, are in its text report "
+                       '(<a href="#text">Text reports</a>).</p>')
         else:
             out.append(f"<p>The tables of the {esc(run.family)} family are its own: see its text report "
                        '(<a href="#text">Text reports</a>).</p>')

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 from typing import Any
 
@@ -142,6 +143,16 @@ class _NotANumber(str):
     """What json reads for NaN, Infinity and -Infinity: found again by _where_not_a_number."""
 
 
+def _finite(text: str, seen: list[str]) -> float | _NotANumber:
+    """A JSON number; one beyond the range of a float (1e400 reads as inf) is not a number a
+    results file may hold, found again as NaN is."""
+    v = float(text)
+    if math.isfinite(v):
+        return v
+    seen.append(text)
+    return _NotANumber(text)
+
+
 def _where_not_a_number(doc: object, path: tuple = ()) -> tuple | None:
     if isinstance(doc, _NotANumber):
         return path
@@ -168,13 +179,14 @@ def load(path: str) -> dict:
                          "UTF-8 text (a results file is JSON in UTF-8)") from None
     seen: list[str] = []
     try:
-        doc = json.loads(text, parse_constant=lambda name: seen.append(name) or _NotANumber(name))
+        doc = json.loads(text, parse_constant=lambda name: seen.append(name) or _NotANumber(name),
+                         parse_float=lambda s: _finite(s, seen))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a JSON results file ({e.msg} at line {e.lineno})") from None
     where = _where_not_a_number(doc) if seen else None  # walked only when there is one
     if where is not None:
         raise ValueError(f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results file "
-                         "may hold (JSON has none; commbench never writes one) (not a valid commbench results file: "
+                         "may hold (not a finite number; commbench never writes one) (not a valid commbench results file: "
                          "was it edited?)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path}: not a commbench results file (no \"format\": \"{FORMAT}\")")
