@@ -70,9 +70,10 @@ OPTIONS = (
     Option(("--machine-readable",), "msgrate_machine", "", "msgrate: also print the seed's one-line machine-readable form"),
     Option(("--pairing",), "msgrate_pairing", "<odd-even|halves>", "msgrate: single direction's pairs: odd ranks send to "
            "rank-1 (default, the seed's pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
-           choice("--pairing", PAIRINGS)),
+           choice("--pairing", PAIRINGS), uses=lambda b: b.name == "single_direction"),
     Option(("--barriers",), "msgrate_barriers", "", "msgrate: an untimed barrier before every iteration of single "
-           "direction and pair-based too (the Sandia C code; the seed's pseudo-code has none)"),
+           "direction and pair-based too (the Sandia C code; the seed's pseudo-code has none)",
+           uses=lambda b: b.name in ("single_direction", "pair_based")),
 )
 
 
