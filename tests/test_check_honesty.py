@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from commbench import suites
+from commbench import config, suites
+from commbench.suites import uses
 from commbench.suites.base import Benchmark
 from tests.mpirun import ENV, MPIEXEC, mpiexec, run_json
 
@@ -79,6 +80,16 @@ def test_every_family_is_covered():
     assert set(suites.family_names()) == set(KERNEL_FAMILIES) | set(DRIVER_FAMILIES) | set(OWN_CHECK)
 
 
+def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
+    """[flag, value] where a benchmark of names uses it (comms has no NP sequence: -npmin is
+    refused there, commbench.suites.uses), else nothing."""
+    opt = next(o for o in config.OPTIONS if flag in o.names)
+    values = config._split_argv([flag, value])[0]
+    fam = suites.family(family)
+    why = uses.why_unused(opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families())
+    return [flag, value] if why is None else []
+
+
 def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict[str, set[str]]:
     """benchmark -> the check verdicts of its rows at np_ processes, from a kernel-level run."""
     names = [b.name for b in suites.family(family).benchmarks]
@@ -87,7 +98,7 @@ def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict
     if corrupt is not None:
         env["COMMBENCH_FAULT_CORRUPT"] = str(corrupt)
     cmd = [MPIEXEC, "-n", str(np_), sys.executable, str(Path(__file__).with_name("kernel_job.py")), family,
-           *names, "--", *CHECK, "-npmin", str(np_), *extra]
+           *names, "--", *CHECK, *_if_used(family, names, "-npmin", str(np_)), *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     out: dict[str, set[str]] = {}
