@@ -157,7 +157,7 @@ BAD = [
     (["latency", "-m", "-3"], "-m"), (["latency", "-i", "0"], "-i must be >= 1"), (["latency", "-x", "-1"], "-x"),
     (["bw", "-W", "0"], "-W must be >= 1"), (["latency", "-W", "8"], "-W: none of the benchmarks"),
     (["latency", "-f"], "-f: none of the benchmarks"), (["latency", "-T", "mpi_double"], "-T must be one of"),
-    (["bw", "-p", "2"], "-p: none"), (["bw", "-p", "x"], "-p needs an integer"), (["bw", "-t", "0"], "-t '0'"),
+    (["bw", "-p", "2"], "-p: none"), (["bw", "-p", "x"], "-p needs an integer"), (["bw", "-t", "x1"], "-t 'x1': not a count"),
     (["bw", "-t", "2"], "-t: none"), (["latency", "-w", "create"], "-w: none"), (["latency", "-w", "x"], "-w must"),
     (["latency", "-s", "lock"], "-s: none"), (["latency", "-s", "x"], "-s must"), (["latency", "-I"], "-I: none"),
     (["latency", "-M", "1000"], "-M: none"), (["latency", "-M", "0"], "-M must be >= 1"),

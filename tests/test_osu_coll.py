@@ -182,9 +182,10 @@ BAD = [
     (["bcast", "-T", "mpi_double"], "-T must be one of"), (["gather", "-m", "128:64"], "no message size"),
     (["alltoall", "-i", "0"], "-i must be >= 1"), (["scatter", "-x", "-1"], "-x"),
     (["allreduce_persistent", "-p", "2"], "-p: none"), (["reduce_scatter_block_persistent"], "invalid benchmark"),
-    (["alltoall", "-M", "1", "-m", "1048576:"], "no message size of alltoall"),
-    # the memory pre-flight counts the P blocks of each buffer (2 + 2 of 16 GiB: 64 GiB a process)
-    (["alltoall", "-m", "17179869184:17179869184", "-M", "99999999999"], "buffers of alltoall at 17179869184 bytes (2 + 2 blocks)"),
+    # -M leaves no size: the refusal names -M (OSU's limit / P), not -m
+    (["alltoall", "-M", "1", "-m", "1048576:"], "-M 1: alltoall measures at most 524288 bytes at 2 processes"),
+    # sizes past a C int are refused (OMB 7.4 measures none); the pre-flight's P blocks: test_osu_limits.py
+    (["alltoall", "-m", "17179869184:17179869184", "-M", "99999999999"], "sizes past 2147483647 bytes"),
 ]
 
 

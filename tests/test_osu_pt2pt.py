@@ -183,8 +183,8 @@ def test_init_times_mpi_init_in_a_fresh_job(tmp_path):
 
 BAD = [
     (["mbw_mr", "-p", "2"], "-p 2: 2 pairs need 4 processes"), (["latency_persistent", "-p", "1"], "-p: none"),
-    (["mbw_mr", "-t", "2"], "-t: none"), (["latency_mt", "-t", "129"], "-t '129'"),
-    (["latency_mt", "-t", "2:"], "-t '2:'"), (["latency_mp", "-t", "0"], "-t '0'"),
+    (["mbw_mr", "-t", "2"], "-t: none"), (["latency_mt", "-t", "129"], "-t 129: latency_mt and latency_mp take"),
+    (["latency_mt", "-t", "2:"], "-t '2:'"), (["latency_mp", "-t", "0"], "-t 0: latency_mt and latency_mp take"),
     (["latency_persistent", "-I"], "-I: none"), (["init", "-m", "4"], "-m: none"), (["init", "-z"], "-z: none"),
     (["multi_lat", "-W", "4"], "-W: none"),
 ]

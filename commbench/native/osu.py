@@ -16,7 +16,7 @@ from typing import Any
 from commbench.native import extension
 
 HERE = Path(__file__).parent
-ABI_VERSION = 1  # CBOSU_ABI_VERSION of osu.h
+ABI_VERSION = 2  # CBOSU_ABI_VERSION of osu.h
 
 
 class LoopArgs(ctypes.Structure):
@@ -30,6 +30,15 @@ class LoopArgs(ctypes.Structure):
     ]
 
 
+class Rounds(ctypes.Structure):
+    """cbosu_rounds of osu.h: -c's rounds run in C (driver.validated_rounds)."""
+
+    _fields_ = [(n, ctypes.c_longlong) for n in ("first", "total", "warm", "slen", "rlen")] + [
+        ("spre", ctypes.c_void_p), ("rpre", ctypes.c_void_p), ("rpost", ctypes.c_void_p),
+        ("out", ctypes.c_void_p), ("keep_src", ctypes.c_void_p), ("keep_dst", ctypes.c_void_p),
+    ] + [(n, ctypes.c_int) for n in ("reps", "barrier", "always", "keep_n", "verdict")]
+
+
 class Runner:
     """The loaded library of one group, checked to share mpi4py's initialised MPI."""
 
@@ -39,6 +48,7 @@ class Runner:
         self.dll, self.path, _ = extension.open_library(HERE / f"osu_{group}.c", f"libcommbench_osu_{group}.so",
                                                         self.prefix, ABI_VERSION)
         self.fns: dict[str, Any] = {}
+        self.seq: Any = None
 
     def fn(self, name: str) -> Any:
         if name not in self.fns:
@@ -47,8 +57,25 @@ class Runner:
             self.fns[name] = f
         return self.fns[name]
 
-    def loop(self, name: str, a: LoopArgs) -> None:
-        if self.fn(name)(ctypes.byref(a)) != 0:
+    def rounds(self, name: str, a: LoopArgs, k: Rounds) -> int:
+        """-c's rounds k.first … of the loop `name` (osu.h's cbosu_run_rounds): the index of the
+        first whose received data differs from k.rpost (k.total: none did)."""
+        f = getattr(self.dll, self.prefix + "rounds")
+        f.restype, f.argtypes = ctypes.c_longlong, [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.POINTER(Rounds)]
+        r = f(ctypes.cast(self.fn(name), ctypes.c_void_p), ctypes.byref(a), ctypes.byref(k))
+        if r < 0:
+            raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
+        return int(r)
+
+    def loop(self, name: str, a: LoopArgs, barrier: bool = False, warm: int = -1) -> None:
+        """The C loop `name` on a: first an MPI_Barrier (barrier) and `warm` untimed
+        iterations (warm >= 0), all in one C call (osu.h's cbosu_sequence)."""
+        if self.seq is None:
+            self.seq = getattr(self.dll, self.prefix + "sequence")
+            self.seq.restype = ctypes.c_int
+            self.seq.argtypes = [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.c_int, ctypes.c_int]
+        fn = ctypes.cast(self.fn(name), ctypes.c_void_p)
+        if self.seq(fn, ctypes.byref(a), int(barrier), int(warm)) != 0:
             raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
 
 

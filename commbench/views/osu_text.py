@@ -108,6 +108,8 @@ class OsuText:
         self.engine = cfg.get("engine") or "native"
         self.both = self.engine == "both"
         self.alloc = header.get("metadata", {}).get("buffer_allocation", {}).get("kind", cfg.get("alloc", ""))
+        if given := cfg.get("params", {}).get("osu_buffers"):  # OMB's buffer operands, taken as its CPU build
+            self.alloc += f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on host memory)"
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
 
@@ -143,6 +145,8 @@ class OsuText:
         if key != self.current or rec.mode != self.mode:
             if ex.get("datatype_line", True):
                 self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
+            if ex.get("buffer_line"):  # OMB's buffer operands (D D): where the buffers are, in OMB's words
+                self.p(f"# {ex['buffer_line']}")
             self.p("".join(named_cells(None, ex)) if "columns" in ex else
                    column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", []),
                                bool(ex.get("full")), ex.get("sized", True)))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from commbench.suites.base import Family
 from commbench.suites.osu import (
+    checks,
     collectives,
     driver,
     init,
@@ -76,10 +77,11 @@ FAMILY = Family(
     min_world=2,
     options=settings.OPTIONS,
     configure=settings.configure,
-    validate=settings.validate,
+    validate=checks.validate,
+    operands=checks.operands,
     driver=driver.run,
     view="osu",
     alloc="mmap",  # page-aligned plain memory, as OSU's posix_memalign'ed buffers
     honours=frozenset({"alloc", "hugepages", "engine"}),
-    memory=settings.memory,
+    memory=checks.memory,
 )

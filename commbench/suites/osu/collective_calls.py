@@ -25,6 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.options import ConfigError
+from commbench.suites.osu.context import cycle
 from commbench.suites.osu.settings import mem_limit
 
 DT = {"mpi_char": "int8", "mpi_int": "int32", "mpi_float": "float32"}  # names: numpy loads on first use
@@ -71,9 +72,9 @@ def no_size(s, dtype: str) -> list[int]:
 def test_calls(s) -> None:
     """-t of the nonblocking collectives: a number of MPI_Test calls."""
     if s.test_calls is not None and not str(s.test_calls).isdigit():
-        raise ConfigError(f"-t {s.test_calls}: the nonblocking collectives take -t CALLS, the number of MPI_Test "
-                          "calls during the dummy computation (accepted: a count >= 1, e.g. -t 10; SEND:RECV is "
-                          "latency_mt's and latency_mp's)")
+        raise ConfigError(f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking "
+                          "collectives take -t CALLS, the number of MPI_Test calls during the dummy computation "
+                          "(accepted: -t CALLS, 0 or more, e.g. -t 10)")
 
 
 def scatter_counts(count: int, p: int) -> list[int]:
@@ -158,8 +159,9 @@ def release(ctx, size: int) -> None:
     ctx.state.pop("post", None)
 
 
-def values(rank: int, n: int, size: int, dtype: str) -> np.ndarray:
-    return ((np.arange(n, dtype=np.int64) + 7 * (rank + 1) + size) % 31).astype(DT[dtype])
+def values(rank: int, n: int, size: int, dtype: str, start: int = 0) -> np.ndarray:
+    """Elements start … start + n - 1 of rank's -c data: (i + 7 (rank + 1) + size) mod 31."""
+    return cycle(n, 31, 7 * (rank + 1) + size + start, DT[dtype])
 
 
 def refill(ctx, size: int) -> None:
@@ -180,16 +182,17 @@ def expected(ctx, size: int) -> np.ndarray | None:
     def sent(src):
         return values(src, c * ks, size, dt)
 
-    def total(n):
-        return np.sum([values(q, n, size, dt).astype(np.int64) for q in range(p)], axis=0).astype(DT[dt])
+    def total(n):  # the sum over ranks repeats every 31 elements, as each rank's values
+        return np.resize(np.sum([values(q, 31, size, dt).astype(np.int64) for q in range(p)], axis=0)
+                         .astype(DT[dt]), n)
     if name == "bcast":
         return sent(ROOT) if r != ROOT else None
     if name in ("allgather", "allgatherv") or (name in ("gather", "gatherv") and r == ROOT):
         return np.concatenate([sent(q) for q in range(p)])
     if name in ("alltoall", "alltoallv", "alltoallw"):
-        return np.concatenate([sent(q)[r * c:(r + 1) * c] for q in range(p)])
+        return np.concatenate([values(q, c, size, dt, r * c) for q in range(p)])
     if name in ("scatter", "scatterv"):
-        return sent(ROOT)[r * c:(r + 1) * c]
+        return values(ROOT, c, size, dt, r * c)
     if name == "allreduce" or (name == "reduce" and r == ROOT):
         return total(c)
     if name == "reduce_scatter":

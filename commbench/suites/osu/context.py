@@ -25,9 +25,15 @@ from commbench.suites.osu.settings import TYPES
 MPI_TYPES = {"mpi_char": "CHAR", "mpi_int": "INT", "mpi_float": "FLOAT"}
 
 
+def cycle(n: int, period: int, start: int, dtype) -> np.ndarray:
+    """(i + start) mod period for i < n, as dtype: one period repeated, so a check makes no
+    n-long int64 temporary (the memory pre-flight counts -c's arrays at a few bytes a byte)."""
+    return np.resize(((np.arange(period) + start) % period).astype(dtype), n)
+
+
 def pattern(rank: int, nbytes: int, size: int) -> np.ndarray:
     """The bytes rank sends at a size under -c: (i + 7 (rank + 1) + size) mod 251."""
-    return ((np.arange(nbytes, dtype=np.int64) + 7 * (rank + 1) + size) % 251).astype(np.uint8)
+    return cycle(nbytes, 251, 7 * (rank + 1) + size, np.uint8)
 
 
 class Ctx:

@@ -4,10 +4,12 @@ Per benchmark and -T type: a Ctx (buffers of the largest size); per engine
 (--engine native|mpi4py|both) and size: OSU's counts (spec.Defaults.counts:
 -i/-x, else the program's small and large counts), the benchmark's prepare,
 MPI_Barrier, the warm-up iterations, the timed iterations (each timed alone
-on the timing ranks), under -c one validation iteration on patterned buffers
-(the receivers count wrong bytes; the sum over ranks is the record's defects),
-release; rank 0 turns the per-iteration seconds into the row (bench.row) and
-emits it. The run returns the rows whose validation failed (exit status 1).
+on the timing ranks; engine.loop: one C call), or under -c OSU's validated
+rounds (engine.checked_rounds; the one-sided programs: one validation round
+after the timed ones; the receivers count wrong bytes, the sum over ranks is
+the record's defects), release; rank 0 turns the per-iteration seconds into
+the row (bench.row) and emits it. The run returns the rows whose validation
+failed (exit status 1).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import numpy as np
 from commbench import records
 from commbench.native import osu as native_osu
 from commbench.session import Session
+from commbench.suites.osu.checks import buffer_line
 from commbench.suites.osu.context import Ctx
+from commbench.suites.osu.engine import checked_rounds, loop
 from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
 from commbench.suites.osu.spec import OsuBenchmark, unfit
 
@@ -77,20 +81,6 @@ def run(session: Session) -> int:
     return failed
 
 
-def loop(bench: OsuBenchmark, ctx: Ctx, runner, n: int, times) -> None:
-    """n iterations on the engine: the mpi4py loop, or the group's C loop."""
-    if runner is None:
-        bench.loop(ctx, n, times)
-        return
-    ints = dict(n=n, count=ctx.count, window=ctx.window, peer=ctx.peer, timer=int(ctx.timer),
-                root=int(ctx.state.get("root", 0)))
-    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints)
-    for i, v in enumerate(ctx.state.get("aux", ())):  # a group's own integers (latency_mt: threads)
-        a.aux[i] = int(v)
-    runner.loop(bench.native, native_osu.with_times(a, times))
-    del keep
-
-
 def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, runner, size: int) -> int:
     """One row: 1 when its validation failed, else 0."""
     comm, cfg = session.comm, session.cfg
@@ -103,17 +93,16 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     defects = None
     if cfg.check and bench.verify is not None and "u" in bench.takes:  # OSU's -c: every round validated
         session.progress("validated rounds", **where)
-        if bench.check_rounds is not None:  # the nonblocking collectives' two phases
-            run = lambda k, t: loop(bench, ctx, runner, k, t)  # noqa: E731
-            defects = comm.allreduce(bench.check_rounds(ctx, run, size, warm, times))
-        else:
-            defects = validated_rounds(bench, ctx, runner, size, warm, times)
-    else:
-        session.progress("warm-up", **where)
-        comm.Barrier()
-        loop(bench, ctx, runner, warm, None)
-        session.progress("the timed loop", **where)
-        loop(bench, ctx, runner, n, times)
+        u = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
+        if bench.check_rounds is not None:  # the nonblocking collectives' two phases, -u inside their loop
+            def rounds(out, keep=None):
+                return checked_rounds(bench, ctx, runner, size, warm, out, 1, False, True, keep)
+            defects = comm.allreduce(bench.check_rounds(ctx, rounds, u, times))
+        else:  # a barrier, -u untimed repetitions and a timed one per round
+            defects = comm.allreduce(checked_rounds(bench, ctx, runner, size, warm, times, 1 + u))
+    else:  # OSU's MPI_Barrier, warm-up and timed iterations, back to back
+        session.progress("warm-up and the timed loop", **where)
+        loop(bench, ctx, runner, n, times, barrier=True, warm=warm)
     if cfg.check and bench.verify is not None and defects is None:  # one checked round after the timed ones
         session.progress("validation", **where)
         ctx.fill(size)
@@ -130,25 +119,6 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     return int(bool(defects))
 
 
-def validated_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, times) -> int:
-    """OSU 7.4's -c (read off osu_latency.c and its relatives): each of the warm-up and timed
-    rounds on fresh data: the buffers filled, an MPI_Barrier, -u untimed repetitions (default
-    5), one more (timed after the warm-up), then this rank's check; the wrong bytes of all."""
-    comm, u = ctx.comm, ctx.s.validation_warmup
-    reps = 1 + (VALIDATION_WARMUP if u is None else u)
-    each, wrong = np.zeros(reps), 0  # the repetitions run in one loop (as OSU's): the last one is the round's
-    for i in range(warm + len(times)):
-        ctx.fill(size)
-        if bench.refill is not None:
-            bench.refill(ctx, size)
-        comm.Barrier()
-        loop(bench, ctx, runner, reps, each if i >= warm else None)
-        if i >= warm:
-            times[i - warm] = each[-1]
-        wrong += bench.verify(ctx, size)
-    return comm.allreduce(wrong)
-
-
 def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n: int, warm: int, data,
            defects) -> records.Measurement:
     """OSU's row as a record (rank 0): the values bench.row computes, OSU's settings in extra."""
@@ -160,6 +130,8 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
              "alloc": session_alloc(ctx)}
     if "W" in bench.takes:
         extra["window_size"] = ctx.window
+    if s.buffers:  # OMB's buffer operands (D D): taken, and the buffers host memory, as OMB 7.4's CPU build
+        extra.update(buffer_operands=s.buffers, buffers="host", buffer_line=buffer_line(s.buffers))
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
         if "u" in bench.takes:  # every round validated (OSU's -c), after -u untimed repetitions

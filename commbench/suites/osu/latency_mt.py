@@ -2,7 +2,7 @@
 threads on rank 1, all calling MPI at once (MPI_THREAD_MULTIPLE).
 
 Read off the binary (tests/data/osu/trace_pt2pt.c logs the calling thread): -t
-RECV (1 sender) or -t SEND:RECV, default 1:2, each 1 .. 128; iteration i belongs
+RECV (1 sender) or -t SEND:RECV, default 1:2, each 1 .. 127; iteration i belongs
 to sender thread i mod S and receiver thread i mod R (skip + iterations in all);
 with one sender the message goes with tag 1 and comes back with tag 2, so any
 waiting receiver thread may take it; with several the tag is the iteration, so

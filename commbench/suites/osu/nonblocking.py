@@ -34,7 +34,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.suites.osu import collective_calls as calls
-from commbench.suites.osu.settings import VALIDATION_WARMUP, mem_limit
+from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
@@ -139,38 +139,25 @@ def loop(ctx, n: int, times) -> None:
     out[1:] = [float(np.mean(p)) if n else 0.0 for p in parts]
 
 
-def check_rounds(ctx, run, size: int, warm: int, times) -> int:
+def check_rounds(ctx, rounds, u: int, times) -> int:
     """OSU 7.4's -c (osu_iallreduce.c and its relatives): every pure-communication round and
     every overlap round, the warm-up ones too, on fresh data: the buffers filled, -u untimed
-    calls, an MPI_Barrier, the round (timed after the warm-up), the check. Pure Comm. is the
-    timed pure rounds' mean, which the overlap rounds compute for; this rank's wrong bytes."""
-    u = VALIDATION_WARMUP if ctx.s.validation_warmup is None else ctx.s.validation_warmup
-    st, n, one, wrong = ctx.state, len(times), np.zeros(1), 0
+    calls, an MPI_Barrier, the round (timed after the warm-up), the check (the loop runs the
+    -u calls and the barrier of each round: aux). Pure Comm. is the timed pure rounds' mean,
+    which the overlap rounds compute for; `rounds(out, keep)` runs the rounds of one phase
+    (engine.checked_rounds). This rank's wrong bytes."""
+    st, n = ctx.state, len(times)
     warm_overlap, tests, between, _ = st["aux"]
-    pure, parts = np.zeros(n), np.zeros((4, n))
-
-    def rounds(phases: int, keep) -> None:
-        nonlocal wrong
-        for i in range(warm + n):
-            ctx.fill(size)
-            ctx.bench.refill(ctx, size)
-            st["aux"] = (u, tests, between, phases)  # -u calls, a barrier, the round: one loop call
-            run(1, one)
-            if i >= warm:
-                keep(i - warm)
-            wrong += ctx.bench.verify(ctx, size)
-
-    rounds(1, lambda j: pure.__setitem__(j, one[0]))
+    pure, parts = np.zeros(n), np.zeros((n, 4))  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
+    st["aux"] = (u, tests, between, 1)
+    wrong = rounds(pure)
     mean_pure = float(np.mean(pure)) if n else 0.0
     ctx.comm.Barrier()
     ctx.comm.Barrier()
-
-    def overlap(j: int) -> None:
-        times[j] = one[0]
-        parts[:, j] = st["out"][1:]
     st["out"][0] = mean_pure
-    rounds(2, overlap)
-    st["out"][:] = [mean_pure, *(float(np.mean(p)) if n else 0.0 for p in parts)]
+    st["aux"] = (u, tests, between, 2)
+    wrong += rounds(times, (st["out"][1:], parts))
+    st["out"][:] = [mean_pure, *(parts.mean(axis=0) if n else np.zeros(4))]
     st["aux"] = (warm_overlap, tests, between, 0)
     return wrong
 

@@ -12,7 +12,7 @@ same letters with the same values, after `--suite osu` or before it:
   -c             validation: every round's buffers filled with a known pattern and verified
   -u ITER        with -c: untimed repetitions before the timed one of every validated round
   -T TYPE        mpi_char (default), mpi_int, mpi_float or all
-  -p PAIRS       pairs of multi-pair tests; -t CALLS|SEND:[RECV]: MPI_Test calls
+  -p PAIRS       pairs of multi-pair tests; -t CALLS|RECV|SEND:RECV: MPI_Test calls
                  (nonblocking collectives) or threads/processes (latency_mt/_mp);
                  -w create|allocate|dynamic and -s pscw|fence|lock|flush|flush_local|lock_all:
                  window creation and synchronization (one-sided); -I: MPI session
@@ -29,9 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from commbench.options import ConfigError, Option, choice, integer
+from commbench.options import C_INT_MAX, ConfigError, Option, choice, integer
 from commbench.suites.base import FamilySettings
-from commbench.suites.osu.spec import unfit
 
 TYPES = {"mpi_char": 1, "mpi_int": 4, "mpi_float": 4}  # OSU's -T and the bytes of one element
 WINDOWS = ("create", "allocate", "dynamic")
@@ -39,6 +38,22 @@ SYNCS = ("pscw", "fence", "lock", "flush", "flush_local", "lock_all")
 TAIL = (50, 90, 99)  # OSU's -z without a list: P50, P90, P99
 MEM_DEFAULT, MEM_FLOOR = 512 << 20, 1 << 20  # OSU's -M default and its lower limit
 VALIDATION_WARMUP, VALIDATION_WARMUP_MAX = 5, 10  # OSU's -u default and limit
+INT_MAX = C_INT_MAX  # OMB 7.4's counts are C ints (-i 2147483648: "Invalid Number of Iterations"), as the C loops'
+
+
+def count(letter: str, low: int, what: str):
+    """A count option (-i, -x, -W, -M …) from low to INT_MAX: past it OMB 7.4 refuses the
+    value or wraps it (atoi: -x 4294967296 runs 0 warm-up iterations), and the C loops'
+    int would wrap it too; refused rather than run as another number than recorded."""
+    base = integer(f"-{letter}", low)
+
+    def parse(v: str) -> int:
+        n = base(v)
+        if n > INT_MAX:
+            raise ConfigError(f"-{letter} {n}: at most {INT_MAX} {what}, the C int that OMB 7.4 and commbench's "
+                              f"C loops count in (accepted: -{letter} {low} … -{letter} {INT_MAX})")
+        return n
+    return parse
 
 
 def message_size(s: str) -> tuple[int | None, int | None]:
@@ -50,14 +65,23 @@ def message_size(s: str) -> tuple[int | None, int | None]:
         vals = None
     if vals is None or any(v is not None and v < 0 for v in vals) or vals == (None, None):
         raise ConfigError(f"-m {s!r}: accepted -m [MIN:]MAX in bytes (e.g. -m 128, -m 2:128, -m 2:)")
+    if any(v is not None and v > INT_MAX for v in vals):
+        raise ConfigError(f"-m {s}: sizes past {INT_MAX} bytes are not measured: OMB 7.4's sizes and counts are C "
+                          f"ints, as commbench's C loops' (osu_latency -m 2147483648:4294967296 prints an empty table "
+                          f"and -m 1:4294967296 stops at 1 GiB, without a word) (accepted: MIN and MAX <= {INT_MAX})")
     return vals
 
 
+T_FORMS = ("-t CALLS for the nonblocking collectives (MPI_Test calls, 0 or more), -t RECV or -t SEND:RECV for "
+           "latency_mt and latency_mp (threads or processes, each 1 to 127)")
+
+
 def calls(s: str) -> str:
-    """-t CALLS or SEND:[RECV], each a count >= 1; kept as given."""
+    """-t N or N:M (digits; kept as given): what each program takes of it is its own check
+    (collective_calls.test_calls, pt2pt_more.check_t), which names that program's form."""
     parts = s.split(":")
-    if len(parts) > 2 or not all(p.isdigit() and int(p) >= 1 for p in parts if p) or not parts[0]:
-        raise ConfigError(f"-t {s!r}: accepted -t CALLS or -t SEND:[RECV], counts >= 1 (e.g. -t 100, -t 4:6)")
+    if len(parts) > 2 or not all(x.isdigit() for x in parts) or any(int(x) > INT_MAX for x in parts):
+        raise ConfigError(f"-t {s!r}: not a count nor a pair of counts (accepted: {T_FORMS})")
     return s
 
 
@@ -121,9 +145,11 @@ OPTIONS = (
     Option(("-m",), "osu_message_size", "[MIN:]MAX", "osu: message sizes MIN, 2 MIN … MAX bytes (OSU's -m)",
            message_size),
     Option(("-i",), "osu_iterations", "<ITER>", "osu: timed iterations of every size (OSU's -i)",
-           integer("-i", 1)),
-    Option(("-x",), "osu_warmup", "<ITER>", "osu: warm-up iterations of every size (OSU's -x)", integer("-x", 0)),
-    Option(("-W",), "osu_window", "<SIZE>", "osu: messages per window (bw, bibw …; default 64)", integer("-W", 1)),
+           count("i", 1, "iterations")),
+    Option(("-x",), "osu_warmup", "<ITER>", "osu: warm-up iterations of every size (OSU's -x)",
+           count("x", 0, "warm-up iterations")),
+    Option(("-W",), "osu_window", "<SIZE>", "osu: messages per window (bw, bibw …; default 64)",
+           count("W", 1, "messages per window")),
     Option(("-f",), "osu_full", "", "osu: full statistics, min/max/avg and iterations (collectives)"),
     Option(("-z",), "osu_tail", "[P,P…]", "osu: P50, P90, P99 of the per-iteration values, or -z<list> "
            "glued: up to 5 percentiles (OSU's -z)", tail_list, glued=True),
@@ -132,8 +158,8 @@ OPTIONS = (
     Option(("-u",), "osu_validation_warmup", "<ITER>", "osu: with -c, untimed repetitions before the timed one "
            "of every validated round (OSU's -u; default 5, at most 10)", validation_warmup),
     Option(("-T",), "osu_type", "<TYPE>", "osu: mpi_char (default) | mpi_int | mpi_float | all", type_choice),
-    Option(("-p",), "osu_pairs", "<PAIRS>", "osu: pairs of multi-pair tests (mbw_mr …)", integer("-p", 1)),
-    Option(("-t",), "osu_test_calls", "<CALLS|SEND:[RECV]>", "osu: MPI_Test calls (nonblocking collectives) "
+    Option(("-p",), "osu_pairs", "<PAIRS>", "osu: pairs of multi-pair tests (mbw_mr …)", count("p", 1, "pairs")),
+    Option(("-t",), "osu_test_calls", "<CALLS|RECV|SEND:RECV>", "osu: MPI_Test calls (nonblocking collectives) "
            "or sender:receiver threads/processes (latency_mt, latency_mp)", calls),
     Option(("-w",), "osu_win", "<WIN>", "osu: window creation create|allocate|dynamic (one-sided)",
            choice("-w", WINDOWS)),
@@ -209,6 +235,7 @@ class Settings(FamilySettings):
     mem_limit: int | None = None
     validation_warmup: int | None = None  # -u: repetitions before the timed one of a validated round
     nhbr: tuple | None = None  # -N: ("cart", D, R) or ("graph", file, edges); None: cart:1:1
+    buffers: str | None = None  # OMB's buffer operands after the names ("D D"; checks.operands)
 
     @property
     def percentiles(self) -> tuple[int, ...]:
@@ -254,52 +281,3 @@ def configure(cfg):
     run's benchmarks go to params for the memory pre-flight, which needs the process count."""
     s = Settings.of(cfg.params)
     return replace(cfg, check=s.validate, params={**cfg.params, "osu_run": list(cfg.benchmarks)})
-
-
-def validate(cfg, size: int) -> None:
-    """Options no benchmark of the run takes, process counts, empty size ranges: refused."""
-    benches = benchmarks_of(cfg)
-    names = ", ".join(b.name for b in benches)
-    for k, (_meta, why) in NOT_OFFERED.items():  # the flags among them (no value to parse)
-        if cfg.params.get(f"osu_not_{k}") is not None:
-            raise ConfigError(f"-{k}: {why} (accepted: leave out -{k})")
-    for dest in cfg.params:
-        letter = LETTER.get(dest)
-        if letter and not any(letter in b.takes for b in benches):
-            raise ConfigError(f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
-                              f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})")
-    s = Settings.of(cfg.params)
-    why = {b.name: w for b in benches if (w := unfit(b, s, size))}
-    if len(why) == len(benches):  # the others print OSU's words as their row
-        said = "; ".join(f"{n}: {w}" for n, w in why.items())
-        raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: a process "
-                          f"count one of them runs at, e.g. -n 2)")
-    if s.validation_warmup is not None and not s.validate:
-        raise ConfigError("-u: OSU's validation warm-up (untimed repetitions before each validated round) applies "
-                          "with -c only (accepted: -c -u N, or no -u)")
-    for b in benches:
-        if b.validate is not None:
-            b.validate(s)
-        if b.world is not None:
-            b.world(s, size)
-        if not any(sizes(b, s, t, size) for t in s.types):
-            lo, hi = s.message_size
-            raise ConfigError(f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}: no message size of "
-                              f"{b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and >= the -T type's "
-                              f"size; {b.name}'s default range is {b.defaults.min_size}:{b.defaults.max_size})")
-
-
-def memory(params: dict, p: int) -> tuple[int, str]:
-    """Bytes per process: the largest buffers of the run's benchmarks at p processes (the
-    collectives' P blocks, -M's limit, the neighbourhoods' degree, the one-sided windows)."""
-    from commbench.suites.osu import BY_NAME
-
-    s, need, what = Settings.of(params), 0, "nothing"
-    for b in (BY_NAME[n] for n in params.get("osu_run", ())):
-        for t in s.types:
-            top = max(sizes(b, s, t, p) or [0])
-            ks, kr = b.extent(p, s) if b.extent is not None else (1, 1)
-            n = max(b.buffers, ks + kr) * top
-            if n > need:
-                need, what = n, f"{b.name} at {top} bytes ({ks} + {kr} blocks)" if b.extent else f"{b.name} at {top} bytes"
-    return need, f"osu: the buffers of {what}, {need} bytes per process"

@@ -77,6 +77,7 @@ class OsuBenchmark(Experiment):
     release: Callable[..., Any] | None = None
     native: str = ""
     buffers: int = 2  # buffers of the largest size per process (the memory pre-flight)
+    per_window: int = 0  # and buffers of -W x the largest size (one-sided bw: the window, the origin)
     row: Callable[..., dict] | None = None
     verify: Callable[..., int] | None = None
     gather: bool = False  # every rank times (collectives): row() gets all ranks' times
@@ -91,7 +92,9 @@ class OsuBenchmark(Experiment):
     limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
     world: Callable[..., None] | None = None  # (settings, P): raise ConfigError for options that do not fit P (-p)
     fits: Callable[..., str | None] | None = None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
-    check_rounds: Callable[..., int] | None = None  # -c's own procedure (ctx, run, size, warm, times) -> wrong bytes
+    verdict: int = 0  # -c: the tag of a 4-byte verdict the receiver sends the sender after each round (0: none)
+    # -c's own procedure (ctx, rounds, u, times) -> wrong bytes; rounds(out, keep) runs one phase's rounds
+    check_rounds: Callable[..., int] | None = None
 
 
 def unfit(bench: OsuBenchmark, s, p: int) -> str | None:
