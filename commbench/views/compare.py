@@ -64,11 +64,6 @@ def _key(r: records.Measurement) -> tuple:
 _full_key = records.identity  # the family too (Accumulate of IMB-EXT is not IMB-RMA's), and the extras
 
 
-def duplicates(recs: list[records.Measurement]) -> int:
-    """Rows of one file that share a key (which one to compare would be a guess)."""
-    return len(records.repeated_rows(recs))
-
-
 def _time(r: records.Measurement) -> float | None:
     v = r.values.get(TIME_KEY.get(r.kind, "t_max"))
     if v is None:  # imported rows with one time only (OSU's latency, nccl-tests' time): their "t"

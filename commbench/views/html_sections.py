@@ -180,12 +180,8 @@ def summary(rows: list[compare.Row]) -> str:
 
 
 def _outcome(base, run) -> tuple[list[compare.Row] | None, str]:
-    """The compared rows of run against base, or None and why they are not compared."""
-    for r in (base, run):
-        n = compare.duplicates(r.records)
-        if n:
-            return None, (f"{esc(r.label)}: {n} rows repeat another row's benchmark, size, process count and "
-                          "engine: which to compare is ambiguous; not compared")
+    """The compared rows of run against base, or None and why they are not compared (a file
+    with two rows of one key never gets here: results_file.read refuses it)."""
     try:
         return compare.compare(base.records, run.records, THRESHOLD), ""
     except (ValueError, OverflowError, ZeroDivisionError) as e:  # a ratio beyond the range of numbers
