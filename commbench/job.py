@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from mpi4py import MPI
 
 from commbench import cleanup, config, jobenv, metadata, policy, resources, suites, watchdog
-from commbench.harness import Harness, Plan
+from commbench.harness import Harness, Plan, rows
 from commbench.options import RunError
 from commbench.session import Session
 from commbench.watchdog import Watchdog, describe
@@ -197,7 +197,7 @@ def configure(comm, argv: list[str]) -> Job | int:
         per_host = max(meta["ranks_per_host"].values())
         plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
         problem = resources.preflight(plan, per_host, MPI.Get_version())
-        say, refusal = resources.samples_plan(plan, comm.Get_size()) if plan.family.driver is None else (None, None)
+        say, refusal = resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
         problem = problem or refusal
         if say and not problem:
             print(f"commbench: {say}", file=sys.stderr, flush=True)
@@ -249,8 +249,11 @@ def measure(job: Job) -> int | None:
     session, wd = job.session, job.watchdog
     comm, rank = session.comm, session.rank
     try:
-        driver = suites.family(session.cfg.family).driver
-        failures = driver(session) if driver else Harness(session).run()
+        fam = suites.family(session.cfg.family)
+        if fam.procedure is not None:
+            failures = rows.run(session, fam.procedure(session))
+        else:
+            failures = fam.driver(session) if fam.driver else Harness(session).run()
         wd.progress(phase="the final barrier")
         comm.Barrier()
         return failures

@@ -236,6 +236,21 @@ def relative_precision(values: Sequence[float], confidence: float = 0.95) -> flo
     return max(med - ci[0], ci[1] - med) / med if med > 0 else None
 
 
+# The time `commbench compare` judges a row by, in its values: t_ovrl for the overlap kinds
+# (the time with computation overlapped), else t_max (µs). A procedure family's samples
+# (commbench.harness.rows) time this quantity, and say so under samples["quantity"].
+COMPARED = {"overlap": "t_ovrl", "overlap_sync": "t_ovrl", "passive": "t_ovrl"}
+
+
+def compared_time(rec: Measurement) -> float | None:
+    """The row's compared time (µs), None when it has none; imported rows with one time
+    only (OSU's latency, nccl-tests' time) have their "t"."""
+    v = rec.values.get(COMPARED.get(rec.kind, "t_max"))
+    if v is None:
+        v = rec.values.get("t")
+    return v if isinstance(v, int | float) and v > 0 else None
+
+
 def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict[str, float | list | None]:
     """Statistics over K repeated samples of one row: samples[rank] = K seconds or None.
 

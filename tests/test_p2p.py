@@ -218,7 +218,7 @@ def test_pingpong_alone_keeps_selecting_imb_mpi1():
     (["-iter", "10,5,3"], "IMB-P2P takes a maximum and a numerator only"),
     (["-iter", "0"], "counts must be positive"),
     (["-msglen", str(DATA / "README.md")], "is not a byte count"),
-    (["-time", "3"], "-time: the p2p family does not use it"),
+    (["-time", "3"], "-time: the p2p family takes -time only with --samples K or --precision"),
     (["-mem", "1"], "-mem: the p2p family does not use it"),
     (["-check"], "-check: the p2p family does not use it"),
     (["Stencil3D"], "nothing to measure with 2 processes"),

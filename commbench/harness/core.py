@@ -22,7 +22,7 @@ from commbench.harness import periter, perrow
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
-from commbench.harness.precision import least, sample_until, worst
+from commbench.harness.precision import least, repeat, sample_until, worst
 from commbench.session import Session
 from commbench.suites.base import Benchmark, Kind
 
@@ -227,16 +227,8 @@ class Harness:
         runs = live.runs if live is not None else []  # a stop keeps every sample appended here
         if self.cfg.measuring.precision is not None:
             return self.precise(ctx, n, engine, runs)
-        want = self.cfg.samples
-        started = time.monotonic()
-        runs.append(self.timed(ctx, n, engine))
-        while len(runs) < want:
-            self.session.beat()
-            spent = time.monotonic() - started >= self.cfg.secs
-            if ctx.comm.allreduce(spent, op=MPI.LOR):
-                break
-            runs.append(self.timed(ctx, n, engine))
-        return runs
+        return repeat(ctx.comm, lambda: self.timed(ctx, n, engine), runs, self.cfg.samples, self.cfg.secs,
+                      self.session.beat)
 
     def precise(self, ctx: Context, n: int, engine: str, runs: list) -> list:
         """--precision: samples until the row's median is known within the target or its

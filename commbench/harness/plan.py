@@ -57,7 +57,7 @@ class Plan:
     def benchmarks(self) -> list[Benchmark]:
         """The benchmarks in the order they run: the run list's, or drawn from --shuffle's seed."""
         out = [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
-        return self._shuffled(out, "benchmarks")
+        return self.shuffled(out, "benchmarks")
 
     # -- --shuffle: the order of benchmarks and sizes ------------------------------------
     @property
@@ -69,9 +69,10 @@ class Plan:
     def order(self, bench: Benchmark, np_: int, mode: str) -> list[int]:
         """The sizes of one sweep in the order they are measured: ascending (IMB), or a
         permutation drawn from the seed and the sweep (every rank draws the same)."""
-        return self._shuffled(self.sizes(bench), bench.name, str(np_), mode)
+        return self.shuffled(self.sizes(bench), bench.name, str(np_), mode)
 
-    def _shuffled(self, items: list, *key: str) -> list:
+    def shuffled(self, items: list, *key: str) -> list:
+        """items in the run's order: as given, or a permutation drawn from the seed and key."""
         if self.seed is None or len(items) < 2:
             return items
         rng = np.random.default_rng([self.seed, *(zlib.crc32(k.encode()) for k in key)])

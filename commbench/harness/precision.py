@@ -50,6 +50,21 @@ def least(samples: int) -> int:
     return max(measuring.MIN_SAMPLES, samples)
 
 
+def repeat(comm: Any, take: Callable[[], Any], runs: list, want: int, secs: float,
+           beat: Callable[[], None]) -> list:
+    """--samples K: append K samples (take()) to runs, cut short (agreed in comm) once they
+    have taken `secs` seconds (-time): the time budget bounds a row however large K is."""
+    started = time.monotonic()
+    runs.append(take())
+    while len(runs) < want:
+        beat()
+        spent = time.monotonic() - started >= secs
+        if comm.allreduce(spent, op=MPI.LOR):
+            break
+        runs.append(take())
+    return runs
+
+
 def sample_until(comm: Any, take: Callable[[], Any], runs: list, target: float, budget: tuple[float, int],
                  minimum: int, beat: Callable[[], None]) -> Outcome:
     """Append samples (take()) to runs until the target or the budget; every rank of comm

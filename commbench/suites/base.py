@@ -172,6 +172,9 @@ class Family:
     finish: Callable[[Any, bool], None] | None = None
     # Families of Experiments bring their own driver(session) -> check failures.
     driver: Callable[[Any], int] | None = None
+    # Families that follow another benchmark's procedure: procedure(session) ->
+    # commbench.suites.procedure.Procedure, whose rows the harness measures (harness.rows).
+    procedure: Callable[[Any], Any] | None = None
     # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
     view: str = "imb"
     # The buffer allocation kind (commbench.options.ALLOC_KINDS) the family's runs use
@@ -193,6 +196,11 @@ class Family:
     methodology: bool = False
     # IMB 2021.11's order of the default list, where it differs from the seed's (IMB-RMA).
     imb2021_order: tuple[str, ...] = ()
+
+    @property
+    def kernels(self) -> bool:
+        """Does the harness sweep its Benchmark kernels (not a procedure or driver of its own)?"""
+        return self.driver is None and self.procedure is None
 
     @property
     def has_native(self) -> bool:

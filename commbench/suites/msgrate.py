@@ -19,16 +19,17 @@ ranks at distances that are multiples of the processes per node (--ppn), so
 with the true ppn every peer is on another node. The seed's checks apply:
 P >= 3, P > peers, P / ppn > peers.
 
-Like the overhead family the patterns run through a driver (their timing is
-per iteration with untimed cache walks in between (and barriers where the
-seed has them: pre-posted and all-start; --barriers adds them to the other
-two, as the Sandia C code does), and the
-rate needs every rank's total), but every pattern becomes one
-records.Measurement; the text table is a view.
+The patterns are a procedure of their own (commbench.suites.procedure: their
+timing is per iteration with untimed cache walks in between, and barriers
+where the seed has them: pre-posted and all-start; --barriers adds them to
+the other two, as the Sandia C code does; and the rate needs every rank's
+total): each is one row, one records.Measurement, which the harness
+(commbench.harness.rows) measures; the text table is a view.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -39,6 +40,7 @@ from commbench import records
 from commbench.options import ConfigError, Option, bytes_option, choice, integer
 from commbench.session import Session
 from commbench.suites.base import Experiment, Family, FamilySettings
+from commbench.suites.procedure import Procedure, Row, Unit
 
 F = "msgrate"
 KIND = "msgrate"
@@ -260,40 +262,69 @@ NAMES = {"single_direction": "single direction", "pair_based": "pair-based",
          "pre_post": "pre-post", "all_start": "all-start"}
 
 
-def run(session: Session) -> int:
-    cfg, comm, size = session.cfg, session.comm, session.size
-    s = Settings.of(cfg.params)
-    pat = Patterns(s, comm, session.beat)
-    for name in cfg.benchmarks:
-        session.progress(f"the {NAMES[name]} pattern", benchmark=name, np=size)
+class MsgrateProcedure(Procedure):
+    """A unit of one row per pattern; the patterns' buffers and peers are the whole run's."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.s = Settings.of(session.params)
+        self.pat: Patterns | None = None
+
+    def open(self) -> None:
+        self.pat = Patterns(self.s, self.session.comm, self.session.beat)
+
+    def units(self) -> Iterator[Unit]:
+        p = self.session.size
+        for name in self.session.cfg.benchmarks:
+            yield PatternUnit(name, p, [Row(name, p, self.s.size)], kind=KIND, procedure=self)
+
+
+class PatternUnit(Unit):
+    def __init__(self, *args, procedure: MsgrateProcedure, **kw):
+        super().__init__(*args, **kw)
+        self.proc = procedure
+
+    def measure(self, row: Row, engine: str) -> tuple:
+        """The pattern on every rank: (messages a rank counts, every rank's (seconds, took part),
+        the single-direction partners on rank 0)."""
+        comm, pat = self.proc.session.comm, self.proc.pat
         comm.Barrier()
         pat.partner = None
-        seconds, msgs, took_part = getattr(pat, name)()
+        seconds, msgs, took_part = getattr(pat, row.benchmark)()
         every = comm.allgather((seconds, took_part))
         partners = comm.gather(pat.partner, root=0)
         comm.Barrier()
-        if comm.Get_rank() != 0:
-            continue
-        part = [t for t, ok in every if ok]
-        avg = sum(part) / len(part)
-        # The C code divides the summed single-direction time by the whole job
-        # size although an odd last rank sat out; we average over the ranks
-        # that took part (identical for even P).
-        rate = msgs / avg if avg > 0 else 0.0
-        members = [r for r, (_, ok) in enumerate(every) if ok]
-        rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s.size,
-                            repetitions=s.iters, groups=[members], world_size=size, components=["t"],
-                            rank_times={"t": [t / s.iters if ok else None for t, ok in every]},
-                            turnover=1.0,
-                            extra={"pattern": NAMES[name], "messages_per_second": rate,
-                                   "messages_per_rank": msgs, "avg_time_s": avg,
-                                   "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
-                                   "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn,
-                                   "pairing": s.pairing if name == "single_direction" else None,
-                                   "barrier": s.barriers or name in ("pre_post", "all_start"),
-                                   **_pairs(partners)})
-        session.emit(rec)
-    return 0
+        return msgs, every, partners
+
+    def record(self, row: Row, engine: str, data: tuple) -> records.Measurement:
+        return pattern_record(row.benchmark, self.proc.s, self.proc.session.size, *data)
+
+
+def procedure(session: Session) -> MsgrateProcedure:
+    return MsgrateProcedure(session)
+
+
+def pattern_record(name: str, s: Settings, size: int, msgs: int, every: list, partners: list) -> records.Measurement:
+    """The pattern's row (world rank 0): the seed's rate from every rank's seconds."""
+    part = [t for t, ok in every if ok]
+    avg = sum(part) / len(part)
+    # The C code divides the summed single-direction time by the whole job
+    # size although an odd last rank sat out; we average over the ranks
+    # that took part (identical for even P).
+    rate = msgs / avg if avg > 0 else 0.0
+    members = [r for r, (_, ok) in enumerate(every) if ok]
+    rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s.size,
+                        repetitions=s.iters, groups=[members], world_size=size, components=["t"],
+                        rank_times={"t": [t / s.iters if ok else None for t, ok in every]},
+                        turnover=1.0,
+                        extra={"pattern": NAMES[name], "messages_per_second": rate,
+                               "messages_per_rank": msgs, "avg_time_s": avg,
+                               "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
+                               "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn,
+                               "pairing": s.pairing if name == "single_direction" else None,
+                               "barrier": s.barriers or name in ("pre_post", "all_start"),
+                               **_pairs(partners)})
+    return rec
 
 
 def _pairs(partners: list) -> dict:
@@ -322,8 +353,8 @@ FAMILY = Family(
     description="message rate with cold caches, many peers, sends and receives at once (seed 003)",
     min_world=3,
     options=OPTIONS,
-    driver=run,
-    honours=frozenset(),  # its experiments take their own options only
+    procedure=procedure,
+    honours=frozenset({"samples", "precision", "precision_budget", "shuffle", "time"}),  # the harness's rows
     view="msgrate",
     validate=validate,
     memory=memory,

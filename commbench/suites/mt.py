@@ -5,13 +5,15 @@ once, each on its own MPI_Comm_dup of the world (info key thread_id), under
 MPI_THREAD_MULTIPLE; #bytes is the data of all T threads of a rank (IMB-MT's
 weak scaling). Options, timing, output and -check are IMB-MT 2021.11's.
 
-A driver family, not the per-size kernel harness, which times one loop per
-rank with IMB's dynamic repetitions over -msglog sizes and reduces over ranks.
+A procedure of its own (commbench.suites.procedure), not per-size kernels,
+which the harness times one loop per rank with IMB's dynamic repetitions
+over -msglog sizes and reduces over ranks.
 IMB-MT has fixed repetitions, sizes from -count, T timed loops per rank (point
 to point: one region per thread after a warm-up and a barrier; collectives:
 each call timed alone, five barriers after it), statistics over all threads
-and its own columns: the driver runs each (benchmark, count) on the engine's
-threads and emits one records.Measurement; commbench.views.mt_text prints it.
+and its own columns: a unit per benchmark measures each count on the engine's
+threads into one records.Measurement; the harness (commbench.harness.rows)
+runs the rows; commbench.views.mt_text prints them.
 
 Engines: native (default) runs the threads in C (commbench/native/mt.c, POSIX
 threads, no GIL); mpi4py runs them as Python threads, which share the GIL:
@@ -24,6 +26,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -36,6 +39,7 @@ from commbench.session import Session
 from commbench.suites import mpi1
 from commbench.suites.base import Experiment, Family, FamilySettings
 from commbench.suites.mt_python import PyRun
+from commbench.suites.procedure import Procedure, Row, Unit
 
 F = "mt"
 KIND = "mt"
@@ -240,7 +244,7 @@ def preamble(cfg) -> list[str]:
     return lines + (gil_note() if cfg.engine != "native" else [])
 
 
-# ---------------------------------------------------------------- the driver
+# ---------------------------------------------------------------- the procedure (commbench.harness.rows runs it)
 
 def _engines(session: Session):
     """[(engine name, runner or None for Python threads)], agreed by every rank."""
@@ -275,30 +279,52 @@ def _thread_comms(comm, n: int) -> list:
     return out
 
 
-def run(session: Session) -> int:
-    cfg, comm = session.cfg, session.comm
-    s = Settings.of(session.params)
-    engines = _engines(session)
-    comms = _thread_comms(comm, s.threads)
-    failures = 0
-    try:
-        for name in cfg.benchmarks:
+class MtProcedure(Procedure):
+    """The run's benchmarks on T threads per rank: a unit per benchmark, a row per count;
+    the threads' communicators are the whole run's."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.s = Settings.of(session.params)
+        self.comms: list = []
+        self.runners: dict = {}
+
+    def open(self) -> None:
+        self.runners = dict(_engines(self.session))
+        self.comms = _thread_comms(self.session.comm, self.s.threads)
+
+    def close(self) -> None:
+        for c in self.comms:
+            c.Free()
+        self.comms = []
+
+    def units(self) -> Iterator[Unit]:
+        s, p = self.s, self.session.size
+        for name in self.session.cfg.benchmarks:
             bench = FAMILY.get(name)
             counts = [0] if bench.columns == "barrier" else list(s.count)
-            for engine, runner in engines:
-                for count in counts:
-                    session.progress(f"{name} at count {count} ({engine})", benchmark=name, np=session.size)
-                    got = _measure(session, s, comms, bench, count, max(counts), runner)
-                    every = comm.gather(got, root=0)
-                    if session.rank == 0:
-                        rec = row(bench, s, engine, count, every, session.size, cfg.check)
-                        failures += bool(rec.defects)
-                        session.emit(rec)
-        failures = comm.bcast(failures, root=0)
-    finally:
-        for c in comms:
-            c.Free()
-    return failures
+            rows = [Row(name, p, None if bench.columns == "barrier" else c * s.unit * s.threads) for c in counts]
+            yield MtUnit(name, p, rows, list(self.runners), kind=KIND, procedure=self, bench=bench, counts=counts)
+
+
+class MtUnit(Unit):
+    def __init__(self, *args, procedure: MtProcedure, bench: MtBench, counts: list[int], **kw):
+        super().__init__(*args, **kw)
+        self.proc, self.bench, self.counts = procedure, bench, dict(zip(self.rows, counts))
+
+    def measure(self, row: Row, engine: str) -> list | None:
+        proc, session = self.proc, self.proc.session
+        got = _measure(session, proc.s, proc.comms, self.bench, self.counts[row], max(self.counts.values()),
+                       proc.runners[engine])
+        return session.comm.gather(got, root=0)
+
+    def record(self, row: Row, engine: str, every: list) -> records.Measurement:
+        session = self.proc.session
+        return row_record(self.bench, self.proc.s, engine, self.counts[row], every, session.size, session.cfg.check)
+
+
+def procedure(session: Session) -> MtProcedure:
+    return MtProcedure(session)
 
 
 def _measure(session: Session, s: Settings, comms: list, bench: MtBench, count: int, alloc: int, runner):
@@ -312,7 +338,7 @@ def _measure(session: Session, s: Settings, comms: list, bench: MtBench, count: 
                       corrupt=int(corrupt))
 
 
-def row(bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool):
+def row_record(bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool):
     """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank 0)."""
     divider = bench.divide * (s.window_size if bench.window else 1)
     per_rep = 1.0 / (s.repeat * divider)
@@ -360,8 +386,8 @@ FAMILY = Family(
     configure=configure,
     validate=validate,
     preamble=preamble,
-    driver=run,
+    procedure=procedure,
     view="mt",
-    honours=frozenset({"check", "engine"}),
+    honours=frozenset({"check", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}),
     memory=memory,
 )

@@ -154,9 +154,17 @@ def _typed(which: str, other: str) -> Rule:
     return rule
 
 
+def _time(fam: Family, b, values: dict) -> str | None:
+    """-time bounds a procedure family's row only through its samples (harness.rows)."""
+    if fam.procedure is None or values.get("samples", 1) > 1 or "precision" in values:
+        return None
+    return "its repetitions are its own; -time bounds only the samples of --samples K or --precision"
+
+
 SIZES = Use(_sizes, "has no benchmark with a message-size sweep")
 RULES: dict[str, Use] = {
     "per_iteration": Use(_per_iteration, "times no repetition on its own"),
+    "time": Use(_time, "takes -time only with --samples K or --precision"),
     "sync_start": Use(_sync_start, "has no collective whose repetitions it starts"),
     "sync": Use(_sync, "has no collectives it applies to"),
     "root_shift": Use(_root_shift, "has no collectives with a root it shifts"),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from commbench import records
 from commbench.models import twosample
 
-TIME_KEY = {"overlap": "t_ovrl", "overlap_sync": "t_ovrl", "passive": "t_ovrl"}
+TIME_KEY = records.COMPARED
 ROW_EXTRAS = records.ROW_EXTRAS
 
 
@@ -64,11 +64,7 @@ def _key(r: records.Measurement) -> tuple:
 _full_key = records.identity  # the family too (Accumulate of IMB-EXT is not IMB-RMA's), and the extras
 
 
-def _time(r: records.Measurement) -> float | None:
-    v = r.values.get(TIME_KEY.get(r.kind, "t_max"))
-    if v is None:  # imported rows with one time only (OSU's latency, nccl-tests' time): their "t"
-        v = r.values.get("t")
-    return v if v and v > 0 else None
+_time = records.compared_time
 
 
 def _loose_key(r: records.Measurement) -> tuple:
@@ -117,9 +113,9 @@ def _samples(r: records.Measurement) -> tuple[object, str]:
     few = r.extra.get("few_repetitions")
     if isinstance(few, dict):
         return None, "it rests on too few valid repetitions (!few in its run)"
-    if r.kind in TIME_KEY and (r.components or ["t"])[0] != "t_ovrl":
-        return None, "its samples time another quantity than the one compared"
     st = records.samples_of(r)
+    if r.kind in TIME_KEY and (r.components or ["t"])[0] != "t_ovrl" and st.get("quantity") != TIME_KEY[r.kind]:
+        return None, "its samples time another quantity than the one compared"
     values = st.get("t_max_samples")
     if not isinstance(values, list) or not values:
         return None, "no --samples"

@@ -111,7 +111,7 @@ class ProgressView:
         self.family = str(fam.get("title") or fam.get("name") or "")
         world = (header.get("metadata") or {}).get("world_size") or 1
         plan = Plan(self.cfg, world)
-        if plan.family.driver is None:
+        if plan.family.kernels:
             self.schedule = Schedule(plan)
         self._make()
 

@@ -79,9 +79,9 @@ FAMILY = Family(
     configure=settings.configure,
     validate=checks.validate,
     operands=checks.operands,
-    driver=driver.run,
+    procedure=driver.procedure,
     view="osu",
     alloc="mmap",  # page-aligned plain memory, as OSU's posix_memalign'ed buffers
-    honours=frozenset({"alloc", "hugepages", "engine"}),
+    honours=frozenset({"alloc", "hugepages", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}),
     memory=checks.memory,
 )

@@ -1,6 +1,7 @@
-"""The osu run: OSU's procedure for every benchmark, type and size; one record a row.
+"""The osu procedure: OSU's measurement of one benchmark, type and size, and its record.
+The harness (commbench.harness.rows) runs the rows: their order, samples and progress.
 
-Per benchmark and -T type: a Ctx (buffers of the largest size); per engine
+Per benchmark and -T type: a unit (buffers of the largest size: Ctx); per engine
 (--engine native|mpi4py|both) and size: OSU's counts (spec.Defaults.counts:
 -i/-x, else the program's small and large counts), the benchmark's prepare,
 MPI_Barrier, the warm-up iterations, the timed iterations (each timed alone
@@ -8,13 +9,14 @@ on the timing ranks; engine.loop: one C call), or under -c OSU's validated
 rounds (engine.checked_rounds; the one-sided programs: one validation round
 after the timed ones; the receivers count wrong bytes, the sum over ranks is
 the record's defects), release; rank 0 turns the per-iteration seconds into
-the row (bench.row) and emits it. The run returns the rows whose validation
-failed (exit status 1).
+the row (bench.row). A row whose validation failed counts as a check failure
+(exit status 1).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from commbench.suites.osu.context import Ctx
 from commbench.suites.osu.engine import checked_rounds, loop
 from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
 from commbench.suites.osu.spec import OsuBenchmark, unfit
+from commbench.suites.procedure import Procedure, Row, Unit
 
 F = "osu"
 KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
@@ -36,10 +39,10 @@ KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.val
         "mbw_mr": records.Kind.RATE.value, "fan": records.Kind.RATE.value, "init": records.Kind.SYNC.value}
 
 
-def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[str, object]]:
-    """[(engine, the group's native runner or None for the mpi4py loop)], agreed by every rank."""
+def engines(session: Session, bench: OsuBenchmark, cache: dict) -> dict[str, object]:
+    """{engine: the group's native runner, or None for the mpi4py loop}, agreed by every rank."""
     if session.cfg.engine == "mpi4py" or not bench.native:
-        return [("mpi4py", None)]
+        return {"mpi4py": None}
     if bench.group not in cache:
         runner, note = native_osu.resolve(session.comm, bench.group)
         if runner is None and session.rank == 0:
@@ -47,52 +50,75 @@ def engines(session: Session, bench: OsuBenchmark, cache: dict) -> list[tuple[st
         cache[bench.group] = runner
     runner = cache[bench.group]
     if runner is None:
-        return [("mpi4py", None)]
-    return [("native", runner)] + ([("mpi4py", None)] if session.cfg.engine == "both" else [])
+        return {"mpi4py": None}
+    return {"native": runner} | ({"mpi4py": None} if session.cfg.engine == "both" else {})
 
 
-def run(session: Session) -> int:
-    from commbench.suites.osu import BY_NAME
+class OsuProcedure(Procedure):
+    """The run's benchmarks: a unit per benchmark and -T type (an invalid one where OSU's
+    program would stop), a row per size."""
 
-    s = Settings.of(session.params)
-    failed, cache = 0, {}
-    for name in session.cfg.benchmarks:
-        bench = BY_NAME[name]
-        session.progress("set-up", benchmark=name, np=session.size)
-        why = unfit(bench, s, session.size)
-        if why:  # OSU's program would stop with these words; the others of the run go on
-            session.emit(records.Measurement(benchmark=name, family=F, kind=KIND.get(bench.metric, bench.metric),
-                                             np=session.size, mode="", bytes=None, repetitions=0,
-                                             status=records.INVALID, message=why, world_size=session.size,
-                                             extra={"title": bench.title, "metric": bench.metric}))
-            continue
-        loops = engines(session, bench, cache)
-        for dtype in s.types:
-            todo = sizes(bench, s, dtype, session.size)
-            if not todo:
+    def __init__(self, session: Session):
+        self.session = session
+        self.s = Settings.of(session.params)
+        self.cache: dict = {}
+
+    def units(self) -> Iterator[Unit]:
+        from commbench.suites.osu import BY_NAME
+
+        session, s, p = self.session, self.s, self.session.size
+        for name in session.cfg.benchmarks:
+            bench = BY_NAME[name]
+            kind = KIND.get(bench.metric, bench.metric)
+            why = unfit(bench, s, p)
+            if why:  # OSU's program would stop with these words; the others of the run go on
+                yield Unit(name, p, kind=kind, invalid=why, extra={"title": bench.title, "metric": bench.metric})
                 continue
-            ctx = Ctx(session, bench, s, dtype, max(todo))
-            try:
-                for engine, runner in loops:
-                    for size in todo:
-                        failed += measure(session, bench, ctx, s, engine, runner, size)
-            finally:
-                ctx.free()
-    return failed
+            runners = engines(session, bench, self.cache)
+            for dtype in s.types:
+                todo = sizes(bench, s, dtype, p)
+                if todo:
+                    yield OsuUnit(name, p, [Row(name, p, size, dtype.upper()) for size in todo], list(runners),
+                                  kind=kind, session=session, bench=bench, s=s, dtype=dtype, runners=runners)
 
 
-def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, runner, size: int) -> int:
-    """One row: 1 when its validation failed, else 0."""
+class OsuUnit(Unit):
+    """One benchmark and type: its buffers (of the largest size) and OSU's procedure per size."""
+
+    def __init__(self, *args, session: Session, bench: OsuBenchmark, s: Settings, dtype: str, runners: dict,
+                 **kw):
+        super().__init__(*args, **kw)
+        self.session, self.bench, self.s, self.dtype, self.runners = session, bench, s, dtype, runners
+        self.ctx: Ctx | None = None
+
+    def open(self) -> None:
+        self.ctx = Ctx(self.session, self.bench, self.s, self.dtype, max(r.bytes or 0 for r in self.rows))
+
+    def close(self) -> None:
+        if self.ctx is not None:
+            self.ctx.free()
+            self.ctx = None
+
+    def measure(self, row: Row, engine: str) -> tuple:
+        return measure(self.session, self.bench, self.ctx, self.s, self.runners[engine], row.bytes)
+
+    def record(self, row: Row, engine: str, data: tuple) -> records.Measurement:
+        n, warm, data, defects = data
+        return record(self.bench, self.ctx, self.s, engine, row.bytes, n, warm, data, defects)
+
+
+def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner, size: int) -> tuple:
+    """OSU's procedure at one size on this rank: (n, warm-up, the timed iterations' seconds
+    (every rank's on rank 0 when the benchmark gathers), the wrong bytes of -c or None)."""
     comm, cfg = session.comm, session.cfg
     n, warm = bench.defaults.counts(size, s.iterations, s.warmup)
-    where = {"benchmark": bench.name, "np": session.size, "bytes": size}
     ctx.at(size)
     if bench.prepare is not None:
         bench.prepare(ctx, size)
     times = np.zeros(n)
     defects = None
     if cfg.check and bench.verify is not None and "u" in bench.takes:  # OSU's -c: every round validated
-        session.progress("validated rounds", **where)
+        session.progress("validated rounds")
         u = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
         if bench.check_rounds is not None:  # the nonblocking collectives' two phases, -u inside their loop
             def rounds(out, keep=None):
@@ -101,10 +127,10 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
         else:  # a barrier, -u untimed repetitions and a timed one per round
             defects = comm.allreduce(checked_rounds(bench, ctx, runner, size, warm, times, 1 + u))
     else:  # OSU's MPI_Barrier, warm-up and timed iterations, back to back
-        session.progress("warm-up and the timed loop", **where)
+        session.progress("warm-up and the timed loop")
         loop(bench, ctx, runner, n, times, barrier=True, warm=warm)
     if cfg.check and bench.verify is not None and defects is None:  # one checked round after the timed ones
-        session.progress("validation", **where)
+        session.progress("validation")
         ctx.fill(size)
         if bench.refill is not None:
             bench.refill(ctx, size)
@@ -114,9 +140,7 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, engine
     if bench.release is not None:
         bench.release(ctx, size)
     data = comm.gather(times if ctx.timer else None, root=0) if bench.gather else times
-    if session.rank == 0:
-        session.emit(record(bench, ctx, s, engine, size, n, warm, data, defects))
-    return int(bool(defects))
+    return n, warm, data, defects
 
 
 def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n: int, warm: int, data,
@@ -149,3 +173,7 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
 
 def session_alloc(ctx: Ctx) -> str:
     return ctx.session.cfg.alloc
+
+
+def procedure(session: Session) -> OsuProcedure:
+    return OsuProcedure(session)

@@ -119,8 +119,8 @@ def memory(params: dict, size: int) -> tuple[int, str]:
     return 2 * biggest + 4 * 2000, f"overhead: two buffers of the largest --sizes entry, {biggest} bytes"
 
 
-def run(session: Session) -> int:
-    return Driver(session, Settings.of(session.params)).run()
+def procedure(session: Session) -> Driver:
+    return Driver(session, Settings.of(session.params))
 
 
 BENCHMARKS = (
@@ -140,7 +140,7 @@ FAMILY = Family(
     description="F/S/R/A/U/E per message size with fitted lines (seed 002), interference, LogGP (Netgauge PRTT)",
     min_world=3,
     options=OPTIONS,
-    driver=run,
+    procedure=procedure,
     honours=frozenset(),  # its experiments take their own options only
     view="overhead",
     validate=validate,

@@ -2,19 +2,19 @@
 Corandom, Stencil2D, Stencil3D, SendRecv_Replace), with its options, its
 repetition rule and its output layout (commbench/views/p2p_text.py).
 
-Why a driver family and not per-size kernels under the harness: IMB-P2P's
-methodology is not IMB-MPI1's, which the harness implements. IMB-P2P runs
-every benchmark once, on all P processes (no NPmin, 2 NPmin … sequence, no
-process groups, no -multi); it fixes the repetitions by a rule of its own
-(min(max, round(numerator / size)), no -time budget, no dynamic policy) with
-n/10 warm-up repetitions; it sleeps (-pause) before and after every size
-around a barrier of its own; and its rows are not the harness's t_min /
+Why a procedure of its own and not per-size kernels: IMB-P2P's methodology
+is not IMB-MPI1's. IMB-P2P runs every benchmark once, on all P processes (no
+NPmin, 2 NPmin … sequence, no process groups, no -multi); it fixes the
+repetitions by a rule of its own (min(max, round(numerator / size)), no
+dynamic policy) with n/10 warm-up repetitions; it sleeps (-pause) before and
+after every size around a barrier of its own; and its rows are not t_min /
 t_max / t_avg of one kernel time per rank but sums and maxima over ranks
 divided by message counts that each rank counts as it goes (the random
-patterns give ranks different counts), with a message rate column. The
-harness would have to be bent on each of these points; a driver (about a
-hundred lines: commbench/suites/p2p/driver.py) states IMB-P2P's procedure as
-it is, and its records go to the results file like every family's.
+patterns give ranks different counts), with a message rate column. So
+driver.py says what one measurement of one size is (commbench.suites.procedure)
+and the harness (commbench.harness.rows) measures the rows as it measures
+every procedure family's: the order (--shuffle), the samples of a row
+(--samples K, --precision), progress, what a signal keeps.
 
 Layout: settings.py (options, the size list, validation), patterns.py (who
 talks to whom, the timed loops), driver.py (the procedure and the records).
@@ -54,9 +54,10 @@ FAMILY = Family(
     options=settings.OPTIONS,
     configure=settings.configure,
     validate=settings.validate,
-    driver=driver.run,
+    procedure=driver.procedure,
     view="p2p",
     alloc="mpi",  # IMB-P2P's buffers come from MPI_Alloc_mem
-    honours=frozenset({"iter", "msglog", "msglen", "alloc", "hugepages", "mib", "engine"}),
+    honours=frozenset({"iter", "msglog", "msglen", "alloc", "hugepages", "mib", "engine", "samples", "precision",
+                       "precision_budget", "shuffle", "time"}),
     memory=settings.memory,
 )

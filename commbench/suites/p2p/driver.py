@@ -1,4 +1,5 @@
-"""The p2p run: IMB-P2P's procedure per benchmark and size, one record per row.
+"""The p2p procedure: IMB-P2P's measurement of one benchmark at one size, and its record.
+The harness (commbench.harness.rows) runs the rows: their order, samples and progress.
 
 Per size, on every rank: repetitions n = min(max, round(numerator / size)) (max
 at size 0, at least 1) and n/10 warm-up repetitions (at least 1 when n > 1);
@@ -21,6 +22,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Iterator
 
 from mpi4py import MPI
 
@@ -29,6 +31,7 @@ from commbench.native import p2p as native_p2p
 from commbench.session import Session
 from commbench.suites.p2p.patterns import PATTERNS, Ctx, Pattern
 from commbench.suites.p2p.settings import Settings
+from commbench.suites.procedure import Procedure, Row, Unit
 
 F = "p2p"
 KIND = "p2p"
@@ -57,43 +60,69 @@ def pause(usec: int) -> None:
         time.sleep(usec / 1e6)
 
 
-def engines(session: Session) -> list[tuple[str, native_p2p.Runner | None]]:
-    """[(engine, p2p.c's runner or None for the mpi4py loops)], agreed by every rank."""
+def engines(session: Session) -> dict[str, native_p2p.Runner | None]:
+    """{engine: p2p.c's runner, or None for the mpi4py loops}, agreed by every rank."""
     if session.cfg.engine == "mpi4py":
-        return [("mpi4py", None)]
+        return {"mpi4py": None}
     runner, note = native_p2p.resolve(session.comm)
     if runner is None:
         if session.rank == 0:
             print(f"commbench: {note}", file=sys.stderr, flush=True)
-        return [("mpi4py", None)]
-    return [("native", runner)] + ([("mpi4py", None)] if session.cfg.engine == "both" else [])
+        return {"mpi4py": None}
+    return {"native": runner} | ({"mpi4py": None} if session.cfg.engine == "both" else {})
 
 
-def run(session: Session) -> int:
-    cfg, comm = session.cfg, session.comm
-    s = Settings.of(cfg.params)
-    p = comm.Get_size()
-    loops = engines(session)
-    for name in cfg.benchmarks:
-        pat = PATTERNS[name]
-        session.progress("set-up", benchmark=name, np=p)
-        if not pat.runs_at(p):
-            session.emit(records.Measurement(benchmark=name, family=F, kind=KIND, np=p, mode="", bytes=None,
-                                             repetitions=0, status=records.INVALID, message=pat.invalid_line(p),
-                                             world_size=p))
-            continue
-        ctx = Ctx(comm, pat, max(s.sizes), cfg.alloc, cfg.hugepages, s.msgwr, s.msgrd)
-        try:
-            for engine, runner in loops:
-                for size in s.sizes:
-                    n, w = repetitions(size, cfg.msgspersample, cfg.overall_vol)
-                    seconds, msgs = measure(session, ctx, runner, size, n, w, s.pause)
-                    every = comm.gather((seconds, msgs), root=0)
-                    if session.rank == 0:
-                        session.emit(record(pat, ctx, s, size, n, w, every, engine))
-        finally:
-            ctx.free()
-    return 0
+class P2pProcedure(Procedure):
+    """A unit per pattern (an invalid one where IMB-P2P prints NOT AVAILABLE), a row per size."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.s = Settings.of(session.cfg.params)
+
+    def units(self) -> Iterator[Unit]:
+        session, s, p = self.session, self.s, self.session.size
+        runners: dict | None = None
+        for name in session.cfg.benchmarks:
+            pat = PATTERNS[name]
+            if not pat.runs_at(p):
+                yield Unit(name, p, kind=KIND, invalid=pat.invalid_line(p))
+                continue
+            runners = runners if runners is not None else engines(session)
+            yield P2pUnit(name, p, [Row(name, p, size) for size in s.sizes], list(runners), kind=KIND,
+                          session=session, pattern=pat, s=s, runners=runners)
+
+
+class P2pUnit(Unit):
+    """One pattern: its buffers (of the largest size) and IMB-P2P's procedure per size."""
+
+    def __init__(self, *args, session: Session, pattern: Pattern, s: Settings, runners: dict, **kw):
+        super().__init__(*args, **kw)
+        self.session, self.pattern, self.s, self.runners = session, pattern, s, runners
+        self.ctx: Ctx | None = None
+
+    def open(self) -> None:
+        cfg = self.session.cfg
+        self.ctx = Ctx(self.session.comm, self.pattern, max(self.s.sizes), cfg.alloc, cfg.hugepages, self.s.msgwr,
+                       self.s.msgrd)
+
+    def close(self) -> None:
+        if self.ctx is not None:
+            self.ctx.free()
+            self.ctx = None
+
+    def measure(self, row: Row, engine: str) -> tuple:
+        cfg, size = self.session.cfg, row.bytes or 0
+        n, w = repetitions(size, cfg.msgspersample, cfg.overall_vol)
+        seconds, msgs = measure(self.session, self.ctx, self.runners[engine], size, n, w, self.s.pause)
+        return n, w, self.session.comm.gather((seconds, msgs), root=0)
+
+    def record(self, row: Row, engine: str, data: tuple) -> records.Measurement:
+        n, w, every = data
+        return record(self.pattern, self.ctx, self.s, row.bytes or 0, n, w, every, engine)
+
+
+def procedure(session: Session) -> P2pProcedure:
+    return P2pProcedure(session)
 
 
 def measure(session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec: int) -> tuple[float, int]:
@@ -101,29 +130,28 @@ def measure(session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec:
 
     runner None: the mpi4py loops, timed here; else p2p.c's, timed in C."""
     comm, pat = ctx.comm, ctx.pattern
-    where = {"benchmark": pat.name, "np": ctx.p, "bytes": size}
-    session.progress("partners and buffers", **where)
+    session.progress("partners and buffers")
     ctx.at(size)
     warm, timed = pat.prepare(ctx, w), pat.prepare(ctx, n)
     if runner is not None:
         calls = [ctx.native(runner, size, plan) for plan in (warm, timed)]
     pause(usec)
     barrier(comm)
-    session.progress("warm-up", **where)
+    session.progress("warm-up")
     if runner is None:
         pat.loop(ctx, warm)
     else:
         runner.loop(calls[0][0], calls[0][2])
     if pat.warmup_barrier:
         barrier(comm)
-    session.progress("the timed loop", **where)
+    session.progress("the timed loop")
     if runner is None:
         t0 = MPI.Wtime()
         msgs = pat.loop(ctx, timed)
         seconds = MPI.Wtime() - t0
     else:
         seconds, msgs = runner.loop(calls[1][0], calls[1][2])
-    session.progress("pause and barrier", **where)
+    session.progress("pause and barrier")
     pause(usec)
     barrier(comm)
     return seconds, msgs

@@ -1,0 +1,188 @@
+"""The harness's loop for the families that bring a procedure (commbench.suites.procedure):
+the order of their rows, the engines, invalid rows, the samples of every row, progress, the
+watchdog's steps, what a signal keeps, and the extras every record carries.
+
+One sample of a row is one whole measurement of it by the family's procedure (OSU's warm-up
+and timed iterations; IMB-P2P's pauses, barriers and timed loop), built into the row's record
+on world rank 0. Its value is the time `commbench compare` judges the row by
+(records.compared_time), so the samples and the gate always speak of the same quantity.
+--samples K takes K samples, cut short once they have taken -time seconds; --precision takes
+them until the median is known within the target (commbench.harness.precision), the
+decision agreed by every rank. The row published is the sample at the median (the lower of
+the two middle ones for an even K), or the first whose validation failed, with every
+sample's value under extra["samples"]. Without either option a row is one sample and its
+record is the family's, unchanged.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+from commbench import records
+from commbench.harness.plan import Plan
+from commbench.harness.precision import least, repeat, sample_until
+from commbench.session import Session
+from commbench.suites import family as family_of
+from commbench.suites.procedure import Procedure, Row, Unit
+
+
+@dataclass
+class Kept:
+    """World rank 0: the samples of the row being measured, each its value (s) and record."""
+
+    row: Row
+    engine: str
+    requested: int
+    values: list[float] = field(default_factory=list)
+    recs: list = field(default_factory=list)
+    precision: float | None = None
+    several: list | None = None  # the records of a measurement that makes several rows
+    started: float = field(default_factory=time.monotonic)
+
+    def mine(self) -> list | None:
+        """The watchdog's partial: rank 0 keeps the samples; the others have nothing to send."""
+        return list(self.values) or None
+
+    def record(self, partials: dict | None = None) -> records.Measurement | None:
+        """The row stopped by a signal: its median sample so far, every completed sample kept."""
+        if not self.recs:
+            return None
+        rec = publish(self, sampling=True, engines="engine" in self.recs[0].extra)
+        rec.status = records.INTERRUPTED
+        rec.message = f"stopped after {len(self.recs)} of {self.requested} samples; every completed sample is kept"
+        if self.precision is not None:
+            rec.extra["precision"] = {"target": self.precision, "achieved": records.relative_precision(
+                rec.extra["samples"].get("t_max_samples") or []), "reached": False, "stopped": "signal",
+                "k": len(self.recs), "secs": round(time.monotonic() - self.started, 6)}
+        return rec
+
+
+def failed(rec: records.Measurement) -> bool:
+    """Did the row's check fail (defects beyond the tolerance; None: not checked)?"""
+    return records.check_verdict(rec.defects) == records.FAILED
+
+
+def publish(kept: Kept, sampling: bool, engines: bool = True) -> records.Measurement:
+    """The row's record from its samples: the median one (or the first that failed its check)."""
+    k = len(kept.recs)
+    order = sorted(range(k), key=lambda i: kept.values[i])
+    pick = next((i for i in range(k) if failed(kept.recs[i])), order[(k - 1) // 2])
+    rec = kept.recs[pick]
+    if engines:  # a family with C loops: which engine measured the row
+        rec.extra["engine"] = kept.engine
+    if sampling:
+        stats = records.sample_stats([kept.values])
+        stats["quantity"] = records.COMPARED.get(rec.kind, "t_max")
+        if k < kept.requested and kept.precision is None:  # cut by -time
+            stats["k_requested"] = kept.requested
+        rec.extra["samples"] = stats
+    return rec
+
+
+class RowLoop:
+    """Runs a Procedure on every rank; returns the number of rows whose check failed."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.cfg = cfg = session.cfg
+        self.plan = Plan(cfg, session.size)
+        self.family = family_of(cfg.family)
+        self.precision = cfg.measuring.precision if getattr(cfg, "measuring", None) else None
+        self.sampling = cfg.samples > 1 or self.precision is not None
+        self.positions = 0
+        if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
+            session.watchdog.partial = lambda: session.live.mine() if session.live is not None else None
+
+    def run(self, procedure: Procedure) -> int:
+        """Every unit; the number of rows whose check failed (world rank 0's count, on every rank)."""
+        fam, completed, count = self.family, False, 0
+        try:
+            if fam.start is not None:
+                fam.start(self.session)
+            procedure.open()
+            try:
+                for unit in self.plan.shuffled(list(procedure.units()), "units"):
+                    count += self.unit(unit)
+            finally:
+                procedure.close()
+            completed = True
+            return self.session.comm.bcast(count, root=0)
+        finally:
+            if fam.finish is not None:
+                fam.finish(self.session, completed)
+
+    def unit(self, unit: Unit) -> int:
+        session = self.session
+        session.progress("set-up", benchmark=unit.benchmark, np=unit.np)
+        if unit.invalid is not None:
+            if session.rank == 0:
+                session.emit(records.Measurement(
+                    benchmark=unit.benchmark, family=self.family.name, kind=unit.kind, np=unit.np, mode="",
+                    bytes=None, repetitions=0, status=records.INVALID, message=unit.invalid,
+                    world_size=session.size, extra=dict(unit.extra)))
+            return 0
+        count = 0
+        unit.open()
+        try:
+            for engine in unit.engines:
+                rows = self.plan.shuffled(unit.rows, unit.benchmark, str(unit.np), engine,
+                                          *(r.mode for r in unit.rows[:1]))
+                for row in rows:
+                    count += self.row(unit, row, engine)
+        finally:
+            unit.close()
+        return count
+
+    def row(self, unit: Unit, row: Row, engine: str) -> int:
+        """Every sample of one row, then its record to the views; 1 when a check failed."""
+        session, comm = self.session, self.session.comm
+        session.progress("the row's first sample", **row.where())
+        kept = Kept(row, engine, self.plan.row_budget()[1] if self.precision is not None else self.cfg.samples,
+                    precision=self.precision)
+        if self.sampling and session.rank == 0:
+            session.live = kept
+
+        def take() -> float:
+            data = unit.measure(row, engine)
+            value = 0.0
+            if session.rank == 0:
+                rec = unit.record(row, engine, data)
+                if isinstance(rec, list):  # a measurement that makes several rows (overhead's parts)
+                    kept.several = rec
+                    return value
+                value = (records.compared_time(rec) or 0.0) / 1e6
+                kept.values.append(value)
+                kept.recs.append(rec)
+            session.progress(f"sample {len(kept.values) + 1 if session.rank == 0 else 'next'}")
+            return value
+
+        runs: list = []
+        if self.precision is not None:
+            outcome = sample_until(comm, take, runs, self.precision, self.plan.row_budget(),
+                                   least(self.cfg.samples), session.beat)
+        else:
+            repeat(comm, take, runs, self.cfg.samples, self.cfg.secs, session.beat)
+        self.positions += 1
+        if session.rank != 0:
+            return 0
+        if kept.several is not None:  # its family takes no samples (Family.honours): as made
+            for rec in kept.several:
+                session.emit(rec)
+            return sum(int(self.cfg.check and failed(r)) for r in kept.several)
+        rec = publish(kept, self.sampling, self.family.has_native)
+        if self.precision is not None:
+            rec.extra["precision"] = outcome.as_dict()
+        if self.plan.seed is not None:
+            rec.extra["position"] = self.positions - 1
+        session.emit(rec)
+        return int(self.cfg.check and failed(rec))
+
+
+def run(session: Session, procedure: Procedure) -> int:
+    """The family's procedure under the harness; the number of rows whose check failed."""
+    try:
+        return RowLoop(session).run(procedure)
+    finally:
+        sys.stdout.flush()
