@@ -97,6 +97,11 @@ def cmd_list(argv: list[str]) -> int:
     from commbench import suites
 
     names = suites.family_names()
+    if argv == ["--options"]:  # which general option applies to which family (docs/options.md)
+        from commbench import config
+
+        print("\n".join(config.option_table()))
+        return 0
     if argv:
         fam = suites.canonical_family(argv[0])
         if fam is None:

@@ -139,6 +139,11 @@ def _hint() -> str | None:
     return suites.canonical_family(jobenv.family_hint() or "-")
 
 
+def option_table() -> list[str]:
+    """Which general option applies to which family (docs/options.md; commbench list --options)."""
+    return uses.table(OPTIONS, RUN_LEVEL, suites.families())
+
+
 def _all_options() -> list[Option]:
     opts = list(OPTIONS)
     hint = _hint()

@@ -2,8 +2,7 @@
 
 Rank 0 parses and validates the command line and tells every rank; rank 0
 builds the views (sinks) and the run header; a Session carries the run to
-the family (the harness for per-size kernels, the family's own driver for
-experiments); any failure keeps every record written so far and ends every
+the harness (the family's per-size kernels, or the rows of its procedure); any failure keeps every record written so far and ends every
 rank, and the watchdog can end the run from its own thread at any time.
 """
 
@@ -250,10 +249,7 @@ def measure(job: Job) -> int | None:
     comm, rank = session.comm, session.rank
     try:
         fam = suites.family(session.cfg.family)
-        if fam.procedure is not None:
-            failures = rows.run(session, fam.procedure(session))
-        else:
-            failures = fam.driver(session) if fam.driver else Harness(session).run()
+        failures = rows.run(session, fam.procedure(session)) if fam.procedure else Harness(session).run()
         wd.progress(phase="the final barrier")
         comm.Barrier()
         return failures

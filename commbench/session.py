@@ -4,9 +4,9 @@ A family sees the run through a Session: the validated RunConfig, the world
 communicator, `emit(record)` that hands a record to the views (world rank 0,
 under the lock the watchdog also takes to finish them), `progress(phase)`
 that tells the watchdog where this rank is, and the fault-injection switch
-the tests use. Families whose experiments do not fit the harness's per-size
-kernel shape (overhead, msgrate) are drivers of a Session; the harness runs
-the others and hands the same Session to their start/finish/np_setup hooks.
+the tests use. The harness runs every family (its kernels, or the rows of
+its procedure: commbench.harness.rows) and hands the same Session to their
+measurements and to their start/finish/np_setup hooks.
 No family sees the harness.
 """
 

@@ -35,29 +35,36 @@ def gate(*args) -> tuple[int, dict]:
 @pytest.fixture(scope="module")
 def osu_sampled(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("osu") / "a.json"
-    return out, run(out, *OSU, "--samples", "10")
+    return out, run(out, *OSU, "--samples", "12")
 
 
 def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path):
-    """Every row: 10 samples of the compared time, its CI, the row itself the median sample."""
+    """Every row: 12 samples of the compared time, its CI, the row itself the median sample."""
     path, doc = osu_sampled
     recs = doc["records"]
     assert {r["benchmark"] for r in recs} == {"latency", "bw", "allreduce"} and len(recs) == 27
     for r in recs:
         st = r["extra"]["samples"]
-        assert st["k"] == 10 and len(st["t_max_samples"]) == 10 and st["quantity"] == "t_max"
+        assert st["k"] == 12 and len(st["t_max_samples"]) == 12 and st["quantity"] == "t_max"
         lo, hi = st["t_max_median_ci95"]
         assert lo <= st["t_max_median"] <= hi
         at = [abs(v / r["values"]["t_max"] - 1) < 1e-9 for v in sorted(st["t_max_samples"])]
-        assert at.index(True) == 4  # the published row is the lower median of its 10 samples
+        assert at.index(True) == 5  # the published row is the lower median of its 12 samples
     text = commbench("report", str(path))
     assert text.returncode == 0 and "# OSU MPI Latency Test v7.4" in text.stdout
     rc, verdict = gate(path, path)
     assert rc == 0 and verdict["summary"]["tested"] == 27 and verdict["verdict"] != "refused"
-    other = tmp_path / "b.json"
-    run(other, *OSU, "--samples", "10")
-    rc, verdict = gate(path, other, "--threshold", "60%")  # two runs on a shared machine: a generous bar
-    assert rc == 0, verdict["regressions"]
+    # the even and the odd samples of one run: the same conditions by construction (tests/test_gate.py)
+    halves = []
+    for start in (0, 1):
+        half = json.loads(path.read_text())
+        for r in half["records"]:
+            r["extra"]["samples"]["t_max_samples"] = r["extra"]["samples"]["t_max_samples"][start::2]
+        halves.append(tmp_path / f"half{start}.json")
+        halves[-1].write_text(json.dumps(half))
+    rc, verdict = gate(*halves, "--threshold", "10%")
+    assert rc == 0 and verdict["verdict"] == "pass", verdict["regressions"]
+    assert all(r["k_old"] == r["k_new"] == 6 for r in verdict["rows"])
 
 
 def test_without_samples_the_rows_are_the_familys_own(tmp_path):
@@ -80,7 +87,7 @@ def test_precision_and_shuffle(suite, tmp_path):
     for r in recs:
         p = r["extra"]["precision"]
         assert p["stopped"] in ("reached", "time budget", "sample budget") and p["k"] == r["extra"]["samples"]["k"]
-        assert p["k"] >= 6 and (not p["reached"] or p["achieved"] <= 0.2)
+        assert (p["k"] >= 6 or p["stopped"] == "time budget") and (not p["reached"] or p["achieved"] <= 0.2)
     assert sorted(r["extra"]["position"] for r in recs) == list(range(len(recs)))
     by_bench: dict = {}
     for r in sorted(recs, key=lambda r: r["extra"]["position"]):

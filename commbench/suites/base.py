@@ -2,8 +2,9 @@
 
 A descriptor says *what* to measure (pattern, buffer sizes, turnover, expected
 receive contents); the harness (commbench.harness) owns *how*. Families whose
-experiments are not per-size kernels (overhead, msgrate) declare Experiments
-and a driver that runs them on a commbench.session.Session.
+experiments are not per-size kernels (osu, p2p, mt, msgrate, overhead, net)
+declare Experiments and a procedure (commbench.suites.procedure): what one
+measurement of one row is; the harness runs the rows (commbench.harness.rows).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ class Benchmark:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A named part of a driver family's run (overhead's decomposition, a msgrate pattern)."""
+    """A named part of a procedure family's run (overhead's decomposition, a msgrate pattern)."""
 
     name: str
     description: str
@@ -170,11 +171,13 @@ class Family:
     preamble: Callable[[Any], list[str]] | None = None
     start: Callable[[Any], None] | None = None
     finish: Callable[[Any, bool], None] | None = None
-    # Families of Experiments bring their own driver(session) -> check failures.
-    driver: Callable[[Any], int] | None = None
-    # Families that follow another benchmark's procedure: procedure(session) ->
-    # commbench.suites.procedure.Procedure, whose rows the harness measures (harness.rows).
+    # Families of Experiments, which follow a procedure of their own (OSU's, IMB-P2P's,
+    # a seed's): procedure(session) -> commbench.suites.procedure.Procedure, whose rows
+    # the harness measures (commbench.harness.rows).
     procedure: Callable[[Any], Any] | None = None
+    # What -time means to a procedure family's own steps ("" : nothing; then -time bounds
+    # only the samples of --samples K or --precision, commbench.suites.uses).
+    secs: str = ""
     # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
     view: str = "imb"
     # The buffer allocation kind (commbench.options.ALLOC_KINDS) the family's runs use
@@ -199,8 +202,8 @@ class Family:
 
     @property
     def kernels(self) -> bool:
-        """Does the harness sweep its Benchmark kernels (not a procedure or driver of its own)?"""
-        return self.driver is None and self.procedure is None
+        """Does the harness sweep its Benchmark kernels (not rows of a procedure of its own)?"""
+        return self.procedure is None
 
     @property
     def has_native(self) -> bool:

@@ -156,7 +156,7 @@ def _typed(which: str, other: str) -> Rule:
 
 def _time(fam: Family, b, values: dict) -> str | None:
     """-time bounds a procedure family's row only through its samples (harness.rows)."""
-    if fam.procedure is None or values.get("samples", 1) > 1 or "precision" in values:
+    if fam.procedure is None or fam.secs or values.get("samples", 1) > 1 or "precision" in values:
         return None
     return "its repetitions are its own; -time bounds only the samples of --samples K or --precision"
 
@@ -164,7 +164,7 @@ def _time(fam: Family, b, values: dict) -> str | None:
 SIZES = Use(_sizes, "has no benchmark with a message-size sweep")
 RULES: dict[str, Use] = {
     "per_iteration": Use(_per_iteration, "times no repetition on its own"),
-    "time": Use(_time, "takes -time only with --samples K or --precision"),
+    "time": Use(_time, "takes -time only with --samples K or --precision (it bounds their samples)"),
     "sync_start": Use(_sync_start, "has no collective whose repetitions it starts"),
     "sync": Use(_sync, "has no collectives it applies to"),
     "root_shift": Use(_root_shift, "has no collectives with a root it shifts"),
@@ -278,3 +278,28 @@ def thread_level_refusal(fam: Family, run: list[str], level: str | None) -> str 
     what, s = (f"the {fam.name} family ({fam.title})", "s") if whole else (", ".join(need), "s" * (len(need) == 1))
     return (f"{what} call{s} MPI from several threads at once and need{s} MPI_THREAD_MULTIPLE, but -thread_level "
             f"{level} was given (accepted: -thread_level multiple, or no -thread_level)")
+
+
+def table(general: tuple[Option, ...], run_level: frozenset[str], families: list[Family]) -> list[str]:
+    """Which general option each family uses, as a Markdown table generated from the same
+    declarations the refusals come from (docs/options.md quotes it: `commbench list --options`).
+    A cell: "all" (every benchmark), "k/n" (k of its n benchmarks), "—" (refused: the
+    family does not take it), or a number naming a note (taken, used only as the note says)."""
+    opts = [o for o in general if o.dest not in run_level]
+    head = "| option | " + " | ".join(f.name for f in families) + " |"
+    lines, notes = [head, "|" + "---|" * (len(families) + 1)], []
+    for opt in opts:
+        cells = []
+        for fam in families:
+            if not takes(opt, fam, general):
+                cells.append("—")
+                continue
+            n, k = len(fam.benchmarks), len(users(opt, fam, {}))
+            if k:
+                cells.append("all" if k == n else f"{k}/{n}")
+                continue
+            note = f"the {fam.name} family {rule_of(opt).none}"  # type: ignore[union-attr]
+            notes.append(note)
+            cells.append(f"({len(notes)})")
+        lines.append(f"| `{opt.names[0]}` | " + " | ".join(cells) + " |")
+    return lines + [""] + [f"({i}) {n}" for i, n in enumerate(notes, 1)]

@@ -9,9 +9,10 @@ their processor names; samples are aggregated per host pair with confidence
 intervals, intra-host pairs apart; verdicts (verdicts.py) name the hosts and
 links that stand out, in the text and under the results file's "verdicts".
 
-A driver family: its steps are not the harness's per-size kernels (each
-step is a different permutation of partners, timed per rank pair), and its
-output is matrices and verdicts, not IMB rows. Layout: settings.py (options),
+A procedure of its own (commbench.suites.procedure): its steps are not the
+harness's per-size kernels (each step is a different permutation of partners,
+timed per rank pair), and its output is matrices and verdicts, not IMB rows;
+the harness (commbench.harness.rows) runs its rows. Layout: settings.py (options),
 patterns.py (the timed exchanges), driver.py (the procedure and the records),
 verdicts.py (aggregation and judgement, no MPI); views/net_text.py prints it,
 views/heatmap.py draws it (`commbench plot`).
@@ -43,8 +44,9 @@ FAMILY = Family(
     aliases=("diagnose",),
     min_world=2,
     options=settings.OPTIONS,
-    driver=driver.run,
+    procedure=driver.procedure,
     view="net",
-    honours=frozenset({"time"}),  # -time: the budget of one step
+    honours=frozenset({"time"}),
+    secs="the budget of one step's samples",
     memory=settings.memory,
 )

@@ -1,4 +1,4 @@
-"""The net run: every pattern as steps of samples, records on rank 0, verdicts at the end.
+"""The net procedure: every pattern as steps of samples, records on rank 0, verdicts at the end.
 
 A step (one shift, one ring, one matching, one fan target) runs up to
 --net-samples samples and stops early when it has taken -time seconds
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +24,7 @@ from commbench import records
 from commbench.session import Session
 from commbench.suites.net import patterns, verdicts
 from commbench.suites.net.settings import Settings, fan_size
+from commbench.suites.procedure import Procedure, Row, Unit
 
 F = "net"
 KIND = "net"
@@ -39,6 +40,8 @@ class Run:
     b: patterns.Buffers
     pairs: dict = field(default_factory=dict)  # metric -> [(src, dst, values)] (rank 0)
     fans: dict = field(default_factory=dict)  # FanIn/FanOut -> {host: B/s samples} (rank 0)
+    bws: list = field(default_factory=list)  # Bisection: every round's per-pair bandwidths (rank 0)
+    made: list = field(default_factory=list)  # the records of the measurement being made (rank 0)
 
     @property
     def comm(self):
@@ -85,7 +88,7 @@ class Run:
         kw.setdefault("components", ["t"])
         kw.setdefault("turnover", 1.0)
         rec = records.build(family=F, kind=KIND, np_=self.p, world_size=self.p, **kw)
-        self.session.emit(rec)
+        self.made.append(rec)
         return rec
 
 
@@ -94,33 +97,71 @@ def _median(xs: list) -> float | None:
     return statistics.median(xs) if xs else None
 
 
-def run(session: Session) -> int:
-    s = Settings.of(session.cfg.params)
-    p = session.size
-    hosts = session.comm.allgather(MPI.Get_processor_name())
-    r = Run(session, s, hosts, patterns.Buffers(s.large, fan_size(s.large, p) * max(p - 1, 1)))
-    for name in session.cfg.benchmarks:
-        EXPERIMENTS[name](r)
-    if r.root:
-        conclude(r)
-    return 0
+class NetProcedure(Procedure):
+    """The run's patterns as the harness's rows (commbench.harness.rows): a ring, a round
+    of Bisection, one metric of AllPairs or one fan is a row; the verdicts the last.
+    AllPairs' shift steps and a fan's targets are one row each because their samples
+    are interleaved round-robin across the steps (Run.interleaved): a burst of load
+    elsewhere then hits every step alike, which a row-by-row order would not give."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.r: Run | None = None
+
+    def open(self) -> None:
+        s, session = Settings.of(self.session.cfg.params), self.session
+        hosts = session.comm.allgather(MPI.Get_processor_name())
+        self.r = Run(session, s, hosts, patterns.Buffers(s.large, fan_size(s.large, session.size)
+                                                         * max(session.size - 1, 1)))
+
+    def units(self) -> Iterator[Unit]:
+        p, s = self.session.size, Settings.of(self.session.cfg.params)
+        steps = {"AllPairs": [("latency", s.small), ("bandwidth", s.large)],
+                 "Rings": [(f"{m} {label}", n) for m, n in (("latency", s.small), ("bandwidth", s.large))
+                           for label in ["natural"] + [f"random {i + 1}" for i in range(s.rings)]],
+                 "Bisection": [(f"bandwidth round {i + 1}", s.large) for i in range(s.rounds)]
+                 + [("bandwidth distribution", s.large)],
+                 "FanIn": [("bandwidth", fan_size(s.large, p))], "FanOut": [("bandwidth", fan_size(s.large, p))]}
+        for name in self.session.cfg.benchmarks:
+            yield Pattern(name, p, [Row(name, p, n, mode) for mode, n in steps[name]], kind=KIND, proc=self)
+        yield Pattern("Verdicts", p, [Row("Verdicts", p)], kind=KIND, proc=self)
 
 
-def all_pairs(r: Run) -> None:
-    """Shift steps k = 1 … P-1 per metric: the P x P matrices in P-1 steps."""
-    for metric, n, ack in (("latency", r.s.small, r.s.small), ("bandwidth", r.s.large, 0)):
-        steps = {}
-        for k in range(1, r.p):
-            plan = patterns.colours(r.p, k, r.session.rank)
-            steps[k] = (lambda k=k, n=n, ack=ack, c=plan: patterns.shift(r.comm, r.b, k, n, ack, c),
-                        {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n})
-        got = []
-        for k, every in r.interleaved(steps).items():
-            if r.root:
-                got += _shift_record(r, metric, n, k, every)
+class Pattern(Unit):
+    def __init__(self, *args, proc: NetProcedure, **kw):
+        super().__init__(*args, **kw)
+        self.proc = proc
+
+    def measure(self, row: Row, engine: str) -> list:
+        r = self.proc.r
+        r.made = []
+        STEPS[row.benchmark](r, row)
+        return r.made
+
+    def record(self, row: Row, engine: str, made: list) -> list:
+        return made
+
+
+def procedure(session: Session) -> NetProcedure:
+    return NetProcedure(session)
+
+
+def all_pairs(r: Run, row: Row) -> None:
+    """One metric's shift steps k = 1 … P-1: the P x P matrix in P-1 steps."""
+    metric, n = row.mode, row.bytes
+    ack = n if metric == "latency" else 0
+    steps = {}
+    for k in range(1, r.p):
+        plan = patterns.colours(r.p, k, r.session.rank)
+        steps[k] = (lambda k=k, c=plan: patterns.shift(r.comm, r.b, k, n, ack, c),
+                    {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n})
+    got = []
+    for k, every in r.interleaved(steps).items():
         if r.root:
-            r.pairs[metric] = got
-            _pair_records(r, metric, n, got)
+            got += _shift_record(r, metric, n, k, every)
+    if r.root:
+        r.pairs[metric] = got
+        _pair_records(r, metric, n, got)
 
 
 def _shift_record(r: Run, metric: str, n: int, k: int, every: list) -> list:
@@ -145,7 +186,7 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
         matrix[order.index(a)][order.index(c)] = st["median"]
         values = {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]} if metric == "latency" else \
             {"bytes_per_sec": st["median"], "t_median": n / st["median"] * 1e6 if st["median"] else 0.0}
-        r.session.emit(records.Measurement(
+        r.made.append(records.Measurement(
             benchmark="AllPairs", family=F, kind=KIND, np=r.p, mode=f"{metric} {a}->{c}", bytes=n,
             repetitions=st["n"], world_size=r.p, values=values,
             extra={"metric": metric, "src_host": a, "dst_host": c, "intra": a == c, "stats": st,
@@ -157,57 +198,66 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
         for src, dst, vals in got:
             rm[src][dst] = statistics.median(vals) if vals else None
         extra["rank_matrix"] = rm
-    r.session.emit(records.Measurement(benchmark="AllPairs", family=F, kind=KIND, np=r.p, mode=f"{metric} matrix",
+    r.made.append(records.Measurement(benchmark="AllPairs", family=F, kind=KIND, np=r.p, mode=f"{metric} matrix",
                                        bytes=n, repetitions=0, world_size=r.p, values={}, extra=extra))
 
 
-def rings(r: Run) -> None:
-    """HPCC's rings: the natural order and --net-rings random ones, latency and bandwidth."""
+def _ring_orders(r: Run) -> dict[str, list[int]]:
+    """HPCC's rings: the natural order and --net-rings random ones (drawn from the seed)."""
     rng = np.random.default_rng(r.s.seed)
-    orders = [("natural", list(range(r.p)))] + [(f"random {i + 1}", [int(x) for x in rng.permutation(r.p)])
-                                                for i in range(r.s.rings)]
-    me = r.session.rank
-    for metric, n in (("latency", r.s.small), ("bandwidth", r.s.large)):
-        for label, order in orders:
-            at = order.index(me)
-            left, right = order[at - 1], order[(at + 1) % r.p]
-            every = r.step(lambda a=left, c=right, n=n: patterns.ring(r.comm, r.b, a, c, n),
-                           benchmark="Rings", mode=f"{metric} {label}", bytes=n)
-            if r.root:
-                r.emit(benchmark="Rings", mode=f"{metric} {label}", x=n, repetitions=len(every[0]),
-                       rank_times={"t": [_median(ts) for ts in every]}, turnover=2.0,
-                       extra={"metric": metric, "ring": label, "order": order, "seed": r.s.seed,
-                              "samples": len(every[0])})
+    return {"natural": list(range(r.p))} | {f"random {i + 1}": [int(x) for x in rng.permutation(r.p)]
+                                            for i in range(r.s.rings)}
 
 
-def bisection(r: Run) -> None:
-    """--net-rounds random perfect matchings, pairs exchanging --net-large both ways at once."""
-    rng = np.random.default_rng(r.s.seed + 1000)
-    n, bws = r.s.large, []
-    for i in range(r.s.rounds):
-        partner = patterns.matching(r.p, rng)
-        every = r.step(lambda q=partner[r.session.rank]: patterns.pair(r.comm, r.b, q, n),
-                       benchmark="Bisection", mode=f"bandwidth round {i + 1}", bytes=n)
-        if not r.root:
-            continue
-        med = [_median(ts) for ts in every]
-        pairs = [[a, c, n / max(med[a], med[c])] for a, c in enumerate(partner)
-                 if c is not None and a < c and med[a] and med[c]]
-        bws += [bw for _, _, bw in pairs]
-        r.emit(benchmark="Bisection", mode=f"bandwidth round {i + 1}", x=n, repetitions=len(every[0]),
-               rank_times={"t": med}, extra={"pairs": pairs, "partner": partner, "seed": r.s.seed + 1000,
-                                              "sum_bytes_per_sec": sum(bw for _, _, bw in pairs)})
+def rings(r: Run, row: Row) -> None:
+    """One ring, one metric: each rank exchanges with both neighbours in the ring's order."""
+    metric, label = row.mode.split(" ", 1)
+    order, n, me = _ring_orders(r)[label], row.bytes, r.session.rank
+    at = order.index(me)
+    left, right = order[at - 1], order[(at + 1) % r.p]
+    every = r.step(lambda: patterns.ring(r.comm, r.b, left, right, n), benchmark="Rings", mode=row.mode, bytes=n)
     if r.root:
-        st = verdicts.stats(bws)
-        r.session.emit(records.Measurement(
-            benchmark="Bisection", family=F, kind=KIND, np=r.p, mode="bandwidth distribution", bytes=n,
-            repetitions=r.s.rounds, world_size=r.p, values={"bytes_per_sec": st.get("median", 0.0)},
-            extra={"stats": st, "unit": "B/s", "rounds": r.s.rounds}))
+        r.emit(benchmark="Rings", mode=row.mode, x=n, repetitions=len(every[0]),
+               rank_times={"t": [_median(ts) for ts in every]}, turnover=2.0,
+               extra={"metric": metric, "ring": label, "order": order, "seed": r.s.seed,
+                      "samples": len(every[0])})
 
 
-def fan(r: Run, name: str, inward: bool) -> None:
-    """The first rank of each host as the target of N-1 senders (in) or receivers (out)."""
-    m = fan_size(r.s.large, r.p)
+def _matchings(r: Run) -> list:
+    """--net-rounds random perfect matchings (drawn from the seed + 1000)."""
+    rng = np.random.default_rng(r.s.seed + 1000)
+    return [patterns.matching(r.p, rng) for _ in range(r.s.rounds)]
+
+
+def bisection(r: Run, row: Row) -> None:
+    """A round: pairs of a matching exchange --net-large both ways at once; the distribution
+    of every round's per-pair bandwidth is the last row."""
+    n = row.bytes
+    if row.mode == "bandwidth distribution":
+        if r.root:
+            st = verdicts.stats(r.bws)
+            r.made.append(records.Measurement(
+                benchmark="Bisection", family=F, kind=KIND, np=r.p, mode=row.mode, bytes=n,
+                repetitions=r.s.rounds, world_size=r.p, values={"bytes_per_sec": st.get("median", 0.0)},
+                extra={"stats": st, "unit": "B/s", "rounds": r.s.rounds}))
+        return
+    partner = _matchings(r)[int(row.mode.split()[-1]) - 1]
+    every = r.step(lambda: patterns.pair(r.comm, r.b, partner[r.session.rank], n),
+                   benchmark="Bisection", mode=row.mode, bytes=n)
+    if not r.root:
+        return
+    med = [_median(ts) for ts in every]
+    pairs = [[a, c, n / max(med[a], med[c])] for a, c in enumerate(partner)
+             if c is not None and a < c and med[a] and med[c]]
+    r.bws += [bw for _, _, bw in pairs]
+    r.emit(benchmark="Bisection", mode=row.mode, x=n, repetitions=len(every[0]),
+           rank_times={"t": med}, extra={"pairs": pairs, "partner": partner, "seed": r.s.seed + 1000,
+                                          "sum_bytes_per_sec": sum(bw for _, _, bw in pairs)})
+
+
+def fan(r: Run, row: Row) -> None:
+    """The first rank of each host as the target of N-1 senders (FanIn) or receivers (FanOut)."""
+    name, m, inward = row.benchmark, row.bytes, row.benchmark == "FanIn"
     targets = {h: r.hosts.index(h) for h in dict.fromkeys(r.hosts)}
     per_host = {}
     steps = {h: (lambda t=t: patterns.fan(r.comm, r.b, t, m, inward),
@@ -227,9 +277,14 @@ def fan(r: Run, name: str, inward: bool) -> None:
         r.fans[name] = per_host
 
 
-EXPERIMENTS: dict[str, Callable[[Run], None]] = {
-    "AllPairs": all_pairs, "Rings": rings, "Bisection": bisection,
-    "FanIn": lambda r: fan(r, "FanIn", True), "FanOut": lambda r: fan(r, "FanOut", False),
+def conclude_row(r: Run, row: Row) -> None:
+    if r.root:
+        conclude(r)
+
+
+STEPS: dict[str, Callable[[Run, Row], None]] = {
+    "AllPairs": all_pairs, "Rings": rings, "Bisection": bisection, "FanIn": fan, "FanOut": fan,
+    "Verdicts": conclude_row,
 }
 
 
@@ -242,7 +297,7 @@ def conclude(r: Run) -> None:
     for name, per_host in r.fans.items():  # one rank per host, at the scheduler's mercy: twice the bar
         found += verdicts.host_verdicts(per_host, "bandwidth", 2 * thr, name)
     hosts = list(dict.fromkeys(r.hosts))
-    r.session.emit(records.Measurement(
+    r.made.append(records.Measurement(
         benchmark="Verdicts", family=F, kind=KIND, np=r.p, mode="", bytes=None, repetitions=0, world_size=r.p,
         values={}, extra={"verdicts": found, "threshold": thr, "latency_threshold": r.s.latency_threshold,
                           "confidence": 0.95, "hosts": hosts,

@@ -21,8 +21,10 @@ forwarding did (it has no F, A or U on intermediate nodes).
 The parts of the package:
 
 - this module: the options, Settings, validate, the Experiments and FAMILY;
-- driver: the shared plumbing (records with calibration shifts, the sleeping
-  barrier, calibrating Q) and the run order, ending in the analysis record;
+- plumbing: what every part shares (records with calibration shifts, the
+  sleeping barrier, calibrating Q);
+- driver: the run order as the harness's rows (commbench.harness.rows), ending
+  in the analysis row;
 - decomposition: seed tests 1-6 (R, A+U, F+S; R+S; 2(F+E+U); the echo chain);
 - interference: the §5.2 streams through a computing rank;
 - loggp: Netgauge's parametrised round trips PRTT(n,d,s).

@@ -1,7 +1,7 @@
 """Seed 002's tests 1-6 for one message size of one trial: the measured
 combinations R, A+U, F+S (tests 2-4), R+S (test 5), 2(F+E+U) (test 6) and
 the echo chain at distances 1..k (test 1), each a function taking the
-Driver; rank 0 times, rank 1 echoes, rank 2 receives the forwarded message
+Plumbing; rank 0 times, rank 1 echoes, rank 2 receives the forwarded message
 of R+S, ranks 1..d-1 forward the echo at distance d."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from mpi4py import MPI
 from commbench.compute import Calibration, ComputeLoop
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.driver import Driver
+    from commbench.suites.overhead.plumbing import Plumbing
 
 T_RAUFS, T_RS, T_FEU, T_ECHO = 21, 22, 23, 24
 
 
 # -- seed §3: one size of one trial ------------------------------------------
-def decomposition(drv: Driver, q: ComputeLoop, cal: Calibration, every: list[dict], kind: str, trial: int,
+def decomposition(drv: Plumbing, q: ComputeLoop, cal: Calibration, every: list[dict], kind: str, trial: int,
                   n: int) -> None:
     base = {"q": kind, "trial": trial}
     buf = np.zeros(max(n, 1), np.uint8)
@@ -58,7 +58,7 @@ def decomposition(drv: Driver, q: ComputeLoop, cal: Calibration, every: list[dic
                          calib=(every[d], "sendtime") if name == "echo" else None)
 
 
-def exp_raufs(drv: Driver, q, cal, spec):
+def exp_raufs(drv: Plumbing, q, cal, spec):
     """Seed tests 2-4 in one loop: R, A+U and F+S on rank 0, rank 1 echoes."""
     comm, w, reps = drv.comm, drv.w, drv.st.reps
     su, cu, run = cal.send_units, cal.comp_units, q.run
@@ -104,7 +104,7 @@ def exp_raufs(drv: Driver, q, cal, spec):
     return R, AU, FS, BC, BS
 
 
-def exp_rs(drv: Driver, q, cal, spec, n):
+def exp_rs(drv: Plumbing, q, cal, spec, n):
     """Seed test 5: a message comes in (from rank 1) and one goes out (to rank 2)
     through rank 0 while it computes; the excess of Q is R + S. MPI forwards
     only through the application, so the outgoing Isend is started just
@@ -142,7 +142,7 @@ def exp_rs(drv: Driver, q, cal, spec, n):
     return RS
 
 
-def _round_trips(drv: Driver, q, cal, spec, tag, x, idle: bool = False):
+def _round_trips(drv: Plumbing, q, cal, spec, tag, x, idle: bool = False):
     """Rank 0's side of tests 1 and 6: send to rank 1, compute Q(SENDTIME),
     receive the echo; each round trip minus the partner's known compute x
     and the timer cost (the first, warm-up round is dropped). idle (test 7):
@@ -166,7 +166,7 @@ def _nothing(units: int) -> None:
     """Test 7's Q: none (the processor waits in MPI instead of computing)."""
 
 
-def exp_feu(drv: Driver, q, cal, every, spec):
+def exp_feu(drv: Plumbing, q, cal, every, spec):
     """Seed test 6: rank 0 writes, computes, reads before the echo arrives;
     rank 1 (read posted in advance) computes X = its Q(COMPTIME), echoes."""
     comm, reps = drv.comm, drv.st.reps
@@ -183,7 +183,7 @@ def exp_feu(drv: Driver, q, cal, every, spec):
     return out
 
 
-def exp_echo(drv: Driver, q, cal, every, spec, d, idle: bool = False):
+def exp_echo(drv: Plumbing, q, cal, every, spec, d, idle: bool = False):
     """Seed test 1 at distance d: rank 0 -> 1 -> ... -> d and back. Ranks
     1..d-1 forward: Probe (the message has arrived), then Recv + Send, timed;
     the forwarding time is removed from T_d (the seed's OS forwarding had no

@@ -17,14 +17,14 @@ from mpi4py import MPI
 from commbench.compute import Calibration, ComputeLoop
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.driver import Driver
+    from commbench.suites.overhead.plumbing import Plumbing
 
 BIGSIZE = 2000  # seed 002 §5.2 stream message size
 WINDOW = 3  # messages each stream keeps in flight (seed Appendix A, test 8)
 T_DATA, T_STOP, T_DONE, T_DUMMY, T_ACK = 31, 32, 33, 34, 35
 
 
-def interference(drv: Driver, q: ComputeLoop, cal: Calibration, kind: str) -> None:
+def interference(drv: Plumbing, q: ComputeLoop, cal: Calibration, kind: str) -> None:
     """Rank 0 computes a fixed Q while k = 1..3 streams pass through it: source rank
     i sends to rank 0, which forwards each message to sink rank k+i between
     compute units (polling with Testsome); the sink acknowledges to the source.
@@ -47,7 +47,7 @@ def interference(drv: Driver, q: ComputeLoop, cal: Calibration, kind: str) -> No
                 "messages": msgs, "forwarded": loaded[1]}, np_=2 * k + 1)
 
 
-def _stream_round(drv: Driver, q, k: int, units: int):
+def _stream_round(drv: Plumbing, q, k: int, units: int):
     """One round with k streams (k = 0: rank 0's baseline, nobody streams).
     Rank 0 returns (timed seconds, messages forwarded), a source rank (seconds
     per message, messages counted), the others None."""

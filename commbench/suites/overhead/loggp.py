@@ -12,12 +12,12 @@ import numpy as np
 from mpi4py import MPI
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.driver import Driver
+    from commbench.suites.overhead.plumbing import Plumbing
 
 T_LOGGP = 25
 
 
-def loggp(drv: Driver, trial: int, n: int) -> None:
+def loggp(drv: Plumbing, trial: int, n: int) -> None:
     """One size of one trial: PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and o_r."""
     buf = np.zeros(max(n, 1), np.uint8)
     spec = [buf[:n], MPI.BYTE]
@@ -58,7 +58,7 @@ def _server(comm, spec, reps: int, count: int) -> None:
         comm.Send(spec, 0, T_LOGGP)
 
 
-def _client_side(drv: Driver, spec, trial: int, n: int) -> None:
+def _client_side(drv: Plumbing, spec, trial: int, n: int) -> None:
     """Rank 0: the three PRTT rounds, d for the server, the o_r round's
     messages back to back; then the server's o_r and the records."""
     comm, w, reps, m = drv.comm, drv.w, drv.st.reps, drv.st.loggp_n
@@ -81,7 +81,7 @@ def _client_side(drv: Driver, spec, trial: int, n: int) -> None:
     drv.emit("o_r", n, o_r, base)
 
 
-def _server_side(drv: Driver, spec) -> None:
+def _server_side(drv: Plumbing, spec) -> None:
     """Rank 1: answer the three PRTT rounds, then time the receives of the
     o_r round (each after waiting d) and send their means to the client."""
     comm, w, reps, m = drv.comm, drv.w, drv.st.reps, drv.st.loggp_n
