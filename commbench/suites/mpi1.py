@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from mpi4py import MPI
 
-from commbench import buffers, policy
+from commbench import buffers
 from commbench.options import ConfigError, Option, choice, integer
-from commbench.suites import mpi1_2021
+from commbench.suites import collops, mpi1_2021
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites.specs import lean_recv as _recv
 from commbench.suites.specs import lean_send as _send
@@ -132,7 +132,7 @@ def reduce(ctx, n):
 
 def reduce_scatter(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
-    counts = policy.even_counts(ctx.x // ctx.red_width, ctx.size)
+    counts = collops.split(ctx.x // ctx.red_width, ctx.size)
     items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype),
                      _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype))
     t0 = MPI.Wtime()
@@ -155,7 +155,7 @@ def _check_reduce(ctx, n):
 
 def _check_reduce_scatter(ctx, n):
     w = ctx.red_width
-    counts = policy.even_counts(ctx.x // w, ctx.size)
+    counts = collops.split(ctx.x // w, ctx.size)
     start = w * sum(counts[: ctx.rank])
     exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)[start : start + w * counts[ctx.rank]]
     return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
@@ -164,9 +164,7 @@ def _check_reduce_scatter(ctx, n):
 def _vspec(ctx, specs, x):
     """The v-collectives' spec: X bytes from/to each rank at j·X, counted in elements of
     the message datatype (-data_type)."""
-    c = x // ctx.width
-    counts = [c] * ctx.size
-    displs = [j * c for j in range(ctx.size)]
+    counts, displs = collops.counts(collops.OPS["allgatherv"], x // ctx.width, ctx.size)
     return [[s[0], (counts, displs), ctx.dtype] for s in specs]
 
 

@@ -30,7 +30,7 @@ from mpi4py import MPI
 
 from commbench import cpu, policy
 from commbench.options import ConfigError, Option
-from commbench.suites import mpi1
+from commbench.suites import collops, mpi1
 from commbench.suites.base import Benchmark, Family, FamilySettings, Kind
 
 F = "nbc"
@@ -111,7 +111,7 @@ def _shape_reduce(ctx):
 
 
 def _shape_reduce_scatter(ctx):
-    counts = policy.even_counts(ctx.x // 4, ctx.size)
+    counts = collops.split(ctx.x // 4, ctx.size)
     return _floats(ctx, 4 * counts[ctx.rank]), lambda root, sr: (*sr, counts, MPI.SUM)
 
 
