@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,30 @@ def test_a_rate_limited_link_is_an_osu_regression(tmp_path):
     assert rc == 1 and doc["verdict"] == "regression"
     named = {f"{b} np=2 mode=MPI_CHAR bytes={x}" for b in ("latency", "bw") for x in (8192, 16384, 32768, 65536)}
     assert named <= set(doc["regressions"]), doc["regressions"]
+
+
+def test_a_stopped_osu_row_keeps_every_completed_sample(tmp_path):
+    """SIGTERM in the middle of a --samples row of OSU's latency: the row so far is one
+    record (status interrupted), its median sample, every completed sample kept."""
+    import os
+    import subprocess
+
+    from tests.mpirun import ENV, terminate
+
+    out = tmp_path / "stop.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "osu", "latency", "-m", "1:2", "-i",
+           "2000", "-x", "10", "--samples", "100000", "-time", "1000", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV))
+    try:
+        time.sleep(3)  # a few hundred samples of the first row (its -time: 1000 s)
+        assert proc.poll() is None
+    finally:
+        _, err = terminate(proc)
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False, err[-2000:]
+    (r,) = doc["records"]
+    assert r["status"] == "interrupted" and r["bytes"] == 1, r
+    st = r["extra"]["samples"]
+    assert st["k"] == len(st["t_max_samples"]) >= 2 and "every completed sample is kept" in r["message"]
+    assert r["values"]["t_max"] == pytest.approx(sorted(st["t_max_samples"])[(st["k"] - 1) // 2])
