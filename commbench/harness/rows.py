@@ -16,6 +16,7 @@ record is the family's, unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
@@ -49,14 +50,14 @@ class Kept:
         """The row stopped by a signal: its median sample so far, every completed sample kept."""
         if not self.recs:
             return None
-        rec = publish(self, sampling=True, engines="engine" in self.recs[0].extra)
-        rec.status = records.INTERRUPTED
-        rec.message = f"stopped after {len(self.recs)} of {self.requested} samples; every completed sample is kept"
+        more = {}
         if self.precision is not None:
-            rec.extra["precision"] = {"target": self.precision, "achieved": records.relative_precision(
-                rec.extra["samples"].get("t_max_samples") or []), "reached": False, "stopped": "signal",
-                "k": len(self.recs), "secs": round(time.monotonic() - self.started, 6)}
-        return rec
+            got = records.relative_precision(sorted(v * 1e6 for v in self.values))
+            more["precision"] = {"target": self.precision, "achieved": got, "reached": False, "stopped": "signal",
+                                 "k": len(self.recs), "secs": round(time.monotonic() - self.started, 6)}
+        return publish(self, True, "engine" in self.recs[0].extra, more, status=records.INTERRUPTED,
+                       message=f"stopped after {len(self.recs)} of {self.requested} samples; every completed "
+                               "sample is kept")
 
 
 def failed(rec: records.Measurement) -> bool:
@@ -64,21 +65,23 @@ def failed(rec: records.Measurement) -> bool:
     return records.check_verdict(rec.defects) == records.FAILED
 
 
-def publish(kept: Kept, sampling: bool, engines: bool = True) -> records.Measurement:
-    """The row's record from its samples: the median one (or the first that failed its check)."""
+def publish(kept: Kept, sampling: bool, engines: bool = True, more: dict | None = None,
+            **fields) -> records.Measurement:
+    """The row's record from its samples: the median one (or the first that failed its check),
+    a new record with the harness's extras (the family's is not changed)."""
     k = len(kept.recs)
     order = sorted(range(k), key=lambda i: kept.values[i])
-    pick = next((i for i in range(k) if failed(kept.recs[i])), order[(k - 1) // 2])
-    rec = kept.recs[pick]
+    rec = kept.recs[next((i for i in range(k) if failed(kept.recs[i])), order[(k - 1) // 2])]
+    extra = dict(rec.extra)
     if engines:  # a family with C loops: which engine measured the row
-        rec.extra["engine"] = kept.engine
+        extra["engine"] = kept.engine
     if sampling:
         stats = records.sample_stats([kept.values])
         stats["quantity"] = records.COMPARED.get(rec.kind, "t_max")
         if k < kept.requested and kept.precision is None:  # cut by -time
             stats["k_requested"] = kept.requested
-        rec.extra["samples"] = stats
-    return rec
+        extra["samples"] = stats
+    return dataclasses.replace(rec, extra=extra | (more or {}), **fields)
 
 
 class RowLoop:
@@ -171,11 +174,10 @@ class RowLoop:
             for rec in kept.several:
                 session.emit(rec)
             return sum(int(self.cfg.check and failed(r)) for r in kept.several)
-        rec = publish(kept, self.sampling, self.family.has_native)
-        if self.precision is not None:
-            rec.extra["precision"] = outcome.as_dict()
+        more = {"precision": outcome.as_dict()} if self.precision is not None else {}
         if self.plan.seed is not None:
-            rec.extra["position"] = self.positions - 1
+            more["position"] = self.positions - 1
+        rec = publish(kept, self.sampling, self.family.has_native, more)
         session.emit(rec)
         return int(self.cfg.check and failed(rec))
 
