@@ -198,18 +198,25 @@ def test_table_reader_follows_the_preprocessor(tmp_path):
     assert native.read_table(tmp_path / "missing.c") == []
 
 
-def test_a_new_row_is_a_new_pattern(tmp_path, monkeypatch):
+def test_a_new_row_is_a_new_pattern(tmp_path):
     copy = _with_row(tmp_path)
     assert native.read_table(copy) == [*native.TABLE, ("allreduce_again", "floats")]
     # A changed source is built anew, and so is a changed file it includes.
     mpicc = native.find_mpicc() or "/bin/sh"
-    key = native.build_key(mpicc, "mpich", "v")
-    monkeypatch.setattr(native, "SOURCE", copy)
-    changed = native.build_key(mpicc, "mpich", "v")
+    key = native.build_key(mpicc, "mpich", "v", native.SOURCE)
+    changed = native.build_key(mpicc, "mpich", "v", copy)
     assert changed != key
-    assert [p.name for p in native.local_includes(copy)] == ["loops.h"]
+    assert [p.name for p in native.local_includes(copy)] == ["abi.h", "loops.h"]
     (tmp_path / "loops.h").write_text((tmp_path / "loops.h").read_text() + "\n/* changed */\n")
-    assert native.build_key(mpicc, "mpich", "v") != changed
+    assert native.build_key(mpicc, "mpich", "v", copy) != changed
+    # and so is a change in a file that an included file includes (osu.h: abi.h)
+    osu = native.SOURCE.with_name("osu_rma.c")
+    assert [p.name for p in native.local_includes(osu)] == ["osu.h", "abi.h"]
+    shutil.copy(osu, tmp_path / "osu_rma.c")
+    shutil.copy(osu.with_name("osu.h"), tmp_path / "osu.h")
+    before = native.build_key(mpicc, "mpich", "v", tmp_path / "osu_rma.c")
+    (tmp_path / "abi.h").write_text((tmp_path / "abi.h").read_text() + "\n/* changed */\n")
+    assert native.build_key(mpicc, "mpich", "v", tmp_path / "osu_rma.c") != before
     # A row naming a builder that ARGS lacks is refused at once, by name.
     with pytest.raises(RuntimeError, match="no_such_builder"):
         native._patterns(native.read_table(_with_row(tmp_path, NEW_ROW.replace("floats", "no_such_builder"), "bad.c")))
@@ -230,8 +237,8 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     assert list(lib.kernels) == list(native.PATTERNS)
     # The one-row addition builds, exports its table and runs (on COMM_SELF, in this process).
     monkeypatch.setenv("COMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(native, "SOURCE", _with_row(tmp_path))
-    path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version())
+    path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version(),
+                        _with_row(tmp_path), native.LIB_NAME)
     dll = ctypes.CDLL(str(path))
     dll.cb_patterns.restype = ctypes.c_char_p
     assert dll.cb_patterns().decode().split()[-2:] == ["persist:persist", "allreduce_again:floats"]

@@ -1,51 +1,22 @@
-"""The arguments of the native kernels: cb_args of kernels.c (Args), and the builders
-that fill it from the harness's Context, one per shape of arguments (ARGS, the
-`args` field of a row of kernels.c's table)."""
+"""The arguments of the native kernels: cb_args of kernels.c (Args, its fields read from
+kernels.c's CB_ARGS_FIELDS), and the builders that fill it from the harness's Context,
+one per shape of arguments (ARGS, the `args` field of a row of kernels.c's table)."""
 
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
+from pathlib import Path
+
+from commbench.native import abi
+
+KERNELS = Path(__file__).with_name("kernels.c")
 
 
 class Args(ctypes.Structure):
-    """cb_args of kernels.c, field for field."""
+    """cb_args of kernels.c: its fields are the rows of CB_ARGS_FIELDS there."""
 
-    _fields_ = [
-        ("comm", ctypes.c_void_p),
-        ("sbuf", ctypes.c_void_p),
-        ("rbuf", ctypes.c_void_p),
-        ("sstride", ctypes.c_longlong),
-        ("rstride", ctypes.c_longlong),
-        ("soff2", ctypes.c_longlong),
-        ("slots", ctypes.c_int),
-        ("count", ctypes.c_int),
-        ("peer", ctypes.c_int),
-        ("source", ctypes.c_int),
-        ("rank", ctypes.c_int),
-        ("size", ctypes.c_int),
-        ("counts", ctypes.c_void_p),
-        ("displs", ctypes.c_void_p),
-        ("sync", ctypes.c_int),
-        ("root_shift", ctypes.c_int),
-        ("window", ctypes.c_int),
-        ("dtype", ctypes.c_int),
-        ("imb_barrier", ctypes.c_int),
-        # one-sided (IMB-EXT, IMB-RMA)
-        ("win", ctypes.c_void_p),
-        ("tstride", ctypes.c_longlong),
-        ("active", ctypes.c_int),
-        ("agg", ctypes.c_int),
-        ("uses", ctypes.c_void_p),
-        # nonblocking and persistent collectives (IMB-NBC, IMB-MPI4)
-        ("preqs", ctypes.c_void_p),
-        ("ncomp", ctypes.c_int),
-        ("n_barr", ctypes.c_int),
-        ("cpu_factor", ctypes.c_double),
-        ("cpu_cap", ctypes.c_double),
-        ("out", ctypes.c_double * 3),
-        ("first", ctypes.c_longlong),  # Context.first: the call the kernel starts at (its slot and root)
-    ]
+    _fields_ = abi.fields(KERNELS, "CB_ARGS_FIELDS")
 
 
 # ---------------------------------------------------------------- wiring

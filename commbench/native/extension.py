@@ -1,41 +1,190 @@
-"""The native extensions beside kernels.c (mt.c, p2p.c): each built and cached by
-commbench.native.build, loaded with ctypes, and checked to run on the very MPI that
-mpi4py initialised, with one probe function of the same signature in each
-(`<prefix>probe(comm, &initialized, &provided, &rank, &size)`) and an ABI number
-(`<prefix>abi_version()`)."""
+"""The one loader of commbench's native libraries (kernels.c, osu_<group>.c, p2p.c, mt.c):
+each is compiled at first use with the mpicc of the MPI that mpi4py loaded (the mpich
+wheel's, beside Python) into a per-user cache directory keyed by the source, what it
+includes, the compiler and the MPI library (`build_library`), loaded with ctypes and
+checked (`open_built`): its ABI number (<prefix>abi_version()), the size of every struct
+Python fills against its ctypes mirror (<prefix>sizeof(name), abi.h), and that it runs
+on the very MPI that mpi4py initialised (<prefix>probe). Whatever fails raises
+NativeUnavailable, and `resolve` turns that, agreed by every rank, into the note with
+which the engine falls back to its mpi4py loops.
+
+Environment:
+  COMMBENCH_MPICC       compiler to build with (default: mpicc beside Python)
+  COMMBENCH_CACHE_DIR   where built libraries are kept (default ~/.cache/commbench)
+"""
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from commbench import native
-from commbench.native import NativeUnavailable
+
+class NativeUnavailable(Exception):
+    """The native engine cannot be built or loaded here; the message says why."""
 
 
-def open_library(source: Path, lib_name: str, prefix: str, abi_version: int,
-                 flags: tuple[str, ...] = ()) -> tuple[ctypes.CDLL, Path, int]:
-    """(library, its path, the thread level MPI provides); raises NativeUnavailable."""
+# ---------------------------------------------------------------- building
+
+def mpi_abi() -> str:
+    """The MPI ABI mpi4py runs on: 'mpich', 'openmpi', 'mpiabi', or '' (built from source)."""
+    from mpi4py import MPI
+
+    name = os.path.basename(MPI.__file__)  # MPI.mpich.cpython-311-….so
+    parts = name.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in ("mpich", "openmpi", "mpiabi", "impi", "msmpi") else ""
+
+
+def find_mpicc(abi: str | None = None) -> str | None:
+    """The C compiler wrapper of mpi4py's MPI: COMMBENCH_MPICC, else beside Python, else PATH.
+
+    Looked up like commbench.launch.find_mpiexec. For the MPI standard ABI
+    (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
+    """
+    given = os.environ.get("COMMBENCH_MPICC")
+    if given:
+        return shutil.which(given) or (given if os.path.isfile(given) else None)
+    names = ("mpicc_abi", "mpicc") if abi == "mpiabi" else ("mpicc",)
+    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        for name in names:
+            p = os.path.join(d, name)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                return p
+    for name in names:
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("COMMBENCH_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "commbench"
+
+
+def local_includes(source: Path) -> list[Path]:
+    """The files beside `source` that it includes (`#include "loops.h"`), and those they
+    include, each once, in the order found."""
+    found: list[Path] = []
+    todo = [source]
+    while todo:
+        text = todo.pop(0).read_text()
+        for name in re.findall(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', text, re.M):
+            p = source.with_name(name)
+            if p.is_file() and p != source and p not in found:
+                found.append(p)
+                todo.append(p)
+    return found
+
+
+def build_key(mpicc: str, abi: str, library_version: str, source: Path) -> str:
+    h = hashlib.sha256()
+    for part in (source, *local_includes(source)):  # the source and what it includes
+        h.update(part.read_bytes())
+    real = os.path.realpath(mpicc)
+    st = os.stat(real)
+    for part in (real, str(st.st_mtime_ns), str(st.st_size), abi, library_version, platform.machine()):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def build(mpicc: str, abi: str, library_version: str, source: Path, lib_name: str,
+          flags: tuple[str, ...] = ()) -> Path:
+    """The compiled library of `source`, built now unless the cache has it; raises NativeUnavailable."""
+    key = build_key(mpicc, abi, library_version, source)
+    target_dir = cache_dir() / "native" / key
+    lib = target_dir / lib_name
+    if lib.is_file():
+        return lib
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NativeUnavailable(f"cannot create cache directory {target_dir} ({e.strerror})") from None
+    # Every rank may get here at once: one builds under the lock, the others wait
+    # and find the library; a rename makes it appear whole.
+    with open(target_dir / ".lock", "w") as lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass
+        if lib.is_file():
+            return lib
+        fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=target_dir)
+        os.close(fd)
+        cmd = [mpicc, "-O2", "-fPIC", "-shared", *flags, "-o", tmp, str(source)]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            os.unlink(tmp)
+            raise NativeUnavailable(f"cannot run {mpicc} ({e})") from None
+        if p.returncode != 0:
+            os.unlink(tmp)
+            err = (p.stderr or p.stdout).strip().splitlines()
+            raise NativeUnavailable(f"{mpicc} failed: {err[-1] if err else 'exit ' + str(p.returncode)}")
+        os.replace(tmp, lib)
+    return lib
+
+
+def build_library(source: Path, lib_name: str, flags: tuple[str, ...] = ()) -> Path:
+    """`source` built (or found in the cache) with mpi4py's mpicc; raises NativeUnavailable."""
     from mpi4py import MPI
 
     if not source.is_file():
         raise NativeUnavailable(f"{source} is missing from the installation")
-    abi = native.mpi_abi()
-    mpicc = native.find_mpicc(abi)
+    abi = mpi_abi()
+    mpicc = find_mpicc(abi)
     if mpicc is None:
         given = os.environ.get("COMMBENCH_MPICC")
         raise NativeUnavailable(f"COMMBENCH_MPICC={given!r} not found" if given
                                 else "no mpicc beside Python or on PATH")
-    path = native.build(mpicc, abi, MPI.Get_library_version(), source=source, lib_name=lib_name, flags=flags)
+    return build(mpicc, abi, MPI.Get_library_version(), source, lib_name, flags)
+
+
+# ---------------------------------------------------------------- loading
+
+def check_sizes(dll: ctypes.CDLL, path: Path, prefix: str, structs: dict[str, type]) -> None:
+    """Each struct's sizeof in the library (<prefix>sizeof) equals its ctypes mirror's;
+    else NativeUnavailable naming the struct and both sizes."""
+    sizeof = getattr(dll, prefix + "sizeof")
+    sizeof.restype, sizeof.argtypes = ctypes.c_longlong, [ctypes.c_char_p]
+    for name, mirror in structs.items():
+        in_c, in_py = sizeof(name.encode()), ctypes.sizeof(mirror)
+        if in_c < 0:
+            raise NativeUnavailable(f"{path.name}: the library has no struct {name} (its Python mirror "
+                                    f"{mirror.__module__}.{mirror.__qualname__} does)")
+        if in_c != in_py:
+            raise NativeUnavailable(f"{path.name}: struct {name} is {in_c} bytes in C but {in_py} in its Python "
+                                    f"mirror {mirror.__module__}.{mirror.__qualname__}: the two declarations "
+                                    "differ")
+
+
+def open_built(path: Path, prefix: str, abi_version: int | None,
+               structs: dict[str, type]) -> tuple[ctypes.CDLL, int]:
+    """(library, the thread level MPI provides) of the built `path`, checked; raises NativeUnavailable."""
+    from mpi4py import MPI
+
     try:
         dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
     except OSError as e:
         raise NativeUnavailable(f"cannot load {path} ({e})") from None
     if getattr(dll, prefix + "abi_version")() != abi_version:
         raise NativeUnavailable(f"{path} is from another commbench version")
+    check_sizes(dll, path, prefix, structs)
     comm = MPI.COMM_WORLD
     init, provided, rank, size = (ctypes.c_int(-1) for _ in range(4))
     getattr(dll, prefix + "probe")(ctypes.c_void_p(MPI._addressof(comm)), ctypes.byref(init),
@@ -45,7 +194,15 @@ def open_library(source: Path, lib_name: str, prefix: str, abi_version: int,
         raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
     if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
         raise NativeUnavailable(f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)")
-    return dll, path, provided.value
+    return dll, provided.value
+
+
+def open_library(source: Path, lib_name: str, prefix: str, abi_version: int | None, structs: dict[str, type],
+                 flags: tuple[str, ...] = ()) -> tuple[ctypes.CDLL, Path, int]:
+    """(library, its path, the thread level MPI provides): build_library, then open_built."""
+    path = build_library(source, lib_name, flags)
+    dll, provided = open_built(path, prefix, abi_version, structs)
+    return dll, path, provided
 
 
 def resolve(comm, load: Callable[[], Any], what: str, fallback: str) -> tuple[Any | None, str | None]:

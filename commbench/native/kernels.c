@@ -19,6 +19,7 @@
  */
 #include <mpi.h>
 #include <stddef.h>
+#include "abi.h"  /* the argument block's declaration that Python reads too */
 
 /* ================================================================ the patterns
  *
@@ -192,45 +193,50 @@ P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root *
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 8
+#define CB_ABI_VERSION 9
 
-typedef struct {
-    const void *comm;         /* address of an MPI_Comm */
-    char *sbuf;               /* send buffer, slot 0 */
-    char *rbuf;               /* receive buffer, slot 0 */
-    long long sstride;        /* bytes between send slots */
-    long long rstride;        /* bytes between receive slots */
-    long long soff2;          /* byte offset of the second send block (Exchange) */
-    int slots;                /* off-cache slots cycled through (1: one buffer) */
-    int count;                /* elements per message (bytes, or floats for reductions) */
-    int peer;                 /* partner rank of the two-process patterns */
-    int source;               /* receive source; -1 for MPI_ANY_SOURCE */
-    int rank;
-    int size;
-    const int *counts;        /* per-rank counts (Reduce_scatter, v-variants) */
-    const int *displs;        /* per-rank displacements (v-variants) */
-    int sync;                 /* >0: each call timed alone, then `sync` barriers (IMB 2021 -sync) */
-    int root_shift;           /* ROOTED: root += root_shift after each call (IMB 2021 -root_shift) */
-    int window;               /* Uniband/Biband: messages per window (-window_size) */
-    int dtype;                /* the datatype: 0 byte, 1 char, 2 int, 3 float, 4 double (cb_datatype) */
-    int imb_barrier;          /* -sync's barriers: 1 IMB's own (cb_barrier), 0 MPI_Barrier */
-    /* ---- one-sided (IMB-EXT, IMB-RMA) */
-    const void *win;          /* address of an MPI_Win (mpi4py's, created by the setup) */
-    long long tstride;        /* target displacement between slots, in displacement units */
-    int active;               /* this rank makes the RMA calls (else only the synchronisation) */
-    int agg;                  /* AGGREGATE: one completion after the n transfers */
-    long long *uses;          /* check mode: repetitions per slot, counted after the loop; or NULL */
-    /* ---- nonblocking and persistent collectives (IMB-NBC, IMB-MPI4) */
-    void *const *preqs;       /* MPI-4: addresses of persistent MPI_Requests, [root * slots + slot] */
-    int ncomp;                /* components wanted: 1 (t), 3 (out[]: overlap, Truly_passive_put) */
-    int n_barr;               /* overlap: barriers between the pure and the overlapped loop */
-    double cpu_factor;        /* overlap: computation per repetition = cpu_factor x t_pure, */
-    double cpu_cap;           /*   at most cpu_cap seconds (check mode); 0: no cap */
-    double out[3];            /* the components of a 3-component kernel */
-    long long first;          /* the index of the first call (Context.first): its slot, root, target */
-} cb_args;
+/* cb_args, the one argument block of every kernel: one row a field (abi.h), which
+ * commbench/native/args.py reads for its ctypes mirror, Args. */
+#define CB_ARGS_FIELDS(X) \
+    X(const void *, comm,     "address of an MPI_Comm") \
+    X(char *,       sbuf,     "send buffer, slot 0") \
+    X(char *,       rbuf,     "receive buffer, slot 0") \
+    X(long long,    sstride,  "bytes between send slots") \
+    X(long long,    rstride,  "bytes between receive slots") \
+    X(long long,    soff2,    "byte offset of the second send block (Exchange)") \
+    X(int,          slots,    "off-cache slots cycled through (1: one buffer)") \
+    X(int,          count,    "elements per message (bytes, or floats for reductions)") \
+    X(int,          peer,     "partner rank of the two-process patterns") \
+    X(int,          source,   "receive source; -1 for MPI_ANY_SOURCE") \
+    X(int,          rank,     "this rank") \
+    X(int,          size,     "the communicator's size") \
+    X(const int *,  counts,   "per-rank counts (Reduce_scatter, v-variants)") \
+    X(const int *,  displs,   "per-rank displacements (v-variants)") \
+    X(int,          sync,     ">0: each call timed alone, then `sync` barriers (IMB 2021 -sync)") \
+    X(int,          root_shift, "ROOTED: root += root_shift after each call (IMB 2021 -root_shift)") \
+    X(int,          window,   "Uniband/Biband: messages per window (-window_size)") \
+    X(int,          dtype,    "the datatype: 0 byte, 1 char, 2 int, 3 float, 4 double (cb_datatype)") \
+    X(int,          imb_barrier, "-sync's barriers: 1 IMB's own (cb_barrier), 0 MPI_Barrier") \
+    /* ---- one-sided (IMB-EXT, IMB-RMA) */ \
+    X(const void *, win,      "address of an MPI_Win (mpi4py's, created by the setup)") \
+    X(long long,    tstride,  "target displacement between slots, in displacement units") \
+    X(int,          active,   "this rank makes the RMA calls (else only the synchronisation)") \
+    X(int,          agg,      "AGGREGATE: one completion after the n transfers") \
+    X(long long *,  uses,     "check mode: repetitions per slot, counted after the loop; or NULL") \
+    /* ---- nonblocking and persistent collectives (IMB-NBC, IMB-MPI4) */ \
+    X(void *const *, preqs,   "MPI-4: addresses of persistent MPI_Requests, [root * slots + slot]") \
+    X(int,          ncomp,    "components wanted: 1 (t), 3 (out[]: overlap, Truly_passive_put)") \
+    X(int,          n_barr,   "overlap: barriers between the pure and the overlapped loop") \
+    X(double,       cpu_factor, "overlap: computation per repetition = cpu_factor x t_pure, at most cpu_cap") \
+    X(double,       cpu_cap,  "overlap: that cap in seconds (check mode); 0: no cap") \
+    X(double,       out[3],   "the components of a 3-component kernel") \
+    X(long long,    first,    "the index of the first call (Context.first): its slot, root, target")
 
-int cb_abi_version(void) { return CB_ABI_VERSION; }
+typedef struct { CB_ARGS_FIELDS(CB_FIELD) } cb_args;
+
+/* What Python checks at load: the ABI number, sizeof(cb_args), the MPI it sees (abi.h). */
+#define CB_STRUCTS(S) S(cb_args)
+CB_EXPORTS(cb_, CB_ABI_VERSION, CB_STRUCTS)
 
 /* IMB 2021's -imb_barrier: 0-byte Sendrecv rounds with partners rank +/- 2^k (tag 1000,
  * IMB_BARRIER_TAG), the same as commbench.harness.context.dissemination_barrier. */
@@ -255,17 +261,6 @@ static MPI_Datatype cb_datatype(int code)
     case 4: return MPI_DOUBLE;
     default: return MPI_BYTE;
     }
-}
-
-/* What this library's MPI sees: proves it is the MPI that mpi4py initialised. */
-int cb_probe(const void *comm, int *initialized, int *rank, int *size, char *version, int *vlen)
-{
-    MPI_Initialized(initialized);
-    if (!*initialized) return 0;
-    MPI_Comm_rank(*(const MPI_Comm *)comm, rank);
-    MPI_Comm_size(*(const MPI_Comm *)comm, size);
-    MPI_Get_library_version(version, vlen);
-    return 0;
 }
 
 double cb_wtime(void) { return MPI_Wtime(); }

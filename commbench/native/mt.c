@@ -22,23 +22,38 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "abi.h"
 
-#define CBMT_ABI_VERSION 1
+#define CBMT_ABI_VERSION 2
 
 enum { PINGPONG, PINGPING, SENDRECV, EXCHANGE, UNIBAND, BIBAND, BARRIER, BCAST, REDUCE, ALLREDUCE };
 enum { BARRIER_OFF, BARRIER_ON, BARRIER_SPECIAL };
 enum { ALLOC_SERIAL, ALLOC_CONTINUOUS, ALLOC_PARALLEL };
 
-/* Mirrored field for field by commbench.native.mt.RunArgs. */
-typedef struct {
-    int bench, threads, count, alloc_count, type_char, repeat, warmup, stride, window;
-    int barrier, check, align, algo, corrupt;
-    void **comms;          /* per thread: the address of an MPI_Comm handle (mpi4py's) */
-    void *world;           /* the address of the world communicator's handle */
-    double *times;         /* out, per thread: seconds of the timed repetitions (0 if idle) */
-    int *results;          /* out, per thread: 1 if it took part */
-    long long *failures;   /* out, per thread: check failures (elements that differ) */
-} cbmt_args;
+/* The argument block, one row a field (abi.h), which commbench.native.mt reads for its
+ * ctypes mirror, RunArgs. */
+#define CBMT_ARGS_FIELDS(X) \
+    X(int,         bench,       "the benchmark (the enum above)") \
+    X(int,         threads,     "threads on this rank") \
+    X(int,         count,       "elements a message") \
+    X(int,         alloc_count, "elements a buffer holds") \
+    X(int,         type_char,   "1: MPI_CHAR elements, else MPI_INT") \
+    X(int,         repeat,      "timed repetitions") \
+    X(int,         warmup,      "untimed repetitions") \
+    X(int,         stride,      "-stride") \
+    X(int,         window,      "-window_size") \
+    X(int,         barrier,     "BARRIER_*") \
+    X(int,         check,       "1: fill and verify the buffers") \
+    X(int,         align,       "-malloc_align") \
+    X(int,         algo,        "ALLOC_*") \
+    X(int,         corrupt,     "COMMBENCH_FAULT_CORRUPT: send wrong data") \
+    X(void **,     comms,       "per thread: the address of an MPI_Comm handle (mpi4py's)") \
+    X(void *,      world,       "the address of the world communicator's handle") \
+    X(double *,    times,       "out, per thread: seconds of the timed repetitions (0 if idle)") \
+    X(int *,       results,     "out, per thread: 1 if it took part") \
+    X(long long *, failures,    "out, per thread: check failures (elements that differ)")
+
+typedef struct { CBMT_ARGS_FIELDS(CB_FIELD) } cbmt_args;
 
 typedef struct {
     const cbmt_args *a;
@@ -59,17 +74,8 @@ typedef struct {
     long long failures;
 } thr_t;
 
-int cbmt_abi_version(void) { return CBMT_ABI_VERSION; }
-
-int cbmt_probe(const void *comm, int *initialized, int *provided, int *rank, int *size)
-{
-    MPI_Initialized(initialized);
-    if (!*initialized) return 0;
-    MPI_Query_thread(provided);
-    MPI_Comm_rank(*(const MPI_Comm *)comm, rank);
-    MPI_Comm_size(*(const MPI_Comm *)comm, size);
-    return 0;
-}
+#define CBMT_STRUCTS(S) S(cbmt_args)
+CB_EXPORTS(cbmt_, CBMT_ABI_VERSION, CBMT_STRUCTS)
 
 /* ------------------------------------------------------------------ buffers */
 

@@ -1,5 +1,5 @@
-"""The mt family's native engine: mt.c (POSIX threads, one communicator each), built
-and cached by commbench.native's build() like kernels.c, loaded with ctypes.
+"""The mt family's native engine: mt.c (POSIX threads, one communicator each), built,
+cached, loaded and checked by commbench.native.extension like kernels.c.
 
 `load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
 `Runner.run(...)` measures one benchmark at one count on T threads and returns
@@ -11,10 +11,10 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from commbench.native import extension
+from commbench.native import abi, extension
 
 SOURCE = Path(__file__).with_name("mt.c")
-ABI_VERSION = 1  # CBMT_ABI_VERSION of mt.c
+ABI_VERSION = abi.define(SOURCE, "CBMT_ABI_VERSION")
 LIB_NAME = "libcommbench_mt.so"
 
 # The C enums of mt.c, by IMB-MT's names.
@@ -25,17 +25,12 @@ ALLOC_CODES = {"serial": 0, "continuous": 1, "parallel": 2}
 
 
 class RunArgs(ctypes.Structure):
-    """cbmt_args of mt.c, field for field."""
+    """cbmt_args of mt.c (CBMT_ARGS_FIELDS)."""
 
-    _fields_ = [(n, ctypes.c_int) for n in (
-        "bench", "threads", "count", "alloc_count", "type_char", "repeat", "warmup", "stride", "window",
-        "barrier", "check", "align", "algo", "corrupt")] + [
-        ("comms", ctypes.POINTER(ctypes.c_void_p)),
-        ("world", ctypes.c_void_p),
-        ("times", ctypes.POINTER(ctypes.c_double)),
-        ("results", ctypes.POINTER(ctypes.c_int)),
-        ("failures", ctypes.POINTER(ctypes.c_longlong)),
-    ]
+    _fields_ = abi.fields(SOURCE, "CBMT_ARGS_FIELDS")
+
+
+STRUCTS: dict[str, type] = {"cbmt_args": RunArgs}  # checked at load
 
 
 class Runner:
@@ -43,7 +38,7 @@ class Runner:
 
     def __init__(self):
         self.dll, self.path, self.provided = extension.open_library(SOURCE, LIB_NAME, "cbmt_", ABI_VERSION,
-                                                                    ("-pthread",))
+                                                                    STRUCTS, ("-pthread",))
         self.fn = self.dll.cbmt_run
         self.fn.restype = ctypes.c_int
         self.fn.argtypes = [ctypes.POINTER(RunArgs)]
@@ -57,8 +52,9 @@ class Runner:
         n = len(comms)
         handles = (ctypes.c_void_p * n)(*[MPI._addressof(c) for c in comms])
         times, results, fails = (ctypes.c_double * n)(), (ctypes.c_int * n)(), (ctypes.c_longlong * n)()
-        a = RunArgs(threads=n, comms=handles, world=MPI._addressof(world), times=times, results=results,
-                    failures=fails, **settings)
+        a = RunArgs(threads=n, comms=ctypes.addressof(handles), world=MPI._addressof(world),
+                    times=ctypes.addressof(times), results=ctypes.addressof(results),
+                    failures=ctypes.addressof(fails), **settings)
         if self.fn(ctypes.byref(a)) != 0:
             raise MemoryError("mt.c: could not start its threads or allocate its buffers")
         if any(f < 0 for f in fails):

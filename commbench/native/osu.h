@@ -1,6 +1,7 @@
-/* The one argument block of every OSU timed loop (commbench/native/osu_<group>.c),
- * mirrored field for field by commbench.native.osu.LoopArgs, and the two functions
- * each OSU library exports for commbench.native.extension (ABI number, probe).
+/* The C/Python boundary of every OSU timed loop (commbench/native/osu_<group>.c), declared
+ * once: the argument block, -c's rounds and the groups' control blocks, one row a field
+ * (abi.h), from which commbench.native.osu builds their ctypes mirrors; and the functions
+ * each OSU library exports for commbench.native.extension (ABI number, sizes, probe).
  *
  * A loop runs `n` iterations of one OSU benchmark at one size on this rank. On the
  * rank(s) with `timer` set and `times` not NULL it stores each iteration's seconds
@@ -13,25 +14,101 @@
 #define COMMBENCH_OSU_H
 #include <mpi.h>
 #include <string.h>
+#include "abi.h"
 
-#define CBOSU_ABI_VERSION 2
+#define CBOSU_ABI_VERSION 3
 
-typedef struct {
-    int n;          /* iterations */
-    int count;      /* elements of `dtype` per message */
-    int window;     /* messages per window (-W) */
-    int peer;       /* the partner rank (point-to-point) */
-    int timer;      /* 1 on a rank that times the iterations */
-    int root;       /* group-specific: a root, a flag */
-    void *comm;     /* the address of an MPI_Comm handle (mpi4py's) */
-    void *dtype;    /* the address of an MPI_Datatype handle */
-    void *sbuf, *rbuf, *abuf; /* send, receive and auxiliary (ack) buffers */
-    double *times;  /* out: n per-iteration seconds, or NULL (warm-up) */
-    long long aux[4]; /* group-specific integers */
-} cbosu_args;
+/* The one argument block of every loop. */
+#define CBOSU_ARGS_FIELDS(X) \
+    X(int,      n,         "iterations") \
+    X(int,      count,     "elements of `dtype` per message") \
+    X(int,      window,    "messages per window (-W)") \
+    X(int,      peer,      "the partner rank (point-to-point)") \
+    X(int,      timer,     "1 on a rank that times the iterations") \
+    X(int,      root,      "group-specific: a root, a flag") \
+    X(int,      senders,   "latency_mt: rank 0's sender threads") \
+    X(int,      receivers, "latency_mt: rank 1's receiver threads") \
+    X(int,      warmup,    "the overlap loops (osu_overlap.h): the overlap rounds' warm-up") \
+    X(int,      tests,     "the overlap loops: MPI_Test calls (-t)") \
+    X(int,      between,   "the overlap loops: 1 for an MPI_Barrier after each pure-communication round") \
+    X(int,      phases,    "the overlap loops' timed phases: 0 both; -c's checked rounds 1 pure, 2 overlap") \
+    X(void *,   comm,      "the address of an MPI_Comm handle (mpi4py's)") \
+    X(void *,   dtype,     "the address of an MPI_Datatype handle") \
+    X(void *,   sbuf,      "send buffer") \
+    X(void *,   rbuf,      "receive buffer") \
+    X(void *,   abuf,      "auxiliary (ack) buffer, or the group's control block (below)") \
+    X(double *, times,     "out: n per-iteration seconds, or NULL (warm-up)")
+
+typedef struct { CBOSU_ARGS_FIELDS(CB_FIELD) } cbosu_args;
+
+/* -c's rounds, run in C (cbosu_run_rounds below). */
+#define CBOSU_ROUNDS_FIELDS(X) \
+    X(long long,      first,    "rounds first .. total-1; those below warm are untimed") \
+    X(long long,      total,    "the end of the rounds") \
+    X(long long,      warm,     "the first timed round") \
+    X(long long,      slen,     "the bytes restored (and compared) of the send buffer") \
+    X(long long,      rlen,     "the bytes restored (and compared) of the receive buffer") \
+    X(const void *,   spre,     "the send buffer as Python filled it") \
+    X(const void *,   rpre,     "the receive buffer as Python filled it") \
+    X(const void *,   rpost,    "the received data of a round Python checked, or NULL") \
+    X(double *,       out,      "out[r - warm]: the timed repetition of round r") \
+    X(const double *, keep_src, "and keep_n doubles the loop left there (the nonblocking") \
+    X(double *,       keep_dst, "  collectives' Compute, Coll. Init, MPI_Test, MPI_Wait)") \
+    X(int,            reps,     "repetitions a round") \
+    X(int,            barrier,  "1: the barrier here (else the loop's own)") \
+    X(int,            always,   "1: times even in untimed rounds (the loop's mode)") \
+    X(int,            keep_n,   "doubles kept after each timed round") \
+    X(int,            verdict,  "a tag: after each round the receiver sends the sender (timer) a 4-byte " \
+                                "verdict with it, untimed, as osu_latency (tag 2), osu_bw (102) and " \
+                                "their persistent forms do; 0: none")
+
+typedef struct { CBOSU_ROUNDS_FIELDS(CB_FIELD) } cbosu_rounds;
+
+/* The control blocks: what a group's loops read from `abuf`, written by Python
+ * (commbench/suites/osu/). osu_coll.c's (collectives.control): */
+#define CBOSU_COLL_CTL_FIELDS(X) \
+    X(long long,   rs_count, "this rank's receive count of reduce_scatter") \
+    X(const int *, v,        "3 x P int32: counts, displacements in elements, displacements in bytes") \
+    X(void *,      req,      "the address of the persistent MPI_Request (or NULL)")
+
+typedef struct { CBOSU_COLL_CTL_FIELDS(CB_FIELD) } cbosu_coll_ctl;
+
+/* The overlap loops' (osu_overlap.h, for osu_nonblocking.c and osu_neighbor.c;
+ * collective_calls.control): */
+#define CBOSU_OVERLAP_CTL_FIELDS(X) \
+    X(long long,    rs_count, "this rank's receive count of reduce_scatter") \
+    X(const int *,  v,        "six int32 arrays: the send counts, displacements and byte displacements " \
+                              "(`kout` each), then the receive ones (`kin` each)") \
+    X(const void *, comm,     "the address of the communicator the call runs on (the graph of a " \
+                              "neighborhood; else the run's)") \
+    X(long long,    kout,     "the destinations") \
+    X(long long,    kin,      "the sources") \
+    X(double *,     out,      "five doubles written by the timed loop: Pure Comm., Compute, Coll. Init, " \
+                              "MPI_Test, MPI_Wait (s)")
+
+typedef struct { CBOSU_OVERLAP_CTL_FIELDS(CB_FIELD) } cbosu_overlap_ctl;
+
+/* osu_rma.c's (onesided_loops.control_block; its S_* and O_* are sync and op): */
+#define CBOSU_RMA_CTL_FIELDS(X) \
+    X(const void *, win,       "the address of the MPI_Win handle (mpi4py's)") \
+    X(long long,    sync,      "S_*") \
+    X(long long,    op,        "O_*") \
+    X(long long,    disp,      "the target displacement of the first message (dynamic: the peer's address)") \
+    X(void *,       origin,    "the origin buffer") \
+    X(void *,       result,    "where Get, Get_accumulate, Fetch_and_op and Compare_and_swap return data") \
+    X(void *,       compare,   "Compare_and_swap's compare buffer") \
+    X(const void *, group,     "the address of the MPI_Group handle of the peer (pscw)") \
+    X(long long,    exclusive, "1: MPI_Win_lock takes an exclusive lock (-s lock and flush modes)") \
+    X(long long,    stride,    "bytes between the messages of a window (bw, bibw)") \
+    X(double,       total,     "out: seconds of the timed loop")
+
+typedef struct { CBOSU_RMA_CTL_FIELDS(CB_FIELD) } cbosu_rma_ctl;
+
+/* The structs above, whose sizes every OSU library exports (<prefix>sizeof). */
+#define CBOSU_STRUCTS(S) S(cbosu_args) S(cbosu_rounds) S(cbosu_coll_ctl) S(cbosu_overlap_ctl) S(cbosu_rma_ctl)
 
 #define CBOSU_EXPORTS(prefix)                                                            \
-    int prefix##abi_version(void) { return CBOSU_ABI_VERSION; }                          \
+    CB_EXPORTS(prefix, CBOSU_ABI_VERSION, CBOSU_STRUCTS)                                 \
     int prefix##sequence(cbosu_loop loop, cbosu_args *a, int barrier, int warm)          \
     {                                                                                    \
         return cbosu_sequence(loop, a, barrier, warm);                                   \
@@ -39,16 +116,6 @@ typedef struct {
     long long prefix##rounds(cbosu_loop loop, cbosu_args *a, const cbosu_rounds *k)      \
     {                                                                                    \
         return cbosu_run_rounds(loop, a, k);                                             \
-    }                                                                                    \
-    int prefix##probe(const void *comm, int *initialized, int *provided, int *rank,      \
-                      int *size)                                                         \
-    {                                                                                    \
-        MPI_Initialized(initialized);                                                    \
-        if (!*initialized) return 0;                                                     \
-        MPI_Query_thread(provided);                                                      \
-        MPI_Comm_rank(*(const MPI_Comm *)comm, rank);                                    \
-        MPI_Comm_size(*(const MPI_Comm *)comm, size);                                    \
-        return 0;                                                                        \
     }
 
 #define CBOSU_COMM(a) (*(MPI_Comm *)(a)->comm)
@@ -86,19 +153,6 @@ static inline int cbosu_sequence(cbosu_loop loop, cbosu_args *a, int barrier, in
  * the rounds run until one differs (or rpost is NULL: none checked yet), and its index comes
  * back for Python to check; `total` when every round matched. -1: a loop failed. */
 #define CBOSU_MAX_REPS 16 /* -u is at most 10 */
-typedef struct {
-    long long first, total, warm; /* rounds first .. total-1; those below warm are untimed */
-    long long slen, rlen;         /* the bytes restored (and compared) of each buffer */
-    const void *spre, *rpre, *rpost;
-    double *out;                  /* out[r - warm]: the timed repetition of round r */
-    const double *keep_src;       /* and keep_n doubles the loop left there (the nonblocking */
-    double *keep_dst;             /* collectives' Compute, Coll. Init, MPI_Test, MPI_Wait) */
-    int reps, barrier, always, keep_n; /* repetitions; the barrier here (else the loop's own);
-                                        * times even in untimed rounds (the loop's mode) */
-    int verdict; /* a tag: after each round the receiver sends the sender (timer) a 4-byte verdict
-                  * with it, untimed, as osu_latency (tag 2), osu_bw (102) and their persistent forms
-                  * do; 0: none */
-} cbosu_rounds;
 
 static inline long long cbosu_run_rounds(cbosu_loop loop, cbosu_args *a, const cbosu_rounds *k)
 {

@@ -1,10 +1,13 @@
 """The osu family's native engine: one C file per group of OSU benchmarks
-(osu_pt2pt.c, and osu_<group>.c for the groups to come), each built and cached by
-commbench.native.build, loaded with ctypes and checked to run on mpi4py's MPI.
+(osu_pt2pt.c, and osu_<group>.c for the groups to come), each built, cached, loaded and
+checked to run on mpi4py's MPI by commbench.native.extension.
 
 Every loop is `int cbosu_<group>_<name>(cbosu_args *)` (osu.h); `Runner(group)`
 loads osu_<group>.c, `runner.loop(name, args)` runs one. `pack(...)` fills the
-argument block from numpy buffers and mpi4py handles (untimed).
+argument block from numpy buffers and mpi4py handles (untimed). The structs Python
+fills (the argument block, -c's rounds, the groups' control blocks) are declared once,
+in osu.h, whose rows give their ctypes mirrors below; `block(struct)` is one's bytes
+as the numpy array a loop is handed as abuf.
 """
 
 from __future__ import annotations
@@ -13,30 +16,54 @@ import ctypes
 from pathlib import Path
 from typing import Any
 
-from commbench.native import extension
+from commbench.native import abi, extension
 
 HERE = Path(__file__).parent
-ABI_VERSION = 2  # CBOSU_ABI_VERSION of osu.h
+HEADER = HERE / "osu.h"
+ABI_VERSION = abi.define(HEADER, "CBOSU_ABI_VERSION")
 
 
 class LoopArgs(ctypes.Structure):
-    """cbosu_args of osu.h, field for field."""
+    """cbosu_args of osu.h (CBOSU_ARGS_FIELDS)."""
 
-    _fields_ = [(n, ctypes.c_int) for n in ("n", "count", "window", "peer", "timer", "root")] + [
-        ("comm", ctypes.c_void_p), ("dtype", ctypes.c_void_p),
-        ("sbuf", ctypes.c_void_p), ("rbuf", ctypes.c_void_p), ("abuf", ctypes.c_void_p),
-        ("times", ctypes.POINTER(ctypes.c_double)),
-        ("aux", ctypes.c_longlong * 4),
-    ]
+    _fields_ = abi.fields(HEADER, "CBOSU_ARGS_FIELDS")
 
 
 class Rounds(ctypes.Structure):
     """cbosu_rounds of osu.h: -c's rounds run in C (driver.validated_rounds)."""
 
-    _fields_ = [(n, ctypes.c_longlong) for n in ("first", "total", "warm", "slen", "rlen")] + [
-        ("spre", ctypes.c_void_p), ("rpre", ctypes.c_void_p), ("rpost", ctypes.c_void_p),
-        ("out", ctypes.c_void_p), ("keep_src", ctypes.c_void_p), ("keep_dst", ctypes.c_void_p),
-    ] + [(n, ctypes.c_int) for n in ("reps", "barrier", "always", "keep_n", "verdict")]
+    _fields_ = abi.fields(HEADER, "CBOSU_ROUNDS_FIELDS")
+
+
+class CollCtl(ctypes.Structure):
+    """cbosu_coll_ctl of osu.h: osu_coll.c's control block (collectives.control)."""
+
+    _fields_ = abi.fields(HEADER, "CBOSU_COLL_CTL_FIELDS")
+
+
+class OverlapCtl(ctypes.Structure):
+    """cbosu_overlap_ctl of osu.h: the overlap loops' control block (collective_calls.control)."""
+
+    _fields_ = abi.fields(HEADER, "CBOSU_OVERLAP_CTL_FIELDS")
+
+
+class RmaCtl(ctypes.Structure):
+    """cbosu_rma_ctl of osu.h: osu_rma.c's control block (onesided_loops.control_block)."""
+
+    _fields_ = abi.fields(HEADER, "CBOSU_RMA_CTL_FIELDS")
+
+
+# The structs whose sizes every OSU library reports (CBOSU_STRUCTS), checked at load.
+STRUCTS: dict[str, type] = {"cbosu_args": LoopArgs, "cbosu_rounds": Rounds, "cbosu_coll_ctl": CollCtl,
+                            "cbosu_overlap_ctl": OverlapCtl, "cbosu_rma_ctl": RmaCtl}
+
+
+def block(ctl: ctypes.Structure):
+    """The bytes of a control block as a numpy uint8 array over the same memory (what a
+    loop is handed as abuf); the array keeps ctl alive."""
+    import numpy as np
+
+    return np.frombuffer((ctypes.c_uint8 * ctypes.sizeof(ctl)).from_buffer(ctl), dtype=np.uint8)
 
 
 class Runner:
@@ -46,7 +73,7 @@ class Runner:
         self.group = group
         self.prefix = f"cbosu_{group}_"
         self.dll, self.path, _ = extension.open_library(HERE / f"osu_{group}.c", f"libcommbench_osu_{group}.so",
-                                                        self.prefix, ABI_VERSION)
+                                                        self.prefix, ABI_VERSION, STRUCTS)
         self.fns: dict[str, Any] = {}
         self.seq: Any = None
 
@@ -91,7 +118,7 @@ def pack(comm, dtype, sbuf, rbuf, abuf, **ints) -> tuple[LoopArgs, list]:
 
 def with_times(a: LoopArgs, times) -> LoopArgs:
     """a with times pointing at a float64 numpy array (None: the warm-up)."""
-    a.times = times.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) if times is not None else None
+    a.times = times.ctypes.data if times is not None else None
     return a
 
 

@@ -6,11 +6,9 @@
  *
  * Every round: MPI_Wtime, the collective, MPI_Wtime, MPI_Barrier (the barriers: no
  * MPI_Barrier between rounds); every rank times (timer set), the warm-up too, as OSU.
- * Root 0, MPI_SUM. abuf is collectives.control()'s block of int64: ctl[0] this rank's
- * receive count of reduce_scatter, ctl[1] the address of 3 x P int32 (counts,
- * displacements in elements, displacements in bytes), ctl[2] the address of the
- * persistent MPI_Request. 0 on success, -1 when the type array cannot be allocated. */
-#include <stdint.h>
+ * Root 0, MPI_SUM. abuf is collectives.control()'s block, a cbosu_coll_ctl (osu.h): the
+ * counts and displacements (v) and the persistent MPI_Request (req). 0 on success, -1
+ * when the type array cannot be allocated. */
 #include <stdlib.h>
 #include "osu.h"
 
@@ -22,8 +20,8 @@ CBOSU_EXPORTS(cbosu_coll_)
     int c = a->count, p, me;                                                \
     MPI_Comm_size(comm, &p);                                                \
     MPI_Comm_rank(comm, &me);                                               \
-    const long long *ctl = (const long long *)a->abuf;                      \
-    const int *cnt = (const int *)(intptr_t)ctl[1];                         \
+    const cbosu_coll_ctl *ctl = a->abuf;                                    \
+    const int *cnt = ctl->v;                                                \
     const int *dsp = cnt + p, *bdsp = cnt + 2 * p;                          \
     char *s = (char *)a->sbuf, *r = (char *)a->rbuf;                        \
     (void)c; (void)me; (void)cnt; (void)dsp; (void)bdsp; (void)s; (void)r;  \
@@ -84,14 +82,14 @@ int cbosu_coll_barrier(cbosu_args *a)
 int cbosu_coll_persistent(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
-    MPI_Request *req = (MPI_Request *)(intptr_t)((const long long *)a->abuf)[2];
+    MPI_Request *req = ((const cbosu_coll_ctl *)a->abuf)->req;
     ROUNDS((MPI_Start(req), MPI_Wait(req, MPI_STATUS_IGNORE)), MPI_Barrier(comm))
     return 0;
 }
 
 int cbosu_coll_barrier_persistent(cbosu_args *a)
 {
-    MPI_Request *req = (MPI_Request *)(intptr_t)((const long long *)a->abuf)[2];
+    MPI_Request *req = ((const cbosu_coll_ctl *)a->abuf)->req;
     ROUNDS((MPI_Start(req), MPI_Wait(req, MPI_STATUS_IGNORE)), (void)0)
     return 0;
 }

@@ -5,7 +5,7 @@
  *
  * Blocking: per round MPI_Barrier (the run's communicator), MPI_Wtime, the call,
  * MPI_Wtime, on every rank. Nonblocking: the overlap procedure of osu_overlap.h. */
-#include "osu.h" /* named here too: the build cache hashes the files a source includes itself */
+#include "osu.h"
 #include "osu_overlap.h"
 
 CBOSU_EXPORTS(cbosu_neighbor_)

@@ -2,7 +2,7 @@
  * osu_overlap.h, the arguments as commbench/suites/osu/collective_calls.py gives them to
  * mpi4py): root 0, MPI_SUM, `count` elements per block; v forms the counts and
  * displacements of the control block; ireduce_scatter_block count / P per rank. */
-#include "osu.h" /* named here too: the build cache hashes the files a source includes itself */
+#include "osu.h"
 #include "osu_overlap.h"
 
 CBOSU_EXPORTS(cbosu_nonblocking_)

@@ -4,21 +4,16 @@
  *
  * A file includes this header, defines `static int post(cbosu_args *a, const nbc_ctl *k,
  * int call, MPI_Request *req)` for its calls, and exports one loop per call with
- * OVERLAP_LOOP(prefix, name, CALL). The control block (abuf: int64 values written by
- * collective_calls.control) gives the calls their arguments and takes the means back:
- *   [0] this rank's receive count of reduce_scatter, [1] the address of six int32 arrays
- *   (send counts, displacements, byte displacements: `kout` each; then the receive ones:
- *   `kin` each), [2] the address of the communicator the call runs on (the graph of a
- *   neighborhood; else the run's), [3] kout, [4] kin, [5] the address of five doubles
- *   written by the timed loop: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait (s);
- * aux[0] the overlap rounds' warm-up, aux[1] the MPI_Test calls (-t), aux[2] 1 for an
- * MPI_Barrier after each pure-communication round (osu_ibarrier has none), aux[3] the
- * timed loop's phases: 0 both; for -c's checked rounds (nonblocking.check_rounds) 1 the
- * pure rounds only, 2 the overlap rounds only, computing for out[0] seconds, each after
- * aux[0] untimed calls (-u: MPI_Barrier, the call, MPI_Wait) and an MPI_Barrier. */
+ * OVERLAP_LOOP(prefix, name, CALL). The control block (abuf: a cbosu_overlap_ctl of
+ * osu.h, written by collective_calls.control) gives the calls their arguments (counts,
+ * displacements, the communicator) and takes the means back (out). Of cbosu_args:
+ * `warmup` the overlap rounds' warm-up, `tests` the MPI_Test calls (-t), `between` 1 for
+ * an MPI_Barrier after each pure-communication round (osu_ibarrier has none), `phases`
+ * the timed loop's phases: 0 both; for -c's checked rounds (nonblocking.check_rounds) 1
+ * the pure rounds only, 2 the overlap rounds only, computing for out[0] seconds, each
+ * after `warmup` untimed calls (-u: MPI_Barrier, the call, MPI_Wait) and an MPI_Barrier. */
 #ifndef COMMBENCH_OSU_OVERLAP_H
 #define COMMBENCH_OSU_OVERLAP_H
-#include <stdint.h>
 #include <stdlib.h>
 #include "osu.h"
 
@@ -42,15 +37,15 @@ static void ctl_free(nbc_ctl *k)
 
 static int ctl_of(cbosu_args *a, nbc_ctl *k)
 {
-    const long long *c = (const long long *)a->abuf;
-    const int *v = (const int *)(intptr_t)c[1];
-    k->rs_count = (int)c[0];
-    k->comm = *(MPI_Comm *)(intptr_t)c[2];
-    k->kout = (int)c[3];
-    k->kin = (int)c[4];
+    const cbosu_overlap_ctl *c = a->abuf;
+    const int *v = c->v;
+    k->rs_count = (int)c->rs_count;
+    k->comm = *(const MPI_Comm *)c->comm;
+    k->kout = (int)c->kout;
+    k->kin = (int)c->kin;
     k->scnt = v, k->sdsp = v + k->kout, k->sbd = v + 2 * k->kout;
     k->rcnt = v + 3 * k->kout, k->rdsp = k->rcnt + k->kin, k->rbd = k->rcnt + 2 * k->kin;
-    k->out = (double *)(intptr_t)c[5];
+    k->out = c->out;
     k->sts = malloc(sizeof(MPI_Datatype) * (size_t)(k->kout + 1));
     k->rts = malloc(sizeof(MPI_Datatype) * (size_t)(k->kin + 1));
     k->sba = malloc(sizeof(MPI_Aint) * (size_t)(k->kout + 1));
@@ -114,14 +109,14 @@ static double computation(MPI_Request *req, double sec, int tests)
 static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req);
 
 /* Untimed (times NULL): n rounds of the call, MPI_Wait, MPI_Barrier. Timed: n such rounds
- * timed (Pure Comm.), two barriers, then aux[0] + n overlap rounds. */
+ * timed (Pure Comm.), two barriers, then a->warmup + n overlap rounds. */
 static int overlap(cbosu_args *a, int call)
 {
     nbc_ctl k;
     if (ctl_of(a, &k) != 0) return -1;
     MPI_Comm world = CBOSU_COMM(a);
     MPI_Request req;
-    int between = (int)a->aux[2];
+    int between = a->between;
     if (!a->times) {
         for (int i = 0; i < a->n; i++) {
             post(a, &k, call, &req);
@@ -132,9 +127,9 @@ static int overlap(cbosu_args *a, int call)
         return 0;
     }
     double pure = 0.0, sum[4] = {0.0, 0.0, 0.0, 0.0};
-    int phases = (int)a->aux[3];
+    int phases = a->phases;
     if (phases) { /* -c: the -u untimed calls, a barrier, then the checked round(s) */
-        for (int j = 0; j < (int)a->aux[0]; j++) {
+        for (int j = 0; j < a->warmup; j++) {
             MPI_Barrier(world);
             post(a, &k, call, &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -160,7 +155,7 @@ static int overlap(cbosu_args *a, int call)
         MPI_Barrier(world);
         MPI_Barrier(world);
     }
-    int warm = phases ? 0 : (int)a->aux[0], tests = (int)a->aux[1];
+    int warm = phases ? 0 : a->warmup, tests = a->tests;
     for (int i = -warm; i < a->n; i++) {
         double t_start = MPI_Wtime(), t0 = MPI_Wtime();
         post(a, &k, call, &req);

@@ -9,7 +9,7 @@
  * Roles come from Python: `peer` is the partner, `timer` says that this rank times
  * (the sender side of a pair), `root` is 1 on a rank that takes part (mbw_mr's
  * idle ranks only meet the barriers). bw_fan_*: rank 0 against ranks 1 .. P-1.
- * latency_mt: aux[0] sender threads, aux[1] receiver threads. */
+ * latency_mt: `senders` sender threads, `receivers` receiver threads. */
 #include <pthread.h>
 #include <stdlib.h>
 #include "osu.h"
@@ -194,7 +194,7 @@ static int fan(cbosu_args *a, int out)
 int cbosu_pt2pt_more_bw_fan_in(cbosu_args *a) { return fan(a, 0); }
 int cbosu_pt2pt_more_bw_fan_out(cbosu_args *a) { return fan(a, 1); }
 
-/* latency_mt: rank 0 runs aux[0] sender threads, rank 1 aux[1] receiver threads, all
+/* latency_mt: rank 0 runs a->senders threads, rank 1 a->receivers threads, all
  * calling MPI at once (MPI_THREAD_MULTIPLE). Iteration i belongs to sender thread
  * i mod S and receiver thread i mod R. One sender: tags 1 there and 2 back, any
  * receiver thread may match a message (OSU's way); several: the tag is i (mod 32000),
@@ -228,7 +228,7 @@ static void *mt_thread(void *arg)
 
 int cbosu_pt2pt_more_latency_mt(cbosu_args *a)
 {
-    int senders = (int)a->aux[0], threads = a->timer ? senders : (int)a->aux[1], rc = 0, started = 0;
+    int senders = a->senders, threads = a->timer ? senders : a->receivers, rc = 0, started = 0;
     pthread_t *th = malloc(sizeof(pthread_t) * (size_t)threads);
     mt_job *jobs = malloc(sizeof(mt_job) * (size_t)threads);
     if (!th || !jobs) rc = -1;

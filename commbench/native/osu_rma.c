@@ -3,36 +3,23 @@
  * up the windows and runs the same calls in mpi4py). Three loops: latency (put,
  * get, acc, get_acc, fop and cas latency), bw (put_bw, get_bw) and bibw (put_bibw).
  *
- * Besides cbosu_args (osu.h), a loop reads its control block from `abuf`: the
- * int64 slots of rma_ctl below, mirrored by onesided.CTL. On the timing rank with
+ * Besides cbosu_args (osu.h), a loop reads its control block from `abuf`: a
+ * cbosu_rma_ctl (osu.h), which onesided_loops.control_block fills. On the timing rank with
  * `times` set it also stores the seconds from before the first timed iteration to
  * after the last in `total` (OSU's t_end - t_start, which its main column divides). */
-#include <stdint.h>
 #include "osu.h"
 
 enum { S_LOCK, S_FLUSH, S_FLUSH_LOCAL, S_LOCK_ALL, S_PSCW, S_FENCE };
 enum { O_PUT, O_GET, O_ACC, O_GET_ACC, O_FOP, O_CAS };
 
-typedef struct {
-    long long win;      /* the address of the MPI_Win handle (mpi4py's) */
-    long long sync;     /* S_* */
-    long long op;       /* O_* */
-    long long disp;     /* the target displacement of the first message (dynamic: the peer's address) */
-    long long origin;   /* the origin buffer's address */
-    long long result;   /* where Get, Get_accumulate, Fetch_and_op and Compare_and_swap return data */
-    long long compare;  /* Compare_and_swap's compare buffer */
-    long long group;    /* the address of the MPI_Group handle of the peer (pscw) */
-    long long exclusive; /* 1: MPI_Win_lock takes an exclusive lock (-s lock and flush modes) */
-    long long stride;   /* bytes between the messages of a window (bw, bibw) */
-    double total;       /* out: seconds of the timed loop */
-} rma_ctl;
+typedef cbosu_rma_ctl rma_ctl;
 
 CBOSU_EXPORTS(cbosu_rma_)
 
 #define CTL(a) ((rma_ctl *)(a)->abuf)
-#define WIN(c) (*(MPI_Win *)(intptr_t)(c)->win)
-#define GROUP(c) (*(MPI_Group *)(intptr_t)(c)->group)
-#define PTR(x) ((char *)(intptr_t)(x))
+#define WIN(c) (*(const MPI_Win *)(c)->win)
+#define GROUP(c) (*(const MPI_Group *)(c)->group)
+#define PTR(x) ((char *)(x))
 
 /* One operation of the benchmark to `peer` at displacement `off` bytes past the first. */
 static inline void rma_op(const rma_ctl *c, const cbosu_args *a, MPI_Win w, MPI_Aint off)

@@ -17,42 +17,43 @@
  */
 #include <mpi.h>
 #include <stddef.h>
+#include "abi.h"
 
-#define CBP2P_ABI_VERSION 1
+#define CBP2P_ABI_VERSION 2
 #define LINE 64
 #define TAG 0
 #define MAXLINKS 6
 
 enum { PINGPONG, PINGPING, UNIRANDOM, BIRANDOM, CORANDOM, STENCIL, SENDRECV_REPLACE };
 
-/* Mirrored field for field by commbench.native.p2p.LoopArgs. */
-typedef struct {
-    int pattern, reps, size, msgwr, msgrd, links, first;
-    void *comm;            /* the address of an MPI_Comm handle (mpi4py's) */
-    void **sends, **recvs; /* `links` buffers each (one for the other patterns) */
-    const int *peers;      /* PingPong/PingPing: [partner]; SendRecv_Replace: [to, from];
-                              Unirandom/Birandom: per step, the other rank; Corandom: per
-                              step, the rank sent to; Stencil: the `links` neighbours */
-    const int *firsts;     /* Unirandom: per step, 1 where this rank sends; Corandom: per
-                              step, the rank received from */
-    double seconds;        /* out: the timed loop */
-    long long msgs;        /* out: messages sent plus received by this rank */
-} cbp2p_args;
+/* The argument block, one row a field (abi.h), which commbench.native.p2p reads for
+ * its ctypes mirror, LoopArgs. */
+#define CBP2P_ARGS_FIELDS(X) \
+    X(int,         pattern, "the pattern (the enum above)") \
+    X(int,         reps,    "steps of the loop") \
+    X(int,         size,    "bytes a message") \
+    X(int,         msgwr,   "1: write one byte of each line of a send buffer before its send") \
+    X(int,         msgrd,   "1: read one byte of each line of a receive buffer after its receive") \
+    X(int,         links,   "buffers of sends and recvs") \
+    X(int,         first,   "PingPong: 1 on the rank that sends first") \
+    X(void *,      comm,    "the address of an MPI_Comm handle (mpi4py's)") \
+    X(void **,     sends,   "`links` send buffers (one for the other patterns)") \
+    X(void **,     recvs,   "`links` receive buffers") \
+    X(const int *, peers,   "PingPong/PingPing: [partner]; SendRecv_Replace: [to, from]; " \
+                            "Unirandom/Birandom: per step, the other rank; Corandom: per " \
+                            "step, the rank sent to; Stencil: the `links` neighbours") \
+    X(const int *, firsts,  "Unirandom: per step, 1 where this rank sends; Corandom: per " \
+                            "step, the rank received from") \
+    X(double,      seconds, "out: the timed loop") \
+    X(long long,   msgs,    "out: messages sent plus received by this rank")
+
+typedef struct { CBP2P_ARGS_FIELDS(CB_FIELD) } cbp2p_args;
 
 static unsigned char counter;
 static volatile unsigned char sink;
 
-int cbp2p_abi_version(void) { return CBP2P_ABI_VERSION; }
-
-int cbp2p_probe(const void *comm, int *initialized, int *provided, int *rank, int *size)
-{
-    MPI_Initialized(initialized);
-    if (!*initialized) return 0;
-    MPI_Query_thread(provided);
-    MPI_Comm_rank(*(const MPI_Comm *)comm, rank);
-    MPI_Comm_size(*(const MPI_Comm *)comm, size);
-    return 0;
-}
+#define CBP2P_STRUCTS(S) S(cbp2p_args)
+CB_EXPORTS(cbp2p_, CBP2P_ABI_VERSION, CBP2P_STRUCTS)
 
 static inline void wr(void *buf, int size, int on)
 {

@@ -1,5 +1,5 @@
-"""The p2p family's native engine: p2p.c, IMB-P2P's timed loops in C, built and
-cached by commbench.native's build() like kernels.c, loaded with ctypes.
+"""The p2p family's native engine: p2p.c, IMB-P2P's timed loops in C, built, cached,
+loaded and checked by commbench.native.extension like kernels.c.
 
 `load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
 `Runner.args(...)` packs one pattern's buffers and partners for a size (untimed),
@@ -11,10 +11,10 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from commbench.native import extension
+from commbench.native import abi, extension
 
 SOURCE = Path(__file__).with_name("p2p.c")
-ABI_VERSION = 1  # CBP2P_ABI_VERSION of p2p.c
+ABI_VERSION = abi.define(SOURCE, "CBP2P_ABI_VERSION")
 LIB_NAME = "libcommbench_p2p.so"
 
 # The C enum of p2p.c, by IMB-P2P's names.
@@ -23,17 +23,12 @@ PATTERN_CODES = {"PingPong": 0, "PingPing": 1, "Unirandom": 2, "Birandom": 3, "C
 
 
 class LoopArgs(ctypes.Structure):
-    """cbp2p_args of p2p.c, field for field."""
+    """cbp2p_args of p2p.c (CBP2P_ARGS_FIELDS)."""
 
-    _fields_ = [(n, ctypes.c_int) for n in ("pattern", "reps", "size", "msgwr", "msgrd", "links", "first")] + [
-        ("comm", ctypes.c_void_p),
-        ("sends", ctypes.POINTER(ctypes.c_void_p)),
-        ("recvs", ctypes.POINTER(ctypes.c_void_p)),
-        ("peers", ctypes.POINTER(ctypes.c_int)),
-        ("firsts", ctypes.POINTER(ctypes.c_int)),
-        ("seconds", ctypes.c_double),
-        ("msgs", ctypes.c_longlong),
-    ]
+    _fields_ = abi.fields(SOURCE, "CBP2P_ARGS_FIELDS")
+
+
+STRUCTS: dict[str, type] = {"cbp2p_args": LoopArgs}  # checked at load
 
 
 def _ints(values) -> ctypes.Array:
@@ -49,7 +44,7 @@ class Runner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
     def __init__(self):
-        self.dll, self.path, _ = extension.open_library(SOURCE, LIB_NAME, "cbp2p_", ABI_VERSION)
+        self.dll, self.path, _ = extension.open_library(SOURCE, LIB_NAME, "cbp2p_", ABI_VERSION, STRUCTS)
         self.fn = self.dll.cbp2p_loop
         self.fn.restype = ctypes.c_int
         self.fn.argtypes = [ctypes.POINTER(LoopArgs)]
@@ -59,10 +54,11 @@ class Runner:
         """The packed call (and the objects it points into, to keep alive alongside it)."""
         from mpi4py import MPI
 
-        keep = [MPI._addressof(comm), _pointers(sends), _pointers(recvs), _ints(peers), _ints(firsts)]
+        keep = [_pointers(sends), _pointers(recvs), _ints(peers), _ints(firsts)]
+        s, r, p, f = (ctypes.addressof(k) for k in keep)
         a = LoopArgs(pattern=PATTERN_CODES[pattern], size=size, msgwr=int(msgwr), msgrd=int(msgrd),
-                     links=len(sends), first=int(first), comm=keep[0], sends=keep[1], recvs=keep[2],
-                     peers=keep[3], firsts=keep[4])
+                     links=len(sends), first=int(first), comm=MPI._addressof(comm), sends=s, recvs=r,
+                     peers=p, firsts=f)
         return a, keep
 
     def loop(self, a: LoopArgs, reps: int) -> tuple[float, int]:

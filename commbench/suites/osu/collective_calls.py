@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
+from commbench.native import osu as native_osu
 from commbench.options import ConfigError
 from commbench.suites.osu.context import cycle
 from commbench.suites.osu.settings import mem_limit
@@ -136,7 +137,7 @@ def prepare(ctx, size: int) -> None:
 
 
 def control(ctx) -> None:
-    """The C loops' control block (osu_overlap.h) as ctx.abuf: this rank's reduce_scatter
+    """The C loops' control block (cbosu_overlap_ctl of osu.h) as ctx.abuf: this rank's reduce_scatter
     count, the counts and displacements (elements, bytes) per destination and per source,
     the call's communicator, the two degrees, and five doubles the timed loop fills (its
     means: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
@@ -149,10 +150,10 @@ def control(ctx) -> None:
         return counts + at + [x * ctx.tsize for x in at]
     st["v"] = np.array(side([c] * kout) + side(recv), dtype=np.int32)
     st["out"] = np.zeros(5)
-    ctl = np.array([st["rs"][ctx.rank], st["v"].ctypes.data, MPI._addressof(st.get("comm", ctx.comm)), kout, kin,
-                    st["out"].ctypes.data], dtype=np.int64)
-    st["ctl"] = ctl
-    ctx.abuf = ctl.view(np.uint8)
+    st["ctl"] = native_osu.OverlapCtl(rs_count=int(st["rs"][ctx.rank]), v=st["v"].ctypes.data,
+                                      comm=MPI._addressof(st.get("comm", ctx.comm)), kout=kout, kin=kin,
+                                      out=st["out"].ctypes.data)
+    ctx.abuf = native_osu.block(st["ctl"])
 
 
 def release(ctx, size: int) -> None:

@@ -27,6 +27,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
+from commbench.native import osu as native_osu
 from commbench.suites.osu import collectives_check as check
 from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
@@ -109,18 +110,15 @@ def arguments(c, call: Call) -> tuple:
     }[call.name]()
 
 
-def control(c, call: Call, req) -> np.ndarray:
-    """The native loops' control block (osu_coll.c's ctl): ctl[0] the receive count of
-    reduce_scatter, ctl[1] the address of the int32 arrays counts, displacements and byte
-    displacements (P each), ctl[2] the address of the persistent request (or 0)."""
+def control(c, call: Call, req) -> native_osu.CollCtl:
+    """The native loops' control block (cbosu_coll_ctl of osu.h): the receive count of
+    reduce_scatter, the int32 arrays counts, displacements and byte displacements (P
+    each), the persistent request (or none)."""
     cnt, dsp = counts(c, call)
     v = np.array(cnt + dsp + [d * c.tsize for d in dsp], dtype=np.int32)
     c.state["v"] = v
-    ctl = np.zeros(4, dtype=np.int64)
-    ctl[0] = cnt[c.rank]
-    ctl[1] = v.ctypes.data
-    ctl[2] = MPI._addressof(req) if req is not None else 0
-    return ctl
+    return native_osu.CollCtl(rs_count=int(cnt[c.rank]), v=v.ctypes.data,
+                              req=MPI._addressof(req) if req is not None else None)
 
 
 def prepare(c, size: int) -> None:
@@ -133,7 +131,7 @@ def prepare(c, size: int) -> None:
     req = fn(*args) if persistent else None
     c.state.update(call=(fn, args), req=req)
     c.state["ctl"] = control(c, call, req)
-    c.abuf = c.state["ctl"].view(np.uint8)  # what the driver hands the C loop as abuf
+    c.abuf = native_osu.block(c.state["ctl"])  # what the driver hands the C loop as abuf
 
 
 def release(c, size: int) -> None:

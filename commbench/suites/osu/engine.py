@@ -44,9 +44,9 @@ def arguments(bench: OsuBenchmark, ctx: Ctx, n: int, times) -> tuple:
                 root=int(ctx.state.get("root", 0)))
     if max(ints.values()) > INT_MAX:  # the options and checks.validate refuse them: never wrapped
         raise ValueError(f"osu: a count past the C loops' int ({INT_MAX}) reached {bench.name}: {ints}")
-    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints)
-    for i, v in enumerate(ctx.state.get("aux", ())):  # a group's own integers (latency_mt: threads)
-        a.aux[i] = int(v)
+    # a group's own fields of cbosu_args, by name (latency_mt: its threads; the overlap loops')
+    own = {k: int(v) for k, v in ctx.state.get("args", {}).items()}
+    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints, **own)
     return native_osu.with_times(a, times), keep
 
 

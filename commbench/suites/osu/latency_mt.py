@@ -57,7 +57,7 @@ def nprocs(p: int) -> str | None:
 
 
 def prepare(c, size: int) -> None:
-    c.state["aux"] = threads(c.s)
+    c.state["args"] = dict(zip(("senders", "receivers"), threads(c.s)))  # cbosu_args' (osu.h)
 
 
 def loop(c, n: int, times) -> None:

@@ -80,18 +80,19 @@ def computation(req, seconds: float, tests: int) -> float:
 def prepare(ctx, size: int) -> None:
     _, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
     between = int(ctx.bench.variant.name != "ibarrier")  # an MPI_Barrier after each pure round
-    # the overlap warm-up, -t, the barriers, the phases: aux[0..3] of either loop (osu_overlap.h)
-    ctx.state["aux"] = (warm, int(ctx.s.test_calls or 0), between, 0)
+    # the overlap warm-up, -t, the barriers, the phases: fields of cbosu_args (osu.h) that
+    # either loop reads (osu_overlap.h)
+    ctx.state["args"] = {"warmup": warm, "tests": int(ctx.s.test_calls or 0), "between": between, "phases": 0}
     calls.prepare(ctx, size)
 
 
 def loop(ctx, n: int, times) -> None:
     """Untimed (times None): n pure-communication rounds (the warm-up, -c's repetitions).
     Timed: n pure-communication rounds, then warm-up + n overlap rounds; or one of the
-    two phases (aux[3], as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
+    two phases (`phases`, as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
     means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
     comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
-    warm, tests, between, phases = ctx.state["aux"]
+    warm, tests, between, phases = (ctx.state["args"][k] for k in ("warmup", "tests", "between", "phases"))
     out = ctx.state["out"]
     if times is None:
         for _ in range(n):
@@ -99,7 +100,7 @@ def loop(ctx, n: int, times) -> None:
             if between:
                 comm.Barrier()
         return
-    if phases:  # -c: the -u untimed calls (aux[0]), a barrier, then the checked round(s)
+    if phases:  # -c: the -u untimed calls (warmup), a barrier, then the checked round(s)
         for _ in range(warm):
             comm.Barrier()
             post().Wait()
@@ -143,22 +144,22 @@ def check_rounds(ctx, rounds, u: int, times) -> int:
     """OSU 7.4's -c (osu_iallreduce.c and its relatives): every pure-communication round and
     every overlap round, the warm-up ones too, on fresh data: the buffers filled, -u untimed
     calls, an MPI_Barrier, the round (timed after the warm-up), the check (the loop runs the
-    -u calls and the barrier of each round: aux). Pure Comm. is the timed pure rounds' mean,
+    -u calls and the barrier of each round: `args`). Pure Comm. is the timed pure rounds' mean,
     which the overlap rounds compute for; `rounds(out, keep)` runs the rounds of one phase
     (engine.checked_rounds). This rank's wrong bytes."""
     st, n = ctx.state, len(times)
-    warm_overlap, tests, between, _ = st["aux"]
+    own = st["args"]
     pure, parts = np.zeros(n), np.zeros((n, 4))  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
-    st["aux"] = (u, tests, between, 1)
+    st["args"] = {**own, "warmup": u, "phases": 1}
     wrong = rounds(pure)
     mean_pure = float(np.mean(pure)) if n else 0.0
     ctx.comm.Barrier()
     ctx.comm.Barrier()
     st["out"][0] = mean_pure
-    st["aux"] = (u, tests, between, 2)
+    st["args"] = {**own, "warmup": u, "phases": 2}
     wrong += rounds(times, (st["out"][1:], parts))
     st["out"][:] = [mean_pure, *(parts.mean(axis=0) if n else np.zeros(4))]
-    st["aux"] = (warm_overlap, tests, between, 0)
+    st["args"] = own
     return wrong
 
 

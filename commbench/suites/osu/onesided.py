@@ -26,7 +26,7 @@ with an MPI call trace, tests/data/osu/trace_rma.c, and a made-up MPI_Wtime):
 
 The native loops are commbench/native/osu_rma.c; the mpi4py loops (onesided_loops.py)
 make the same calls. Both read the window, buffers and sync from a control block,
-ctx.abuf (CTL), which prepare() sets up.
+ctx.abuf (cbosu_rma_ctl of osu.h), which prepare() sets up.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one-sided programs' windows, control block and mpi4py loops (onesided.py
 declares the programs; commbench/native/osu_rma.c has the same loops in C).
 
-The control block (CTL slots, rma_ctl of osu_rma.c) replaces ctx.abuf for the size:
+The control block (cbosu_rma_ctl of osu.h, native_osu.RmaCtl) replaces ctx.abuf for the size:
 the addresses of the MPI_Win and MPI_Group handles and of the buffers, the sync,
 the operation, the first target displacement, the lock kind, the stride, and
 `total`, the seconds of the timed loop that rank 0's loop writes (both engines).
@@ -13,11 +13,10 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
+from commbench.native import osu as native_osu
 
 SYNCS = ("lock", "flush", "flush_local", "lock_all", "pscw", "fence")  # the order of osu_rma.c's S_*
 OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
-CTL = ("win", "sync", "op", "disp", "origin", "result", "compare", "group", "exclusive", "stride", "total")
-TOTAL = CTL.index("total")
 
 
 def own_buffer(ctx, key: str, nbytes: int) -> np.ndarray:
@@ -70,21 +69,18 @@ def control_block(ctx, size: int) -> None:
     """ctx.abuf := the control block of this size (what the C loops read)."""
     st = ctx.state
     r = st["rma"]
-    ctl = st.get("ctl")
-    if ctl is None:
-        ctl = st["ctl"] = np.zeros(len(CTL), dtype=np.int64)
-    addr = {"win": MPI._addressof(st["win"]), "sync": SYNCS.index(st["sync"]), "op": OPS.index(r.op),
-            "disp": st["disp"], "origin": st["origin"].ctypes.data, "result": st["result"].ctypes.data,
-            "compare": st["compare"].ctypes.data, "group": MPI._addressof(st["group"]),
-            "exclusive": int(st["lock"] == MPI.LOCK_EXCLUSIVE), "stride": ctx.nbytes, "total": 0}
-    ctl[:] = [addr[k] for k in CTL]
-    ctx.abuf = ctl
+    st["ctl"] = native_osu.RmaCtl(
+        win=MPI._addressof(st["win"]), sync=SYNCS.index(st["sync"]), op=OPS.index(r.op), disp=st["disp"],
+        origin=st["origin"].ctypes.data, result=st["result"].ctypes.data, compare=st["compare"].ctypes.data,
+        group=MPI._addressof(st["group"]), exclusive=int(st["lock"] == MPI.LOCK_EXCLUSIVE), stride=ctx.nbytes,
+        total=0.0)
+    ctx.abuf = native_osu.block(st["ctl"])
     st["calls"] = _calls(ctx)
 
 
 def total(ctx) -> float:
     """Rank 0's seconds of the last timed loop (either engine)."""
-    return float(ctx.state["ctl"].view(np.float64)[TOTAL])
+    return float(ctx.state["ctl"].total)
 
 
 def _calls(ctx):
@@ -177,7 +173,7 @@ def _origin(ctx, n: int, times, ops) -> None:
         if times is not None:
             times[i] = wtime() - t0
     if times is not None:
-        st["ctl"].view(np.float64)[TOTAL] = wtime() - t_start
+        st["ctl"].total = wtime() - t_start
 
 
 def latency(ctx, n: int, times) -> None:
@@ -218,7 +214,7 @@ def bibw(ctx, n: int, times) -> None:
         if timed:
             times[i] = wtime() - t0
     if timed:
-        st["ctl"].view(np.float64)[TOTAL] = wtime() - t_start
+        st["ctl"].total = wtime() - t_start
 
 
 LOOPS = {"latency": latency, "bw": bw, "bibw": bibw}
