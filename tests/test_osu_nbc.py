@@ -14,7 +14,7 @@ import pytest
 
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
-from commbench.suites.osu import neighbor, nonblocking
+from commbench.suites.osu import neighbor, nonblocking, topology
 from commbench.suites.osu.settings import Settings
 from tests.mpirun import commbench, mpiexec, run_json
 from tests.osu_common import assert_refused
@@ -220,8 +220,8 @@ def test_osus_counts():
     assert nonblocking.NBC.counts(16384, None, None) == (100, 10)
     assert neighbor.NBR.counts(16384, None, None) == (100, 10) and neighbor.NBR.max_size == 1 << 20
     ring = Settings()  # OSU's default -N cart:1:1: the ranks at -1, +1
-    assert neighbor.layout(ring, 4, 0) == ([3, 1], [3, 1]) and neighbor.layout(ring, 4, 2) == ([1, 3], [1, 3])
+    assert topology.layout(ring, 4, 0) == ([3, 1], [3, 1]) and topology.layout(ring, 4, 2) == ([1, 3], [1, 3])
     grid = Settings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
-    assert neighbor.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and neighbor.layout(grid, 9, 0)[1][:3] == [8, 6, 7]
-    assert neighbor.dims_create(12, 2) == [4, 3] and neighbor.dims_create(16, 3) == [4, 2, 2]
-    assert "radius (r = 1)" in neighbor.fits(grid, 4) and neighbor.fits(grid, 9) is None
+    assert topology.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and topology.layout(grid, 9, 0)[1][:3] == [8, 6, 7]
+    assert topology.dims_create(12, 2) == [4, 3] and topology.dims_create(16, 3) == [4, 2, 2]
+    assert "radius (r = 1)" in topology.fits(grid, 4) and topology.fits(grid, 9) is None

@@ -13,7 +13,8 @@ same at length):
    bytes, and its size range), nprocs, loop (the mpi4py loop), native (its C
    loop's name), row (per-iteration seconds -> the record's values; spec has
    latency_row and bandwidth_row), verify (-c), and, as needed, prepare/release
-   (per size), gather (every rank times), buffers, variant.
+   (per size), gather (every rank times), buffers, directions (bandwidth), call
+   (collectives: collective_calls.Call, from the one table commbench.suites.collops).
 2. One line below: the module in GROUPS. Its benchmarks are then in `commbench
    list osu`, runnable with `commbench run --suite osu NAME`, and their options
    checked against `takes`.

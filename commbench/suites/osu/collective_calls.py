@@ -1,19 +1,22 @@
-"""The calls of OSU's nonblocking and neighborhood collectives (nonblocking.py,
-neighbor.py): their buffers, arguments and -c validation.
+"""The calls of every OSU collective (collectives.py: blocking and persistent;
+nonblocking.py; neighbor.py): the operation (commbench.suites.collops: the one
+declaration of its blocks, counts, mpi4py call and expected contents), its buffers,
+arguments, -M limit and -c validation.
 
 Arguments as the OMB 7.4 binaries pass them (the call logger of
 tests/data/osu/README.md): `count` elements of the -T type per block; rank 0
-is the root (ibcast, igather(v), ireduce, iscatter(v)); the v and w forms give
-every block `count` elements at displacement j x count (alltoallw's
-displacements in bytes); MPI_SUM for the reductions; ireduce_scatter's
-receive counts are count / P, the first count mod P ranks one more;
-ireduce_scatter_block's block is count / P. The neighborhood forms move one
-block per neighbour of the topology's communicator (ctx.state["comm"]).
+is the root; the v and w forms give every block `count` elements at
+displacement j x count (alltoallw's displacements in bytes); MPI_SUM for the
+reductions; reduce_scatter's receive counts are count / P, the first count mod
+P ranks one more; reduce_scatter_block's block is count / P. The neighbourhood
+forms move one block per neighbour of the topology's communicator
+(ctx.state["comm"]; topology.py).
 
 -c: every rank writes its values (i + 7 (rank + 1) + size) mod 31, typed, over
 its whole send buffer (COMMBENCH_FAULT_CORRUPT's rank then spoils its first
 byte), clears the receive buffer, runs one round, and counts the received
-bytes that differ from what the call must deliver (sums for the reductions).
+bytes that differ from what the call must deliver (collops.expected; sums for
+the reductions, the topology's blocks for the neighbourhood forms).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from mpi4py import MPI
 
 from commbench.native import osu as native_osu
 from commbench.options import ConfigError
+from commbench.suites import collops
+from commbench.suites.osu import topology
 from commbench.suites.osu.context import cycle
 from commbench.suites.osu.settings import mem_limit
 
@@ -35,34 +40,30 @@ ROOT = 0
 
 @dataclass(frozen=True)
 class Call:
+    """One OSU collective program's call: its name (OSU's program name without "osu_" and
+    "_persistent"), the operation, and whether it is the persistent form."""
+
     name: str
-    blocks: tuple[str, str] = ("1", "1")  # send, recv blocks: "1", "P" (ranks) or "K" (neighbours)
+    op: collops.Op
+    persistent: bool = False
 
-    def extent(self, p: int, s) -> tuple[int, int]:
-        from commbench.suites.osu.neighbor import degree
+    @property
+    def blocks(self) -> tuple[str, str]:
+        return self.op.blocks
 
-        k = {"1": 1, "P": p, "K": degree(s, p) if "K" in self.blocks else 0}
-        return k[self.blocks[0]], k[self.blocks[1]]
-
-
-CALLS = {c.name: c for c in (
-    Call("iallgather", ("1", "P")), Call("iallgatherv", ("1", "P")), Call("iallreduce"),
-    Call("ialltoall", ("P", "P")), Call("ialltoallv", ("P", "P")), Call("ialltoallw", ("P", "P")),
-    Call("ibarrier"), Call("ibcast"), Call("igather", ("1", "P")), Call("igatherv", ("1", "P")),
-    Call("ireduce"), Call("ireduce_scatter"), Call("ireduce_scatter_block"), Call("iscatter", ("P", "1")),
-    Call("iscatterv", ("P", "1")),
-    Call("neighbor_allgather", ("1", "K")), Call("neighbor_allgatherv", ("1", "K")),
-    Call("neighbor_alltoall", ("K", "K")), Call("neighbor_alltoallv", ("K", "K")),
-    Call("neighbor_alltoallw", ("K", "K")),
-)}
-for _n in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
-    CALLS["ineighbor_" + _n] = Call("ineighbor_" + _n, CALLS["neighbor_" + _n].blocks)
+    def extent(self, p: int, s=None) -> tuple[int, int]:
+        """Blocks of the largest size in the send and receive buffers at p ranks."""
+        return self.op.extent(p, topology.degree(s, p) if "K" in self.op.blocks else 0)
 
 
-def limit(call: Call, s, p: int) -> int:
+def call(name: str, persistent: bool = False) -> Call:
+    return Call(name, collops.op(name), persistent)
+
+
+def limit(c: Call, s, p: int) -> int:
     """The largest size OSU measures under -M at p processes: M / P where a buffer holds a
     block per rank or per neighbour (OSU's check_mem_limit divides by P for both), else M."""
-    return mem_limit(s) // p if {"P", "K"} & set(call.blocks) else mem_limit(s)
+    return mem_limit(s) // p if c.op.per_rank else mem_limit(s)
 
 
 def no_size(s, dtype: str) -> list[int]:
@@ -78,60 +79,31 @@ def test_calls(s) -> None:
                           "(accepted: -t CALLS, 0 or more, e.g. -t 10)")
 
 
-def scatter_counts(count: int, p: int) -> list[int]:
-    return [count // p + (1 if i < count % p else 0) for i in range(p)]
-
-
 def _poster(ctx) -> Callable[[], MPI.Request]:
     """A function that posts this benchmark's call on ctx's buffers at the current size."""
-    name = ctx.bench.variant.name.removeprefix("i") if ctx.bench.variant.name.startswith("ineighbor") \
-        else ctx.bench.variant.name
-    comm, t, c, s, r = ctx.state.get("comm", ctx.comm), ctx.mpi_type, ctx.count, ctx.sbuf, ctx.rbuf
-    k = ctx.state.get("degree", ctx.p)
-    counts, displs = [c] * k, [j * c for j in range(k)]
+    c = ctx.bench.call
+    comm, t, k = ctx.state.get("comm", ctx.comm), ctx.mpi_type, ctx.count
+    if not c.op.name.startswith("neighbor"):
+        args = collops.arguments(c.op, ctx.rank, ctx.p, ctx.sbuf, ctx.rbuf, k, t, ROOT, ctx.tsize, MPI.SUM)
+        post = getattr(comm, "I" + c.op.method.lower())
+        return lambda: post(*args)
+    s, r = ctx.sbuf, ctx.rbuf
     # neighbourhoods: receive from the sources, send to the destinations (-N graph: not as many)
     kin, kout = len(ctx.state.get("sources", ())), len(ctx.state.get("dests", ()))
-    rv, sv = ([c] * kin, [j * c for j in range(kin)]), ([c] * kout, [j * c for j in range(kout)])
-    blocking = not ctx.bench.variant.name.startswith("i")
-    table = {
-        "ibarrier": lambda: comm.Ibarrier(),
-        "ibcast": lambda: comm.Ibcast([s if ctx.rank == ROOT else r, c, t], root=ROOT),
-        "iallreduce": lambda: comm.Iallreduce([s, c, t], [r, c, t], MPI.SUM),
-        "ireduce": lambda: comm.Ireduce([s, c, t], [r, c, t], MPI.SUM, root=ROOT),
-        "ireduce_scatter": lambda: comm.Ireduce_scatter([s, c, t], [r, ctx.state["rs"][ctx.rank], t],
-                                                        ctx.state["rs"], MPI.SUM),
-        "ireduce_scatter_block": lambda: comm.Ireduce_scatter_block([s, c // ctx.p, t],
-                                                                    [r, c // ctx.p, t], MPI.SUM),
-        "iallgather": lambda: comm.Iallgather([s, c, t], [r, c, t]),
-        "iallgatherv": lambda: comm.Iallgatherv([s, c, t], [r, (counts, displs), t]),
-        "ialltoall": lambda: comm.Ialltoall([s, c, t], [r, c, t]),
-        "ialltoallv": lambda: comm.Ialltoallv([s, (counts, displs), t], [r, (counts, displs), t]),
-        "ialltoallw": lambda: comm.Ialltoallw([s, (counts, ctx.state["bd"]), [t] * k],
-                                              [r, (counts, ctx.state["bd"]), [t] * k]),
-        "igather": lambda: comm.Igather([s, c, t], [r, c, t] if ctx.rank == ROOT else None, root=ROOT),
-        "igatherv": lambda: comm.Igatherv([s, c, t], [r, (counts, displs), t] if ctx.rank == ROOT else None,
-                                          root=ROOT),
-        "iscatter": lambda: comm.Iscatter([s, c, t] if ctx.rank == ROOT else None, [r, c, t],
-                                          root=ROOT),
-        "iscatterv": lambda: comm.Iscatterv([s, (counts, displs), t] if ctx.rank == ROOT else None, [r, c, t],
-                                            root=ROOT),
-    }
-    pre = "N" if blocking else "In"
-    nbr = {
-        "neighbor_allgather": lambda: getattr(comm, pre + "eighbor_allgather")([s, c, t], [r, c, t]),
-        "neighbor_allgatherv": lambda: getattr(comm, pre + "eighbor_allgatherv")([s, c, t], [r, rv, t]),
-        "neighbor_alltoall": lambda: getattr(comm, pre + "eighbor_alltoall")([s, c, t], [r, c, t]),
-        "neighbor_alltoallv": lambda: getattr(comm, pre + "eighbor_alltoallv")([s, sv, t], [r, rv, t]),
-        "neighbor_alltoallw": lambda: getattr(comm, pre + "eighbor_alltoallw")(
-            [s, (sv[0], ctx.state["bd"][:kout]), [t] * kout], [r, (rv[0], ctx.state["bd"][:kin]), [t] * kin]),
-    }
-    return {**table, **nbr}[name]
+    rv, sv = collops.counts(c.op, k, kin), collops.counts(c.op, k, kout)
+    bd = [j * k * ctx.tsize for j in range(max(kin, kout))]
+    fn = getattr(comm, "I" + c.op.method.lower() if c.name.startswith("i") else c.op.method)
+    args = {
+        "neighbor_allgather": lambda: ([s, k, t], [r, k, t]),
+        "neighbor_allgatherv": lambda: ([s, k, t], [r, rv, t]),
+        "neighbor_alltoall": lambda: ([s, k, t], [r, k, t]),
+        "neighbor_alltoallv": lambda: ([s, sv, t], [r, rv, t]),
+        "neighbor_alltoallw": lambda: ([s, (sv[0], bd[:kout]), [t] * kout], [r, (rv[0], bd[:kin]), [t] * kin]),
+    }[c.op.name]()
+    return lambda: fn(*args)
 
 
 def prepare(ctx, size: int) -> None:
-    k = ctx.state.get("degree", ctx.p)
-    ctx.state["rs"] = scatter_counts(ctx.count, ctx.p)
-    ctx.state["bd"] = [j * ctx.count * ctx.tsize for j in range(k)]
     ctx.state["post"] = _poster(ctx)
     control(ctx)
 
@@ -143,14 +115,15 @@ def control(ctx) -> None:
     means: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
     c, st = ctx.count, ctx.state
     kout, kin = len(st.get("dests", range(ctx.p))), len(st.get("sources", range(ctx.p)))
-    recv = list(st["rs"]) if ctx.bench.variant.name == "ireduce_scatter" else [c] * kin
+    rs = collops.split(c, ctx.p)
+    recv = rs if ctx.bench.call.op.name == "reduce_scatter" else [c] * kin
 
     def side(counts: list[int]) -> list[int]:  # counts, displacements, byte displacements
         at = [j * c for j in range(len(counts))]
         return counts + at + [x * ctx.tsize for x in at]
     st["v"] = np.array(side([c] * kout) + side(recv), dtype=np.int32)
     st["out"] = np.zeros(5)
-    st["ctl"] = native_osu.OverlapCtl(rs_count=int(st["rs"][ctx.rank]), v=st["v"].ctypes.data,
+    st["ctl"] = native_osu.OverlapCtl(rs_count=int(rs[ctx.rank]), v=st["v"].ctypes.data,
                                       comm=MPI._addressof(st.get("comm", ctx.comm)), kout=kout, kin=kin,
                                       out=st["out"].ctypes.data)
     ctx.abuf = native_osu.block(st["ctl"])
@@ -167,7 +140,7 @@ def values(rank: int, n: int, size: int, dtype: str, start: int = 0) -> np.ndarr
 
 def refill(ctx, size: int) -> None:
     """-c: this rank's values over its whole send buffer, the receive buffer cleared."""
-    ks, kr = ctx.bench.variant.extent(ctx.p, ctx.s)
+    ks, kr = ctx.bench.call.extent(ctx.p, ctx.s)
     n = ctx.count * ks
     ctx.sbuf[: n * ctx.tsize].view(DT[ctx.dtype])[:] = values(ctx.rank, n, size, ctx.dtype)
     ctx.rbuf[: ctx.count * kr * ctx.tsize] = 0
@@ -177,36 +150,20 @@ def refill(ctx, size: int) -> None:
 
 def expected(ctx, size: int) -> np.ndarray | None:
     """What this rank's receive buffer must hold after the round (None: nothing)."""
-    name, c, p, r, dt = ctx.bench.variant.name.removeprefix("i"), ctx.count, ctx.p, ctx.rank, ctx.dtype
-    ks = ctx.bench.variant.extent(p, ctx.s)[0]
+    o, c, p, dt = ctx.bench.call.op, ctx.count, ctx.p, ctx.dtype
 
-    def sent(src):
-        return values(src, c * ks, size, dt)
+    def sent(src, n, at=0):
+        return values(src, n, size, dt, at)
 
-    def total(n):  # the sum over ranks repeats every 31 elements, as each rank's values
-        return np.resize(np.sum([values(q, 31, size, dt).astype(np.int64) for q in range(p)], axis=0)
-                         .astype(DT[dt]), n)
-    if name == "bcast":
-        return sent(ROOT) if r != ROOT else None
-    if name in ("allgather", "allgatherv") or (name in ("gather", "gatherv") and r == ROOT):
-        return np.concatenate([sent(q) for q in range(p)])
-    if name in ("alltoall", "alltoallv", "alltoallw"):
-        return np.concatenate([values(q, c, size, dt, r * c) for q in range(p)])
-    if name in ("scatter", "scatterv"):
-        return values(ROOT, c, size, dt, r * c)
-    if name == "allreduce" or (name == "reduce" and r == ROOT):
-        return total(c)
-    if name == "reduce_scatter":
-        rs = ctx.state["rs"]
-        return total(c)[sum(rs[:r]):sum(rs[:r + 1])]
-    if name == "reduce_scatter_block":
-        b = c // p
-        return total(b * p)[r * b:(r + 1) * b]
-    if name.startswith("neighbor_"):
-        from commbench.suites.osu.neighbor import expected_blocks
+    if o.name.startswith("neighbor"):
+        return topology.expected_blocks(ctx, lambda src: sent(src, c * ctx.bench.call.extent(p, ctx.s)[0]))
+    # the sum over ranks repeats every 31 elements, as each rank's values
+    period = np.sum([values(q, 31, size, dt).astype(np.int64) for q in range(p)], axis=0).astype(DT[dt])
 
-        return expected_blocks(ctx, sent)
-    return None
+    def summed(lo, hi):
+        return np.resize(period, hi)[lo:hi]
+
+    return collops.expected(o, ctx.rank, p, c, sent, summed, root=ROOT)
 
 
 def verify(ctx, size: int) -> int:

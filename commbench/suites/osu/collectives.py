@@ -17,7 +17,8 @@ tests/data/osu/wtime_ranks.c). Defaults: 1000 iterations and 100 warm-up rounds
 
 -M BYTES (default 512 MiB, at least 1 MiB as OSU): the programs with a buffer of
 P blocks (all/gather(v), all-to-all(v,w), scatter(v)) stop at M / P bytes, the
-others at M. -c: collectives_check.py.
+others at M. The calls, their arguments and -c: collective_calls.py, from the one
+declaration of each operation (commbench.suites.collops).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.native import osu as native_osu
-from commbench.suites.osu import collectives_check as check
+from commbench.suites import collops
+from commbench.suites.osu import collective_calls as calls
 from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
@@ -37,84 +39,28 @@ TAKES = frozenset("mixzcTfMu")
 BARRIER_TAKES = frozenset("mixzfM")  # osu_barrier refuses -c and -T; it takes -m and measures no size
 
 
-class Call:
-    """One collective: OSU's title words, the mpi4py method, the blocks of the largest size
-    each buffer holds (send, receive: 1 or P), and whether it reduces."""
-
-    def __init__(self, name: str, title: str, method: str, blocks: tuple[str, str], reduces: bool = False):
-        self.name, self.title, self.method, self.blocks, self.reduces = name, title, method, blocks, reduces
-
-    def extent(self, p: int, settings=None) -> tuple[int, int]:
-        return tuple(p if b == "P" else 1 for b in self.blocks)  # type: ignore[return-value]
-
-
-CALLS = (
-    Call("allreduce", "Allreduce", "Allreduce", ("1", "1"), True),
-    Call("allgather", "Allgather", "Allgather", ("1", "P")),
-    Call("allgatherv", "Allgatherv", "Allgatherv", ("1", "P")),
-    Call("alltoall", "All-to-All Personalized Exchange", "Alltoall", ("P", "P")),
-    Call("alltoallv", "All-to-Allv Personalized Exchange", "Alltoallv", ("P", "P")),
-    Call("alltoallw", "All-to-Allw Personalized Exchange", "Alltoallw", ("P", "P")),
-    Call("barrier", "Barrier", "Barrier", ("1", "1")),
-    Call("bcast", "Broadcast", "Bcast", ("1", "1")),
-    Call("gather", "Gather", "Gather", ("1", "P")),
-    Call("gatherv", "Gatherv", "Gatherv", ("1", "P")),
-    Call("reduce", "Reduce", "Reduce", ("1", "1"), True),
-    Call("reduce_scatter", "Reduce_scatter", "Reduce_scatter", ("1", "1"), True),
-    Call("reduce_scatter_block", "Reduce_scatter_block", "Reduce_scatter_block", ("1", "1"), True),
-    Call("scatter", "Scatter", "Scatter", ("P", "1")),
-    Call("scatterv", "Scatterv", "Scatterv", ("P", "1")),
-)
-BY_CALL = {c.name: c for c in CALLS}
+# OSU's title words of each program (headers.txt), in the order of OMB 7.4's list.
+TITLES = {
+    "allreduce": "Allreduce", "allgather": "Allgather", "allgatherv": "Allgatherv",
+    "alltoall": "All-to-All Personalized Exchange", "alltoallv": "All-to-Allv Personalized Exchange",
+    "alltoallw": "All-to-Allw Personalized Exchange", "barrier": "Barrier", "bcast": "Broadcast",
+    "gather": "Gather", "gatherv": "Gatherv", "reduce": "Reduce", "reduce_scatter": "Reduce_scatter",
+    "reduce_scatter_block": "Reduce_scatter_block", "scatter": "Scatter", "scatterv": "Scatterv",
+}
+CALLS = tuple(calls.call(name) for name in TITLES)
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
 
 
-def limit(call: Call, settings, p: int) -> int:
-    """The largest size OSU measures at p processes under -M."""
-    m = mem_limit(settings)
-    return m // p if "P" in call.blocks else m
-
-
-def counts(c, call: Call) -> tuple[list[int], list[int]]:
-    """(counts, displacements) in elements: k per rank, except reduce_scatter's split of
-    the k elements (count/P each, the first count mod P ranks one more, as OSU)."""
-    k, p = c.count, c.p
-    if call.name == "reduce_scatter":
-        cnt = [k // p + (1 if i < k % p else 0) for i in range(p)]
-    else:
-        cnt = [k] * p
-    return cnt, [sum(cnt[:i]) for i in range(p)]
-
-
-def arguments(c, call: Call) -> tuple:
+def arguments(c, call: calls.Call) -> tuple:
     """The mpi4py arguments of one call at the context's size."""
-    s, r, t, k, p = c.sbuf, c.rbuf, c.mpi_type, c.count, c.p
-    cnt, dsp = counts(c, call)
-    byte_dsp = [d * c.tsize for d in dsp]
-    return {
-        "allreduce": lambda: ([s, k, t], [r, k, t], MPI.SUM),
-        "reduce": lambda: ([s, k, t], [r, k, t], MPI.SUM, 0),
-        "reduce_scatter": lambda: ([s, k, t], [r, cnt[c.rank], t], cnt, MPI.SUM),
-        "reduce_scatter_block": lambda: ([s, k // p, t], [r, k // p, t], MPI.SUM),  # mpi4py: the count per rank
-        "bcast": lambda: ([s if c.rank == 0 else r, k, t], 0),
-        "allgather": lambda: ([s, k, t], [r, k, t]),
-        "allgatherv": lambda: ([s, k, t], [r, cnt, dsp, t]),
-        "gather": lambda: ([s, k, t], [r, k, t], 0),
-        "gatherv": lambda: ([s, k, t], [r, cnt, dsp, t], 0),
-        "scatter": lambda: ([s, k, t], [r, k, t], 0),
-        "scatterv": lambda: ([s, cnt, dsp, t], [r, k, t], 0),
-        "alltoall": lambda: ([s, k, t], [r, k, t]),
-        "alltoallv": lambda: ([s, cnt, dsp, t], [r, cnt, dsp, t]),
-        "alltoallw": lambda: ([s, cnt, byte_dsp, [t] * p], [r, cnt, byte_dsp, [t] * p]),
-        "barrier": lambda: (),
-    }[call.name]()
+    return collops.arguments(call.op, c.rank, c.p, c.sbuf, c.rbuf, c.count, c.mpi_type, 0, c.tsize, MPI.SUM)
 
 
-def control(c, call: Call, req) -> native_osu.CollCtl:
+def control(c, call: calls.Call, req) -> native_osu.CollCtl:
     """The native loops' control block (cbosu_coll_ctl of osu.h): the receive count of
     reduce_scatter, the int32 arrays counts, displacements and byte displacements (P
     each), the persistent request (or none)."""
-    cnt, dsp = counts(c, call)
+    cnt, dsp = collops.counts(call.op, c.count, c.p)
     v = np.array(cnt + dsp + [d * c.tsize for d in dsp], dtype=np.int32)
     c.state["v"] = v
     return native_osu.CollCtl(rs_count=int(cnt[c.rank]), v=v.ctypes.data,
@@ -122,11 +68,12 @@ def control(c, call: Call, req) -> native_osu.CollCtl:
 
 
 def prepare(c, size: int) -> None:
-    call, persistent = c.bench.variant
+    call = c.bench.call
+    persistent = call.persistent
     if call.name == "barrier" and c.s.message_size and c.rank == 0:
         print(f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it and measures "
               "no size too)", file=sys.stderr, flush=True)
-    fn = getattr(c.comm, call.method + ("_init" if persistent else ""))
+    fn = getattr(c.comm, call.op.method + ("_init" if persistent else ""))
     args = arguments(c, call)
     req = fn(*args) if persistent else None
     c.state.update(call=(fn, args), req=req)
@@ -148,7 +95,7 @@ def loop(c, n: int, times) -> None:
     req = c.state["req"]
     if req is not None:
         start, wait = req.Start, req.Wait
-        between = c.bench.variant[0].name != "barrier"
+        between = c.bench.call.name != "barrier"
         for i in range(n):
             t0 = wtime()
             start()
@@ -160,7 +107,7 @@ def loop(c, n: int, times) -> None:
                 bar()
         return
     fn, args = c.state["call"]
-    if c.bench.variant[0].name == "barrier":
+    if c.bench.call.name == "barrier":
         for i in range(n):
             t0 = wtime()
             fn()
@@ -193,11 +140,11 @@ def row(b, data, c, s) -> dict:
 
 
 def extra(c, s, ex) -> dict:
-    call = c.bench.variant[0]
+    call = c.bench.call
     more = {"root": 0, "mem_limit": mem_limit(s)}
     if s.full:
         more["full"] = True
-    if call.reduces:
+    if call.op.reduces:
         more["op"] = "MPI_SUM"
     if call.name == "barrier":
         more.update(sized=False, datatype_line=False)
@@ -209,23 +156,24 @@ def barrier_sizes(settings, dtype: str) -> list[int]:
     return [0] if dtype == settings.types[0] else []
 
 
-def describe(call: Call, persistent: bool) -> str:
-    what = f"MPI_{call.method}" + ("_init once per size, then MPI_Start and MPI_Wait" if persistent else "")
+def describe(call: calls.Call) -> str:
+    what = f"MPI_{call.op.method}" + ("_init once per size, then MPI_Start and MPI_Wait" if call.persistent else "")
     return what + ("" if call.name == "barrier" else ", MPI_Barrier") + " per round; every rank timed"
 
 
-def benchmark(call: Call, persistent: bool) -> OsuBenchmark:
-    barrier = call.name == "barrier"
+def benchmark(name: str, persistent: bool) -> OsuBenchmark:
+    call, barrier = calls.call(name, persistent), name == "barrier"
     return OsuBenchmark(
-        call.name + ("_persistent" if persistent else ""), describe(call, persistent),
-        group="coll", title=f"MPI {call.title}{' Persistent' if persistent else ''} Latency",
+        name + ("_persistent" if persistent else ""), describe(call),
+        group="coll", title=f"MPI {TITLES[name]}{' Persistent' if persistent else ''} Latency",
         metric="sync" if barrier else "collective", takes=BARRIER_TAKES if barrier else TAKES, defaults=COLL,
         loop=loop, prepare=prepare, release=release,
-        native=("barrier_persistent" if barrier else "persistent") if persistent else call.name,
-        buffers=sum(call.extent(2)), row=row, verify=None if barrier else check.verify,
-        refill=None if barrier else check.refill, gather=True, variant=(call, persistent), extra=extra,
-        sizes=barrier_sizes if barrier else None, extent=call.extent, limit=lambda s, p, call=call: limit(call, s, p))
+        native=("barrier_persistent" if barrier else "persistent") if persistent else name,
+        buffers=sum(call.extent(2)), row=row, verify=None if barrier else calls.verify,
+        refill=None if barrier else calls.refill, gather=True, call=call, extra=extra,
+        sizes=barrier_sizes if barrier else None, extent=call.extent,
+        limit=lambda s, p, call=call: calls.limit(call, s, p))
 
 
-BENCHMARKS = tuple(benchmark(c, False) for c in CALLS) + tuple(
-    benchmark(c, True) for c in CALLS if c.name not in NOT_PERSISTENT)
+BENCHMARKS = tuple(benchmark(name, False) for name in TITLES) + tuple(
+    benchmark(name, True) for name in TITLES if name not in NOT_PERSISTENT)

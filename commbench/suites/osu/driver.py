@@ -167,7 +167,7 @@ def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n
         benchmark=bench.name, family=F, kind=KIND.get(bench.metric, bench.metric), np=p, mode=ctx.dtype.upper(),
         bytes=size, repetitions=n, groups=[list(range(p))], world_size=p, components=["t"],
         rank_times={"t": [float(np.mean(t)) if t is not None and len(t) else None for t in timed]},
-        turnover=float(bench.variant or 1) * ctx.window if bench.metric == "bandwidth" else 1.0,
+        turnover=float(bench.directions) * ctx.window if bench.metric == "bandwidth" else 1.0,
         values=values, defects=float(defects) if defects is not None else None, extra=extra)
 
 

@@ -79,7 +79,7 @@ def computation(req, seconds: float, tests: int) -> float:
 
 def prepare(ctx, size: int) -> None:
     _, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
-    between = int(ctx.bench.variant.name != "ibarrier")  # an MPI_Barrier after each pure round
+    between = int(ctx.bench.call.name != "ibarrier")  # an MPI_Barrier after each pure round
     # the overlap warm-up, -t, the barriers, the phases: fields of cbosu_args (osu.h) that
     # either loop reads (osu_overlap.h)
     ctx.state["args"] = {"warmup": warm, "tests": int(ctx.s.test_calls or 0), "between": between, "phases": 0}
@@ -190,7 +190,7 @@ def extra(ctx, s, ex) -> dict:
     cols = FULL if s.full else SHORT
     out = {"metric": "nbc", "columns": [list(c) for c in cols], "subtitle": [SUBTITLE],
            "test_calls": int(s.test_calls or 0), "gathered": True, "mem_limit": mem_limit(s)}
-    if ctx.bench.variant.name == "ibarrier":
+    if ctx.bench.call.name == "ibarrier":
         out.update(sized=False, datatype_line=False)
     return out
 
@@ -200,14 +200,14 @@ def validate(s) -> None:
 
 
 def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
-    call = calls.CALLS[name]
+    call = calls.call(name)
     barrier = name == "ibarrier"
     return OsuBenchmark(
         name, f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
         group="nonblocking", title=title, metric="nbc_sync" if barrier else "nbc",
         takes=frozenset("mixztf") if barrier else TAKES, defaults=IBARRIER if barrier else NBC, loop=loop, prepare=prepare, release=release,
         row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
-        extra=extra, validate=validate, gather=True, variant=call, buffers=2, native=name,
+        extra=extra, validate=validate, gather=True, call=call, buffers=2, native=name,
         check_rounds=None if barrier else check_rounds,
         extent=call.extent, sizes=calls.no_size if barrier else None,
         limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)))

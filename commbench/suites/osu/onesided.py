@@ -185,7 +185,7 @@ def _bench(name: str, title: str, description: str, **kw) -> OsuBenchmark:
         name, description, group="rma", title=title, metric="bandwidth" if bw else "rma_latency",
         defaults=BW if bw else LAT, nprocs=exactly_two, loop=loops.LOOPS[shape], native=shape,
         row=_bw_row if bw else _latency_row, prepare=prepare, release=release, extra=extra,
-        buffers=2 if bw else 3, per_window=2 if bw else 0, variant=RMA[name].dirs if bw else None,
+        buffers=2 if bw else 3, per_window=2 if bw else 0, directions=RMA[name].dirs if bw else 1,
         validate=lambda s, n=name: validate(BY_NAME[n], s), **kw)
 
 

@@ -91,7 +91,7 @@ def _latency_row(b, times, c, s) -> dict:
 
 
 def _bw_row(b, times, c, s) -> dict:
-    return bandwidth_row(times, c.nbytes * c.window * b.variant, s.percentiles)
+    return bandwidth_row(times, c.nbytes * c.window * b.directions, s.percentiles)
 
 
 def from_peer(c, size: int) -> int:
@@ -111,10 +111,10 @@ BENCHMARKS = (
                  verdict=2),
     OsuBenchmark("bw", "a window of -W MPI_Isend one way, MPI_Waitall, a 1-byte ack",
                  group="pt2pt", title="MPI Bandwidth", metric="bandwidth", takes=COMMON | {"W"}, defaults=BW,
-                 nprocs=exactly_two, loop=bw, native="bw", row=_bw_row, verify=at_receiver, variant=1,
+                 nprocs=exactly_two, loop=bw, native="bw", row=_bw_row, verify=at_receiver, directions=1,
                  verdict=102),
     OsuBenchmark("bibw", "windows of -W MPI_Irecv and MPI_Isend both ways at once, MPI_Waitall",
                  group="pt2pt", title="MPI Bi-Directional Bandwidth", metric="bandwidth", takes=COMMON | {"W"},
                  defaults=BW, nprocs=exactly_two, loop=bibw, native="bibw", row=_bw_row, verify=from_peer,
-                 variant=2),
+                 directions=2),
 )

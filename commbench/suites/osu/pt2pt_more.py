@@ -193,7 +193,7 @@ def _latency_row(b, times, c, s) -> dict:
 
 
 def _bw_row(b, times, c, s) -> dict:
-    return bandwidth_row(times, c.nbytes * c.window * b.variant, s.percentiles)
+    return bandwidth_row(times, c.nbytes * c.window * b.directions, s.percentiles)
 
 
 def _senders_latency_row(b, data, c, s) -> dict:
@@ -308,16 +308,16 @@ BENCHMARKS = (
     OsuBenchmark("bw_persistent", "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
                  group="pt2pt_more", title="MPI Bandwidth Persistent", metric="bandwidth", takes=COMMON | {"W"},
                  defaults=BW, nprocs=exactly_two, loop=bw_persistent, native="bw_persistent", row=_bw_row,
-                 verify=at_receiver, variant=1, verdict=102),
+                 verify=at_receiver, directions=1, verdict=102),
     OsuBenchmark("bibw_persistent", "bibw with persistent requests: MPI_Startall of -W receives and sends, "
                  "MPI_Waitall", group="pt2pt_more", title="MPI Bi-Directional Bandwidth Persistent",
                  metric="bandwidth", takes=COMMON | {"W"}, defaults=BW, nprocs=exactly_two, loop=bibw_persistent,
-                 native="bibw_persistent", row=_bw_row, verify=from_peer, variant=2),
+                 native="bibw_persistent", row=_bw_row, verify=from_peer, directions=2),
     OsuBenchmark("mbw_mr", "pairs i, i+P/2 (-p): two barriers, a window of -W MPI_Isend, the ack; MB/s and "
                  "messages/s of all pairs", group="pt2pt_more", title="MPI Multiple Bandwidth / Message Rate",
                  metric="mbw_mr", takes=COMMON | {"W", "p"}, defaults=MBW, nprocs=mbw_nprocs, loop=mbw_mr,
                  native="mbw_mr", prepare=pair_roles, row=_multi_bw_row, verify=pair_receivers, gather=True,
-                 variant=1, world=pairs_fit, extra=mbw_extra),
+                 directions=1, world=pairs_fit, extra=mbw_extra),
     OsuBenchmark("multi_lat", "pairs i, i+P/2: an MPI_Barrier, then a ping-pong; the senders' mean half round trip",
                  group="pt2pt_more", title="MPI Multi Latency", metric="latency", takes=COMMON, defaults=LAT,
                  nprocs=even, loop=barrier_latency, native="barrier_latency", prepare=pair_roles,
@@ -329,9 +329,9 @@ BENCHMARKS = (
     OsuBenchmark("bw_fan_in", "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all",
                  group="pt2pt_more", title="MPI Bandwidth", metric="fan", takes=COMMON | {"W"}, defaults=BW,
                  nprocs=at_least_two, loop=fan_in, native="bw_fan_in", prepare=fan_roles, row=_multi_bw_row,
-                 verify=fan_receivers, gather=True, variant=1),
+                 verify=fan_receivers, gather=True, directions=1),
     OsuBenchmark("bw_fan_out", "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all",
                  group="pt2pt_more", title="MPI Bandwidth", metric="fan", takes=COMMON | {"W"}, defaults=BW,
                  nprocs=at_least_two, loop=fan_out, native="bw_fan_out", prepare=fan_roles, row=_multi_bw_row,
-                 verify=fan_receivers, gather=True, variant=1),
+                 verify=fan_receivers, gather=True, directions=1),
 )

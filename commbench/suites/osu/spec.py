@@ -12,9 +12,12 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commbench.suites.base import Experiment
+
+if TYPE_CHECKING:
+    from commbench.suites.osu.collective_calls import Call
 
 LARGE = 8192  # OSU's LARGE_MESSAGE_SIZE: above it the "large" repetition counts apply
 MAX_PERCENTILES = 5  # OSU 7.4 prints at most five percentile columns
@@ -82,7 +85,8 @@ class OsuBenchmark(Experiment):
     verify: Callable[..., int] | None = None
     gather: bool = False  # every rank times (collectives): row() gets all ranks' times
     fit: bool = True
-    variant: Any = None  # group data the loops read (bibw's directions, a collective's call)
+    directions: int = 1  # bandwidth programs: windows sent per iteration (bibw: both ways, 2)
+    call: Call | None = None  # the collective groups: the program's call (collective_calls.Call)
     # Hooks for programs that need them (one-sided: onesided.py), None elsewhere:
     sizes: Callable[..., list[int]] | None = None  # (settings, dtype) -> its own sizes (fop, cas: one element)
     validate: Callable[..., None] | None = None  # (settings): raise ConfigError for values OSU's program refuses

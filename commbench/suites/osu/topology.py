@@ -1,0 +1,121 @@
+"""The neighbourhood collectives' topology arithmetic (OSU's -N cart:D:R and graph:<file>):
+the Cartesian dimensions, every rank's sources and destinations, the degree that sizes the
+buffers, whether a topology fits P ranks, its communicators, and the blocks a rank receives
+(-c). Used by neighbor.py (the programs) and collective_calls.py (their calls and checks).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import deferred
+
+DEFAULT = ("cart", 1, 1)  # OSU's -N cart:1:1
+
+
+def dims_create(p: int, d: int) -> list[int]:
+    """MPI_Dims_create(p, d) without MPI (the launcher's checks): p's prime factors, largest
+    first, each into the smallest dimension; non-increasing, as MPICH and Open MPI make them."""
+    dims, n, f, primes = [1] * d, p, 2, []
+    while f * f <= n:
+        while n % f == 0:
+            primes.append(f)
+            n //= f
+        f += 1
+    primes += [n] if n > 1 else []
+    for q in sorted(primes, reverse=True):
+        dims[dims.index(min(dims))] *= q
+    return sorted(dims, reverse=True)
+
+
+def grid(s, p: int) -> list[int]:
+    """The Cartesian dimensions of -N cart:D:R at p ranks: MPI's own once MPI runs."""
+    d = (s.nhbr or DEFAULT)[1]
+    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized():
+        return list(MPI.Compute_dims(p, d))
+    return dims_create(p, d)
+
+
+def layout(s, p: int, rank: int, dims: list[int] | None = None) -> tuple[list[int], list[int]]:
+    """(sources, destinations) of a rank, as OSU's omb_neighborhood_create makes them: on
+    cart:D:R the cells at every displacement in [-R, R]^D but 0, last dimension fastest
+    (periodic; sources = destinations); on graph:<file> the file's edges from (to) the rank,
+    in file order."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "graph":
+        edges = topo[2]
+        return [a for a, b in edges if b == rank], [b for a, b in edges if a == rank]
+    _, d, r = topo
+    dims = dims or grid(s, p)
+    coords, rest = [], rank
+    for k in reversed(dims):  # row-major, as MPI_Cart_coords without reordering
+        coords.insert(0, rest % k)
+        rest //= k
+    out = []
+    for disp in itertools.product(range(-r, r + 1), repeat=d):
+        if any(disp):
+            rank_of = 0
+            for c, o, k in zip(coords, disp, dims):
+                rank_of = rank_of * k + (c + o) % k
+            out.append(rank_of)
+    return out, list(out)
+
+
+def degree(s, p: int) -> int:
+    """The most blocks any rank sends or receives (buffer sizes; at least 1)."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "cart":
+        return max((2 * topo[2] + 1) ** topo[1] - 1, 1)
+    out, into = collections.Counter(a for a, _ in topo[2]), collections.Counter(b for _, b in topo[2])
+    return max([1, *(n for c in (out, into) for q, n in c.items() if q < p)])
+
+
+def fits(s, p: int) -> str | None:
+    """OSU's words when the topology cannot be made at p ranks (None: it can)."""
+    topo = s.nhbr or DEFAULT
+    if topo[0] == "graph":
+        far = sorted({q for e in topo[2] for q in e if q >= p})
+        return (f"Number of processes is less than graph nodes. Please increase number of processes "
+                f"({topo[1]} names rank {far[0]}; {p} processes)") if far else None
+    dims = grid(s, p)
+    if topo[2] > (min(dims) - 1) // 2:
+        return (f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of the minimum "
+                f"dimension size {min(dims)}. Increase the number of processes or reduce dim and rad")
+    return None
+
+
+def topology(ctx) -> None:
+    """The Cartesian communicator (cart) and the distributed graph (once per benchmark and type)."""
+    topo, cart = ctx.s.nhbr or DEFAULT, None
+    dims = grid(ctx.s, ctx.p) if topo[0] == "cart" else []
+    if dims:
+        cart = ctx.comm.Create_cart(dims, periods=[True] * len(dims), reorder=False)
+    srcs, dests = layout(ctx.s, ctx.p, ctx.rank, dims)
+    ctx.comm.Barrier()
+    t0 = MPI.Wtime()
+    graph = (cart or ctx.comm).Create_dist_graph_adjacent(srcs, dests, sourceweights=[1] * len(srcs),
+                                                          destweights=[1] * len(dests), reorder=False)
+    took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
+    ctx.state.update(comm=graph, cart=cart, dims=dims, sources=srcs, dests=dests, degree=max(len(srcs), len(dests)),
+                     topology=(took or 0.0) / ctx.p * 1e6)
+
+
+def expected_blocks(ctx, sent) -> np.ndarray:
+    """-c: the blocks this rank receives, from its sources in order (alltoall: the block each
+    source sends to it; a source named twice sends its blocks for this rank in order)."""
+    c, name, st = ctx.count, ctx.bench.call.name, ctx.state
+    if not st["sources"]:
+        return np.zeros(0, dtype="uint8")
+    if "allgather" in name:
+        return np.concatenate([sent(src)[:c] for src in st["sources"]])
+    out, seen = [], collections.Counter()
+    for src in st["sources"]:
+        theirs = layout(ctx.s, ctx.p, src, st["dims"])[1]
+        j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
+        seen[src] += 1
+        out.append(sent(src)[j * c:(j + 1) * c])
+    return np.concatenate(out)
