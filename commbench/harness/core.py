@@ -23,6 +23,7 @@ from commbench.harness.context import Context, Layout
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
 from commbench.harness.precision import least, repeat, sample_until, worst
+from commbench.harness.quiet import quiet_gc
 from commbench.session import Session
 from commbench.suites.base import Benchmark, Kind
 
@@ -384,14 +385,15 @@ class Harness:
         if (engine or self.engines_for(ctx.bench, ctx.x, ctx.size)[0]) == "native":
             kernel = self.native_kernels[ctx.bench.name]
         barrier = ctx.barrier
-        for _ in range(policy.N_BARR):
-            barrier()
-        each = periter.timer(ctx)
-        if each is not None:  # --per-iteration, --sync-start window (commbench.harness.periter)
-            return each.timed(ctx, kernel, n)
-        if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
-            return self.one_call_at_a_time(ctx, n)
-        return kernel(ctx, n)
+        with quiet_gc():  # no collection between the barriers and the end of the timed loop
+            for _ in range(policy.N_BARR):
+                barrier()
+            each = periter.timer(ctx)
+            if each is not None:  # --per-iteration, --sync-start window (commbench.harness.periter)
+                return each.timed(ctx, kernel, n)
+            if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
+                return self.one_call_at_a_time(ctx, n)
+            return kernel(ctx, n)
 
     @staticmethod
     def one_call_at_a_time(ctx: Context, n: int) -> float:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from commbench import records
 from commbench.harness.plan import Plan
 from commbench.harness.precision import least, repeat, sample_until
+from commbench.harness.quiet import quiet_gc
 from commbench.session import Session
 from commbench.suites import family as family_of
 from commbench.suites.procedure import Procedure, Row, Unit
@@ -148,7 +149,8 @@ class RowLoop:
             session.live = kept
 
         def take() -> float:
-            data = unit.measure(row, engine)
+            with quiet_gc():  # one whole measurement: no collection inside it (harness.quiet)
+                data = unit.measure(row, engine)
             value = 0.0
             if session.rank == 0:
                 rec = unit.record(row, engine, data)
