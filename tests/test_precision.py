@@ -149,7 +149,7 @@ BAD = [
     (["--precision", "2%", "--precision-budget", "1,3"], "3 samples cannot give a 95% CI of the median"),
     (["--precision", "2%", "--precision-budget", "1,10", "--samples", "20"],
      "--samples 20 with --precision is the least number of samples of a row, more than the 10"),
-    (["--suite", "msgrate", "--precision", "2%"], "--precision: the msgrate family does not use it"),
+    (["--suite", "overhead", "--precision", "2%"], "--precision: the overhead family does not use it"),
 ]
 
 

@@ -61,16 +61,23 @@ def preprocessed(source: Path) -> str | None:
                   text.replace("\\\n", " "), flags=re.S)
 
 
-def macro(source: Path, name: str) -> tuple[str, str] | None:
-    """(parameter, body) of `#define name(param) body` in source; None when source is
-    missing; RuntimeError when it lacks the macro."""
+def _match(source: Path, pattern: str, what: str) -> re.Match | None:
+    """The first line of source matching pattern; None when source is missing;
+    RuntimeError naming `what` when no line matches."""
     text = preprocessed(source)
     if text is None:
         return None
-    m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}\([ \t]*(\w+)[ \t]*\)(.*)$", text, re.M)
+    m = re.search(pattern, text, re.M)
     if m is None:
-        raise RuntimeError(f"{source}: no {name} table")
-    return m.group(1), m.group(2)
+        raise RuntimeError(f"{source}: no {what}")
+    return m
+
+
+def macro(source: Path, name: str) -> tuple[str, str] | None:
+    """(parameter, body) of `#define name(param) body` in source; None when source is
+    missing; RuntimeError when it lacks the macro."""
+    m = _match(source, rf"^[ \t]*#[ \t]*define[ \t]+{name}\([ \t]*(\w+)[ \t]*\)(.*)$", f"{name} table")
+    return None if m is None else (m.group(1), m.group(2))
 
 
 def rows(source: Path, name: str, pattern: str) -> list[tuple[str, ...]]:
@@ -101,10 +108,5 @@ def fields(source: Path, name: str) -> list[tuple[str, type]]:
 
 def define(source: Path, name: str) -> int | None:
     """The integer of `#define name N` in source (an ABI number); None when source is missing."""
-    text = preprocessed(source)
-    if text is None:
-        return None
-    m = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(\d+)[ \t]*$", text, re.M)
-    if m is None:
-        raise RuntimeError(f"{source}: no #define {name}")
-    return int(m.group(1))
+    m = _match(source, rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(\d+)[ \t]*$", f"#define {name}")
+    return None if m is None else int(m.group(1))
