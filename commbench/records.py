@@ -278,14 +278,18 @@ def build(
     *, benchmark: str, family: str, kind: str, np_: int, mode: str, x: int | None,
     repetitions: int, groups: list[list[int]], world_size: int, components: list[str],
     rank_times: dict[str, list[float | None]], turnover: float, defects: float | None = None,
-    extra: dict | None = None,
+    extra: dict | None = None, values: dict | None = None, status: str = OK, message: str = "",
 ) -> Measurement:
+    """The row's record, its values reduced from the ranks' times; `values` replaces them
+    where a family's procedure computes its own (IMB-P2P's t, IMB-MT's over threads), so a
+    record is whole when built and not changed after."""
     members = [r for g in groups for r in g]
+    reduced = reduce_times(kind, components, rank_times, members, x, turnover)
     return Measurement(
         benchmark=benchmark, family=family, kind=str(kind.value if isinstance(kind, Kind) else kind),
-        np=np_, mode=mode, bytes=x, repetitions=repetitions, groups=groups,
+        np=np_, mode=mode, bytes=x, repetitions=repetitions, groups=groups, status=status, message=message,
         world_size=world_size, components=components, rank_times=rank_times, turnover=turnover,
-        values=reduce_times(kind, components, rank_times, members, x, turnover),
+        values=reduced if values is None else values,
         group_values=[reduce_times(kind, components, rank_times, g, x, turnover) for g in groups]
         if len(groups) > 1 else [],
         defects=defects, extra=extra or {},

@@ -104,9 +104,8 @@ class Harness:
     def run_np(self, bench: Benchmark, np_: int) -> None:
         if not bench.procs.allows(np_):
             if self.world_rank == 0:
-                rec = records.build(repetitions=0, rank_times={}, **self._row(bench, np_, [], "", None, 1.0))
-                rec.status = records.INVALID
-                self.session.emit(rec)
+                self.session.emit(records.build(repetitions=0, rank_times={}, status=records.INVALID,
+                                                **self._row(bench, np_, [], "", None, 1.0)))
             return
         self.session.progress("creating the process groups", benchmark=bench.name, np=np_)
         layout = self.layout(np_)
@@ -293,7 +292,7 @@ class Harness:
                     turnover=turnover)
 
     def make_record(self, bench: Benchmark, base: dict, n: int, gathered: list,
-                    extra: dict | None = None) -> records.Measurement:
+                    extra: dict | None = None, **fields) -> records.Measurement:
         comps = list(bench.components)
         rank_times: dict[str, list[float | None]] = {c: [] for c in comps}
         defects = [d for _, d in gathered if d is not None]
@@ -306,7 +305,7 @@ class Harness:
             defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
             ok = defect is None or defect <= policy.TOL
             self.checked[bench.name] = self.checked.get(bench.name, True) and ok
-        return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base)
+        return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base, **fields)
 
     def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None) -> None:
         """A row without numbers; one per engine when given (the later ones held to their tables)."""
@@ -314,8 +313,7 @@ class Harness:
             for e, engine in enumerate(engines or [None]):
                 extra = ({"engine": engine} if engine else {}) | ({} if self.position is None else {"position": self.position})
                 rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
-                                    extra=extra or None, **base)
-                rec.status, rec.message = status, message
+                                    extra=extra or None, status=status, message=message, **base)
                 self.session.emit(rec, hold=e > 0)
 
     def watch(self, phase: str, sweep: Sweep, x: int | None) -> None:

@@ -55,15 +55,14 @@ class LiveRow:
         extra = {"engine": self.engine, "samples": stats, "rank_samples": firsts}
         if self.precision is not None:
             extra["precision"] = self._precision(stats)
-        rec = self.make(self.bench, self.base, self.n, gathered, extra=extra)
         counts = sorted({len(s) for s in per_rank if s})
         done = "-".join(map(str, (counts[0], counts[-1]) if len(counts) > 1 else counts))
         missing = [r for r, s in enumerate(per_rank) if not s and r in {m for g in self.base["groups"] for m in g}]
-        rec.status = records.INTERRUPTED
-        rec.message = (f"stopped after {done} of {self.requested} samples; every completed sample is kept"
-                       + (f" (none from rank{'s' if len(missing) > 1 else ''} {' '.join(map(str, missing))})"
-                          if missing else ""))
-        return rec
+        message = (f"stopped after {done} of {self.requested} samples; every completed sample is kept"
+                   + (f" (none from rank{'s' if len(missing) > 1 else ''} {' '.join(map(str, missing))})"
+                      if missing else ""))
+        return self.make(self.bench, self.base, self.n, gathered, extra=extra, status=records.INTERRUPTED,
+                         message=message)
 
     def _precision(self, stats: dict) -> dict:
         """What a --precision row had reached when the signal stopped it."""

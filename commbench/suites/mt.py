@@ -294,25 +294,22 @@ def row_record(bench: MtBench, s: Settings, engine: str, count: int, every: list
              "columns": bench.columns, "check_failures": fails if check else None}
     if bench.window:
         extra["window_size"] = s.window_size
-    rec = records.build(benchmark=bench.name, family=F, kind=KIND, np_=nres // s.threads, mode="",
-                        x=None if bench.columns == "barrier" else total, repetitions=s.repeat,
-                        groups=[members], world_size=size, components=["t"],
-                        rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
-                        turnover=1.0, defects=float(sum(map(sum, fails))) if check and bench.checked else None,
-                        extra=extra)
-    if not timed:
-        rec.status, rec.message, rec.values = records.INVALID, "NO SUCCESSFUL EXECUTIONS", {}
-        return rec
-    t_avg = sum(timed) / nres
-    t_max = max(timed)
-    v = {"t_min": min(timed) * 1e6, "t_max": t_max * 1e6, "t_avg": t_avg * 1e6, "t": t_max * 1e6}
-    if bench.columns == "p2p":
-        v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
-    elif bench.columns == "rate":
-        v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
-        v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
-    rec.values = v
-    return rec
+    v: dict = {}
+    if timed:
+        t_avg, t_max = sum(timed) / nres, max(timed)
+        v = {"t_min": min(timed) * 1e6, "t_max": t_max * 1e6, "t_avg": t_avg * 1e6, "t": t_max * 1e6}
+        if bench.columns == "p2p":
+            v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
+        elif bench.columns == "rate":
+            v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
+            v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
+    return records.build(benchmark=bench.name, family=F, kind=KIND, np_=nres // s.threads, mode="",
+                         x=None if bench.columns == "barrier" else total, repetitions=s.repeat,
+                         groups=[members], world_size=size, components=["t"],
+                         rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
+                         turnover=1.0, defects=float(sum(map(sum, fails))) if check and bench.checked else None,
+                         extra=extra, values=v, status=records.OK if timed else records.INVALID,
+                         message="" if timed else "NO SUCCESSFUL EXECUTIONS")
 
 
 FAMILY = Family(

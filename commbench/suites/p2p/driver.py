@@ -164,15 +164,16 @@ def record(pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every
     counts = [m for _, m in every]
     msgs = sum(counts) // 2
     tmax, total = max(times), sum(times)
-    rec = records.build(benchmark=pat.name, family=F, kind=KIND, np_=ctx.p, mode="", x=size, repetitions=n,
-                        groups=[list(range(ctx.p))], world_size=ctx.p, components=["t"],
-                        rank_times={"t": [t / n for t in times]}, turnover=msgs / n,
-                        extra={"pattern": pat.description, "engine": engine, "messages": msgs, "rank_messages": counts,
-                               "max_time_s": tmax, "sum_time_s": total, "warmup_repetitions": w,
-                               "latency_divisor": pat.latency_halves * msgs, "pause_usec": s.pause,
-                               "msgwr": s.msgwr, "msgrd": s.msgrd,
-                               **({"grid": list(ctx.dims)} if ctx.dims else {}),
-                               **({"seed": 0} if pat.name in ("Unirandom", "Birandom", "Corandom") else {})})
-    rec.values["t"] = 1e6 * total / (pat.latency_halves * msgs) if msgs else 0.0
-    rec.values["msgs_per_sec"] = msgs / tmax if tmax > 0 else 0.0
-    return rec
+    groups, rank_times = [list(range(ctx.p))], {"t": [t / n for t in times]}
+    values = records.reduce_times(KIND, ["t"], rank_times, groups[0], size, msgs / n) | {
+        "t": 1e6 * total / (pat.latency_halves * msgs) if msgs else 0.0,
+        "msgs_per_sec": msgs / tmax if tmax > 0 else 0.0}
+    return records.build(benchmark=pat.name, family=F, kind=KIND, np_=ctx.p, mode="", x=size, repetitions=n,
+                         groups=groups, world_size=ctx.p, components=["t"], rank_times=rank_times,
+                         turnover=msgs / n, values=values,
+                         extra={"pattern": pat.description, "engine": engine, "messages": msgs, "rank_messages": counts,
+                                "max_time_s": tmax, "sum_time_s": total, "warmup_repetitions": w,
+                                "latency_divisor": pat.latency_halves * msgs, "pause_usec": s.pause,
+                                "msgwr": s.msgwr, "msgrd": s.msgrd,
+                                **({"grid": list(ctx.dims)} if ctx.dims else {}),
+                                **({"seed": 0} if pat.name in ("Unirandom", "Birandom", "Corandom") else {})})
