@@ -166,3 +166,23 @@ def test_a_stopped_osu_row_keeps_every_completed_sample(tmp_path):
     st = r["extra"]["samples"]
     assert st["k"] == len(st["t_max_samples"]) >= 2 and "every completed sample is kept" in r["message"]
     assert r["values"]["t_max"] == pytest.approx(sorted(st["t_max_samples"])[(st["k"] - 1) // 2])
+
+
+@pytest.mark.parametrize("suite, np_", [
+    (["--suite", "osu", "latency", "-m", "1:8", "-i", "100", "-x", "10"], 2),
+    (["--suite", "p2p", "PingPong", "-msglog", "0:2", "-iter", "100"], 2),
+    (["--suite", "msgrate", "pair_based", "--iters", "5", "--peers", "2"], 4),
+])
+def test_the_text_says_how_rows_were_measured(suite, np_, tmp_path):
+    """--precision and --shuffle in the text of every procedure family, as in the IMB text:
+    the target and the order in the preamble, the rows that reached it at the end; and
+    `commbench report` prints the same again from the results file."""
+    out = tmp_path / "r.json"
+    p = mpiexec(np_, "run", *suite, "--precision", "40%", "--precision-budget", "1,20", "--shuffle", "5",
+                "-o", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = len(json.loads(out.read_text())["records"])
+    for text in (p.stdout, commbench("report", str(out)).stdout):
+        assert "# Precision target               :   +-40% (95% CI of the median t_max)" in text
+        assert "# Order                          :   shuffled, seed 5" in text
+        assert "rows reached +-40% (95% CI of the median t_max)" in text and f" of {rows} rows" in text

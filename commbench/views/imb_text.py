@@ -11,8 +11,8 @@ import sys
 from typing import TextIO
 
 from commbench import measuring, records
-from commbench.measuring import PRECISION_SAMPLES
 from commbench.records import Kind
+from commbench.views.measuring_text import measuring_lines, precision_note
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)
@@ -159,21 +159,6 @@ def methodology_line(cfg: dict) -> str:
 
 
 PREC = "prec[%]"  # --precision: the row's achieved +-% of its median, * where it missed the target
-
-
-def measuring_lines(cfg: dict) -> list[str]:
-    """The preamble's lines for --precision and --shuffle (none without them)."""
-    m = cfg.get("measuring") or {}
-    out = []
-    if m.get("precision") is not None:
-        secs, k = m.get("precision_budget") or (cfg.get("secs"), None)
-        k = k or max(PRECISION_SAMPLES, cfg.get("samples") or 1)
-        out.append(f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the median t_max), "
-                   f"at most {secs:g} s and {k} samples per row; * marks rows that missed it")
-    if m.get("shuffle") is not None:
-        out.append(f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes of each sweep "
-                   "and benchmarks); rows are printed as measured")
-    return out
 
 
 def precision_cell(rec: records.Measurement) -> str:
@@ -380,19 +365,8 @@ class ImbText:
 
     def _precision_note(self) -> None:
         """--precision: how many rows reached the target, and each that did not, with why."""
-        rows = self.precision_rows
-        missed = [r for r in rows if not (r.extra.get("precision") or {}).get("reached")]
-        target = 100 * self.cfg["measuring"]["precision"]
-        self.p("")
-        self.p(f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI of the "
-               f"median t_max)" + (f"; {len(missed)} did not (*):" if missed else ""))
-        for r in missed:
-            p = r.extra.get("precision") or {}
-            what = f"{r.benchmark} {r.np} processes" + (f" {r.mode}" if r.mode else "") + (
-                f", {r.bytes} bytes" if r.bytes is not None else "")
-            got = "no CI" if p.get("achieved") is None else f"+-{100 * p['achieved']:.2f}%"
-            self.p(f"#   {what}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
-                   f"{p.get('secs', 0):.1f} s)")
+        for line in precision_note(self.precision_rows, self.cfg):
+            self.p(line)
 
     def _check_trailer(self, summary: dict) -> None:
         """IMB's check summary, saying which benchmarks no verifier looked at and,

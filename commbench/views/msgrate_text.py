@@ -8,6 +8,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.msgrate import Settings
+from commbench.views.measuring_text import Notes
 
 
 class MsgrateText:
@@ -18,6 +19,7 @@ class MsgrateText:
         self.rates: list[str] = []
         self.head: list[str] = []
         self.machine = False
+        self.notes = Notes()
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
@@ -33,9 +35,12 @@ class MsgrateText:
         w(f"# single direction pairs: {p.pairing}; barrier before each timed iteration: "
           f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}\n")
         w("# messages per second per process (sends + receives), averaged over processes\n")
+        for line in self.notes.start(cfg):  # --precision, --shuffle
+            w(line + "\n")
         self.out.flush()
 
     def record(self, rec: records.Measurement) -> None:
+        self.notes.record(rec)
         r = rec.extra["messages_per_second"]
         self.rates.append(f"{r:.2f}")
         rr = [v for v in rec.extra["rank_rates"] if v]
@@ -44,6 +49,8 @@ class MsgrateText:
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
+        for line in self.notes.finish():
+            self.out.write(line + "\n")
         if self.machine:
             self.out.write(" ".join(self.head + self.rates) + "\n")
         self.out.flush()

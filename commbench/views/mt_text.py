@@ -11,6 +11,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.mt import Settings, gil_note
+from commbench.views.measuring_text import Notes
 
 DASHES = "#" + "-" * 77
 COLUMNS = {
@@ -34,6 +35,7 @@ class MtText:
         self.failed_rows = 0
         self.unchecked: list[str] = []  # benchmarks -check had nothing to verify in
         self.check = False
+        self.notes = Notes()
         self.gil_said = False  # the preamble's GIL note (mpi4py engine)
 
     def p(self, line: str = "") -> None:
@@ -59,6 +61,8 @@ class MtText:
                f"-window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo {s.malloc_algo}")
         self.p("# Calling sequence was:")
         self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))
+        for line in self.notes.start(cfg):  # --precision, --shuffle
+            self.p(line)
         if not s.noheader:
             self.p("#")
         self.out.flush()
@@ -87,6 +91,7 @@ class MtText:
         self.p("".join(field(c) for c in COLUMNS[x["columns"]]))
 
     def record(self, rec: records.Measurement) -> None:
+        self.notes.record(rec)
         key = (rec.benchmark, rec.extra.get("engine"))
         if key != self.key:
             self.key = key
@@ -115,6 +120,8 @@ class MtText:
                    else "# Check (-check): no failures in the rows verified")
             if self.unchecked:
                 self.p(f"# not checked (no data it receives to verify): {', '.join(self.unchecked)}")
+        for line in self.notes.finish():
+            self.p(line)
         if summary.get("interrupted"):
             self.p(f"# commbench: the run ended early: {summary['interrupted']}")
         self.out.flush()

@@ -21,6 +21,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
+from commbench.views.measuring_text import Notes
 
 VERSION = "7.4"
 SIZE_W, FIELD_W = 10, 18
@@ -99,6 +100,7 @@ class OsuText:
         self.both = False
         self.alloc = ""
         self.mode: str | None = None
+        self.notes = Notes()
 
     def p(self, line: str = "") -> None:
         self.out.write(line + "\n")
@@ -112,9 +114,12 @@ class OsuText:
             self.alloc += f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on host memory)"
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
+        for line in self.notes.start(cfg):  # --precision, --shuffle
+            self.p(line)
 
     def record(self, rec: records.Measurement) -> None:
         ex = rec.extra
+        self.notes.record(rec)
         if rec.status == records.INVALID:  # a program OSU would not run at this process count
             self.p("")
             self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}")
@@ -158,6 +163,8 @@ class OsuText:
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
+        for line in self.notes.finish():
+            self.p(line)
         if summary.get("interrupted"):
             self.p(f"# !! run ended early: {summary['interrupted']}")
         loops = {"mpi4py": "mpi4py", "both": "C (commbench/native/osu_*.c), then mpi4py"}.get(

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.p2p import Settings
+from commbench.views.measuring_text import Notes
 
 TITLE = "#" + "-" * 60
 BLOCK = "#" + "-" * 64
@@ -30,6 +31,7 @@ class P2PText:
         self.current: tuple | None = None
         self.mb_unit = 10**6
         self.both, self.engine = False, "native"
+        self.notes = Notes()
 
     def p(self, line: str = "") -> None:
         self.out.write(line + "\n")
@@ -68,9 +70,12 @@ class P2PText:
                f"-msgwr {'on' if s.msgwr else 'off'} -msgrd {'on' if s.msgrd else 'off'}; buffers: "
                f"{meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; Mbytes = "
                f"{'2^20' if self.mb_unit == 2**20 else '10^6'} bytes")
+        for line in self.notes.start(cfg):  # --precision, --shuffle
+            self.p(line)
         self.out.flush()
 
     def record(self, rec: records.Measurement) -> None:
+        self.notes.record(rec)
         if rec.status == records.INVALID:
             self.p("")
             self.p(rec.message)
@@ -100,6 +105,8 @@ class P2PText:
         self.p("".join(f" {c:>12}" for c in COLUMNS))
 
     def finish(self, summary: dict) -> None:
+        for line in self.notes.finish():
+            self.p(line)
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")
