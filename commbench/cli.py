@@ -92,15 +92,22 @@ def cmd_run(argv: list[str]) -> int:
     return job.run(argv)
 
 
+def option_table() -> list[str]:
+    """Which general option applies to which family (docs/options.md; commbench list --options),
+    generated from the declarations the refusals come from (commbench.suites.uses)."""
+    from commbench import config, suites
+    from commbench.suites import uses
+
+    return uses.table(config.OPTIONS, config.RUN_LEVEL, suites.families())
+
+
 def cmd_list(argv: list[str]) -> int:
     _mpi4py_rc(initialize=False)
     from commbench import suites
 
     names = suites.family_names()
     if argv == ["--options"]:  # which general option applies to which family (docs/options.md)
-        from commbench import config
-
-        print("\n".join(config.option_table()))
+        print("\n".join(option_table()))
         return 0
     if argv:
         fam = suites.canonical_family(argv[0])

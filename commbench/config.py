@@ -139,11 +139,6 @@ def _hint() -> str | None:
     return suites.canonical_family(jobenv.family_hint() or "-")
 
 
-def option_table() -> list[str]:
-    """Which general option applies to which family (docs/options.md; commbench list --options)."""
-    return uses.table(OPTIONS, RUN_LEVEL, suites.families())
-
-
 def _all_options() -> list[Option]:
     opts = list(OPTIONS)
     hint = _hint()
@@ -259,13 +254,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         multi = 0  # spec A3: a Multi- prefix implies -multi 0
     msgs, vol, nonaggr, pol = policy.repetition_settings(values, argv, prof)
     minlog, maxlog = _size_range(values, prof)
-    msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
-    if msglen is not None and not any(msglen) and values.get("zero_size") is False:
-        raise ConfigError("-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)")
-    np_ = values.get("np")
-    if np_ is not None and world_size is not None and np_ != world_size:
-        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
-                          f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
+    msglen, np_ = _msglen_and_np(values, world_size)
     cfg = RunConfig(
         family=fam.name,
         benchmarks=tuple(run_list),
@@ -306,6 +295,18 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     if size is not None:
         check_world(cfg, size)
     return cfg
+
+
+def _msglen_and_np(values: dict[str, Any], world_size: int | None) -> tuple[list[int] | None, int | None]:
+    """-msglen's sizes (None: no file) and -n, refused where they cannot be."""
+    msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
+    if msglen is not None and not any(msglen) and values.get("zero_size") is False:
+        raise ConfigError("-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)")
+    np_ = values.get("np")
+    if np_ is not None and world_size is not None and np_ != world_size:
+        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
+                          f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
+    return msglen, np_
 
 
 def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:

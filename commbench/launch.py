@@ -318,6 +318,13 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     rc, why = _wait(proc, token)
     started = _started(token)
     _release(path if reserved else None)
+    return _status(mpiexec, rc, why, started, path)
+
+
+def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: str | None) -> int:
+    """The launcher's exit status from mpiexec's (rc), the signal that ended the job (why),
+    whether a rank started commbench and the results file; a results file of a job that
+    ended early is marked so (complete: false, the reason)."""
     if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
         print(f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
               "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
