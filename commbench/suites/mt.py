@@ -39,7 +39,7 @@ from commbench.suites import mpi1
 from commbench.suites.base import Family
 from commbench.suites.mt_python import PyRun
 from commbench.suites.mt_spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, Settings
-from commbench.suites.procedure import Procedure, Row, Unit
+from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 
 def _counts(s: str) -> tuple[int, ...]:
@@ -186,19 +186,6 @@ def preamble(cfg) -> list[str]:
 
 # ---------------------------------------------------------------- the procedure (commbench.harness.rows runs it)
 
-def _engines(session: Session):
-    """[(engine name, runner or None for Python threads)], agreed by every rank."""
-    requested = session.cfg.engine
-    if requested == "mpi4py":
-        return [("mpi4py", None)]
-    runner, note = native_mt.resolve(session.comm)
-    if runner is None:
-        if session.rank == 0:
-            print(f"commbench: {note}", file=sys.stderr, flush=True)
-        return [("mpi4py", None)]
-    return [("native", runner)] + ([("mpi4py", None)] if requested == "both" else [])
-
-
 def _thread_comms(comm, n: int) -> list:
     """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id; an MPI
     whose limit validate() did not know ends the run naming it, not with its own abort."""
@@ -230,7 +217,7 @@ class MtProcedure(Procedure):
         self.runners: dict = {}
 
     def open(self) -> None:
-        self.runners = dict(_engines(self.session))
+        self.runners = engines(self.session, lambda: native_mt.resolve(self.session.comm))
         self.comms = _thread_comms(self.session.comm, self.s.threads)
 
     def close(self) -> None:

@@ -16,12 +16,14 @@ watchdog's steps, what a signal keeps of a row, and the extras every record carr
 A Procedure yields Units (rows that share a set-up, e.g. one OSU benchmark and -T type's
 buffers of its largest size). A Unit with `invalid` set has no rows: the harness records
 one invalid row with that message (OSU's words, IMB-P2P's "NOT AVAILABLE" line).
-No MPI here.
+`engines` is the one choice of a family's engines (its C loops' runner, or the mpi4py
+loops) for the run's --engine; no MPI is called here but through its resolve().
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,3 +83,17 @@ class Procedure:
 
     def close(self) -> None:
         """Every rank, after the last unit, also after a failure."""
+
+
+def engines(session: Any, resolve: Callable[[], tuple[Any, str | None]]) -> dict[str, Any]:
+    """{engine: its runner (None: the mpi4py loops)} for the run's --engine, agreed by every
+    rank: the C loops where resolve() (collective: (runner, None) or (None, why)) loads them
+    on every rank, else the mpi4py loops, rank 0 saying why; --engine both: C, then mpi4py."""
+    if session.cfg.engine == "mpi4py":
+        return {"mpi4py": None}
+    runner, note = resolve()
+    if runner is None:
+        if session.rank == 0:
+            print(f"commbench: {note}", file=sys.stderr, flush=True)
+        return {"mpi4py": None}
+    return {"native": runner} | ({"mpi4py": None} if session.cfg.engine == "both" else {})

@@ -15,7 +15,6 @@ the row (bench.row). A row whose validation failed counts as a check failure
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -29,6 +28,7 @@ from commbench.suites.osu.engine import checked_rounds, loop
 from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
 from commbench.suites.osu.spec import OsuBenchmark, unfit
 from commbench.suites.procedure import Procedure, Row, Unit
+from commbench.suites.procedure import engines as procedure_engines
 
 F = "osu"
 KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
@@ -40,18 +40,13 @@ KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.val
 
 
 def engines(session: Session, bench: OsuBenchmark, cache: dict) -> dict[str, object]:
-    """{engine: the group's native runner, or None for the mpi4py loop}, agreed by every rank."""
-    if session.cfg.engine == "mpi4py" or not bench.native:
+    """{engine: the group's native runner, or None for the mpi4py loop}, agreed by every rank,
+    resolved once per group of programs (cache)."""
+    if not bench.native:
         return {"mpi4py": None}
     if bench.group not in cache:
-        runner, note = native_osu.resolve(session.comm, bench.group)
-        if runner is None and session.rank == 0:
-            print(f"commbench: {note}", file=sys.stderr, flush=True)
-        cache[bench.group] = runner
-    runner = cache[bench.group]
-    if runner is None:
-        return {"mpi4py": None}
-    return {"native": runner} | ({"mpi4py": None} if session.cfg.engine == "both" else {})
+        cache[bench.group] = procedure_engines(session, lambda: native_osu.resolve(session.comm, bench.group))
+    return cache[bench.group]
 
 
 class OsuProcedure(Procedure):

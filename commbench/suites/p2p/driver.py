@@ -20,7 +20,6 @@ turnover is M per repetition, so bytes_per_sec = turnover x size / t_max.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Iterator
 
@@ -31,7 +30,7 @@ from commbench.native import p2p as native_p2p
 from commbench.session import Session
 from commbench.suites.p2p.patterns import PATTERNS, Ctx, Pattern
 from commbench.suites.p2p.settings import Settings
-from commbench.suites.procedure import Procedure, Row, Unit
+from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 F = "p2p"
 KIND = "p2p"
@@ -60,18 +59,6 @@ def pause(usec: int) -> None:
         time.sleep(usec / 1e6)
 
 
-def engines(session: Session) -> dict[str, native_p2p.Runner | None]:
-    """{engine: p2p.c's runner, or None for the mpi4py loops}, agreed by every rank."""
-    if session.cfg.engine == "mpi4py":
-        return {"mpi4py": None}
-    runner, note = native_p2p.resolve(session.comm)
-    if runner is None:
-        if session.rank == 0:
-            print(f"commbench: {note}", file=sys.stderr, flush=True)
-        return {"mpi4py": None}
-    return {"native": runner} | ({"mpi4py": None} if session.cfg.engine == "both" else {})
-
-
 class P2pProcedure(Procedure):
     """A unit per pattern (an invalid one where IMB-P2P prints NOT AVAILABLE), a row per size."""
 
@@ -87,7 +74,7 @@ class P2pProcedure(Procedure):
             if not pat.runs_at(p):
                 yield Unit(name, p, kind=KIND, invalid=pat.invalid_line(p))
                 continue
-            runners = runners if runners is not None else engines(session)
+            runners = runners if runners is not None else engines(session, lambda: native_p2p.resolve(session.comm))
             yield P2pUnit(name, p, [Row(name, p, size) for size in s.sizes], list(runners), kind=KIND,
                           session=session, pattern=pat, s=s, runners=runners)
 
