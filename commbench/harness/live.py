@@ -65,11 +65,17 @@ class LiveRow:
                          message=message)
 
     def _precision(self, stats: dict) -> dict:
-        """What a --precision row had reached when the signal stopped it."""
-        achieved = records.relative_precision(stats.get("t_max_samples") or [])
-        return {"target": self.precision, "achieved": achieved, "reached": False, "stopped": "signal",
-                "k": stats.get("k", 0), "secs": round(time.monotonic() - self.started, 6),
-                "budget_secs": self.budget_secs, "budget_samples": self.requested}
+        return stopped_precision(self.precision, stats, self.started, self.budget_secs, self.requested)
+
+
+def stopped_precision(target: float | None, stats: dict, started: float, budget_secs: float | None,
+                      budget_samples: int) -> dict:
+    """What a --precision row had reached when a signal stopped it (stats: records.sample_stats
+    of its completed samples); the kernel harness's rows and the row loop's say it alike."""
+    achieved = records.relative_precision(stats.get("t_max_samples") or [])
+    return {"target": target, "achieved": achieved, "reached": False, "stopped": "signal",
+            "k": stats.get("k", 0), "secs": round(time.monotonic() - started, 6),
+            "budget_secs": budget_secs, "budget_samples": budget_samples}
 
 
 def _runs(data: Any) -> list | None:

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from commbench import records
+from commbench.harness.live import stopped_precision
 from commbench.harness.plan import Plan
 from commbench.harness.precision import least, repeat, sample_until
 from commbench.harness.quiet import quiet_gc
@@ -34,12 +35,12 @@ from commbench.suites.procedure import Procedure, Row, Unit
 class Kept:
     """World rank 0: the samples of the row being measured, each its value (s) and record."""
 
-    row: Row
     engine: str
     requested: int
     values: list[float] = field(default_factory=list)
     recs: list = field(default_factory=list)
     precision: float | None = None
+    budget_secs: float | None = None  # --precision: the row's budget of seconds
     several: list | None = None  # the records of a measurement that makes several rows
     started: float = field(default_factory=time.monotonic)
 
@@ -53,9 +54,8 @@ class Kept:
             return None
         more = {}
         if self.precision is not None:
-            got = records.relative_precision(sorted(v * 1e6 for v in self.values))
-            more["precision"] = {"target": self.precision, "achieved": got, "reached": False, "stopped": "signal",
-                                 "k": len(self.recs), "secs": round(time.monotonic() - self.started, 6)}
+            more["precision"] = stopped_precision(self.precision, records.sample_stats([self.values]), self.started,
+                                                  self.budget_secs, self.requested)
         return publish(self, True, "engine" in self.recs[0].extra, more, status=records.INTERRUPTED,
                        message=f"stopped after {len(self.recs)} of {self.requested} samples; every completed "
                                "sample is kept")
@@ -143,8 +143,9 @@ class RowLoop:
         """Every sample of one row, then its record to the views; 1 when a check failed."""
         session, comm = self.session, self.session.comm
         session.progress("the row's first sample", **row.where())
-        kept = Kept(row, engine, self.plan.row_budget()[1] if self.precision is not None else self.cfg.samples,
-                    precision=self.precision)
+        secs, budget = self.plan.row_budget()
+        kept = Kept(engine, budget, precision=self.precision,  # budget: --samples K without --precision
+                    budget_secs=secs if self.precision is not None else None)
         if self.sampling and session.rank == 0:
             session.live = kept
 
@@ -165,7 +166,7 @@ class RowLoop:
 
         runs: list = []
         if self.precision is not None:
-            outcome = sample_until(comm, take, runs, self.precision, self.plan.row_budget(),
+            outcome = sample_until(comm, take, runs, self.precision, (secs, budget),
                                    least(self.cfg.samples), session.beat)
         else:
             repeat(comm, take, runs, self.cfg.samples, self.cfg.secs, session.beat)

@@ -12,7 +12,7 @@ from typing import TextIO
 
 from commbench import measuring, records
 from commbench.records import Kind
-from commbench.views.measuring_text import measuring_lines, precision_note
+from commbench.views.measuring_text import measuring_lines, precise, precision_note
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)
@@ -183,7 +183,7 @@ class ImbText:
     @property
     def precise(self) -> bool:
         """--precision: the prec[%] column and the closing note."""
-        return (self.cfg.get("measuring") or {}).get("precision") is not None
+        return precise(self.cfg)
 
     def p(self, line: str = "") -> None:
         self.out.write(line + "\n")

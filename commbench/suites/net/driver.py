@@ -12,6 +12,7 @@ with a "Verdicts" record whose list also goes to the results file's top-level
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +43,19 @@ class Run:
     fans: dict = field(default_factory=dict)  # FanIn/FanOut -> {host: B/s samples} (rank 0)
     bws: list = field(default_factory=list)  # Bisection: every round's per-pair bandwidths (rank 0)
     made: list = field(default_factory=list)  # the records of the measurement being made (rank 0)
+
+    @functools.cached_property
+    def ring_orders(self) -> dict[str, list[int]]:
+        """HPCC's rings: the natural order and --net-rings random ones (drawn from the seed), once."""
+        rng = np.random.default_rng(self.s.seed)
+        return {"natural": list(range(self.p))} | {f"random {i + 1}": [int(x) for x in rng.permutation(self.p)]
+                                                   for i in range(self.s.rings)}
+
+    @functools.cached_property
+    def matchings(self) -> list:
+        """--net-rounds random perfect matchings (drawn from the seed + 1000), once."""
+        rng = np.random.default_rng(self.s.seed + 1000)
+        return [patterns.matching(self.p, rng) for _ in range(self.s.rounds)]
 
     @property
     def comm(self):
@@ -202,17 +216,10 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
                                        bytes=n, repetitions=0, world_size=r.p, values={}, extra=extra))
 
 
-def _ring_orders(r: Run) -> dict[str, list[int]]:
-    """HPCC's rings: the natural order and --net-rings random ones (drawn from the seed)."""
-    rng = np.random.default_rng(r.s.seed)
-    return {"natural": list(range(r.p))} | {f"random {i + 1}": [int(x) for x in rng.permutation(r.p)]
-                                            for i in range(r.s.rings)}
-
-
 def rings(r: Run, row: Row) -> None:
     """One ring, one metric: each rank exchanges with both neighbours in the ring's order."""
     metric, label = row.mode.split(" ", 1)
-    order, n, me = _ring_orders(r)[label], row.bytes, r.session.rank
+    order, n, me = r.ring_orders[label], row.bytes, r.session.rank
     at = order.index(me)
     left, right = order[at - 1], order[(at + 1) % r.p]
     every = r.step(lambda: patterns.ring(r.comm, r.b, left, right, n), benchmark="Rings", mode=row.mode, bytes=n)
@@ -221,12 +228,6 @@ def rings(r: Run, row: Row) -> None:
                rank_times={"t": [_median(ts) for ts in every]}, turnover=2.0,
                extra={"metric": metric, "ring": label, "order": order, "seed": r.s.seed,
                       "samples": len(every[0])})
-
-
-def _matchings(r: Run) -> list:
-    """--net-rounds random perfect matchings (drawn from the seed + 1000)."""
-    rng = np.random.default_rng(r.s.seed + 1000)
-    return [patterns.matching(r.p, rng) for _ in range(r.s.rounds)]
 
 
 def bisection(r: Run, row: Row) -> None:
@@ -241,7 +242,7 @@ def bisection(r: Run, row: Row) -> None:
                 repetitions=r.s.rounds, world_size=r.p, values={"bytes_per_sec": st.get("median", 0.0)},
                 extra={"stats": st, "unit": "B/s", "rounds": r.s.rounds}))
         return
-    partner = _matchings(r)[int(row.mode.split()[-1]) - 1]
+    partner = r.matchings[int(row.mode.split()[-1]) - 1]
     every = r.step(lambda: patterns.pair(r.comm, r.b, partner[r.session.rank], n),
                    benchmark="Bisection", mode=row.mode, bytes=n)
     if not r.root:
