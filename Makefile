@@ -18,3 +18,4 @@ test: install
 lint:
 	lint-imports
 	$(PY) -m ruff check commbench tests benchmarks
+	$(PY) -m ruff format --check commbench tests benchmarks

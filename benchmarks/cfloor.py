@@ -29,7 +29,10 @@ BUILD = REPO / "benchmarks" / "build"
 CORES = os.cpu_count() or 1
 # commbench's own oversubscription setting (commbench.launch): more MPICH processes
 # than cores need throttled polling; both sides of a comparison get the same env.
-THROTTLE = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
+THROTTLE = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
+}
 
 
 def env_for(np_: int) -> dict:
@@ -46,7 +49,9 @@ def build(name: str) -> Path:
     if mpicc is None:
         sys.exit("no mpicc beside Python or on PATH (pip install mpich)")
     sources = [C_DIR / f"{name}.c", C_DIR / "floor.h"]
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + mpicc.encode()).hexdigest()[:12]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + mpicc.encode()).hexdigest()[
+        :12
+    ]
     exe, stamp = BUILD / name, BUILD / f".{name}.hash"
     if exe.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return exe
@@ -68,7 +73,9 @@ def mpiexec() -> str:
 
 def run_c(np_: int, exe: Path, items: list[str], alloc: list[str]) -> list[list[str]]:
     cmd = [mpiexec(), "-n", str(np_), str(exe), *alloc, *items]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), check=False)
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), check=False
+    )
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
     return [line.split() for line in p.stdout.splitlines() if line.strip()]
@@ -78,9 +85,27 @@ def run_commbench(np_: int, args: list[str]) -> dict:
     """`mpiexec -n np python -m commbench run ARGS` from this checkout; the results document."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
-        cmd = [mpiexec(), "-n", str(np_), sys.executable, "-m", "commbench", "run", *args, "-o", str(out)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), cwd=REPO,
-                           check=False)
+        cmd = [
+            mpiexec(),
+            "-n",
+            str(np_),
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            *args,
+            "-o",
+            str(out),
+        ]
+        p = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env_for(np_),
+            cwd=REPO,
+            check=False,
+        )
         if p.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
         return json.loads(out.read_text())
@@ -95,7 +120,9 @@ def msglen_file(sizes: list[int]) -> str:
 
 def wall(cmd: list[str], env: dict, cwd: str | Path) -> float:
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=cwd, check=False)
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, env=env, cwd=cwd, check=False
+    )
     t = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
@@ -114,8 +141,10 @@ def conditions() -> str:
         mpich = version("mpich")
     except Exception:  # noqa: BLE001 -- only for the printed conditions
         mpich = "?"
-    return (f"{CORES} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
-            f"mpich wheel {mpich}, Python {sys.version.split()[0]}")
+    return (
+        f"{CORES} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+        f"mpich wheel {mpich}, Python {sys.version.split()[0]}"
+    )
 
 
 def rotate(items: list, k: int) -> list:

@@ -49,7 +49,9 @@ COLL_REPS = 20000
 COLL_SIZE = 8
 
 
-def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0, hugepages: str = "default") -> dict:
+def measure_collectives(
+    np_: int, rounds: int, alloc: str, scale: float = 1.0, hugepages: str = "default"
+) -> dict:
     # Oversubscribed ranks take turns on the cores (tens of usec per call at best):
     # a tenth of the repetitions keeps the run short.
     reps = max(1, round(COLL_REPS * scale / (10 if np_ > (os.cpu_count() or 1) else 1)))
@@ -62,15 +64,38 @@ def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0, h
             for who in rotate(["C", *ENGINES], k):
                 if who == "C":
                     for name, _size, _reps, _tmin, _tmax, tavg in run_c(
-                            np_, exe, [f"allreduce:{COLL_SIZE}:{reps}", f"barrier:{reps}"], c_alloc):
+                        np_, exe, [f"allreduce:{COLL_SIZE}:{reps}", f"barrier:{reps}"], c_alloc
+                    ):
                         out.setdefault(("C", name.capitalize()), []).append(float(tavg))
                     continue
-                doc = run_commbench(np_, ["Allreduce", "Barrier", "-npmin", str(np_), "-msglen", f,
-                                          "-iter", str(reps), "-iter_policy", "off", "-time", "1000",
-                                          "--engine", who, "--alloc", alloc, "--hugepages", hugepages])
+                doc = run_commbench(
+                    np_,
+                    [
+                        "Allreduce",
+                        "Barrier",
+                        "-npmin",
+                        str(np_),
+                        "-msglen",
+                        f,
+                        "-iter",
+                        str(reps),
+                        "-iter_policy",
+                        "off",
+                        "-time",
+                        "1000",
+                        "--engine",
+                        who,
+                        "--alloc",
+                        alloc,
+                        "--hugepages",
+                        hugepages,
+                    ],
+                )
                 for rec in doc["records"]:
                     if rec["status"] == "ok" and rec["np"] == np_:
-                        assert rec["extra"].get("engine") == who, doc["metadata"].get("engine_detail")
+                        assert rec["extra"].get("engine") == who, doc["metadata"].get(
+                            "engine_detail"
+                        )
                         assert rec["repetitions"] == reps
                         out.setdefault((who, rec["benchmark"]), []).append(rec["values"]["t_avg"])
     finally:
@@ -79,13 +104,24 @@ def measure_collectives(np_: int, rounds: int, alloc: str, scale: float = 1.0, h
 
 
 def print_collectives(res: dict, np_: int, rounds: int) -> None:
-    print(f"\nAllreduce ({COLL_SIZE} B) and Barrier, {np_} processes: t_avg[usec]; median of {rounds} rounds"
-          + (" (oversubscribed: progress throttling on both sides)" if np_ > (os.cpu_count() or 1) else ""))
-    print(f"{'benchmark':>10} {'C floor':>9}" + "".join(f" {e:>9}" for e in ENGINES)
-          + "".join(f" {e + '/C':>10} {'best ' + e + '/C':>15}" for e in ENGINES))
+    print(
+        f"\nAllreduce ({COLL_SIZE} B) and Barrier, {np_} processes: t_avg[usec]; median of {rounds} rounds"
+        + (
+            " (oversubscribed: progress throttling on both sides)"
+            if np_ > (os.cpu_count() or 1)
+            else ""
+        )
+    )
+    print(
+        f"{'benchmark':>10} {'C floor':>9}"
+        + "".join(f" {e:>9}" for e in ENGINES)
+        + "".join(f" {e + '/C':>10} {'best ' + e + '/C':>15}" for e in ENGINES)
+    )
     for name in ("Allreduce", "Barrier"):
         c = res.get(("C", name), [])
-        line = f"{name:>10} {median(c):>9.3f}" + "".join(f" {median(res.get((e, name), [])):>9.3f}" for e in ENGINES)
+        line = f"{name:>10} {median(c):>9.3f}" + "".join(
+            f" {median(res.get((e, name), [])):>9.3f}" for e in ENGINES
+        )
         for e in ENGINES:
             v = res.get((e, name), [])
             line += f" {median(v) / median(c):>10.3f} {min(v) / min(c):>15.3f}"
@@ -106,7 +142,9 @@ def measure_startup(rounds: int) -> dict:
         for k in range(rounds):
             for who in rotate(["C", *ENGINES], k):
                 if who == "C":
-                    out.setdefault("C", []).append(wall([mpiexec(), "-n", "2", str(exe), *items], env, d))
+                    out.setdefault("C", []).append(
+                        wall([mpiexec(), "-n", "2", str(exe), *items], env, d)
+                    )
                 else:
                     out.setdefault(who, []).append(wall([*cb, "--engine", who], env, d))
     out["items"] = items
@@ -115,8 +153,10 @@ def measure_startup(rounds: int) -> dict:
 
 def print_startup(res: dict, rounds: int) -> None:
     c = median(res["C"])
-    print(f"\nStart-up: wall time of `commbench run -n 2 PingPong -msglog 0:1` against the C floor "
-          f"(mpiexec -n 2 pingpong {' '.join(res['items'])}); median of {rounds} rounds")
+    print(
+        f"\nStart-up: wall time of `commbench run -n 2 PingPong -msglog 0:1` against the C floor "
+        f"(mpiexec -n 2 pingpong {' '.join(res['items'])}); median of {rounds} rounds"
+    )
     print(f"{'run':>10} {'wall[s]':>9} {'ratio':>9} {'extra[s]':>9}")
     print(f"{'C floor':>10} {c:>9.3f} {1.0:>9.3f} {0.0:>9.3f}")
     for e in ENGINES:
@@ -127,18 +167,30 @@ def print_startup(res: dict, rounds: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--alloc", choices=("mmap", "numpy"), default="mmap",
-                    help="buffer kind on both sides (numpy: malloc in C)")
-    ap.add_argument("--hugepages", choices=("on", "off", "default"), default="default",
-                    help="huge pages for the buffers on both sides (on: every buffer, 1 MiB ones too)")
+    ap.add_argument(
+        "--alloc",
+        choices=("mmap", "numpy"),
+        default="mmap",
+        help="buffer kind on both sides (numpy: malloc in C)",
+    )
+    ap.add_argument(
+        "--hugepages",
+        choices=("on", "off", "default"),
+        default="default",
+        help="huge pages for the buffers on both sides (on: every buffer, 1 MiB ones too)",
+    )
     ap.add_argument("--skip-startup", action="store_true")
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)"
+    )
     a = ap.parse_args()
     print(f"# conditions: {conditions()}; --alloc {a.alloc} --hugepages {a.hugepages}")
     pp = measure_pingpong(PP_SIZES, ENGINES, a.rounds, a.alloc, a.scale, a.hugepages)
     print_pingpong(pp, PP_SIZES, ENGINES, a.rounds)
     for np_ in (2, 4):
-        print_collectives(measure_collectives(np_, a.rounds, a.alloc, a.scale, a.hugepages), np_, a.rounds)
+        print_collectives(
+            measure_collectives(np_, a.rounds, a.alloc, a.scale, a.hugepages), np_, a.rounds
+        )
     if not a.skip_startup:
         print_startup(measure_startup(a.rounds), a.rounds)
     print(f"\n# conditions at the end: {conditions()}")

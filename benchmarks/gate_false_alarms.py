@@ -43,8 +43,15 @@ def commbench(*args: str, env: dict | None = None) -> subprocess.CompletedProces
     import os
 
     e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "commbench", *args], capture_output=True, text=True,
-                          env=e, cwd=ROOT, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "commbench", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
 
 
 def run_local(out: Path, args: list[str], samples: int, env: dict | None = None) -> None:
@@ -66,9 +73,13 @@ def _named(doc: dict, verdict: str) -> list[str]:
 
 
 def same_config(tmp: Path, pairs: int, samples: int, threshold: str) -> None:
-    print(f"## same configuration: {pairs} pairs of `commbench run -n 2 {' '.join(SAME)} --samples {samples}`, "
-          f"alternating, compared with --threshold {threshold}\n")
-    print(f"{'pair':>4} {'exit':>4} {'tested':>6} {'slower':>6} {'faster':>6}  rows called slower / faster")
+    print(
+        f"## same configuration: {pairs} pairs of `commbench run -n 2 {' '.join(SAME)} --samples {samples}`, "
+        f"alternating, compared with --threshold {threshold}\n"
+    )
+    print(
+        f"{'pair':>4} {'exit':>4} {'tested':>6} {'slower':>6} {'faster':>6}  rows called slower / faster"
+    )
     passed = tested = slower = faster = 0
     for i in range(pairs):
         a, b = tmp / f"a{i}.json", tmp / f"b{i}.json"
@@ -78,16 +89,39 @@ def same_config(tmp: Path, pairs: int, samples: int, threshold: str) -> None:
         s = doc["summary"]
         passed += rc == 0
         tested, slower, faster = tested + s["tested"], slower + s["slower"], faster + s["faster"]
-        print(f"{i + 1:>4} {rc:>4} {s['tested']:>6} {s['slower']:>6} {s['faster']:>6}  "
-              f"{', '.join(_named(doc, 'slower')) or '-'} / {', '.join(_named(doc, 'faster')) or '-'}")
-    print(f"\nexit 0 in {passed} of {pairs} pairs; false alarms over rows: {slower} of {tested} tested rows called "
-          f"slower ({100 * slower / max(tested, 1):.1f} %), {faster} called faster ({100 * faster / max(tested, 1):.1f} %)\n")
+        print(
+            f"{i + 1:>4} {rc:>4} {s['tested']:>6} {s['slower']:>6} {s['faster']:>6}  "
+            f"{', '.join(_named(doc, 'slower')) or '-'} / {', '.join(_named(doc, 'faster')) or '-'}"
+        )
+    print(
+        f"\nexit 0 in {passed} of {pairs} pairs; false alarms over rows: {slower} of {tested} tested rows called "
+        f"slower ({100 * slower / max(tested, 1):.1f} %), {faster} called faster ({100 * faster / max(tested, 1):.1f} %)\n"
+    )
 
 
 def _emulated(c, out: Path, samples: int) -> None:
-    p = c.mpiexec(["-n", "2", "-ppn", "1", sys.executable, "-m", "commbench", "run", *SLOW_SIZES, "--samples",
-                   str(samples), "--timeout", "120", "-o", str(out)], netmod="ofi", timeout=300,
-                  env={"PYTHONPATH": str(ROOT)})
+    p = c.mpiexec(
+        [
+            "-n",
+            "2",
+            "-ppn",
+            "1",
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            *SLOW_SIZES,
+            "--samples",
+            str(samples),
+            "--timeout",
+            "120",
+            "-o",
+            str(out),
+        ],
+        netmod="ofi",
+        timeout=300,
+        env={"PYTHONPATH": str(ROOT)},
+    )
     if p.returncode != 0:
         sys.exit(f"emulated run failed ({p.returncode}): {p.stderr[-2000:]}")
 
@@ -95,12 +129,16 @@ def _emulated(c, out: Path, samples: int) -> None:
 def slowdown(tmp: Path, trials: int, samples: int, threshold: str) -> None:
     why = netns.available()
     if why is None:
-        print(f"## injected slowdown: 2 emulated hosts (tests/netns.py, OFI over TCP), `{' '.join(SLOW_SIZES)} "
-              f"--samples {samples}`, baseline at full speed against h1's link limited to {RATE_MBIT} Mbit/s "
-              f"(tbf), {trials} trials\n")
+        print(
+            f"## injected slowdown: 2 emulated hosts (tests/netns.py, OFI over TCP), `{' '.join(SLOW_SIZES)} "
+            f"--samples {samples}`, baseline at full speed against h1's link limited to {RATE_MBIT} Mbit/s "
+            f"(tbf), {trials} trials\n"
+        )
     else:
-        print(f"## injected slowdown ({why}: no emulated hosts): shared memory against {NOLOCAL}, "
-              f"`{' '.join(SAME)} --samples {samples}`, {trials} trials\n")
+        print(
+            f"## injected slowdown ({why}: no emulated hosts): shared memory against {NOLOCAL}, "
+            f"`{' '.join(SAME)} --samples {samples}`, {trials} trials\n"
+        )
     print(f"{'trial':>5} {'exit':>4} {'tested':>6}  rows named (new/old)")
     caught = extra = 0
     for i in range(trials):
@@ -114,13 +152,19 @@ def slowdown(tmp: Path, trials: int, samples: int, threshold: str) -> None:
             run_local(base, SAME, samples)
             run_local(slow, SAME, samples, env=NOLOCAL)
         rc, doc = gate(base, slow, threshold)
-        slowed = {r["label"] for r in doc["rows"] if why is not None or (r["bytes"] or 0) >= SLOWED_FROM}
+        slowed = {
+            r["label"] for r in doc["rows"] if why is not None or (r["bytes"] or 0) >= SLOWED_FROM
+        }
         caught += rc == 1 and slowed <= set(doc["regressions"])
         extra += len(set(doc["regressions"]) - slowed)
-        named = ", ".join(f"{r['bytes']} ({r['ratio']:.1f}x)" for r in doc["rows"] if r["regression"])
+        named = ", ".join(
+            f"{r['bytes']} ({r['ratio']:.1f}x)" for r in doc["rows"] if r["regression"]
+        )
         print(f"{i + 1:>5} {rc:>4} {doc['summary']['tested']:>6}  {named or '-'}")
-    print(f"\nexit 1 with every slowed row named in {caught} of {trials} trials; {extra} rows named that the "
-          "slowdown does not reach\n")
+    print(
+        f"\nexit 1 with every slowed row named in {caught} of {trials} trials; {extra} rows named that the "
+        "slowdown does not reach\n"
+    )
 
 
 def main() -> None:

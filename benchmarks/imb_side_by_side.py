@@ -42,12 +42,30 @@ from pathlib import Path
 from cfloor import REPO, conditions, env_for, median, mpiexec, msglen_file, rotate
 
 PEERS = REPO.parent / "shared" / "peers" / "imb"
-BENCHMARKS = {"mpi1": ["PingPong", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast", "Allgather", "Alltoall",
-                       "Barrier"],
-              "ext": ["Unidir_Put", "Unidir_Get", "Bidir_Put", "Accumulate"],
-              "rma": ["Unidir_put", "Unidir_get", "One_put_all", "Exchange_put", "Accumulate", "Fetch_and_op"],
-              "nbc": ["Ibcast", "Iallreduce", "Ialltoall", "Ibcast_pure", "Iallreduce_pure", "Ibarrier"],
-              "p2p": ["PingPong", "PingPing", "Birandom", "Corandom", "Stencil2D", "SendRecv_Replace"]}
+BENCHMARKS = {
+    "mpi1": [
+        "PingPong",
+        "Sendrecv",
+        "Exchange",
+        "Allreduce",
+        "Reduce",
+        "Bcast",
+        "Allgather",
+        "Alltoall",
+        "Barrier",
+    ],
+    "ext": ["Unidir_Put", "Unidir_Get", "Bidir_Put", "Accumulate"],
+    "rma": [
+        "Unidir_put",
+        "Unidir_get",
+        "One_put_all",
+        "Exchange_put",
+        "Accumulate",
+        "Fetch_and_op",
+    ],
+    "nbc": ["Ibcast", "Iallreduce", "Ialltoall", "Ibcast_pure", "Iallreduce_pure", "Ibarrier"],
+    "p2p": ["PingPong", "PingPing", "Birandom", "Corandom", "Stencil2D", "SendRecv_Replace"],
+}
 SIZES = [0, 8, 1024, 65536, 2**20, 4 * 2**20]
 REPS = 200
 
@@ -82,20 +100,34 @@ def time_of(row: dict[str, float]) -> float:
 
 
 def run(cmd: list[str], env: dict) -> str:
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False)
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False
+    )
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
     return p.stdout
 
 
-def commands(a, benches: list[str], lens: str, out: str, methods: list[str]) -> dict[str, list[str]]:
+def commands(
+    a, benches: list[str], lens: str, out: str, methods: list[str]
+) -> dict[str, list[str]]:
     """Each contender's command line: IMB, then commbench per methodology (p2p: one)."""
     imb = [mpiexec(), "-n", str(a.np), str(PEERS / f"IMB-{a.family.upper()}")]
     me = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", "--suite", a.family]
     if a.family == "p2p":
         common = ["-msglen", lens, "-iter", str(a.reps), "-pause", "0", *benches]
         return {"IMB": imb + common, "p2p": me + common + ["-o", out]}
-    common = ["-msglen", lens, "-iter", str(a.reps), "-iter_policy", "off", "-npmin", str(a.np), *benches]
+    common = [
+        "-msglen",
+        lens,
+        "-iter",
+        str(a.reps),
+        "-iter_policy",
+        "off",
+        "-npmin",
+        str(a.np),
+        *benches,
+    ]
     mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
     contenders = {"IMB": imb + common + ["-time", "1000"]}
     for m in methods:
@@ -120,9 +152,17 @@ def main() -> None:
     benches = [b for b in a.benchmarks.split(",") if b] or BENCHMARKS[a.family]
     sizes = [int(s) for s in a.sizes.split(",") if s]
     env = env_for(a.np)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p
+    )
     lens = msglen_file(sizes)
-    methods = ["p2p"] if a.family == "p2p" else ["imb2021", "imb4"] if a.methodology == "both" else [a.methodology]
+    methods = (
+        ["p2p"]
+        if a.family == "p2p"
+        else ["imb2021", "imb4"]
+        if a.methodology == "both"
+        else [a.methodology]
+    )
     with tempfile.TemporaryDirectory() as d:
         contenders = commands(a, benches, lens, str(Path(d) / "r.json"), methods)
         got: dict[str, list] = {k: [] for k in contenders}
@@ -130,15 +170,25 @@ def main() -> None:
             for name in rotate(list(contenders), r):
                 got[name].append(tables(run(contenders[name], env)))
     os.unlink(lens)
-    print(f"# {conditions()}; NP {a.np}; -iter {a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; "
-          f"commbench memory: {'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; "
-          f"medians of {a.rounds} alternating rounds")
+    print(
+        f"# {conditions()}; NP {a.np}; -iter {a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; "
+        f"commbench memory: {'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; "
+        f"medians of {a.rounds} alternating rounds"
+    )
     for m in methods:
-        print(f"{'benchmark':<18}" + "".join(f"{s:>10}" for s in sizes)
-              + ("   (commbench p2p / IMB-P2P 2021.11 t[usec])" if m == "p2p"
-               else f"   (commbench --methodology {m} / IMB 2021.11 time)"))
-        keys = sorted({k[0] for k in got["IMB"][0] if k[0].split("/")[0] in benches},
-                      key=lambda k: (benches.index(k.split("/")[0]), k))
+        print(
+            f"{'benchmark':<18}"
+            + "".join(f"{s:>10}" for s in sizes)
+            + (
+                "   (commbench p2p / IMB-P2P 2021.11 t[usec])"
+                if m == "p2p"
+                else f"   (commbench --methodology {m} / IMB 2021.11 time)"
+            )
+        )
+        keys = sorted(
+            {k[0] for k in got["IMB"][0] if k[0].split("/")[0] in benches},
+            key=lambda k: (benches.index(k.split("/")[0]), k),
+        )
         for b in keys:
             cells = []
             for s in sizes:
@@ -149,6 +199,7 @@ def main() -> None:
                         ratios.append(time_of(rc) / time_of(ri))
                 cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
             print(f"{b:<18}" + "".join(cells))
+
 
 if __name__ == "__main__":
     main()

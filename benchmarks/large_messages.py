@@ -42,21 +42,57 @@ def main() -> int:
         lens.write_text(f"{args.ref}\n{args.big}\n")
         out = Path(tmp) / "r.json"
         mem = str(2 * args.big / 2**30 + 0.5)
-        cmd = [find_mpiexec(), "-n", "2", sys.executable, "-m", "commbench", "run", "-msglen", str(lens),
-               "--maxlog", "32", "-mem", mem, "-iter", "1", "-iter_policy", "off", "PingPong", "-o", str(out)]
+        cmd = [
+            find_mpiexec(),
+            "-n",
+            "2",
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "-msglen",
+            str(lens),
+            "--maxlog",
+            "32",
+            "-mem",
+            mem,
+            "-iter",
+            "1",
+            "-iter_policy",
+            "off",
+            "PingPong",
+            "-o",
+            str(out),
+        ]
         t0 = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False,
-                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        p = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
         wall = time.monotonic() - t0
         if p.returncode != 0:
             print(p.stdout[-2000:], p.stderr[-2000:])
             return p.returncode
-        recs = {r["bytes"]: r for r in json.loads(out.read_text())["records"] if r["benchmark"] == "PingPong"}
+        recs = {
+            r["bytes"]: r
+            for r in json.loads(out.read_text())["records"]
+            if r["benchmark"] == "PingPong"
+        }
     ref, big = recs[args.ref]["values"], recs[args.big]["values"]
-    print(f"PingPong {args.ref} B: {ref['t_max'] / 1e6:.3f} s one way, {ref['bytes_per_sec'] / 1e6:.1f} MB/s")
-    print(f"PingPong {args.big} B: {big['t_max'] / 1e6:.3f} s one way, {big['bytes_per_sec'] / 1e6:.1f} MB/s")
-    print(f"rate ratio large-count / int-count: {big['bytes_per_sec'] / ref['bytes_per_sec']:.3f} "
-          f"(job wall time {wall:.0f} s)")
+    print(
+        f"PingPong {args.ref} B: {ref['t_max'] / 1e6:.3f} s one way, {ref['bytes_per_sec'] / 1e6:.1f} MB/s"
+    )
+    print(
+        f"PingPong {args.big} B: {big['t_max'] / 1e6:.3f} s one way, {big['bytes_per_sec'] / 1e6:.1f} MB/s"
+    )
+    print(
+        f"rate ratio large-count / int-count: {big['bytes_per_sec'] / ref['bytes_per_sec']:.3f} "
+        f"(job wall time {wall:.0f} s)"
+    )
     return 0
 
 

@@ -69,6 +69,7 @@ def job(rounds: int, reps: int, size: int) -> None:
                     recv(r, src, tag)
                     send(s, 0, 1)
             return (wtime() - t0) / n
+
         return loop
 
     contenders = {
@@ -82,7 +83,7 @@ def job(rounds: int, reps: int, size: int) -> None:
     for f in contenders.values():  # warm-up
         f(max(1, reps // 10))
     for k in range(rounds):
-        for name in (order if k % 2 == 0 else order[::-1]):
+        for name in order if k % 2 == 0 else order[::-1]:
             comm.Barrier()
             comm.Barrier()
             t = contenders[name](reps) / 2  # half round trip
@@ -90,16 +91,20 @@ def job(rounds: int, reps: int, size: int) -> None:
     h.close(ctx)
     if rank == 0:
         load = os.getloadavg()
-        print(f"# {os.cpu_count()} cores, load average {load[0]:.2f}; PingPong {size} B, {reps} round trips "
-              f"x {rounds} rounds, t = half round trip [usec]")
+        print(
+            f"# {os.cpu_count()} cores, load average {load[0]:.2f}; PingPong {size} B, {reps} round trips "
+            f"x {rounds} rounds, t = half round trip [usec]"
+        )
         best_med = min(statistics.median(v) for k, v in times.items() if k != "commbench")
         best_min = min(min(v) for k, v in times.items() if k != "commbench")
         print(f"{'loop':>14} {'median':>9} {'min':>9}")
         for name, v in times.items():
             print(f"{name:>14} {statistics.median(v):>9.3f} {min(v):>9.3f}")
         cm = times["commbench"]
-        print(f"commbench / best minimal loop: median {statistics.median(cm) / best_med:.3f}, "
-              f"min {min(cm) / best_min:.3f}")
+        print(
+            f"commbench / best minimal loop: median {statistics.median(cm) / best_med:.3f}, "
+            f"min {min(cm) / best_min:.3f}"
+        )
 
 
 def cpu(rounds: int, reps: int, size: int) -> None:
@@ -127,6 +132,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
                 recv(r, src, tag)
                 q.Wait()
             return (ctime() - t0) / n
+
         return loop
 
     def minimal(s, r):
@@ -138,6 +144,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
                 recv(r, src, tag)
                 q.Wait()
             return (ctime() - t0) / n
+
         return loop
 
     lean = mpi1._lean([[sview, MPI.BYTE], [rview, MPI.BYTE]])
@@ -151,15 +158,19 @@ def cpu(rounds: int, reps: int, size: int) -> None:
     times: dict[str, list[float]] = {k: [] for k in contenders}
     order = list(contenders)
     for k in range(rounds):
-        for name in (order if k % 2 == 0 else order[::-1]):
+        for name in order if k % 2 == 0 else order[::-1]:
             times[name].append(contenders[name](reps) * 1e9)
-    print(f"# CPU time per Isend/Recv/Wait iteration to self [ns], {size} B, {reps} x {rounds} rounds, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"# CPU time per Isend/Recv/Wait iteration to self [ns], {size} B, {reps} x {rounds} rounds, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'loop':>14} {'median':>9} {'min':>9}")
     for name, v in times.items():
         print(f"{name:>14} {statistics.median(v):>9.1f} {min(v):>9.1f}")
     best = min(statistics.median(v) for k, v in times.items() if not k.startswith("commbench"))
-    print(f"commbench / best minimal loop (median): {statistics.median(times['commbench']) / best:.3f}")
+    print(
+        f"commbench / best minimal loop (median): {statistics.median(times['commbench']) / best:.3f}"
+    )
 
 
 def main() -> None:
@@ -167,7 +178,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=41)
     ap.add_argument("--reps", type=int, default=2000)
     ap.add_argument("--size", type=int, default=0)
-    ap.add_argument("--cpu", action="store_true", help="CPU time per call, one process (busy machines)")
+    ap.add_argument(
+        "--cpu", action="store_true", help="CPU time per call, one process (busy machines)"
+    )
     ap.add_argument("--job", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.job:
@@ -179,8 +192,21 @@ def main() -> None:
     mpiexec = find_mpiexec()
     if mpiexec is None:
         sys.exit("no mpiexec beside Python or on PATH (pip install mpich)")
-    cmd = [mpiexec, "-n", "1" if a.cpu else "2", sys.executable, __file__, "--job", "--rounds", str(a.rounds),
-           "--reps", str(a.reps), "--size", str(a.size), *(["--cpu"] if a.cpu else [])]
+    cmd = [
+        mpiexec,
+        "-n",
+        "1" if a.cpu else "2",
+        sys.executable,
+        __file__,
+        "--job",
+        "--rounds",
+        str(a.rounds),
+        "--reps",
+        str(a.reps),
+        "--size",
+        str(a.size),
+        *(["--cpu"] if a.cpu else []),
+    ]
     sys.exit(subprocess.call(cmd))
 
 

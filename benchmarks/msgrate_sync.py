@@ -34,12 +34,33 @@ PATTERNS = ("single_direction", "pair_based")
 
 
 def run(np_: int, iters: int, form: list[str], out: Path) -> dict[str, float]:
-    cmd = [mpiexec(), "-n", str(np_), sys.executable, "-m", "commbench", "run", "msgrate", *PATTERNS,
-           "--peers", str(np_ - 1), "--iters", str(iters), *form, "-o", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), cwd=REPO, check=False)
+    cmd = [
+        mpiexec(),
+        "-n",
+        str(np_),
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "msgrate",
+        *PATTERNS,
+        "--peers",
+        str(np_ - 1),
+        "--iters",
+        str(iters),
+        *form,
+        "-o",
+        str(out),
+    ]
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), cwd=REPO, check=False
+    )
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
-    return {r["benchmark"]: r["extra"]["messages_per_second"] for r in json.loads(out.read_text())["records"]}
+    return {
+        r["benchmark"]: r["extra"]["messages_per_second"]
+        for r in json.loads(out.read_text())["records"]
+    }
 
 
 def main() -> None:
@@ -54,7 +75,9 @@ def main() -> None:
             for name in rotate(list(FORMS), k):
                 for pat, r in run(a.np, a.iters, FORMS[name], Path(d) / "m.json").items():
                     rates.setdefault((name, pat), []).append(r)
-    print(f"# {conditions()}; NP {a.np}, --peers {a.np - 1}, --iters {a.iters}; medians of {a.rounds} rotating rounds")
+    print(
+        f"# {conditions()}; NP {a.np}, --peers {a.np - 1}, --iters {a.iters}; medians of {a.rounds} rotating rounds"
+    )
     print(f"{'form':32s}" + "".join(f"{p + ' [msgs/s]':>28s}{'x seed':>8s}" for p in PATTERNS))
     seed = next(iter(FORMS))
     for name in FORMS:

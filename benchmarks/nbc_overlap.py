@@ -37,17 +37,51 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(np_: int, factor: float, sizes_file: Path, benches: list[str], iters: int, env: dict,
-        timeout: float) -> list[dict]:
+def run(
+    np_: int,
+    factor: float,
+    sizes_file: Path,
+    benches: list[str],
+    iters: int,
+    env: dict,
+    timeout: float,
+) -> list[dict]:
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
-        cmd = [sys.executable, "-m", "commbench", "run", "-n", str(np_), "-o", str(out),
-               "-iter", str(iters), "-iter_policy", "off", "-msglen", str(sizes_file),
-               "-thread_level", "multiple", "--nbc-cpu-factor", str(factor), *benches]
-        p = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                           env=dict(os.environ, **env))
+        cmd = [
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "-n",
+            str(np_),
+            "-o",
+            str(out),
+            "-iter",
+            str(iters),
+            "-iter_policy",
+            "off",
+            "-msglen",
+            str(sizes_file),
+            "-thread_level",
+            "multiple",
+            "--nbc-cpu-factor",
+            str(factor),
+            *benches,
+        ]
+        p = subprocess.run(
+            cmd,
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=timeout,
+            env=dict(os.environ, **env),
+        )
         if p.returncode != 0:
-            raise SystemExit(f"commbench failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+            raise SystemExit(
+                f"commbench failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}"
+            )
         return [r for r in json.loads(out.read_text())["records"] if r["status"] == "ok"]
 
 
@@ -58,9 +92,14 @@ def main() -> int:
     ap.add_argument("--sizes", default="4096,65536,1048576")
     ap.add_argument("--benchmarks", default="Iallreduce,Ialltoall,Ibcast")
     ap.add_argument("--iter", type=int, default=50, help="repetitions per size (-iter, policy off)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per configuration; the median is shown")
-    ap.add_argument("--modes", default="default,async",
-                    help="default: MPICH as installed; async: MPIR_CVAR_ASYNC_PROGRESS=1")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="runs per configuration; the median is shown"
+    )
+    ap.add_argument(
+        "--modes",
+        default="default,async",
+        help="default: MPICH as installed; async: MPIR_CVAR_ASYNC_PROGRESS=1",
+    )
     ap.add_argument("--timeout", type=float, default=900)
     a = ap.parse_args()
     factors = [float(f) for f in a.factors.split(",")]
@@ -69,10 +108,14 @@ def main() -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(a.sizes.split(",")) + "\n")
         sizes_file = Path(f.name)
-    print(f"# {a.np} ranks on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start; "
-          f"-iter {a.iter}, median of {a.repeat}")
-    print(f"{'mode':<8}{'benchmark':<12}{'bytes':>9}{'F':>6}{'t_pure':>11}{'t_CPU':>11}{'t_ovrl':>11}"
-          f"{'cpu/pure':>10}{'overlap%':>10}{'ovrl/sum':>10}{'ovrl/max':>10}{'wait/pure':>10}")
+    print(
+        f"# {a.np} ranks on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start; "
+        f"-iter {a.iter}, median of {a.repeat}"
+    )
+    print(
+        f"{'mode':<8}{'benchmark':<12}{'bytes':>9}{'F':>6}{'t_pure':>11}{'t_CPU':>11}{'t_ovrl':>11}"
+        f"{'cpu/pure':>10}{'overlap%':>10}{'ovrl/sum':>10}{'ovrl/max':>10}{'wait/pure':>10}"
+    )
     try:
         for mode in a.modes.split(","):
             table: dict[tuple, list[dict]] = {}
@@ -80,21 +123,33 @@ def main() -> int:
                 for _ in range(a.repeat):
                     for r in run(a.np, factor, sizes_file, benches, a.iter, envs[mode], a.timeout):
                         if r["np"] == a.np:
-                            table.setdefault((r["benchmark"], r["bytes"], factor), []).append(r["values"])
+                            table.setdefault((r["benchmark"], r["bytes"], factor), []).append(
+                                r["values"]
+                            )
             for b in benches:
                 for x in [int(s) for s in a.sizes.split(",")]:
                     for factor in factors:
                         vals = table.get((b, x, factor)) or table.get((b, None, factor))
                         if not vals:
                             continue
-                        med = {k: statistics.median(v[k] for v in vals)
-                               for k in ("t_pure", "t_cpu", "t_ovrl", "overlap")}
-                        ratios = [(v["t_cpu"] / v["t_pure"], v["t_ovrl"] / (v["t_pure"] + v["t_cpu"]),
-                                   v["t_ovrl"] / max(v["t_pure"], v["t_cpu"]),
-                                   (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"]) for v in vals]
+                        med = {
+                            k: statistics.median(v[k] for v in vals)
+                            for k in ("t_pure", "t_cpu", "t_ovrl", "overlap")
+                        }
+                        ratios = [
+                            (
+                                v["t_cpu"] / v["t_pure"],
+                                v["t_ovrl"] / (v["t_pure"] + v["t_cpu"]),
+                                v["t_ovrl"] / max(v["t_pure"], v["t_cpu"]),
+                                (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"],
+                            )
+                            for v in vals
+                        ]
                         cp, osum, omax, wait = (statistics.median(c) for c in zip(*ratios))
-                        print(f"{mode:<8}{b:<12}{x:>9}{factor:>6g}{med['t_pure']:>11.1f}{med['t_cpu']:>11.1f}"
-                              f"{med['t_ovrl']:>11.1f}{cp:>10.2f}{med['overlap']:>10.1f}{osum:>10.2f}{omax:>10.2f}{wait:>10.2f}")
+                        print(
+                            f"{mode:<8}{b:<12}{x:>9}{factor:>6g}{med['t_pure']:>11.1f}{med['t_cpu']:>11.1f}"
+                            f"{med['t_ovrl']:>11.1f}{cp:>10.2f}{med['overlap']:>10.1f}{osum:>10.2f}{omax:>10.2f}{wait:>10.2f}"
+                        )
             sys.stdout.flush()
     finally:
         sizes_file.unlink()

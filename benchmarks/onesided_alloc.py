@@ -36,11 +36,34 @@ RUNS = {"ext": ["Unidir_Put", "Bidir_Get"], "rma": ["Unidir_put", "One_put_all"]
 SIZES = "4,4096,65536,1048576,4194304"  # multiples of 4 (EXT's element size)
 
 
-def run(family: str, kind: str, sizes: Path, a: argparse.Namespace, out: Path) -> dict[tuple, float]:
+def run(
+    family: str, kind: str, sizes: Path, a: argparse.Namespace, out: Path
+) -> dict[tuple, float]:
     """(benchmark, mode, bytes) -> t_max [usec] of one `commbench run` with --alloc kind."""
-    cmd = [find_mpiexec(), "-n", "2", sys.executable, "-m", "commbench", "run", "--suite", family,
-           "-msglen", str(sizes), "-iter", a.iter, "-time", "2", "--alloc", kind, "--hugepages", a.hugepages,
-           *RUNS[family], "-o", str(out)]
+    cmd = [
+        find_mpiexec(),
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "--suite",
+        family,
+        "-msglen",
+        str(sizes),
+        "-iter",
+        a.iter,
+        "-time",
+        "2",
+        "--alloc",
+        kind,
+        "--hugepages",
+        a.hugepages,
+        *RUNS[family],
+        "-o",
+        str(out),
+    ]
     p = subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
@@ -48,17 +71,29 @@ def run(family: str, kind: str, sizes: Path, a: argparse.Namespace, out: Path) -
     recorded = (doc["config"]["alloc"], doc["metadata"]["buffer_allocation"]["kind"])
     if recorded != (kind, kind):
         sys.exit(f"--alloc {kind} recorded as {recorded}: {' '.join(cmd)}")
-    return {(r["benchmark"], r["mode"], r["bytes"]): r["values"]["t_max"]
-            for r in doc["records"] if r["status"] == "ok"}
+    return {
+        (r["benchmark"], r["mode"], r["bytes"]): r["values"]["t_max"]
+        for r in doc["records"]
+        if r["status"] == "ok"
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--kinds", default="numpy,mpi,mmap", help="allocation kinds, numpy first (the ratios' base)")
+    ap.add_argument(
+        "--kinds", default="numpy,mpi,mmap", help="allocation kinds, numpy first (the ratios' base)"
+    )
     ap.add_argument("--sizes", default=SIZES, help="message sizes in bytes, comma separated")
-    ap.add_argument("--iter", default="200,40,50", help="-iter caps of every run (msgs, MB, non-aggregate msgs)")
-    ap.add_argument("--hugepages", default="default", choices=("default", "on", "off"), help="--hugepages of every run")
+    ap.add_argument(
+        "--iter", default="200,40,50", help="-iter caps of every run (msgs, MB, non-aggregate msgs)"
+    )
+    ap.add_argument(
+        "--hugepages",
+        default="default",
+        choices=("default", "on", "off"),
+        help="--hugepages of every run",
+    )
     a = ap.parse_args()
     kinds = a.kinds.split(",")
     if kinds[0] != "numpy":
@@ -68,14 +103,18 @@ def main() -> None:
         sizes = Path(d) / "sizes"
         sizes.write_text("\n".join(a.sizes.split(",")) + "\n")
         for i in range(a.rounds):
-            order = kinds[i % len(kinds):] + kinds[: i % len(kinds)]  # rotate who goes first
+            order = kinds[i % len(kinds) :] + kinds[: i % len(kinds)]  # rotate who goes first
             for family in RUNS:
                 for kind in order:
-                    for key, t in run(family, kind, sizes, a, Path(d) / f"{family}-{kind}.json").items():
+                    for key, t in run(
+                        family, kind, sizes, a, Path(d) / f"{family}-{kind}.json"
+                    ).items():
                         times[kind].setdefault(key, []).append(t)
-    print(f"# 2 processes, native engine; -iter {a.iter}; --hugepages {a.hugepages}; load {os.getloadavg()[0]:.2f} "
-          f"at the end; median t[usec] of {a.rounds} rounds, kinds in rotating order; ratio = kind / numpy; "
-          "wins = rounds where the kind beat numpy")
+    print(
+        f"# 2 processes, native engine; -iter {a.iter}; --hugepages {a.hugepages}; load {os.getloadavg()[0]:.2f} "
+        f"at the end; median t[usec] of {a.rounds} rounds, kinds in rotating order; ratio = kind / numpy; "
+        "wins = rounds where the kind beat numpy"
+    )
     head = f"{'benchmark':<12} {'mode':<13} {'#bytes':>8}" + "".join(f" {k:>9}" for k in kinds)
     head += "".join(f" {k + '/numpy':>11} {'wins':>5}" for k in kinds[1:])
     print(head)

@@ -33,9 +33,26 @@ from commbench.launch import find_mpiexec
 def run(np_: int, args: list[str], env: dict | None = None) -> list[dict]:
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
-        cmd = [find_mpiexec(), "-n", str(np_), sys.executable, "-m", "commbench", "run", *args, "-o", str(out)]
-        p = subprocess.run(cmd, check=False, capture_output=True, text=True,
-                           env=dict(os.environ, **(env or {})), timeout=1800)
+        cmd = [
+            find_mpiexec(),
+            "-n",
+            str(np_),
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            *args,
+            "-o",
+            str(out),
+        ]
+        p = subprocess.run(
+            cmd,
+            check=False,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, **(env or {})),
+            timeout=1800,
+        )
         if p.returncode != 0:
             sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr[-2000:]}")
         return [r for r in json.loads(out.read_text())["records"] if r["status"] == "ok"]
@@ -44,14 +61,20 @@ def run(np_: int, args: list[str], env: dict | None = None) -> list[dict]:
 def passive(recs: list[dict], title: str) -> None:
     print(f"\n{title}")
     print("  t_cpu: what the target really computed per repetition (recorded, not printed by IMB)")
-    print("  ovrl/(pure+cpu) near 1: no overlap; ovrl/max(pure,cpu) near 1: the put progressed passively")
-    print(f"{'bytes':>10} {'t_pure[us]':>12} {'t_ovrl[us]':>12} {'t_cpu[us]':>12} {'ovrl/pure':>10}"
-          f" {'ovrl/(pure+cpu)':>16} {'ovrl/max':>10}")
+    print(
+        "  ovrl/(pure+cpu) near 1: no overlap; ovrl/max(pure,cpu) near 1: the put progressed passively"
+    )
+    print(
+        f"{'bytes':>10} {'t_pure[us]':>12} {'t_ovrl[us]':>12} {'t_cpu[us]':>12} {'ovrl/pure':>10}"
+        f" {'ovrl/(pure+cpu)':>16} {'ovrl/max':>10}"
+    )
     for r in recs:
         v = r["values"]
         pure, ovrl, cpu = v["t_pure"], v["t_ovrl"], v.get("t_cpu", 0.0)
-        print(f"{r['bytes']:>10} {pure:>12.2f} {ovrl:>12.2f} {cpu:>12.2f} {ovrl / pure:>10.2f}"
-              f" {ovrl / (pure + cpu):>16.2f} {ovrl / max(pure, cpu):>10.2f}")
+        print(
+            f"{r['bytes']:>10} {pure:>12.2f} {ovrl:>12.2f} {cpu:>12.2f} {ovrl / pure:>10.2f}"
+            f" {ovrl / (pure + cpu):>16.2f} {ovrl / max(pure, cpu):>10.2f}"
+        )
 
 
 def aggregation(recs: list[dict], name: str) -> None:
@@ -63,7 +86,9 @@ def aggregation(recs: list[dict], name: str) -> None:
     print(f"{'bytes':>10} {'non-agg[us]':>12} {'agg[us]':>12} {'non/agg':>10}")
     for x, m in sorted(by.items()):
         if "AGGREGATE" in m and "NON-AGGREGATE" in m:
-            print(f"{x:>10} {m['NON-AGGREGATE']:>12.2f} {m['AGGREGATE']:>12.2f} {m['NON-AGGREGATE'] / m['AGGREGATE']:>10.2f}")
+            print(
+                f"{x:>10} {m['NON-AGGREGATE']:>12.2f} {m['AGGREGATE']:>12.2f} {m['NON-AGGREGATE'] / m['AGGREGATE']:>10.2f}"
+            )
 
 
 def main() -> None:
@@ -74,10 +99,16 @@ def main() -> None:
     ap.add_argument("--async", dest="use_async", action="store_true")
     a = ap.parse_args()
     common = ["-msglog", a.msglog, "-time", a.time, "-iter", "1000,40,100"]
-    passive(run(a.np, ["--suite", "rma", *common, "Truly_passive_put"]), "Truly_passive_put (MPICH default progress)")
+    passive(
+        run(a.np, ["--suite", "rma", *common, "Truly_passive_put"]),
+        "Truly_passive_put (MPICH default progress)",
+    )
     if a.use_async:
-        recs = run(a.np, ["--suite", "rma", *common, "-thread_level", "multiple", "Truly_passive_put"],
-                   {"MPIR_CVAR_ASYNC_PROGRESS": "1"})
+        recs = run(
+            a.np,
+            ["--suite", "rma", *common, "-thread_level", "multiple", "Truly_passive_put"],
+            {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
+        )
         passive(recs, "Truly_passive_put (MPIR_CVAR_ASYNC_PROGRESS=1, MPI_THREAD_MULTIPLE)")
     aggregation(run(a.np, ["--suite", "rma", *common, "Unidir_put"]), "Unidir_put")
     aggregation(run(a.np, ["--suite", "ext", *common, "Unidir_Put"]), "Unidir_Put")

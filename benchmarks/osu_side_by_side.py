@@ -35,7 +35,11 @@ def rows(text: str) -> dict[int, float]:
     out, sized = {}, True
     for line in text.splitlines():
         t = line.split()
-        if line.startswith("#") and t[1:2] in (["Size"], ["Avg"], ["Overall(us)"]):  # ibarrier: no size
+        if line.startswith("#") and t[1:2] in (
+            ["Size"],
+            ["Avg"],
+            ["Overall(us)"],
+        ):  # ibarrier: no size
             sized = t[1] == "Size"
         elif len(t) >= 2 and t[0].isdigit() and sized:
             out[int(t[0])] = float(t[1])
@@ -52,9 +56,23 @@ def run(cmd: list[str], env: dict) -> dict[int, float]:
 
 
 def contenders(name: str, args: list[str]) -> dict[str, list[str]]:
-    return {"osu": [mpiexec(), "-n", "2", str(PEERS / f"osu_{name}"), *args],
-            "commbench": [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "osu", name, *args,
-                          "-o", "-"]}
+    return {
+        "osu": [mpiexec(), "-n", "2", str(PEERS / f"osu_{name}"), *args],
+        "commbench": [
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "-n",
+            "2",
+            "--suite",
+            "osu",
+            name,
+            *args,
+            "-o",
+            "-",
+        ],
+    }
 
 
 def main() -> None:
@@ -67,7 +85,9 @@ def main() -> None:
     sizes = [int(s) for s in a.sizes.split(",")]
     args = ["-m", f"1:{max(sizes)}", *a.args.split()]
     env = env_for(2)
-    env["LD_LIBRARY_PATH"] = os.path.join(sys.prefix, "lib") + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    env["LD_LIBRARY_PATH"] = (
+        os.path.join(sys.prefix, "lib") + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    )
     print(f"# {conditions()}")
     print(f"# {a.rounds} rounds, alternating; OSU options: {' '.join(args)}")
     print(f"{'benchmark':<10} {'bytes':>9} {'OSU':>12} {'commbench':>12} {'cb/OSU':>8}")
@@ -81,8 +101,11 @@ def main() -> None:
         bw = any(w in name for w in ("bw", "mbw_mr"))  # MB/s: above 1 is commbench faster
         for size in sizes if any(got["osu"]) and 0 not in got["osu"] else [0]:
             o, c = median(got["osu"].get(size, [])), median(got["commbench"].get(size, []))
-            print(f"{name:<10} {size:>9} {o:>12.2f} {c:>12.2f} {c / o if o else float('nan'):>8.3f}"
-                  f"  {'MB/s, >1 = commbench faster' if bw else 'us, >1 = commbench slower'}", flush=True)
+            print(
+                f"{name:<10} {size:>9} {o:>12.2f} {c:>12.2f} {c / o if o else float('nan'):>8.3f}"
+                f"  {'MB/s, >1 = commbench faster' if bw else 'us, >1 = commbench slower'}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,9 @@ def main() -> None:
     a = ap.parse_args()
     comm = MPI.COMM_WORLD
     if comm.Get_size() != 2:
-        raise SystemExit("run with exactly 2 processes: mpiexec -n 2 python benchmarks/passive_probe.py")
+        raise SystemExit(
+            "run with exactly 2 processes: mpiexec -n 2 python benchmarks/passive_probe.py"
+        )
     rank = comm.Get_rank()
     compute = a.compute_ms / 1e3
     lead = compute / 5
@@ -75,7 +77,9 @@ def main() -> None:
                 MPI.Free_mem(mem)
             if rank == 0:
                 t = statistics.median(times)
-                print(f"{kind:>18} {x:>8} {t * 1e3:>14.3f} {t / (compute - lead):>14.2f}", flush=True)
+                print(
+                    f"{kind:>18} {x:>8} {t * 1e3:>14.3f} {t / (compute - lead):>14.2f}", flush=True
+                )
 
 
 if __name__ == "__main__":

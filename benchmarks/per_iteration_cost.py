@@ -47,11 +47,16 @@ def worker(a: argparse.Namespace) -> None:
 
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()
-    hows = {"per-it": measuring.Measuring(per_iteration=True), "window": measuring.Measuring(sync_start="window")}
+    hows = {
+        "per-it": measuring.Measuring(per_iteration=True),
+        "window": measuring.Measuring(sync_start="window"),
+    }
     out: dict = {}
     for engine in a.engines.split(","):
-        cfg = config.parse_run_args([*BENCHES, "--engine", engine, "-iter", str(a.reps), "-iter_policy", "off"],
-                                    world_size=comm.Get_size())
+        cfg = config.parse_run_args(
+            [*BENCHES, "--engine", engine, "-iter", str(a.reps), "-iter_policy", "off"],
+            world_size=comm.Get_size(),
+        )
         h = Harness(Session(cfg, comm, []))
         for bench in h.plan.benchmarks():
             layout = h.layout(2 if bench.name == "PingPong" else comm.Get_size())
@@ -77,7 +82,8 @@ def worker(a: argparse.Namespace) -> None:
                         p50 = comm.allreduce(p50 * bench.time_factor, op=MPI.MAX)
                         if k:
                             out.setdefault((bench.name, x, eng, c), []).append(
-                                (t_max * 1e6, w_max / a.reps * 1e6, p50 * 1e6))
+                                (t_max * 1e6, w_max / a.reps * 1e6, p50 * 1e6)
+                            )
                 if ctx is not None:
                     h.close(ctx)
             layout.free()
@@ -89,8 +95,10 @@ def worker(a: argparse.Namespace) -> None:
             syncs.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
         out[("sync", engine)] = statistics.median(syncs)
         out[("late", engine)] = late_starts(a, h, hows["window"], engine)
-        out[("floor", engine)] = comm.allreduce(periter.timer_floor(engine)["overhead"], op=MPI.MAX), \
-            comm.allreduce(periter.timer_floor(engine)["resolution"], op=MPI.MAX)
+        out[("floor", engine)] = (
+            comm.allreduce(periter.timer_floor(engine)["overhead"], op=MPI.MAX),
+            comm.allreduce(periter.timer_floor(engine)["resolution"], op=MPI.MAX),
+        )
     if me == 0:
         report(a, out)
 
@@ -128,21 +136,31 @@ def report(a: argparse.Namespace, out: dict) -> None:
     def med(key, i):
         return statistics.median(v[i] for v in out[key])
 
-    print(f"{'benchmark':>10} {'bytes':>6} {'engine':>7} {'who':>7} {'t[usec]':>9} {'t/plain':>8} "
-          f"{'wall/rep[usec]':>15} {'wall/plain':>11} {'P50[usec]':>10} {'P50/plain':>10}")
-    for (name, x, eng, c) in sorted(k for k in out if len(k) == 4):
+    print(
+        f"{'benchmark':>10} {'bytes':>6} {'engine':>7} {'who':>7} {'t[usec]':>9} {'t/plain':>8} "
+        f"{'wall/rep[usec]':>15} {'wall/plain':>11} {'P50[usec]':>10} {'P50/plain':>10}"
+    )
+    for name, x, eng, c in sorted(k for k in out if len(k) == 4):
         base = (name, x, eng, "plain")
         t, w, p = (med((name, x, eng, c), i) for i in range(3))
-        print(f"{name:>10} {x:>6} {eng:>7} {c:>7} {t:>9.3f} {t / med(base, 0):>8.2f} {w:>15.3f} "
-              f"{w / med(base, 1):>11.2f} {p:>10.3f} {p / med(base, 0):>10.2f}")
+        print(
+            f"{name:>10} {x:>6} {eng:>7} {c:>7} {t:>9.3f} {t / med(base, 0):>8.2f} {w:>15.3f} "
+            f"{w / med(base, 1):>11.2f} {p:>10.3f} {p / med(base, 0):>10.2f}"
+        )
     for eng in a.engines.split(","):
         if ("sync", eng) in out:
             over, res = out[("floor", eng)]
-            print(f"{eng}: one clock synchronization of {a.np} ranks {out[('sync', eng)] * 1e6:.1f} usec (median); "
-                  f"timer floor: resolution {res:.3f} usec, empty timed region {over:.3f} usec")
+            print(
+                f"{eng}: one clock synchronization of {a.np} ranks {out[('sync', eng)] * 1e6:.1f} usec (median); "
+                f"timer floor: resolution {res:.3f} usec, empty timed region {over:.3f} usec"
+            )
             late = out[("late", eng)]
-            print(f"{eng}: window starts of Allreduce late on some rank: "
-                  + ", ".join(f"{who} {v[0]}/{v[1]} ({100 * v[0] / v[1]:.1f}%)" for who, v in late.items()))
+            print(
+                f"{eng}: window starts of Allreduce late on some rank: "
+                + ", ".join(
+                    f"{who} {v[0]}/{v[1]} ({100 * v[0] / v[1]:.1f}%)" for who, v in late.items()
+                )
+            )
 
 
 def main() -> None:
@@ -152,18 +170,30 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--sizes", default="0,8,1024,65536")
     ap.add_argument("--engines", default="native,mpi4py")
-    ap.add_argument("--busy", type=int, default=0, help="busy-looping processes beside the job (another job)")
+    ap.add_argument(
+        "--busy", type=int, default=0, help="busy-looping processes beside the job (another job)"
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         worker(a)
         return
     print(conditions())
-    print(f"per_iteration_cost: {a.np} processes, n = {a.reps} repetitions, medians of {a.rounds} rounds "
-          "(order alternating)")
+    print(
+        f"per_iteration_cost: {a.np} processes, n = {a.reps} repetitions, medians of {a.rounds} rounds "
+        "(order alternating)"
+    )
     if a.busy:
         print(f"with {a.busy} busy-looping process(es) beside the job")
-    cmd = [mpiexec(), "-n", str(a.np), sys.executable, os.path.abspath(__file__), "--worker", *sys.argv[1:]]
+    cmd = [
+        mpiexec(),
+        "-n",
+        str(a.np),
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        *sys.argv[1:],
+    ]
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     try:
         p = subprocess.run(cmd, env=env_for(a.np), cwd=REPO, check=False)

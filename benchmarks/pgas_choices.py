@@ -116,10 +116,14 @@ def main() -> None:
     np_ = notify_round_trips("put", 2000)
     if rank == 0:
         for x, (cp, cg), (ap, ag) in rows:
-            print(f"{x:>8} B  put+flush: Win_create {cp * 1e6:9.2f} us  Win_allocate {ap * 1e6:9.2f} us"
-                  f"  ratio {cp / ap:6.1f}   get: {cg * 1e6:9.2f} / {ag * 1e6:9.2f} us  ratio {cg / ag:6.1f}")
-        print(f"notification round trip: atomic counter {na * 1e6:9.2f} us, put counter {np_ * 1e6:9.2f} us,"
-              f" ratio {na / np_:6.1f}")
+            print(
+                f"{x:>8} B  put+flush: Win_create {cp * 1e6:9.2f} us  Win_allocate {ap * 1e6:9.2f} us"
+                f"  ratio {cp / ap:6.1f}   get: {cg * 1e6:9.2f} / {ag * 1e6:9.2f} us  ratio {cg / ag:6.1f}"
+            )
+        print(
+            f"notification round trip: atomic counter {na * 1e6:9.2f} us, put counter {np_ * 1e6:9.2f} us,"
+            f" ratio {na / np_:6.1f}"
+        )
 
 
 main()

@@ -30,11 +30,19 @@ LARGE = 2**20
 def groups(sizes: list[int], scale: float = 1.0) -> list[tuple[list[int], int]]:
     small = [s for s in sizes if s < LARGE]
     large = [s for s in sizes if s >= LARGE]
-    return [(g, max(1, round(n * scale))) for g, n in ((small, SMALL_REPS), (large, LARGE_REPS)) if g]
+    return [
+        (g, max(1, round(n * scale))) for g, n in ((small, SMALL_REPS), (large, LARGE_REPS)) if g
+    ]
 
 
-def measure_pingpong(sizes: list[int], engines: list[str], rounds: int, alloc: str, scale: float = 1.0,
-                     hugepages: str = "default") -> dict:
+def measure_pingpong(
+    sizes: list[int],
+    engines: list[str],
+    rounds: int,
+    alloc: str,
+    scale: float = 1.0,
+    hugepages: str = "default",
+) -> dict:
     """{(contender, size): [t_usec per round]} for contender 'C' and each engine."""
     exe = build("pingpong")
     c_alloc = ["--alloc", "malloc" if alloc == "numpy" else "mmap", "--hugepages", hugepages]
@@ -49,16 +57,35 @@ def measure_pingpong(sizes: list[int], engines: list[str], rounds: int, alloc: s
                         for size, _reps, t in run_c(2, exe, [f"{s}:{n}" for s in g], c_alloc):
                             out.setdefault(("C", int(size)), []).append(float(t))
                         continue
-                    doc = run_commbench(2, ["PingPong", "-msglen", files[tuple(g)], "-iter", str(n),
-                                            "-iter_policy", "off", "-time", "1000", "--engine", who, *cb_alloc])
+                    doc = run_commbench(
+                        2,
+                        [
+                            "PingPong",
+                            "-msglen",
+                            files[tuple(g)],
+                            "-iter",
+                            str(n),
+                            "-iter_policy",
+                            "off",
+                            "-time",
+                            "1000",
+                            "--engine",
+                            who,
+                            *cb_alloc,
+                        ],
+                    )
                     for rec in doc["records"]:
                         if rec["status"] != "ok":
                             continue
                         if rec["extra"].get("engine") != who:
-                            raise SystemExit(f"commbench ran {rec['extra'].get('engine')} instead of {who}: "
-                                             f"{doc['metadata'].get('engine_detail')}")
+                            raise SystemExit(
+                                f"commbench ran {rec['extra'].get('engine')} instead of {who}: "
+                                f"{doc['metadata'].get('engine_detail')}"
+                            )
                         if rec["repetitions"] != n:
-                            raise SystemExit(f"commbench used {rec['repetitions']} repetitions, not {n}")
+                            raise SystemExit(
+                                f"commbench used {rec['repetitions']} repetitions, not {n}"
+                            )
                         out.setdefault((who, rec["bytes"]), []).append(rec["values"]["t_max"])
     finally:
         for f in files.values():
@@ -76,7 +103,9 @@ def target(engine: str, size: int, ratio: float) -> str:
 
 
 def print_pingpong(res: dict, sizes: list[int], engines: list[str], rounds: int) -> None:
-    print(f"PingPong, 2 processes: t[usec] = half round trip, t_max over the ranks; median of {rounds} rounds")
+    print(
+        f"PingPong, 2 processes: t[usec] = half round trip, t_max over the ranks; median of {rounds} rounds"
+    )
     head = f"{'#bytes':>9} {'C floor':>9}" + "".join(f" {e:>9}" for e in engines)
     head += "".join(f" {e + '/C':>10} {'best ' + e + '/C':>15}" for e in engines) + "  target"
     print(head)
@@ -97,13 +126,25 @@ def print_pingpong(res: dict, sizes: list[int], engines: list[str], rounds: int)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--engines", default="native,mpi4py", help="commbench engines to compare (comma list)")
-    ap.add_argument("--alloc", choices=("mmap", "numpy"), default="mmap",
-                    help="buffer kind on both sides (numpy: malloc in C)")
-    ap.add_argument("--hugepages", choices=("on", "off", "default"), default="default",
-                    help="transparent huge pages for the buffers on both sides (madvise)")
+    ap.add_argument(
+        "--engines", default="native,mpi4py", help="commbench engines to compare (comma list)"
+    )
+    ap.add_argument(
+        "--alloc",
+        choices=("mmap", "numpy"),
+        default="mmap",
+        help="buffer kind on both sides (numpy: malloc in C)",
+    )
+    ap.add_argument(
+        "--hugepages",
+        choices=("on", "off", "default"),
+        default="default",
+        help="transparent huge pages for the buffers on both sides (madvise)",
+    )
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="message sizes (comma list)")
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)"
+    )
     a = ap.parse_args()
     engines = [e for e in a.engines.split(",") if e]
     sizes = [int(x) for x in a.sizes.split(",") if x]

@@ -23,7 +23,9 @@ def main() -> None:
     ap.add_argument("--precision", default="2%")
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--msglog", default="0:20")
-    ap.add_argument("--budget", help="--precision-budget SECS[,SAMPLES] (default: -time, 1000 samples)")
+    ap.add_argument(
+        "--budget", help="--precision-budget SECS[,SAMPLES] (default: -time, 1000 samples)"
+    )
     ap.add_argument("rest", nargs="*", help="more `commbench run` options (after --)")
     a = ap.parse_args()
     args = ["PingPong", "-msglog", a.msglog, "--precision", a.precision, *a.rest]
@@ -32,16 +34,22 @@ def main() -> None:
     print(conditions())
     doc = run_commbench(a.np, args)
     print(f"commbench run -n {a.np} {' '.join(args)}")
-    print(f"{'#bytes':>8} {'t_max med[usec]':>16} {'achieved':>9} {'samples':>8} {'secs':>6}  stopped")
+    print(
+        f"{'#bytes':>8} {'t_max med[usec]':>16} {'achieved':>9} {'samples':>8} {'secs':>6}  stopped"
+    )
     reached = 0
     for r in doc["records"]:
         p, st = r["extra"].get("precision") or {}, r["extra"].get("samples") or {}
         got = "-" if p.get("achieved") is None else f"{100 * p['achieved']:.2f}%"
         reached += bool(p.get("reached"))
-        print(f"{r['bytes']:>8} {st.get('t_max_median', float('nan')):>16.2f} {got:>9} {p.get('k', 0):>8} "
-              f"{p.get('secs', 0):>6.2f}  {p.get('stopped', r['status'])}")
-    print(f"{reached} of {len(doc['records'])} rows reached +-{a.precision}; "
-          f"elapsed {doc['summary'].get('elapsed_s', 0):.0f} s; after the run: {conditions()}")
+        print(
+            f"{r['bytes']:>8} {st.get('t_max_median', float('nan')):>16.2f} {got:>9} {p.get('k', 0):>8} "
+            f"{p.get('secs', 0):>6.2f}  {p.get('stopped', r['status'])}"
+        )
+    print(
+        f"{reached} of {len(doc['records'])} rows reached +-{a.precision}; "
+        f"elapsed {doc['summary'].get('elapsed_s', 0):.0f} s; after the run: {conditions()}"
+    )
 
 
 if __name__ == "__main__":

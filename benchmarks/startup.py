@@ -38,7 +38,9 @@ from cfloor import REPO, build, conditions, env_for, median, mpiexec, rotate
 def timed(cmd: list[str], env: dict, ok=(0,), cwd: str | Path = REPO) -> float:
     t0 = time.perf_counter()
     # cwd: a neutral directory, so PYTHONPATH alone says which checkout runs (-m puts cwd first)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd, check=False)
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd, check=False
+    )
     t = time.perf_counter() - t0
     if p.returncode not in ok:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -62,17 +64,27 @@ def main() -> None:
         noop.write_text("#!/bin/sh\nexit 3\n")
         noop.chmod(0o755)
         contenders = {
-            "C PingPong": ([mx, "-n", n, str(build("pingpong")), "0:1000", "1:1000", "2:1000"], (0,)),
+            "C PingPong": (
+                [mx, "-n", n, str(build("pingpong")), "0:1000", "1:1000", "2:1000"],
+                (0,),
+            ),
             "python -c pass": ([py, "-c", "pass"], (0,)),
             "python + mpi4py": ([mx, "-n", n, py, "-c", "from mpi4py import MPI"], (0,)),
             "+ numpy": ([mx, "-n", n, py, "-c", "from mpi4py import MPI; import numpy"], (0,)),
             "commbench mpiexec": ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,)),
             "commbench -n N": ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,)),
-            "launcher parse": ([py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny], (3,)),
+            "launcher parse": (
+                [py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny],
+                (3,),
+            ),
         }
         if a.before:
             old = {"PYTHONPATH": str(Path(a.before).resolve())}
-            contenders["before: mpiexec"] = ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,), old)
+            contenders["before: mpiexec"] = (
+                [mx, "-n", n, py, "-m", "commbench", "run", *tiny],
+                (0,),
+                old,
+            )
             contenders["before: -n N"] = ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,), old)
         times: dict[str, list[float]] = {k: [] for k in contenders}
         for r in range(a.rounds):
@@ -84,9 +96,11 @@ def main() -> None:
     for name, v in times.items():
         print(f"{name:20s} {median(v):7.3f} s   x C {median(v) / c:5.2f}")
     floor = median(times["+ numpy"]) + median(times["python -c pass"])
-    print(f"floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and numpy): {floor:.3f} s; "
-          f"commbench's own share: {median(times['commbench -n N']) - floor:.3f} s, of which the launcher's "
-          f"parse {median(times['launcher parse']) - median(times['python -c pass']):.3f} s")
+    print(
+        f"floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and numpy): {floor:.3f} s; "
+        f"commbench's own share: {median(times['commbench -n N']) - floor:.3f} s, of which the launcher's "
+        f"parse {median(times['launcher parse']) - median(times['python -c pass']):.3f} s"
+    )
 
 
 if __name__ == "__main__":

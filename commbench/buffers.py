@@ -70,8 +70,11 @@ class Allocation:
             # small pages, which advice does not convert; a fresh mapping gets huge ones.
             # Private, not mmap's default shared mapping: THP for shared anonymous
             # memory (shmem) is usually off, so madvise would change nothing.
-            self._owner = mmap.mmap(-1, (span + pad + PAGE - 1) // PAGE * PAGE,
-                                    flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            self._owner = mmap.mmap(
+                -1,
+                (span + pad + PAGE - 1) // PAGE * PAGE,
+                flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+            )
             whole = np.frombuffer(self._owner, dtype=np.uint8)
         elif kind == "mpi":
             from mpi4py import MPI
@@ -112,6 +115,7 @@ def thp_mode() -> str:
 
 # ---- contents (spec §6.2) -------------------------------------------------
 
+
 def pattern(world_rank: int, nbytes: int, dtype: str = "float32") -> np.ndarray:
     """The bytes of BUF_VALUE(rank, i) for a buffer of nbytes."""
     count = (nbytes + 3) // 4
@@ -126,7 +130,9 @@ def pattern(world_rank: int, nbytes: int, dtype: str = "float32") -> np.ndarray:
 FILL_CHUNK = 2**20  # elements per step: no multi-GiB temporaries for a multi-GiB buffer
 
 
-def fill(buf: np.ndarray, world_rank: int, slot_len: int, slots: int, stride: int, dtype: str) -> None:
+def fill(
+    buf: np.ndarray, world_rank: int, slot_len: int, slots: int, stride: int, dtype: str
+) -> None:
     """Slot 0 gets the pattern; every other slot a copy of it (spec §6.3).
 
     The pattern is written in place in chunks through preallocated scratch
@@ -162,8 +168,13 @@ def fill(buf: np.ndarray, world_rank: int, slot_len: int, slots: int, stride: in
 # IMB 2021's -data_type / -red_data_type: name -> (numpy type, bytes, MPI datatype name).
 # The buffers hold the same bytes whatever the type (spec §6.2's float pattern); a
 # reduction interprets them as its type, and so does its verifier.
-DATA_TYPES = {"byte": ("uint8", 1, "BYTE"), "char": ("int8", 1, "CHAR"), "int": ("int32", 4, "INT"),
-              "float": ("float32", 4, "FLOAT"), "double": ("float64", 8, "DOUBLE")}
+DATA_TYPES = {
+    "byte": ("uint8", 1, "BYTE"),
+    "char": ("int8", 1, "CHAR"),
+    "int": ("int32", 4, "INT"),
+    "float": ("float32", 4, "FLOAT"),
+    "double": ("float64", 8, "DOUBLE"),
+}
 
 
 def reduce_pattern(world_ranks: list[int], nbytes: int, dtype: str = "float32") -> np.ndarray:

@@ -73,13 +73,20 @@ class Cleanup:
             pass
 
     def remove_file(self, path: str) -> None:
-        for p in [path, *glob.glob(os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".shfp.*"))]:
+        for p in [
+            path,
+            *glob.glob(
+                os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".shfp.*")
+            ),
+        ]:
             try:
                 os.remove(p)
             except FileNotFoundError:
                 pass
             except OSError as e:
-                print(f"commbench: rank {self.rank}: cannot remove {p}: {e.strerror}", file=sys.stderr)
+                print(
+                    f"commbench: rank {self.rank}: cannot remove {p}: {e.strerror}", file=sys.stderr
+                )
         with self.lock:
             self.files.discard(path)
         self._note("-", path)
@@ -94,7 +101,9 @@ class Cleanup:
         with self.lock:
             self.dirs = [d for d in self.dirs if os.path.exists(d)]
 
-    def install(self, rank: int, at_exit: Callable[[Callable[[str], None]], None] | None = None) -> None:
+    def install(
+        self, rank: int, at_exit: Callable[[Callable[[str], None]], None] | None = None
+    ) -> None:
         """Remove everything at exit and on SIGINT/SIGTERM (main thread only, once).
 
         at_exit: when the ending signals are blocked and reach a watchdog
@@ -122,7 +131,9 @@ class Cleanup:
             # The real work happens in the watcher thread; the main thread may be
             # stuck in MPI and run this only much later, if ever.
             self.prev[s] = signal.signal(s, lambda *_: None)
-        threading.Thread(target=self._watch, args=(r,), name="commbench-io-cleanup", daemon=True).start()
+        threading.Thread(
+            target=self._watch, args=(r,), name="commbench-io-cleanup", daemon=True
+        ).start()
         self.installed = True
 
     def _watch(self, r: int) -> None:
@@ -137,7 +148,10 @@ class Cleanup:
                 self.now()
                 name = signal.Signals(b[0]).name
                 try:
-                    os.write(2, f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n".encode())
+                    os.write(
+                        2,
+                        f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n".encode(),
+                    )
                 finally:
                     os._exit(128 + b[0])
 
@@ -224,9 +238,14 @@ def guardian(d: str, tool: bool, registry: str = "", what: str = "IO cleanup gua
     import subprocess
 
     try:
-        return subprocess.Popen([sys.executable, "-c", GUARD, d, "1" if tool else "0", registry],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, close_fds=True)
+        return subprocess.Popen(
+            [sys.executable, "-c", GUARD, d, "1" if tool else "0", registry],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError as e:  # cleanup then rests on the in-process handlers alone
         print(f"commbench: cannot start the {what} ({e})", file=sys.stderr)
         return None
@@ -277,9 +296,13 @@ def mpi_segments(maps: str = "/proc/self/maps") -> list[str]:
             for line in f:
                 parts = line.split(None, 5)
                 path = parts[5].strip() if len(parts) == 6 else ""
-                name = path[len(SHM_DIR):]
-                if (path.startswith(SHM_DIR) and name.startswith(SHM_PREFIXES) and not path.endswith("(deleted)")
-                        and path not in out):
+                name = path[len(SHM_DIR) :]
+                if (
+                    path.startswith(SHM_DIR)
+                    and name.startswith(SHM_PREFIXES)
+                    and not path.endswith("(deleted)")
+                    and path not in out
+                ):
                     out.append(path)
     except OSError:
         pass
@@ -309,8 +332,13 @@ def segment_guardian(paths: list[str]):
     if not paths:
         return None
     try:
-        return subprocess.Popen(["/bin/sh", "-c", 'read -r x; [ "$x" = done ] || rm -f -- "$@"', "guard", *paths],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, close_fds=True)
+        return subprocess.Popen(
+            ["/bin/sh", "-c", 'read -r x; [ "$x" = done ] || rm -f -- "$@"', "guard", *paths],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         return None

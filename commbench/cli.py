@@ -67,10 +67,19 @@ def cmd_run(argv: list[str]) -> int:
         except config.ConfigError as e:
             return _err(str(e))
         if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
-            return _err("commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
-                        "or mpiexec -n N commbench run …)")
-        return launch.launch(cfg.mpiexec, cfg.np, "run", argv, output=cfg.output or config.default_output(cfg.family),
-                             reserved=cfg.output is None, family=cfg.family)
+            return _err(
+                "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
+                "or mpiexec -n N commbench run …)"
+            )
+        return launch.launch(
+            cfg.mpiexec,
+            cfg.np,
+            "run",
+            argv,
+            output=cfg.output or config.default_output(cfg.family),
+            reserved=cfg.output is None,
+            family=cfg.family,
+        )
     from commbench import config, jobenv
     from commbench.launch import mark_started
 
@@ -118,8 +127,15 @@ def cmd_list(argv: list[str]) -> int:
         fam = suites.family(n)
         print(f"{fam.name} ({fam.title}): {fam.description}")
         for b in fam.benchmarks:
-            flag = "" if b.default else (" [default with --methodology imb2021]" if getattr(b, "default_in", ())
-                                         else " [by name or -include]")
+            flag = (
+                ""
+                if b.default
+                else (
+                    " [default with --methodology imb2021]"
+                    if getattr(b, "default_in", ())
+                    else " [by name or -include]"
+                )
+            )
             print(f"  {b.name:<26} {b.description}{flag}")
         print()
     return 0
@@ -136,8 +152,10 @@ def cmd_report(argv: list[str]) -> int:
             html_report.write(out, paths)
         except ValueError as e:
             return _err(str(e))
-        print(f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} written to {out}",
-              file=sys.stderr)
+        print(
+            f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} written to {out}",
+            file=sys.stderr,
+        )
         return 0
     try:
         path, out = _report_arguments(argv)
@@ -146,9 +164,13 @@ def cmd_report(argv: list[str]) -> int:
         return _err(str(e))
     if out is not None:
         try:
-            csv_export.write(sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6))
+            csv_export.write(
+                sys.stdout if out == "-" else out, recs, doc["config"].get("mb_unit", 10**6)
+            )
         except OSError as e:
-            return _err(f"--csv {out!r}: cannot write ({e.strerror}) (accepted: --csv <file in a writable directory>)")
+            return _err(
+                f"--csv {out!r}: cannot write ({e.strerror}) (accepted: --csv <file in a writable directory>)"
+            )
         if out != "-":
             print(f"commbench: {len(recs)} records written to {out}", file=sys.stderr)
         return 0
@@ -160,12 +182,16 @@ def cmd_report(argv: list[str]) -> int:
         # a file that passes the schema (open where families add their own keys) but lacks or
         # mistypes what its family's text needs: the file's problem, said as such
         what = f"it has no {e.args[0]!r}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
-        return _err(f"{path}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
-                    "text needs (was the file edited? `commbench schema` prints the format)")
+        return _err(
+            f"{path}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
+            "text needs (was the file edited? `commbench schema` prints the format)"
+        )
     return 0
 
 
-REPORT_USAGE = "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...]"
+REPORT_USAGE = (
+    "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...]"
+)
 
 
 def _report_arguments(argv: list[str]) -> tuple[str, str | None]:
@@ -186,9 +212,11 @@ def _report_arguments(argv: list[str]) -> tuple[str, str | None]:
             paths.append(a)
         i += 1
     if len(paths) != 1:
-        raise ValueError(f"report needs one results file, got {len(paths)}"
-                         + (" (did --csv take the results file as its OUT?)" if out and not paths else "")
-                         + f" (accepted: {REPORT_USAGE})")
+        raise ValueError(
+            f"report needs one results file, got {len(paths)}"
+            + (" (did --csv take the results file as its OUT?)" if out and not paths else "")
+            + f" (accepted: {REPORT_USAGE})"
+        )
     return paths[0], out
 
 
@@ -220,7 +248,9 @@ def _schema(argv: list[str]) -> int:
     from commbench import schema
 
     if argv:
-        return _err(f"schema takes no arguments, got {' '.join(argv)!r} (accepted: commbench schema)")
+        return _err(
+            f"schema takes no arguments, got {' '.join(argv)!r} (accepted: commbench schema)"
+        )
     print(schema.text(), end="")
     return 0
 
@@ -242,7 +272,9 @@ def _single_threaded_blas() -> None:
     """One BLAS thread per rank: a benchmark process must not spawn compute threads
     that fight the other ranks for cores (the CPU-exploit kernel uses numpy.dot).
     Set before numpy is first imported; a user's explicit setting wins."""
-    if "OMP_NUM_THREADS" not in os.environ:  # the mt family's thread count then falls back to the CPUs
+    if (
+        "OMP_NUM_THREADS" not in os.environ
+    ):  # the mt family's thread count then falls back to the CPUs
         os.environ["COMMBENCH_OMP_DEFAULTED"] = "1"
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -270,7 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ImportError) as e:
         if "MPI library" not in str(e) and "mpi4py" not in str(e):
             return _unexpected(argv[0], e)
-        if any(os.environ.get(v, "0") != "0" for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")):
+        if any(
+            os.environ.get(v, "0") != "0"
+            for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
+        ):
             return 2  # one voice: the job's first process says it
         return _err(NO_MPI.format(why=str(e).replace(chr(10), "; ")))
     except Exception as e:  # noqa: BLE001 - the exit status must not read as a regression (1)
@@ -282,11 +317,15 @@ def _unexpected(command: str, e: BaseException) -> int:
     and the traceback only when asked for (COMMBENCH_DEBUG=1)."""
     if command in ("run", "overhead") or os.environ.get("COMMBENCH_DEBUG") == "1":
         raise e
-    return _err(f"internal error in `commbench {command}`: {type(e).__name__}: {e} (a bug in commbench: please "
-                "report it with the command and its files; COMMBENCH_DEBUG=1 shows where it happened)")
+    return _err(
+        f"internal error in `commbench {command}`: {type(e).__name__}: {e} (a bug in commbench: please "
+        "report it with the command and its files; COMMBENCH_DEBUG=1 shows where it happened)"
+    )
 
 
-NO_MPI = ("no MPI library could be loaded ({why}). Two ways to get one: pip install 'commbench[mpich]' "
-          "(the MPICH wheel, for a laptop or a single node), or, on a cluster, the site's MPI: "
-          "module load <mpi>; pip install --no-binary mpi4py --force-reinstall mpi4py "
-          "(mpi4py built against it; MPI4PY_LIBMPI may also point at its libmpi.so)")
+NO_MPI = (
+    "no MPI library could be loaded ({why}). Two ways to get one: pip install 'commbench[mpich]' "
+    "(the MPICH wheel, for a laptop or a single node), or, on a cluster, the site's MPI: "
+    "module load <mpi>; pip install --no-binary mpi4py --force-reinstall mpi4py "
+    "(mpi4py built against it; MPI4PY_LIBMPI may also point at its libmpi.so)"
+)

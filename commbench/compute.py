@@ -97,7 +97,18 @@ def timer_cost(calls: int = 1200, tries: int = 5) -> float:
     for _ in range(tries):
         t0 = w()
         for _ in range(calls // 12):
-            w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w(); w()  # noqa: E702 - unrolled timer calls
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()
+            w()  # noqa: E702 - unrolled timer calls
         best = min(best, (w() - t0) / (calls + 1))
     return best
 
@@ -127,6 +138,17 @@ def calibrate(q: ComputeLoop, comp_target_s: float, runs: int = 30) -> Calibrati
     # Plain means, like the seed and like the experiments that subtract them.
     mean = sum(comp) / runs
     std = (sum((v - mean) ** 2 for v in comp) / max(1, runs - 1)) ** 0.5
-    return Calibration(q.kind, mean / comp_units, comp_units, send_units, mean,
-                       sum(send) / runs, std, tc, statistics.median(comp), statistics.median(send),
-                       min(comp), min(send))
+    return Calibration(
+        q.kind,
+        mean / comp_units,
+        comp_units,
+        send_units,
+        mean,
+        sum(send) / runs,
+        std,
+        tc,
+        statistics.median(comp),
+        statistics.median(send),
+        min(comp),
+        min(send),
+    )

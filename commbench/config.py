@@ -42,39 +42,203 @@ from commbench.suites import uses
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
-    Option(("-npmin",), "npmin", "<NPmin>", "first process count of the sequence NPmin, 2NPmin, …, P", integer("-npmin", 1)),
-    Option(("-multi",), "multi", "<0|1>", "run groups simultaneously (0: one row per size, 1: one row per group)", parse_multi),
-    Option(("-off_cache",), "off_cache", "<cs[,cls]>|-1", "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)", parse_off_cache),
-    Option(("-iter",), "iter", "<msgs[,MB[,nonaggr]]>[,policy]", "repetition caps and/or policy", parse_iter),
-    Option(("-iter_policy",), "iter_policy", "<policy>", "dynamic|multiple_np|auto|off", choice("-iter_policy", POLICIES)),
-    Option(("-time",), "time", "<secs>", "run-time target per size for the dynamic policy (default 10)", positive_float("-time")),
-    Option(("-mem",), "mem", "<GB>", "per-process memory cap for message buffers (default 1)", positive_float("-mem")),
-    Option(("-input",), "input", "<file>", "file with benchmark names, one per line", readable_file("-input")),
-    Option(("-msglen",), "msglen", "<file>", "file with message lengths, one per line", readable_file("-msglen")),
-    Option(("-map",), "map", "<A>x<B>", "rank placement: ranks fill A rows column-wise, groups taken row-wise", parse_map),
-    Option(("-include",), "include", "<b1> [b2 …]", "add benchmarks (e.g. PingPongSpecificSource)", multi_names=True),
+    Option(
+        ("-npmin",),
+        "npmin",
+        "<NPmin>",
+        "first process count of the sequence NPmin, 2NPmin, …, P",
+        integer("-npmin", 1),
+    ),
+    Option(
+        ("-multi",),
+        "multi",
+        "<0|1>",
+        "run groups simultaneously (0: one row per size, 1: one row per group)",
+        parse_multi,
+    ),
+    Option(
+        ("-off_cache",),
+        "off_cache",
+        "<cs[,cls]>|-1",
+        "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)",
+        parse_off_cache,
+    ),
+    Option(
+        ("-iter",),
+        "iter",
+        "<msgs[,MB[,nonaggr]]>[,policy]",
+        "repetition caps and/or policy",
+        parse_iter,
+    ),
+    Option(
+        ("-iter_policy",),
+        "iter_policy",
+        "<policy>",
+        "dynamic|multiple_np|auto|off",
+        choice("-iter_policy", POLICIES),
+    ),
+    Option(
+        ("-time",),
+        "time",
+        "<secs>",
+        "run-time target per size for the dynamic policy (default 10)",
+        positive_float("-time"),
+    ),
+    Option(
+        ("-mem",),
+        "mem",
+        "<GB>",
+        "per-process memory cap for message buffers (default 1)",
+        positive_float("-mem"),
+    ),
+    Option(
+        ("-input",),
+        "input",
+        "<file>",
+        "file with benchmark names, one per line",
+        readable_file("-input"),
+    ),
+    Option(
+        ("-msglen",),
+        "msglen",
+        "<file>",
+        "file with message lengths, one per line",
+        readable_file("-msglen"),
+    ),
+    Option(
+        ("-map",),
+        "map",
+        "<A>x<B>",
+        "rank placement: ranks fill A rows column-wise, groups taken row-wise",
+        parse_map,
+    ),
+    Option(
+        ("-include",),
+        "include",
+        "<b1> [b2 …]",
+        "add benchmarks (e.g. PingPongSpecificSource)",
+        multi_names=True,
+    ),
     Option(("-exclude",), "exclude", "<b1> [b2 …]", "remove benchmarks", multi_names=True),
     Option(("-msglog",), "msglog", "[<min>:]<max>", "sizes 0, 2^min … 2^max", parse_msglog),
-    Option(("-thread_level",), "thread_level", "<level>", "single|funneled|serialized|multiple", choice("-thread_level", THREAD_LEVELS)),
-    Option(("-check", "--check"), "check", "", "verify every received buffer (timings then not valid)"),
-    Option(("-n", "--np"), "np", "<N>", "start N processes under mpiexec (outside an MPI job)", integer("-n", 1)),
-    Option(("--mpiexec",), "mpiexec", "<path>", "mpiexec to launch with (default: the one of mpi4py's MPI)", text),
+    Option(
+        ("-thread_level",),
+        "thread_level",
+        "<level>",
+        "single|funneled|serialized|multiple",
+        choice("-thread_level", THREAD_LEVELS),
+    ),
+    Option(
+        ("-check", "--check"), "check", "", "verify every received buffer (timings then not valid)"
+    ),
+    Option(
+        ("-n", "--np"),
+        "np",
+        "<N>",
+        "start N processes under mpiexec (outside an MPI job)",
+        integer("-n", 1),
+    ),
+    Option(
+        ("--mpiexec",),
+        "mpiexec",
+        "<path>",
+        "mpiexec to launch with (default: the one of mpi4py's MPI)",
+        text,
+    ),
     Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), text),
-    Option(("-o", "--output"), "output", "<file.json>", "results file (default results/commbench-<suite>-<date>.json; '-' or /dev/null for none)", text),
+    Option(
+        ("-o", "--output"),
+        "output",
+        "<file.json>",
+        "results file (default results/commbench-<suite>-<date>.json; '-' or /dev/null for none)",
+        text,
+    ),
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
-    Option(("--alloc",), "alloc", "<kind>", "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap", choice("--alloc", ALLOC_KINDS)),
-    Option(("--hugepages",), "hugepages", "<on|off|default>", "transparent huge pages for buffers (madvise)", choice("--hugepages", HUGEPAGES)),
-    Option(("--engine",), "engine", "<native|mpi4py|both>", "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead", choice("--engine", ENGINES)),
-    Option(("--samples",), "samples", "<K>", "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)", integer("--samples", 1)),
-    Option(("--force",), "force", "", "run a --samples plan whose samples could pass 256 MB in the results file"),
-    Option(("--fit",), "fit", "", "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)"),
-    Option(("--int-counts",), "int_counts", "", "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic with an MPI without large counts)"),
-    Option(("--no-fit",), "no_fit", "", "no fits, also for the comms family (which fits by default, as COMMS does)"),
-    Option(("--no-progress",), "no_progress", "", "no progress line on stderr (drawn by default when stderr is a terminal)"),
-    Option(("--breakpoint",), "breakpoints", "<n[,n…]>", "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit", byte_list("--breakpoint")),
-    Option(("--mib",), "mib", "", "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)"),
-    Option(("--timeout",), "timeout", "<secs>", "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)", positive_float("--timeout", zero_ok=True)),
-    Option(("--maxlog",), "maxlog", "<31..40>", "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)", integer("--maxlog", 1)),
+    Option(
+        ("--alloc",),
+        "alloc",
+        "<kind>",
+        "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap",
+        choice("--alloc", ALLOC_KINDS),
+    ),
+    Option(
+        ("--hugepages",),
+        "hugepages",
+        "<on|off|default>",
+        "transparent huge pages for buffers (madvise)",
+        choice("--hugepages", HUGEPAGES),
+    ),
+    Option(
+        ("--engine",),
+        "engine",
+        "<native|mpi4py|both>",
+        "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead",
+        choice("--engine", ENGINES),
+    ),
+    Option(
+        ("--samples",),
+        "samples",
+        "<K>",
+        "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)",
+        integer("--samples", 1),
+    ),
+    Option(
+        ("--force",),
+        "force",
+        "",
+        "run a --samples plan whose samples could pass 256 MB in the results file",
+    ),
+    Option(
+        ("--fit",),
+        "fit",
+        "",
+        "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)",
+    ),
+    Option(
+        ("--int-counts",),
+        "int_counts",
+        "",
+        "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic with an MPI without large counts)",
+    ),
+    Option(
+        ("--no-fit",),
+        "no_fit",
+        "",
+        "no fits, also for the comms family (which fits by default, as COMMS does)",
+    ),
+    Option(
+        ("--no-progress",),
+        "no_progress",
+        "",
+        "no progress line on stderr (drawn by default when stderr is a terminal)",
+    ),
+    Option(
+        ("--breakpoint",),
+        "breakpoints",
+        "<n[,n…]>",
+        "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit",
+        byte_list("--breakpoint"),
+    ),
+    Option(
+        ("--mib",),
+        "mib",
+        "",
+        "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)",
+    ),
+    Option(
+        ("--timeout",),
+        "timeout",
+        "<secs>",
+        "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)",
+        positive_float("--timeout", zero_ok=True),
+    ),
+    Option(
+        ("--maxlog",),
+        "maxlog",
+        "<31..40>",
+        "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)",
+        integer("--maxlog", 1),
+    ),
     *methodology.OPTIONS,
     *configfile.OPTIONS,
     *measuring.OPTIONS,
@@ -113,13 +277,19 @@ class RunConfig:
     params: dict = field(default_factory=dict)  # family-specific options
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
-    fit: bool = False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
+    fit: bool = (
+        False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
+    )
     breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
     int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
-    method: methodology.Methodology = methodology.PROFILES[methodology.DEFAULT]  # --methodology, -sync, …
-    measuring: measuring.Measuring = measuring.Measuring()  # --per-iteration, --sync-start, --precision …
+    method: methodology.Methodology = methodology.PROFILES[
+        methodology.DEFAULT
+    ]  # --methodology, -sync, …
+    measuring: measuring.Measuring = (
+        measuring.Measuring()
+    )  # --per-iteration, --sync-start, --precision …
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -127,7 +297,11 @@ class RunConfig:
 
     def resolved(self) -> dict:
         """Every setting as plain data, for the results file."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("profile", "params", "method", "measuring")}
+        out = {
+            k: getattr(self, k)
+            for k in self.__dataclass_fields__
+            if k not in ("profile", "params", "method", "measuring")
+        }
         out["profile"] = self.profile.name
         out["methodology"] = self.method.as_dict()
         out["measuring"] = self.measuring.as_dict()
@@ -157,13 +331,19 @@ def usage(argv: list[str] | None = None) -> str:
     opts = _all_options()
     prog = "commbench run"
     if fam is not None and fam.honours is not None:
-        prog = f"commbench {fam.name}" if fam.name == "overhead" else f"commbench run --suite {fam.name}"
+        prog = (
+            f"commbench {fam.name}"
+            if fam.name == "overhead"
+            else f"commbench run --suite {fam.name}"
+        )
         opts = [o for o in OPTIONS if o.dest in RUN_LEVEL | fam.honours] + list(fam.options)
     lines = [
         f"usage: {prog} [options] [benchmark ...]",
         "",
         "Benchmarks are case-insensitive names (see `commbench list`); without names the",
-        "family's default list runs. Families: " + ", ".join(suites.family_names()) + " (IMB-MPI1 … accepted).",
+        "family's default list runs. Families: "
+        + ", ".join(suites.family_names())
+        + " (IMB-MPI1 … accepted).",
         "",
         "options:",
     ]
@@ -182,7 +362,9 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
     if suite is not None:
         fam = suites.canonical_family(suite)
         if fam is None:
-            raise ConfigError(f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} or IMB-MPI1, IMB-EXT, …)")
+            raise ConfigError(
+                f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} or IMB-MPI1, IMB-EXT, …)"
+            )
         return fam
     found: set[str] = set()
     for n in names:
@@ -193,13 +375,17 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
         if len(fams) == 1:
             found |= fams
     if len(found) > 1:
-        raise ConfigError(f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite")
+        raise ConfigError(
+            f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite"
+        )
     if not found:  # a name shared by families (Accumulate, Unidir_Put/Unidir_put) needs --suite
         for n in names:
             fams = [f.name for f, _ in suites.families_with(_strip_multi(n))]
             if len(fams) > 1:
                 choices = " or ".join(f"--suite {f}" for f in fams)
-                raise ConfigError(f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}")
+                raise ConfigError(
+                    f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}"
+                )
     return found.pop() if found else suites.DEFAULT_FAMILY
 
 
@@ -216,19 +402,43 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
         if b is None:
             others = [f.name for f, _ in suites.families_with(base)]
             if others:
-                raise ConfigError(f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose with --suite {others[0]})")
+                raise ConfigError(
+                    f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose with --suite {others[0]})"
+                )
             choices = [x.name for x in fam.benchmarks]
             near = difflib.get_close_matches(base, choices, n=3, cutoff=0.5)
-            near = near or difflib.get_close_matches(base.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(near)}?" if near else f"; see `commbench list {fam.name}`"
+            near = near or difflib.get_close_matches(
+                base.lower(), [c.lower() for c in choices], n=3, cutoff=0.5
+            )
+            hint = (
+                f"; did you mean {', '.join(near)}?"
+                if near
+                else f"; see `commbench list {fam.name}`"
+            )
             raise ConfigError(f"{what}invalid benchmark name {n!r} in family {fam.name}{hint}")
         out.append(b.name)
     return out, multi_prefix
 
 
 # Options every family takes: where and how the job runs and what it writes.
-RUN_LEVEL = frozenset({"help", "np", "mpiexec", "suite", "output", "csv", "timeout", "thread_level",
-                       "include", "exclude", "input", "dump", "load", "no_progress"})
+RUN_LEVEL = frozenset(
+    {
+        "help",
+        "np",
+        "mpiexec",
+        "suite",
+        "output",
+        "csv",
+        "timeout",
+        "thread_level",
+        "include",
+        "exclude",
+        "input",
+        "dump",
+        "load",
+        "no_progress",
+    }
+)
 
 
 def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> None:
@@ -239,8 +449,10 @@ def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> Non
     if why:
         raise ConfigError(why)
     if values.get("force") and values.get("samples", 1) <= 1:
-        raise ConfigError("--force only lifts the limit of a --samples plan (accepted: --samples K with K > 1, "
-                          "or no --force)")
+        raise ConfigError(
+            "--force only lifts the limit of a --samples plan (accepted: --samples K with K > 1, "
+            "or no --force)"
+        )
 
 
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
@@ -285,9 +497,13 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
-        fit=_fits(fam, values), breakpoints=values.get("breakpoints", ()), int_counts=bool(values.get("int_counts")),
-        samples=values.get("samples", 1), force=bool(values.get("force", False)),
-        method=methodology.resolve(values), measuring=measuring.resolve(values),
+        fit=_fits(fam, values),
+        breakpoints=values.get("breakpoints", ()),
+        int_counts=bool(values.get("int_counts")),
+        samples=values.get("samples", 1),
+        force=bool(values.get("force", False)),
+        method=methodology.resolve(values),
+        measuring=measuring.resolve(values),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)
@@ -297,15 +513,21 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     return cfg
 
 
-def _msglen_and_np(values: dict[str, Any], world_size: int | None) -> tuple[list[int] | None, int | None]:
+def _msglen_and_np(
+    values: dict[str, Any], world_size: int | None
+) -> tuple[list[int] | None, int | None]:
     """-msglen's sizes (None: no file) and -n, refused where they cannot be."""
     msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
     if msglen is not None and not any(msglen) and values.get("zero_size") is False:
-        raise ConfigError("-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)")
+        raise ConfigError(
+            "-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)"
+        )
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
-        raise ConfigError(f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
-                          f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)")
+        raise ConfigError(
+            f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
+            f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)"
+        )
     return msglen, np_
 
 
@@ -329,16 +551,20 @@ def _loaded(path: str) -> tuple[dict[str, Any], list[str]]:
     try:
         loaded, names = _split_argv(file_argv)
     except HelpRequested:
-        raise ConfigError(f"-load {path}: its argv asks for -h (accepted: options and benchmark names)") from None
+        raise ConfigError(
+            f"-load {path}: its argv asks for -h (accepted: options and benchmark names)"
+        ) from None
     except ConfigError as e:
         raise ConfigError(f"-load {path}: {e}") from None
     for dest in LAUNCH_ONLY:
         if dest in loaded:
             name = next(o.names[0] for o in OPTIONS if o.dest == dest)
-            raise ConfigError(f"-load {path}: its argv has {name} {loaded[dest]}, which says where the job starts, "
-                              f"not what it measures, and cannot apply to a job already started (accepted: {name} "
-                              f"on the command line, e.g. commbench run {name} {loaded[dest]} -load {path}; remove "
-                              f"{name} from the file's argv)")
+            raise ConfigError(
+                f"-load {path}: its argv has {name} {loaded[dest]}, which says where the job starts, "
+                f"not what it measures, and cannot apply to a job already started (accepted: {name} "
+                f"on the command line, e.g. commbench run {name} {loaded[dest]} -load {path}; remove "
+                f"{name} from the file's argv)"
+            )
     return loaded, names
 
 
@@ -366,17 +592,23 @@ def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], b
     input_names = read_name_file(values["input"]) if "input" in values else []
     explicit = bare + input_names
     fam = suites.family(_resolve_family(suite, explicit + values.get("include", [])))
-    if fam.operands is not None:  # words the family takes besides names (osu: OMB's `D D`), into its params
+    if (
+        fam.operands is not None
+    ):  # words the family takes besides names (osu: OMB's `D D`), into its params
         explicit, values["operands"] = fam.operands(explicit)
     explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
     include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
     exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
-    run_list = include_c + (explicit_c or fam.default_list(values.get("methodology", methodology.DEFAULT)))
+    run_list = include_c + (
+        explicit_c or fam.default_list(values.get("methodology", methodology.DEFAULT))
+    )
     excluded = {e.lower() for e in exclude_c}
     run_list = [b for b in run_list if b.lower() not in excluded]
     if not run_list:
-        raise ConfigError("no benchmark left to run after -exclude (accepted: -exclude names that leave at "
-                          "least one benchmark; see `commbench list`)")
+        raise ConfigError(
+            "no benchmark left to run after -exclude (accepted: -exclude names that leave at "
+            "least one benchmark; see `commbench list`)"
+        )
     return fam, run_list, multi_prefix or mp2
 
 
@@ -393,10 +625,14 @@ def _size_range(values: dict, prof: policy.Profile) -> tuple[int, int]:
     if "maxlog" in values:
         big = values["maxlog"]
         if not 31 <= big <= 40:
-            raise ConfigError(f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)")
+            raise ConfigError(
+                f"--maxlog {big}: out of range (accepted: --maxlog <31..40>; below 31 use -msglog)"
+            )
         if "msglog" in values:
-            raise ConfigError(f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
-                              "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)")
+            raise ConfigError(
+                f"--maxlog {big} contradicts -msglog {values['msglog'][1]} (accepted: one of them; "
+                "-msglog [<minlog>:]<maxlog < 31> or --maxlog <31..40>)"
+            )
         maxlog = big
     return minlog, maxlog
 
@@ -422,15 +658,21 @@ def check_world(cfg: RunConfig, size: int) -> None:
         a, b = cfg.map
         if a * b != size:
             fits = [f"{d}x{size // d}" for d in range(1, size + 1) if size % d == 0]
-            raise ConfigError(f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes; they must match "
-                              f"(accepted: -map AxB with A*B = {size}: {', '.join(fits)})")
+            raise ConfigError(
+                f"-map {a}x{b}: {a}*{b} = {a * b} places for {size} processes; they must match "
+                f"(accepted: -map AxB with A*B = {size}: {', '.join(fits)})"
+            )
     fam = suites.family(cfg.family)
     if size < fam.min_world:
-        raise ConfigError(f"family {fam.name} needs at least {fam.min_world} processes, got {size} "
-                          f"(accepted: mpiexec -n <N >= {fam.min_world}>)")
+        raise ConfigError(
+            f"family {fam.name} needs at least {fam.min_world} processes, got {size} "
+            f"(accepted: mpiexec -n <N >= {fam.min_world}>)"
+        )
     if fam.even_world and size % 2:
-        raise ConfigError(f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
-                          "(accepted: mpiexec -n <even N>)")
+        raise ConfigError(
+            f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
+            "(accepted: mpiexec -n <even N>)"
+        )
     _something_runs(cfg, fam, size)
     if fam.validate is not None:
         fam.validate(cfg, size)
@@ -443,7 +685,11 @@ def _something_runs(cfg: RunConfig, fam: suites.Family, size: int) -> None:
     for b in (fam.get(n) for n in cfg.benchmarks):
         if not isinstance(b, suites.Benchmark):
             return
-        nps = [min(b.procs.fixed, size)] if b.procs.fixed is not None else policy.np_sequence(size, cfg.npmin)
+        nps = (
+            [min(b.procs.fixed, size)]
+            if b.procs.fixed is not None
+            else policy.np_sequence(size, cfg.npmin)
+        )
         if any(b.procs.allows(n) for n in nps):
             return
         need[b.name] = max(b.procs.fixed or 0, b.procs.minimum)
@@ -451,8 +697,10 @@ def _something_runs(cfg: RunConfig, fam: suites.Family, size: int) -> None:
     names = ", ".join(f"{n} needs {k}" for n, k in need.items())
     if len(need) > 3 and len(set(need.values())) == 1:
         names = f"each of its {len(need)} benchmarks needs {least}"
-    raise ConfigError(f"nothing to measure with {size} process{'es' if size > 1 else ''}: {names} "
-                      f"(accepted: -n {least} or more)")
+    raise ConfigError(
+        f"nothing to measure with {size} process{'es' if size > 1 else ''}: {names} "
+        f"(accepted: -n {least} or more)"
+    )
 
 
 def dump_path(argv: list[str]) -> str | None:
@@ -467,12 +715,18 @@ def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
 def scan_thread_level(argv: list[str]) -> str | None:
     """Every rank reads -thread_level itself before MPI is initialised (spec §13.1); a
     family whose threads call MPI at once (suites.THREADED: mt) asks for multiple."""
-    argv = list(argv) + _files_words(argv)  # a -load file's options and an -input file's names count too
+    argv = list(argv) + _files_words(
+        argv
+    )  # a -load file's options and an -input file's names count too
     for i, a in enumerate(argv[:-1]):
         if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
             return argv[i + 1].lower()
     named = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--suite"]
-    named += [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")] + list(argv) + [jobenv.family_hint() or ""]
+    named += (
+        [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")]
+        + list(argv)
+        + [jobenv.family_hint() or ""]
+    )
     return "multiple" if suites.threaded(named) else None
 
 

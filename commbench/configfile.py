@@ -24,9 +24,20 @@ from commbench.options import ConfigError, Option, readable_file, text
 FORMAT = "commbench-options 1"
 
 OPTIONS: tuple[Option, ...] = (
-    Option(("-dump",), "dump", "<file.json>", "write this run's options to a file (JSON) that -load reads", text),
-    Option(("-load",), "load", "<file.json>", "read options and benchmark names from a -dump file; the command "
-           "line's win", readable_file("-load")),
+    Option(
+        ("-dump",),
+        "dump",
+        "<file.json>",
+        "write this run's options to a file (JSON) that -load reads",
+        text,
+    ),
+    Option(
+        ("-load",),
+        "load",
+        "<file.json>",
+        "read options and benchmark names from a -dump file; the command line's win",
+        readable_file("-load"),
+    ),
 )
 
 
@@ -51,15 +62,23 @@ def read(path: str) -> list[str]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"-load {path}: cannot read it ({e})") from None
     except json.JSONDecodeError as e:
-        raise ConfigError(f"-load {path}: not JSON ({e.msg} at line {e.lineno}) (accepted: a file written by -dump)") from None
+        raise ConfigError(
+            f"-load {path}: not JSON ({e.msg} at line {e.lineno}) (accepted: a file written by -dump)"
+        ) from None
     argv = doc.get("argv") if isinstance(doc, dict) else None
     if doc.get("format") != FORMAT if isinstance(doc, dict) else True:
-        raise ConfigError(f"-load {path}: not a commbench options file (accepted: a file written by -dump, "
-                          f'"format": "{FORMAT}")')
+        raise ConfigError(
+            f"-load {path}: not a commbench options file (accepted: a file written by -dump, "
+            f'"format": "{FORMAT}")'
+        )
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-        raise ConfigError(f'-load {path}: "argv" must be a list of strings (accepted: a file written by -dump)')
+        raise ConfigError(
+            f'-load {path}: "argv" must be a list of strings (accepted: a file written by -dump)'
+        )
     if "-load" in argv or "-dump" in argv:
-        raise ConfigError(f"-load {path}: its argv names -load/-dump itself (accepted: options and names only)")
+        raise ConfigError(
+            f"-load {path}: its argv names -load/-dump itself (accepted: options and names only)"
+        )
     return argv
 
 
@@ -68,7 +87,12 @@ def write(path: str, argv: list[str], resolved: dict) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": FORMAT, "argv": given(argv), "resolved": resolved}, f, indent=1, default=str)
+            json.dump(
+                {"format": FORMAT, "argv": given(argv), "resolved": resolved},
+                f,
+                indent=1,
+                default=str,
+            )
             f.write("\n")
         os.replace(tmp, path)
     except OSError as e:

@@ -18,8 +18,10 @@ def _size(s: str) -> int:
     mult = _SUFFIX.get(t[-1:], 1)
     digits = t[:-1] if mult != 1 else t
     if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"{s!r} is not a message size (accepted: a non-negative integer "
-                                         "of bytes, optional k or m suffix: 65536, 64k)")
+        raise argparse.ArgumentTypeError(
+            f"{s!r} is not a message size (accepted: a non-negative integer "
+            "of bytes, optional k or m suffix: 65536, 64k)"
+        )
     return int(digits) * mult
 
 
@@ -29,49 +31,101 @@ def _confidence(s: str) -> float:
     except ValueError:
         v = -1.0
     if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"{s!r}: the confidence level must lie strictly between 0 and 1 (e.g. 0.95)")
+        raise argparse.ArgumentTypeError(
+            f"{s!r}: the confidence level must lie strictly between 0 and 1 (e.g. 0.95)"
+        )
     return v
 
 
 def _segments(s: str) -> int:
     if not s.isdigit() or int(s) < 1:
-        raise argparse.ArgumentTypeError(f"{s!r}: the number of segments must be a positive integer")
+        raise argparse.ArgumentTypeError(
+            f"{s!r}: the number of segments must be a positive integer"
+        )
     return int(s)
 
 
 def _add_fit_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmark", action="append", metavar="NAME",
-                   help="only this benchmark (repeatable; default: every table with sizes)")
-    p.add_argument("--breakpoint", action="append", type=_size, metavar="N", default=[],
-                   help="region boundary: sizes <= N in one fit, > N in the next (repeatable)")
-    p.add_argument("--auto-breakpoints", action="store_true",
-                   help="choose number and position of segments by BIC (protocol switches)")
-    p.add_argument("--max-segments", type=_segments, default=4, metavar="K",
-                   help="most segments automatic detection tries (default 4)")
-    p.add_argument("--model", choices=hockney.MODELS, default="hockney",
-                   help="hockney: r_inf, n_1/2, t0, pi0 (default); linear: t = a + b*n")
-    p.add_argument("--weights", choices=hockney.WEIGHTINGS, default="relative",
-                   help="relative: minimise relative residuals (default); uniform: ordinary least squares")
-    p.add_argument("--confidence", type=_confidence, default=0.95, metavar="P",
-                   help="confidence level of the intervals (default 0.95)")
+    p.add_argument(
+        "--benchmark",
+        action="append",
+        metavar="NAME",
+        help="only this benchmark (repeatable; default: every table with sizes)",
+    )
+    p.add_argument(
+        "--breakpoint",
+        action="append",
+        type=_size,
+        metavar="N",
+        default=[],
+        help="region boundary: sizes <= N in one fit, > N in the next (repeatable)",
+    )
+    p.add_argument(
+        "--auto-breakpoints",
+        action="store_true",
+        help="choose number and position of segments by BIC (protocol switches)",
+    )
+    p.add_argument(
+        "--max-segments",
+        type=_segments,
+        default=4,
+        metavar="K",
+        help="most segments automatic detection tries (default 4)",
+    )
+    p.add_argument(
+        "--model",
+        choices=hockney.MODELS,
+        default="hockney",
+        help="hockney: r_inf, n_1/2, t0, pi0 (default); linear: t = a + b*n",
+    )
+    p.add_argument(
+        "--weights",
+        choices=hockney.WEIGHTINGS,
+        default="relative",
+        help="relative: minimise relative residuals (default); uniform: ordinary least squares",
+    )
+    p.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        metavar="P",
+        help="confidence level of the intervals (default 0.95)",
+    )
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # the same form as every other commbench error
-        print(f"commbench {self.prog.split()[-1]}: error: {message}\n{self.format_usage()}", file=sys.stderr, end="")
+        print(
+            f"commbench {self.prog.split()[-1]}: error: {message}\n{self.format_usage()}",
+            file=sys.stderr,
+            end="",
+        )
         raise SystemExit(2)
 
 
 def _parser(cmd: str) -> argparse.ArgumentParser:
     if cmd == "fit":
-        p = _Parser(prog="commbench fit", description="Fit t(n) of a results file or CSV (bytes,t_usec).")
-        p.add_argument("file", metavar="FILE", help="commbench results JSON, or CSV with columns bytes,t_usec")
+        p = _Parser(
+            prog="commbench fit", description="Fit t(n) of a results file or CSV (bytes,t_usec)."
+        )
+        p.add_argument(
+            "file", metavar="FILE", help="commbench results JSON, or CSV with columns bytes,t_usec"
+        )
         p.add_argument("--json", action="store_true", help="print the fits as JSON")
     else:
-        p = _Parser(prog="commbench plot",
-                    description="Time and rate against message size, with the fitted model, on log axes.")
-        p.add_argument("files", nargs="+", metavar="FILE", help="results JSON or CSV files (several: one figure)")
-        p.add_argument("-o", "--output", required=True, metavar="OUT", help="figure file: .png or .svg")
+        p = _Parser(
+            prog="commbench plot",
+            description="Time and rate against message size, with the fitted model, on log axes.",
+        )
+        p.add_argument(
+            "files",
+            nargs="+",
+            metavar="FILE",
+            help="results JSON or CSV files (several: one figure)",
+        )
+        p.add_argument(
+            "-o", "--output", required=True, metavar="OUT", help="figure file: .png or .svg"
+        )
         p.add_argument("--no-fit", action="store_true", help="measured points only")
     _add_fit_options(p)
     return p
@@ -85,8 +139,10 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
         if not chosen:
             have = sorted({s.benchmark for s in found})
             if names:
-                raise ValueError(f"{path}: no benchmark {', '.join(names)} with message sizes "
-                                 f"(the file has: {', '.join(have) or 'none'})")
+                raise ValueError(
+                    f"{path}: no benchmark {', '.join(names)} with message sizes "
+                    f"(the file has: {', '.join(have) or 'none'})"
+                )
             raise ValueError(f"{path}: {series_mod.why_none(path)}")
         out += chosen
     return out
@@ -94,9 +150,17 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
 
 def _fit_kw(a: argparse.Namespace) -> dict:
     if a.breakpoint and a.auto_breakpoints:
-        raise ValueError("--breakpoint and --auto-breakpoints exclude each other (give positions, or let them be found)")
-    return {"model": a.model, "breakpoints": a.breakpoint, "auto": a.auto_breakpoints, "weighting": a.weights,
-                "confidence": a.confidence, "max_segments": a.max_segments}
+        raise ValueError(
+            "--breakpoint and --auto-breakpoints exclude each other (give positions, or let them be found)"
+        )
+    return {
+        "model": a.model,
+        "breakpoints": a.breakpoint,
+        "auto": a.auto_breakpoints,
+        "weighting": a.weights,
+        "confidence": a.confidence,
+        "max_segments": a.max_segments,
+    }
 
 
 def cmd_fit(argv: list[str]) -> int:
@@ -130,7 +194,10 @@ def cmd_fit(argv: list[str]) -> int:
 def cmd_plot(argv: list[str]) -> int:
     a = _parser("plot").parse_args(argv)
     if not a.output.lower().endswith((".png", ".svg")):
-        print(f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file", file=sys.stderr)
+        print(
+            f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file",
+            file=sys.stderr,
+        )
         return 2
     doc = _overhead(a.files[0]) if len(a.files) == 1 else None
     if doc is not None:
@@ -188,8 +255,11 @@ def _plot_overhead(doc: dict, path: str, out: str) -> int:
         print(f"commbench plot: error: {e}", file=sys.stderr)
         return 2
     if not decs:
-        print(f"commbench plot: error: {path}: no size with all six measured combinations (a run of "
-              "--parts decomposition gives them)", file=sys.stderr)
+        print(
+            f"commbench plot: error: {path}: no size with all six measured combinations (a run of "
+            "--parts decomposition gives them)",
+            file=sys.stderr,
+        )
         return 2
     try:
         plot.overhead_figure(decs, out)

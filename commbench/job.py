@@ -36,7 +36,10 @@ def parse_on_root(comm, argv: list[str]):
             cfg = config.parse_run_args(argv, world_size=comm.Get_size())
             if cfg.output is None:
                 # The launcher picks the default name so it can finish the file if the job dies.
-                cfg = config.with_output(cfg, os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or config.default_output(cfg.family))
+                cfg = config.with_output(
+                    cfg,
+                    os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or config.default_output(cfg.family),
+                )
             config.check_writable("-o", cfg.output)
             config.check_writable("--csv", cfg.csv)
             config.check_distinct(cfg.output, cfg.csv)
@@ -67,13 +70,18 @@ def build_sinks(cfg) -> list:
         sinks.insert(0, BindingOverhead(sys.stdout))  # first: its rows go into the summary
     if cfg.fit:  # first, so its fits reach the results file before that one finishes
         from commbench.views.fit_text import fit_sink
+
         sinks.insert(0, fit_sink(cfg, sinks))
     from commbench.views import progress
 
-    terminal = progress.terminal(cfg)  # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    terminal = progress.terminal(
+        cfg
+    )  # stderr reaches a terminal: the progress line, first (erased before a row prints)
     if terminal:
         width, via_stdout = terminal
-        sinks.insert(0, progress.ProgressView(cfg, width, out=sys.stdout if via_stdout else sys.stderr))
+        sinks.insert(
+            0, progress.ProgressView(cfg, width, out=sys.stdout if via_stdout else sys.stderr)
+        )
     return sinks
 
 
@@ -88,7 +96,12 @@ def run_header(cfg, meta: dict) -> dict:
     return {
         "metadata": meta,
         "config": cfg.resolved(),
-        "family": {"name": fam.name, "title": fam.title, "part": fam.part, "profile": fam.profile.name},
+        "family": {
+            "name": fam.name,
+            "title": fam.title,
+            "part": fam.part,
+            "profile": fam.profile.name,
+        },
         "notes": notes,
         "comments": {b.name: list(b.comments) for b in fam.benchmarks if b.comments},
         "preamble_extra": fam.preamble(cfg) if fam.preamble is not None else [],
@@ -112,7 +125,11 @@ class Finisher:
                 s.finish(summary)
             except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
                 self.failed = True
-                print(f"commbench: could not finish {type(s).__name__}: {e}", file=sys.stderr, flush=True)
+                print(
+                    f"commbench: could not finish {type(s).__name__}: {e}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if getattr(s, "saved", True) is False:
                 self.failed = True
 
@@ -125,8 +142,12 @@ class Finisher:
         try:
             if self.outcome == "complete":
                 if self._saved():
-                    print(f"commbench: {reason} after the run completed; its results (complete: true) are "
-                          f"in {self.output}", file=sys.stderr, flush=True)
+                    print(
+                        f"commbench: {reason} after the run completed; its results (complete: true) are "
+                        f"in {self.output}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 return
             if self.outcome is not None:
                 return
@@ -136,12 +157,20 @@ class Finisher:
             # a signal stopped (gathered by the watchdog); then the views close.
             self.session.stop(wd.partials if wd is not None else None)
             running = wd.state.get("benchmark") if wd is not None else None
-            self._end({"interrupted": reason, "running": running,
-                       "elapsed_s": round(time.time() - self.started, 3)})
+            self._end(
+                {
+                    "interrupted": reason,
+                    "running": running,
+                    "elapsed_s": round(time.time() - self.started, 3),
+                }
+            )
             if self._saved():
                 kept = "kept (the summary could not be written)" if self.failed else "written"
-                print(f"commbench: results so far (complete: false) {kept} in {self.output}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"commbench: results so far (complete: false) {kept} in {self.output}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         finally:
             self.session.lock.release()
 
@@ -150,13 +179,20 @@ class Finisher:
             if self.outcome is not None:
                 return
             self.outcome = "complete"
-            self._end({"check_failures": failures, "elapsed_s": round(time.time() - self.started, 3)})
+            self._end(
+                {"check_failures": failures, "elapsed_s": round(time.time() - self.started, 3)}
+            )
         if self.failed:
-            print("commbench: the run completed, but not every result could be written (see above)",
-                  file=sys.stderr, flush=True)
+            print(
+                "commbench: the run completed, but not every result could be written (see above)",
+                file=sys.stderr,
+                flush=True,
+            )
         elif self._saved() or self.session.cfg.csv:
             files = [f for f in (self.output if self._saved() else None, self.session.cfg.csv) if f]
-            print(f"commbench: results written to {' and '.join(files)}", file=sys.stderr, flush=True)
+            print(
+                f"commbench: results written to {' and '.join(files)}", file=sys.stderr, flush=True
+            )
 
 
 ABORT_GRACE = 0.3  # seconds between a failure's message and MPI_Abort
@@ -196,12 +232,16 @@ def configure(comm, argv: list[str]) -> Job | int:
         per_host = max(meta["ranks_per_host"].values())
         plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
         problem = resources.preflight(plan, per_host, MPI.Get_version())
-        say, refusal = resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
+        say, refusal = (
+            resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
+        )
         problem = problem or refusal
         if say and not problem:
             print(f"commbench: {say}", file=sys.stderr, flush=True)
         claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
-        problem = problem or next((c for c in claims if c), None) or _start_sinks(session, cfg, meta)
+        problem = (
+            problem or next((c for c in claims if c), None) or _start_sinks(session, cfg, meta)
+        )
     problem = comm.bcast(problem, root=0)
     if problem:
         if rank == 0:
@@ -249,7 +289,9 @@ def measure(job: Job) -> int | None:
     comm, rank = session.comm, session.rank
     try:
         fam = suites.family(session.cfg.family)
-        failures = rows.run(session, fam.procedure(session)) if fam.procedure else Harness(session).run()
+        failures = (
+            rows.run(session, fam.procedure(session)) if fam.procedure else Harness(session).run()
+        )
         wd.progress(phase="the final barrier")
         comm.Barrier()
         return failures
@@ -265,7 +307,11 @@ def measure(job: Job) -> int | None:
             print(f"commbench: error: {why}", file=sys.stderr, flush=True)
         else:
             why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
-            print(f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            print(
+                f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}",
+                file=sys.stderr,
+                flush=True,
+            )
         if job.finisher is not None:
             job.finisher.interrupted(why + wd.lost_note())  # a peer that died first: named
         # MPI_Abort makes the process manager kill every process at once; under
@@ -277,7 +323,9 @@ def measure(job: Job) -> int | None:
         return None
 
 
-ENDING_WAIT = watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10  # seconds: more than the watchdog needs to exit
+ENDING_WAIT = (
+    watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10
+)  # seconds: more than the watchdog needs to exit
 
 
 def _unless_ending(wd: Watchdog) -> None:
@@ -315,4 +363,3 @@ def run(argv: list[str]) -> int:
         return job
     failures = measure(job)
     return 3 if failures is None else conclude(job, failures)
-

@@ -13,14 +13,26 @@ from __future__ import annotations
 import os
 import re
 
-SLURM_KEYS = {"job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "job_name": "SLURM_JOB_NAME",
-              "partition": "SLURM_JOB_PARTITION", "nodelist": "SLURM_JOB_NODELIST",
-              "step_nodelist": "SLURM_STEP_NODELIST", "ntasks": "SLURM_NTASKS",
-              "step_tasks": "SLURM_STEP_NUM_TASKS", "tasks_per_node": "SLURM_STEP_TASKS_PER_NODE",
-              "cpus_on_node": "SLURM_CPUS_ON_NODE", "mpi_type": "SLURM_MPI_TYPE",
-              "num_nodes": "SLURM_JOB_NUM_NODES", "step_num_nodes": "SLURM_STEP_NUM_NODES"}
+SLURM_KEYS = {
+    "job_id": "SLURM_JOB_ID",
+    "step_id": "SLURM_STEP_ID",
+    "job_name": "SLURM_JOB_NAME",
+    "partition": "SLURM_JOB_PARTITION",
+    "nodelist": "SLURM_JOB_NODELIST",
+    "step_nodelist": "SLURM_STEP_NODELIST",
+    "ntasks": "SLURM_NTASKS",
+    "step_tasks": "SLURM_STEP_NUM_TASKS",
+    "tasks_per_node": "SLURM_STEP_TASKS_PER_NODE",
+    "cpus_on_node": "SLURM_CPUS_ON_NODE",
+    "mpi_type": "SLURM_MPI_TYPE",
+    "num_nodes": "SLURM_JOB_NUM_NODES",
+    "step_num_nodes": "SLURM_STEP_NUM_NODES",
+}
 PMI_PREFIXES = ("PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_")
-THROTTLE = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
+THROTTLE = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
+}
 
 
 def throttle_chosen(env=os.environ) -> bool:
@@ -76,10 +88,15 @@ def world_mismatch(world_size: int, env=os.environ) -> str | None:
     if got is None or got[0] <= world_size:
         return None
     n, who = got
-    fix = ("srun --mpi=pmi2 (the mpich wheel speaks PMI-2; srun --mpi=list shows what this Slurm has)"
-           if who == "srun" else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it)")
-    return (f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the MPI "
-            f"library did not meet (each process would run alone and write the same results); use {fix}")
+    fix = (
+        "srun --mpi=pmi2 (the mpich wheel speaks PMI-2; srun --mpi=list shows what this Slurm has)"
+        if who == "srun"
+        else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it)"
+    )
+    return (
+        f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the MPI "
+        f"library did not meet (each process would run alone and write the same results); use {fix}"
+    )
 
 
 def tasks_on_this_node(env=os.environ) -> int | None:
@@ -107,8 +124,10 @@ def throttle_if_oversubscribed(env=os.environ) -> str | None:
     if tasks is None or tasks <= cores:
         return None
     env.update(THROTTLE)
-    return (f"commbench: {tasks} srun tasks on {cores} cores: MPICH progress throttling enabled "
-            "(oversubscribed timings are not representative; recorded under mpi_env)")
+    return (
+        f"commbench: {tasks} srun tasks on {cores} cores: MPICH progress throttling enabled "
+        "(oversubscribed timings are not representative; recorded under mpi_env)"
+    )
 
 
 # Set by the self-launcher for its ranks: the family its own parse of the same
@@ -120,7 +139,6 @@ FAMILY_HINT = "COMMBENCH_FAMILY"
 def family_hint(env=os.environ) -> str:
     """The family the launcher resolved for this job ("" outside a self-launched job)."""
     return env.get(FAMILY_HINT, "")
-
 
 
 # Set by the self-launcher when its stderr is a terminal: "<columns>", with ",stdout" when

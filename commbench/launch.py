@@ -25,8 +25,16 @@ import time
 from commbench import jobenv
 
 # Variables that process managers set in every process they start.
-JOB_VARIABLES = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS",
-                 "HYDRA_CONTROL_FD", "PMI_FD", "SLURM_STEP_ID")
+JOB_VARIABLES = (
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "MPI_LOCALNRANKS",
+    "HYDRA_CONTROL_FD",
+    "PMI_FD",
+    "SLURM_STEP_ID",
+)
 
 
 def in_mpi_job() -> bool:
@@ -49,7 +57,10 @@ def is_open_mpi(mpiexec: str) -> bool:
         out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "open mpi" in (out.stdout + out.stderr).lower() or "open-mpi" in (out.stdout + out.stderr).lower()
+    return (
+        "open mpi" in (out.stdout + out.stderr).lower()
+        or "open-mpi" in (out.stdout + out.stderr).lower()
+    )
 
 
 def strip_launch_options(argv: list[str]) -> list[str]:
@@ -83,11 +94,16 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
         # for scheduler time slices (~8 ms here). Throttled polling (usleep(1) after
         # 64 idle polls) makes oversubscribed runs ~70x faster; recorded in mpi_env.
         env.update(jobenv.THROTTLE)
-        print(f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling enabled "
-              "(oversubscribed timings are not representative)", file=sys.stderr)
+        print(
+            f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling enabled "
+            "(oversubscribed timings are not representative)",
+            file=sys.stderr,
+        )
     env.pop(jobenv.TERMINAL, None)
     terminal = jobenv.terminal_value()
-    if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there (views.progress)
+    if (
+        terminal and "--no-progress" not in argv
+    ):  # rank 0 draws its progress line there (views.progress)
         env[jobenv.TERMINAL] = terminal
     cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
     return cmd, env
@@ -96,25 +112,37 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
 STOP_GRACE = 20.0  # seconds the job gets to finish its files after a forwarded signal
 
 
-ABORTED = 4  # mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
+ABORTED = (
+    4  # mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
+)
 
 
 def exit_meaning(rc: int) -> str:
     """What mpiexec's exit status says about how the job ended."""
     if rc < 0:
         return f"mpiexec was killed by signal {-rc}"
-    known = {124: "the watchdog ended it (--timeout)", 130: "interrupted (SIGINT, Ctrl-C)",
-             143: "terminated (SIGTERM)", 137: "a process was killed (SIGKILL, e.g. the OOM killer)",
-             9: "a process was killed (signal 9, SIGKILL: kill -9 or the OOM killer)",
-             11: "a process crashed (signal 11, SIGSEGV)", 6: "a process aborted (signal 6, SIGABRT)",
-             3: "a process reported an internal or MPI error",
-             ABORTED: "the job was aborted (MPI_Abort, or an MPI library's fatal error) before rank 0 wrote "
-                      "its summary"}
-    return known.get(rc, "a process ended badly (Hydra reports a signal's number, e.g. 9 for SIGKILL; "
-                          "other launchers 128 + signal)")
+    known = {
+        124: "the watchdog ended it (--timeout)",
+        130: "interrupted (SIGINT, Ctrl-C)",
+        143: "terminated (SIGTERM)",
+        137: "a process was killed (SIGKILL, e.g. the OOM killer)",
+        9: "a process was killed (signal 9, SIGKILL: kill -9 or the OOM killer)",
+        11: "a process crashed (signal 11, SIGSEGV)",
+        6: "a process aborted (signal 6, SIGABRT)",
+        3: "a process reported an internal or MPI error",
+        ABORTED: "the job was aborted (MPI_Abort, or an MPI library's fatal error) before rank 0 wrote "
+        "its summary",
+    }
+    return known.get(
+        rc,
+        "a process ended badly (Hydra reports a signal's number, e.g. 9 for SIGKILL; "
+        "other launchers 128 + signal)",
+    )
 
 
-STARTUP_S = 120.0  # how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
+STARTUP_S = (
+    120.0  # how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
+)
 
 
 def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
@@ -161,9 +189,13 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
                 deadline = None
             if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
                 stuck = True
-                print(f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a process that "
-                      "cannot reach a peer: a down interface, a firewall, a wrong netmod?); ending it "
-                      "(COMMBENCH_STARTUP_TIMEOUT sets the limit)", file=sys.stderr, flush=True)
+                print(
+                    f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a process that "
+                    "cannot reach a peer: a down interface, a firewall, a wrong netmod?); ending it "
+                    "(COMMBENCH_STARTUP_TIMEOUT sets the limit)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 _end_group(proc)
     finally:
         signal.signal(signal.SIGTERM, old)
@@ -171,8 +203,10 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
         return 3, None
     why = None
     if forwarded is not None:
-        why = {signal.SIGINT: "interrupted by SIGINT (Ctrl-C) at the launcher",
-               signal.SIGTERM: "terminated by SIGTERM at the launcher"}[forwarded]
+        why = {
+            signal.SIGINT: "interrupted by SIGINT (Ctrl-C) at the launcher",
+            signal.SIGTERM: "terminated by SIGTERM at the launcher",
+        }[forwarded]
     return rc, why
 
 
@@ -266,6 +300,7 @@ def _tied_to(parent: int):
     """preexec_fn of mpiexec: SIGTERM to it when this launcher dies, even by SIGKILL
     (Linux PR_SET_PDEATHSIG), so the job ends the way a cancelled job does (every
     rank finishes its files) instead of running on orphaned. Elsewhere: nothing."""
+
     def tie() -> None:
         try:
             import ctypes
@@ -285,16 +320,30 @@ def _release(path: str | None) -> None:
         os.unlink(path)
 
 
-def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str],
-           output: str | None = None, reserved: bool = False, family: str | None = None) -> int:
+def launch(
+    mpiexec_given: str | None,
+    np_: int,
+    subcommand: str,
+    argv: list[str],
+    output: str | None = None,
+    reserved: bool = False,
+    family: str | None = None,
+) -> int:
     """reserved: output is a default name the caller created empty (outputs.default_output);
     family: what the caller's parse of argv resolved (the ranks then load no other)."""
     path = output if output and output != "-" else None  # the results file, if any
     mpiexec = find_mpiexec(mpiexec_given)
     if mpiexec is None:
         _release(path if reserved else None)
-        what = f"--mpiexec {mpiexec_given!r} not found" if mpiexec_given else "no mpiexec found beside Python or on PATH"
-        print(f"commbench: {what} (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)", file=sys.stderr)
+        what = (
+            f"--mpiexec {mpiexec_given!r} not found"
+            if mpiexec_given
+            else "no mpiexec found beside Python or on PATH"
+        )
+        print(
+            f"commbench: {what} (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)",
+            file=sys.stderr,
+        )
         return 2
     cmd, env = command(mpiexec, np_, subcommand, argv)
     if path:
@@ -308,8 +357,13 @@ def launch(mpiexec_given: str | None, np_: int, subcommand: str, argv: list[str]
     try:
         # Own session: terminal signals come to us only, and we forward them once.
         # No stdin: a rank never reads it, and Hydra would otherwise poll the terminal.
-        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=_tied_to(os.getpid()) if sys.platform.startswith("linux") else None)
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_tied_to(os.getpid()) if sys.platform.startswith("linux") else None,
+        )
     except OSError as e:
         _started(token)  # removes it
         _release(path if reserved else None)
@@ -326,13 +380,17 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
     whether a rank started commbench and the results file; a results file of a job that
     ended early is marked so (complete: false, the reason)."""
     if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
-        print(f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
-              "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
-              file=sys.stderr)
+        print(
+            f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
+            "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
+            file=sys.stderr,
+        )
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
-    if rc == 1 and path and _unfinished(path):  # 1 is the check failures' status only from a finished run
+    if (
+        rc == 1 and path and _unfinished(path)
+    ):  # 1 is the check failures' status only from a finished run
         rc = ABORTED
     if rc not in (0, 1, 2) and path and os.path.exists(path):
         from commbench.views import results_file
@@ -341,11 +399,17 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
             # Hydra reports the status of whichever process it saw end (124 from rank 0,
             # or 9 from a rank it killed afterwards): the watchdog's is the job's.
             rc = 124
-        reason = why or ("the MPI job was aborted (mpiexec's status 1 from an unfinished run: MPI_Abort, or an MPI "
-                         "library's fatal error) before rank 0 wrote its summary; commbench's status 4"
-                         if rc == ABORTED else f"the MPI job ended with status {rc}: {exit_meaning(rc)}")
+        reason = why or (
+            "the MPI job was aborted (mpiexec's status 1 from an unfinished run: MPI_Abort, or an MPI "
+            "library's fatal error) before rank 0 wrote its summary; commbench's status 4"
+            if rc == ABORTED
+            else f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
+        )
         if results_file.mark_interrupted(path, reason):  # else rank 0 said where its results are
-            print(f"commbench: {reason}; results so far (complete: false) are in {path}", file=sys.stderr)
+            print(
+                f"commbench: {reason}; results so far (complete: false) are in {path}",
+                file=sys.stderr,
+            )
         elif why is not None:
             print(f"commbench: {why}", file=sys.stderr)
     elif why is not None:

@@ -28,7 +28,9 @@ def fraction(name: str):
         try:
             v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
         except ValueError:
-            raise ConfigError(f"{name} needs a relative precision such as 2% or 0.02, got {s!r}") from None
+            raise ConfigError(
+                f"{name} needs a relative precision such as 2% or 0.02, got {s!r}"
+            ) from None
         if not math.isfinite(v) or not 0 < v < 1:
             raise ConfigError(f"{name} must lie between 0 and 100% (e.g. 2% or 0.02), got {s!r}")
         return v
@@ -47,7 +49,9 @@ def budget(name: str):
         except ValueError:
             raise ConfigError(f"{name} needs <secs>[,<samples>], e.g. 10,200, got {s!r}") from None
         if len(parts) > 2 or not math.isfinite(secs) or secs <= 0 or (k is not None and k < 2):
-            raise ConfigError(f"{name} needs <secs>[,<samples>] with secs > 0 and samples >= 2, got {s!r}")
+            raise ConfigError(
+                f"{name} needs <secs>[,<samples>] with secs > 0 and samples >= 2, got {s!r}"
+            )
         return secs, k
 
     return parse
@@ -67,18 +71,41 @@ def seed(name: str):
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(("--per-iteration",), "per_iteration", "",
-           "time every repetition on its own: P50/P90/P99/max per row with CIs (docs/statistics.md)"),
-    Option(("--sync-start",), "sync_start", "<barrier|window>",
-           "collectives: start after barriers (default, IMB) or at a common time of synchronized clocks "
-           "(window)", choice("--sync-start", STARTS)),
-    Option(("--precision",), "precision", "<P%>",
-           "repeat samples of each row until the 95% CI of its median is within +-P (e.g. 2%)", fraction("--precision")),
-    Option(("--precision-budget",), "precision_budget", "<secs>[,<samples>]",
-           "per-row limit of --precision: seconds (default -time) and samples (default 1000)",
-           budget("--precision-budget")),
-    Option(("--shuffle",), "shuffle", "<seed|random>",
-           "measure sizes (and benchmarks) in a shuffled order from this seed (recorded)", seed("--shuffle")),
+    Option(
+        ("--per-iteration",),
+        "per_iteration",
+        "",
+        "time every repetition on its own: P50/P90/P99/max per row with CIs (docs/statistics.md)",
+    ),
+    Option(
+        ("--sync-start",),
+        "sync_start",
+        "<barrier|window>",
+        "collectives: start after barriers (default, IMB) or at a common time of synchronized clocks "
+        "(window)",
+        choice("--sync-start", STARTS),
+    ),
+    Option(
+        ("--precision",),
+        "precision",
+        "<P%>",
+        "repeat samples of each row until the 95% CI of its median is within +-P (e.g. 2%)",
+        fraction("--precision"),
+    ),
+    Option(
+        ("--precision-budget",),
+        "precision_budget",
+        "<secs>[,<samples>]",
+        "per-row limit of --precision: seconds (default -time) and samples (default 1000)",
+        budget("--precision-budget"),
+    ),
+    Option(
+        ("--shuffle",),
+        "shuffle",
+        "<seed|random>",
+        "measure sizes (and benchmarks) in a shuffled order from this seed (recorded)",
+        seed("--shuffle"),
+    ),
 )
 
 
@@ -89,7 +116,9 @@ class Measuring:
     precision: float | None = None  # relative half-width of the median's 95% CI to reach
     precision_budget: tuple[float, int | None] | None = None  # (seconds, samples) per row
     shuffle: int | str | None = None  # None: IMB's order
-    shuffle_seed: int | None = None  # the seed the order is drawn from (--shuffle random: drawn at start)
+    shuffle_seed: int | None = (
+        None  # the seed the order is drawn from (--shuffle random: drawn at start)
+    )
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -97,13 +126,23 @@ class Measuring:
 
 def resolve(values: dict) -> Measuring:
     if "precision_budget" in values and "precision" not in values:
-        raise ConfigError("--precision-budget bounds --precision (accepted: --precision P% with it, or no "
-                          "--precision-budget)")
+        raise ConfigError(
+            "--precision-budget bounds --precision (accepted: --precision P% with it, or no "
+            "--precision-budget)"
+        )
     _check_precision(values)
-    check_faults(os.environ)  # --per-iteration / --sync-start window: the tests' injected clock faults
-    if "shuffle" in values:  # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated
-        values = dict(values, shuffle_seed=secrets.randbelow(2**32) if values["shuffle"] == "random"
-                      else values["shuffle"])
+    check_faults(
+        os.environ
+    )  # --per-iteration / --sync-start window: the tests' injected clock faults
+    if (
+        "shuffle" in values
+    ):  # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated
+        values = dict(
+            values,
+            shuffle_seed=secrets.randbelow(2**32)
+            if values["shuffle"] == "random"
+            else values["shuffle"],
+        )
     return Measuring(**{k: values[k] for k in Measuring.__dataclass_fields__ if k in values})
 
 
@@ -111,20 +150,26 @@ def _check_precision(values: dict) -> None:
     """--precision's budget must allow a 95% CI; --samples K with it is the least number of samples."""
     k = (values.get("precision_budget") or (0, None))[1]
     if k is not None and k < MIN_SAMPLES:
-        raise ConfigError(f"--precision-budget: {k} samples cannot give a 95% CI of the median (accepted: "
-                          f"<secs>,<samples> with samples >= {MIN_SAMPLES}, or <secs> alone)")
+        raise ConfigError(
+            f"--precision-budget: {k} samples cannot give a 95% CI of the median (accepted: "
+            f"<secs>,<samples> with samples >= {MIN_SAMPLES}, or <secs> alone)"
+        )
     want = values.get("samples", 1)
     if "precision" in values and k is not None and want > k:
-        raise ConfigError(f"--samples {want} with --precision is the least number of samples of a row, more than "
-                          f"the {k} samples of --precision-budget (accepted: --samples <= {k}, or a larger budget)")
+        raise ConfigError(
+            f"--samples {want} with --precision is the least number of samples of a row, more than "
+            f"the {k} samples of --precision-budget (accepted: --samples <= {k}, or a larger budget)"
+        )
 
 
 # ---- --per-iteration and --sync-start window: which rows, and the tests' clock faults
 
 PER_ITERATION_KINDS = ("single", "parallel", "collective", "sync")  # records.Kind values
 WINDOW_KINDS = ("collective", "sync")
-_OWN_LOOPS = {"io": "the io family's file operations are timed as IMB-IO times them",
-              "pgas": "the pgas family's kernels time their own epochs"}
+_OWN_LOOPS = {
+    "io": "the io family's file operations are timed as IMB-IO times them",
+    "pgas": "the pgas family's kernels time their own epochs",
+}
 
 
 def per_iteration_skip(family: str, benchmark: str, kind: str, mode: str) -> str | None:
@@ -134,12 +179,13 @@ def per_iteration_skip(family: str, benchmark: str, kind: str, mode: str) -> str
     rows (PingPong, PingPing, Sendrecv, Exchange, one-sided NON-AGGREGATE) and the
     collectives. Not where a repetition's completion is shared by all n of them."""
     if kind not in PER_ITERATION_KINDS:
-        return {"rate": "a window of messages per repetition: a bandwidth row, not a latency",
-                "multiple": "one-to-all transfers completed together: a bandwidth row",
-                "overlap": "three components (t_ovrl, t_pure, t_CPU) per repetition",
-                "overlap_sync": "three components (t_ovrl, t_pure, t_CPU) per repetition",
-                "passive": "two components (t_pure, t_ovrl) per repetition",
-                }.get(kind, f"kind {kind!r} has no per-repetition timing")
+        return {
+            "rate": "a window of messages per repetition: a bandwidth row, not a latency",
+            "multiple": "one-to-all transfers completed together: a bandwidth row",
+            "overlap": "three components (t_ovrl, t_pure, t_CPU) per repetition",
+            "overlap_sync": "three components (t_ovrl, t_pure, t_CPU) per repetition",
+            "passive": "two components (t_pure, t_ovrl) per repetition",
+        }.get(kind, f"kind {kind!r} has no per-repetition timing")
     if mode == "AGGREGATE":
         return "AGGREGATE mode completes all n repetitions at once"
     if family in _OWN_LOOPS:
@@ -154,7 +200,9 @@ def window_applies(family: str, benchmark: str, kind: str, mode: str) -> bool:
     return kind in WINDOW_KINDS and per_iteration_skip(family, benchmark, kind, mode) is None
 
 
-CLOCK_OFFSET_ENV = "COMMBENCH_FAULT_CLOCK_OFFSET"  # "rank:seconds[:drift],...": shifts those ranks' clocks
+CLOCK_OFFSET_ENV = (
+    "COMMBENCH_FAULT_CLOCK_OFFSET"  # "rank:seconds[:drift],...": shifts those ranks' clocks
+)
 TIMER_TICK_ENV = "COMMBENCH_FAULT_TIMER_TICK"  # seconds: a coarse timer for --per-iteration
 
 
@@ -168,11 +216,15 @@ def parse_clock_faults(text: str) -> dict[int, tuple[float, float]]:
                 raise ValueError
             off, drift = float(parts[1]), float(parts[2]) if len(parts) == 3 else 0.0
         except ValueError:
-            raise ConfigError(f"{CLOCK_OFFSET_ENV}: {item!r} is not rank:seconds[:drift] (accepted: e.g. "
-                              "1:0.25,2:-0.1 or 1:0:1e-5)") from None
+            raise ConfigError(
+                f"{CLOCK_OFFSET_ENV}: {item!r} is not rank:seconds[:drift] (accepted: e.g. "
+                "1:0.25,2:-0.1 or 1:0:1e-5)"
+            ) from None
         if not (math.isfinite(off) and math.isfinite(drift) and abs(drift) < 0.1):
-            raise ConfigError(f"{CLOCK_OFFSET_ENV}: {item!r} (accepted: a finite offset in seconds and a drift "
-                              "with |drift| < 0.1)")
+            raise ConfigError(
+                f"{CLOCK_OFFSET_ENV}: {item!r} (accepted: a finite offset in seconds and a drift "
+                "with |drift| < 0.1)"
+            )
         out[int(parts[0])] = (off, drift)
     return out
 
@@ -186,7 +238,9 @@ def parse_tick(text: str) -> float:
     except ValueError:
         tick = -1.0
     if not (math.isfinite(tick) and 0 < tick <= 1):
-        raise ConfigError(f"{TIMER_TICK_ENV}: {text!r} is not a timer step (accepted: seconds, 0 < step <= 1)")
+        raise ConfigError(
+            f"{TIMER_TICK_ENV}: {text!r} is not a timer step (accepted: seconds, 0 < step <= 1)"
+        )
     return tick
 
 

@@ -13,8 +13,23 @@ import numpy as np
 import commbench
 from commbench import buffers, jobenv
 
-MPI_ENV_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_", "PRTE_", "PMIX_MCA_", "HYDRA_", "I_MPI_")
-THREAD_NAMES = {0: "MPI_THREAD_SINGLE", 1: "MPI_THREAD_FUNNELED", 2: "MPI_THREAD_SERIALIZED", 3: "MPI_THREAD_MULTIPLE"}
+MPI_ENV_PREFIXES = (
+    "MPIR_CVAR_",
+    "MPICH_",
+    "UCX_",
+    "FI_",
+    "OMPI_",
+    "PRTE_",
+    "PMIX_MCA_",
+    "HYDRA_",
+    "I_MPI_",
+)
+THREAD_NAMES = {
+    0: "MPI_THREAD_SINGLE",
+    1: "MPI_THREAD_FUNNELED",
+    2: "MPI_THREAD_SERIALIZED",
+    3: "MPI_THREAD_MULTIPLE",
+}
 
 
 def cpu_model() -> str:
@@ -67,10 +82,20 @@ def collect(comm, cfg) -> dict | None:
         "rank_hosts": hosts,
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
-        "uname": {"system": u.system, "node": u.node, "release": u.release, "version": u.version, "machine": u.machine},
+        "uname": {
+            "system": u.system,
+            "node": u.node,
+            "release": u.release,
+            "version": u.version,
+            "machine": u.machine,
+        },
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
         "date_asctime": time.asctime(time.localtime(now)),
-        "buffer_allocation": {"kind": cfg.alloc, "hugepages": cfg.hugepages, "thp_system": buffers.thp_mode()},
+        "buffer_allocation": {
+            "kind": cfg.alloc,
+            "hugepages": cfg.hugepages,
+            "thp_system": buffers.thp_mode(),
+        },
         "engine": "both" if len(engines) > 1 else engines[0],
         "engine_detail": native.describe(getattr(cfg, "engine", "native"), engines, engine_note),
         "calling_sequence": ["commbench", "run", *cfg.argv],

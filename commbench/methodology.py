@@ -38,11 +38,17 @@ class Methodology:
     sync: int  # barriers after each collective call, timed alone; 0: the loop timed as a whole
     root_shift: int  # the root of call i: (i * root_shift) % NP
     any_source: bool  # PingPong/PingPing receive from MPI_ANY_SOURCE (else from the partner)
-    warmup_each_size: bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
+    warmup_each_size: (
+        bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
+    )
     warmup: bool = True  # -warm_up off: none at all
     zero_size: bool = True  # -zero_size off: no 0-byte rows (IMB 2021's option; same in both sets)
-    imb_barrier: bool = False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
-    aggregate_mode: str = "multi"  # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
+    imb_barrier: bool = (
+        False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
+    )
+    aggregate_mode: str = (
+        "multi"  # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
+    )
     cpu_matrix: int = 100  # the order of the overlap benchmarks' CPU exploit (commbench.cpu)
     # EXT/RMA aggregate transfers to disjoint window sections, n0 slots of X (spec §6.3, A2);
     # IMB 2021.11 moves them only under -off_cache, all to one section otherwise.
@@ -59,8 +65,15 @@ class Methodology:
 
 PROFILES = {
     "imb4": Methodology("imb4", sync=0, root_shift=1, any_source=True, warmup_each_size=False),
-    "imb2021": Methodology("imb2021", sync=1, root_shift=0, any_source=False, warmup_each_size=True,
-                           cpu_matrix=10, disjoint_sections=False),
+    "imb2021": Methodology(
+        "imb2021",
+        sync=1,
+        root_shift=0,
+        any_source=False,
+        warmup_each_size=True,
+        cpu_matrix=10,
+        disjoint_sections=False,
+    ),
 }
 DEFAULT = "imb4"  # the seed's (IMB 4.0) methodology: when seed and IMB 2021 differ, the seed wins
 
@@ -72,30 +85,69 @@ def on_off(name: str):
             return True
         if low in OFF:
             return False
-        raise ConfigError(f"{name}: {s!r} is neither on nor off (accepted: {name} on|off, as IMB 2021: "
-                          f"{'|'.join(ON)} or {'|'.join(OFF)})")
+        raise ConfigError(
+            f"{name}: {s!r} is neither on nor off (accepted: {name} on|off, as IMB 2021: "
+            f"{'|'.join(ON)} or {'|'.join(OFF)})"
+        )
 
     return parse
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(("--methodology",), "methodology", "<imb4|imb2021>",
-           "IMB 4.0's methodology (default, the seed's) or IMB 2021's: collective timing, root, PingPong source, "
-           "warm-up (docs/imb2021.md)", choice("--methodology", METHODOLOGIES)),
-    Option(("-sync",), "sync", "<on|off>",
-           "time each collective call alone with a barrier after it (IMB 2021) or the whole loop (IMB 4.0)",
-           on_off("-sync")),
-    Option(("-root_shift",), "root_shift", "<on|off>",
-           "rooted collectives: root i % NP (on, IMB 4.0) or always 0 (off, IMB 2021)", on_off("-root_shift")),
-    Option(("-warm_up",), "warm_up", "<on|off>", "untimed warm-up runs (default on)", on_off("-warm_up")),
-    Option(("-imb_barrier",), "imb_barrier", "<on|off>", "the barriers before timing and after each -sync call "
-           "are IMB's own (0-byte Sendrecv dissemination), not MPI_Barrier (default off)", on_off("-imb_barrier")),
-    Option(("-aggregate_mode",), "aggregate_mode", "<multi|aggregate|non_aggregate>",
-           "EXT/RMA/IO: both modes (multi, default) or only AGGREGATE or NON-AGGREGATE (IMB 2021)",
-           choice("-aggregate_mode", AGGREGATE_MODES)),
-    Option(("-zero_size",), "zero_size", "<on|off>", "measure 0-byte messages (default on; off: sizes from the "
-           "second on, as IMB 2021)", on_off("-zero_size")),
+    Option(
+        ("--methodology",),
+        "methodology",
+        "<imb4|imb2021>",
+        "IMB 4.0's methodology (default, the seed's) or IMB 2021's: collective timing, root, PingPong source, "
+        "warm-up (docs/imb2021.md)",
+        choice("--methodology", METHODOLOGIES),
+    ),
+    Option(
+        ("-sync",),
+        "sync",
+        "<on|off>",
+        "time each collective call alone with a barrier after it (IMB 2021) or the whole loop (IMB 4.0)",
+        on_off("-sync"),
+    ),
+    Option(
+        ("-root_shift",),
+        "root_shift",
+        "<on|off>",
+        "rooted collectives: root i % NP (on, IMB 4.0) or always 0 (off, IMB 2021)",
+        on_off("-root_shift"),
+    ),
+    Option(
+        ("-warm_up",),
+        "warm_up",
+        "<on|off>",
+        "untimed warm-up runs (default on)",
+        on_off("-warm_up"),
+    ),
+    Option(
+        ("-imb_barrier",),
+        "imb_barrier",
+        "<on|off>",
+        "the barriers before timing and after each -sync call "
+        "are IMB's own (0-byte Sendrecv dissemination), not MPI_Barrier (default off)",
+        on_off("-imb_barrier"),
+    ),
+    Option(
+        ("-aggregate_mode",),
+        "aggregate_mode",
+        "<multi|aggregate|non_aggregate>",
+        "EXT/RMA/IO: both modes (multi, default) or only AGGREGATE or NON-AGGREGATE (IMB 2021)",
+        choice("-aggregate_mode", AGGREGATE_MODES),
+    ),
+    Option(
+        ("-zero_size",),
+        "zero_size",
+        "<on|off>",
+        "measure 0-byte messages (default on; off: sizes from the second on, as IMB 2021)",
+        on_off("-zero_size"),
+    ),
 )
+
+
 def modes(method: Methodology, declared: tuple[str, ...]) -> tuple[str, ...]:
     """The modes of a benchmark this run measures: -aggregate_mode keeps one of
     AGGREGATE/NON-AGGREGATE where a benchmark has both."""

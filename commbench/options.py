@@ -41,7 +41,9 @@ class Option:
     parse: Callable[[str], Any] | None = None  # None: flag
     multi_names: bool = False  # -include / -exclude: names until the next option
     default: Any = None  # family options: value recorded in cfg.params when not given
-    glued: bool = False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
+    glued: bool = (
+        False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
+    )
     # A family option that only some of its benchmarks use: uses(descriptor) -> bool (None: every
     # one). A run whose selected benchmarks all say False refuses it (commbench.suites.uses).
     uses: Callable[[Any], bool] | None = None
@@ -58,11 +60,15 @@ def near_names(arg: str, names) -> list[str]:
     for n in names:
         by_stem.setdefault(n.lstrip("-").lower(), []).append(n)
     dashes = len(arg) - len(arg.lstrip("-"))
-    hits = difflib.get_close_matches(stem, list(by_stem), n=3, cutoff=0.75 if len(stem) < 4 else 0.6)
+    hits = difflib.get_close_matches(
+        stem, list(by_stem), n=3, cutoff=0.75 if len(stem) < 4 else 0.6
+    )
     out = []
     for h in hits:
         spellings = by_stem[h]
-        out.append(next((n for n in spellings if len(n) - len(n.lstrip("-")) == dashes), spellings[0]))
+        out.append(
+            next((n for n in spellings if len(n) - len(n.lstrip("-")) == dashes), spellings[0])
+        )
     return out
 
 
@@ -102,7 +108,9 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
                 got.append(argv[j])
                 j += 1
             if not got:
-                raise ConfigError(f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])")
+                raise ConfigError(
+                    f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])"
+                )
             values.setdefault(opt.dest, []).extend(got)
             i = j
             continue
@@ -132,8 +140,10 @@ def _once(given: dict, opt: Option, key: str, raw: str | None) -> None:
     first = given.setdefault(opt.dest, (key, raw))
     if first[1] != raw:
         was, now = (f"{n} {v}" if v is not None else n for n, v in (first, (key, raw)))
-        raise ConfigError(f"{key} given twice ({was!r}, then {now!r}): one would be silently ignored "
-                          f"(accepted: one {opt.names[0]}{' ' + opt.metavar if opt.metavar else ''})")
+        raise ConfigError(
+            f"{key} given twice ({was!r}, then {now!r}): one would be silently ignored "
+            f"(accepted: one {opt.names[0]}{' ' + opt.metavar if opt.metavar else ''})"
+        )
 
 
 C_INT_MAX = 2**31 - 1  # the options that C loops take as an int (native/*.c)
@@ -201,7 +211,9 @@ def byte_list(name: str) -> Callable[[str], tuple[int, ...]]:
     def parse(s: str) -> tuple[int, ...]:
         vals = tuple(one(x.strip()) for x in s.split(","))
         if list(vals) != sorted(set(vals)):
-            raise ConfigError(f"{name} {s!r}: accepted ascending distinct sizes, e.g. {name} 4k,64k")
+            raise ConfigError(
+                f"{name} {s!r}: accepted ascending distinct sizes, e.g. {name} 4k,64k"
+            )
         return vals
 
     return parse
@@ -213,9 +225,13 @@ def bytes_option(name: str, positive: bool = False) -> Callable[[str], int]:
     def parse(s: str) -> int:
         v = byte_count(s)
         if positive and (v is None or v < 1):
-            raise ConfigError(f"{name} needs a positive byte count (e.g. 65536, 64k, 1m), got {s!r}")
+            raise ConfigError(
+                f"{name} needs a positive byte count (e.g. 65536, 64k, 1m), got {s!r}"
+            )
         if v is None:
-            raise ConfigError(f"{name} {s!r}: accepted a byte count with optional k/m/g suffix (e.g. 16m)")
+            raise ConfigError(
+                f"{name} {s!r}: accepted a byte count with optional k/m/g suffix (e.g. 16m)"
+            )
         return v
 
     return parse
@@ -232,7 +248,9 @@ ENGINES = ("native", "mpi4py", "both")
 
 def parse_multi(s: str) -> int:
     if s not in ("0", "1"):
-        raise ConfigError(f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}")
+        raise ConfigError(
+            f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}"
+        )
     return int(s)
 
 
@@ -254,14 +272,19 @@ def parse_off_cache(s: str) -> tuple[float, int]:
         try:
             line = int(parts[1])
         except ValueError:
-            raise ConfigError(f"-off_cache {s!r}: line size {parts[1]!r} is not an integer; {form}") from None
+            raise ConfigError(
+                f"-off_cache {s!r}: line size {parts[1]!r} is not an integer; {form}"
+            ) from None
         if line <= 0:
             raise ConfigError(f"-off_cache {s!r}: line size must be positive; {form}")
     return (cs, line)
 
 
 def parse_iter(s: str) -> tuple[tuple[int, ...], str | None]:
-    form = "accepted: -iter <msgs>[,<overall MB>[,<msgs nonaggr>]][,<policy>], policy one of " + "|".join(POLICIES)
+    form = (
+        "accepted: -iter <msgs>[,<overall MB>[,<msgs nonaggr>]][,<policy>], policy one of "
+        + "|".join(POLICIES)
+    )
     tokens = s.split(",")
     if not 1 <= len(tokens) <= 4 or any(t == "" for t in tokens):
         raise ConfigError(f"-iter {s!r}: {form}")
@@ -315,9 +338,13 @@ def parse_map(s: str) -> tuple[int, int]:
 def readable_file(name: str) -> Callable[[str], str]:
     def parse(s: str) -> str:
         if os.path.isdir(s):
-            raise ConfigError(f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)")
+            raise ConfigError(
+                f"{name} {s!r}: is a directory (accepted: {name} <readable text file>)"
+            )
         if os.path.exists(s) and not os.path.isfile(s):
-            raise ConfigError(f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)")
+            raise ConfigError(
+                f"{name} {s!r}: not a regular file (accepted: {name} <readable text file>)"
+            )
         if not os.path.isfile(s):
             raise ConfigError(f"{name} {s!r}: no such file (accepted: a readable text file)")
         if not os.access(s, os.R_OK):
@@ -333,14 +360,17 @@ def text(s: str) -> str:
 
 # ---------------------------------------------------------------- option files (-input, -msglen)
 
+
 def _entries(option: str, path: str, accepted: str) -> list[tuple[int, str]]:
     """(line number, first token) of every line of a text file that is not blank or a # comment."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{option} {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
-                          f"(accepted: {option} <text file>, {accepted})") from None
+        raise ConfigError(
+            f"{option} {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
+            f"(accepted: {option} <text file>, {accepted})"
+        ) from None
     out = []
     for num, line in enumerate(lines, 1):
         s = line.strip()
@@ -354,19 +384,29 @@ def read_name_file(path: str) -> list[str]:
     if len(names) > 100:
         raise ConfigError(f"-input {path!r}: more than 100 benchmark names")
     if not names:  # IMB would run the whole default list: not what an empty file asks for
-        raise ConfigError(f"-input {path!r}: no benchmark name in it (accepted: one benchmark name per line; "
-                          "# comments and blank lines are skipped)")
+        raise ConfigError(
+            f"-input {path!r}: no benchmark name in it (accepted: one benchmark name per line; "
+            "# comments and blank lines are skipped)"
+        )
     return names
 
 
 def read_msglen_file(path: str) -> tuple[int, ...]:
     sizes = []
-    for num, token in _entries("-msglen", path, "one non-negative integer per line, optional k/m suffix"):
+    for num, token in _entries(
+        "-msglen", path, "one non-negative integer per line, optional k/m suffix"
+    ):
         size = byte_count(token, suffixes="km")
-        if size is None:  # IMB skips such lines; a run without the sizes asked for is not what was meant
-            raise ConfigError(f"-msglen {path}:{num}: {token!r} is not a byte count (accepted: one non-negative "
-                              "integer per line, optional k/m suffix; # comments)")
+        if (
+            size is None
+        ):  # IMB skips such lines; a run without the sizes asked for is not what was meant
+            raise ConfigError(
+                f"-msglen {path}:{num}: {token!r} is not a byte count (accepted: one non-negative "
+                "integer per line, optional k/m suffix; # comments)"
+            )
         sizes.append(size)
     if not sizes:
-        raise ConfigError(f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)")
+        raise ConfigError(
+            f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)"
+        )
     return tuple(sizes)

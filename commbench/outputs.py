@@ -28,21 +28,31 @@ def check_writable(option: str, path: str | None) -> None:
     """Refuse an output path that cannot be written, before anything is measured."""
     if path is None or path == "-":
         return
-    form = f"accepted: {option} <file in a writable directory>" + (" or -o - for none" if option == "-o" else "")
+    form = f"accepted: {option} <file in a writable directory>" + (
+        " or -o - for none" if option == "-o" else ""
+    )
     if os.path.isdir(path):
         raise ConfigError(f"{option} {path!r}: is a directory ({form})")
     d = os.path.dirname(os.path.abspath(path))
     try:
         ensure_parent(path)
     except OSError as e:
-        raise ConfigError(f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})") from None
+        raise ConfigError(
+            f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})"
+        ) from None
     existed = os.path.exists(path)
-    if existed and not os.path.isfile(path) and not _is_null(path):  # a FIFO would block, a device refuse
-        raise ConfigError(f"{option} {path!r}: is not a regular file (a device, a FIFO, a socket); commbench "
-                          f"writes its files as records arrive and replaces the results file whole at the end ({form})")
+    if (
+        existed and not os.path.isfile(path) and not _is_null(path)
+    ):  # a FIFO would block, a device refuse
+        raise ConfigError(
+            f"{option} {path!r}: is not a regular file (a device, a FIFO, a socket); commbench "
+            f"writes its files as records arrive and replaces the results file whole at the end ({form})"
+        )
     if option == "-o" and existed and not _is_results_file(path):
-        raise ConfigError(f"{option} {path!r}: exists and is not a commbench results file; it is left untouched "
-                          f"({form}, or remove it)")
+        raise ConfigError(
+            f"{option} {path!r}: exists and is not a commbench results file; it is left untouched "
+            f"({form}, or remove it)"
+        )
     try:
         with open(path, "a", encoding="utf-8"):
             pass
@@ -79,8 +89,15 @@ def default_output(family: str) -> str:
 
 
 def check_distinct(output: str | None, csv_path: str | None) -> None:
-    if output and csv_path and output != "-" and os.path.realpath(output) == os.path.realpath(csv_path):
-        raise ConfigError(f"--csv {csv_path!r} is the results file of -o (accepted: two different files)")
+    if (
+        output
+        and csv_path
+        and output != "-"
+        and os.path.realpath(output) == os.path.realpath(csv_path)
+    ):
+        raise ConfigError(
+            f"--csv {csv_path!r} is the results file of -o (accepted: two different files)"
+        )
 
 
 def _is_results_file(path: str) -> bool:

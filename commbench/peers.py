@@ -44,7 +44,9 @@ def local_addresses() -> list[str]:
         try:
             for _, name in socket.if_nameindex():
                 try:
-                    raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))  # SIOCGIFADDR
+                    raw = fcntl.ioctl(
+                        s.fileno(), 0x8915, struct.pack("256s", name[:15].encode())
+                    )  # SIOCGIFADDR
                     out.append(socket.inet_ntoa(raw[20:24]))
                 except OSError:
                     pass
@@ -82,6 +84,7 @@ def _room_for(n: int) -> bool:
 @dataclass
 class Peer:
     """Rank 0's view of one accepted connection."""
+
     buf: bytes = b""
     rank: int | None = None  # from the hello; None: a one-shot report connection
     host: str = "?"
@@ -92,6 +95,7 @@ class Peer:
 @dataclass
 class Hub:
     """Rank 0's end: the listener and every rank's connection."""
+
     size: int
     listener: socket.socket | None = None
     sel: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
@@ -216,7 +220,9 @@ class Link:
         self.word: dict | None = None  # rank 0's "done" or "end"
         if rank0 is not None and len(rank0) > 2 and rank0[2]:
             self.conn = self._connect()
-            if self.conn is not None and not self._put(self.conn, {"hello": 1, "host": host, "pid": os.getpid()}):
+            if self.conn is not None and not self._put(
+                self.conn, {"hello": 1, "host": host, "pid": os.getpid()}
+            ):
                 self.conn = None
 
     def _connect(self) -> socket.socket | None:

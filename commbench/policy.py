@@ -90,8 +90,10 @@ def user_size_list(lengths: tuple[int, ...], unit: int, maxlog: int) -> tuple[li
             continue
         sizes.append(x)
     if rounded:
-        notes.append(f"# -msglen: sizes are multiples of {unit} bytes here: rounded up {', '.join(rounded)}"
-                     + ("; each size measured once" if len(sizes) < len(lengths) else ""))
+        notes.append(
+            f"# -msglen: sizes are multiples of {unit} bytes here: rounded up {', '.join(rounded)}"
+            + ("; each size measured once" if len(sizes) < len(lengths) else "")
+        )
     elif len(sizes) < len(lengths):
         notes.append("# -msglen: repeated sizes measured once")
     return sizes, notes

@@ -40,7 +40,9 @@ OUT_OF_MEM = "out-of-mem"
 INT_OVERFLOW = "int-overflow"
 INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
 STUCK = "stuck"  # the watchdog ended the measurement
-INTERRUPTED = "interrupted"  # a --samples row stopped by a signal: its completed samples (harness.live)
+INTERRUPTED = (
+    "interrupted"  # a --samples row stopped by a signal: its completed samples (harness.live)
+)
 
 
 # Check-mode verdict of a row (spec §15), kept in Measurement.extra["check"].
@@ -115,7 +117,15 @@ ROW_EXTRAS = ("engine", "q", "trial", "pattern")
 def identity(r: Measurement) -> tuple:
     """What makes two rows one measurement: family, benchmark, NP, mode, size, groups and
     the extras that tell a table's rows apart (compare matches rows on it)."""
-    return (r.family, r.benchmark, r.np, r.mode, r.bytes, len(r.groups), *(str(r.extra.get(k)) for k in ROW_EXTRAS))
+    return (
+        r.family,
+        r.benchmark,
+        r.np,
+        r.mode,
+        r.bytes,
+        len(r.groups),
+        *(str(r.extra.get(k)) for k in ROW_EXTRAS),
+    )
 
 
 def repeated_rows(recs: list[Measurement]) -> list[str]:
@@ -128,7 +138,9 @@ def repeated_rows(recs: list[Measurement]) -> list[str]:
             continue
         key = identity(r)
         if key in seen:
-            out.append(f"{r.benchmark} np={r.np}" + ("" if r.bytes is None else f" bytes={r.bytes}"))
+            out.append(
+                f"{r.benchmark} np={r.np}" + ("" if r.bytes is None else f" bytes={r.bytes}")
+            )
         seen.add(key)
     return out
 
@@ -136,12 +148,24 @@ def repeated_rows(recs: list[Measurement]) -> list[str]:
 # What a record in a results file must look like: field -> (accepted types, required).
 _NUM = (int, float)
 SHAPE: dict[str, tuple[tuple[type, ...], bool]] = {
-    "benchmark": ((str,), True), "family": ((str,), False), "kind": ((str,), True), "np": ((int,), True),
-    "mode": ((str,), False), "bytes": ((int, type(None)), True), "repetitions": ((int,), True),
-    "status": ((str,), False), "message": ((str,), False), "groups": ((list,), False),
-    "world_size": ((int,), False), "components": ((list,), False), "rank_times": ((dict,), False),
-    "turnover": (_NUM, False), "values": ((dict,), True), "group_values": ((list,), False),
-    "defects": ((int, float, type(None)), False), "extra": ((dict,), False),
+    "benchmark": ((str,), True),
+    "family": ((str,), False),
+    "kind": ((str,), True),
+    "np": ((int,), True),
+    "mode": ((str,), False),
+    "bytes": ((int, type(None)), True),
+    "repetitions": ((int,), True),
+    "status": ((str,), False),
+    "message": ((str,), False),
+    "groups": ((list,), False),
+    "world_size": ((int,), False),
+    "components": ((list,), False),
+    "rank_times": ((dict,), False),
+    "turnover": (_NUM, False),
+    "values": ((dict,), True),
+    "group_values": ((list,), False),
+    "defects": ((int, float, type(None)), False),
+    "extra": ((dict,), False),
 }
 
 
@@ -163,8 +187,12 @@ def overlap_percent(t_ovrl: float, t_pure: float, t_cpu: float) -> float:
 
 
 def reduce_times(
-    kind: str, components: list[str], rank_times: dict[str, list[float | None]],
-    members: Sequence[int], x: int | None, turnover: float,
+    kind: str,
+    components: list[str],
+    rank_times: dict[str, list[float | None]],
+    members: Sequence[int],
+    x: int | None,
+    turnover: float,
 ) -> dict[str, float]:
     """The row's numbers over the given world ranks (spec §7.4, §7.5, §11).
 
@@ -178,9 +206,16 @@ def reduce_times(
     if kind in (Kind.OVERLAP, Kind.OVERLAP_SYNC):
         worst = max(timed, key=lambda r: rank_times["t_ovrl"][r])
         t_ovrl, t_pure, t_cpu = (rank_times[c][worst] for c in ("t_ovrl", "t_pure", "t_cpu"))
-        out = {"t_ovrl": t_ovrl * 1e6, "t_pure": t_pure * 1e6, "t_cpu": t_cpu * 1e6,
-               "overlap": overlap_percent(t_ovrl, t_pure, t_cpu), "rank": worst}
-        out.update({f"{k}_all": v for k, v in _summary([rank_times["t_ovrl"][r] for r in timed]).items()})
+        out = {
+            "t_ovrl": t_ovrl * 1e6,
+            "t_pure": t_pure * 1e6,
+            "t_cpu": t_cpu * 1e6,
+            "overlap": overlap_percent(t_ovrl, t_pure, t_cpu),
+            "rank": worst,
+        }
+        out.update(
+            {f"{k}_all": v for k, v in _summary([rank_times["t_ovrl"][r] for r in timed]).items()}
+        )
         return out
     if kind == Kind.PASSIVE:
         return {c: max(rank_times[c][r] for r in timed) * 1e6 for c in components}
@@ -190,7 +225,9 @@ def reduce_times(
         out["bytes_per_sec"] = turnover * x / (out["t_max"] * 1e-6)
     elif x is not None:
         out["bytes_per_sec"] = 0.0
-    if kind == Kind.RATE:  # IMB 2021's Msg/sec: messages per repetition over the slowest rank's time
+    if (
+        kind == Kind.RATE
+    ):  # IMB 2021's Msg/sec: messages per repetition over the slowest rank's time
         out["msgs_per_sec"] = turnover / (out["t_max"] * 1e-6) if out["t_max"] > 0 else 0.0
     return out
 
@@ -251,7 +288,9 @@ def compared_time(rec: Measurement) -> float | None:
     return v if isinstance(v, int | float) and v > 0 else None
 
 
-def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict[str, float | list | None]:
+def sample_stats(
+    samples: list[list[float] | None], factor: float = 1.0
+) -> dict[str, float | list | None]:
     """Statistics over K repeated samples of one row: samples[rank] = K seconds or None.
 
     Each sample's t_max is the slowest rank in that sample; the row's spread and
@@ -263,8 +302,14 @@ def sample_stats(samples: list[list[float] | None], factor: float = 1.0) -> dict
     k = min(len(s) for s in per_rank)
     t_max = [max(s[j] for s in per_rank) * factor * 1e6 for j in range(k)]
     qs = statistics.quantiles(t_max, n=10, method="inclusive") if k > 1 else [t_max[0]] * 9
-    return {"k": k, "t_max_samples": t_max, "t_max_median": statistics.median(t_max),
-            "t_max_p10": qs[0], "t_max_p90": qs[-1], "t_max_median_ci95": median_ci(t_max)}
+    return {
+        "k": k,
+        "t_max_samples": t_max,
+        "t_max_median": statistics.median(t_max),
+        "t_max_p10": qs[0],
+        "t_max_p90": qs[-1],
+        "t_max_median_ci95": median_ci(t_max),
+    }
 
 
 def samples_of(rec: Measurement) -> dict:
@@ -275,10 +320,24 @@ def samples_of(rec: Measurement) -> dict:
 
 
 def build(
-    *, benchmark: str, family: str, kind: str, np_: int, mode: str, x: int | None,
-    repetitions: int, groups: list[list[int]], world_size: int, components: list[str],
-    rank_times: dict[str, list[float | None]], turnover: float, defects: float | None = None,
-    extra: dict | None = None, values: dict | None = None, status: str = OK, message: str = "",
+    *,
+    benchmark: str,
+    family: str,
+    kind: str,
+    np_: int,
+    mode: str,
+    x: int | None,
+    repetitions: int,
+    groups: list[list[int]],
+    world_size: int,
+    components: list[str],
+    rank_times: dict[str, list[float | None]],
+    turnover: float,
+    defects: float | None = None,
+    extra: dict | None = None,
+    values: dict | None = None,
+    status: str = OK,
+    message: str = "",
 ) -> Measurement:
     """The row's record, its values reduced from the ranks' times; `values` replaces them
     where a family's procedure computes its own (IMB-P2P's t, IMB-MT's over threads), so a
@@ -286,13 +345,26 @@ def build(
     members = [r for g in groups for r in g]
     reduced = reduce_times(kind, components, rank_times, members, x, turnover)
     return Measurement(
-        benchmark=benchmark, family=family, kind=str(kind.value if isinstance(kind, Kind) else kind),
-        np=np_, mode=mode, bytes=x, repetitions=repetitions, groups=groups, status=status, message=message,
-        world_size=world_size, components=components, rank_times=rank_times, turnover=turnover,
+        benchmark=benchmark,
+        family=family,
+        kind=str(kind.value if isinstance(kind, Kind) else kind),
+        np=np_,
+        mode=mode,
+        bytes=x,
+        repetitions=repetitions,
+        groups=groups,
+        status=status,
+        message=message,
+        world_size=world_size,
+        components=components,
+        rank_times=rank_times,
+        turnover=turnover,
         values=reduced if values is None else values,
         group_values=[reduce_times(kind, components, rank_times, g, x, turnover) for g in groups]
-        if len(groups) > 1 else [],
-        defects=defects, extra=extra or {},
+        if len(groups) > 1
+        else [],
+        defects=defects,
+        extra=extra or {},
     )
 
 

@@ -29,14 +29,17 @@ def mem_available() -> int | None:
     return None
 
 
-def preflight(plan, ranks_per_host: int, mpi_version: tuple[int, int],
-              available: int | None = None) -> str | None:
+def preflight(
+    plan, ranks_per_host: int, mpi_version: tuple[int, int], available: int | None = None
+) -> str | None:
     """An error message when the run (a commbench.harness.plan.Plan) cannot be honoured here, else None."""
     peak, biggest, where = plan.peak()
     if biggest > INT_MAX and mpi_version < (4, 0):
-        return (f"message size {biggest} bytes needs MPI-4 large counts, but this MPI is "
-                f"{mpi_version[0]}.{mpi_version[1]} (accepted: sizes < 2^31 = {INT_MAX + 1} bytes; "
-                "lower -msglen / --maxlog)")
+        return (
+            f"message size {biggest} bytes needs MPI-4 large counts, but this MPI is "
+            f"{mpi_version[0]}.{mpi_version[1]} (accepted: sizes < 2^31 = {INT_MAX + 1} bytes; "
+            "lower -msglen / --maxlog)"
+        )
     available = mem_available() if available is None else available
     if available is None or peak == 0:
         return None
@@ -44,15 +47,19 @@ def preflight(plan, ranks_per_host: int, mpi_version: tuple[int, int],
     if total > available:
         gib = 2**30
         if plan.family.memory is not None:  # a driver family: its own options set the size
-            return (f"the run needs {peak / gib:.3f} GiB per process ({where}); x {ranks_per_host} "
-                    f"process{'es' if ranks_per_host > 1 else ''} on one host = {total / gib:.3f} GiB, but only "
-                    f"{available / gib:.3f} GiB is available there (MemAvailable) (accepted: smaller values of "
-                    "the options named, within the memory of a host)")
-        return (f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); "
-                f"x {ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
-                f"{total / gib:.3f} GiB, but only {available / gib:.3f} GiB is available there "
-                f"(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / --maxlog, "
-                f"or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are skipped as out-of-mem)")
+            return (
+                f"the run needs {peak / gib:.3f} GiB per process ({where}); x {ranks_per_host} "
+                f"process{'es' if ranks_per_host > 1 else ''} on one host = {total / gib:.3f} GiB, but only "
+                f"{available / gib:.3f} GiB is available there (MemAvailable) (accepted: smaller values of "
+                "the options named, within the memory of a host)"
+            )
+        return (
+            f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); "
+            f"x {ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
+            f"{total / gib:.3f} GiB, but only {available / gib:.3f} GiB is available there "
+            f"(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / --maxlog, "
+            f"or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are skipped as out-of-mem)"
+        )
     return None
 
 
@@ -89,16 +96,27 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     if k <= 1:
         return None, None
     rows, seconds = plan.samples_bound()
-    per_k = rows * (world_size + 1) * SAMPLE_BYTES  # one sample of every rank and the row's t_max, every row
+    per_k = (
+        rows * (world_size + 1) * SAMPLE_BYTES
+    )  # one sample of every rank and the row's t_max, every row
     size = k * per_k
     target = getattr(getattr(cfg, "measuring", None), "precision", None)
     rows_s = f"{rows} row{'s' if rows != 1 else ''}"
-    what = (f"--precision {100 * target:g}%: {rows_s}, each at most {k} samples in {secs:g} s" if target else
-            f"--samples {k}: {rows_s}, each cut at -time {cfg.secs:g} s")
+    what = (
+        f"--precision {100 * target:g}%: {rows_s}, each at most {k} samples in {secs:g} s"
+        if target
+        else f"--samples {k}: {rows_s}, each cut at -time {cfg.secs:g} s"
+    )
     say = f"{what}: at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file"
     if size > SAMPLES_FILE_LIMIT and not cfg.force:
         most = max(2, SAMPLES_FILE_LIMIT // per_k)
-        fewer = (f"--precision-budget {secs:g},{max(6, most)} for this run, or fewer rows" if target else
-                 f"--samples <= {most} for this run, fewer rows, or --force to run it as planned")
-        return say, f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: {fewer})"
+        fewer = (
+            f"--precision-budget {secs:g},{max(6, most)} for this run, or fewer rows"
+            if target
+            else f"--samples <= {most} for this run, fewer rows, or --force to run it as planned"
+        )
+        return (
+            say,
+            f"{say}, past the limit of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB (accepted: {fewer})",
+        )
     return say, None

@@ -57,7 +57,7 @@ END_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 SIGNAL_WHY = {
     signal.SIGINT: "interrupted by SIGINT (Ctrl-C)",
     signal.SIGTERM: "terminated by SIGTERM (job cancelled, or the process manager ended the job "
-                    "after another process failed)",
+    "after another process failed)",
     signal.SIGHUP: "terminated by SIGHUP (terminal closed)",
 }
 EXIT_TIMEOUT = 124
@@ -154,8 +154,11 @@ def describe(state: dict) -> str:
     members = state.get("members")
     if members is not None:
         g = state.get("group", 0)
-        parts.append(f"group {g} (world ranks {' '.join(map(str, members))})" if g >= 0
-                     else "idle rank (waiting for the groups)")
+        parts.append(
+            f"group {g} (world ranks {' '.join(map(str, members))})"
+            if g >= 0
+            else "idle rank (waiting for the groups)"
+        )
     if state.get("bytes") is not None:
         parts.append(f"{state['bytes']} bytes")
     return ", ".join(parts) + f", in {state.get('phase', '?')}"
@@ -164,8 +167,14 @@ def describe(state: dict) -> str:
 class Watchdog:
     """One per rank. Rank 0 passes on_end(reason) to finish the results file."""
 
-    def __init__(self, timeout: float, rank: int, size: int, host: str = "",
-                 on_end: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        timeout: float,
+        rank: int,
+        size: int,
+        host: str = "",
+        on_end: Callable[[str], None] | None = None,
+    ):
         self.timeout = timeout
         self.rank = rank
         self.size = size
@@ -177,7 +186,9 @@ class Watchdog:
         self.beats = 0  # beat(): steps of a long stage that are progress within it
         self._beats_seen = 0
         self._said_overdue = False
-        self.lock = threading.Lock()  # the channel to rank 0 (main thread: stop; watchdog thread: the rest)
+        self.lock = (
+            threading.Lock()
+        )  # the channel to rank 0 (main thread: stop; watchdog thread: the rest)
         self.hub: peers.Hub | None = None  # rank 0: every other rank's connection
         self.link: peers.Link | None = None  # the others: theirs to rank 0
         self.rank0: tuple | None = None
@@ -290,15 +301,22 @@ class Watchdog:
             self._gone_at = self._gone_at or time.monotonic()
             if time.monotonic() - self._gone_at >= LOST_GRACE:
                 self.ending = "rank 0 gone"
-                print(f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection ended: killed, "
-                      "crashed, or its node failed) and nothing ended the job; leaving", file=sys.stderr, flush=True)
+                print(
+                    f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection ended: killed, "
+                    "crashed, or its node failed) and nothing ended the job; leaving",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 _run_exit_hooks("rank 0 gone")
                 os._exit(EXIT_LOST)
 
     def where(self, ranks) -> str:
         """'2 3 on h2, 5 on h3' (hosts from the ranks' hellos; rank 0's own), or '2 3 5'."""
         hub = self.hub
-        host = {0: self.host, **({r: p.host for r, p in hub.known.items()} if hub is not None else {})}
+        host = {
+            0: self.host,
+            **({r: p.host for r, p in hub.known.items()} if hub is not None else {}),
+        }
         groups: dict[str, list[str]] = {}
         for r in sorted(ranks):
             groups.setdefault(host.get(r, ""), []).append(str(r))
@@ -314,8 +332,10 @@ class Watchdog:
             lost = sorted(self.hub.lost) if self.hub is not None else []
         if not lost:
             return ""
-        return (f"; rank{'s' if len(lost) > 1 else ''} {self.where(lost)} had ended before (killed, crashed, "
-                "or the node failed)")
+        return (
+            f"; rank{'s' if len(lost) > 1 else ''} {self.where(lost)} had ended before (killed, crashed, "
+            "or the node failed)"
+        )
 
     def _lost(self) -> None:
         """Rank 0: ranks ended without finishing and the job runs on: end it, naming them."""
@@ -325,10 +345,15 @@ class Watchdog:
             self.ending = "lost rank"
             self.hub.poll(0.2)  # the others of the same node
             lost = sorted(self.hub.lost)
-        reason = (f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing the run "
-                  f"(killed, crashed, or the node failed), in {describe(self.state)}")
-        print(f"commbench: {reason}; ending the job; every record measured so far is kept",
-              file=sys.stderr, flush=True)
+        reason = (
+            f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing the run "
+            f"(killed, crashed, or the node failed), in {describe(self.state)}"
+        )
+        print(
+            f"commbench: {reason}; ending the job; every record measured so far is kept",
+            file=sys.stderr,
+            flush=True,
+        )
         self._finish(reason)
         self._end_others(EXIT_LOST)
         _run_exit_hooks("lost rank")
@@ -344,7 +369,11 @@ class Watchdog:
     def _leave(self) -> None:
         """Another rank, at rank 0's word "end": rank 0 has said and written why."""
         self.ending = "ended by rank 0"
-        status = int(self.link.word.get("status", EXIT_LOST)) if self.link and self.link.word else EXIT_LOST
+        status = (
+            int(self.link.word.get("status", EXIT_LOST))
+            if self.link and self.link.word
+            else EXIT_LOST
+        )
         _run_exit_hooks("ended by rank 0")
         os._exit(status)
 
@@ -359,9 +388,13 @@ class Watchdog:
         idle = time.monotonic() - self.since
         if idle >= min(OVERDUE_S, self.timeout / 4):
             self._said_overdue = True
-            print(f"commbench: watchdog: no progress for {idle:.0f} s in {describe(self.state)} "
-                  f"(rank 0 at {main_thread_at()}); the job is ended at --timeout {self.timeout:g} s "
-                  "unless it moves", file=sys.stderr, flush=True)
+            print(
+                f"commbench: watchdog: no progress for {idle:.0f} s in {describe(self.state)} "
+                f"(rank 0 at {main_thread_at()}); the job is ended at --timeout {self.timeout:g} s "
+                "unless it moves",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def _slow(self) -> None:
         """--timeout passed, but the stage made steps: slow, not stuck. Say so and wait on."""
@@ -370,9 +403,12 @@ class Watchdog:
         self.deadline = time.monotonic() + self.timeout
         if self.rank != 0:  # one voice: rank 0's
             return
-        print(f"commbench: watchdog: {describe(self.state)} is slow but moving "
-              f"({steps} steps in the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
-              file=sys.stderr, flush=True)
+        print(
+            f"commbench: watchdog: {describe(self.state)} is slow but moving "
+            f"({steps} steps in the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _end_by_signal(self, signo: int) -> None:
         why = SIGNAL_WHY.get(signo, f"signal {signo}")
@@ -380,7 +416,9 @@ class Watchdog:
         if self.partial is not None:  # --samples: the completed samples of the current row
             if self.rank == 0:
                 self.partials = {0: self.partial()}
-                self.partials.update({r: m.get("partial") for r, m in self._collect(PARTIAL_GRACE).items()})
+                self.partials.update(
+                    {r: m.get("partial") for r, m in self._collect(PARTIAL_GRACE).items()}
+                )
             else:
                 self._send({"rank": self.rank, "partial": self.partial()})
         if self.rank == 0:
@@ -396,24 +434,42 @@ class Watchdog:
     def _fire(self) -> None:
         self.ending = "watchdog"
         state = dict(self.state)
-        mine = {"rank": self.rank, "host": self.host, "pid": os.getpid(), "state": state, "at": main_thread_at()}
-        if self.partial is not None:  # --samples: the completed samples of the stuck row travel along
+        mine = {
+            "rank": self.rank,
+            "host": self.host,
+            "pid": os.getpid(),
+            "state": state,
+            "at": main_thread_at(),
+        }
+        if (
+            self.partial is not None
+        ):  # --samples: the completed samples of the stuck row travel along
             mine["partial"] = self.partial()
         if self.rank != 0:
-            print(f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
-                  f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}", file=sys.stderr, flush=True)
+            print(
+                f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
+                f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}",
+                file=sys.stderr,
+                flush=True,
+            )
             self._send(mine)
             got = self._linger(SELF_EXIT_GRACE)
             if got == "end":
                 self._leave()
             if got != "gone":  # gone: rank 0 ended (it had said why)
-                print(f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
-                      f"(--timeout {self.timeout:g} s)", file=sys.stderr, flush=True)
+                print(
+                    f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
+                    f"(--timeout {self.timeout:g} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             _run_exit_hooks("watchdog")
             os._exit(EXIT_TIMEOUT)
         reports = {0: mine}
         reports.update(self._collect(REPORT_GRACE))
-        if self.partial is not None:  # a stuck rank sent nothing: the row says whose samples are missing
+        if (
+            self.partial is not None
+        ):  # a stuck rank sent nothing: the row says whose samples are missing
             self.partials = {r: rep.get("partial") for r, rep in reports.items()}
         reason = self.report(state, reports)
         self._finish(reason)
@@ -425,19 +481,29 @@ class Watchdog:
         """Print which measurement and which ranks were stuck; returns a one-line reason."""
         silent = [r for r in range(self.size) if r not in reports]
         members = state.get("members")
-        lines = [f"commbench: watchdog: no progress for {self.timeout:g} s (--timeout) in {describe(state)}"]
+        lines = [
+            f"commbench: watchdog: no progress for {self.timeout:g} s (--timeout) in {describe(state)}"
+        ]
         for r in sorted(reports):
             rep = reports[r]
-            lines.append(f"commbench: watchdog:   rank {r} ({rep.get('host')}, pid {rep.get('pid')}) "
-                         f"answered: {describe(rep.get('state', {}))}, at {rep.get('at', '?')}")
+            lines.append(
+                f"commbench: watchdog:   rank {r} ({rep.get('host')}, pid {rep.get('pid')}) "
+                f"answered: {describe(rep.get('state', {}))}, at {rep.get('at', '?')}"
+            )
         lost = set(self.hub.lost) if self.hub is not None else set()
         if silent:
             on = self.where(silent)
-            lines.append(f"commbench: watchdog:   rank{'s' if len(silent) > 1 else ''} "
-                         f"{' '.join(map(str, silent))} did not answer (stopped, hung outside Python, "
-                         "or dead): these are the stuck ranks" + (f" ({on})" if " on " in on else "")
-                         + (f"; of them, {self.where(lost)} ended (killed, crashed, or the node failed)"
-                            if lost else ""))
+            lines.append(
+                f"commbench: watchdog:   rank{'s' if len(silent) > 1 else ''} "
+                f"{' '.join(map(str, silent))} did not answer (stopped, hung outside Python, "
+                "or dead): these are the stuck ranks"
+                + (f" ({on})" if " on " in on else "")
+                + (
+                    f"; of them, {self.where(lost)} ended (killed, crashed, or the node failed)"
+                    if lost
+                    else ""
+                )
+            )
         lines.append("commbench: watchdog: ending the job; every record measured so far is kept")
         print("\n".join(lines), file=sys.stderr, flush=True)
         what = state.get("benchmark") or state.get("phase", "start-up")
@@ -446,8 +512,11 @@ class Watchdog:
         grp = f", group world ranks {' '.join(map(str, members))}" if members else ""
         # Every rank answered, each still inside the call named above: waiting on each
         # other in MPI (a deadlock), or one long computation or loop (see where).
-        stuck = (f"; ranks not answering: {self.where(silent)}" if silent else
-                 f"; every rank answered, none moved (rank 0 at {reports[0].get('at', '?')})")
+        stuck = (
+            f"; ranks not answering: {self.where(silent)}"
+            if silent
+            else f"; every rank answered, none moved (rank 0 at {reports[0].get('at', '?')})"
+        )
         return f"watchdog: {what}{np_}{at}{grp} made no progress for {self.timeout:g} s{stuck}"
 
     def _finish(self, reason: str) -> None:

@@ -21,8 +21,13 @@ from tests import results_schema
 def every_results_file_validates(tmp_path_factory):
     started = time.time() - 1  # mtime granularity
     yield
-    files = results_schema.results_files(results_schema.session_roots(tmp_path_factory.getbasetemp()), started)
+    files = results_schema.results_files(
+        results_schema.session_roots(tmp_path_factory.getbasetemp()), started
+    )
     bad = results_schema.check(files)
     if bad:
-        pytest.fail(f"{len(bad)} problem(s) in the results files the tests wrote (schema: "
-                    "commbench/schema/results.schema.json):\n" + "\n".join(bad[:40]), pytrace=False)
+        pytest.fail(
+            f"{len(bad)} problem(s) in the results files the tests wrote (schema: "
+            "commbench/schema/results.schema.json):\n" + "\n".join(bad[:40]),
+            pytrace=False,
+        )

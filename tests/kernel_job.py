@@ -24,17 +24,30 @@ from commbench.views import Collector  # noqa: E402
 
 def main(argv: list[str]) -> int:
     family, rest = argv[0], argv[1:]
-    names, opts = (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if "--" in rest else (rest, [])
+    names, opts = (
+        (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if "--" in rest else (rest, [])
+    )
     comm = MPI.COMM_WORLD
     cfg = config.parse_run_args(["--suite", family, *names, *opts], world_size=comm.Get_size())
     sink = Collector()
     failures = Harness(Session(cfg, comm, [sink])).run()
     if comm.Get_rank() == 0:
         for r in sink.records:
-            print(json.dumps({"benchmark": r.benchmark, "np": r.np, "mode": r.mode, "bytes": r.bytes,
-                              "status": r.status, "defects": r.defects, "check": r.extra.get("check"),
-                              "repetitions": r.repetitions,
-                              "t": r.values.get("t_max", r.values.get("t_ovrl"))}))
+            print(
+                json.dumps(
+                    {
+                        "benchmark": r.benchmark,
+                        "np": r.np,
+                        "mode": r.mode,
+                        "bytes": r.bytes,
+                        "status": r.status,
+                        "defects": r.defects,
+                        "check": r.extra.get("check"),
+                        "repetitions": r.repetitions,
+                        "t": r.values.get("t_max", r.values.get("t_ovrl")),
+                    }
+                )
+            )
         print(json.dumps({"check_failures": failures}))
     return 0
 

@@ -17,29 +17,46 @@ from commbench.launch import find_mpiexec
 MPIEXEC = find_mpiexec()
 # Oversubscribed MPICH (4 processes on 2 cores) busy-polls into scheduler time
 # slices; throttled polling keeps the tests fast. Timings are not asserted.
-ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64"}
+ENV = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
+}
 # -iter bounds the repetitions; a generous -time keeps the per-mode time budget
 # (spec 5.4) from cutting rows when the machine is loaded.
 FAST = ["-iter", "40", "-time", "10"]
 
 
-def mpiexec(np_: int, *args: str, timeout: float = 180, env: dict | None = None,
-            cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+def mpiexec(
+    np_: int,
+    *args: str,
+    timeout: float = 180,
+    env: dict | None = None,
+    cwd: str | Path | None = None,
+) -> subprocess.CompletedProcess:
     """`mpiexec -n np python -m commbench <args>`: commbench started by the job."""
     e = dict(os.environ, **ENV, **(env or {}))
     cmd = [MPIEXEC, "-n", str(np_), sys.executable, "-m", "commbench", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=cwd)
 
 
-def commbench(*args: str, timeout: float = 180, env: dict | None = None,
-              cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+def commbench(
+    *args: str, timeout: float = 180, env: dict | None = None, cwd: str | Path | None = None
+) -> subprocess.CompletedProcess:
     """`python -m commbench <args>` as a user types it (self-launch with -n)."""
     e = dict(os.environ, **ENV, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "commbench", *args], capture_output=True,
-                          text=True, timeout=timeout, env=e, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "commbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=e,
+        cwd=cwd,
+    )
 
 
-def run_json(tmp_path: Path, np_: int, *args: str, **kw) -> tuple[subprocess.CompletedProcess, dict]:
+def run_json(
+    tmp_path: Path, np_: int, *args: str, **kw
+) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / f"r{np_}.json"
     p = mpiexec(np_, "run", *args, "-o", str(out), **kw)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -58,7 +75,11 @@ def tables(stdout: str) -> dict[tuple[str, int], list[list[str]]]:
             np_ = int(line.split("=")[1].split(";")[0])
         elif line.startswith("# ( ") and "groups of" in line:
             np_ = int(line.split()[5])
-        elif name and line.strip().startswith(("#bytes", "#repetitions", "Group")) and not line.startswith("#"):
+        elif (
+            name
+            and line.strip().startswith(("#bytes", "#repetitions", "Group"))
+            and not line.startswith("#")
+        ):
             rows = out.setdefault((name, np_), [])
         elif rows is not None and line.strip() and not line.startswith("#") and line[0] == " ":
             rows.append(line.split())
@@ -103,7 +124,12 @@ def tiny_tmpfs(where: Path, size: str):
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("a full disk is a small tmpfs, which only root can mount")
     where.mkdir(exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
+        ).returncode
+        != 0
+    ):
         pytest.skip("mount -t tmpfs failed here (no CAP_SYS_ADMIN in this container)")
     try:
         yield where

@@ -89,25 +89,36 @@ def available() -> str | None:
 def _routed_subnets() -> set[int]:
     """The X of every 10.213.X.0/24 the machine's own namespace routes already."""
     out = _run("ip", "-4", "route", "show", check=False).stdout
-    return {int(w.split(".")[2]) for w in out.split() if w.startswith("10.213.") and w.count(".") == 3
-            and w.split(".")[2].isdigit()}
+    return {
+        int(w.split(".")[2])
+        for w in out.split()
+        if w.startswith("10.213.") and w.count(".") == 3 and w.split(".")[2].isdigit()
+    }
 
 
 class Cluster:
     made = 0  # clusters made by this process
 
-    def __init__(self, nhosts: int, subnet: int | None = None, mtu: int = 9000, root_leg: bool = False):
+    def __init__(
+        self, nhosts: int, subnet: int | None = None, mtu: int = 9000, root_leg: bool = False
+    ):
         # jumbo frames: header bytes are <1% of what tbf counts, so its rate is the payload rate
         self.mtu = mtu
         self.n = nhosts
-        Cluster.made += 1  # a second cluster of one process (beside the first) gets names of its own
-        self.prefix = f"cb{os.getpid() % 10000}" + ("" if Cluster.made == 1 else "abcdefg"[(Cluster.made - 2) % 7])
+        Cluster.made += (
+            1  # a second cluster of one process (beside the first) gets names of its own
+        )
+        self.prefix = f"cb{os.getpid() % 10000}" + (
+            "" if Cluster.made == 1 else "abcdefg"[(Cluster.made - 2) % 7]
+        )
         self.hosts = [f"h{i}" for i in range(nhosts)]
         self.subnet = subnet if subnet is not None else 100 + os.getpid() % 100
         self.root_leg = root_leg
         if root_leg and subnet is None:  # a route of its own in the machine's namespace: a free one
             taken = _routed_subnets()
-            self.subnet = next(x for x in [*range(self.subnet, 200), *range(100, self.subnet)] if x not in taken)
+            self.subnet = next(
+                x for x in [*range(self.subnet, 200), *range(100, self.subnet)] if x not in taken
+            )
         self.created_ns: list[str] = []
         self.leg_made = False
         self.dir = Path(tempfile.mkdtemp(prefix="commbench-netns-"))
@@ -150,7 +161,9 @@ class Cluster:
         self._add_ns(sw)
         _run("ip", "-n", sw, "link", "add", "br0", "type", "bridge")
         _run("ip", "-n", sw, "link", "set", "br0", "up")
-        hosts_file = "127.0.0.1 localhost\n" + "".join(f"{self.address(h)} {h}\n" for h in self.hosts)
+        hosts_file = "127.0.0.1 localhost\n" + "".join(
+            f"{self.address(h)} {h}\n" for h in self.hosts
+        )
         if self.root_leg:
             self._add_root_leg(sw)
             me = socket.gethostname()
@@ -175,8 +188,32 @@ class Cluster:
 
     def _add_root_leg(self, sw: str) -> None:
         self.leg_made = True
-        _run("ip", "link", "add", self.leg, "type", "veth", "peer", "name", self.leg + "b", "netns", sw)
-        _run("ip", "-n", sw, "link", "set", self.leg + "b", "mtu", str(self.mtu), "master", "br0", "up")
+        _run(
+            "ip",
+            "link",
+            "add",
+            self.leg,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            self.leg + "b",
+            "netns",
+            sw,
+        )
+        _run(
+            "ip",
+            "-n",
+            sw,
+            "link",
+            "set",
+            self.leg + "b",
+            "mtu",
+            str(self.mtu),
+            "master",
+            "br0",
+            "up",
+        )
         _run("ip", "link", "set", self.leg, "mtu", str(self.mtu))
         _run("ip", "addr", "add", f"{self.root_address}/24", "dev", self.leg)
         _run("ip", "link", "set", self.leg, "up")
@@ -202,7 +239,9 @@ class Cluster:
         """What of this cluster still exists (should be nothing after close)."""
         mine = {self.prefix + "sw", *map(self.ns, self.hosts)}
         out = [n for n in _run("ip", "netns", "list", check=False).stdout.split() if n in mine]
-        out += [str(Path("/etc/netns") / n) for n in sorted(mine) if (Path("/etc/netns") / n).exists()]
+        out += [
+            str(Path("/etc/netns") / n) for n in sorted(mine) if (Path("/etc/netns") / n).exists()
+        ]
         if self.root_leg and _run("ip", "link", "show", self.leg, check=False).returncode == 0:
             out.append(f"link {self.leg}")
         return out
@@ -217,8 +256,25 @@ class Cluster:
         """Token-bucket limit on host's link, both directions (eth0 egress and its bridge port's egress)."""
         rate = f"{rate_mbit}mbit"
         for ns, dev in ((self.ns(host), "eth0"), (self.prefix + "sw", f"{self.ns(host)}a")):
-            _run("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
-                 "rate", rate, "burst", f"{burst_kb}kb", "latency", f"{latency_ms}ms")
+            _run(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "tc",
+                "qdisc",
+                "replace",
+                "dev",
+                dev,
+                "root",
+                "tbf",
+                "rate",
+                rate,
+                "burst",
+                f"{burst_kb}kb",
+                "latency",
+                f"{latency_ms}ms",
+            )
 
     def unlimit(self, host: str) -> None:
         """host's link at full speed again (limit() undone)."""
@@ -230,8 +286,17 @@ class Cluster:
         """The command line that runs `shell` (sh -c) as host: in its network namespace and
         a UTS namespace of its own named after it (with a mount namespace of its own too:
         `ip netns exec` makes one, with a fresh /sys)."""
-        return ["ip", "netns", "exec", self.ns(host), "unshare", "--uts", "sh", "-c",
-                f"hostname {host} && {shell}"]
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.ns(host),
+            "unshare",
+            "--uts",
+            "sh",
+            "-c",
+            f"hostname {host} && {shell}",
+        ]
 
     def env(self, netmod: str = "ucx") -> dict[str, str]:
         e = dict(os.environ)
@@ -245,16 +310,27 @@ class Cluster:
             e.update(FI_PROVIDER="tcp", FI_TCP_IFACE="eth0")
         return e
 
-    def mpiexec(self, args: list[str], netmod: str = "ucx", timeout: float = 300,
-                env: dict | None = None) -> subprocess.CompletedProcess:
+    def mpiexec(
+        self, args: list[str], netmod: str = "ucx", timeout: float = 300, env: dict | None = None
+    ) -> subprocess.CompletedProcess:
         """mpiexec (run in h0) across the hosts: `-hosts` and the launcher are added here."""
         mpiexec = find_mpiexec()
-        cmd = [mpiexec, "-launcher", "ssh", "-launcher-exec", str(self.script),
-               "-hosts", ",".join(self.hosts), *args]
+        cmd = [
+            mpiexec,
+            "-launcher",
+            "ssh",
+            "-launcher-exec",
+            str(self.script),
+            "-hosts",
+            ",".join(self.hosts),
+            *args,
+        ]
         e = self.env(netmod)
         e.update(env or {})
         full = self.argv("h0", "exec " + " ".join(_quote(c) for c in cmd))
-        return subprocess.run(full, capture_output=True, text=True, timeout=timeout, env=e, check=False)
+        return subprocess.run(
+            full, capture_output=True, text=True, timeout=timeout, env=e, check=False
+        )
 
 
 def _quote(s: str) -> str:

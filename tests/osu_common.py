@@ -40,6 +40,8 @@ def library(tmp_path: Path, source: str) -> Path:
 
 def assert_refused(tmp_path: Path, args: list[str], words: str) -> None:
     """`commbench run -n 2 --suite osu <args>` exits 2 before writing anything, saying `words`."""
-    p = commbench("run", "-n", "2", "--suite", "osu", *args, "-o", str(tmp_path / "r.json"), timeout=120)
+    p = commbench(
+        "run", "-n", "2", "--suite", "osu", *args, "-o", str(tmp_path / "r.json"), timeout=120
+    )
     assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr[-1500:]
     assert not (tmp_path / "r.json").exists()

@@ -20,7 +20,9 @@ from commbench.views.results_file import FORMAT
 SAMPLE = Path(__file__).parent / "data" / "results" / "pingpong-np2.json"  # a real run's file
 HEADER_KEYS = ("metadata", "config", "family", "notes", "comments", "preamble_extra")
 DELIBERATELY_INVALID = ".invalid.json"
-TOO_LARGE = 64 * 2**20  # bytes: a file this large is a --samples stress test, checked by its own test
+TOO_LARGE = (
+    64 * 2**20
+)  # bytes: a file this large is a --samples stress test, checked by its own test
 
 
 @lru_cache(maxsize=1)
@@ -35,7 +37,9 @@ def validator():
 def problems(doc: object) -> list[str]:
     """'where: what' for every way doc breaks the schema (empty when it validates)."""
     errors = sorted(validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message[:300]}" for e in errors]
+    return [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message[:300]}" for e in errors
+    ]
 
 
 def run_header() -> dict:
@@ -58,7 +62,11 @@ def results_files(roots: Iterable[Path], since: float = 0.0) -> list[Path]:
                 st = path.stat()
             except OSError:
                 continue
-            if path.name.endswith(DELIBERATELY_INVALID) or st.st_mtime < since or st.st_size > TOO_LARGE:
+            if (
+                path.name.endswith(DELIBERATELY_INVALID)
+                or st.st_mtime < since
+                or st.st_size > TOO_LARGE
+            ):
                 continue
             if _is_results(path):
                 found.append(path)
@@ -91,4 +99,8 @@ def check(paths: Iterable[Path]) -> list[str]:
 def session_roots(basetemp: Path) -> list[Path]:
     """Where the tests write results files: pytest's temporary directories, and the
     checkout's results/ (a test that runs commbench with the default -o there)."""
-    return [basetemp, Path(__file__).resolve().parents[1] / "results", Path(os.getcwd()) / "results"]
+    return [
+        basetemp,
+        Path(__file__).resolve().parents[1] / "results",
+        Path(os.getcwd()) / "results",
+    ]

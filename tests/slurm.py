@@ -47,16 +47,22 @@ SlurmdParameters=config_overrides
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 """
-PARTITION = "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE\n"
+PARTITION = (
+    "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE\n"
+)
 
-CONF = SETTINGS + """SlurmctldHost={host}
+CONF = (
+    SETTINGS
+    + """SlurmctldHost={host}
 SlurmdSpoolDir={d}/spool
 SlurmdPidFile={d}/slurmd.pid
 SlurmdLogFile={d}/slurmd.log
 SlurmctldPort={port}
 SlurmdPort={dport}
 NodeName={host} CPUs=4 State=UNKNOWN
-""" + PARTITION
+"""
+    + PARTITION
+)
 
 
 class Unavailable(Exception):
@@ -98,10 +104,20 @@ class Munge:
             raise Unavailable(f"mungekey failed: {p.stderr.strip()[-300:]}")
         with open(self.dir / "munged.out", "w") as log:  # the daemon keeps its own copy
             self.proc = subprocess.Popen(
-                ["munged", "--foreground", "--force", f"--socket={self.socket}", f"--key-file={key}",
-                 f"--pid-file={self.dir / 'munged.pid'}", f"--seed-file={self.dir / 'munged.seed'}",
-                 f"--log-file={self.dir / 'munged.log'}"],
-                stdout=log, stderr=log, start_new_session=True)
+                [
+                    "munged",
+                    "--foreground",
+                    "--force",
+                    f"--socket={self.socket}",
+                    f"--key-file={key}",
+                    f"--pid-file={self.dir / 'munged.pid'}",
+                    f"--seed-file={self.dir / 'munged.seed'}",
+                    f"--log-file={self.dir / 'munged.log'}",
+                ],
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
         probe = f"munge -S {self.socket} -n | unmunge -S {self.socket}"
         if wait_for(lambda: _run(["sh", "-c", probe], timeout=20).returncode == 0, 10):
             return self
@@ -159,16 +175,31 @@ class Cluster:
         self.munge.start()
         for sub in ("state", "spool"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(CONF.format(host=socket.gethostname().split(".")[0], d=self.dir, port=_free_port(),
-                                         dport=_free_port()))
+        self.conf.write_text(
+            CONF.format(
+                host=socket.gethostname().split(".")[0],
+                d=self.dir,
+                port=_free_port(),
+                dport=_free_port(),
+            )
+        )
         for daemon in ("slurmctld", "slurmd"):
             log = open(self.dir / f"{daemon}.out", "w")  # noqa: SIM115 - the daemon's for its life
-            self.procs.append(subprocess.Popen([daemon, "-D", "-f", str(self.conf)], stdout=log, stderr=log,
-                                               env=self.env(), start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    [daemon, "-D", "-f", str(self.conf)],
+                    stdout=log,
+                    stderr=log,
+                    env=self.env(),
+                    start_new_session=True,
+                )
+            )
         if wait_for(lambda: node_states(self.env()) in (["idle"], ["mix"], ["alloc"]), 30):
             return self
         self.stop()
-        raise Unavailable(f"slurmd never became idle: {(self.dir / 'slurmctld.out').read_text()[-400:]}")
+        raise Unavailable(
+            f"slurmd never became idle: {(self.dir / 'slurmctld.out').read_text()[-400:]}"
+        )
 
     def stop(self) -> None:
         cancel_all(self.env())
@@ -203,5 +234,7 @@ def kill_stragglers(conf: Path) -> list[int]:
 def node_states(env: dict, nodes: str | None = None) -> list[str]:
     """sinfo's state of every node (or of those named), in node order; [] while slurmctld
     does not answer."""
-    p = _run(["sinfo", "-h", "-N", "-o", "%t", *(["-n", nodes] if nodes else [])], timeout=10, env=env)
+    p = _run(
+        ["sinfo", "-h", "-N", "-o", "%t", *(["-n", nodes] if nodes else [])], timeout=10, env=env
+    )
     return p.stdout.split() if p.returncode == 0 else []

@@ -52,9 +52,11 @@ from tests.slurm import Munge, Unavailable, node_states, stop_all, wait_for
 # What a node's slurmd needs in its own mount namespace (`ip netns exec` made one): a cgroup
 # file system, and a /dev/shm of its own (MPICH names its segments by job and node index,
 # the same in every cluster: a segment a killed job left would clash with the next).
-NODE_MOUNTS = ("mount -t tmpfs -o size=64k,mode=755 cgroup_root /sys/fs/cgroup && mkdir /sys/fs/cgroup/systemd"
-               " && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd"
-               " && mount -t tmpfs -o size=2g,mode=1777 shm /dev/shm")
+NODE_MOUNTS = (
+    "mount -t tmpfs -o size=64k,mode=755 cgroup_root /sys/fs/cgroup && mkdir /sys/fs/cgroup/systemd"
+    " && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd"
+    " && mount -t tmpfs -o size=2g,mode=1777 shm /dev/shm"
+)
 NODE_CONF = """SlurmctldHost={ctl}({ctl_addr})
 SlurmdSpoolDir={d}/spool/%n
 SlurmdPidFile={d}/run/slurmd-%n.pid
@@ -97,11 +99,15 @@ class SlurmCluster:
             self.net.__enter__()
             self.munge.start()
             self._configure()
-            self.slurmctld = self._daemon(self.nodes[0], "slurmctld", f"exec slurmctld -D -i -f {self.conf}")
+            self.slurmctld = self._daemon(
+                self.nodes[0], "slurmctld", f"exec slurmctld -D -i -f {self.conf}"
+            )
             for node in self.nodes:
                 self.start_node(node, wait=False)
             if not wait_for(self._up, self.start_timeout):
-                raise Unavailable(f"the nodes did not all become idle in {self.start_timeout:g} s: {self.logs()}")
+                raise Unavailable(
+                    f"the nodes did not all become idle in {self.start_timeout:g} s: {self.logs()}"
+                )
         except BaseException:
             self.stop()
             raise
@@ -109,7 +115,11 @@ class SlurmCluster:
 
     def _up(self) -> bool:
         """Every node idle; a daemon that has ended is an error at once (its log says why)."""
-        dead = [n for n, p in [("slurmctld", self.slurmctld), *self.slurmd.items()] if p and p.poll() is not None]
+        dead = [
+            n
+            for n, p in [("slurmctld", self.slurmctld), *self.slurmd.items()]
+            if p and p.poll() is not None
+        ]
         if dead:
             raise Unavailable(f"{', '.join(dead)} ended at start: {self.logs()}")
         try:  # sinfo retries for seconds while nothing listens: ask it once slurmctld does
@@ -122,21 +132,39 @@ class SlurmCluster:
         for sub in ("state", "run", "log", *(f"spool/{n}" for n in self.nodes)):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         n = len(self.nodes)
-        self.conf.write_text(slurm.SETTINGS.format(d=self.dir) + NODE_CONF.format(
-            ctl=self.nodes[0], ctl_addr=self.net.address(self.nodes[0]), d=self.dir, cpus=self.cpus,
-            names=f"h[0-{n - 1}]" if n > 1 else "h0", addrs=",".join(map(self.net.address, self.nodes)))
-            + slurm.PARTITION)
+        self.conf.write_text(
+            slurm.SETTINGS.format(d=self.dir)
+            + NODE_CONF.format(
+                ctl=self.nodes[0],
+                ctl_addr=self.net.address(self.nodes[0]),
+                d=self.dir,
+                cpus=self.cpus,
+                names=f"h[0-{n - 1}]" if n > 1 else "h0",
+                addrs=",".join(map(self.net.address, self.nodes)),
+            )
+            + slurm.PARTITION
+        )
 
     def _daemon(self, node: str, name: str, shell: str) -> subprocess.Popen:
         log = open(self.dir / "log" / f"{name}-{node}.out", "a")
         with log:
-            return subprocess.Popen(self.net.argv(node, shell), stdout=log, stderr=log, env=self.env(),
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            return subprocess.Popen(
+                self.net.argv(node, shell),
+                stdout=log,
+                stderr=log,
+                env=self.env(),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
 
     def start_node(self, node: str, wait: bool = True) -> None:
         """slurmd of node (again, after kill_node); wait: until sinfo says it is idle."""
-        self.slurmd[node] = self._daemon(node, "slurmd", f"{NODE_MOUNTS} && exec slurmd -D -N {node} -f {self.conf}")
-        if wait and not wait_for(lambda: node_states(self.env(), node) == ["idle"], self.start_timeout):
+        self.slurmd[node] = self._daemon(
+            node, "slurmd", f"{NODE_MOUNTS} && exec slurmd -D -N {node} -f {self.conf}"
+        )
+        if wait and not wait_for(
+            lambda: node_states(self.env(), node) == ["idle"], self.start_timeout
+        ):
             raise Unavailable(f"{node} did not become idle again: {self.logs()}")
 
     def stop(self) -> None:
@@ -153,14 +181,20 @@ class SlurmCluster:
         out = self.net.leftovers()
         if self.dir.exists():
             out.append(str(self.dir))
-        procs = [p for p in [self.slurmctld, self.munge.proc, *self.slurmd.values()] if p is not None]
+        procs = [
+            p for p in [self.slurmctld, self.munge.proc, *self.slurmd.values()] if p is not None
+        ]
         return out + [f"pid {p.pid}" for p in procs if p.poll() is None]
 
     # -- using it --------------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
         """The environment of a client in the machine's namespace: this cluster's SLURM_CONF,
         no variables of another job, MPICH on the network."""
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMI_", "PMIX_", "HYDRA_"))}
+        e = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "PMI_", "PMIX_", "HYDRA_"))
+        }
         e.update(SLURM_CONF=str(self.conf), **MPI_ENV)
         e.update(extra)
         return e

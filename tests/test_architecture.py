@@ -17,7 +17,9 @@ PACKAGE = ROOT / "commbench"
 def _lint_imports() -> list[str]:
     exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     if not Path(exe).exists():
-        pytest.fail("lint-imports is not installed: pip install -e '.[test]' installs import-linter")
+        pytest.fail(
+            "lint-imports is not installed: pip install -e '.[test]' installs import-linter"
+        )
     return [exe, "--config", str(ROOT / "pyproject.toml"), "--no-cache"]
 
 
@@ -30,11 +32,15 @@ def test_layers_contract_is_kept():
 def test_layers_contract_fails_on_an_upward_import(tmp_path):
     """The contract is real: a suite that imports a view breaks it."""
     copy = tmp_path / "src"
-    shutil.copytree(PACKAGE, copy / "commbench", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copytree(
+        PACKAGE, copy / "commbench", ignore=shutil.ignore_patterns("__pycache__", "*.so")
+    )
     with open(copy / "commbench" / "suites" / "mpi1.py", "a", encoding="utf-8") as f:
         f.write("\nfrom commbench.views import imb_text  # an upward import\n")
     env = {"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"}
-    p = subprocess.run(_lint_imports(), cwd=copy, capture_output=True, text=True, timeout=120, env=env)
+    p = subprocess.run(
+        _lint_imports(), cwd=copy, capture_output=True, text=True, timeout=120, env=env
+    )
     assert p.returncode != 0, p.stdout[-2000:]
     assert "commbench.suites is not allowed to import commbench.views" in p.stdout
 

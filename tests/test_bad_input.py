@@ -39,7 +39,12 @@ def _io_dir_option() -> str | None:
 CASES: list[tuple[str, list[str], str, object]] = [
     ("unknown-benchmark", ["PingPang"], "did you mean PingPong", None),
     ("unknown-benchmark-include", ["-include", "Pong"], "invalid benchmark name 'Pong'", None),
-    ("unknown-benchmark-exclude", ["-exclude", "Nothing"], "invalid benchmark name 'Nothing'", None),
+    (
+        "unknown-benchmark-exclude",
+        ["-exclude", "Nothing"],
+        "invalid benchmark name 'Nothing'",
+        None,
+    ),
     ("unknown-option", ["-bogus"], "unknown option '-bogus'", None),
     ("unknown-option-near", ["-msglg", "4"], "did you mean -msglog", None),
     ("unknown-family", ["--suite", "nope"], "unknown family", None),
@@ -64,7 +69,12 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("exclude-everything", ["PingPong", "-exclude", "PingPong"], "no benchmark left", None),
     ("alloc-kind", ["--alloc", "gpu"], "numpy|mpi|mmap", None),
     ("hugepages", ["--hugepages", "maybe"], "on|off", None),
-    ("timeout-negative", ["--timeout", "-5"], "--timeout must be a non-negative number (0 = off)", None),
+    (
+        "timeout-negative",
+        ["--timeout", "-5"],
+        "--timeout must be a non-negative number (0 = off)",
+        None,
+    ),
     ("timeout-text", ["--timeout", "soon"], "--timeout needs a number", None),
     ("maxlog-range", ["--maxlog", "50"], "--maxlog <31..40>", None),
     ("maxlog-contradicts-msglog", ["--maxlog", "33", "-msglog", "20"], "contradicts -msglog", None),
@@ -87,42 +97,109 @@ CASES: list[tuple[str, list[str], str, object]] = [
     ("output-is-directory", ["-o", "{tmp}/adir"], "is a directory", None),
     ("output-unwritable", ["-o", "{tmp}/afile/r.json"], "cannot create directory", None),
     ("csv-unwritable", ["--csv", "{tmp}/afile/r.csv", "-o", "-"], "cannot create directory", None),
-    ("memory-beyond-host", ["-mem", "100", "--maxlog", "36", "-msglen", "{tmp}/huge", "Bcast"],
-     "MemAvailable", None),
+    (
+        "memory-beyond-host",
+        ["-mem", "100", "--maxlog", "36", "-msglen", "{tmp}/huge", "Bcast"],
+        "MemAvailable",
+        None,
+    ),
     # options a run would not use: refused with the family and the option named (issue 22 item 3)
-    ("foreign-family-option", ["--suite", "ext", "--nbc-cpu-factor", "2"], "option of the nbc family", None),
+    (
+        "foreign-family-option",
+        ["--suite", "ext", "--nbc-cpu-factor", "2"],
+        "option of the nbc family",
+        None,
+    ),
     ("foreign-family-option-mpi1", ["--pgas-stride", "8"], "option of the pgas family", None),
-    ("driver-check", ["--suite", "msgrate", "-check"], "-check: the msgrate family does not use it", None),
-    ("driver-alloc", ["--suite", "overhead", "--alloc", "mpi"], "--alloc: the overhead family does not use it", None),
-    ("driver-samples", ["--suite", "overhead", "--samples", "3"], "--samples: the overhead family", None),
+    (
+        "driver-check",
+        ["--suite", "msgrate", "-check"],
+        "-check: the msgrate family does not use it",
+        None,
+    ),
+    (
+        "driver-alloc",
+        ["--suite", "overhead", "--alloc", "mpi"],
+        "--alloc: the overhead family does not use it",
+        None,
+    ),
+    (
+        "driver-samples",
+        ["--suite", "overhead", "--samples", "3"],
+        "--samples: the overhead family",
+        None,
+    ),
     ("driver-multi", ["--suite", "msgrate", "-multi", "0"], "-multi: the msgrate family", None),
     ("driver-fit", ["--suite", "msgrate", "--fit"], "--fit: the msgrate family", None),
-    ("engine-without-native-loops", ["--suite", "pgas", "--engine", "native"], "has no C timed loops", None),
+    (
+        "engine-without-native-loops",
+        ["--suite", "pgas", "--engine", "native"],
+        "has no C timed loops",
+        None,
+    ),
     # ... and options that only some benchmarks use, none of those given (issue 31 item 7)
-    ("unused-sync-start", ["--sync-start", "window", "PingPong", "Uniband"],
-     "--sync-start: no benchmark of this run uses it", None),
+    (
+        "unused-sync-start",
+        ["--sync-start", "window", "PingPong", "Uniband"],
+        "--sync-start: no benchmark of this run uses it",
+        None,
+    ),
     ("unused-per-iteration", ["--per-iteration", "Uniband"], "Uniband: a window of messages", None),
-    ("unused-sync-start-pgas", ["--suite", "pgas", "--sync-start", "window"], "the pgas family has no collective", None),
+    (
+        "unused-sync-start-pgas",
+        ["--suite", "pgas", "--sync-start", "window"],
+        "the pgas family has no collective",
+        None,
+    ),
     ("unused-msglog-barrier", ["-msglog", "4", "Barrier"], "Barrier: no message size", None),
     # the command line's own mistakes, said as what they are (issue 31 items 6 and 9)
     ("double-dash", ["--"], "unknown option '--' (see commbench run -h)", None),
     ("option-twice", ["-msglog", "3", "-msglog", "5"], "-msglog given twice", None),
     ("load-twice", ["-load", "{tmp}/a.json", "-load", "{tmp}/b.json"], "-load given twice", None),
     ("load-with-n", ["-load", "{tmp}/n64.json"], "its argv has -n 64", None),
-    ("thread-level-osu", ["--suite", "osu", "-thread_level", "single", "latency_mt"],
-     "needs MPI_THREAD_MULTIPLE, but -thread_level single was given", None),
-    ("mt-threads-beyond-mpi", ["--suite", "mt", "--mt-threads", "10000"], "MPICH has 2048 per process", None),
+    (
+        "thread-level-osu",
+        ["--suite", "osu", "-thread_level", "single", "latency_mt"],
+        "needs MPI_THREAD_MULTIPLE, but -thread_level single was given",
+        None,
+    ),
+    (
+        "mt-threads-beyond-mpi",
+        ["--suite", "mt", "--mt-threads", "10000"],
+        "MPICH has 2048 per process",
+        None,
+    ),
     # every family's own buffers checked before anything is allocated (issue 22 item 4)
-    ("msgrate-cache-beyond-host", ["--suite", "msgrate", "--peers", "2", "--cache-size", "100g"], "MemAvailable",
-     lambda np_: np_ == 4),
-    ("msgrate-msgs-beyond-host", ["--suite", "msgrate", "--peers", "2", "--msgs", "1000000000"], "MemAvailable",
-     lambda np_: np_ == 4),
-    ("overhead-sizes-beyond-host", ["--suite", "overhead", "--sizes", "16,100000000000"], "MemAvailable",
-     lambda np_: np_ >= 3),
-    ("pgas-stride-beyond-host", ["--suite", "pgas", "--pgas-stride", "10000000000", "-mem", "200", "-msglog", "0:4"],
-     "MemAvailable", lambda np_: np_ % 2 == 0),
-    ("pgas-odd-processes", ["--suite", "pgas"], "family pgas needs",  # at 1 process: "at least 2"; odd: "an even number"
-     lambda np_: np_ % 2 == 1 and suites.canonical_family("pgas") is not None),
+    (
+        "msgrate-cache-beyond-host",
+        ["--suite", "msgrate", "--peers", "2", "--cache-size", "100g"],
+        "MemAvailable",
+        lambda np_: np_ == 4,
+    ),
+    (
+        "msgrate-msgs-beyond-host",
+        ["--suite", "msgrate", "--peers", "2", "--msgs", "1000000000"],
+        "MemAvailable",
+        lambda np_: np_ == 4,
+    ),
+    (
+        "overhead-sizes-beyond-host",
+        ["--suite", "overhead", "--sizes", "16,100000000000"],
+        "MemAvailable",
+        lambda np_: np_ >= 3,
+    ),
+    (
+        "pgas-stride-beyond-host",
+        ["--suite", "pgas", "--pgas-stride", "10000000000", "-mem", "200", "-msglog", "0:4"],
+        "MemAvailable",
+        lambda np_: np_ % 2 == 0,
+    ),
+    (
+        "pgas-odd-processes",
+        ["--suite", "pgas"],
+        "family pgas needs",  # at 1 process: "at least 2"; odd: "an even number"
+        lambda np_: np_ % 2 == 1 and suites.canonical_family("pgas") is not None,
+    ),
 ]
 _IO = _io_dir_option()
 if _IO is not None:
@@ -140,14 +217,26 @@ def files(tmp_path_factory) -> Path:
     (tmp / "nonames").write_text("# nothing to run\n")
     (tmp / "afile").write_text("a regular file, not a directory\n")
     (tmp / "huge").write_text("40960m\n")  # 40 GiB messages
-    for name, argv in (("a", ["-msglog", "2", "PingPong"]), ("b", ["-msglog", "3"]), ("n64", ["-n", "64", "PingPong"])):
-        (tmp / f"{name}.json").write_text(json.dumps({"format": "commbench-options 1", "argv": argv}))
+    for name, argv in (
+        ("a", ["-msglog", "2", "PingPong"]),
+        ("b", ["-msglog", "3"]),
+        ("n64", ["-n", "64", "PingPong"]),
+    ):
+        (tmp / f"{name}.json").write_text(
+            json.dumps({"format": "commbench-options 1", "argv": argv})
+        )
     return tmp
 
 
-def run_case(np_: int, argv: list[str], tmp: Path) -> tuple[subprocess.CompletedProcess | None, float]:
+def run_case(
+    np_: int, argv: list[str], tmp: Path
+) -> tuple[subprocess.CompletedProcess | None, float]:
     args = [a.format(tmp=tmp, np1=np_ + 1) for a in argv]
-    env = dict(os.environ, **ENV, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        **ENV,
+        PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+    )
     cmd = [MPIEXEC, "-n", str(np_), sys.executable, "-m", "commbench", "run", *args]
     t0 = time.monotonic()
     try:
@@ -163,8 +252,11 @@ def test_case_count():
 
 @pytest.mark.parametrize("np_", [1, 2, 4])
 def test_bad_input_matrix(files, np_):
-    todo = [(cid, argv, needle) for cid, argv, needle, applies in CASES
-            if applies is None or applies(np_)]
+    todo = [
+        (cid, argv, needle)
+        for cid, argv, needle, applies in CASES
+        if applies is None or applies(np_)
+    ]
     workers = 8 if np_ < 4 else 4
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda c: (c, *run_case(np_, c[1], files)), todo))
@@ -184,12 +276,16 @@ def test_bad_input_matrix(files, np_):
             why.append(f"{len(msgs)} error lines (want one, from rank 0)")
         elif needle not in msgs[0]:
             why.append(f"message lacks {needle!r}")
-        elif not any(k in msgs[0] for k in ("accepted", "did you mean", "see commbench", "see `commbench")):
+        elif not any(
+            k in msgs[0] for k in ("accepted", "did you mean", "see commbench", "see `commbench")
+        ):
             why.append("message names no accepted form")
         if "# Benchmarking" in p.stdout:
             why.append("it measured something")
         if why:
-            problems.append(f"{cid} ({' '.join(argv)}): {', '.join(why)}\n    stderr: {err.strip()[-500:]}")
+            problems.append(
+                f"{cid} ({' '.join(argv)}): {', '.join(why)}\n    stderr: {err.strip()[-500:]}"
+            )
     assert not problems, f"at {np_} processes:\n" + "\n".join(problems)
 
 
@@ -199,4 +295,6 @@ def test_family_cases_present_or_skipped():
     if _IO is None and "io" not in missing:
         missing.append("io (no directory option)")
     if missing:
-        pytest.skip(f"family {', '.join(missing)} not in this build: those matrix cases are skipped")
+        pytest.skip(
+            f"family {', '.join(missing)} not in this build: those matrix cases are skipped"
+        )

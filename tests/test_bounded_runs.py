@@ -17,8 +17,25 @@ from tests.mpirun import commbench
 def test_samples_are_bounded_by_the_time_budget(tmp_path):
     out = tmp_path / "s.json"
     t0 = time.monotonic()
-    p = commbench("run", "-n", "2", "--suite", "comms", "COMMS1", "--samples", "1000000", "-iter", "1,off",
-                  "-time", "1", "-msglog", "0:1", "-o", str(out), timeout=120)
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "--suite",
+        "comms",
+        "COMMS1",
+        "--samples",
+        "1000000",
+        "-iter",
+        "1,off",
+        "-time",
+        "1",
+        "-msglog",
+        "0:1",
+        "-o",
+        str(out),
+        timeout=120,
+    )
     took = time.monotonic() - t0
     assert p.returncode == 0, p.stderr[-2000:]
     assert took < 60, took
@@ -38,8 +55,23 @@ def test_median_ci_of_many_samples_is_fast():
 
 def test_slow_but_moving_is_not_ended(tmp_path):
     """msgrate iterations are steps: past --timeout the watchdog says so and waits on."""
-    p = commbench("run", "-n", "4", "--suite", "msgrate", "--peers", "2", "--iters", "1500", "--timeout", "1",
-                  "all_start", "-o", str(tmp_path / "m.json"), timeout=240)
+    p = commbench(
+        "run",
+        "-n",
+        "4",
+        "--suite",
+        "msgrate",
+        "--peers",
+        "2",
+        "--iters",
+        "1500",
+        "--timeout",
+        "1",
+        "all_start",
+        "-o",
+        str(tmp_path / "m.json"),
+        timeout=240,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "is slow but moving" in p.stderr and "not ending the job" in p.stderr
     assert "made no progress" not in p.stderr
@@ -49,13 +81,38 @@ def test_slow_but_moving_is_not_ended(tmp_path):
 def test_a_long_computation_is_named_not_called_a_deadlock(tmp_path):
     # The mpi4py engine: its computation is Python's (cpu.py); the native engine's runs
     # inside the C loop, named by the line that called it (native/__init__.py).
-    p = commbench("run", "-n", "2", "--suite", "nbc", "Ibcast", "-msglog", "0:1", "--nbc-cpu-factor", "1e6",
-                  "-iter", "5,off", "--timeout", "8", "--engine", "mpi4py", "-o", str(tmp_path / "n.json"), timeout=120)
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "--suite",
+        "nbc",
+        "Ibcast",
+        "-msglog",
+        "0:1",
+        "--nbc-cpu-factor",
+        "1e6",
+        "-iter",
+        "5,off",
+        "--timeout",
+        "8",
+        "--engine",
+        "mpi4py",
+        "-o",
+        str(tmp_path / "n.json"),
+        timeout=120,
+    )
     assert p.returncode == 124, p.stderr[-3000:]
     err = p.stderr
     # early: overdue after a quarter of --timeout, long before the end
-    assert "no progress for 2 s in Ibcast" in err and "the job is ended at --timeout 8 s unless it moves" in err
+    assert (
+        "no progress for 2 s in Ibcast" in err
+        and "the job is ended at --timeout 8 s unless it moves" in err
+    )
     assert "deadlock" not in err
     assert "answered: Ibcast, NP 2" in err and "at cpu.py:" in err  # where each rank was: computing
     doc = json.loads((tmp_path / "n.json").read_text())
-    assert doc["complete"] is False and "none moved (rank 0 at cpu.py:" in doc["summary"]["interrupted"]
+    assert (
+        doc["complete"] is False
+        and "none moved (rank 0 at cpu.py:" in doc["summary"]["interrupted"]
+    )

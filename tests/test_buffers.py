@@ -13,7 +13,9 @@ def anon_huge_kb() -> int:
         return int(re.search(r"AnonHugePages:\s+(\d+)", f.read()).group(1))
 
 
-@pytest.mark.skipif(buffers.thp_mode() not in ("always", "madvise"), reason="transparent huge pages disabled here")
+@pytest.mark.skipif(
+    buffers.thp_mode() not in ("always", "madvise"), reason="transparent huge pages disabled here"
+)
 def test_hugepages_on_and_off_change_the_backing():
     before = anon_huge_kb()
     on = buffers.Allocation(8 << 20, "mmap", "on")
@@ -30,7 +32,9 @@ def test_hugepages_on_and_off_change_the_backing():
     off.free()
 
 
-@pytest.mark.skipif(buffers.thp_mode() not in ("always", "madvise"), reason="transparent huge pages disabled here")
+@pytest.mark.skipif(
+    buffers.thp_mode() not in ("always", "madvise"), reason="transparent huge pages disabled here"
+)
 @pytest.mark.parametrize("kind", ["mmap", "numpy"])
 @pytest.mark.parametrize("nbytes", [4096, 1 << 20, 3 << 20])
 def test_hugepages_on_backs_buffers_of_any_size(kind, nbytes):

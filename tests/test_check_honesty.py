@@ -25,11 +25,25 @@ from tests.mpirun import ENV, MPIEXEC, mpiexec, run_json
 # Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer.
 CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:5", "-check"]
 KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
-DRIVER_FAMILIES = {"overhead": ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100",
-                                "--stream-time", "0.05", "--loggp-n", "3"],
-                   "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
-                   "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"],
-                   "net": ["--net-samples", "2", "--net-rings", "1", "--net-rounds", "1"]}
+DRIVER_FAMILIES = {
+    "overhead": [
+        "--sizes",
+        "16,64",
+        "--trials",
+        "1",
+        "--reps",
+        "3",
+        "--q-time",
+        "100",
+        "--stream-time",
+        "0.05",
+        "--loggp-n",
+        "3",
+    ],
+    "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
+    "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"],
+    "net": ["--net-samples", "2", "--net-rings", "1", "--net-rounds", "1"],
+}
 
 
 def _ranks(*r):
@@ -58,8 +72,18 @@ SILENT = {
     ("ext", "Unidir_Put"): _ranks(1),
     ("comms", "COMMS1"): _ranks(1),
     ("mpi1", "Uniband"): _upper,  # the second half only receives (and acks with a byte of its own)
-    **{("rma", b): _ranks(1) for b in ("Unidir_put", "Put_local", "Accumulate", "Get_accumulate",
-                                        "Fetch_and_op", "Compare_and_swap", "Truly_passive_put")},
+    **{
+        ("rma", b): _ranks(1)
+        for b in (
+            "Unidir_put",
+            "Put_local",
+            "Accumulate",
+            "Get_accumulate",
+            "Fetch_and_op",
+            "Compare_and_swap",
+            "Truly_passive_put",
+        )
+    },
     **{("rma", b): _ranks(0) for b in ("Unidir_get", "Get_local", "One_get_all", "Get_all_local")},
     ("rma", "One_put_all"): _all_but_0,
     ("rma", "Put_all_local"): _all_but_0,
@@ -67,8 +91,11 @@ SILENT = {
     ("pgas", "Strided_put_bw"): _upper,
     ("pgas", "Get_bw"): _lower,
     ("pgas", "Strided_get_bw"): _lower,
-    **{("io", b.name): _all_but_0 for b in suites.family("io").benchmarks
-       if b.variant is not None and not b.variant.write and not b.variant.per_process},
+    **{
+        ("io", b.name): _all_but_0
+        for b in suites.family("io").benchmarks
+        if b.variant is not None and not b.variant.write and not b.variant.per_process
+    },
 }
 
 
@@ -77,7 +104,9 @@ OWN_CHECK = {"mt": "tests/test_mt.py", "osu": "tests/test_osu.py"}
 
 
 def test_every_family_is_covered():
-    assert set(suites.family_names()) == set(KERNEL_FAMILIES) | set(DRIVER_FAMILIES) | set(OWN_CHECK)
+    assert set(suites.family_names()) == set(KERNEL_FAMILIES) | set(DRIVER_FAMILIES) | set(
+        OWN_CHECK
+    )
 
 
 def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
@@ -86,7 +115,9 @@ def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
     opt = next(o for o in config.OPTIONS if flag in o.names)
     values = config._split_argv([flag, value])[0]
     fam = suites.family(family)
-    why = uses.why_unused(opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families())
+    why = uses.why_unused(
+        opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families()
+    )
     return [flag, value] if why is None else []
 
 
@@ -97,8 +128,19 @@ def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict
     env = dict(os.environ, **ENV)
     if corrupt is not None:
         env["COMMBENCH_FAULT_CORRUPT"] = str(corrupt)
-    cmd = [MPIEXEC, "-n", str(np_), sys.executable, str(Path(__file__).with_name("kernel_job.py")), family,
-           *names, "--", *CHECK, *_if_used(family, names, "-npmin", str(np_)), *extra]
+    cmd = [
+        MPIEXEC,
+        "-n",
+        str(np_),
+        sys.executable,
+        str(Path(__file__).with_name("kernel_job.py")),
+        family,
+        *names,
+        "--",
+        *CHECK,
+        *_if_used(family, names, "-npmin", str(np_)),
+        *extra,
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     out: dict[str, set[str]] = {}
@@ -115,8 +157,11 @@ def test_every_verifier_fails_on_a_corrupted_buffer_or_says_not_checked(family, 
     """The fault injection on each rank in turn: every verifier reports it, except
     on a rank whose data the benchmark never moves (SILENT, with the reason)."""
     # fixed-size benchmarks (2 ranks, IMB-IO's S_ on 1) run in the 2-process jobs
-    benches = [b for b in suites.family(family).benchmarks
-               if b.procs.minimum <= np_ and (b.procs.fixed is None or np_ == 2)]
+    benches = [
+        b
+        for b in suites.family(family).benchmarks
+        if b.procs.minimum <= np_ and (b.procs.fixed is None or np_ == 2)
+    ]
     clean = verdicts(family, np_, None, tmp_path)
     bad = {r: verdicts(family, np_, r, tmp_path) for r in range(np_)}
     missed = []
@@ -129,7 +174,9 @@ def test_every_verifier_fails_on_a_corrupted_buffer_or_says_not_checked(family, 
         assert clean[b.name] == {"successful"}, (b.name, clean[b.name])
         silent = SILENT.get((family, b.name), _ranks())(np_)
         members = range(b.procs.fixed or np_)  # a rank outside the group sends nothing
-        missed += [(b.name, r) for r in members if r not in silent and "failed" not in bad[r][b.name]]
+        missed += [
+            (b.name, r) for r in members if r not in silent and "failed" not in bad[r][b.name]
+        ]
         # the table must not excuse a rank whose corruption is in fact caught
         assert not [r for r in silent if "failed" in bad[r][b.name]], (b.name, "not silent")
     assert not missed, f"corruption on these (benchmark, rank) passed the check: {missed}"
@@ -138,8 +185,19 @@ def test_every_verifier_fails_on_a_corrupted_buffer_or_says_not_checked(family, 
 @pytest.mark.parametrize("family", list(DRIVER_FAMILIES))
 def test_driver_families_refuse_check(family, tmp_path):
     """No verifier looks at their data, so -check is refused, not recorded as used."""
-    p = mpiexec(2, "run", "--suite", family, "-check", *DRIVER_FAMILIES[family], "-o", str(tmp_path / "r.json"))
-    assert p.returncode == 2 and f"-check: the {family} family does not use it" in p.stderr, p.stderr[-2000:]
+    p = mpiexec(
+        2,
+        "run",
+        "--suite",
+        family,
+        "-check",
+        *DRIVER_FAMILIES[family],
+        "-o",
+        str(tmp_path / "r.json"),
+    )
+    assert p.returncode == 2 and f"-check: the {family} family does not use it" in p.stderr, (
+        p.stderr[-2000:]
+    )
     assert not (tmp_path / "r.json").exists()
 
 

@@ -51,14 +51,23 @@ if rank == 0:
 def test_every_operation_delivers_what_the_table_says(np_):
     import os
 
-    p = subprocess.run([MPIEXEC, "-n", str(np_), sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                       timeout=120, env=dict(os.environ, **ENV))
+    p = subprocess.run(
+        [MPIEXEC, "-n", str(np_), sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **ENV),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.strip() == "ok", p.stdout[-3000:]
 
 
 def test_names_of_every_family_resolve_to_one_operation():
-    assert collops.op("Iallgatherv") is collops.op("allgatherv_persistent") is collops.op("Allgatherv_persist")
+    assert (
+        collops.op("Iallgatherv")
+        is collops.op("allgatherv_persistent")
+        is collops.op("Allgatherv_persist")
+    )
     assert collops.op("ineighbor_alltoallw") is collops.OPS["neighbor_alltoallw"]
     assert collops.counts(collops.OPS["reduce_scatter"], 10, 4) == ([3, 3, 2, 2], [0, 3, 6, 8])
     assert collops.counts(collops.OPS["allgatherv"], 5, 3) == ([5, 5, 5], [0, 5, 10])

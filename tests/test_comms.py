@@ -79,7 +79,9 @@ def test_fit_command_on_csv(tmp_path, comms_run):
     n = np.array([0] + [2**k for k in range(21)], dtype=float)
     t = (n + 3000) / 2500 * (1 + rng.normal(0, 0.02, n.size))  # r_inf 2.5 GB/s, n_1/2 3000 B
     csv_path = tmp_path / "other_tool.csv"
-    csv_path.write_text("# from another tool\nbytes,t_usec\n" + "".join(f"{a:.0f},{b:.6f}\n" for a, b in zip(n, t)))
+    csv_path.write_text(
+        "# from another tool\nbytes,t_usec\n" + "".join(f"{a:.0f},{b:.6f}\n" for a, b in zip(n, t))
+    )
     p = commbench("fit", str(csv_path), "--json")
     assert p.returncode == 0, p.stderr
     seg = json.loads(p.stdout)["fits"][0]["segments"][0]
@@ -100,9 +102,13 @@ def test_plot_png_and_svg(tmp_path, comms_run):
     assert p.returncode == 0, p.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20000
     other = tmp_path / "other.csv"
-    other.write_text("bytes,t_usec\n" + "".join(f"{2**k},{(2**k + 500) / 900:.4f}\n" for k in range(12)))
+    other.write_text(
+        "bytes,t_usec\n" + "".join(f"{2**k},{(2**k + 500) / 900:.4f}\n" for k in range(12))
+    )
     svg = tmp_path / "both.svg"
-    p = commbench("plot", path, str(other), "--benchmark", "COMMS1", "--benchmark", "other", "-o", str(svg))
+    p = commbench(
+        "plot", path, str(other), "--benchmark", "COMMS1", "--benchmark", "other", "-o", str(svg)
+    )
     assert p.returncode == 0, p.stderr
     text = svg.read_text()
     assert "<svg" in text and "r2.json" in text and "other.csv" in text
@@ -131,12 +137,33 @@ def test_errors_are_clear(tmp_path, comms_run):
 
 def test_corrupted_exchange_is_caught(tmp_path):
     # The master's data travels in both benchmarks (the COMMS1 slave returns what it received)
-    p = mpiexec(2, "run", *FAST, "-msglog", "3", "-check", "-o", "-", "COMMS1", "COMMS2",
-                env={"COMMBENCH_FAULT_CORRUPT": "0"})
+    p = mpiexec(
+        2,
+        "run",
+        *FAST,
+        "-msglog",
+        "3",
+        "-check",
+        "-o",
+        "-",
+        "COMMS1",
+        "COMMS2",
+        env={"COMMBENCH_FAULT_CORRUPT": "0"},
+    )
     assert p.returncode != 0
     assert "COMMS1    : FAILED !! " in p.stdout and "COMMS2    : FAILED !! " in p.stdout
-    p = mpiexec(2, "run", *FAST, "-msglog", "3", "-check", "-o", "-", "COMMS2",
-                env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        *FAST,
+        "-msglog",
+        "3",
+        "-check",
+        "-o",
+        "-",
+        "COMMS2",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert p.returncode != 0 and "COMMS2    : FAILED !! " in p.stdout
 
 
@@ -149,7 +176,9 @@ def test_run_fit_applies_to_opted_in_mpi1_benchmarks(tmp_path):
     lens.write_text("1024\n")
     p, doc = run_json(tmp_path, 2, *FAST, "-msglen", str(lens), "--fit", "Sendrecv")
     # one size cannot make a line: said, not crashed
-    assert "# Hockney fit of Sendrecv, 2 processes: not possible: a line needs at least 2" in p.stdout
+    assert (
+        "# Hockney fit of Sendrecv, 2 processes: not possible: a line needs at least 2" in p.stdout
+    )
     assert "error" in doc["fits"][0]
 
 
@@ -157,7 +186,11 @@ def test_comms_breakpoints_and_no_fit_in_run(tmp_path):
     p, doc = run_json(tmp_path, 2, *FAST, *SWEEP, "--breakpoint", "64", "COMMS1")
     assert "breakpoints (given): 64" in p.stdout
     fit = doc["fits"][0]
-    assert fit["breakpoint_source"] == "user" and fit["breakpoints"] == [64] and len(fit["segments"]) == 2
+    assert (
+        fit["breakpoint_source"] == "user"
+        and fit["breakpoints"] == [64]
+        and len(fit["segments"]) == 2
+    )
     p, doc = run_json(tmp_path, 2, *FAST, *SWEEP, "--no-fit", "COMMS1")
     assert "Hockney fit" not in p.stdout and not doc.get("fits")
     p = mpiexec(2, "run", "--no-fit", "--fit", "COMMS1", "-o", "-")

@@ -7,9 +7,20 @@ from tests.mpirun import FAST, commbench, run_json
 
 
 def rec(x, tmin, tmax):
-    return records.build(benchmark="PingPong", family="mpi1", kind=Kind.SINGLE, np_=2, mode="", x=x,
-                         repetitions=10, groups=[[0, 1]], world_size=2, components=["t"],
-                         rank_times={"t": [tmin * 1e-6, tmax * 1e-6]}, turnover=1)
+    return records.build(
+        benchmark="PingPong",
+        family="mpi1",
+        kind=Kind.SINGLE,
+        np_=2,
+        mode="",
+        x=x,
+        repetitions=10,
+        groups=[[0, 1]],
+        world_size=2,
+        components=["t"],
+        rank_times={"t": [tmin * 1e-6, tmax * 1e-6]},
+        turnover=1,
+    )
 
 
 def test_verdicts_respect_threshold_and_spread():

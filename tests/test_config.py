@@ -18,9 +18,28 @@ def test_defaults():
 
 
 def test_imb_options():
-    c = parse_run_args(["-npmin", "4", "-msglog", "3:10", "-iter", "1000,40,off", "-time", "2",
-                        "-mem", "1.5", "-off_cache", "16,128", "-multi", "0", "-map", "2x2",
-                        "pingpong", "ALLREDUCE"])
+    c = parse_run_args(
+        [
+            "-npmin",
+            "4",
+            "-msglog",
+            "3:10",
+            "-iter",
+            "1000,40,off",
+            "-time",
+            "2",
+            "-mem",
+            "1.5",
+            "-off_cache",
+            "16,128",
+            "-multi",
+            "0",
+            "-map",
+            "2x2",
+            "pingpong",
+            "ALLREDUCE",
+        ]
+    )
     assert c.npmin == 4 and (c.minlog, c.maxlog) == (3, 10)
     assert c.iter_policy == "off" and c.secs == 2 and c.max_mem == 1.5
     assert c.off_cache == (16.0, 128) and c.multi == 0 and c.map == (2, 2)
@@ -125,7 +144,9 @@ def test_world_checks():
     parse_run_args(["-map", "3x2"], world_size=6)
     # more places than processes: groups with gaps deadlocked or ran on part of the world
     for world, m in ((2, "3x3"), (2, "2x2"), (4, "4x2"), (3, "2x2")):
-        with pytest.raises(ConfigError, match=f"-map {m}: .* places for {world} processes; they must match"):
+        with pytest.raises(
+            ConfigError, match=f"-map {m}: .* places for {world} processes; they must match"
+        ):
             parse_run_args(["-map", m], world_size=world)
     with pytest.raises(ConfigError, match="-n 2 given inside"):
         parse_run_args(["-n", "2"], world_size=4)

@@ -17,16 +17,28 @@ from commbench.suites.net.verdicts import named
 from tests import netns
 
 ROOT = str(Path(__file__).resolve().parents[1])
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+}
 WHY_NOT = netns.available()
-needs_hosts = pytest.mark.skipif(WHY_NOT is not None, reason=f"emulated hosts unavailable: {WHY_NOT}")
+needs_hosts = pytest.mark.skipif(
+    WHY_NOT is not None, reason=f"emulated hosts unavailable: {WHY_NOT}"
+)
 SLOW_MBIT = 200  # tbf on h2's link: 25 MB/s against the veths' GB/s
 PATTERNS = {"AllPairs", "Rings", "Bisection", "FanIn", "FanOut", "Verdicts"}
 
 
 def commbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "commbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=ENV, cwd=ROOT, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "commbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ENV,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 def check_png(path: Path) -> None:
@@ -43,8 +55,23 @@ def check_png(path: Path) -> None:
 
 def test_four_ranks_every_pattern_text_report_csv_plot(tmp_path):
     out, csv, png = tmp_path / "net.json", tmp_path / "net.csv", tmp_path / "net.png"
-    p = commbench("run", "-n", "4", "--suite", "diagnose", "--net-samples", "5", "--net-rings", "2",
-                  "--net-rounds", "3", "-o", str(out), "--csv", str(csv))
+    p = commbench(
+        "run",
+        "-n",
+        "4",
+        "--suite",
+        "diagnose",
+        "--net-samples",
+        "5",
+        "--net-rings",
+        "2",
+        "--net-rounds",
+        "3",
+        "-o",
+        str(out),
+        "--csv",
+        str(csv),
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["family"]["name"] == "net" and doc["complete"] is True
@@ -52,17 +79,22 @@ def test_four_ranks_every_pattern_text_report_csv_plot(tmp_path):
     recs = doc["records"]
     assert {r["benchmark"] for r in recs} == PATTERNS
     shifts = [r for r in recs if r["benchmark"] == "AllPairs" and "shift" in r["extra"]]
-    assert sorted((r["extra"]["metric"], r["extra"]["shift"]) for r in shifts) == \
-        sorted((m, k) for m in ("latency", "bandwidth") for k in (1, 2, 3))
+    assert sorted((r["extra"]["metric"], r["extra"]["shift"]) for r in shifts) == sorted(
+        (m, k) for m in ("latency", "bandwidth") for k in (1, 2, 3)
+    )
     assert all(r["repetitions"] == 5 and len(r["extra"]["rank_samples_s"]) == 4 for r in shifts)
     mats = {r["extra"]["metric"]: r["extra"] for r in recs if "host_matrix" in r["extra"]}
     assert set(mats) == {"latency", "bandwidth"}
     for m in mats.values():
         assert len(m["rank_matrix"]) == 4 and m["rank_matrix"][0][0] is None
-        assert all(v > 0 for i, row in enumerate(m["rank_matrix"]) for j, v in enumerate(row) if i != j)
+        assert all(
+            v > 0 for i, row in enumerate(m["rank_matrix"]) for j, v in enumerate(row) if i != j
+        )
         assert m["host_matrix"][0][0] > 0 and m["rank_hosts"] == doc["metadata"]["rank_hosts"]
     rings = [r["mode"] for r in recs if r["benchmark"] == "Rings"]
-    assert rings == [f"{m} {k}" for m in ("latency", "bandwidth") for k in ("natural", "random 1", "random 2")]
+    assert rings == [
+        f"{m} {k}" for m in ("latency", "bandwidth") for k in ("natural", "random 1", "random 2")
+    ]
     dist = [r for r in recs if r["mode"] == "bandwidth distribution"]
     assert len(dist) == 1 and dist[0]["extra"]["stats"]["n"] == 6  # 3 rounds x 2 pairs
     assert [r["benchmark"] for r in recs if r["benchmark"].startswith("Fan")] == ["FanIn", "FanOut"]
@@ -73,7 +105,9 @@ def test_four_ranks_every_pattern_text_report_csv_plot(tmp_path):
     rep = commbench("report", str(out))
     assert rep.returncode == 0, rep.stderr
     start = "# AllPairs latency"
-    assert rep.stdout[rep.stdout.index(start):].strip() == p.stdout[p.stdout.index(start):].strip()
+    assert (
+        rep.stdout[rep.stdout.index(start) :].strip() == p.stdout[p.stdout.index(start) :].strip()
+    )
     pl = commbench("plot", str(out), "-o", str(png))
     assert pl.returncode == 0, pl.stderr
     check_png(png)
@@ -88,9 +122,28 @@ def test_net_options_refused_where_they_do_not_belong():
 
 
 def emulated(c: netns.Cluster, out: Path, ppn: int, *args: str) -> dict:
-    p = c.mpiexec(["-n", str(len(c.hosts) * ppn), "-ppn", str(ppn), sys.executable, "-m", "commbench", "run",
-                   "--suite", "net", "--timeout", "60", "-o", str(out), *args],
-                  netmod="ofi", timeout=240, env={"PYTHONPATH": ENV["PYTHONPATH"]})
+    p = c.mpiexec(
+        [
+            "-n",
+            str(len(c.hosts) * ppn),
+            "-ppn",
+            str(ppn),
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "--suite",
+            "net",
+            "--timeout",
+            "60",
+            "-o",
+            str(out),
+            *args,
+        ],
+        netmod="ofi",
+        timeout=240,
+        env={"PYTHONPATH": ENV["PYTHONPATH"]},
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     doc = json.loads(out.read_text())
     doc["_stdout"] = p.stdout
@@ -114,12 +167,21 @@ def test_slow_host_is_named_with_its_links(tmp_path):
         assert "SLOW host h2" in doc["_stdout"]
         m = next(r["extra"] for r in doc["records"] if r["mode"] == "bandwidth matrix")
         assert m["hosts"] == ["h0", "h1", "h2", "h3"]
-        slow = [m["host_matrix"][2][j] for j in (0, 1, 3)] + [m["host_matrix"][i][2] for i in (0, 1, 3)]
+        slow = [m["host_matrix"][2][j] for j in (0, 1, 3)] + [
+            m["host_matrix"][i][2] for i in (0, 1, 3)
+        ]
         assert max(slow) < 40e6  # 25 MB/s (tbf) plus its burst
     png = tmp_path / "slow.png"
     out = tmp_path / "slow0.json"
-    pl = subprocess.run([sys.executable, "-m", "commbench", "plot", str(out), "-o", str(png)], capture_output=True,
-                        text=True, env=ENV, cwd=ROOT, timeout=120, check=False)
+    pl = subprocess.run(
+        [sys.executable, "-m", "commbench", "plot", str(out), "-o", str(png)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
     assert pl.returncode == 0, pl.stderr
     check_png(png)
 

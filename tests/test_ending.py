@@ -53,12 +53,23 @@ sys.exit(3 if failures is None else job.conclude(j, failures))
 def test_an_error_after_ctrl_c_is_not_a_second_story(tmp_path):
     out = tmp_path / "r.json"
     env = dict(os.environ, **ENV)
-    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", RANK, str(out)], capture_output=True, text=True,
-                       timeout=120, env=env, cwd=tmp_path)
+    p = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, "-c", RANK, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
     err = p.stderr
     assert "interrupted by SIGINT (Ctrl-C) (rank 0:" in err, err[-2000:]
-    assert "MPI error" not in err and "internal error" not in err and "Traceback" not in err, err[-2000:]
+    assert "MPI error" not in err and "internal error" not in err and "Traceback" not in err, err[
+        -2000:
+    ]
     said = [ln for ln in err.splitlines() if ln.startswith("commbench: ")]
-    assert all(ln.startswith(("commbench: interrupted by SIGINT", "commbench: results so far")) for ln in said), said
+    assert all(
+        ln.startswith(("commbench: interrupted by SIGINT", "commbench: results so far"))
+        for ln in said
+    ), said
     assert "# !! run ended early: interrupted by SIGINT" in p.stdout
     assert '"complete": false' in out.read_text()

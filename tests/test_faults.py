@@ -25,11 +25,25 @@ from tests.results_schema import run_header
 
 ROOT = str(Path(__file__).resolve().parents[1])  # this checkout's commbench, whatever the cwd
 # ~0.2 s per size (the cap bounds the ~1 s preparatory run of the dynamic policy), ~12 s in all
-LONG = ["-iter", "20000,100000", "-time", "0.15", "-msglog", "20", "PingPong", "PingPing", "Sendrecv"]
+LONG = [
+    "-iter",
+    "20000,100000",
+    "-time",
+    "0.15",
+    "-msglog",
+    "20",
+    "PingPong",
+    "PingPing",
+    "Sendrecv",
+]
 
 
 def job_env() -> dict:
-    return dict(os.environ, **ENV, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    return dict(
+        os.environ,
+        **ENV,
+        PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+    )
 
 
 def start(args: list[str], direct: bool, np_: int = 2) -> subprocess.Popen:
@@ -176,9 +190,14 @@ def test_ctrl_c_at_launcher(tmp_path):
 
 def test_default_output_is_finished_by_launcher(tmp_path):
     """Without -o the launcher still knows the file (it picks the name) and marks it."""
-    proc = subprocess.Popen([sys.executable, "-m", "commbench", "run", "-n", "2", *LONG],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=job_env(), cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "commbench", "run", "-n", "2", *LONG],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=job_env(),
+        cwd=tmp_path,
+    )
     try:
         end = time.monotonic() + 120
         files: list[Path] = []
@@ -220,9 +239,22 @@ def test_mark_interrupted_salvages_a_cut_file(tmp_path):
     sink = JsonResults(str(path))
     sink.start(run_header())  # a real run's header: the file validates (tests/conftest.py)
     for x in (1, 2, 4):
-        sink.record(records.build(benchmark="PingPong", family="mpi1", kind="single", np_=2, mode="",
-                                  x=x, repetitions=10, groups=[[0, 1]], world_size=2, components=["t"],
-                                  rank_times={"t": [1e-6, 1e-6]}, turnover=1.0))
+        sink.record(
+            records.build(
+                benchmark="PingPong",
+                family="mpi1",
+                kind="single",
+                np_=2,
+                mode="",
+                x=x,
+                repetitions=10,
+                groups=[[0, 1]],
+                world_size=2,
+                components=["t"],
+                rank_times={"t": [1e-6, 1e-6]},
+                turnover=1.0,
+            )
+        )
     text = path.read_text()
     assert json.loads(text)["summary"]["provisional"] is True  # valid while running
     path.write_text(text[: text.rindex("}\n ]")])  # cut inside the last record
@@ -239,18 +271,33 @@ def test_watchdog_report_names_stuck_ranks(capsys):
     """The report logic alone: who answered, who did not, and the one-line reason."""
     from commbench.watchdog import Watchdog, describe
 
-    state = {"benchmark": "Allreduce", "np": 4, "mode": "", "bytes": 1024, "group": 0,
-             "members": [0, 1, 2, 3], "phase": "the timed kernel"}
-    assert describe(state) == "Allreduce, NP 4, group 0 (world ranks 0 1 2 3), 1024 bytes, in the timed kernel"
+    state = {
+        "benchmark": "Allreduce",
+        "np": 4,
+        "mode": "",
+        "bytes": 1024,
+        "group": 0,
+        "members": [0, 1, 2, 3],
+        "phase": "the timed kernel",
+    }
+    assert (
+        describe(state)
+        == "Allreduce, NP 4, group 0 (world ranks 0 1 2 3), 1024 bytes, in the timed kernel"
+    )
     assert describe({"phase": "start-up"}) == "start-up"  # callers say "in …" (never "in in")
     wd = Watchdog(7, 0, 4)
-    reports = {0: {"host": "a", "pid": 1, "state": state}, 2: {"host": "b", "pid": 2, "state": state}}
+    reports = {
+        0: {"host": "a", "pid": 1, "state": state},
+        2: {"host": "b", "pid": 2, "state": state},
+    }
     why = wd.report(state, reports)
     err = capsys.readouterr().err
     assert "no progress for 7 s (--timeout) in Allreduce, NP 4" in err
     assert "rank 2 (b, pid 2) answered" in err and "ranks 1 3 did not answer" in err
-    assert why == ("watchdog: Allreduce, NP 4 at 1024 bytes, group world ranks 0 1 2 3 made no progress "
-                   "for 7 s; ranks not answering: 1 3")
+    assert why == (
+        "watchdog: Allreduce, NP 4 at 1024 bytes, group world ranks 0 1 2 3 made no progress "
+        "for 7 s; ranks not answering: 1 3"
+    )
     assert "every rank answered" in wd.report(state, {r: reports[0] for r in range(4)})
 
 

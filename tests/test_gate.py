@@ -24,13 +24,63 @@ from tests.mpirun import commbench, mpiexec
 
 ROOT = str(Path(__file__).resolve().parents[1])
 WHY_NOT = netns.available()
-SAMPLED = ["PingPong", "Sendrecv", "-msglog", "0:4", "-iter", "100", "-time", "10", "--samples", "12"]
-JSON_KEYS = {"format", "format_version", "old", "new", "threshold", "alpha", "confidence", "gate_unsampled",
-             "method", "exit_status", "verdict", "regressions", "summary", "notes", "warnings", "errors", "findings",
-             "rows"}
-ROW_KEYS = {"family", "benchmark", "np", "mode", "bytes", "groups", "extras", "label", "old_us", "new_us", "ratio",
-            "ci", "k_old", "k_new", "p_slower", "q_slower", "p_faster", "q_faster", "spread", "tested",
-            "untested_reason", "verdict", "regression"}
+SAMPLED = [
+    "PingPong",
+    "Sendrecv",
+    "-msglog",
+    "0:4",
+    "-iter",
+    "100",
+    "-time",
+    "10",
+    "--samples",
+    "12",
+]
+JSON_KEYS = {
+    "format",
+    "format_version",
+    "old",
+    "new",
+    "threshold",
+    "alpha",
+    "confidence",
+    "gate_unsampled",
+    "method",
+    "exit_status",
+    "verdict",
+    "regressions",
+    "summary",
+    "notes",
+    "warnings",
+    "errors",
+    "findings",
+    "rows",
+}
+ROW_KEYS = {
+    "family",
+    "benchmark",
+    "np",
+    "mode",
+    "bytes",
+    "groups",
+    "extras",
+    "label",
+    "old_us",
+    "new_us",
+    "ratio",
+    "ci",
+    "k_old",
+    "k_new",
+    "p_slower",
+    "q_slower",
+    "p_faster",
+    "q_faster",
+    "spread",
+    "tested",
+    "untested_reason",
+    "verdict",
+    "regression",
+}
 
 
 def run(out: Path, *args: str, np_: int = 2, env: dict | None = None) -> Path:
@@ -54,8 +104,10 @@ def sampled(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def unsampled(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("plain")
-    return (run(d / "a.json", "PingPong", "-msglog", "0:4", "-iter", "100"),
-            run(d / "b.json", "PingPong", "-msglog", "0:4", "-iter", "100"))
+    return (
+        run(d / "a.json", "PingPong", "-msglog", "0:4", "-iter", "100"),
+        run(d / "b.json", "PingPong", "-msglog", "0:4", "-iter", "100"),
+    )
 
 
 def edited(src: Path, dst: Path, edit) -> Path:
@@ -66,6 +118,7 @@ def edited(src: Path, dst: Path, edit) -> Path:
 
 
 # ---------------------------------------------------------------- the statistics
+
 
 def test_shifted_mann_whitney_bootstrap_and_benjamini_hochberg():
     rng = np.random.default_rng(1)
@@ -79,12 +132,17 @@ def test_shifted_mann_whitney_bootstrap_and_benjamini_hochberg():
     fast = twosample.compare(old, old / 1.3, threshold=0.1)
     assert fast.p_faster < 1e-6 and fast.p_slower > 0.99
     # BH by hand: sorted p .01 .03 .04 .2 -> min over j>=i of p_j m / j
-    assert twosample.adjust([0.01, 0.04, 0.03, 0.2]) == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
-    assert twosample.smallest_p(3, 3) == pytest.approx(1 / 20)  # 1 / C(6, 3): never below alpha 0.05
+    assert twosample.adjust([0.01, 0.04, 0.03, 0.2]) == pytest.approx(
+        [0.04, 0.16 / 3, 0.16 / 3, 0.2]
+    )
+    assert twosample.smallest_p(3, 3) == pytest.approx(
+        1 / 20
+    )  # 1 / C(6, 3): never below alpha 0.05
     assert twosample.usable([1.0, 2.0]) is None and twosample.usable([1.0, 2.0, -1.0]) is None
 
 
 # ---------------------------------------------------------------- same configuration: exit 0
+
 
 def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path):
     def half(start):
@@ -92,13 +150,20 @@ def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path):
             for r in doc["records"]:
                 st = r["extra"]["samples"]
                 st["t_max_samples"] = st["t_max_samples"][start::2]
+
         return edit
-    old, new = edited(sampled, tmp_path / "even.json", half(0)), edited(sampled, tmp_path / "odd.json", half(1))
+
+    old, new = (
+        edited(sampled, tmp_path / "even.json", half(0)),
+        edited(sampled, tmp_path / "odd.json", half(1)),
+    )
     rc, doc, err = gate(old, new, "--threshold", "10%")
     assert rc == 0 and doc["exit_status"] == 0 and doc["verdict"] == "pass", doc["regressions"]
     assert set(doc) == JSON_KEYS and all(set(r) == ROW_KEYS for r in doc["rows"])
     assert doc["summary"]["matched"] == doc["summary"]["tested"] == 12 and doc["regressions"] == []
-    assert all(r["k_old"] == r["k_new"] == 6 and r["q_slower"] >= r["p_slower"] for r in doc["rows"])
+    assert all(
+        r["k_old"] == r["k_new"] == 6 and r["q_slower"] >= r["p_slower"] for r in doc["rows"]
+    )
     assert all(r["ci"][0] <= r["ratio"] <= r["ci"][1] for r in doc["rows"])
     assert doc["threshold"] == 0.1 and doc["alpha"] == 0.05 and not doc["warnings"]
 
@@ -120,22 +185,30 @@ def test_two_runs_of_one_configuration_pass(sampled, tmp_path):
 
 # ---------------------------------------------------------------- injected slowdown: exit 1
 
+
 def _scaled(factor):
     def edit(doc):
         for r in doc["records"]:
             st = r["extra"]["samples"]
             st["t_max_samples"] = [t * factor for t in st["t_max_samples"]]
+
     return edit
 
 
 def test_a_runs_samples_scaled_are_judged_against_the_threshold(sampled, tmp_path):
     """Every sample of a real run times 2: every row a regression at 10 %, the common factor
     said; times 1.05: real but below the threshold, a pass (the test asks about the threshold)."""
-    rc, doc, err = gate(sampled, edited(sampled, tmp_path / "x2.json", _scaled(2.0)), "--threshold", "10%")
+    rc, doc, err = gate(
+        sampled, edited(sampled, tmp_path / "x2.json", _scaled(2.0)), "--threshold", "10%"
+    )
     assert rc == 1 and len(doc["regressions"]) == doc["summary"]["tested"] == 12
     assert all(r["ratio"] == pytest.approx(2.0) and r["q_slower"] <= 0.05 for r in doc["rows"])
-    assert any("12 of 12 tested rows are slower by one factor (2.00 to 2.00)" in w for w in doc["warnings"])
-    rc, doc, err = gate(sampled, edited(sampled, tmp_path / "x105.json", _scaled(1.05)), "--threshold", "10%")
+    assert any(
+        "12 of 12 tested rows are slower by one factor (2.00 to 2.00)" in w for w in doc["warnings"]
+    )
+    rc, doc, err = gate(
+        sampled, edited(sampled, tmp_path / "x105.json", _scaled(1.05)), "--threshold", "10%"
+    )
     assert rc == 0 and doc["regressions"] == [] and doc["summary"]["slower"] == 0
 
 
@@ -143,8 +216,27 @@ SLOW = ["PingPong", "-msglog", "13:16", "-iter", "20", "-time", "10"]  # 0 B, 8 
 
 
 def emulated(c: netns.Cluster, out: Path, *args: str) -> Path:
-    p = c.mpiexec(["-n", "2", "-ppn", "1", sys.executable, "-m", "commbench", "run", *SLOW, *args,
-                   "--timeout", "120", "-o", str(out)], netmod="ofi", timeout=300, env={"PYTHONPATH": ROOT})
+    p = c.mpiexec(
+        [
+            "-n",
+            "2",
+            "-ppn",
+            "1",
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            *SLOW,
+            *args,
+            "--timeout",
+            "120",
+            "-o",
+            str(out),
+        ],
+        netmod="ofi",
+        timeout=300,
+        env={"PYTHONPATH": ROOT},
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return out
 
@@ -153,16 +245,31 @@ def emulated(c: netns.Cluster, out: Path, *args: str) -> Path:
 def test_rate_limited_link_is_a_regression_naming_the_slowed_rows(tmp_path):
     """h1's link at 100 Mbit/s (12.5 MB/s): 8 KiB and up take 10x and more; 0 B is not held back."""
     with netns.Cluster(2) as c:
-        base, plain = emulated(c, tmp_path / "base.json", "--samples", "15"), emulated(c, tmp_path / "plain.json")
+        base, plain = (
+            emulated(c, tmp_path / "base.json", "--samples", "15"),
+            emulated(c, tmp_path / "plain.json"),
+        )
         c.limit("h1", 100)
-        slow, plain_slow = emulated(c, tmp_path / "slow.json", "--samples", "15"), emulated(c, tmp_path / "ps.json")
+        slow, plain_slow = (
+            emulated(c, tmp_path / "slow.json", "--samples", "15"),
+            emulated(c, tmp_path / "ps.json"),
+        )
     rc, doc, _ = gate(base, slow, "--threshold", "10%")
     assert rc == 1 and doc["verdict"] == "regression"
     slowed = {f"PingPong np=2 bytes={x}" for x in (8192, 16384, 32768, 65536)}
     assert slowed <= set(doc["regressions"]), doc["regressions"]
-    assert all(r["ratio"] > 3 and r["q_slower"] <= 0.05 and r["ci"][0] > 1.1 for r in doc["rows"] if r["bytes"])
-    text = commbench("compare", str(base), str(slow), "--threshold", "10%", "--json", str(tmp_path / "v.json"))
-    assert text.returncode == 1 and json.loads((tmp_path / "v.json").read_text())["regressions"] == doc["regressions"]
+    assert all(
+        r["ratio"] > 3 and r["q_slower"] <= 0.05 and r["ci"][0] > 1.1
+        for r in doc["rows"]
+        if r["bytes"]
+    )
+    text = commbench(
+        "compare", str(base), str(slow), "--threshold", "10%", "--json", str(tmp_path / "v.json")
+    )
+    assert (
+        text.returncode == 1
+        and json.loads((tmp_path / "v.json").read_text())["regressions"] == doc["regressions"]
+    )
     for name in slowed:
         assert f"# regression: {name}: new/old " in text.stdout
     # without samples: nothing can be tested, so the gate refuses (exit 2) unless --gate-unsampled
@@ -177,13 +284,16 @@ def test_rate_limited_link_is_a_regression_naming_the_slowed_rows(tmp_path):
 
 # ---------------------------------------------------------------- runs without samples
 
+
 def test_runs_without_samples_are_refused_unless_gated_by_ratio(unsampled):
     """No row tested: the gate cannot vouch for the runs, whatever the ratios (even 1.0)."""
     a, b = unsampled
     for other in (a, b):
         p = commbench("compare", str(a), str(other), "--threshold", "10%")
         assert p.returncode == 2, p.stderr[-2000:]
-        assert "# REFUSED [nothing-tested]: no row could be tested (old row: no --samples)" in p.stdout
+        assert (
+            "# REFUSED [nothing-tested]: no row could be tested (old row: no --samples)" in p.stdout
+        )
         assert "# gate: REFUSED (exit 2)" in p.stdout and "gate: no regression" not in p.stdout
         assert "(untested)" in p.stdout and "# 6 matched rows (0 tested)" in p.stdout
     p = commbench("compare", str(a), str(b), "--gate-unsampled")
@@ -191,38 +301,64 @@ def test_runs_without_samples_are_refused_unless_gated_by_ratio(unsampled):
     assert "nothing says whether a change there is more than run-to-run noise" in p.stdout
     rc, doc, err = gate(a, a, "--gate-unsampled")  # the same data: ratio 1, nothing to gate
     assert rc == 0 and "commbench: warning: no row can be tested" in err
-    assert all(r["ratio"] == 1 and r["p_slower"] is None and r["untested_reason"] for r in doc["rows"])
+    assert all(
+        r["ratio"] == 1 and r["p_slower"] is None and r["untested_reason"] for r in doc["rows"]
+    )
 
 
 # ---------------------------------------------------------------- incomparable runs, bad input: exit 2
 
+
 def test_incomparable_runs_are_refused(sampled, tmp_path):
     cases = {
         "world size differs: old 2, new 3": run(tmp_path / "np3.json", *SAMPLED, np_=3),
-        "buffer allocation (--alloc) differs: old numpy, new mpi": run(tmp_path / "mpi.json", *SAMPLED, "--alloc", "mpi"),
-        "huge pages (--hugepages) differs: old default, new off": run(tmp_path / "hp.json", *SAMPLED, "--hugepages", "off"),
-        "MPI library differs": edited(sampled, tmp_path / "lib.json", lambda d: d["metadata"].update(
-            mpi_library_version="Open MPI v5.0.3, package: Open MPI")),
+        "buffer allocation (--alloc) differs: old numpy, new mpi": run(
+            tmp_path / "mpi.json", *SAMPLED, "--alloc", "mpi"
+        ),
+        "huge pages (--hugepages) differs: old default, new off": run(
+            tmp_path / "hp.json", *SAMPLED, "--hugepages", "off"
+        ),
+        "MPI library differs": edited(
+            sampled,
+            tmp_path / "lib.json",
+            lambda d: d["metadata"].update(
+                mpi_library_version="Open MPI v5.0.3, package: Open MPI"
+            ),
+        ),
         "rank placement (ranks per host) differs: old [2], new [1, 1]": edited(
-            sampled, tmp_path / "two.json", lambda d: d["metadata"].update(ranks_per_host={"a": 1, "b": 1})),
+            sampled,
+            tmp_path / "two.json",
+            lambda d: d["metadata"].update(ranks_per_host={"a": 1, "b": 1}),
+        ),
     }
     for says, other in cases.items():
         rc, doc, err = gate(sampled, other)
-        assert rc == 2 and says in err and "--allow-different compares them anyway" in err, (says, err)
+        assert rc == 2 and says in err and "--allow-different compares them anyway" in err, (
+            says,
+            err,
+        )
         assert doc["exit_status"] == 2 and doc["verdict"] == "refused" and says in doc["errors"][0]
         assert [f["code"] for f in doc["findings"]] == ["options-differ"]
     p = commbench("compare", str(sampled), str(cases["MPI library differs"]), "--allow-different")
-    assert p.returncode == 0 and "# note: MPI library differs" in p.stdout  # the same rows: nothing slower
+    assert (
+        p.returncode == 0 and "# note: MPI library differs" in p.stdout
+    )  # the same rows: nothing slower
     sendrecv = run(tmp_path / "sendrecv.json", "Sendrecv", "-msglog", "0:1", "-iter", "10")
-    only_pingpong = edited(sampled, tmp_path / "pp.json", lambda d: d.update(
-        records=[r for r in d["records"] if r["benchmark"] == "PingPong"]))
+    only_pingpong = edited(
+        sampled,
+        tmp_path / "pp.json",
+        lambda d: d.update(records=[r for r in d["records"] if r["benchmark"] == "PingPong"]),
+    )
     rc, doc, err = gate(only_pingpong, sendrecv)
     assert rc == 2 and "have no matching rows" in err and doc["rows"] == []
 
 
 BAD = [
     (["--threshold", "abc"], "--threshold 'abc' is not a non-negative number"),
-    (["--threshold", "10"], "a plain number is a fraction below 1 (accepted: --threshold 10% for 10 percent"),
+    (
+        ["--threshold", "10"],
+        "a plain number is a fraction below 1 (accepted: --threshold 10% for 10 percent",
+    ),
     (["--threshold", "-5%"], "is not a non-negative number"),
     (["--alpha", "0"], "--alpha '0' is not a probability between 0 and 1"),
     (["--alpha", "1.5"], "is not a probability"),
@@ -240,15 +376,23 @@ def test_bad_options_are_refused(unsampled, extra, says):
 def test_bad_files_and_arguments_are_refused(unsampled, tmp_path):
     a = str(unsampled[0])
     (tmp_path / "not.json").write_text("{ not json")
-    for args, says in (([a], "compare needs two results files, got 1"),
-                       ([a, str(tmp_path / "missing.json")], "cannot read"),
-                       ([a, str(tmp_path / "not.json")], "not a JSON results file"),
-                       ([a, "--json", str(tmp_path / "no" / "dir.json")], "compare needs two results files")):
+    for args, says in (
+        ([a], "compare needs two results files, got 1"),
+        ([a, str(tmp_path / "missing.json")], "cannot read"),
+        ([a, str(tmp_path / "not.json")], "not a JSON results file"),
+        ([a, "--json", str(tmp_path / "no" / "dir.json")], "compare needs two results files"),
+    ):
         p = commbench("compare", *args)
-        assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, (
+            args,
+            p.stderr,
+        )
     # --json makes missing directories, as run's -o and --csv do
     p = commbench("compare", a, a, "--gate-unsampled", "--json", str(tmp_path / "no" / "dir.json"))
-    assert p.returncode == 0 and json.loads((tmp_path / "no" / "dir.json").read_text())["verdict"] == "pass"
+    assert (
+        p.returncode == 0
+        and json.loads((tmp_path / "no" / "dir.json").read_text())["verdict"] == "pass"
+    )
     rc, doc, err = gate(a, str(tmp_path / "missing.json"))
     assert rc == 2 and "cannot read" in doc["errors"][0]
 
@@ -261,4 +405,6 @@ def test_threshold_forms_and_help(unsampled):
     rc, doc, _ = gate(a, b, "--alpha=0.01")
     assert doc["alpha"] == 0.01
     h = commbench("compare", "-h")
-    assert h.returncode == 0 and "Exit status: 0 no regression, 1 regression, 2 bad input" in h.stdout
+    assert (
+        h.returncode == 0 and "Exit status: 0 no regression, 1 regression, 2 bad input" in h.stdout
+    )

@@ -14,7 +14,18 @@ import pytest
 
 from tests.mpirun import ENV, commbench, mpiexec, terminate, wait_for_records
 
-SAMPLED = ["PingPong", "Sendrecv", "-msglog", "0:3", "-iter", "50", "-time", "10", "--samples", "10"]
+SAMPLED = [
+    "PingPong",
+    "Sendrecv",
+    "-msglog",
+    "0:3",
+    "-iter",
+    "50",
+    "-time",
+    "10",
+    "--samples",
+    "10",
+]
 
 
 def run(out: Path, *args: str, np_: int = 2, env: dict | None = None, ok: tuple = (0,)) -> Path:
@@ -42,31 +53,60 @@ def test_an_interrupted_run_is_refused_unless_allowed(base, tmp_path):
     """A real run stopped by SIGTERM after a few rows: complete false; the rows it holds agree
     with the baseline, yet the gate must not pass (what it lacks is not gated)."""
     out = tmp_path / "cut.json"
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", *SAMPLED[:-2], "--samples", "400", "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**__import__("os").environ, **ENV})
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "2",
+        *SAMPLED[:-2],
+        "--samples",
+        "400",
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**__import__("os").environ, **ENV},
+    )
     assert wait_for_records(out, 2, proc=proc) >= 2
     terminate(proc)
     assert json.loads(out.read_text())["complete"] is False
     for old, new, side in ((base, out, "new"), (out, base, "old")):
         rc, doc, err = gate(old, new)
-        assert rc == 2 and doc["verdict"] == "refused" and "incomplete-run" in codes(doc, "refused"), doc["findings"]
+        assert (
+            rc == 2 and doc["verdict"] == "refused" and "incomplete-run" in codes(doc, "refused")
+        ), doc["findings"]
         f = next(f for f in doc["findings"] if f["code"] == "incomplete-run")
-        assert f["side"] == side and "did not finish" in f["message"] and "--allow-incomplete" in f["message"]
+        assert (
+            f["side"] == side
+            and "did not finish" in f["message"]
+            and "--allow-incomplete" in f["message"]
+        )
     text = commbench("compare", str(base), str(out))
     assert text.returncode == 2 and "# REFUSED [incomplete-run]" in text.stdout
     assert "# gate: REFUSED (exit 2)" in text.stdout and "gate: no regression" not in text.stdout
     rc, doc, _ = gate(base, out, "--allow-incomplete", "--threshold", "50%")
-    assert rc in (0, 1) and codes(doc, "refused") == [] and "incomplete-run" in codes(doc, "warning")
+    assert (
+        rc in (0, 1) and codes(doc, "refused") == [] and "incomplete-run" in codes(doc, "warning")
+    )
 
 
 def test_a_failed_check_is_refused_whatever_is_allowed(base, tmp_path):
-    bad = run(tmp_path / "bad.json", *SAMPLED, "-check", env={"COMMBENCH_FAULT_CORRUPT": "1"}, ok=(1,))
+    bad = run(
+        tmp_path / "bad.json", *SAMPLED, "-check", env={"COMMBENCH_FAULT_CORRUPT": "1"}, ok=(1,)
+    )
     good = run(tmp_path / "good.json", *SAMPLED, "-check")
     for old, new in ((good, bad), (bad, good)):
         rc, doc, _ = gate(old, new, "--allow-incomplete", "--allow-different", "--gate-unsampled")
         assert rc == 2 and codes(doc, "refused") == ["check-failed"], doc["findings"]
-        assert "timings are not valid" in doc["findings"][0]["message"] and doc["findings"][0]["rows"]
+        assert (
+            "timings are not valid" in doc["findings"][0]["message"] and doc["findings"][0]["rows"]
+        )
     rc, doc, _ = gate(good, good)
     assert rc == 0 and doc["verdict"] == "pass" and codes(doc) == []
 
@@ -82,26 +122,42 @@ def test_rows_not_measured_in_new_are_refused(tmp_path):
     rc, doc, _ = gate(old, new)
     assert rc == 2 and "rows-not-measured" in codes(doc, "refused"), doc["findings"]
     f = doc["findings"][0]
-    cut_at = min(r["bytes"] for r in lost)  # the sweep's first time-out: it measured nothing past it
+    cut_at = min(
+        r["bytes"] for r in lost
+    )  # the sweep's first time-out: it measured nothing past it
     assert {int(r.split("bytes=")[1].split()[0]) for r in f["rows"]} == {
-        r["bytes"] for r in json.loads(old.read_text())["records"] if r["bytes"] >= cut_at}
+        r["bytes"] for r in json.loads(old.read_text())["records"] if r["bytes"] >= cut_at
+    }
     assert all("(time-out)" in r or "(not reached)" in r for r in f["rows"])
-    rc, doc, _ = gate(new, old)  # the other way round: rows the baseline lacks are said, not refused
-    assert "rows-not-measured-before" in codes(doc, "warning") and "rows-not-measured" not in codes(doc)
+    rc, doc, _ = gate(
+        new, old
+    )  # the other way round: rows the baseline lacks are said, not refused
+    assert "rows-not-measured-before" in codes(doc, "warning") and "rows-not-measured" not in codes(
+        doc
+    )
 
 
-@pytest.mark.parametrize("extra,says", [
-    (["--per-iteration"], "per-repetition timing (--per-iteration) differs"),
-    (["-off_cache", "-1"], "cache policy (-off_cache) differs"),
-    (["--methodology", "imb2021"], "methodology (--methodology) differs"),
-    (["-thread_level", "multiple"], "MPI thread level (-thread_level) differs"),
-])
+@pytest.mark.parametrize(
+    "extra,says",
+    [
+        (["--per-iteration"], "per-repetition timing (--per-iteration) differs"),
+        (["-off_cache", "-1"], "cache policy (-off_cache) differs"),
+        (["--methodology", "imb2021"], "methodology (--methodology) differs"),
+        (["-thread_level", "multiple"], "MPI thread level (-thread_level) differs"),
+    ],
+)
 def test_options_that_change_the_numbers_are_refused(base, tmp_path, extra, says):
     other = run(tmp_path / "other.json", *SAMPLED, *extra)
     rc, doc, err = gate(base, other)
-    assert rc == 2 and doc["verdict"] == "refused" and says in err and codes(doc) == ["options-differ"], err
+    assert (
+        rc == 2 and doc["verdict"] == "refused" and says in err and codes(doc) == ["options-differ"]
+    ), err
     rc, doc, _ = gate(base, other, "--allow-different", "--threshold", "500%")
-    assert rc in (0, 1) and "options-differ" in codes(doc, "warning") and any(says in n for n in doc["notes"])
+    assert (
+        rc in (0, 1)
+        and "options-differ" in codes(doc, "warning")
+        and any(says in n for n in doc["notes"])
+    )
 
 
 def test_untested_slower_rows_are_named_not_passed_silently(base, tmp_path):
@@ -116,8 +172,14 @@ def test_untested_slower_rows_are_named_not_passed_silently(base, tmp_path):
     slow.write_text(json.dumps(doc))
     text = commbench("compare", str(base), str(slow))
     assert text.returncode == 0, text.stderr
-    assert "# warning [untested-slower]: 5 untested rows read slower by more than 5% (up to 3.00x" in text.stdout
-    assert "# gate: no regression in the 5 tested rows" in text.stdout and "5 untested rows not judged" in text.stdout
+    assert (
+        "# warning [untested-slower]: 5 untested rows read slower by more than 5% (up to 3.00x"
+        in text.stdout
+    )
+    assert (
+        "# gate: no regression in the 5 tested rows" in text.stdout
+        and "5 untested rows not judged" in text.stdout
+    )
     rc, doc, _ = gate(base, slow, "--gate-unsampled")
     assert rc == 1 and len(doc["regressions"]) == 5
 
@@ -126,8 +188,22 @@ def test_rows_resting_on_too_few_repetitions_are_marked_and_untested(tmp_path):
     """--sync-start window at 4 ranks on 2 cores: most repetitions start late on some rank; a row
     left with a handful is marked !few in the text and the file, and compare does not test it."""
     out = tmp_path / "win.json"
-    p = mpiexec(4, "run", "Allreduce", "-msglog", "0:2", "-iter", "200", "--samples", "6", "--sync-start", "window",
-                "--per-iteration", "-o", str(out))
+    p = mpiexec(
+        4,
+        "run",
+        "Allreduce",
+        "-msglog",
+        "0:2",
+        "-iter",
+        "200",
+        "--samples",
+        "6",
+        "--sync-start",
+        "window",
+        "--per-iteration",
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     recs = json.loads(out.read_text())["records"]
     few = [r for r in recs if "few_repetitions" in r["extra"]]
@@ -142,5 +218,9 @@ def test_rows_resting_on_too_few_repetitions_are_marked_and_untested(tmp_path):
     rep = commbench("report", str(out))
     assert rep.returncode == 0 and rep.stdout.count("!few") == p.stdout.count("!few")
     rc, doc, _ = gate(out, out, "--gate-unsampled")
-    untested = {r["label"] for r in doc["rows"] if r["untested_reason"] and "too few valid" in r["untested_reason"]}
+    untested = {
+        r["label"]
+        for r in doc["rows"]
+        if r["untested_reason"] and "too few valid" in r["untested_reason"]
+    }
     assert untested == {f"Allreduce np={r['np']} bytes={r['bytes']}" for r in few}

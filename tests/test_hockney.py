@@ -95,9 +95,14 @@ def test_detection_rates():
     """The penalty keeps chance splits rare and still finds a real switch."""
     rng = np.random.default_rng(8)
     trials = 40
-    false_split = sum(bool(hockney.detect_breakpoints(SIZES, hockney_times(SIZES, 5000.0, 2000.0, 0.03, rng))[0])
-                      for _ in range(trials))
-    found = sum(hockney.detect_breakpoints(SIZES, two_regimes(rng, 0.05))[0] == [65536] for _ in range(trials))
+    false_split = sum(
+        bool(hockney.detect_breakpoints(SIZES, hockney_times(SIZES, 5000.0, 2000.0, 0.03, rng))[0])
+        for _ in range(trials)
+    )
+    found = sum(
+        hockney.detect_breakpoints(SIZES, two_regimes(rng, 0.05))[0] == [65536]
+        for _ in range(trials)
+    )
     assert false_split <= 0.2 * trials
     assert found >= 0.8 * trials
 
@@ -139,7 +144,9 @@ def test_two_points_have_no_interval_and_json_is_valid():
 def test_fieller_interval():
     # a, b well determined: close to the delta-method interval and contains a/b
     lo, hi = hockney.fieller(10.0, 2.0, 0.01, 0.0001, 0.0, 1.96)
-    assert lo < 5 < hi and hi - lo == pytest.approx(2 * 1.96 * math.sqrt(0.01 / 4 + 25 * 0.0001 / 4), rel=0.02)
+    assert lo < 5 < hi and hi - lo == pytest.approx(
+        2 * 1.96 * math.sqrt(0.01 / 4 + 25 * 0.0001 / 4), rel=0.02
+    )
     # slope not significantly non-zero: unbounded
     assert hockney.fieller(10.0, 0.1, 0.01, 0.01, 0.0, 1.96) == (-math.inf, math.inf)
 

@@ -17,21 +17,46 @@ from tests.mpirun import commbench, mpiexec
 
 DATA = Path(__file__).with_name("data") / "imb2021"
 ARGS = ["-msglog", "0:3", "-iter", "20", "-iter_policy", "off"]
-CASES = [("mpi1", 2, []), ("ext", 2, []), ("rma", 2, []), ("nbc", 2, []),
-         ("mpi1", 3, ["PingPong", "Allreduce", "Bcast", "Sendrecv"])]
+CASES = [
+    ("mpi1", 2, []),
+    ("ext", 2, []),
+    ("rma", 2, []),
+    ("nbc", 2, []),
+    ("mpi1", 3, ["PingPong", "Allreduce", "Bcast", "Sendrecv"]),
+]
 
 
 @pytest.mark.parametrize("family, np_, names", CASES, ids=[f"{c[0]}-np{c[1]}" for c in CASES])
 def test_same_structure_as_imb_2021(family, np_, names):
     ref = (DATA / f"{family}-np{np_}.txt").read_text()
-    p = mpiexec(np_, "run", "--suite", family, "--methodology", "imb2021", *ARGS, *names, "-o", "-", timeout=300)
+    p = mpiexec(
+        np_,
+        "run",
+        "--suite",
+        family,
+        "--methodology",
+        "imb2021",
+        *ARGS,
+        *names,
+        "-o",
+        "-",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     got, want = layout(p.stdout), layout(ref)
     assert len(want) > 20
     assert got == want
 
 
-LISTS = {"MPI1": "mpi1", "EXT": "ext", "RMA": "rma", "NBC": "nbc", "P2P": "p2p", "MT": "mt", "MPI4-source": "mpi4"}
+LISTS = {
+    "MPI1": "mpi1",
+    "EXT": "ext",
+    "RMA": "rma",
+    "NBC": "nbc",
+    "P2P": "p2p",
+    "MT": "mt",
+    "MPI4-source": "mpi4",
+}
 
 
 def imb_list(text: str) -> list[tuple[str, bool]]:
@@ -54,6 +79,8 @@ def test_list_shows_every_imb_benchmark(which):
     assert p.returncode == 0, p.stderr
     shown = {line.split()[0] for line in p.stdout.splitlines()[1:] if line.startswith("  ")}
     assert {n for n, _ in listed} <= shown, sorted({n for n, _ in listed} - shown)
-    if which != "MPI4-source":  # IMB-MPI4's defaults: suites/mpi4.py asserts them from the same source
+    if (
+        which != "MPI4-source"
+    ):  # IMB-MPI4's defaults: suites/mpi4.py asserts them from the same source
         default = set(suites.family(LISTS[which]).default_list("imb2021"))
         assert {n for n, d in listed if d} == {n for n, _ in listed} & default

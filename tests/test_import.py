@@ -23,24 +23,51 @@ from tests.results_schema import problems
 
 DATA = Path(__file__).parent / "data"
 IMB = {  # executable -> (its real output, commbench family)
-    "IMB-MPI1": ("imb2021/mpi1-np2.txt", "mpi1"), "IMB-EXT": ("imb2021/ext-np2.txt", "ext"),
-    "IMB-RMA": ("imb2021/rma-np2.txt", "rma"), "IMB-NBC": ("imb2021/nbc-np2.txt", "nbc"),
-    "IMB-P2P": ("imb-p2p/np2.txt", "p2p"), "IMB-MT": ("imb-mt/np2-t2.txt", "mt"),
+    "IMB-MPI1": ("imb2021/mpi1-np2.txt", "mpi1"),
+    "IMB-EXT": ("imb2021/ext-np2.txt", "ext"),
+    "IMB-RMA": ("imb2021/rma-np2.txt", "rma"),
+    "IMB-NBC": ("imb2021/nbc-np2.txt", "nbc"),
+    "IMB-P2P": ("imb-p2p/np2.txt", "p2p"),
+    "IMB-MT": ("imb-mt/np2-t2.txt", "mt"),
 }
-IMB_VALUES = {"t[usec]": "t", "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_avg[usec]": "t_avg",
-              "Mbytes/sec": "bytes_per_sec", "Msg/sec": "msgs_per_sec", "t_ovrl[usec]": "t_ovrl",
-              "t_pure[usec]": "t_pure", "t_CPU[usec]": "t_cpu", "overlap[%]": "overlap"}
+IMB_VALUES = {
+    "t[usec]": "t",
+    "t_min[usec]": "t_min",
+    "t_max[usec]": "t_max",
+    "t_avg[usec]": "t_avg",
+    "Mbytes/sec": "bytes_per_sec",
+    "Msg/sec": "msgs_per_sec",
+    "t_ovrl[usec]": "t_ovrl",
+    "t_pure[usec]": "t_pure",
+    "t_CPU[usec]": "t_cpu",
+    "overlap[%]": "overlap",
+}
 OSU = {  # log -> (benchmark, kind, np)
-    "osu_latency.txt": ("latency", "single", 2), "osu_bw.txt": ("bw", "rate", 2),
-    "osu_bibw.txt": ("bibw", "rate", 2), "osu_allreduce-f-np4.txt": ("allreduce", "collective", 4),
-    "osu_allreduce-z.txt": ("allreduce", "collective", 2), "osu_put_latency.txt": ("put_latency", "single", 2),
-    "osu_mbw_mr.txt": ("mbw_mr", "rate", 2), "osu_iallreduce.txt": ("iallreduce", "overlap", 2),
-    "osu_barrier-f.txt": ("barrier", "sync", 2), "osu_bcast-c-f.txt": ("bcast", "collective", 2),
+    "osu_latency.txt": ("latency", "single", 2),
+    "osu_bw.txt": ("bw", "rate", 2),
+    "osu_bibw.txt": ("bibw", "rate", 2),
+    "osu_allreduce-f-np4.txt": ("allreduce", "collective", 4),
+    "osu_allreduce-z.txt": ("allreduce", "collective", 2),
+    "osu_put_latency.txt": ("put_latency", "single", 2),
+    "osu_mbw_mr.txt": ("mbw_mr", "rate", 2),
+    "osu_iallreduce.txt": ("iallreduce", "overlap", 2),
+    "osu_barrier-f.txt": ("barrier", "sync", 2),
+    "osu_bcast-c-f.txt": ("bcast", "collective", 2),
     "osu_latency-T-all.txt": ("latency", "single", 2),
 }
-OSU_VALUES = {"Latency (us)": "t", "Avg Latency(us)": "t", "Min Latency(us)": "t_min", "Max Latency(us)": "t_max",
-              "Bandwidth (MB/s)": "bytes_per_sec", "MB/s": "bytes_per_sec", "Messages/s": "msgs_per_sec",
-              "Overall(us)": "t_ovrl", "Compute(us)": "t_cpu", "Pure Comm.(us)": "t_pure", "Overlap(%)": "overlap"}
+OSU_VALUES = {
+    "Latency (us)": "t",
+    "Avg Latency(us)": "t",
+    "Min Latency(us)": "t_min",
+    "Max Latency(us)": "t_max",
+    "Bandwidth (MB/s)": "bytes_per_sec",
+    "MB/s": "bytes_per_sec",
+    "Messages/s": "msgs_per_sec",
+    "Overall(us)": "t_ovrl",
+    "Compute(us)": "t_cpu",
+    "Pure Comm.(us)": "t_pure",
+    "Overlap(%)": "overlap",
+}
 
 
 def _num(tok: str) -> bool:
@@ -62,7 +89,13 @@ def imb_rows(path: Path) -> dict[int, dict[str, str]]:
         toks = line.split()
         if not line.startswith("#") and "#repetitions" in toks:
             heads = toks
-        elif heads and toks and not line.startswith("#") and len(toks) == len(heads) and all(map(_num, toks)):
+        elif (
+            heads
+            and toks
+            and not line.startswith("#")
+            and len(toks) == len(heads)
+            and all(map(_num, toks))
+        ):
             rows[n] = dict(zip(heads, toks))
     return rows
 
@@ -99,14 +132,19 @@ def test_every_imb_executable_imports_with_the_numbers_of_its_log(tmp_path, tool
     if tool != "IMB-MT":  # IMB-MT prints neither the machine nor the calling sequence
         assert log["header"]["MPI Version"] == "5.0" and doc["metadata"]["mpi_version"] == "5.0"
         assert log["calling_sequence"][0].endswith(tool) and "-msglog" in log["options"]
-    assert doc["complete"] is True and doc["family"]["name"] == family and doc["family"]["view"] == "imported"
+    assert (
+        doc["complete"] is True
+        and doc["family"]["name"] == family
+        and doc["family"]["view"] == "imported"
+    )
     # what the log says beyond the numbers
     text = (DATA / rel).read_text()
     if "MODE: AGGREGATE" in text:
         assert {r["mode"] for r in recs} >= {"AGGREGATE", "NON-AGGREGATE"}
     if "invalid for" in text:
         assert {r["benchmark"] for r in recs if r["status"] == "invalid"} == set(
-            re.findall(r"Benchmark (\S+) is invalid for", text))
+            re.findall(r"Benchmark (\S+) is invalid for", text)
+        )
     if tool == "IMB-MT":
         assert {r["extra"]["threads"] for r in recs} == {2}
 
@@ -120,7 +158,12 @@ def test_imb_multi_0_and_1(tmp_path):
         assert doc["config"]["multi"] == multi and doc["metadata"]["world_size"] == 4
         rows = imb_rows(path)
         multi_recs = [r for r in doc["records"] if len(r["groups"]) == 2]
-        assert {r["benchmark"] for r in multi_recs} == {"PingPong", "Sendrecv", "Allreduce", "Barrier"}
+        assert {r["benchmark"] for r in multi_recs} == {
+            "PingPong",
+            "Sendrecv",
+            "Allreduce",
+            "Barrier",
+        }
         assert all(r["groups"] == [[0, 1], [2, 3]] and r["np"] == 2 for r in multi_recs)
         seen = set()
         for rec in doc["records"]:
@@ -169,18 +212,31 @@ def osu_table(path: Path) -> list[tuple[int, dict[str, str]]]:
 @pytest.mark.parametrize("name", sorted(OSU))
 def test_osu_7_4_programs_import_with_the_numbers_of_their_logs(tmp_path, name):
     bench, kind, np_ = OSU[name]
-    extra = ("--np", "4") if "np4" in name else ("--np", "2") if kind in ("collective", "sync", "overlap") else ()
+    extra = (
+        ("--np", "4")
+        if "np4" in name
+        else ("--np", "2")
+        if kind in ("collective", "sync", "overlap")
+        else ()
+    )
     doc = imported(tmp_path, DATA / "import" / name, extra=extra)
     rows = osu_table(DATA / "import" / name)
     recs = doc["records"]
     assert [r["extra"]["source"]["line"] for r in recs] == [n for n, _ in rows]
     for rec, (_, row) in zip(recs, rows):
-        assert (rec["benchmark"], rec["kind"], rec["np"], rec["family"]) == (bench, kind, np_, "osu")
+        assert (rec["benchmark"], rec["kind"], rec["np"], rec["family"]) == (
+            bench,
+            kind,
+            np_,
+            "osu",
+        )
         assert rec["bytes"] == (int(row["Size"]) if "Size" in row else None)
         for head, tok in row.items():
             if head in OSU_VALUES:
                 scale = 1e6 if OSU_VALUES[head] == "bytes_per_sec" else 1
-                assert rec["values"][OSU_VALUES[head]] == pytest.approx(float(tok) * scale, rel=1e-12), head
+                assert rec["values"][OSU_VALUES[head]] == pytest.approx(
+                    float(tok) * scale, rel=1e-12
+                ), head
             elif head == "Iterations":
                 assert rec["repetitions"] == int(tok)
             elif (m := re.fullmatch(r"P(\d+) Tail Lat\(us\)", head)) is not None:
@@ -188,12 +244,26 @@ def test_osu_7_4_programs_import_with_the_numbers_of_their_logs(tmp_path, name):
             elif head == "Validation":
                 assert rec["extra"]["check"] == {"Pass": "successful", "Fail": "failed"}[tok]
     src = doc["metadata"]["source"]
-    assert (src["tool"], src["version"], src["suite"]) == ("osu_" + bench, "7.4", "OSU Micro-Benchmarks")
+    assert (src["tool"], src["version"], src["suite"]) == (
+        "osu_" + bench,
+        "7.4",
+        "OSU Micro-Benchmarks",
+    )
     if name == "osu_latency-T-all.txt":  # -T all: a table per datatype, the datatype is the mode
         lines = (DATA / "import" / name).read_text().splitlines()
-        types = [next(ln.split()[-1].rstrip(".") for ln in reversed(lines[:n]) if ln.startswith("# Datatype:"))
-                 for n, _ in rows]
-        assert [r["mode"] for r in recs] == types and set(types) == {"MPI_CHAR", "MPI_INT", "MPI_FLOAT"}
+        types = [
+            next(
+                ln.split()[-1].rstrip(".")
+                for ln in reversed(lines[:n])
+                if ln.startswith("# Datatype:")
+            )
+            for n, _ in rows
+        ]
+        assert [r["mode"] for r in recs] == types and set(types) == {
+            "MPI_CHAR",
+            "MPI_INT",
+            "MPI_FLOAT",
+        }
     if name == "osu_put_latency.txt":
         assert recs[0]["mode"] == "MPI_CHAR, MPI_Win_allocate, MPI_Win_flush"
 
@@ -201,36 +271,70 @@ def test_osu_7_4_programs_import_with_the_numbers_of_their_logs(tmp_path, name):
 def test_osu_5_layout(tmp_path):
     """OMB 5.x: no datatype line, 'Latency (us)' (the 7.4 log with 5.x's header lines)."""
     text = (DATA / "import" / "osu_latency.txt").read_text().replace("v7.4", "v5.6.3")
-    text = text.replace("# Datatype: MPI_CHAR.\n", "").replace("# Size       Avg Latency(us)", "# Size          Latency (us)")
+    text = text.replace("# Datatype: MPI_CHAR.\n", "").replace(
+        "# Size       Avg Latency(us)", "# Size          Latency (us)"
+    )
     old = tmp_path / "omb5.txt"
     old.write_text(text)
     doc = imported(tmp_path, old)
     rows = osu_table(old)
-    assert [r["values"]["t"] for r in doc["records"]] == [float(row["Latency (us)"]) for _, row in rows]
-    assert doc["metadata"]["source"]["version"] == "5.6.3" and {r["mode"] for r in doc["records"]} == {""}
+    assert [r["values"]["t"] for r in doc["records"]] == [
+        float(row["Latency (us)"]) for _, row in rows
+    ]
+    assert doc["metadata"]["source"]["version"] == "5.6.3" and {
+        r["mode"] for r in doc["records"]
+    } == {""}
 
 
 def test_nccl_tests_text_and_json(tmp_path):
-    text_log, json_log = DATA / "import" / "nccl_all_reduce_perf.txt", DATA / "import" / "nccl_all_reduce_perf.json"
-    rows = [ln.split() for ln in text_log.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    text_log, json_log = (
+        DATA / "import" / "nccl_all_reduce_perf.txt",
+        DATA / "import" / "nccl_all_reduce_perf.json",
+    )
+    rows = [
+        ln.split()
+        for ln in text_log.read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     doc = imported(tmp_path, text_log)
     recs = doc["records"]
     assert len(recs) == 2 * len(rows)
     for i, toks in enumerate(rows):
-        for rec, at, placement in ((recs[2 * i], 5, "out-of-place"), (recs[2 * i + 1], 9, "in-place")):
-            assert (rec["benchmark"], rec["np"], rec["bytes"]) == ("all_reduce_perf", 2, int(toks[0]))
+        for rec, at, placement in (
+            (recs[2 * i], 5, "out-of-place"),
+            (recs[2 * i + 1], 9, "in-place"),
+        ):
+            assert (rec["benchmark"], rec["np"], rec["bytes"]) == (
+                "all_reduce_perf",
+                2,
+                int(toks[0]),
+            )
             assert rec["mode"] == f"{placement} {toks[2]} {toks[3]}" and rec["repetitions"] == 20
             assert rec["values"]["t"] == float(toks[at])
-            assert rec["values"]["bytes_per_sec"] == pytest.approx(float(toks[at + 1]) * 1e9, rel=1e-12)
-            assert rec["values"]["bus_bytes_per_sec"] == pytest.approx(float(toks[at + 2]) * 1e9, rel=1e-12)
-            assert rec["extra"]["wrong"] == float(toks[at + 3]) and rec["extra"]["check"] == "successful"
-    assert doc["metadata"]["source"]["version"] == "2.19.6" and doc["metadata"]["hosts"] == ["node-a"]
+            assert rec["values"]["bytes_per_sec"] == pytest.approx(
+                float(toks[at + 1]) * 1e9, rel=1e-12
+            )
+            assert rec["values"]["bus_bytes_per_sec"] == pytest.approx(
+                float(toks[at + 2]) * 1e9, rel=1e-12
+            )
+            assert (
+                rec["extra"]["wrong"] == float(toks[at + 3])
+                and rec["extra"]["check"] == "successful"
+            )
+    assert doc["metadata"]["source"]["version"] == "2.19.6" and doc["metadata"]["hosts"] == [
+        "node-a"
+    ]
     raw = json.loads(json_log.read_text())
     jdoc = imported(tmp_path, json_log)
     for i, res in enumerate(raw["results"]):
-        for rec, key in ((jdoc["records"][2 * i], "out_of_place"), (jdoc["records"][2 * i + 1], "in_place")):
+        for rec, key in (
+            (jdoc["records"][2 * i], "out_of_place"),
+            (jdoc["records"][2 * i + 1], "in_place"),
+        ):
             assert rec["bytes"] == res["size"] and rec["values"]["t"] == res[key]["time"]
-            assert rec["values"]["bytes_per_sec"] == pytest.approx(res[key]["alg_bw"] * 1e9, rel=1e-12)
+            assert rec["values"]["bytes_per_sec"] == pytest.approx(
+                res[key]["alg_bw"] * 1e9, rel=1e-12
+            )
     assert jdoc["metadata"]["source"]["logs"][0]["settings"]["iterations"] == 20
 
 
@@ -252,12 +356,21 @@ def test_fit_compare_plot_report_on_imported_files(tmp_path, capsys):
     assert [f["benchmark"] for f in json.loads(capsys.readouterr().out)["fits"]] == ["PingPong"]
     assert fitcmd.cmd_fit([str(tmp_path / "osu_latency.json")]) == 0
     assert "Hockney fit of latency, 2 processes" in capsys.readouterr().out
-    assert fitcmd.cmd_plot([str(imb), str(tmp_path / "osu_latency.json"), "-o", str(tmp_path / "fig.png")]) == 0
+    assert (
+        fitcmd.cmd_plot(
+            [str(imb), str(tmp_path / "osu_latency.json"), "-o", str(tmp_path / "fig.png")]
+        )
+        == 0
+    )
     assert (tmp_path / "fig.png").stat().st_size > 0
     p = commbench("report", str(imb))
     assert p.returncode == 0, p.stderr
-    log_rows = [ln for n, ln in enumerate(imb_log.read_text().splitlines(), 1) if n in imb_rows(imb_log)]
-    assert all(ln in p.stdout.splitlines() for ln in log_rows), "IMB's rows again, as IMB printed them"
+    log_rows = [
+        ln for n, ln in enumerate(imb_log.read_text().splitlines(), 1) if n in imb_rows(imb_log)
+    ]
+    assert all(ln in p.stdout.splitlines() for ln in log_rows), (
+        "IMB's rows again, as IMB printed them"
+    )
     assert "imported from IMB-MPI1 2021.11" in p.stdout and "# Benchmarking PingPong" in p.stdout
     for name in ("osu_latency.json", "nccl_all_reduce_perf.json"):
         p = commbench("report", str(tmp_path / name))
@@ -287,7 +400,10 @@ def test_cut_and_malformed_logs_stop_at_their_line_and_keep_what_was_read(tmp_pa
     first_rows = sorted(rows)[:7]  # PingPong's five rows, PingPing's first two
     cut_row = _cut(tmp_path, src, first_rows[-1] - 1, "            2           20   ")
     err, doc = _import_fails(tmp_path, cut_row, capsys)
-    assert f"{cut_row}:{first_rows[-1]}: the log ends inside this line ('2           20', no newline" in err
+    assert (
+        f"{cut_row}:{first_rows[-1]}: the log ends inside this line ('2           20', no newline"
+        in err
+    )
     assert [r["extra"]["source"]["line"] for r in doc["records"]] == first_rows[:-1]
     cut_table = _cut(tmp_path, src, first_rows[4] + 1)
     err, doc = _import_fails(tmp_path, cut_table, capsys)
@@ -308,7 +424,9 @@ def test_cut_and_malformed_logs_stop_at_their_line_and_keep_what_was_read(tmp_pa
     cut_json = tmp_path / "cut.json.log"
     cut_json.write_text(text[: text.index('{"size":131072')] + '{"size":131072,"cou')
     err, doc = _import_fails(tmp_path, cut_json, capsys)
-    assert f"{cut_json}:1: not valid JSON" in err and [r["bytes"] for r in doc["records"]][-1] == 32768
+    assert (
+        f"{cut_json}:1: not valid JSON" in err and [r["bytes"] for r in doc["records"]][-1] == 32768
+    )
 
 
 def test_bad_input_through_the_command_line(tmp_path):
@@ -317,7 +435,11 @@ def test_bad_input_through_the_command_line(tmp_path):
     cut = _cut(tmp_path, src, 60)
     out = tmp_path / "ext.json"
     p = commbench("import", str(cut), "-o", str(out))
-    assert p.returncode == 2 and f"{cut}:60: the log ends before" in p.stderr and "Traceback" not in p.stderr
+    assert (
+        p.returncode == 2
+        and f"{cut}:60: the log ends before" in p.stderr
+        and "Traceback" not in p.stderr
+    )
     assert "complete: false" in p.stderr and json.loads(out.read_text())["records"]
     junk = tmp_path / "junk.txt"
     junk.write_text("hello\n")
@@ -332,6 +454,8 @@ def test_several_logs_in_one_file(tmp_path):
     doc = imported(tmp_path, DATA / "import" / "osu_latency.txt", DATA / "import" / "osu_bw.txt")
     src = doc["metadata"]["source"]
     assert src["tool"] == "osu_latency, osu_bw" and [lg["file"] for lg in src["logs"]] == [
-        str(DATA / "import" / "osu_latency.txt"), str(DATA / "import" / "osu_bw.txt")]
+        str(DATA / "import" / "osu_latency.txt"),
+        str(DATA / "import" / "osu_bw.txt"),
+    ]
     assert {r["extra"]["source"]["log"] for r in doc["records"]} == {0, 1}
     assert doc["config"]["benchmarks"] == ["latency", "bw"]

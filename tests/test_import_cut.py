@@ -19,15 +19,34 @@ from commbench.importers import command, read
 from tests.results_schema import problems
 
 DATA = Path(__file__).parent / "data"
-REAL = sorted([*DATA.glob("import/*.txt"), *DATA.glob("osu/ref/*.txt"), *DATA.glob("imb2021/*-np*.txt"),
-               *DATA.glob("imb-p2p/*.txt"), *DATA.glob("imb-mt/*.txt"), DATA / "import" / "nccl_all_reduce_perf.json"])
+REAL = sorted(
+    [
+        *DATA.glob("import/*.txt"),
+        *DATA.glob("osu/ref/*.txt"),
+        *DATA.glob("imb2021/*-np*.txt"),
+        *DATA.glob("imb-p2p/*.txt"),
+        *DATA.glob("imb-mt/*.txt"),
+        DATA / "import" / "nccl_all_reduce_perf.json",
+    ]
+)
 # Logs cut inside their rows: every IMB layout (t, t_min/t_max/t_avg, overlap, Msg/sec, -multi 1's
 # group rows, IMB-MT without a closing line), OSU's (-c verdicts, -f -z, one-sided "passed",
 # mbw_mr, osu_init's line) and nccl-tests' text.
-CUT = ["imb2021/mpi1-np2.txt", "imb2021/nbc-np2.txt", "imb-p2p/np2.txt", "imb-mt/np2-t2.txt",
-       "import/imb-mpi1-multi1-np4.txt", "import/imb-mpi1-uniband-np2.txt", "osu/ref/latency.txt",
-       "osu/ref/bw-c-z.txt", "osu/ref/acc_latency-c.txt", "osu/ref/mbw_mr.txt", "osu/ref/init.txt",
-       "import/osu_allreduce-f-z-1M.txt", "import/nccl_all_reduce_perf.txt"]
+CUT = [
+    "imb2021/mpi1-np2.txt",
+    "imb2021/nbc-np2.txt",
+    "imb-p2p/np2.txt",
+    "imb-mt/np2-t2.txt",
+    "import/imb-mpi1-multi1-np4.txt",
+    "import/imb-mpi1-uniband-np2.txt",
+    "osu/ref/latency.txt",
+    "osu/ref/bw-c-z.txt",
+    "osu/ref/acc_latency-c.txt",
+    "osu/ref/mbw_mr.txt",
+    "osu/ref/init.txt",
+    "import/osu_allreduce-f-z-1M.txt",
+    "import/nccl_all_reduce_perf.txt",
+]
 
 
 def records_of(path: Path) -> tuple[str | None, list[dict]]:
@@ -42,7 +61,9 @@ def last_line(rec: dict) -> int:
 
 def same(a: dict, b: dict) -> bool:
     """One row read twice (the turnover of a table cut short is taken from fewer rows)."""
-    return {k: v for k, v in a.items() if k != "turnover"} == {k: v for k, v in b.items() if k != "turnover"}
+    return {k: v for k, v in a.items() if k != "turnover"} == {
+        k: v for k, v in b.items() if k != "turnover"
+    }
 
 
 def rows(path: Path) -> list[int]:
@@ -90,15 +111,26 @@ def test_a_log_cut_inside_a_row_keeps_the_rows_before_and_names_the_cut(tmp_path
             err, recs = records_of(cut)
             assert err is not None and err.startswith(f"{cut}:{n}: "), (rel, n, k, err)
             assert len(recs) == len(kept) and all(map(same, recs, kept)), (rel, n, k)
-            edited = _write(tmp_path, "edited.txt", before + row[:k] + "\n" + "".join(
-                ln + "\n" for ln in lines[n:]))
+            edited = _write(
+                tmp_path,
+                "edited.txt",
+                before + row[:k] + "\n" + "".join(ln + "\n" for ln in lines[n:]),
+            )
             err, recs = records_of(edited)
             stored = [r for r in recs if r["extra"]["source"]["line"] == n]
-            if row[:k].strip() and not (counts_last and k > last):  # (only blanks left: the row is gone, not cut)
-                assert err is not None and err.startswith(f"{edited}:{n}: ") and not stored, (rel, n, k, err)
+            if row[:k].strip() and not (
+                counts_last and k > last
+            ):  # (only blanks left: the row is gone, not cut)
+                assert err is not None and err.startswith(f"{edited}:{n}: ") and not stored, (
+                    rel,
+                    n,
+                    k,
+                    err,
+                )
             for r in stored:  # a count cut short may pass; no other number of the row may differ
                 assert {x: v for x, v in r["values"].items() if x != "msgs_per_sec"} == {
-                    x: v for x, v in at_n[0]["values"].items() if x != "msgs_per_sec"}, (rel, n, k)
+                    x: v for x, v in at_n[0]["values"].items() if x != "msgs_per_sec"
+                }, (rel, n, k)
 
 
 OSU_LAT = DATA / "import" / "osu_latency.txt"  # its row "128    7.95" is line 12
@@ -112,7 +144,11 @@ def test_the_issues_osu_example_and_variants(tmp_path, capsys, value, newline):
     lines = OSU_LAT.read_text().splitlines(keepends=True)
     assert lines[11].split() == ["128", "7.95"]
     rest = "".join(lines[12:]) if newline else ""
-    log = _write(tmp_path, "lat.txt", "".join(lines[:11]) + f"128{' ' * 21}{value}" + ("\n" if newline else "") + rest)
+    log = _write(
+        tmp_path,
+        "lat.txt",
+        "".join(lines[:11]) + f"128{' ' * 21}{value}" + ("\n" if newline else "") + rest,
+    )
     out = tmp_path / "lat.json"
     assert command.main([str(log), "-o", str(out)]) == 2
     err = capsys.readouterr().err
@@ -124,22 +160,44 @@ def test_the_issues_osu_example_and_variants(tmp_path, capsys, value, newline):
         assert f"Avg Latency(us) {value!r} is not a number as OSU prints it" in err
         assert "(accepted: Avg Latency(us) with 2 decimals, as OSU's %.2f prints it)" in err
     else:
-        assert f"the log ends inside this line ({'128' + ' ' * 21 + value!r}, no newline after it)" in err
+        assert (
+            f"the log ends inside this line ({'128' + ' ' * 21 + value!r}, no newline after it)"
+            in err
+        )
 
 
 IMB_LOG = DATA / "imb2021" / "mpi1-np2.txt"
 
 
-@pytest.mark.parametrize(("old", "new", "column", "form"), [
-    ("            4           20         9.01         0.44", "            4           20         9.0          0.44",
-     "t[usec]", "2 decimals"),
-    ("            4           20         9.01         0.44", "            4           20         9.01         0.4",
-     "Mbytes/sec", "2 decimals"),
-    ("            4           20         9.01         0.44", "            4           20         9.01          0.",
-     "Mbytes/sec", "2 decimals"),
-    ("            4           20        14.65        15.10        14.87         0.53",
-     "            4           20        14.65        15.1         14.87         0.53", "t_max[usec]", "2 decimals"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "column", "form"),
+    [
+        (
+            "            4           20         9.01         0.44",
+            "            4           20         9.0          0.44",
+            "t[usec]",
+            "2 decimals",
+        ),
+        (
+            "            4           20         9.01         0.44",
+            "            4           20         9.01         0.4",
+            "Mbytes/sec",
+            "2 decimals",
+        ),
+        (
+            "            4           20         9.01         0.44",
+            "            4           20         9.01          0.",
+            "Mbytes/sec",
+            "2 decimals",
+        ),
+        (
+            "            4           20        14.65        15.10        14.87         0.53",
+            "            4           20        14.65        15.1         14.87         0.53",
+            "t_max[usec]",
+            "2 decimals",
+        ),
+    ],
+)
 def test_imb_numbers_not_as_imb_prints_them_stop_the_log(tmp_path, capsys, old, new, column, form):
     """A value in the middle of an IMB log with fewer decimals than %.2f (an edit, or logs
     pasted together): the log stops at its line, whatever follows."""
@@ -149,9 +207,14 @@ def test_imb_numbers_not_as_imb_prints_them_stop_the_log(tmp_path, capsys, old, 
     out = tmp_path / "imb.json"
     assert command.main([str(log), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"{log}:{n}: {column} " in err and f"(accepted: {column} with {form}, as IMB-MPI1's %.2f" in err
+    assert (
+        f"{log}:{n}: {column} " in err
+        and f"(accepted: {column} with {form}, as IMB-MPI1's %.2f" in err
+    )
     doc = json.loads(out.read_text())
-    assert doc["complete"] is False and all(r["extra"]["source"]["line"] < n for r in doc["records"])
+    assert doc["complete"] is False and all(
+        r["extra"]["source"]["line"] < n for r in doc["records"]
+    )
 
 
 def test_imb_msg_rate_is_printed_without_a_point(tmp_path, capsys):
@@ -168,12 +231,16 @@ def test_imb_multi_1_cut_between_the_groups_rows(tmp_path, capsys):
     of a size has no record of that size (one group's times are not the size's)."""
     src = DATA / "import" / "imb-mpi1-multi1-np4.txt"
     lines = src.read_text().splitlines(keepends=True)
-    n = next(i for i, ln in enumerate(lines, 1) if ln.split()[:2] == ["0", "2"])  # PingPong size 2, group 0
+    n = next(
+        i for i, ln in enumerate(lines, 1) if ln.split()[:2] == ["0", "2"]
+    )  # PingPong size 2, group 0
     _, whole = records_of(src)
     for tail in ("", "\n"):
         log = _write(tmp_path, "multi.txt", "".join(lines[:n]) + tail)
         err, recs = records_of(log)
-        assert err.startswith(f"{log}:{n}: the -multi 1 rows of size 2 of PingPong hold 1 of the 2 groups")
+        assert err.startswith(
+            f"{log}:{n}: the -multi 1 rows of size 2 of PingPong hold 1 of the 2 groups"
+        )
         assert len(recs) == 2 and all(map(same, recs, whole[:2]))
 
 

@@ -59,11 +59,22 @@ def test_nan_is_left_out_and_named_never_written(tmp_path, capsys, field, value)
     assert problems(doc) == [] and doc["complete"] is True and doc["summary"]["warnings"] == 1
     placement, key = field.split(".")
     warning = doc["metadata"]["source"]["logs"][0]["warnings"][0]
-    assert warning.startswith(f"line 1: result of size 128: {placement} {key} is ") and "left out" in warning
+    assert (
+        warning.startswith(f"line 1: result of size 128: {placement} {key} is ")
+        and "left out" in warning
+    )
     assert "commbench import: warning: " in err and "Traceback" not in err
-    rec = next(r for r in doc["records"] if r["bytes"] == 128 and r["mode"].startswith(placement.replace("_", "-")))
+    rec = next(
+        r
+        for r in doc["records"]
+        if r["bytes"] == 128 and r["mode"].startswith(placement.replace("_", "-"))
+    )
     missing = {"alg_bw": "bytes_per_sec", "bus_bw": "bus_bytes_per_sec"}.get(key)
-    assert (missing not in rec["values"]) if missing else (rec["extra"]["wrong"] is None and "check" not in rec["extra"])
+    assert (
+        (missing not in rec["values"])
+        if missing
+        else (rec["extra"]["wrong"] is None and "check" not in rec["extra"])
+    )
     assert len(doc["records"]) == 2 * len(SAMPLE["results"])
 
 
@@ -73,7 +84,9 @@ def test_a_result_without_a_time_stops_the_log(tmp_path, capsys, key, value):
     rc, err, out = run(tmp_path, capsys, edited(key, value))
     assert rc == 2 and "Traceback" not in err
     placement = key.split(".")[0]
-    said = f'{placement} has no "time"' if value is ... else f"{placement} time is {json.dumps(value)}"
+    said = (
+        f'{placement} has no "time"' if value is ... else f"{placement} time is {json.dumps(value)}"
+    )
     assert f":1: result of size 128: {said}" in err and "(accepted: a time in us)" in err
     doc = results_file.load(str(out))
     assert doc["complete"] is False and [r["bytes"] for r in doc["records"]] == [8, 8, 32, 32]
@@ -88,7 +101,9 @@ def test_a_json_version_outside_1_to_3_is_refused_whole(tmp_path, capsys, versio
         doc["version"] = version
     rc, err, out = run(tmp_path, capsys, doc)
     assert rc == 2 and not out.exists(), "nothing of a format it does not read is written"
-    said = 'no "version" before the results' if version is ... else f'"version": {json.dumps(version)}'
+    said = (
+        'no "version" before the results' if version is ... else f'"version": {json.dumps(version)}'
+    )
     assert f"log.json:1: {said}: not a nccl-tests -J format" in err
     assert "(accepted: format versions 1 to 3, as nccl-tests 2.17 to 2.19 write)" in err
 
@@ -100,13 +115,18 @@ def test_json_versions_1_to_3_are_read(tmp_path, capsys, version):
     assert json.loads(out.read_text())["metadata"]["source"]["logs"][0]["json_version"] == version
 
 
-@pytest.mark.parametrize("key", ["out_of_place", "in_place", "out_of_place.alg_bw", "in_place.nwrong"])
+@pytest.mark.parametrize(
+    "key", ["out_of_place", "in_place", "out_of_place.alg_bw", "in_place.nwrong"]
+)
 def test_a_result_missing_what_nccl_tests_writes_stops_the_log(tmp_path, capsys, key):
     rc, err, out = run(tmp_path, capsys, edited(key, ...))
     assert rc == 2
     placement, _, field = key.partition(".")
-    assert f":1: result of size 128 has no \"{key}\"" in err if not field else \
-        f":1: result of size 128: {placement} has no \"{field}\"" in err
+    assert (
+        f':1: result of size 128 has no "{key}"' in err
+        if not field
+        else f':1: result of size 128: {placement} has no "{field}"' in err
+    )
     assert [r["bytes"] for r in json.loads(out.read_text())["records"]] == [8, 8, 32, 32]
 
 
@@ -115,9 +135,14 @@ def test_a_placement_nccl_tests_did_not_measure_is_named(tmp_path, capsys, key):
     """nccl-tests writes null for a placement it did not measure: no record, a warning."""
     rc, err, out = run(tmp_path, capsys, edited(key, None))
     doc = json.loads(out.read_text())
-    assert rc == 0 and doc["complete"] is True and len(doc["records"]) == 2 * len(SAMPLE["results"]) - 1
+    assert (
+        rc == 0
+        and doc["complete"] is True
+        and len(doc["records"]) == 2 * len(SAMPLE["results"]) - 1
+    )
     assert doc["metadata"]["source"]["logs"][0]["warnings"] == [
-        f"line 1: result of size 128: {key} is null (not measured), no record for it"]
+        f"line 1: result of size 128: {key} is null (not measured), no record for it"
+    ]
 
 
 def test_a_cut_json_keeps_its_whole_results_at_every_cut(tmp_path):
@@ -132,7 +157,10 @@ def test_a_cut_json_keeps_its_whole_results_at_every_cut(tmp_path):
     for k in range(start, len(text) - 1):
         log.write_text(text[:k])
         got = read(str(log), 0)
-        assert got.error is not None and got.error.startswith(f"{log}:1: not valid JSON ("), (k, got.error)
+        assert got.error is not None and got.error.startswith(f"{log}:1: not valid JSON ("), (
+            k,
+            got.error,
+        )
         done = text[:k].count('"experiment_name":""}')  # results whole before the cut
         assert [r.to_dict() for r in got.records] == list(by_size.values())[: 2 * done], k
 
@@ -148,7 +176,10 @@ def test_a_large_json_is_streamed_across_its_chunks(tmp_path):
         res["size"] = 8 * (i + 1)
         res["out_of_place"]["time"] = 10 + i / 7
         res["in_place"]["alg_bw"] = 1e-3 * (i + 1) / 3
-        res["out_of_place_per_iter"] = {"min_us": i / 3, "times_us": [i + j / 9 for j in range(200)]}
+        res["out_of_place_per_iter"] = {
+            "min_us": i / 3,
+            "times_us": [i + j / 9 for j in range(200)],
+        }
         doc["results"].append(res)
     log = tmp_path / "big.json"
     log.write_text(json.dumps(doc))
@@ -166,7 +197,9 @@ def _text_with(tmp_path: Path, old: str, new: str, version: bool = True) -> Path
     text = TEXT.replace(old, new, 1)
     assert text != TEXT or old == new
     if not version:
-        text = "".join(ln for ln in text.splitlines(keepends=True) if not ln.startswith("# nccl-tests version"))
+        text = "".join(
+            ln for ln in text.splitlines(keepends=True) if not ln.startswith("# nccl-tests version")
+        )
     log = tmp_path / "nccl.txt"
     log.write_text(text)
     return log
@@ -175,12 +208,27 @@ def _text_with(tmp_path: Path, old: str, new: str, version: bool = True) -> Path
 ROW = "         512           128     float     sum      -1    10.82    0.05    0.05       0    10.37    0.05    0.05       0"
 
 
-@pytest.mark.parametrize(("time", "since_2_17_3", "before"), [
-    ("10.82", True, True), ("10.8", False, False), ("10.", False, False), ("10", False, False),
-    ("128.53", True, True), ("128.5", False, True), ("12345.6", True, False), ("12346", False, True),
-    ("1.2e+07", True, False), ("99999.9", True, False), ("1e+07", False, False), ("nan", False, False),
-    ("100.00", True, True), ("100.0", False, True), ("10000.0", True, True), ("10000", False, True),
-])
+@pytest.mark.parametrize(
+    ("time", "since_2_17_3", "before"),
+    [
+        ("10.82", True, True),
+        ("10.8", False, False),
+        ("10.", False, False),
+        ("10", False, False),
+        ("128.53", True, True),
+        ("128.5", False, True),
+        ("12345.6", True, False),
+        ("12346", False, True),
+        ("1.2e+07", True, False),
+        ("99999.9", True, False),
+        ("1e+07", False, False),
+        ("nan", False, False),
+        ("100.00", True, True),
+        ("100.0", False, True),
+        ("10000.0", True, True),
+        ("10000", False, True),
+    ],
+)
 def test_nccl_text_times_as_each_version_prints_them(tmp_path, time, since_2_17_3, before):
     """Since 2.17.3 (the versions that print '# nccl-tests version') a time has as many
     decimals as fit in 7 characters, then %.1e; before, 2 below 100 us, 1 below 10000, 0
@@ -190,20 +238,45 @@ def test_nccl_text_times_as_each_version_prints_them(tmp_path, time, since_2_17_
         got = read(str(log), 0)
         n = TEXT.splitlines().index(ROW) + 1 - (0 if versioned else 1)
         if good:
-            assert got.error is None and got.records[6].values["t"] == float(time), (time, versioned)
+            assert got.error is None and got.records[6].values["t"] == float(time), (
+                time,
+                versioned,
+            )
         else:
-            assert got.error.startswith(f"{log}:{n}: ") and len(got.records) == 6, (time, versioned, got.error)
+            assert got.error.startswith(f"{log}:{n}: ") and len(got.records) == 6, (
+                time,
+                versioned,
+                got.error,
+            )
             assert "time" in got.error and ("nccl-tests" in got.error or "no time" in got.error)
 
 
-@pytest.mark.parametrize(("bw", "good"), [("0.05", True), ("0.1", False), ("999.99", True), ("1000.0", True),
-                                          ("1000.00", False), ("12345", True), ("1e+06", True), ("nan", True)])
+@pytest.mark.parametrize(
+    ("bw", "good"),
+    [
+        ("0.05", True),
+        ("0.1", False),
+        ("999.99", True),
+        ("1000.0", True),
+        ("1000.00", False),
+        ("12345", True),
+        ("1e+06", True),
+        ("nan", True),
+    ],
+)
 def test_nccl_text_bandwidths(tmp_path, bw, good):
-    log = _text_with(tmp_path, ROW, ROW.replace("    0.05    0.05       0    10.37", f"  {bw:>6}    0.05       0    10.37"))
+    log = _text_with(
+        tmp_path,
+        ROW,
+        ROW.replace("    0.05    0.05       0    10.37", f"  {bw:>6}    0.05       0    10.37"),
+    )
     got = read(str(log), 0)
     assert (got.error is None) == good, got.error
     if good and bw == "nan":
-        assert "bytes_per_sec" not in got.records[6].values and "algbw printed as 'nan'" in got.source["warnings"][0]
+        assert (
+            "bytes_per_sec" not in got.records[6].values
+            and "algbw printed as 'nan'" in got.source["warnings"][0]
+        )
 
 
 def test_nccl_text_of_2017_is_refused(tmp_path, capsys):
@@ -220,5 +293,7 @@ def test_out_tmp_is_removed_when_the_file_cannot_be_written(tmp_path, capsys):
     os.symlink("/dev/full", f"{out}.tmp")
     assert command.main([str(DATA / "nccl_all_reduce_perf.json"), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"-o {str(out)!r}: cannot write (No space left on device)" in err and "Traceback" not in err
+    assert (
+        f"-o {str(out)!r}: cannot write (No space left on device)" in err and "Traceback" not in err
+    )
     assert not os.path.lexists(f"{out}.tmp") and not out.exists()

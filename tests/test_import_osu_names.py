@@ -13,8 +13,11 @@ REF = __import__("pathlib").Path(__file__).parent / "data" / "osu" / "ref"
 
 def table(path):
     """(size, [tokens]) of each row of an OSU log, read off the log itself."""
-    return [(int(ln.split()[0]), ln.split()[1:]) for ln in path.read_text().splitlines()
-            if ln.strip() and ln.split()[0].isdigit()]
+    return [
+        (int(ln.split()[0]), ln.split()[1:])
+        for ln in path.read_text().splitlines()
+        if ln.strip() and ln.split()[0].isdigit()
+    ]
 
 
 @pytest.mark.parametrize("name", ["bw", "bibw"])

@@ -20,18 +20,36 @@ from tests.mpirun import ENV, MPIEXEC, commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in io.BENCHMARKS]
 SPEC_ORDER = [
-    "S_Write_Indv", "S_IWrite_Indv", "S_Write_Expl", "S_IWrite_Expl", "P_Write_Indv", "P_IWrite_Indv",
-    "P_Write_Shared", "P_IWrite_Shared", "P_Write_Priv", "P_IWrite_Priv", "P_Write_Expl", "P_IWrite_Expl",
-    "C_Write_Indv", "C_IWrite_Indv", "C_Write_Shared", "C_IWrite_Shared", "C_Write_Expl", "C_IWrite_Expl",
+    "S_Write_Indv",
+    "S_IWrite_Indv",
+    "S_Write_Expl",
+    "S_IWrite_Expl",
+    "P_Write_Indv",
+    "P_IWrite_Indv",
+    "P_Write_Shared",
+    "P_IWrite_Shared",
+    "P_Write_Priv",
+    "P_IWrite_Priv",
+    "P_Write_Expl",
+    "P_IWrite_Expl",
+    "C_Write_Indv",
+    "C_IWrite_Indv",
+    "C_Write_Shared",
+    "C_IWrite_Shared",
+    "C_Write_Expl",
+    "C_IWrite_Expl",
 ]
 SPEC_ORDER += [n.replace("Write", "Read") for n in SPEC_ORDER] + ["Open_Close"]
 
 
 def leftovers(d) -> list[str]:
-    return sorted(n for n in os.listdir(d) if n.startswith(("IMB_out", ".IMB_out", "commbench-io-")))
+    return sorted(
+        n for n in os.listdir(d) if n.startswith(("IMB_out", ".IMB_out", "commbench-io-"))
+    )
 
 
 # ---------------------------------------------------------------- pure logic
+
 
 def test_names_order_and_kinds():
     assert ALL == SPEC_ORDER and len(ALL) == 37  # spec §10.1, all default
@@ -68,7 +86,9 @@ def test_shared_pointer_checks():
 
 
 def test_file_size_covers_every_sample():
-    cfg = config.parse_run_args(["--suite", "io", "-msglog", "0:10", "-iter", "7,1,3,off"], world_size=4)
+    cfg = config.parse_run_args(
+        ["--suite", "io", "-msglog", "0:10", "-iter", "7,1,3,off"], world_size=4
+    )
     for spec in io.SPECS.values():
         for np_ in (1, 2, 4):
             nbytes = io.file_bytes(cfg, spec, np_)
@@ -81,13 +101,16 @@ def test_file_size_covers_every_sample():
 
 # ---------------------------------------------------------------- errors before the run
 
+
 def _unwritable(tmp_path):
     d = tmp_path / "ro"
     d.mkdir()
     d.chmod(0o500)
     for cand in (str(d), "/sys", "/proc"):
         try:
-            fd = os.open(os.path.join(cand, ".probe-commbench"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            fd = os.open(
+                os.path.join(cand, ".probe-commbench"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600
+            )
         except OSError:
             return cand
         os.close(fd)
@@ -134,6 +157,7 @@ def test_bad_directory_exit_status(tmp_path):
 
 # ---------------------------------------------------------------- every benchmark, every row
 
+
 def _check_run(p, doc, np_, sizes, npmin, iodir):
     out = p.stdout
     t = tables(out)
@@ -151,7 +175,10 @@ def _check_run(p, doc, np_, sizes, npmin, iodir):
                 assert len(r) == width and all(float(v) >= 0 for v in r), (b.name, r)
                 assert float(r[-1]) == 0.0  # defects
     assert "!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; 1 NOT CHECKED !!!! " in out
-    assert out.count(": Successful") == 36 and "Open_Close    : not checked (no verifier looked at its data)" in out  # no data to verify
+    assert (
+        out.count(": Successful") == 36
+        and "Open_Close    : not checked (no verifier looked at its data)" in out
+    )  # no data to verify
     assert "# performance of" in out and "MFlops" in out
     assert "# Minimum io portion in bytes:   0" in out
     recs = [r for r in doc["records"] if r["status"] == "ok"]
@@ -168,7 +195,9 @@ def _check_run(p, doc, np_, sizes, npmin, iodir):
         if spec.nonblocking:
             assert 0.0 <= r["values"]["overlap"] <= 100.0
         elif r["bytes"]:
-            assert r["values"]["bytes_per_sec"] == pytest.approx(r["bytes"] / (r["values"]["t_max"] * 1e-6))
+            assert r["values"]["bytes_per_sec"] == pytest.approx(
+                r["bytes"] / (r["values"]["t_max"] * 1e-6)
+            )
     assert leftovers(iodir) == []
 
 
@@ -202,20 +231,56 @@ def test_every_io_benchmark(tmp_path, np_):
 def test_multi_and_write_check_catches_corruption(tmp_path):
     d = tmp_path / "files"
     d.mkdir()
-    p, doc = run_json(tmp_path, 4, "-msglog", "0:2", "-iter", "2,16,2,off", "-multi", "1", "-check",
-                      "--io-info", "romio_cb_write=enable", "--iodir", str(d), "S_Write_Indv", "P_Read_Priv", "C_IWrite_Expl", "P_Write_Shared",
-                      "Open_Close", timeout=300)
+    p, doc = run_json(
+        tmp_path,
+        4,
+        "-msglog",
+        "0:2",
+        "-iter",
+        "2,16,2,off",
+        "-multi",
+        "1",
+        "-check",
+        "--io-info",
+        "romio_cb_write=enable",
+        "--iodir",
+        str(d),
+        "S_Write_Indv",
+        "P_Read_Priv",
+        "C_IWrite_Expl",
+        "P_Write_Shared",
+        "Open_Close",
+        timeout=300,
+    )
     assert "# Benchmarking Multi-S_Write_Indv " in p.stdout
     assert '# romio_cb_write = "enable"' in p.stdout  # MPI_Info hints of every open (spec §14.1)
     assert "# ( 4 groups of 1 processes each running simultaneous ) " in p.stdout
     assert "# ( 2 groups of 2 processes each running simultaneous ) " in p.stdout
     assert "ALL CHECKED BENCHMARKS SUCCESSFUL; 1 NOT CHECKED" in p.stdout  # Open_Close
-    assert all(len(r["group_values"]) == 4 for r in doc["records"] if r["benchmark"] == "S_Write_Indv")
+    assert all(
+        len(r["group_values"]) == 4 for r in doc["records"] if r["benchmark"] == "S_Write_Indv"
+    )
     assert leftovers(d) == []
     # rank 1 writes corrupted data: the read-back by file rank 0 must notice
     out = tmp_path / "bad.json"
-    p = mpiexec(2, "run", "-msglog", "0:3", "-iter", "2,16,2,off", "-check", "--iodir", str(d), "-o", str(out),
-                "P_Write_Indv", "C_IWrite_Shared", "P_Write_Shared", env={"COMMBENCH_FAULT_CORRUPT": "1"}, timeout=300)
+    p = mpiexec(
+        2,
+        "run",
+        "-msglog",
+        "0:3",
+        "-iter",
+        "2,16,2,off",
+        "-check",
+        "--iodir",
+        str(d),
+        "-o",
+        str(out),
+        "P_Write_Indv",
+        "C_IWrite_Shared",
+        "P_Write_Shared",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+        timeout=300,
+    )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     assert "!!!!  3  BENCHMARKS FAILED     !!!! " in p.stdout
     recs = json.loads(out.read_text())["records"]
@@ -227,8 +292,22 @@ def test_multi_and_write_check_catches_corruption(tmp_path):
 def test_failure_mid_run_leaves_nothing(tmp_path):
     d = tmp_path / "files"
     d.mkdir()
-    p = mpiexec(2, "run", "-msglog", "2", "-iter", "2,16,2,off", "--iodir", str(d), "-o", "-",
-                "P_Write_Priv", "P_Read_Indv", env={"COMMBENCH_FAULT_IO_FAIL": "1"}, timeout=300)
+    p = mpiexec(
+        2,
+        "run",
+        "-msglog",
+        "2",
+        "-iter",
+        "2,16,2,off",
+        "--iodir",
+        str(d),
+        "-o",
+        "-",
+        "P_Write_Priv",
+        "P_Read_Indv",
+        env={"COMMBENCH_FAULT_IO_FAIL": "1"},
+        timeout=300,
+    )
     assert p.returncode != 0 and "injected failure" in p.stderr
     deadline = time.time() + 20  # the guardian sweeps once the ranks are gone
     while leftovers(d) and time.time() < deadline:
@@ -238,14 +317,36 @@ def test_failure_mid_run_leaves_nothing(tmp_path):
 
 # ---------------------------------------------------------------- interrupted runs
 
+
 def _start_long_run(tmp_path, iodir: str | None, tmpdir: str):
-    cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "commbench", "run", "--suite", "io", "-msglog", "0:16",
-           "-iter", "50,16,10", "-o", str(tmp_path / "r.json")]
+    cmd = [
+        MPIEXEC,
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "--suite",
+        "io",
+        "-msglog",
+        "0:16",
+        "-iter",
+        "50,16,10",
+        "-o",
+        str(tmp_path / "r.json"),
+    ]
     if iodir:
         cmd += ["--iodir", iodir]
     env = dict(os.environ, **ENV, TMPDIR=tmpdir)
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True, cwd=os.getcwd())
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        cwd=os.getcwd(),
+    )
 
 
 def _wait_for_files(d, pred, timeout=120):
@@ -294,10 +395,30 @@ def test_foreign_file_between_benchmarks_is_never_deleted(tmp_path):
     d = tmp_path / "files"
     d.mkdir()
     out = tmp_path / "r.json"
-    cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "commbench", "run", "--suite", "io", "S_Write_Indv",
-           "P_Write_Indv", "-msglog", "0:16", "-iter", "2000,16,10", "--iodir", str(d), "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    cmd = [
+        MPIEXEC,
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "--suite",
+        "io",
+        "S_Write_Indv",
+        "P_Write_Indv",
+        "-msglog",
+        "0:16",
+        "-iter",
+        "2000,16,10",
+        "--iodir",
+        str(d),
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **ENV)
+    )
     try:
         _wait_for_files(d, lambda f: "IMB_out_0" in f)  # S_Write_Indv's file: the run is under way
         (d / "IMB_out").write_text("not commbench's\n")  # P_Write_Indv's name
@@ -312,4 +433,6 @@ def test_foreign_file_between_benchmarks_is_never_deleted(tmp_path):
     assert (d / "IMB_out").read_text() == "not commbench's\n"
     assert sorted(os.listdir(d)) == ["IMB_out"]
     doc = json.loads(out.read_text())
-    assert doc["complete"] is False and any(r["benchmark"] == "S_Write_Indv" for r in doc["records"])
+    assert doc["complete"] is False and any(
+        r["benchmark"] == "S_Write_Indv" for r in doc["records"]
+    )

@@ -37,10 +37,15 @@ def fast(family: str, names: list[str]) -> list[str]:
     fam, out, i = suites.family(family), [], 0
     while i < len(FAST):
         opt = next(o for o in config.OPTIONS if FAST[i] in o.names)
-        given = FAST[i:i + (1 if opt.parse is None else 2)]
+        given = FAST[i : i + (1 if opt.parse is None else 2)]
         i += len(given)
         values = config._split_argv(given)[0]
-        if uses.why_unused(opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families()) is None:
+        if (
+            uses.why_unused(
+                opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families()
+            )
+            is None
+        ):
             out += given
     return out
 
@@ -88,8 +93,19 @@ def test_every_kernel_runs_on_comm_self(family, bench, tmp_path, monkeypatch):
 
 # Collectives whose verifier reads data that came through MPI even at NP 1 (the
 # root receives its own block): a corrupted send buffer must be caught.
-CAUGHT_AT_NP1 = ["Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv", "Gather",
-                 "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv"]
+CAUGHT_AT_NP1 = [
+    "Allreduce",
+    "Reduce",
+    "Reduce_scatter",
+    "Allgather",
+    "Allgatherv",
+    "Gather",
+    "Gatherv",
+    "Scatter",
+    "Scatterv",
+    "Alltoall",
+    "Alltoallv",
+]
 
 
 @pytest.mark.parametrize("name", CAUGHT_AT_NP1)
@@ -100,20 +116,35 @@ def test_a_corrupted_buffer_is_caught_at_kernel_level(name):
 
 
 def kernel_job(np_: int, family: str, *names: str, options: tuple[str, ...] = ()) -> list[dict]:
-    cmd = [MPIEXEC, "-n", str(np_), sys.executable, str(Path(__file__).with_name("kernel_job.py")),
-           family, *names, "--", *fast(family, list(names)), *options]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=dict(os.environ, **ENV))
+    cmd = [
+        MPIEXEC,
+        "-n",
+        str(np_),
+        sys.executable,
+        str(Path(__file__).with_name("kernel_job.py")),
+        family,
+        *names,
+        "--",
+        *fast(family, list(names)),
+        *options,
+    ]
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=180, env=dict(os.environ, **ENV)
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
 
 
-@pytest.mark.parametrize(("family", "names"), [
-    ("mpi1", ["PingPong", "PingPing", "Sendrecv", "Exchange", "Bcast", "Barrier"]),
-    ("comms", ["COMMS1", "COMMS2"]),
-    ("ext", ["Unidir_Put", "Bidir_Get", "Accumulate"]),
-    ("rma", ["Unidir_put", "One_put_all", "Exchange_get", "Fetch_and_op"]),
-    ("pgas", ["PutGet_latency", "Strided_put_bw", "Random_get_bw", "Reduction_inplace"]),
-])
+@pytest.mark.parametrize(
+    ("family", "names"),
+    [
+        ("mpi1", ["PingPong", "PingPing", "Sendrecv", "Exchange", "Bcast", "Barrier"]),
+        ("comms", ["COMMS1", "COMMS2"]),
+        ("ext", ["Unidir_Put", "Bidir_Get", "Accumulate"]),
+        ("rma", ["Unidir_put", "One_put_all", "Exchange_get", "Fetch_and_op"]),
+        ("pgas", ["PutGet_latency", "Strided_put_bw", "Random_get_bw", "Reduction_inplace"]),
+    ],
+)
 def test_kernels_at_two_ranks(family, names):
     out = kernel_job(2, family, *names)
     rows, summary = out[:-1], out[-1]

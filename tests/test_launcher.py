@@ -21,7 +21,9 @@ def _procs_with(text: str) -> list[int]:
     for d in Path("/proc").iterdir():
         if d.name.isdigit() and int(d.name) != os.getpid():
             try:
-                if text in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                if text in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                    errors="replace"
+                ):
                     out.append(int(d.name))
             except OSError:
                 pass
@@ -33,8 +35,23 @@ def test_sigkill_of_the_launcher_ends_the_job(tmp_path):
     """mpiexec runs in its own session; killed with -9 the launcher used to leave
     mpiexec and every rank running. Now the job ends as a cancelled one does."""
     out = tmp_path / "orphan.json"
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "-msglog", "0:20", "-time", "30", "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, **ENV))
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "2",
+        "-msglog",
+        "0:20",
+        "-time",
+        "30",
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, **ENV)
+    )
     try:
         wait_for_records(out)
         assert len(_procs_with(str(out))) >= 3  # launcher, mpiexec, ranks
@@ -75,8 +92,16 @@ def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
     shm = Path("/dev/shm")
     before = set(shm.glob("mpich_shm_*")) if shm.is_dir() else set()
     t0 = time.monotonic()
-    p = commbench("run", "-n", "2", "PingPong", "-o", str(out), timeout=120,
-                  env={"COMMBENCH_STARTUP_TIMEOUT": "4", "COMMBENCH_FAULT_INIT_HANG": "1"})
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "PingPong",
+        "-o",
+        str(out),
+        timeout=120,
+        env={"COMMBENCH_STARTUP_TIMEOUT": "4", "COMMBENCH_FAULT_INIT_HANG": "1"},
+    )
     assert p.returncode == 3, p.stderr[-2000:]
     assert "did not get through MPI_Init in 4 s" in p.stderr
     assert time.monotonic() - t0 < 60

@@ -16,30 +16,61 @@ from commbench.views.series import Series
 from commbench.watchdog import describe
 from tests.mpirun import commbench
 
-OVERHEAD = ["--sizes", "16,64", "--trials", "1", "--reps", "3", "--q-time", "100", "--stream-time", "0.05",
-            "--loggp-n", "3"]
+OVERHEAD = [
+    "--sizes",
+    "16,64",
+    "--trials",
+    "1",
+    "--reps",
+    "3",
+    "--q-time",
+    "100",
+    "--stream-time",
+    "0.05",
+    "--loggp-n",
+    "3",
+]
 
 
 def test_overhead_with_csv_then_report_and_compare(tmp_path):
     out, csv_out = tmp_path / "ov.json", tmp_path / "ov.csv"
-    p = commbench("overhead", "-n", "3", *OVERHEAD, "-o", str(out), "--csv", str(csv_out), timeout=300)
+    p = commbench(
+        "overhead", "-n", "3", *OVERHEAD, "-o", str(out), "--csv", str(csv_out), timeout=300
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-3000:]
     rows = list(csv.DictReader(csv_out.open()))
     assert len(rows) == len(json.loads(out.read_text())["records"]) > 10
     # one trial, two sizes: no interval can be computed; said so, not "[inf, inf]"
     assert "inf," not in p.stdout and "n/a" in p.stdout and "# n/a: no interval" in p.stdout
     r = commbench("report", str(out))
-    assert r.returncode == 0 and "Traceback" not in r.stderr and "Table 3" in r.stdout, r.stderr[-2000:]
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "Table 3" in r.stdout, r.stderr[
+        -2000:
+    ]
     r = commbench("report", str(out), "--csv", str(tmp_path / "again.csv"))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert (tmp_path / "again.csv").read_text() == csv_out.read_text()
     r = commbench("compare", str(out), str(out), "--gate-unsampled")
-    assert r.returncode == 0 and "Traceback" not in r.stderr and "matched rows" in r.stdout, r.stderr[-2000:]
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "matched rows" in r.stdout, (
+        r.stderr[-2000:]
+    )
 
 
 def test_fit_and_plot_of_overlap_rows_say_what_they_are(tmp_path):
     out = tmp_path / "nbc.json"
-    p = commbench("run", "-n", "2", "--suite", "nbc", "Ibcast", "-msglog", "0:3", "-iter", "20", "-o", str(out))
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "--suite",
+        "nbc",
+        "Ibcast",
+        "-msglog",
+        "0:3",
+        "-iter",
+        "20",
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     for cmd in (["fit", str(out)], ["plot", str(out), "-o", str(tmp_path / "x.png")]):
         r = commbench(*cmd)
@@ -52,9 +83,25 @@ def test_msglen_rounded_to_the_unit_is_said_and_measured_once(tmp_path):
     lens = tmp_path / "lens"
     lens.write_text("3\n5\n7\n")
     out = tmp_path / "ext.json"
-    p = commbench("run", "-n", "2", "--suite", "ext", "Unidir_Put", "-msglen", str(lens), "-iter", "20", "-o", str(out))
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "--suite",
+        "ext",
+        "Unidir_Put",
+        "-msglen",
+        str(lens),
+        "-iter",
+        "20",
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4, 5 to 8, 7 to 8" in p.stdout
+    assert (
+        "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4, 5 to 8, 7 to 8"
+        in p.stdout
+    )
     recs = json.loads(out.read_text())["records"]
     for mode in ("AGGREGATE", "NON-AGGREGATE"):
         assert [r["bytes"] for r in recs if r["mode"] == mode] == [4, 8]
@@ -86,7 +133,9 @@ def test_sixteen_series_plot_with_a_legend_entry_each(tmp_path):
 
 def test_describe_never_says_in_in():
     assert not describe({"phase": "start-up"}).startswith("in ")
-    assert describe({"benchmark": "PingPong", "np": 2, "phase": "the timed kernel"}).endswith("in the timed kernel")
+    assert describe({"benchmark": "PingPong", "np": 2, "phase": "the timed kernel"}).endswith(
+        "in the timed kernel"
+    )
 
 
 def _small_run(tmp_path, name: str, *args: str) -> str:
@@ -105,9 +154,16 @@ def test_report_and_compare_of_broken_files_name_the_problem(tmp_path):
     doc = json.loads(open(good).read())
     doc["records"][1]["bytes"] = "big"
     (tmp_path / "bad.invalid.json").write_text(json.dumps(doc))
-    for cmd in (["report", str(tmp_path / "bad.invalid.json")], ["compare", good, str(tmp_path / "bad.invalid.json")]):
+    for cmd in (
+        ["report", str(tmp_path / "bad.invalid.json")],
+        ["compare", good, str(tmp_path / "bad.invalid.json")],
+    ):
         r = commbench(*cmd)
-        assert r.returncode == 2 and "record 1 (" in r.stderr and "field bytes: 'big' is not of type" in r.stderr, r.stderr
+        assert (
+            r.returncode == 2
+            and "record 1 (" in r.stderr
+            and "field bytes: 'big' is not of type" in r.stderr
+        ), r.stderr
         assert "Traceback" not in r.stderr
     (tmp_path / "nj.json").write_text("not json\n")
     r = commbench("fit", str(tmp_path / "nj.json"))
@@ -127,8 +183,25 @@ def test_compare_keeps_families_apart_and_says_what_differs(tmp_path):
 
 
 def test_watchdog_status_is_124_at_any_process_count(tmp_path):
-    p = commbench("run", "-n", "4", "--suite", "nbc", "Ibcast", "-msglog", "0:1", "--nbc-cpu-factor", "1e6",
-                  "-iter", "5,off", "--timeout", "3", "-o", str(tmp_path / "w.json"), timeout=120)
+    p = commbench(
+        "run",
+        "-n",
+        "4",
+        "--suite",
+        "nbc",
+        "Ibcast",
+        "-msglog",
+        "0:1",
+        "--nbc-cpu-factor",
+        "1e6",
+        "-iter",
+        "5,off",
+        "--timeout",
+        "3",
+        "-o",
+        str(tmp_path / "w.json"),
+        timeout=120,
+    )
     assert p.returncode == 124, p.stderr[-2000:]
 
 
@@ -137,14 +210,44 @@ def test_help_and_final_line_name_what_they_should(tmp_path):
     assert h.returncode == 0 and h.stdout.startswith("usage: commbench overhead")
     assert "--sizes" in h.stdout and "-check" not in h.stdout  # only what it takes
     out, csv_out = tmp_path / "r.json", tmp_path / "r.csv"
-    p = commbench("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out), "--csv", str(csv_out))
+    p = commbench(
+        "run",
+        "-n",
+        "2",
+        "PingPong",
+        "-msglog",
+        "0:1",
+        "-iter",
+        "10",
+        "-o",
+        str(out),
+        "--csv",
+        str(csv_out),
+    )
     assert p.returncode == 0 and f"results written to {out} and {csv_out}" in p.stderr
     assert json.loads(out.read_text())["units"]["rank_times"] == "s"  # the file says its units
 
 
 def test_msgrate_rates_have_units(tmp_path):
-    p = commbench("run", "-n", "3", "--suite", "msgrate", "--peers", "2", "--iters", "2", "--msgs", "4",
-                  "--cache-size", "0", "all_start", "-o", str(tmp_path / "m.json"), timeout=120)
+    p = commbench(
+        "run",
+        "-n",
+        "3",
+        "--suite",
+        "msgrate",
+        "--peers",
+        "2",
+        "--iters",
+        "2",
+        "--msgs",
+        "4",
+        "--cache-size",
+        "0",
+        "all_start",
+        "-o",
+        str(tmp_path / "m.json"),
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "all-start: " in p.stdout and " msgs/s" in p.stdout
 
@@ -158,10 +261,19 @@ def test_no_mpi_library_is_a_message_not_a_traceback():
 
 def test_list_help_report_and_compare_need_no_mpi_library(tmp_path):
     out = tmp_path / "r.json"
-    assert commbench("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out)).returncode == 0
+    assert (
+        commbench(
+            "run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out)
+        ).returncode
+        == 0
+    )
     env = {"MPI4PY_LIBMPI": "/nonexistent/libmpi.so"}  # they read descriptors and files only
-    for cmd, expect in ((["list"], "PingPong"), (["run", "-h"], "usage: commbench run"),
-                        (["report", str(out)], "Benchmarking PingPong"), (["compare", str(out), str(out), "--gate-unsampled"], "matched")):
+    for cmd, expect in (
+        (["list"], "PingPong"),
+        (["run", "-h"], "usage: commbench run"),
+        (["report", str(out)], "Benchmarking PingPong"),
+        (["compare", str(out), str(out), "--gate-unsampled"], "matched"),
+    ):
         p = commbench(*cmd, env=env)
         assert p.returncode == 0 and expect in p.stdout, (cmd, p.stderr[-1000:])
 
@@ -171,7 +283,9 @@ def test_the_mpi_runtime_is_an_extra():
     import tomllib
     from pathlib import Path
 
-    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())[
+        "project"
+    ]
     assert not any(d.startswith("mpich") for d in meta["dependencies"])
     assert meta["optional-dependencies"]["mpich"] == ["mpich>=4.1"]
 

@@ -29,18 +29,29 @@ def test_profiles_and_overrides():
     assert cfg.method == methodology.PROFILES["imb4"]
     assert (cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (0, 1, True)
     cfg = config.parse_run_args(["--methodology", "imb2021", "-root_shift", "on", "-sync", "no"])
-    assert (cfg.method.name, cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == ("imb2021", 0, 1, False)
+    assert (cfg.method.name, cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (
+        "imb2021",
+        0,
+        1,
+        False,
+    )
     assert cfg.resolved()["methodology"]["warmup_each_size"] is True
     assert config.parse_run_args(["-warm_up", "disable"]).method.warmup is False
     assert methodology.Methodology.from_dict(None) == methodology.PROFILES["imb4"]
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["-sync", "maybe"], "-sync: 'maybe' is neither on nor off"),
-    (["--methodology", "imb3"], "--methodology must be one of imb4|imb2021"),
-    (["--suite", "ext", "-root_shift", "on"], "-root_shift: the ext family has no collectives"),
-    (["--suite", "msgrate", "--methodology", "imb2021"], "--methodology: the msgrate family does not use it"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["-sync", "maybe"], "-sync: 'maybe' is neither on nor off"),
+        (["--methodology", "imb3"], "--methodology must be one of imb4|imb2021"),
+        (["--suite", "ext", "-root_shift", "on"], "-root_shift: the ext family has no collectives"),
+        (
+            ["--suite", "msgrate", "--methodology", "imb2021"],
+            "--methodology: the msgrate family does not use it",
+        ),
+    ],
+)
 def test_bad_values_are_refused(argv, words):
     with pytest.raises(ConfigError) as e:
         config.parse_run_args(argv)
@@ -58,21 +69,54 @@ def test_bad_value_exits_2_on_every_rank():
 @pytest.mark.parametrize("shift", ["on", "off"])
 def test_check_mode_agrees_on_roots_and_slots(tmp_path, engine, shift):
     """IMB 2021's per-call timing, both roots, off-cache slots: every byte verified."""
-    p, doc = run_json(tmp_path, 3, *FAST, "--methodology", "imb2021", "-root_shift", shift, "--engine", engine,
-                      "-check", "-off_cache", "0.001,64", "-msglog", "2:5", *ROOTED, "Allreduce", "PingPong",
-                      timeout=240)
+    p, doc = run_json(
+        tmp_path,
+        3,
+        *FAST,
+        "--methodology",
+        "imb2021",
+        "-root_shift",
+        shift,
+        "--engine",
+        engine,
+        "-check",
+        "-off_cache",
+        "0.001,64",
+        "-msglog",
+        "2:5",
+        *ROOTED,
+        "Allreduce",
+        "PingPong",
+        timeout=240,
+    )
     assert "BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-2000:]
     recs = [r for r in doc["records"] if r["status"] == "ok"]
     assert {r["benchmark"] for r in recs} >= set(ROOTED)
-    assert {r["extra"].get("engine", r.get("engine")) for r in recs} == {engine}, "the engine asked for ran"
+    assert {r["extra"].get("engine", r.get("engine")) for r in recs} == {engine}, (
+        "the engine asked for ran"
+    )
     assert all(r["defects"] is not None and r["defects"] <= policy.TOL for r in recs)
     want = dict(methodology.PROFILES["imb2021"].as_dict(), root_shift=1 if shift == "on" else 0)
     assert doc["config"]["methodology"] == want
 
 
 def test_nbc_follows_sync_and_root(tmp_path):
-    p, doc = run_json(tmp_path, 3, *FAST, "--suite", "nbc", "--methodology", "imb2021", "-check",
-                      "-msglog", "2:4", "Ibcast", "Iscatter_pure", "Ireduce", timeout=240)
+    p, doc = run_json(
+        tmp_path,
+        3,
+        *FAST,
+        "--suite",
+        "nbc",
+        "--methodology",
+        "imb2021",
+        "-check",
+        "-msglog",
+        "2:4",
+        "Ibcast",
+        "Iscatter_pure",
+        "Ireduce",
+        timeout=240,
+    )
     assert "BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-2000:]
     assert doc["config"]["methodology"]["sync"] == 1
 
@@ -84,8 +128,23 @@ def test_cpu_exploit_follows_the_methodology(tmp_path, engine):
     least t_CPU can be (about 2.5 us here, a 10x10 pass 1/100 of it)."""
     t_cpu = {}
     for m in ("imb4", "imb2021"):
-        p, doc = run_json(tmp_path, 2, "--suite", "nbc", "Ibcast", "-msglog", "0:1", "-iter", "100",
-                          "-iter_policy", "off", "--methodology", m, "--engine", engine)
+        p, doc = run_json(
+            tmp_path,
+            2,
+            "--suite",
+            "nbc",
+            "Ibcast",
+            "-msglog",
+            "0:1",
+            "-iter",
+            "100",
+            "-iter_policy",
+            "off",
+            "--methodology",
+            m,
+            "--engine",
+            engine,
+        )
         assert doc["config"]["methodology"]["cpu_matrix"] == {"imb4": 100, "imb2021": 10}[m]
         assert f"CPU exploit {doc['config']['methodology']['cpu_matrix']}x" in p.stdout
         t_cpu[m] = next(r for r in doc["records"] if r["bytes"] == 0)["values"]["t_cpu"]
@@ -96,8 +155,19 @@ def test_cpu_exploit_follows_the_methodology(tmp_path, engine):
 def test_corrupted_root_fails_under_per_call_timing(tmp_path):
     """Rank 1 sends corrupted data: with the root fixed at 0 its Bcast data never
     reaches anyone in the timed loop, and the per-root sweep still finds it."""
-    p = mpiexec(2, "run", *FAST, "--methodology", "imb2021", "-check", "-msglog", "2:3", "Bcast", "Scatter",
-                env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        *FAST,
+        "--methodology",
+        "imb2021",
+        "-check",
+        "-msglog",
+        "2:3",
+        "Bcast",
+        "Scatter",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert "BENCHMARKS SUCCESSFUL" not in p.stdout
     assert "Bcast" in p.stdout and "FAILED" in p.stdout.upper(), p.stdout[-2000:]
 
@@ -114,7 +184,9 @@ def test_per_call_timing_with_a_fixed_root_changes_bcast(tmp_path):
     old = mpiexec(2, "run", "-o", "-", *args)
     new = mpiexec(2, "run", "-o", "-", "--methodology", "imb2021", *args)
     assert old.returncode == 0 and new.returncode == 0, old.stderr + new.stderr
-    ratio = statistics.median(_bcast_times(new.stdout)) / statistics.median(_bcast_times(old.stdout))
+    ratio = statistics.median(_bcast_times(new.stdout)) / statistics.median(
+        _bcast_times(old.stdout)
+    )
     assert ratio < 0.6, ratio
     assert "# Methodology                    :   imb2021: -sync on" in new.stdout
 
@@ -122,8 +194,22 @@ def test_per_call_timing_with_a_fixed_root_changes_bcast(tmp_path):
 def test_dump_then_load_runs_the_same_configuration(tmp_path):
     """-dump writes the options (JSON, editable); -load runs them again, the command line winning."""
     dump = tmp_path / "opts.json"
-    p, first = run_json(tmp_path, 2, "-msglog", "0:2", "-iter", "10", "--methodology", "imb2021", "-data_type", "int",
-                        "PingPong", "Bcast", "-dump", str(dump))
+    p, first = run_json(
+        tmp_path,
+        2,
+        "-msglog",
+        "0:2",
+        "-iter",
+        "10",
+        "--methodology",
+        "imb2021",
+        "-data_type",
+        "int",
+        "PingPong",
+        "Bcast",
+        "-dump",
+        str(dump),
+    )
     saved = json.loads(dump.read_text())
     assert saved["format"] == "commbench-options 1" and "-dump" not in saved["argv"]
     assert saved["resolved"]["methodology"] == first["config"]["methodology"]
@@ -131,13 +217,18 @@ def test_dump_then_load_runs_the_same_configuration(tmp_path):
     p = mpiexec(2, "run", "-load", str(dump), "-msglog", "0:1", "-o", str(out))
     assert p.returncode == 0, p.stderr
     again = json.loads(out.read_text())["config"]
-    assert again["benchmarks"] == ["PingPong", "Bcast"] and again["maxlog"] == 1  # the command line's -msglog
+    assert (
+        again["benchmarks"] == ["PingPong", "Bcast"] and again["maxlog"] == 1
+    )  # the command line's -msglog
     assert again["methodology"] == first["config"]["methodology"]
     assert again["params"]["mpi1_data_type"] == "int"
     saved["argv"] = ["-load", "x"]
     dump.write_text(json.dumps(saved))
-    for content, words in ((None, "names -load/-dump itself"), ("{not json", "not JSON"),
-                           ('{"argv": []}', "not a commbench options file")):
+    for content, words in (
+        (None, "names -load/-dump itself"),
+        ("{not json", "not JSON"),
+        ('{"argv": []}', "not a commbench options file"),
+    ):
         if content is not None:
             dump.write_text(content)
         p = mpiexec(2, "run", "-load", str(dump), timeout=60)
@@ -165,35 +256,81 @@ if r == 0:
 @pytest.mark.parametrize("np_", [3, 4])
 def test_imb_barrier_is_a_barrier(np_):
     """-imb_barrier's dissemination barrier holds every rank until the last arrives."""
-    p = subprocess.run([MPIEXEC, "-n", str(np_), sys.executable, "-c", BARRIER_JOB], capture_output=True,
-                       text=True, timeout=60, env=dict(os.environ, **ENV))
+    p = subprocess.run(
+        [MPIEXEC, "-n", str(np_), sys.executable, "-c", BARRIER_JOB],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, **ENV),
+    )
     assert p.stdout.strip() == "True", p.stdout + p.stderr
 
 
 def test_imb_barrier_runs_checked(tmp_path):
-    p, doc = run_json(tmp_path, 3, *FAST, "--methodology", "imb2021", "-imb_barrier", "on", "-check",
-                      "-msglog", "0:3", "PingPong", "Bcast", "Allreduce")
-    assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout and doc["config"]["methodology"]["imb_barrier"] is True
+    p, doc = run_json(
+        tmp_path,
+        3,
+        *FAST,
+        "--methodology",
+        "imb2021",
+        "-imb_barrier",
+        "on",
+        "-check",
+        "-msglog",
+        "0:3",
+        "PingPong",
+        "Bcast",
+        "Allreduce",
+    )
+    assert (
+        "ALL BENCHMARKS SUCCESSFUL" in p.stdout
+        and doc["config"]["methodology"]["imb_barrier"] is True
+    )
 
 
-@pytest.mark.parametrize("mode, want", [("aggregate", ["AGGREGATE"]), ("non_aggregate", ["NON-AGGREGATE"]),
-                                        ("multi", ["AGGREGATE", "NON-AGGREGATE"])])
+@pytest.mark.parametrize(
+    "mode, want",
+    [
+        ("aggregate", ["AGGREGATE"]),
+        ("non_aggregate", ["NON-AGGREGATE"]),
+        ("multi", ["AGGREGATE", "NON-AGGREGATE"]),
+    ],
+)
 def test_aggregate_mode(tmp_path, mode, want):
-    p, doc = run_json(tmp_path, 2, "--suite", "ext", "-aggregate_mode", mode, "-msglog", "0:1", "-iter", "10",
-                      "Unidir_Put")
-    assert [ln.split(":")[1].strip() for ln in p.stdout.splitlines() if ln.startswith("#    MODE")] == want
+    p, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "ext",
+        "-aggregate_mode",
+        mode,
+        "-msglog",
+        "0:1",
+        "-iter",
+        "10",
+        "Unidir_Put",
+    )
+    assert [
+        ln.split(":")[1].strip() for ln in p.stdout.splitlines() if ln.startswith("#    MODE")
+    ] == want
     assert sorted({r["mode"] for r in doc["records"]}) == sorted(want)
 
 
 def test_aggregate_mode_refused_without_modes():
-    with pytest.raises(ConfigError, match="-aggregate_mode: the mpi1 family has no AGGREGATE/NON-AGGREGATE modes"):
+    with pytest.raises(
+        ConfigError, match="-aggregate_mode: the mpi1 family has no AGGREGATE/NON-AGGREGATE modes"
+    ):
         config.parse_run_args(["-aggregate_mode", "aggregate"])
-    with pytest.raises(ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"):
+    with pytest.raises(
+        ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"
+    ):
         config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])
 
 
-@pytest.mark.parametrize("argv, slots", [([], 200), (["--methodology", "imb2021"], 1),
-                                         (["--methodology", "imb2021", "-check"], 200)])
+@pytest.mark.parametrize(
+    "argv, slots",
+    [([], 200), (["--methodology", "imb2021"], 1), (["--methodology", "imb2021", "-check"], 200)],
+)
 def test_window_sections_follow_the_methodology(argv, slots):
     """imb4: aggregate transfers to n0 disjoint sections (spec §6.3, A2); imb2021: one section,
     as IMB 2021.11's C code without -off_cache (its rows from 64 KiB read 1.2-1.8x IMB's with
@@ -211,7 +348,21 @@ def test_second_engine_check_counts_its_own_warm_up(tmp_path):
     cleared before the second engine's warm-up, not after it, or the accumulate checks saw the
     warm-up's sums without counting them and failed on correct data."""
     for suite, names in (("ext", ["Accumulate"]), ("rma", ["Accumulate", "Get_accumulate"])):
-        p, doc = run_json(tmp_path, 2, "--suite", suite, *names, "-msglog", "0:6", "-iter", "50", "-check",
-                          "--engine", "both", "--methodology", "imb2021")
+        p, doc = run_json(
+            tmp_path,
+            2,
+            "--suite",
+            suite,
+            *names,
+            "-msglog",
+            "0:6",
+            "-iter",
+            "50",
+            "-check",
+            "--engine",
+            "both",
+            "--methodology",
+            "imb2021",
+        )
         assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-1500:]
         assert {r["extra"]["engine"] for r in doc["records"]} == {"native", "mpi4py"}

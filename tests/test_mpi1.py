@@ -68,9 +68,20 @@ def test_every_benchmark_every_row(tmp_path, np_):
             assert row[2] == f"{rec['values']['t_max']:.2f}"
             assert row[3] == f"{rec['values']['bytes_per_sec'] / 1e6:.2f}"
     meta = doc["metadata"]
-    for key in ("commbench_version", "mpi4py_version", "python_version", "mpi_library_version",
-                "thread_level", "hosts", "ranks_per_host", "cpu_model", "buffer_allocation",
-                "command_line", "date", "mpi_env"):
+    for key in (
+        "commbench_version",
+        "mpi4py_version",
+        "python_version",
+        "mpi_library_version",
+        "thread_level",
+        "hosts",
+        "ranks_per_host",
+        "cpu_model",
+        "buffer_allocation",
+        "command_line",
+        "date",
+        "mpi_env",
+    ):
         assert key in meta
     assert sum(meta["ranks_per_host"].values()) == np_
     assert doc["config"]["benchmarks"] == ALL
@@ -86,8 +97,19 @@ def test_every_benchmark_every_row(tmp_path, np_):
 
 def test_corrupted_buffer_is_caught(tmp_path):
     out = tmp_path / "bad.json"
-    p = mpiexec(2, "run", *FAST, "-msglog", "2", "-check", "-o", str(out), "PingPong", "Allreduce",
-                env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        *FAST,
+        "-msglog",
+        "2",
+        "-check",
+        "-o",
+        str(out),
+        "PingPong",
+        "Allreduce",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert p.returncode != 0
     assert "!!! Benchmark unsuccessful !!!" in p.stdout
     assert "!!!!  2  BENCHMARKS FAILED     !!!! " in p.stdout
@@ -113,8 +135,22 @@ def test_multi_and_map(tmp_path):
 
 def test_off_cache_and_alloc_kinds(tmp_path):
     for alloc in ("numpy", "mpi", "mmap"):
-        p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "12:13", "-off_cache", "1,64", "-check",
-                          "--alloc", alloc, "--hugepages", "off", "PingPong", "Bcast")
+        p, doc = run_json(
+            tmp_path,
+            2,
+            *FAST,
+            "-msglog",
+            "12:13",
+            "-off_cache",
+            "1,64",
+            "-check",
+            "--alloc",
+            alloc,
+            "--hugepages",
+            "off",
+            "PingPong",
+            "Bcast",
+        )
         assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
         assert doc["metadata"]["buffer_allocation"]["kind"] == alloc
 
@@ -122,10 +158,14 @@ def test_off_cache_and_alloc_kinds(tmp_path):
 def test_msglen_and_policies(tmp_path):
     lens = tmp_path / "lens"
     lens.write_text("0\n3\n1000\n")
-    p, doc = run_json(tmp_path, 2, "-msglen", str(lens), "-iter", "30,multiple_np", "Allreduce", "PingPong")
+    p, doc = run_json(
+        tmp_path, 2, "-msglen", str(lens), "-iter", "30,multiple_np", "Allreduce", "PingPong"
+    )
     assert "# Message lengths were user defined" in p.stdout
     sizes = [r["bytes"] for r in doc["records"] if r["benchmark"] == "Allreduce"]
     assert sizes == [0, 4, 1000]
     assert all(r["repetitions"] % 2 == 0 for r in doc["records"])
-    p, doc = run_json(tmp_path, 2, "-msglog", "2", "-iter", "17", "-iter_policy", "off", "Barrier", "Sendrecv")
+    p, doc = run_json(
+        tmp_path, 2, "-msglog", "2", "-iter", "17", "-iter_policy", "off", "Barrier", "Sendrecv"
+    )
     assert {r["repetitions"] for r in doc["records"]} == {17}

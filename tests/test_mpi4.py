@@ -12,9 +12,20 @@ from tests.mpirun import commbench, mpiexec, run_json, tables
 ALL = [b.name for b in mpi4.BENCHMARKS]
 # Small sizes and fixed repetitions: every benchmark of the family in ~2 s at 4 ranks.
 ARGS = ["-msglog", "0:3", "-iter", "20", "-iter_policy", "off", "-time", "10"]
-DEFAULT = ["Bcast_persist", "Allgatherv_persist", "Gather_persist", "Gatherv_persist", "Scatter_persist",
-           "Scatterv_persist", "Alltoall_persist", "Alltoallv_persist", "Reduce_persist",
-           "Reduce_scatter_persist", "Allreduce_persist", "Barrier_persist"]
+DEFAULT = [
+    "Bcast_persist",
+    "Allgatherv_persist",
+    "Gather_persist",
+    "Gatherv_persist",
+    "Scatter_persist",
+    "Scatterv_persist",
+    "Alltoall_persist",
+    "Alltoallv_persist",
+    "Reduce_persist",
+    "Reduce_scatter_persist",
+    "Allreduce_persist",
+    "Barrier_persist",
+]
 
 
 def test_family_mirrors_mpi1_and_imb_mpi4():
@@ -40,11 +51,23 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
 
 def test_run_list_and_options():
     assert config.parse_run_args(["IMB-MPI4"]).benchmarks == tuple(DEFAULT)
-    cfg = config.parse_run_args(["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"])
-    assert cfg.family == "mpi4" and "Allgather_persist" in cfg.benchmarks and "Bcast_persist" not in cfg.benchmarks
+    cfg = config.parse_run_args(
+        ["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"]
+    )
+    assert (
+        cfg.family == "mpi4"
+        and "Allgather_persist" in cfg.benchmarks
+        and "Bcast_persist" not in cfg.benchmarks
+    )
     assert config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
-    cfg = config.parse_run_args(["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"])
-    assert cfg.params == {"mpi4_cpu_factor": 0.5} and cfg.method.sync == 1 and cfg.method.root_shift == 1
+    cfg = config.parse_run_args(
+        ["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"]
+    )
+    assert (
+        cfg.params == {"mpi4_cpu_factor": 0.5}
+        and cfg.method.sync == 1
+        and cfg.method.root_shift == 1
+    )
     for bad in ("0", "x", "nan"):
         with pytest.raises(config.ConfigError, match="--mpi4-cpu-factor"):
             config.parse_run_args(["--mpi4-cpu-factor", bad, "Bcast_persist"])
@@ -94,10 +117,16 @@ def test_every_benchmark_checked(tmp_path, np_, variant):
     p, doc = run_json(tmp_path, np_, *ARGS, "-check", *opts, *ALL)
     out = p.stdout
     assert "MPI-4 part" in out and "# All processes entering MPI_Finalize" in out
-    assert "!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; 2 NOT CHECKED !!!! " in out  # the Barriers move no data
+    assert (
+        "!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; 2 NOT CHECKED !!!! " in out
+    )  # the Barriers move no data
     method = doc["config"]["methodology"]
-    assert (method["sync"], method["root_shift"]) == {"imb4": (0, 1), "off_cache": (0, 1), "imb2021": (1, 0),
-                                                      "imb2021_root_shift": (1, 1)}[variant]
+    assert (method["sync"], method["root_shift"]) == {
+        "imb4": (0, 1),
+        "off_cache": (0, 1),
+        "imb2021": (1, 0),
+        "imb2021_root_shift": (1, 1),
+    }[variant]
     t = tables(out)
     nps = policy.np_sequence(np_, 2)
     for name in ALL:
@@ -113,7 +142,10 @@ def test_every_benchmark_checked(tmp_path, np_, variant):
             assert r["defects"] is not None and r["defects"] <= policy.TOL, r
         if b.kind in (Kind.OVERLAP, Kind.OVERLAP_SYNC):
             rt = r["rank_times"]
-            assert all(rt["t_ovrl"][k] >= rt["t_cpu"][k] > 0 and rt["t_pure"][k] > 0 for k in range(r["np"]))
+            assert all(
+                rt["t_ovrl"][k] >= rt["t_cpu"][k] > 0 and rt["t_pure"][k] > 0
+                for k in range(r["np"])
+            )
             assert 0.0 <= r["values"]["overlap"] <= 100.0
         else:
             assert 0 < r["values"]["t_min"] <= r["values"]["t_avg"] <= r["values"]["t_max"]
@@ -122,10 +154,26 @@ def test_every_benchmark_checked(tmp_path, np_, variant):
 @pytest.mark.parametrize("np_,bad", [(2, 0), (2, 1), (4, 3)])
 def test_check_mode_catches_a_corrupted_sender(np_, bad):
     """Root 0 fixed (imb2021): Bcast/Scatterv from another rank are only seen by the per-root sweep."""
-    names = ["Bcast_persist", "Scatterv_persist_pure", "Gather_persist", "Reduce_scatter_persist_pure",
-             "Alltoall_persist", "Barrier_persist"]
-    p = mpiexec(np_, "run", *ARGS, "--methodology", "imb2021", "-check", "-o", "-", *names,
-                env={"COMMBENCH_FAULT_CORRUPT": str(bad)})
+    names = [
+        "Bcast_persist",
+        "Scatterv_persist_pure",
+        "Gather_persist",
+        "Reduce_scatter_persist_pure",
+        "Alltoall_persist",
+        "Barrier_persist",
+    ]
+    p = mpiexec(
+        np_,
+        "run",
+        *ARGS,
+        "--methodology",
+        "imb2021",
+        "-check",
+        "-o",
+        "-",
+        *names,
+        env={"COMMBENCH_FAULT_CORRUPT": str(bad)},
+    )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     assert "!!!!  5  BENCHMARKS FAILED     !!!! " in p.stdout
     for name in names[:-1]:
@@ -137,8 +185,19 @@ def test_cpu_factor_reaches_the_kernel(tmp_path):
     """--mpi4-cpu-factor is recorded and sizes the computation to F·t_pure (as IMB-NBC's)."""
     sizes = tmp_path / "sizes"
     sizes.write_text("0\n64\n")
-    _, doc = run_json(tmp_path, 2, "-iter", "10", "-iter_policy", "off", "-msglen", str(sizes),
-                      "--mpi4-cpu-factor", "50", "Alltoall_persist")
+    _, doc = run_json(
+        tmp_path,
+        2,
+        "-iter",
+        "10",
+        "-iter_policy",
+        "off",
+        "-msglen",
+        str(sizes),
+        "--mpi4-cpu-factor",
+        "50",
+        "Alltoall_persist",
+    )
     assert doc["config"]["params"] == {"mpi4_cpu_factor": 50.0}
     assert [r["bytes"] for r in doc["records"]] == [0, 64]
     for r in doc["records"]:

@@ -12,7 +12,9 @@ PATTERNS = ["single_direction", "pair_based", "pre_post", "all_start"]
 SHORT = ["--iters", "3", "--msgs", "8", "--cache-size", "256k"]
 
 
-@pytest.mark.parametrize("size,peers,ppn", [(7, 6, 1), (8, 6, 1), (7, 5, 1), (12, 4, 2), (9, 3, 3), (3, 2, 1)])
+@pytest.mark.parametrize(
+    "size,peers,ppn", [(7, 6, 1), (8, 6, 1), (7, 5, 1), (12, 4, 2), (9, 3, 3), (3, 2, 1)]
+)
 def test_peers_match_phase_by_phase(size, peers, ppn):
     """In phase j rank r sends to send_peers[p-j-1], whose recv_peers[j] must be r."""
     lists = [peer_lists(r, size, peers, ppn) for r in range(size)]
@@ -37,7 +39,18 @@ def test_cache_walk_writes_every_element():
 @pytest.mark.parametrize("np_,peers", [(3, 2), (4, 3)])
 def test_four_patterns(tmp_path, np_, peers):
     out = tmp_path / "mr.json"
-    p = mpiexec(np_, "run", "msgrate", "--peers", str(peers), *SHORT, "--machine-readable", "-o", str(out), timeout=300)
+    p = mpiexec(
+        np_,
+        "run",
+        "msgrate",
+        "--peers",
+        str(peers),
+        *SHORT,
+        "--machine-readable",
+        "-o",
+        str(out),
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     for label in ("single direction", "pair-based", "pre-post", "all-start"):
         assert f"{label:>16}: " in p.stdout
@@ -58,7 +71,9 @@ def test_four_patterns(tmp_path, np_, peers):
             assert ex["messages_per_rank"] == 3 * peers * 8 * 2  # sends + receives
             assert r["np"] == np_
         # the rate is the seed's: messages / (average over ranks of their timed seconds)
-        assert ex["messages_per_second"] == pytest.approx(ex["messages_per_rank"] / ex["avg_time_s"])
+        assert ex["messages_per_second"] == pytest.approx(
+            ex["messages_per_rank"] / ex["avg_time_s"]
+        )
     # machine readable results rebuild the same text
     rep = commbench("report", str(out))
     assert rep.returncode == 0 and "       all-start: " in rep.stdout
@@ -70,7 +85,10 @@ def test_selected_pattern_and_seed_checks():
     assert "all-start: " in p.stdout and "pair-based" not in p.stdout
     p = mpiexec(3, "run", "msgrate", "-o", "-")
     assert p.returncode == 2
-    assert "msgrate: job size 3 <= number of peers 6 (run with -n 7 or more, or lower --peers below 3)" in p.stderr
+    assert (
+        "msgrate: job size 3 <= number of peers 6 (run with -n 7 or more, or lower --peers below 3)"
+        in p.stderr
+    )
     p = mpiexec(4, "run", "msgrate", "--peers", "3", "--ppn", "2", "-o", "-")
     assert p.returncode == 2 and "node count 4 / --ppn 2 = 2 <= number of peers 3" in p.stderr
     p = mpiexec(2, "run", "msgrate", "--peers", "1", "-o", "-")
@@ -84,19 +102,53 @@ def test_single_direction_pairs_as_the_seed_or_the_c_code(tmp_path):
     ranks send); the Sandia C code pairs the lower half with the upper. The seed is
     the default; each rank reports the partner it used."""
     out = tmp_path / "seed.json"
-    p = mpiexec(4, "run", "msgrate", "single_direction", "pair_based", "--peers", "3", *SHORT, "-o", str(out))
+    p = mpiexec(
+        4,
+        "run",
+        "msgrate",
+        "single_direction",
+        "pair_based",
+        "--peers",
+        "3",
+        *SHORT,
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
-    assert "# single direction pairs: odd-even; barrier before each timed iteration: pre-post and all-start only" in p.stdout
+    assert (
+        "# single direction pairs: odd-even; barrier before each timed iteration: pre-post and all-start only"
+        in p.stdout
+    )
     single, pair = json.loads(out.read_text())["records"]
     assert single["extra"]["partners"] == [1, 0, 3, 2] and single["extra"]["senders"] == [1, 3]
     assert single["extra"]["pairing"] == "odd-even" and not single["extra"]["barrier"]
     assert not pair["extra"]["barrier"] and "partners" not in pair["extra"]
     out = tmp_path / "c.json"
-    p = mpiexec(5, "run", "msgrate", "single_direction", "pair_based", "--peers", "3", "--pairing", "halves",
-                "--barriers", *SHORT, "-o", str(out))
+    p = mpiexec(
+        5,
+        "run",
+        "msgrate",
+        "single_direction",
+        "pair_based",
+        "--peers",
+        "3",
+        "--pairing",
+        "halves",
+        "--barriers",
+        *SHORT,
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     single, pair = json.loads(out.read_text())["records"]
-    assert single["extra"]["partners"] == [2, 3, 0, 1, None] and single["extra"]["senders"] == [0, 1]
-    assert single["extra"]["barrier"] and pair["extra"]["barrier"] and single["groups"] == [[0, 1, 2, 3]]
+    assert single["extra"]["partners"] == [2, 3, 0, 1, None] and single["extra"]["senders"] == [
+        0,
+        1,
+    ]
+    assert (
+        single["extra"]["barrier"]
+        and pair["extra"]["barrier"]
+        and single["groups"] == [[0, 1, 2, 3]]
+    )
     p = mpiexec(4, "run", "msgrate", "--pairing", "diagonal", "-o", "-")
     assert p.returncode == 2 and "--pairing" in p.stderr

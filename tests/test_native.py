@@ -25,8 +25,12 @@ from tests.mpirun import mpiexec, run_json, tables
 FAST = ["-iter", "20", "-time", "10"]
 
 ALL = [b.name for b in mpi1.BENCHMARKS]
-CAN_BUILD = native.find_mpicc() is not None and (shutil.which("cc") or shutil.which("gcc")) is not None
-needs_native = pytest.mark.skipif(not CAN_BUILD, reason="no mpicc/cc here: the native engine cannot be built")
+CAN_BUILD = (
+    native.find_mpicc() is not None and (shutil.which("cc") or shutil.which("gcc")) is not None
+)
+needs_native = pytest.mark.skipif(
+    not CAN_BUILD, reason="no mpicc/cc here: the native engine cannot be built"
+)
 
 
 def engines_of(doc: dict) -> set:
@@ -62,8 +66,22 @@ def test_native_same_tables_and_check_as_mpi4py(tmp_path, np_):
 
 @needs_native
 def test_native_check_mode_catches_corruption(tmp_path):
-    p = mpiexec(2, "run", *FAST, "-msglog", "2", "-check", "PingPong", "Allreduce", "Exchange",
-                "--engine", "native", "-o", str(tmp_path / "r.json"), env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        *FAST,
+        "-msglog",
+        "2",
+        "-check",
+        "PingPong",
+        "Allreduce",
+        "Exchange",
+        "--engine",
+        "native",
+        "-o",
+        str(tmp_path / "r.json"),
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert p.returncode == 1, p.stderr[-2000:]
     doc = json.loads((tmp_path / "r.json").read_text())
     assert engines_of(doc) == {"native"}
@@ -73,7 +91,9 @@ def test_native_check_mode_catches_corruption(tmp_path):
 
 @needs_native
 def test_engine_both_gives_binding_overhead(tmp_path):
-    p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "2", "-check", "--engine", "both", "PingPong", "Barrier")
+    p, doc = run_json(
+        tmp_path, 2, *FAST, "-msglog", "2", "-check", "--engine", "both", "PingPong", "Barrier"
+    )
     assert doc["metadata"]["engine"] == "both"
     recs = doc["records"]
     for name, sizes in (("PingPong", [0, 1, 2, 4]), ("Barrier", [None])):
@@ -86,7 +106,9 @@ def test_engine_both_gives_binding_overhead(tmp_path):
     assert p.stdout.count("#    ENGINE: native") == 2 and p.stdout.count("#    ENGINE: mpi4py") == 2
     assert "# Binding overhead" in p.stdout
     rows = doc["summary"]["binding_overhead"]
-    assert [(r["benchmark"], r["bytes"]) for r in rows] == [("PingPong", x) for x in (0, 1, 2, 4)] + [("Barrier", None)]
+    assert [(r["benchmark"], r["bytes"]) for r in rows] == [
+        ("PingPong", x) for x in (0, 1, 2, 4)
+    ] + [("Barrier", None)]
     for r in rows:
         assert r["overhead_us"] == pytest.approx(r["t_mpi4py_us"] - r["t_native_us"])
     assert "!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; 1 NOT CHECKED !!!! " in p.stdout  # Barrier
@@ -94,7 +116,9 @@ def test_engine_both_gives_binding_overhead(tmp_path):
 
 def _fallback(tmp_path, mpicc: str) -> tuple:
     env = {"COMMBENCH_MPICC": mpicc, "COMMBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    p, doc = run_json(tmp_path, 2, *FAST, "-msglog", "2", "-check", "PingPong", "Allreduce", env=env)
+    p, doc = run_json(
+        tmp_path, 2, *FAST, "-msglog", "2", "-check", "PingPong", "Allreduce", env=env
+    )
     assert "!!!!  ALL BENCHMARKS SUCCESSFUL !!!! " in p.stdout
     assert doc["metadata"]["engine"] == "mpi4py"
     assert doc["metadata"]["engine_detail"]["requested"] == "native"
@@ -144,14 +168,26 @@ def test_engine_option():
 def test_every_mpi1_benchmark_has_a_native_pattern():
     for b in mpi1.BENCHMARKS:
         assert native.pattern_of(b) is not None, b.name
-    assert set(native.PATTERNS) >= {"pingpong", "pingping", "sendrecv", "exchange", "allreduce", "reduce",
-                                    "bcast", "barrier", "allgather", "alltoall"}
+    assert set(native.PATTERNS) >= {
+        "pingpong",
+        "pingping",
+        "sendrecv",
+        "exchange",
+        "allreduce",
+        "reduce",
+        "bcast",
+        "barrier",
+        "allgather",
+        "alltoall",
+    }
 
 
 # ---------------------------------------------------------------- one table
 
 # A row to add in the tests: a second Allreduce loop, under a new name.
-NEW_ROW = "P(allreduce_again,   floats,         EACH,   MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm))"
+NEW_ROW = (
+    "P(allreduce_again,   floats,         EACH,   MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, comm))"
+)
 
 
 KERNELS = native.SOURCE
@@ -179,21 +215,29 @@ def test_patterns_are_the_rows_of_the_c_table():
     for name, args in native.TABLE:
         assert native.PATTERNS[name] is native.ARGS[args]
     # The builders the patterns had before the table, unchanged.
-    assert native.TABLE[:4] == [("pingpong", "p2p"), ("pingpong_specific", "p2p_specific"),
-                                ("pingpong_select", "p2p_select"), ("pingping", "p2p")]
-    assert dict(native.TABLE)["exchange"] == "exchange" and dict(native.TABLE)["gatherv"] == "vbytes"
+    assert native.TABLE[:4] == [
+        ("pingpong", "p2p"),
+        ("pingpong_specific", "p2p_specific"),
+        ("pingpong_select", "p2p_select"),
+        ("pingping", "p2p"),
+    ]
+    assert (
+        dict(native.TABLE)["exchange"] == "exchange" and dict(native.TABLE)["gatherv"] == "vbytes"
+    )
     assert dict(native.TABLE)["reduce"] == "floats" and dict(native.TABLE)["barrier"] == "bytes"
 
 
 def test_table_reader_follows_the_preprocessor(tmp_path):
     f = tmp_path / "k.c"
-    f.write_text("/* P(not_a_row, bytes, EACH, x) */\n"
-                 "#define CB_PATTERNS(P) \\\n"
-                 "/* P(commented, bytes, EACH, x) */ \\\n"
-                 "P( one ,bytes,EACH, MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \\\n"
-                 "        MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE)) \\\n"
-                 "P(two, vbytes, SAME, one)\n"
-                 "#define OTHER(P) P(three, bytes, EACH, x)\n")
+    f.write_text(
+        "/* P(not_a_row, bytes, EACH, x) */\n"
+        "#define CB_PATTERNS(P) \\\n"
+        "/* P(commented, bytes, EACH, x) */ \\\n"
+        "P( one ,bytes,EACH, MPI_Send(s, c, MPI_BYTE, 1, 1, comm); \\\n"
+        "        MPI_Recv(r, c, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE)) \\\n"
+        "P(two, vbytes, SAME, one)\n"
+        "#define OTHER(P) P(three, bytes, EACH, x)\n"
+    )
     assert native.read_table(f) == [("one", "bytes"), ("two", "vbytes")]
     assert native.read_table(tmp_path / "missing.c") == []
 
@@ -219,7 +263,11 @@ def test_a_new_row_is_a_new_pattern(tmp_path):
     assert native.build_key(mpicc, "mpich", "v", tmp_path / "osu_rma.c") != before
     # A row naming a builder that ARGS lacks is refused at once, by name.
     with pytest.raises(RuntimeError, match="no_such_builder"):
-        native._patterns(native.read_table(_with_row(tmp_path, NEW_ROW.replace("floats", "no_such_builder"), "bad.c")))
+        native._patterns(
+            native.read_table(
+                _with_row(tmp_path, NEW_ROW.replace("floats", "no_such_builder"), "bad.c")
+            )
+        )
 
 
 def test_pattern_of_reads_the_native_field():
@@ -237,8 +285,13 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     assert list(lib.kernels) == list(native.PATTERNS)
     # The one-row addition builds, exports its table and runs (on COMM_SELF, in this process).
     monkeypatch.setenv("COMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    path = native.build(native.find_mpicc(native.mpi_abi()), native.mpi_abi(), MPI.Get_library_version(),
-                        _with_row(tmp_path), native.LIB_NAME)
+    path = native.build(
+        native.find_mpicc(native.mpi_abi()),
+        native.mpi_abi(),
+        MPI.Get_library_version(),
+        _with_row(tmp_path),
+        native.LIB_NAME,
+    )
     dll = ctypes.CDLL(str(path))
     dll.cb_patterns.restype = ctypes.c_char_p
     assert dll.cb_patterns().decode().split()[-2:] == ["persist:persist", "allreduce_again:floats"]
@@ -247,7 +300,16 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     fn = dll.cb_allreduce_again
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.POINTER(native.Args), ctypes.c_longlong]
     sbuf, rbuf = np.arange(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
-    a = native.Args(comm=MPI._addressof(MPI.COMM_SELF), sbuf=sbuf.ctypes.data, rbuf=rbuf.ctypes.data,
-                    slots=1, count=8, rank=0, size=1, peer=-1, source=-1)
+    a = native.Args(
+        comm=MPI._addressof(MPI.COMM_SELF),
+        sbuf=sbuf.ctypes.data,
+        rbuf=rbuf.ctypes.data,
+        slots=1,
+        count=8,
+        rank=0,
+        size=1,
+        peer=-1,
+        source=-1,
+    )
     assert fn(ctypes.byref(a), 3) >= 0.0
     assert (rbuf == sbuf).all()

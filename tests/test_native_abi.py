@@ -34,15 +34,24 @@ STRUCTS = [
 # What a C type is on the Python side, written out here independently of abi.py.
 SCALARS = {"int": ctypes.c_int, "long long": ctypes.c_longlong, "double": ctypes.c_double}
 
-OSU_GROUPS = sorted(p.stem[len("osu_"):] for p in HERE.glob("osu_*.c"))
+OSU_GROUPS = sorted(p.stem[len("osu_") :] for p in HERE.glob("osu_*.c"))
 
 # Each library: (source, library name, prefix, ABI number, {struct: mirror}, flags).
 LIBRARIES = {
     "kernels": (native.SOURCE, native.LIB_NAME, "cb_", native.ABI_VERSION, native.STRUCTS, ()),
     "p2p": (p2p.SOURCE, p2p.LIB_NAME, "cbp2p_", p2p.ABI_VERSION, p2p.STRUCTS, ()),
     "mt": (mt.SOURCE, mt.LIB_NAME, "cbmt_", mt.ABI_VERSION, mt.STRUCTS, ("-pthread",)),
-    **{f"osu_{g}": (HERE / f"osu_{g}.c", f"libcommbench_osu_{g}.so", f"cbosu_{g}_", osu.ABI_VERSION, osu.STRUCTS, ())
-       for g in OSU_GROUPS},
+    **{
+        f"osu_{g}": (
+            HERE / f"osu_{g}.c",
+            f"libcommbench_osu_{g}.so",
+            f"cbosu_{g}_",
+            osu.ABI_VERSION,
+            osu.STRUCTS,
+            (),
+        )
+        for g in OSU_GROUPS
+    },
 }
 
 
@@ -53,13 +62,18 @@ def _c_fields(source: Path, name: str) -> list[tuple[str, str, int | None]]:
     body = re.search(rf"#define {name}\(X\)(.*)", text).group(1)
     body = re.sub(r"/\*.*?\*/", " ", body)
     rows = re.findall(r'\bX\(\s*([^,"]+?)\s*,\s*(\w+)(?:\[(\d+)\])?\s*,\s*"', body)
-    return [(" ".join(t.replace("*", " * ").split()).replace("* *", "**"), n, int(d) if d else None)
-            for t, n, d in rows]
+    return [
+        (" ".join(t.replace("*", " * ").split()).replace("* *", "**"), n, int(d) if d else None)
+        for t, n, d in rows
+    ]
 
 
 # ---------------------------------------------------------------- (a) one declaration
 
-@pytest.mark.parametrize(("source", "macro", "struct", "mirror"), STRUCTS, ids=[s[2] for s in STRUCTS])
+
+@pytest.mark.parametrize(
+    ("source", "macro", "struct", "mirror"), STRUCTS, ids=[s[2] for s in STRUCTS]
+)
 def test_every_mirror_is_its_x_macro(source, macro, struct, mirror):
     rows = _c_fields(source, macro)
     assert rows, f"{source.name}: no rows in {macro}"
@@ -79,8 +93,11 @@ def test_every_mirror_is_its_x_macro(source, macro, struct, mirror):
 
 def test_each_library_reports_the_structs_python_checks():
     for prefix, structs, source, macro in (
-            ("cb_", native.STRUCTS, native.SOURCE, "CB_STRUCTS"), ("cbosu_", osu.STRUCTS, osu.HEADER, "CBOSU_STRUCTS"),
-            ("cbp2p_", p2p.STRUCTS, p2p.SOURCE, "CBP2P_STRUCTS"), ("cbmt_", mt.STRUCTS, mt.SOURCE, "CBMT_STRUCTS")):
+        ("cb_", native.STRUCTS, native.SOURCE, "CB_STRUCTS"),
+        ("cbosu_", osu.STRUCTS, osu.HEADER, "CBOSU_STRUCTS"),
+        ("cbp2p_", p2p.STRUCTS, p2p.SOURCE, "CBP2P_STRUCTS"),
+        ("cbmt_", mt.STRUCTS, mt.SOURCE, "CBMT_STRUCTS"),
+    ):
         assert abi.rows(source, macro, r"(\w+)\s*\)") == list(structs), prefix
 
 
@@ -97,20 +114,26 @@ def test_no_field_and_no_abi_number_is_typed_in_python():
 
 def test_field_reader_follows_the_preprocessor(tmp_path):
     f = tmp_path / "s.h"
-    f.write_text('/* X(int, not_a_field, "x") */\n'
-                 "#define VERSION 7\n"
-                 "#define S_FIELDS(X) \\\n"
-                 '    X(int, a, "one, (with) commas") /* X(int, commented, "x") */ \\\n'
-                 '    X(const void *, p, "a pointer") \\\n'
-                 '    X(void *const *, pp, "two " \\\n'
-                 '                         "strings") \\\n'
-                 '    X(double,out[3], "an array") \\\n'
-                 '    X(long long, n, "last")\n'
-                 '#define OTHER(X) X(int, b, "not S")\n')
+    f.write_text(
+        '/* X(int, not_a_field, "x") */\n'
+        "#define VERSION 7\n"
+        "#define S_FIELDS(X) \\\n"
+        '    X(int, a, "one, (with) commas") /* X(int, commented, "x") */ \\\n'
+        '    X(const void *, p, "a pointer") \\\n'
+        '    X(void *const *, pp, "two " \\\n'
+        '                         "strings") \\\n'
+        '    X(double,out[3], "an array") \\\n'
+        '    X(long long, n, "last")\n'
+        '#define OTHER(X) X(int, b, "not S")\n'
+    )
     got = abi.read_fields(f, "S_FIELDS")
     assert [(x.ctype, x.name, x.dim) for x in got] == [
-        ("int", "a", None), ("const void *", "p", None), ("void * const *", "pp", None), ("double", "out", 3),
-        ("long long", "n", None)]
+        ("int", "a", None),
+        ("const void *", "p", None),
+        ("void * const *", "pp", None),
+        ("double", "out", 3),
+        ("long long", "n", None),
+    ]
     assert got[0].doc == "one, (with) commas" and got[2].doc == "two strings"
     fields = dict(abi.fields(f, "S_FIELDS"))
     assert fields["p"] is ctypes.c_void_p and fields["pp"] is ctypes.c_void_p
@@ -127,14 +150,19 @@ def test_field_reader_follows_the_preprocessor(tmp_path):
 
 # ---------------------------------------------------------------- (b) sizes at load
 
+
 @needs_native
 @pytest.mark.parametrize("lib", sorted(LIBRARIES))
 def test_the_compiled_sizes_agree_at_load(lib):
     source, lib_name, prefix, version, structs, flags = LIBRARIES[lib]
-    dll, path, _ = extension.open_library(source, lib_name, prefix, version, structs, flags)  # checks them
+    dll, path, _ = extension.open_library(
+        source, lib_name, prefix, version, structs, flags
+    )  # checks them
     sizeof = getattr(dll, prefix + "sizeof")
     sizeof.restype, sizeof.argtypes = ctypes.c_longlong, [ctypes.c_char_p]
-    sizes = {name: (sizeof(name.encode()), ctypes.sizeof(mirror)) for name, mirror in structs.items()}
+    sizes = {
+        name: (sizeof(name.encode()), ctypes.sizeof(mirror)) for name, mirror in structs.items()
+    }
     print(f"{lib}: {path.name}: " + ", ".join(f"{n} {c}/{p}" for n, (c, p) in sizes.items()))
     assert all(c == p > 0 for c, p in sizes.values()), sizes
     assert sizeof(b"no_such_struct") == -1
@@ -150,6 +178,7 @@ def test_the_engines_load_through_the_one_loader():
 
 # ---------------------------------------------------------------- (c) a wrong mirror is refused
 
+
 def _missing_last(mirror: type) -> type:
     return type("Broken" + mirror.__name__, (ctypes.Structure,), {"_fields_": mirror._fields_[:-1]})
 
@@ -161,8 +190,10 @@ def test_a_wrong_mirror_is_refused_by_name():
     broken = _missing_last(osu.LoopArgs)
     c, py = ctypes.sizeof(osu.LoopArgs), ctypes.sizeof(broken)
     assert c != py
-    with pytest.raises(extension.NativeUnavailable,
-                       match=rf"struct cbosu_args is {c} bytes in C but {py} in its Python mirror .*BrokenLoopArgs"):
+    with pytest.raises(
+        extension.NativeUnavailable,
+        match=rf"struct cbosu_args is {c} bytes in C but {py} in its Python mirror .*BrokenLoopArgs",
+    ):
         extension.open_built(path, prefix, version, {**structs, "cbosu_args": broken})
     with pytest.raises(extension.NativeUnavailable, match="has no struct cbosu_nothing"):
         extension.open_built(path, prefix, version, {"cbosu_nothing": osu.LoopArgs})
@@ -179,10 +210,16 @@ def test_the_engine_refuses_a_wrong_mirror(monkeypatch):
     engines, note = native.resolve("native", MPI.COMM_SELF)
     print(note)
     assert engines == ["mpi4py"] and native.library() is None
-    assert note.startswith("native engine unavailable (libcommbench_native.so: struct cb_args is "
-                           f"{ctypes.sizeof(native.Args)} bytes in C but {ctypes.sizeof(broken)} in its Python mirror")
+    assert note.startswith(
+        "native engine unavailable (libcommbench_native.so: struct cb_args is "
+        f"{ctypes.sizeof(native.Args)} bytes in C but {ctypes.sizeof(broken)} in its Python mirror"
+    )
     assert note.endswith("; using the mpi4py engine")
     # the family engines alike (commbench.native.extension.resolve)
     monkeypatch.setattr(osu, "STRUCTS", {**osu.STRUCTS, "cbosu_rounds": _missing_last(osu.Rounds)})
     runner, note = osu.resolve(MPI.COMM_SELF, "coll")
-    assert runner is None and "struct cbosu_rounds is" in note and note.endswith("using the mpi4py loops")
+    assert (
+        runner is None
+        and "struct cbosu_rounds is" in note
+        and note.endswith("using the mpi4py loops")
+    )

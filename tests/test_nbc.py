@@ -19,9 +19,21 @@ HEAD_IBARRIER = " #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[
 def test_family_mirrors_mpi1():
     fam = nbc.FAMILY
     assert fam.title == "IMB-NBC" and fam.part == "MPI-NBC part"
-    assert fam.default_list() == ["Ibcast", "Iallgather", "Iallgatherv", "Igather", "Igatherv",
-                                  "Iscatter", "Iscatterv", "Ialltoall", "Ialltoallv", "Ireduce",
-                                  "Ireduce_scatter", "Iallreduce", "Ibarrier"]
+    assert fam.default_list() == [
+        "Ibcast",
+        "Iallgather",
+        "Iallgatherv",
+        "Igather",
+        "Igatherv",
+        "Iscatter",
+        "Iscatterv",
+        "Ialltoall",
+        "Ialltoallv",
+        "Ireduce",
+        "Ireduce_scatter",
+        "Iallreduce",
+        "Ibarrier",
+    ]
     for name in fam.default_list():
         over, pure = fam.get(name), fam.get(name + "_pure")
         assert pure is not None and not pure.default
@@ -37,16 +49,30 @@ def test_family_mirrors_mpi1():
             assert over.kind == Kind.OVERLAP and pure.kind == Kind.COLLECTIVE
         assert over.components == ("t_ovrl", "t_pure", "t_cpu")
     assert {b.name for b in fam.benchmarks if b.unit == 4} == {
-        "Ireduce", "Ireduce_pure", "Ireduce_scatter", "Ireduce_scatter_pure", "Iallreduce", "Iallreduce_pure"}
+        "Ireduce",
+        "Ireduce_pure",
+        "Ireduce_scatter",
+        "Ireduce_scatter_pure",
+        "Iallreduce",
+        "Iallreduce_pure",
+    }
     assert {b.name for b in fam.benchmarks if b.root_based} == {
-        n + s for n in ("Ibcast", "Igather", "Igatherv", "Iscatter", "Iscatterv", "Ireduce") for s in ("", "_pure")}
+        n + s
+        for n in ("Ibcast", "Igather", "Igatherv", "Iscatter", "Iscatterv", "Ireduce")
+        for s in ("", "_pure")
+    }
 
 
 def test_run_list():
     assert config.parse_run_args(["IMB-NBC"]).benchmarks == tuple(nbc.FAMILY.default_list())
-    cfg = config.parse_run_args(["--suite", "nbc", "-include", "ibarrier_pure", "-exclude", "Ibcast"])
+    cfg = config.parse_run_args(
+        ["--suite", "nbc", "-include", "ibarrier_pure", "-exclude", "Ibcast"]
+    )
     assert cfg.benchmarks[0] == "Ibarrier_pure" and "Ibcast" not in cfg.benchmarks
-    assert config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == ("Iallreduce_pure", "Iallreduce")
+    assert config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == (
+        "Iallreduce_pure",
+        "Iallreduce",
+    )
 
 
 def test_cpu_factor_option_and_check_cap():
@@ -79,14 +105,21 @@ def test_every_benchmark_every_row(tmp_path, np_):
         for n in nps:
             rows = t[(name, n)]
             assert len(rows) == _rows_expected(name), (name, n, rows)
-            width = {Kind.OVERLAP: 7, Kind.OVERLAP_SYNC: 5, Kind.COLLECTIVE: 6, Kind.SYNC: 4}[b.kind]
+            width = {Kind.OVERLAP: 7, Kind.OVERLAP_SYNC: 5, Kind.COLLECTIVE: 6, Kind.SYNC: 4}[
+                b.kind
+            ]
             for r in rows:
                 assert len(r) == width, (name, r)  # check mode: defects column except sync-type
                 assert all(float(v) >= 0 for v in r)
     assert out.count(HEAD_OVERLAP + "      defects\n") == 12 * len(nps)
     assert out.count(HEAD_IBARRIER + "\n") == len(nps)
-    unchecked = out.count(": not checked (no verifier looked at its data)")  # Ibarrier(_pure): no data
-    assert unchecked >= 1 and f"!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; {unchecked} NOT CHECKED !!!! " in out
+    unchecked = out.count(
+        ": not checked (no verifier looked at its data)"
+    )  # Ibarrier(_pure): no data
+    assert (
+        unchecked >= 1
+        and f"!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; {unchecked} NOT CHECKED !!!! " in out
+    )
     assert "Ibarrier    : not checked (no verifier looked at its data)" in out
     assert "# All processes entering MPI_Finalize" in out
 
@@ -100,7 +133,9 @@ def test_every_benchmark_every_row(tmp_path, np_):
             assert r["defects"] is not None and r["defects"] <= policy.TOL
         if b.root_based:  # -iter_policy auto: multiple_np, every rank root equally often
             assert r["repetitions"] % r["np"] == 0
-            assert r["repetitions"] == policy.multiple_np_repetitions(r["bytes"] or 0, r["np"], 20, 2)
+            assert r["repetitions"] == policy.multiple_np_repetitions(
+                r["bytes"] or 0, r["np"], 20, 2
+            )
         else:
             assert 1 <= r["repetitions"] <= 20
         if b.kind in (Kind.OVERLAP, Kind.OVERLAP_SYNC):
@@ -114,8 +149,11 @@ def test_every_benchmark_every_row(tmp_path, np_):
             assert v["t_pure"] == pytest.approx(rt["t_pure"][worst] * 1e6)
             assert v["t_cpu"] == pytest.approx(rt["t_cpu"][worst] * 1e6)
             assert 0.0 <= v["overlap"] <= 100.0
-            assert v["overlap"] == pytest.approx(records.overlap_percent(
-                rt["t_ovrl"][worst], rt["t_pure"][worst], rt["t_cpu"][worst]))
+            assert v["overlap"] == pytest.approx(
+                records.overlap_percent(
+                    rt["t_ovrl"][worst], rt["t_pure"][worst], rt["t_cpu"][worst]
+                )
+            )
             printed = t[(r["benchmark"], r["np"])]
             row = next(x for x in printed if b.sync or int(x[0]) == r["bytes"])
             assert row[-2 if not b.sync else -1] == f"{v['overlap']:.2f}"
@@ -128,7 +166,9 @@ def test_every_benchmark_every_row(tmp_path, np_):
     for rec, row in zip(recs, rows):
         assert row["benchmark"] == rec["benchmark"]
         if rec["kind"] in ("overlap", "overlap_sync"):
-            assert float(row["overlap_pct"]) == pytest.approx(rec["values"]["overlap"], rel=1e-5, abs=1e-9)
+            assert float(row["overlap_pct"]) == pytest.approx(
+                rec["values"]["overlap"], rel=1e-5, abs=1e-9
+            )
 
     # the text rebuilt from the results file is the live text
     rep = commbench("report", str(tmp_path / f"r{np_}.json"))
@@ -137,8 +177,19 @@ def test_every_benchmark_every_row(tmp_path, np_):
 
 
 def test_check_mode_catches_corrupted_data(tmp_path):
-    p = mpiexec(2, "run", *ARGS, "-check", "-o", "-", "Ibcast", "Iallreduce_pure", "Ialltoallv", "Ibarrier",
-                env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        *ARGS,
+        "-check",
+        "-o",
+        "-",
+        "Ibcast",
+        "Iallreduce_pure",
+        "Ialltoallv",
+        "Ibarrier",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     assert "!!!!  3  BENCHMARKS FAILED     !!!! " in p.stdout
     for name in ("Ibcast", "Iallreduce_pure", "Ialltoallv"):
@@ -154,8 +205,19 @@ def test_cpu_factor_reaches_the_kernel(tmp_path):
     """
     sizes = tmp_path / "sizes"
     sizes.write_text("0\n64\n")
-    _, doc = run_json(tmp_path, 2, "-iter", "10", "-iter_policy", "off", "-msglen", str(sizes),
-                      "--nbc-cpu-factor", "50", "Ialltoall")
+    _, doc = run_json(
+        tmp_path,
+        2,
+        "-iter",
+        "10",
+        "-iter_policy",
+        "off",
+        "-msglen",
+        str(sizes),
+        "--nbc-cpu-factor",
+        "50",
+        "Ialltoall",
+    )
     assert doc["config"]["params"] == {"nbc_cpu_factor": 50.0}
     assert [r["bytes"] for r in doc["records"]] == [0, 64]
     for r in doc["records"]:

@@ -118,7 +118,12 @@ def check_run(p, doc, spec, names, world, msglog):
     assert len(recs) == sum(len(t["rows"]) for t in got)
     flat = [(t, row) for t in got for row in t["rows"]]
     for rec, (t, row) in zip(recs, flat):
-        assert (rec["benchmark"], rec["np"], rec["mode"], rec["bytes"]) == (t["name"], t["np"], t["mode"], int(row[0]))
+        assert (rec["benchmark"], rec["np"], rec["mode"], rec["bytes"]) == (
+            t["name"],
+            t["np"],
+            t["mode"],
+            int(row[0]),
+        )
         assert int(row[1]) == rec["repetitions"] > 0
         first = rec["components"][0]
         times = rec["rank_times"][first]
@@ -127,7 +132,10 @@ def check_run(p, doc, spec, names, world, msglog):
         if rec["benchmark"] == "Truly_passive_put":
             assert rec["components"] == ["t_pure", "t_ovrl", "t_cpu"]
             assert rec["values"]["t_cpu"] > 0  # the target's computation, recorded, not printed
-            assert row[2] == f"{rec['values']['t_pure']:.2f}" and row[3] == f"{rec['values']['t_ovrl']:.2f}"
+            assert (
+                row[2] == f"{rec['values']['t_pure']:.2f}"
+                and row[3] == f"{rec['values']['t_ovrl']:.2f}"
+            )
             assert len(timed) == 1  # the origin only; the target reports no time
         elif t["cols"][2] == "t[usec]":
             assert row[2] == f"{rec['values']['t_max']:.2f}"
@@ -136,7 +144,12 @@ def check_run(p, doc, spec, names, world, msglog):
             assert rec["turnover"] == turnover
         else:
             assert row[3] == f"{rec['values']['t_max']:.2f}"
-        if rec["family"] == "rma" and rec["benchmark"] in ("Unidir_put", "Unidir_get", "Accumulate", "Put_local"):
+        if rec["family"] == "rma" and rec["benchmark"] in (
+            "Unidir_put",
+            "Unidir_get",
+            "Accumulate",
+            "Put_local",
+        ):
             assert len(timed) == 1  # passive target: only rank 0 of the pair times
         if rec["benchmark"] in MULTIPLE:
             assert len(timed) == 1
@@ -162,7 +175,10 @@ def test_rma_every_benchmark(tmp_path, np_):
     names = (["Get_local", "Get_all_local"] if extra else []) + RMA_DEFAULT
     assert doc["config"]["benchmarks"] == names
     head = p.stdout.split("# Benchmarking", 1)[0]
-    assert "# Compare_and_swap\n#     Comments on this Benchmark:\n#     Uses MPI_INT data type\n" in head
+    assert (
+        "# Compare_and_swap\n#     Comments on this Benchmark:\n#     Uses MPI_INT data type\n"
+        in head
+    )
     assert "#     1) The target is waiting in MPI_Barrier call (t_pure value)" in head
     check_run(p, doc, RMA, names, np_, 2)
 
@@ -170,19 +186,54 @@ def test_rma_every_benchmark(tmp_path, np_):
 def test_corrupted_data_is_caught(tmp_path):
     # world rank 0 sends corrupted data: what it puts, accumulates or swaps in is wrong,
     # what rank 0 gets from rank 1 is right.
-    bad = ["Unidir_put", "Bidir_get", "One_put_all", "Exchange_get", "Get_accumulate",
-           "Fetch_and_op", "Compare_and_swap", "Truly_passive_put"]
+    bad = [
+        "Unidir_put",
+        "Bidir_get",
+        "One_put_all",
+        "Exchange_get",
+        "Get_accumulate",
+        "Fetch_and_op",
+        "Compare_and_swap",
+        "Truly_passive_put",
+    ]
     out = tmp_path / "bad.json"
-    p = mpiexec(2, "run", "--suite", "rma", *ITER, "-msglog", "2", "-check", "-o", str(out),
-                *bad, "Unidir_get", env={"COMMBENCH_FAULT_CORRUPT": "0"})
+    p = mpiexec(
+        2,
+        "run",
+        "--suite",
+        "rma",
+        *ITER,
+        "-msglog",
+        "2",
+        "-check",
+        "-o",
+        str(out),
+        *bad,
+        "Unidir_get",
+        env={"COMMBENCH_FAULT_CORRUPT": "0"},
+    )
     assert p.returncode != 0
     assert f"!!!!  {len(bad)}  BENCHMARKS FAILED     !!!! " in p.stdout
     for name in bad:
         assert f"{name}    : FAILED !! " in p.stdout
     assert "Unidir_get    : Successful" in p.stdout
     # rank 1 corrupted: EXT Accumulate sums it in, Unidir_Put (from rank 0) is right
-    p = mpiexec(2, "run", "--suite", "ext", *ITER, "-msglog", "2", "-check", "-o", "-",
-                "Accumulate", "Bidir_Put", "Unidir_Put", env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        "--suite",
+        "ext",
+        *ITER,
+        "-msglog",
+        "2",
+        "-check",
+        "-o",
+        "-",
+        "Accumulate",
+        "Bidir_Put",
+        "Unidir_Put",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert "Accumulate    : FAILED !! " in p.stdout and "Bidir_Put    : FAILED !! " in p.stdout
     assert "Unidir_Put    : Successful" in p.stdout
     doc = json.loads(out.read_text())
@@ -190,18 +241,60 @@ def test_corrupted_data_is_caught(tmp_path):
 
 
 def test_multi_and_off_cache(tmp_path):
-    p, doc = run_json(tmp_path, 4, "--suite", "rma", *ITER, "-msglog", "1", "-multi", "1", "-check",
-                      "Unidir_put", "Fetch_and_op", "Truly_passive_put")
+    p, doc = run_json(
+        tmp_path,
+        4,
+        "--suite",
+        "rma",
+        *ITER,
+        "-msglog",
+        "1",
+        "-multi",
+        "1",
+        "-check",
+        "Unidir_put",
+        "Fetch_and_op",
+        "Truly_passive_put",
+    )
     assert "# Benchmarking Multi-Unidir_put " in p.stdout
     assert "# ( 2 groups of 2 processes each running simultaneous ) " in p.stdout
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
     assert all(len(r["group_values"]) == 2 for r in doc["records"])
     # off-cache slots (odd line size: byte displacements) and MPI_Alloc_mem buffers
-    p, doc = run_json(tmp_path, 2, "--suite", "ext", *ITER, "-msglog", "4:5", "-off_cache", "0.01,3",
-                      "--alloc", "mpi", "-check", "Accumulate", "Unidir_Get")
+    p, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "ext",
+        *ITER,
+        "-msglog",
+        "4:5",
+        "-off_cache",
+        "0.01,3",
+        "--alloc",
+        "mpi",
+        "-check",
+        "Accumulate",
+        "Unidir_Get",
+    )
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
-    p, doc = run_json(tmp_path, 2, "--suite", "rma", *ITER, "-msglog", "4:5", "-off_cache", "0.01,3",
-                      "--alloc", "mpi", "-check", "Get_accumulate", "Compare_and_swap", "Exchange_put")
+    p, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "rma",
+        *ITER,
+        "-msglog",
+        "4:5",
+        "-off_cache",
+        "0.01,3",
+        "--alloc",
+        "mpi",
+        "-check",
+        "Get_accumulate",
+        "Compare_and_swap",
+        "Exchange_put",
+    )
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
 
 
@@ -229,7 +322,10 @@ def test_shared_names_need_suite():
     # as a user types it: refused before anything is launched
     p = commbench("run", "-n", "2", "Accumulate", timeout=120)
     assert p.returncode == 2
-    assert "benchmark 'Accumulate' exists in several families (ext, rma); choose one with --suite ext or --suite rma" in p.stderr
+    assert (
+        "benchmark 'Accumulate' exists in several families (ext, rma); choose one with --suite ext or --suite rma"
+        in p.stderr
+    )
 
 
 def test_alloc_default_is_alloc_mem_for_one_sided():
@@ -240,7 +336,10 @@ def test_alloc_default_is_alloc_mem_for_one_sided():
     assert config.parse_run_args(["--suite", "rma", "--alloc", "numpy"]).alloc == "numpy"
     assert config.parse_run_args(["--suite", "ext", "--alloc=mmap"]).alloc == "mmap"
     assert config.parse_run_args(["PingPong"]).alloc == "numpy"
-    assert "numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap" in config.usage()
+    assert (
+        "numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap"
+        in config.usage()
+    )
     p = commbench("run", "-h", timeout=60)
     assert p.returncode == 0 and "mpi for ext/rma, as the spec says" in p.stdout
 
@@ -253,7 +352,9 @@ def test_alloc_recorded(tmp_path):
         p, doc = run_json(tmp_path, 2, "--suite", suite, *ITER, "-msglog", "2", "-check", name)
         assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
         assert kinds(doc) == ("mpi", "mpi"), suite
-        p, doc = run_json(tmp_path, 2, "--suite", suite, *ITER, "-msglog", "2", "-check", "--alloc", "numpy", name)
+        p, doc = run_json(
+            tmp_path, 2, "--suite", suite, *ITER, "-msglog", "2", "-check", "--alloc", "numpy", name
+        )
         assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
         assert kinds(doc) == ("numpy", "numpy"), suite
     p, doc = run_json(tmp_path, 2, *ITER, "-msglog", "2", "PingPong")
@@ -263,8 +364,19 @@ def test_alloc_recorded(tmp_path):
 def test_iter_policy_off_repeats_msgspersample_in_every_mode(tmp_path):
     """-iter_policy off: n = MSGSPERSAMPLE for every X and mode (spec §5.2; IMB 2021.11 runs 200
     NON-AGGREGATE repetitions under -iter 200 -iter_policy off), not the MSGS_NONAGGR cap."""
-    _, doc = run_json(tmp_path, 2, "--suite", "rma", "Unidir_put", "-msglog", "2:3", "-iter", "150",
-                      "-iter_policy", "off")
+    _, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "rma",
+        "Unidir_put",
+        "-msglog",
+        "2:3",
+        "-iter",
+        "150",
+        "-iter_policy",
+        "off",
+    )
     got = {(r["mode"], r["bytes"]): r["repetitions"] for r in doc["records"]}
     assert {m for m, _ in got} == {"AGGREGATE", "NON-AGGREGATE"}
     assert set(got.values()) == {150}, got
@@ -275,8 +387,22 @@ def test_fixed_repetitions_get_one_untimed_run_first(tmp_path):
     IMB_init_buffers_iter does (spec §5.2). Without it, the first size whose epoch holds more
     outstanding puts than the process ever had paid MPICH's one-time growth (~0.3-0.7 ms): 4 B
     read 4-8x the later sizes here, IMB-RMA 2021.11 1x."""
-    _, doc = run_json(tmp_path, 2, "--suite", "rma", "Unidir_put", "Unidir_get", "-msglog", "2:5", "-iter", "200",
-                      "-iter_policy", "off", "-aggregate_mode", "aggregate")
+    _, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "rma",
+        "Unidir_put",
+        "Unidir_get",
+        "-msglog",
+        "2:5",
+        "-iter",
+        "200",
+        "-iter_policy",
+        "off",
+        "-aggregate_mode",
+        "aggregate",
+    )
     for name in ("Unidir_put", "Unidir_get"):
         t = {r["bytes"]: r["values"]["t_max"] for r in doc["records"] if r["benchmark"] == name}
         later = sorted(t[x] for x in (8, 16, 32))[1]

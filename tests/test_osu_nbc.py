@@ -49,8 +49,12 @@ def check_rows(recs, names, reps):
         assert r["status"] == "ok" and r["repetitions"] == reps, r
         assert r["extra"]["check"] in ("successful", "not checked"), r
         if r["kind"].startswith("overlap"):
-            assert v["t_ovrl"] > 0 and v["t_pure"] > 0 and v["t_cpu"] > 0 and 0 <= v["overlap"] <= 100, r
-            assert v["t_cpu"] >= 0.9 * v["t_pure_min"], r  # the computation lasts the pure communication
+            assert (
+                v["t_ovrl"] > 0 and v["t_pure"] > 0 and v["t_cpu"] > 0 and 0 <= v["overlap"] <= 100
+            ), r
+            assert v["t_cpu"] >= 0.9 * v["t_pure_min"], (
+                r
+            )  # the computation lasts the pure communication
             assert v["t_pure_min"] <= v["t_pure"] <= v["t_pure_max"], r
         else:
             assert v["t_min"] <= v["t"] <= v["t_max"] and v["t"] > 0, r
@@ -65,7 +69,10 @@ def test_every_one_at_4_ranks_with_validation_and_tests(tmp_path):
     assert all(r["extra"]["test_calls"] == 2 for r in recs if r["kind"].startswith("overlap"))
     assert [r["bytes"] for r in recs if r["benchmark"] == "ialltoallw"] == [1, 2, 4, 8, 16]
     assert [r["bytes"] for r in recs if r["benchmark"] == "ibarrier"] == [0]
-    assert out.count("Dimensions size = 4 ") == len(NBR) and out.count("Time took to create topology graph:") == 10
+    assert (
+        out.count("Dimensions size = 4 ") == len(NBR)
+        and out.count("Time took to create topology graph:") == 10
+    )
     got = structure(out)  # the OSU parser reads all of it, the topology lines included
     assert len(got) == len(recs)
 
@@ -76,29 +83,55 @@ def test_every_one_at_2_ranks_and_the_neighborhood_rule(tmp_path):
     check_rows(ok, NBC, 2)
     refused = {r["benchmark"]: r["message"] for r in res["records"] if r["status"] != "ok"}
     assert set(refused) == set(NBR)
-    assert all("neighborhood radius (r = 1) is greater than the half of the minimum dimension size 2" in m
-               for m in refused.values())
+    assert all(
+        "neighborhood radius (r = 1) is greater than the half of the minimum dimension size 2" in m
+        for m in refused.values()
+    )
     p = commbench("run", "-n", "2", "--suite", "osu", "neighbor_allgather", "-o", "-", timeout=120)
     assert p.returncode == 2 and "neighborhood radius" in p.stderr and "Traceback" not in p.stderr
 
 
 # (reference file, processes, commbench's arguments for the same run)
 LAYOUTS = [
-    ("nbc-ialltoall-np2-f-z-c", 2, ["ialltoall", "-m", "1:64", "-i", "20", "-x", "2", "-f", "-z", "-c"]),
+    (
+        "nbc-ialltoall-np2-f-z-c",
+        2,
+        ["ialltoall", "-m", "1:64", "-i", "20", "-x", "2", "-f", "-z", "-c"],
+    ),
     ("nbc-ibarrier-np2-f-z", 2, ["ibarrier", "-i", "20", "-x", "2", "-f", "-z"]),
-    ("nbc-ibcast-np2-Tall-c", 2, ["ibcast", "-m", "1:16", "-i", "20", "-x", "2", "-T", "all", "-c"]),
+    (
+        "nbc-ibcast-np2-Tall-c",
+        2,
+        ["ibcast", "-m", "1:16", "-i", "20", "-x", "2", "-T", "all", "-c"],
+    ),
     ("nbc-iallreduce-np2-t10", 2, ["iallreduce", "-m", "1:64", "-i", "20", "-x", "2", "-t", "10"]),
-    ("nbc-neighbor_allgather-np3-f-z-c", 3, ["neighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-f", "-z",
-                                             "-c"]),
-    ("nbc-ineighbor_alltoallv-np3-c", 3, ["ineighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c"]),
+    (
+        "nbc-neighbor_allgather-np3-f-z-c",
+        3,
+        ["neighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-f", "-z", "-c"],
+    ),
+    (
+        "nbc-ineighbor_alltoallv-np3-c",
+        3,
+        ["ineighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c"],
+    ),
     ("nbc-neighbor_alltoallw-np3", 3, ["neighbor_alltoallw", "-m", "1:64", "-i", "20", "-x", "2"]),
     # -N: a graph file (a duplicate edge; tests/data/osu/graph3.txt) and a radius-2 ring
-    ("nbc-neighbor_alltoallv-np3-graph-c", 3, ["neighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c",
-                                               "-N", f"graph:{GRAPH}"]),
-    ("nbc-ineighbor_allgather-np3-graph-c", 3, ["ineighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c",
-                                                "-N", f"graph:{GRAPH}"]),
-    ("nbc-neighbor_allgather-np5-cart-1-2-c", 5, ["neighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c",
-                                                  "-N", "cart:1:2"]),
+    (
+        "nbc-neighbor_alltoallv-np3-graph-c",
+        3,
+        ["neighbor_alltoallv", "-m", "1:64", "-i", "20", "-x", "2", "-c", "-N", f"graph:{GRAPH}"],
+    ),
+    (
+        "nbc-ineighbor_allgather-np3-graph-c",
+        3,
+        ["ineighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c", "-N", f"graph:{GRAPH}"],
+    ),
+    (
+        "nbc-neighbor_allgather-np5-cart-1-2-c",
+        5,
+        ["neighbor_allgather", "-m", "1:64", "-i", "20", "-x", "2", "-c", "-N", "cart:1:2"],
+    ),
 ]
 
 
@@ -111,13 +144,19 @@ def test_osus_layout_read_by_one_parser(tmp_path, ref, np_, args):
     assert structure(out) == structure(theirs)
     assert column_lines(out) == column_lines(theirs)
     mine = [ln for ln in out.splitlines() if ln.startswith("# OSU") or ln.startswith("# Overall =")]
-    assert mine == [ln for ln in theirs.splitlines() if ln.startswith("# OSU") or ln.startswith("# Overall =")]
+    assert mine == [
+        ln for ln in theirs.splitlines() if ln.startswith("# OSU") or ln.startswith("# Overall =")
+    ]
     if "neighbor" in ref:  # cart: the grid line first; graph: the topology time first
         first = out.splitlines()[0]
-        assert first.split(":")[0] == theirs.splitlines()[0].split(":")[0] and not first.startswith("#")
+        assert first.split(":")[0] == theirs.splitlines()[0].split(":")[0] and not first.startswith(
+            "#"
+        )
         assert out.splitlines()[0] == theirs.splitlines()[0] or "graph" in ref
     widths = {len(ln) for ln in out.splitlines() if ln[:1].isdigit() or ln.startswith("     ")}
-    assert widths == {len(ln) for ln in theirs.splitlines() if ln[:1].isdigit() or ln.startswith("     ")}
+    assert widths == {
+        len(ln) for ln in theirs.splitlines() if ln[:1].isdigit() or ln.startswith("     ")
+    }
 
 
 def test_overlap_arithmetic_and_columns_of_full(tmp_path):
@@ -131,8 +170,16 @@ def test_overlap_arithmetic_and_columns_of_full(tmp_path):
         assert v["t_p50"] <= v["t_p90"] <= v["t_p99"]
     heads = re.split(r"\s{2,}", column_lines(out)[0])
     assert heads[1:10] == [
-        "Overall(us)", "Compute(us)", "Coll. Init(us)", "MPI_Test(us)", "MPI_Wait(us)", "Pure Comm.(us)",
-        "Min Comm.(us)", "Max Comm.(us)", "Overlap(%)"]
+        "Overall(us)",
+        "Compute(us)",
+        "Coll. Init(us)",
+        "MPI_Test(us)",
+        "MPI_Wait(us)",
+        "Pure Comm.(us)",
+        "Min Comm.(us)",
+        "Max Comm.(us)",
+        "Overlap(%)",
+    ]
 
 
 @pytest.mark.parametrize("np_", [2, 4])
@@ -140,8 +187,26 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
     """COMMBENCH_FAULT_CORRUPT=0: rank 0 (every call's root) sends a spoilt first byte; -c says Fail, exit 1."""
     names = [n for n in NBC if n != "ibarrier"] + (NBR if np_ > 2 else [])
     out = tmp_path / "r.json"
-    p = mpiexec(np_, "run", "--suite", "osu", *names, "-m", "16:32", "-i", "2", "-x", "1", "-c", "-T", "mpi_int",
-                "-o", str(out), env={"COMMBENCH_FAULT_CORRUPT": "0"}, timeout=400)
+    p = mpiexec(
+        np_,
+        "run",
+        "--suite",
+        "osu",
+        *names,
+        "-m",
+        "16:32",
+        "-i",
+        "2",
+        "-x",
+        "1",
+        "-c",
+        "-T",
+        "mpi_int",
+        "-o",
+        str(out),
+        env={"COMMBENCH_FAULT_CORRUPT": "0"},
+        timeout=400,
+    )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     res = json.loads(out.read_text())
     failed = {r["benchmark"] for r in res["records"] if r["extra"]["check"] == "failed"}
@@ -153,11 +218,21 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
 def test_both_engines_run_the_same_procedure(tmp_path):
     """--engine both: the C loops (osu_nonblocking.c, osu_neighbor.c) and the mpi4py ones
     give a row each, validated, with the overlap columns' arithmetic; C is the default."""
-    names = ["iallreduce", "ialltoallw", "ireduce_scatter", "ibarrier", "neighbor_alltoallw", "ineighbor_allgatherv"]
-    out, res = osu(tmp_path, 3, *names, "-m", "1:8", "-i", "5", "-x", "1", "-c", "-t", "2", "--engine", "both")
+    names = [
+        "iallreduce",
+        "ialltoallw",
+        "ireduce_scatter",
+        "ibarrier",
+        "neighbor_alltoallw",
+        "ineighbor_allgatherv",
+    ]
+    out, res = osu(
+        tmp_path, 3, *names, "-m", "1:8", "-i", "5", "-x", "1", "-c", "-t", "2", "--engine", "both"
+    )
     recs = res["records"]
-    assert {(r["benchmark"], r["extra"]["engine"]) for r in recs} == {(n, e) for n in names
-                                                                       for e in ("native", "mpi4py")}
+    assert {(r["benchmark"], r["extra"]["engine"]) for r in recs} == {
+        (n, e) for n in names for e in ("native", "mpi4py")
+    }
     check_rows(recs, names, 5)
     assert {r["extra"]["check"] for r in recs if r["benchmark"] != "ibarrier"} == {"successful"}
     assert "the native osu engine was unavailable" not in out
@@ -169,44 +244,105 @@ def test_validation_checks_every_pure_and_overlap_round(tmp_path):
     """-c is OSU's: each of the 2 + 10 pure-communication rounds and of the 2 + 10 overlap
     rounds on fresh data after -u untimed calls, then checked: a spoilt root counts in all 24."""
     out = tmp_path / "r.json"
-    p = mpiexec(2, "run", "--suite", "osu", "iallreduce", "ibcast", "-m", "4:4", "-i", "10", "-x", "2", "-c", "-u", "1",
-                "-o", str(out), env={"COMMBENCH_FAULT_CORRUPT": "0"}, timeout=300)
+    p = mpiexec(
+        2,
+        "run",
+        "--suite",
+        "osu",
+        "iallreduce",
+        "ibcast",
+        "-m",
+        "4:4",
+        "-i",
+        "10",
+        "-x",
+        "2",
+        "-c",
+        "-u",
+        "1",
+        "-o",
+        str(out),
+        env={"COMMBENCH_FAULT_CORRUPT": "0"},
+        timeout=300,
+    )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     recs = {r["benchmark"]: r for r in json.loads(out.read_text())["records"]}
     for r in recs.values():
         assert r["extra"]["validated_rounds"] == 24 and r["extra"]["validation_warmup"] == 1
         assert r["defects"] > 0 and r["defects"] % 24 == 0, r["defects"]
         assert r["values"]["t_pure"] > 0 and r["values"]["t_cpu"] > 0
-    _, res = osu(tmp_path, 3, "ialltoallv", "ineighbor_allgather", "neighbor_alltoall", "-m", "1:8", "-i", "4", "-x",
-                 "1", "-c", "--engine", "both")
+    _, res = osu(
+        tmp_path,
+        3,
+        "ialltoallv",
+        "ineighbor_allgather",
+        "neighbor_alltoall",
+        "-m",
+        "1:8",
+        "-i",
+        "4",
+        "-x",
+        "1",
+        "-c",
+        "--engine",
+        "both",
+    )
     assert {r["extra"]["check"] for r in res["records"]} == {"successful"}
 
 
 def test_a_graph_file_validates_and_catches_a_corrupted_buffer(tmp_path):
     """-N graph:<file> with a duplicate edge: every neighborhood program passes -c at 3 ranks; with
     rank 0's data spoilt every one fails (rank 0 sends to 1 and 2 in each), exit 1."""
-    args = ["--suite", "osu", *NBR, "-m", "4:8", "-i", "2", "-x", "1", "-c", "-N", f"graph:{GRAPH}", "-T", "mpi_int"]
+    args = [
+        "--suite",
+        "osu",
+        *NBR,
+        "-m",
+        "4:8",
+        "-i",
+        "2",
+        "-x",
+        "1",
+        "-c",
+        "-N",
+        f"graph:{GRAPH}",
+        "-T",
+        "mpi_int",
+    ]
     for corrupt, status, verdict in ((None, 0, "successful"), ("0", 1, "failed")):
         out = tmp_path / f"g{corrupt}.json"
         env = {"COMMBENCH_FAULT_CORRUPT": corrupt} if corrupt else None
         p = mpiexec(3, "run", *args, "-o", str(out), env=env, timeout=400)
         assert p.returncode == status, p.stdout[-2000:] + p.stderr[-2000:]
         recs = json.loads(out.read_text())["records"]
-        assert {r["extra"]["check"] for r in recs} == {verdict} and {r["benchmark"] for r in recs} == set(NBR)
+        assert {r["extra"]["check"] for r in recs} == {verdict} and {
+            r["benchmark"] for r in recs
+        } == set(NBR)
         assert all(r["extra"]["topology"] == f"graph:{GRAPH}" for r in recs)
 
 
 BAD = [
-    (["neighbor_allgather", "-N", "cart:0:1"], "-N 'cart:0:1'"), (["neighbor_allgather", "-N", "torus:1"], "-N"),
+    (["neighbor_allgather", "-N", "cart:0:1"], "-N 'cart:0:1'"),
+    (["neighbor_allgather", "-N", "torus:1"], "-N"),
     (["neighbor_allgather", "-N", "graph:/nonexistent/g"], "cannot read"),
     (["neighbor_allgather", "-N", f"graph:{REF / 'latency.txt'}"], "is not 'source,destination'"),
-    (["neighbor_allgather", "-N", f"graph:{GRAPH}"], "Number of processes is less than graph nodes"),
+    (
+        ["neighbor_allgather", "-N", f"graph:{GRAPH}"],
+        "Number of processes is less than graph nodes",
+    ),
     (["neighbor_allgather", "-N", "cart:2:1"], "radius (r = 1)"),
     (["iallreduce", "-t", "2147483648"], "-t '2147483648': not a count"),
-    (["iallreduce", "-t", "2:3"], "-t 2:3 is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking"),
-    (["ibarrier", "-T", "mpi_int"], "-T: none of the benchmarks"), (["ibarrier", "-c", "-u", "2"], "-c: none"), (["ibarrier", "-c"], "-c: none of the benchmarks"),
-    (["neighbor_allgather", "-t", "4"], "-t: none of the benchmarks"), (["iallreduce", "-W", "4"], "-W: none"),
-    (["iallreduce", "-m", "8:2"], "no message size"), (["ialltoall", "-i", "0"], "-i must be >= 1"),
+    (
+        ["iallreduce", "-t", "2:3"],
+        "-t 2:3 is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking",
+    ),
+    (["ibarrier", "-T", "mpi_int"], "-T: none of the benchmarks"),
+    (["ibarrier", "-c", "-u", "2"], "-c: none"),
+    (["ibarrier", "-c"], "-c: none of the benchmarks"),
+    (["neighbor_allgather", "-t", "4"], "-t: none of the benchmarks"),
+    (["iallreduce", "-W", "4"], "-W: none"),
+    (["iallreduce", "-m", "8:2"], "no message size"),
+    (["ialltoall", "-i", "0"], "-i must be >= 1"),
 ]
 
 
@@ -220,8 +356,13 @@ def test_osus_counts():
     assert nonblocking.NBC.counts(16384, None, None) == (100, 10)
     assert neighbor.NBR.counts(16384, None, None) == (100, 10) and neighbor.NBR.max_size == 1 << 20
     ring = Settings()  # OSU's default -N cart:1:1: the ranks at -1, +1
-    assert topology.layout(ring, 4, 0) == ([3, 1], [3, 1]) and topology.layout(ring, 4, 2) == ([1, 3], [1, 3])
+    assert topology.layout(ring, 4, 0) == ([3, 1], [3, 1]) and topology.layout(ring, 4, 2) == (
+        [1, 3],
+        [1, 3],
+    )
     grid = Settings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
-    assert topology.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and topology.layout(grid, 9, 0)[1][:3] == [8, 6, 7]
+    assert topology.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and topology.layout(
+        grid, 9, 0
+    )[1][:3] == [8, 6, 7]
     assert topology.dims_create(12, 2) == [4, 3] and topology.dims_create(16, 3) == [4, 2, 2]
     assert "radius (r = 1)" in topology.fits(grid, 4) and topology.fits(grid, 9) is None

@@ -12,13 +12,28 @@ import time
 from tests.mpirun import ENV, commbench, fill, tiny_tmpfs, wait_for_records
 
 SHORT = ["PingPong", "-msglog", "0:2", "-iter", "20"]
-LONG = ["--suite", "nbc", "Ibcast", "--nbc-cpu-factor", "100", "-iter", "2000,off", "-msglog", "0:10"]  # ~20 s
+LONG = [
+    "--suite",
+    "nbc",
+    "Ibcast",
+    "--nbc-cpu-factor",
+    "100",
+    "-iter",
+    "2000,off",
+    "-msglog",
+    "0:10",
+]  # ~20 s
 
 
 def _start(cwd, *args):
-    return subprocess.Popen([sys.executable, "-m", "commbench", "run", "-n", "2", *args], cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    return subprocess.Popen(
+        [sys.executable, "-m", "commbench", "run", "-n", "2", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **ENV),
+    )
 
 
 def test_two_runs_on_one_output_the_second_is_refused(tmp_path):
@@ -77,7 +92,9 @@ def test_refused_run_keeps_a_users_empty_output_file(tmp_path):
 def test_dev_null_means_no_results_file_and_other_devices_are_refused(tmp_path):
     """-o /dev/null is -o - (the file is rewritten in place and replaced at the end, which
     a device cannot be); a FIFO, which would block the writer, is refused before MPI starts."""
-    p = commbench("run", "-n", "2", *SHORT, "-o", os.devnull, "--csv", os.devnull, cwd=tmp_path, timeout=120)
+    p = commbench(
+        "run", "-n", "2", *SHORT, "-o", os.devnull, "--csv", os.devnull, cwd=tmp_path, timeout=120
+    )
     assert p.returncode == 0 and "PingPong" in p.stdout, p.stderr[-2000:]
     assert not os.path.isfile(os.devnull) and not (tmp_path / "results").exists()
     fifo = tmp_path / "pipe"

@@ -27,18 +27,30 @@ TABLE1 = {
     "A": [122, 124, 111, 97, 126],
 }
 TABLE1_STD = {
-    "E": [1, 2, 1, 1, 0], "R": [3, 2, 2, 1, 2], "S": [3, 2, 2, 2, 2],
-    "F": [3, 3, 3, 18, 3], "U": [2, 4, 4, 18, 3], "A": [5, 4, 3, 18, 2],
+    "E": [1, 2, 1, 1, 0],
+    "R": [3, 2, 2, 1, 2],
+    "S": [3, 2, 2, 2, 2],
+    "F": [3, 3, 3, 18, 3],
+    "U": [2, 4, 4, 18, 3],
+    "A": [5, 4, 3, 18, 2],
 }
 # Seed 002, Table 3: (intercept, slope, decimals the seed printed for the slope).
-TABLE3 = {"E": (220, 1.285, 3), "R": (180, 0.04, 2), "S": (150, 0.01, 2),
-          "F": (160, 0.60, 2), "U": (130, 0.61, 2), "A": (120, 0.0, 1)}
+TABLE3 = {
+    "E": (220, 1.285, 3),
+    "R": (180, 0.04, 2),
+    "S": (150, 0.01, 2),
+    "F": (160, 0.60, 2),
+    "U": (130, 0.61, 2),
+    "A": (120, 0.0, 1),
+}
 
 
 def seed_trials(offsets=(0.0,)):
     """The measured combinations the seed's experiments would have produced."""
-    return {t: {n: combinations({k: TABLE1[k][i] + off for k in SIX}) for i, n in enumerate(SIZES)}
-            for t, off in enumerate(offsets)}
+    return {
+        t: {n: combinations({k: TABLE1[k][i] + off for k in SIX}) for i, n in enumerate(SIZES)}
+        for t, off in enumerate(offsets)
+    }
 
 
 def test_solve_inverts_the_experiments_in_the_seeds_order():
@@ -87,8 +99,12 @@ def test_spread_over_trials_and_fit_through_every_point():
     # five trials scattered around Table 1 by its published standard deviations
     trials = {}
     for t, sign in enumerate((-1.0, 1.0, -1.0, 1.0, 0.0)):
-        trials[t] = {n: combinations({k: TABLE1[k][i] + sign * TABLE1_STD[k][i] * math.sqrt(5 / 4) for k in SIX})
-                     for i, n in enumerate(SIZES)}
+        trials[t] = {
+            n: combinations(
+                {k: TABLE1[k][i] + sign * TABLE1_STD[k][i] * math.sqrt(5 / 4) for k in SIX}
+            )
+            for i, n in enumerate(SIZES)
+        }
     dec = decomposition_table(trials)
     for k in SIX:
         for i, n in enumerate(SIZES):
@@ -130,8 +146,13 @@ def synthetic_rounds(L, o_s, o_r, g, G, n, trials=3):
             rtt = 2 * (o_s + L + (s - 1) * G + o_r) + jitter
             gap = g + (s - 1) * G
             d = rtt
-            rounds[t][s] = {"prtt_1_0": rtt, "prtt_n_0": rtt + (n - 1) * max(gap, o_s),
-                            "prtt_n_d": rtt + (n - 1) * (o_s + d), "d": d, "o_r": o_r}
+            rounds[t][s] = {
+                "prtt_1_0": rtt,
+                "prtt_n_0": rtt + (n - 1) * max(gap, o_s),
+                "prtt_n_d": rtt + (n - 1) * (o_s + d),
+                "d": d,
+                "o_r": o_r,
+            }
     return rounds
 
 
@@ -151,10 +172,24 @@ def test_loggp_recovers_known_parameters():
 
 def test_relation_rows_pair_the_models():
     dec = decomposition_table(seed_trials())
-    rounds = {0: {16: {"prtt_1_0": 2 * 548.0, "prtt_n_0": 2 * 548.0 + 9 * 400.0,
-                       "prtt_n_d": 2 * 548.0 + 9 * (321.0 + 2 * 548.0), "d": 2 * 548.0, "o_r": 437.0},
-                  2000: {"prtt_1_0": 2 * 5507.0, "prtt_n_0": 2 * 5507.0 + 9 * 3000.0,
-                         "prtt_n_d": 2 * 5507.0 + 9 * (1547.0 + 2 * 5507.0), "d": 2 * 5507.0, "o_r": 1730.0}}}
+    rounds = {
+        0: {
+            16: {
+                "prtt_1_0": 2 * 548.0,
+                "prtt_n_0": 2 * 548.0 + 9 * 400.0,
+                "prtt_n_d": 2 * 548.0 + 9 * (321.0 + 2 * 548.0),
+                "d": 2 * 548.0,
+                "o_r": 437.0,
+            },
+            2000: {
+                "prtt_1_0": 2 * 5507.0,
+                "prtt_n_0": 2 * 5507.0 + 9 * 3000.0,
+                "prtt_n_d": 2 * 5507.0 + 9 * (1547.0 + 2 * 5507.0),
+                "d": 2 * 5507.0,
+                "o_r": 1730.0,
+            },
+        }
+    }
     rows = relate(dec, loggp(rounds, 10))
     assert [r["size"] for r in rows] == [16, 2000]
     r = rows[0]
@@ -176,7 +211,13 @@ def test_analyse_records_with_both_baselines_and_statistics():
     from commbench.models.overhead import analyse
 
     def rec(name, n, mean, median=None, **extra):
-        ex = {"q": "int", "trial": 0, "mean_us": mean, "median_us": mean if median is None else median, **extra}
+        ex = {
+            "q": "int",
+            "trial": 0,
+            "mean_us": mean,
+            "median_us": mean if median is None else median,
+            **extra,
+        }
         return SimpleNamespace(benchmark=name, bytes=n, status="ok", extra=ex)
 
     cal = {"subtracted_us": {"mean": 900.0, "median": 890.0}}
@@ -184,12 +225,26 @@ def test_analyse_records_with_both_baselines_and_statistics():
     for n in (16, 2000):
         six = {k: TABLE1[k][SIZES.index(n)] for k in SIX}
         m = combinations(six)
-        recs += [rec("R", n, m["R"], **cal), rec("R+S", n, m["R+S"], **cal), rec("F+S", n, m["F+S"], **cal),
-                 rec("A+U", n, m["A+U"]), rec("2(F+E+U)", n, m["2(F+E+U)"]),
-                 rec("Q(COMPTIME)", n, 900.0 + 10.0), rec("Q(SENDTIME)", n, 900.0 + 10.0)]
+        recs += [
+            rec("R", n, m["R"], **cal),
+            rec("R+S", n, m["R+S"], **cal),
+            rec("F+S", n, m["F+S"], **cal),
+            rec("A+U", n, m["A+U"]),
+            rec("2(F+E+U)", n, m["2(F+E+U)"]),
+            rec("Q(COMPTIME)", n, 900.0 + 10.0),
+            rec("Q(SENDTIME)", n, 900.0 + 10.0),
+        ]
         for d in (1, 2, 3):  # T'_d = c + 2dE, the forwarders' time already in T_d
-            recs.append(rec("echo", n, 500 + 2 * d * six["E"] + 40.0 * (d - 1), distance=d,
-                            forwarding_us=40.0 * (d - 1), forwarding_median_us=40.0 * (d - 1)))
+            recs.append(
+                rec(
+                    "echo",
+                    n,
+                    500 + 2 * d * six["E"] + 40.0 * (d - 1),
+                    distance=d,
+                    forwarding_us=40.0 * (d - 1),
+                    forwarding_median_us=40.0 * (d - 1),
+                )
+            )
     calibrated = analyse(recs)["decomposition"]["int"]
     for k in SIX:
         assert calibrated["values"][k][2000].mean == pytest.approx(TABLE1[k][-1])

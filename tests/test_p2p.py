@@ -19,7 +19,16 @@ from tests.mpirun import commbench, run_json
 
 DATA = Path(__file__).parent / "data" / "imb-p2p"
 P2P = ["--suite", "p2p", "-pause", "0"]
-ALL = ["PingPong", "PingPing", "Unirandom", "Birandom", "Corandom", "Stencil2D", "Stencil3D", "SendRecv_Replace"]
+ALL = [
+    "PingPong",
+    "PingPing",
+    "Unirandom",
+    "Birandom",
+    "Corandom",
+    "Stencil2D",
+    "Stencil3D",
+    "SendRecv_Replace",
+]
 
 
 def blocks(text: str) -> list[dict]:
@@ -35,18 +44,28 @@ def blocks(text: str) -> list[dict]:
         elif m := re.fullmatch(r"# #processes = (\d+)", line):
             out[-1]["procs"] = int(m[1])
         elif line.strip().startswith("#bytes") and not line.startswith("#"):
-            out[-1]["columns"] = [line[i:i + 13].strip() for i in range(0, len(line), 13)]
+            out[-1]["columns"] = [line[i : i + 13].strip() for i in range(0, len(line), 13)]
         elif line.startswith(" ") and line.strip() and out[-1]["columns"]:
-            out[-1]["rows"].append([line[i:i + 13].strip() for i in range(0, len(line), 13)])
+            out[-1]["rows"].append([line[i : i + 13].strip() for i in range(0, len(line), 13)])
     return out
 
 
 def structure(text: str) -> list[tuple]:
     """What a parser reads besides the timings: names, grids, process counts, columns,
     the #bytes and #repetitions of every row, and the invalid lines."""
-    return [(b["name"], b["invalid"]) if "invalid" in b else
-            (b["name"], b["grid"], b["procs"], tuple(b["columns"]), tuple((r[0], r[1]) for r in b["rows"]),
-             tuple(len(r) for r in b["rows"])) for b in blocks(text)]
+    return [
+        (b["name"], b["invalid"])
+        if "invalid" in b
+        else (
+            b["name"],
+            b["grid"],
+            b["procs"],
+            tuple(b["columns"]),
+            tuple((r[0], r[1]) for r in b["rows"]),
+            tuple(len(r) for r in b["rows"]),
+        )
+        for b in blocks(text)
+    ]
 
 
 def _check_records(doc: dict, np_: int, sizes: list[int], cap: int, names: list[str] = ALL) -> None:
@@ -55,7 +74,9 @@ def _check_records(doc: dict, np_: int, sizes: list[int], cap: int, names: list[
     for r in recs:
         assert r["family"] == "p2p" and r["np"] == np_, r
         if r["status"] == "invalid":
-            assert r["benchmark"] in ("Stencil2D", "Stencil3D") and r["message"].startswith("# !! Benchmark"), r
+            assert r["benchmark"] in ("Stencil2D", "Stencil3D") and r["message"].startswith(
+                "# !! Benchmark"
+            ), r
             continue
         n = repetitions(r["bytes"], cap, 800 * 2**20)[0]
         x, v, e = r["bytes"], r["values"], r["extra"]
@@ -99,7 +120,9 @@ def test_every_benchmark_at_2_ranks_matches_imb_p2p_text(tmp_path):
 
 
 def test_stencil3d_at_8_ranks_matches_imb_p2p_text(tmp_path):
-    p, doc = run_json(tmp_path, 8, *P2P, "Stencil3D", "Stencil2D", "Corandom", "-msglog", "2:3", "-iter", "20")
+    p, doc = run_json(
+        tmp_path, 8, *P2P, "Stencil3D", "Stencil2D", "Corandom", "-msglog", "2:3", "-iter", "20"
+    )
     assert structure(p.stdout) == structure((DATA / "np8.txt").read_text())
     _check_records(doc, 8, [4, 8], 20, ["Stencil3D", "Stencil2D", "Corandom"])
     grids = {r["benchmark"]: r["extra"].get("grid") for r in doc["records"]}
@@ -111,11 +134,19 @@ def test_both_engines_make_the_same_calls(tmp_path):
     (the random patterns included), each engine's blocks marked."""
     p, doc = run_json(tmp_path, 4, *P2P, "--engine", "both", "-msglog", "2:3", "-iter", "30")
     ok = [r for r in doc["records"] if r["status"] == "ok"]
-    by = {e: [(r["benchmark"], r["bytes"], r["repetitions"], r["extra"]["rank_messages"]) for r in ok
-              if r["extra"]["engine"] == e] for e in ("native", "mpi4py")}
+    by = {
+        e: [
+            (r["benchmark"], r["bytes"], r["repetitions"], r["extra"]["rank_messages"])
+            for r in ok
+            if r["extra"]["engine"] == e
+        ]
+        for e in ("native", "mpi4py")
+    }
     assert by["native"] and by["native"] == by["mpi4py"], by
     engines = re.findall(r"#    ENGINE: (\S+)", p.stdout)
-    assert engines == [e for b in ALL if b not in _invalid(4) for e in ("native", "mpi4py")], engines
+    assert engines == [e for b in ALL if b not in _invalid(4) for e in ("native", "mpi4py")], (
+        engines
+    )
     names = [b["name"] for b in blocks(p.stdout)]
     assert names == [b for b in ALL for _ in range(1 if b in _invalid(4) else 2)], names
 
@@ -123,7 +154,9 @@ def test_both_engines_make_the_same_calls(tmp_path):
 def test_without_a_compiler_the_mpi4py_loops_run_and_say_so(tmp_path):
     env = {"COMMBENCH_MPICC": "/nonexistent/mpicc", "COMMBENCH_CACHE_DIR": str(tmp_path / "cache")}
     p, doc = run_json(tmp_path, 2, *P2P, "PingPong", "-msglog", "1", "-iter", "20", env=env)
-    assert "native p2p engine unavailable (COMMBENCH_MPICC='/nonexistent/mpicc' not found)" in p.stderr
+    assert (
+        "native p2p engine unavailable (COMMBENCH_MPICC='/nonexistent/mpicc' not found)" in p.stderr
+    )
     assert "#    ENGINE: mpi4py (the native p2p engine was unavailable)" in p.stdout
     assert {r["extra"]["engine"] for r in doc["records"]} == {"mpi4py"}
 
@@ -139,12 +172,28 @@ def test_every_benchmark_at_4_ranks_matches_imb_p2p_text(tmp_path):
 
 
 def test_msgsz_and_report_print_the_same_blocks(tmp_path):
-    p, doc = run_json(tmp_path, 2, *P2P, "PingPong", "SendRecv_Replace", "-msgsz", "3,1k", "-iter", "50",
-                      "-msgwr", "off", "-msgrd", "no", "--mib")
+    p, doc = run_json(
+        tmp_path,
+        2,
+        *P2P,
+        "PingPong",
+        "SendRecv_Replace",
+        "-msgsz",
+        "3,1k",
+        "-iter",
+        "50",
+        "-msgwr",
+        "off",
+        "-msgrd",
+        "no",
+        "--mib",
+    )
     assert structure(p.stdout) == structure((DATA / "np2-msgsz.txt").read_text())
     _check_records(doc, 2, [3, 1024], 50, ["PingPong", "SendRecv_Replace"])
     params = doc["config"]["params"]
-    assert params["p2p_msgwr"] is False and params["p2p_msgrd"] is False and params["p2p_pause"] == 0
+    assert (
+        params["p2p_msgwr"] is False and params["p2p_msgrd"] is False and params["p2p_pause"] == 0
+    )
     again = commbench("report", str(tmp_path / "r2.json"))
     assert again.returncode == 0, again.stderr
     assert again.stdout == p.stdout
@@ -154,7 +203,11 @@ def test_msgsz_and_report_print_the_same_blocks(tmp_path):
 
 
 def _lengths(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if ln.startswith(("# Minimum message length", "# Maximum message"))]
+    return [
+        ln
+        for ln in text.splitlines()
+        if ln.startswith(("# Minimum message length", "# Maximum message"))
+    ]
 
 
 def _listed(text: str) -> list[str]:
@@ -167,13 +220,16 @@ def _listed(text: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("argv, sizes, reps", [
-    ([], [0] + [2**k for k in range(23)], (100000, 800)),  # IMB-P2P's defaults
-    (["-msglog", "3"], [0, 1, 2, 4, 8], (100000, 800)),
-    (["-msglog", "2:4"], [4, 8, 16], (100000, 800)),  # no 0, unlike IMB-MPI1's -msglog 2:4
-    (["-msgsz", "3,1k,2m"], [3, 1024, 2 * 2**20], (100000, 800)),
-    (["-msglog", "1", "-msgsz", "5", "-iter", "7,2"], [0, 1, 2, 5], (7, 2)),
-])
+@pytest.mark.parametrize(
+    "argv, sizes, reps",
+    [
+        ([], [0] + [2**k for k in range(23)], (100000, 800)),  # IMB-P2P's defaults
+        (["-msglog", "3"], [0, 1, 2, 4, 8], (100000, 800)),
+        (["-msglog", "2:4"], [4, 8, 16], (100000, 800)),  # no 0, unlike IMB-MPI1's -msglog 2:4
+        (["-msgsz", "3,1k,2m"], [3, 1024, 2 * 2**20], (100000, 800)),
+        (["-msglog", "1", "-msgsz", "5", "-iter", "7,2"], [0, 1, 2, 5], (7, 2)),
+    ],
+)
 def test_sizes_and_iterations_are_imb_p2ps(argv, sizes, reps):
     cfg = config.parse_run_args(["--suite", "p2p", *argv, "-o", "-"], world_size=2)
     assert cfg.params["p2p_sizes"] == sizes
@@ -190,16 +246,26 @@ def test_repetition_rule():
 def test_grids_are_imb_p2ps():
     assert [p for p in range(1, 17) if grid2d(p)] == [4, 6, 8, 9, 10, 12, 14, 15, 16]
     assert grid2d(6) == (3, 2) and grid2d(8) == (2, 4)
-    assert {p: grid3d(p) for p in range(1, 25) if grid3d(p)} == {8: (2, 2, 2), 12: (2, 3, 2), 16: (2, 2, 4),
-                                                                  18: (2, 3, 3), 20: (2, 2, 5), 24: (2, 4, 3)}
+    assert {p: grid3d(p) for p in range(1, 25) if grid3d(p)} == {
+        8: (2, 2, 2),
+        12: (2, 3, 2),
+        16: (2, 2, 4),
+        18: (2, 3, 3),
+        20: (2, 2, 5),
+        24: (2, 4, 3),
+    }
 
 
 def test_msglog_contradicts_msglen(tmp_path):
     (tmp_path / "lens").write_text("8\n1k\n")
-    assert config.parse_run_args(["--suite", "p2p", "-msglen", str(tmp_path / "lens"), "-msgsz", "7", "-o", "-"],
-                                 world_size=2).params["p2p_sizes"] == [8, 1024, 7]
+    assert config.parse_run_args(
+        ["--suite", "p2p", "-msglen", str(tmp_path / "lens"), "-msgsz", "7", "-o", "-"],
+        world_size=2,
+    ).params["p2p_sizes"] == [8, 1024, 7]
     with pytest.raises(config.ConfigError, match="-msglog contradicts -msglen"):
-        config.parse_run_args(["--suite", "p2p", "-msglog", "3", "-msglen", str(tmp_path / "lens"), "-o", "-"])
+        config.parse_run_args(
+            ["--suite", "p2p", "-msglog", "3", "-msglen", str(tmp_path / "lens"), "-o", "-"]
+        )
 
 
 def test_pingpong_alone_keeps_selecting_imb_mpi1():
@@ -209,23 +275,32 @@ def test_pingpong_alone_keeps_selecting_imb_mpi1():
     assert config.parse_run_args(["Stencil2D", "-o", "-"]).family == "p2p"
 
 
-@pytest.mark.parametrize("bad, words", [
-    (["-msgwr", "maybe"], "-msgwr must be one of"),
-    (["-pause", "-2"], "-pause must be >= -1"),
-    (["-msgsz", "4,x"], "-msgsz '4,x'"),
-    (["-msgsz", "1", "-msgsz", "2"], "-msgsz given twice"),
-    (["-msgsz", "1", "-msgsz", "1"], "-msgsz given more than once"),
-    (["-iter", "10,5,3"], "IMB-P2P takes a maximum and a numerator only"),
-    (["-iter", "0"], "counts must be positive"),
-    (["-msglen", str(DATA / "README.md")], "is not a byte count"),
-    (["-time", "3"], "-time: the p2p family takes -time only with --samples K or --precision"),
-    (["-mem", "1"], "-mem: the p2p family does not use it"),
-    (["-check"], "-check: the p2p family does not use it"),
-    (["Stencil3D"], "nothing to measure with 2 processes"),
-    (["-msgsz", "2g"], "a message of 2147483648 bytes: the C loops of the p2p family count bytes in a C int"),
-    (["-msgsz", "5g", "-msglog", "3"], "a message of 5368709120 bytes"),
-    (["-iter", "3000000000"], "-iter 3000000000: the C loops of the p2p family count repetitions in a C int"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (["-msgwr", "maybe"], "-msgwr must be one of"),
+        (["-pause", "-2"], "-pause must be >= -1"),
+        (["-msgsz", "4,x"], "-msgsz '4,x'"),
+        (["-msgsz", "1", "-msgsz", "2"], "-msgsz given twice"),
+        (["-msgsz", "1", "-msgsz", "1"], "-msgsz given more than once"),
+        (["-iter", "10,5,3"], "IMB-P2P takes a maximum and a numerator only"),
+        (["-iter", "0"], "counts must be positive"),
+        (["-msglen", str(DATA / "README.md")], "is not a byte count"),
+        (["-time", "3"], "-time: the p2p family takes -time only with --samples K or --precision"),
+        (["-mem", "1"], "-mem: the p2p family does not use it"),
+        (["-check"], "-check: the p2p family does not use it"),
+        (["Stencil3D"], "nothing to measure with 2 processes"),
+        (
+            ["-msgsz", "2g"],
+            "a message of 2147483648 bytes: the C loops of the p2p family count bytes in a C int",
+        ),
+        (["-msgsz", "5g", "-msglog", "3"], "a message of 5368709120 bytes"),
+        (
+            ["-iter", "3000000000"],
+            "-iter 3000000000: the C loops of the p2p family count repetitions in a C int",
+        ),
+    ],
+)
 def test_bad_values_exit_2_with_one_line(bad, words):
     base = P2P[:2] if bad[0] == P2P[2] else P2P  # -pause once: given twice it is refused as such
     p = commbench("run", "-n", "2", *base, *bad, "-o", "-")

@@ -35,11 +35,20 @@ def test_lost_rank_and_bye():
     hub = peers.Hub(3)
     info = hub.open()
     assert info is not None and info[2] is True  # room for the connections: they are held
-    child = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from commbench import peers; "
-        f"link = peers.Link(1, 'nodeA', ({info[0]!r}, {info[1]}, True)); "
-        "print(link.conn is not None, flush=True); time.sleep(60)")],
-        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from commbench import peers; "
+                f"link = peers.Link(1, 'nodeA', ({info[0]!r}, {info[1]}, True)); "
+                "print(link.conn is not None, flush=True); time.sleep(60)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     try:
         assert child.stdout.readline().strip() == "True"
         two = peers.Link(2, "nodeB", info)
@@ -84,10 +93,16 @@ def test_report_names_the_hosts_of_silent_and_lost_ranks(capsys):
         wd.hub.known[r] = peers.Peer(rank=r, host=h)
     wd.hub.lost[3] = wd.hub.known[3]
     state = {"benchmark": "Allreduce", "np": 4, "bytes": 8, "phase": "the timed kernel"}
-    why = wd.report(state, {0: {"host": "h0", "pid": 1, "state": state}, 1: {"host": "h1", "pid": 2}})
+    why = wd.report(
+        state, {0: {"host": "h0", "pid": 1, "state": state}, 1: {"host": "h1", "pid": 2}}
+    )
     err = capsys.readouterr().err
     assert why.endswith("ranks not answering: 2 3 on h2")
-    assert "ranks 2 3 did not answer" in err and "(2 3 on h2)" in err and "of them, 3 on h2 ended" in err
+    assert (
+        "ranks 2 3 did not answer" in err
+        and "(2 3 on h2)" in err
+        and "of them, 3 on h2 ended" in err
+    )
     assert wd.where([0, 1, 3]) == "0 on h0, 1 on h1, 3 on h2"
     wd.hub.close()
 
@@ -118,11 +133,22 @@ def _pair(tmp_path: Path, timeout: float = 60) -> tuple[subprocess.Popen, subpro
     """Two watchdogs in two processes (no MPI): rank 0 and rank 1, joined."""
     why = tmp_path / "why"
     env = dict(os.environ, PYTHONPATH=ROOT)
-    r0 = subprocess.Popen([sys.executable, "-c", RANK0, str(why), str(timeout)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env)
+    r0 = subprocess.Popen(
+        [sys.executable, "-c", RANK0, str(why), str(timeout)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     info = r0.stdout.readline()
-    r1 = subprocess.Popen([sys.executable, "-c", RANK1, str(timeout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env)
+    r1 = subprocess.Popen(
+        [sys.executable, "-c", RANK1, str(timeout)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     r1.stdin.write(info)
     r1.stdin.flush()
     assert r1.stdout.readline().strip() == "joined"
@@ -154,7 +180,10 @@ def test_rank0_ends_the_job_when_a_rank_is_lost(tmp_path):
             p.wait()
     assert r0.returncode == 3 and 2.5 < took < 8, (took, err)
     assert "commbench: lost rank 1 on nodeA: ended without finishing the run" in err
-    assert why.read_text().startswith("lost rank 1 on nodeA:") and "Allreduce, NP 2, 8 bytes" in why.read_text()
+    assert (
+        why.read_text().startswith("lost rank 1 on nodeA:")
+        and "Allreduce, NP 2, 8 bytes" in why.read_text()
+    )
 
 
 def test_the_others_leave_at_rank0s_word_or_end(tmp_path):

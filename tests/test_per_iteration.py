@@ -78,7 +78,9 @@ def test_columns_only_with_the_option(tmp_path):
 def test_refused_below_the_timer_floor(tmp_path):
     """A 1 ms timer: most repetitions read 0, below the floor, so P50 is refused ('-')."""
     env = {"COMMBENCH_FAULT_TIMER_TICK": "0.001"}
-    p, doc = run_json(tmp_path, 2, "Allreduce", "-msglog", "0:2", "-iter", "40", "--per-iteration", env=env)
+    p, doc = run_json(
+        tmp_path, 2, "Allreduce", "-msglog", "0:2", "-iter", "40", "--per-iteration", env=env
+    )
     for rec in doc["records"]:
         st = rec["extra"]["per_iteration"]
         assert st["resolution"] == pytest.approx(1000.0)
@@ -93,19 +95,44 @@ def test_check_mode_and_groups_four_ranks(tmp_path):
     """End to end at 4 ranks: check mode passes with every call timed alone (rooted
     collectives, off-cache slots), and -multi 1 gives each group its percentiles."""
     names = ["Reduce", "Gather", "Scatterv", "Bcast", "Exchange"]
-    p, doc = run_json(tmp_path, 4, *names, "-check", "-off_cache", "1", "-msglog", "2:3", "-iter", "12",
-                      "--per-iteration")
+    p, doc = run_json(
+        tmp_path,
+        4,
+        *names,
+        "-check",
+        "-off_cache",
+        "1",
+        "-msglog",
+        "2:3",
+        "-iter",
+        "12",
+        "--per-iteration",
+    )
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout, p.stdout[-2000:]
     for rec in doc["records"]:
         _check_distribution(rec)
-    _, multi = run_json(tmp_path / "m", 4, "Allreduce", "-multi", "1", "-npmin", "2", "-msglog", "0:1",
-                        "-iter", "20", "--per-iteration")
+    _, multi = run_json(
+        tmp_path / "m",
+        4,
+        "Allreduce",
+        "-multi",
+        "1",
+        "-npmin",
+        "2",
+        "-msglog",
+        "0:1",
+        "-iter",
+        "20",
+        "--per-iteration",
+    )
     grouped = [r for r in multi["records"] if len(r["groups"]) == 2]
     assert grouped
     for rec in grouped:
         st = rec["extra"]["per_iteration"]
         assert len(st["groups"]) == 2 and all(g["n"] == rec["repetitions"] for g in st["groups"])
-        worst = max((g["max"] if g["max"] is not None else g["refused"]["max"]) for g in st["groups"])
+        worst = max(
+            (g["max"] if g["max"] is not None else g["refused"]["max"]) for g in st["groups"]
+        )
         assert worst == pytest.approx(st["max"] if st["max"] is not None else st["refused"]["max"])
 
 
@@ -139,29 +166,44 @@ for bench in h.plan.benchmarks():
 
 
 @pytest.mark.parametrize("engine", ["native", "mpi4py"])
-@pytest.mark.parametrize("np_,suite,mode,names", [
-    (4, "mpi1", "", ["Reduce", "Bcast", "Scatterv", "Gather", "Allgather", "Exchange"]),
-    (4, "nbc", "", ["Ibcast_pure", "Ireduce_pure", "Igatherv_pure"]),
-    (2, "ext", "NON-AGGREGATE", ["Unidir_Put", "Bidir_Get", "Accumulate"]),
-    (2, "rma", "NON-AGGREGATE", ["Unidir_put", "Bidir_get"]),
-])
+@pytest.mark.parametrize(
+    "np_,suite,mode,names",
+    [
+        (4, "mpi1", "", ["Reduce", "Bcast", "Scatterv", "Gather", "Allgather", "Exchange"]),
+        (4, "nbc", "", ["Ibcast_pure", "Ireduce_pure", "Igatherv_pure"]),
+        (2, "ext", "NON-AGGREGATE", ["Unidir_Put", "Bidir_Get", "Accumulate"]),
+        (2, "rma", "NON-AGGREGATE", ["Unidir_put", "Bidir_get"]),
+    ],
+)
 def test_call_i_alone_writes_call_is_slot_and_root(tmp_path, engine, np_, suite, mode, names):
     """Only the per-repetition calls write the receive buffers: every off-cache slot holds
     what call i (its slot, its rotating root) put there, or the verifier finds a defect."""
     job = tmp_path / "job.py"
     job.write_text(JOB)
-    p = subprocess.run([MPIEXEC, "-n", str(np_), sys.executable, str(job), engine, suite, mode or " ", *names],
-                       capture_output=True, text=True, timeout=180, env=dict(os.environ, **ENV))
+    p = subprocess.run(
+        [MPIEXEC, "-n", str(np_), sys.executable, str(job), engine, suite, mode or " ", *names],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(os.environ, **ENV),
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     got = dict(line.split() for line in p.stdout.splitlines() if line.split()[0] in names)
     assert len(got) == len(names) and all(float(d) == 0.0 for d in got.values()), got
 
 
-@pytest.mark.parametrize("argv,env,words", [
-    (["--sync-start", "sometimes"], {}, "--sync-start must be one of barrier|window"),
-    (["--per-iteration"], {"COMMBENCH_FAULT_TIMER_TICK": "coarse"}, "COMMBENCH_FAULT_TIMER_TICK: 'coarse'"),
-    (["--per-iteration"], {"COMMBENCH_FAULT_TIMER_TICK": "5"}, "0 < step <= 1"),
-])
+@pytest.mark.parametrize(
+    "argv,env,words",
+    [
+        (["--sync-start", "sometimes"], {}, "--sync-start must be one of barrier|window"),
+        (
+            ["--per-iteration"],
+            {"COMMBENCH_FAULT_TIMER_TICK": "coarse"},
+            "COMMBENCH_FAULT_TIMER_TICK: 'coarse'",
+        ),
+        (["--per-iteration"], {"COMMBENCH_FAULT_TIMER_TICK": "5"}, "0 < step <= 1"),
+    ],
+)
 def test_bad_values_exit_2_on_every_rank(argv, env, words):
     p = mpiexec(2, "run", "Allreduce", *argv, timeout=60, env=env)
     assert p.returncode == 2, p.stdout + p.stderr

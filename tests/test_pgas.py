@@ -10,7 +10,13 @@ from tests.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in pgas.BENCHMARKS]
 UNIT4 = {b.name for b in pgas.BENCHMARKS if b.unit == 4}
-LATENCY = {"PutGet_latency", "PutPut_latency", "GetGet_latency", "Reduction_separate", "Reduction_inplace"}
+LATENCY = {
+    "PutGet_latency",
+    "PutPut_latency",
+    "GetGet_latency",
+    "Reduction_separate",
+    "Reduction_inplace",
+}
 # Benchmarks in which only the lower rank of each pair times (the others are targets).
 LOWER_ONLY = {"PutGet_latency", "Put_bw", "Get_bw", "Strided_put_bw", "Strided_get_bw"}
 # Fixed repetitions; -time only sets the time budget, generous on a loaded machine.
@@ -45,7 +51,10 @@ def check_run(p, doc, np_: int, names: list[str], offset: int | None = None) -> 
         assert len(times) == np_
         timed = {i for i, v in enumerate(times) if v is not None and v >= 0}
         # which ranks time follows from the pairing rule
-        assert timed == (lower if r["benchmark"] in LOWER_ONLY else set(range(np_))), (r["benchmark"], timed)
+        assert timed == (lower if r["benchmark"] in LOWER_ONLY else set(range(np_))), (
+            r["benchmark"],
+            timed,
+        )
         v = r["values"]
         assert v["t_min"] <= v["t_avg"] <= v["t_max"]
         if r["benchmark"] not in LATENCY and r["bytes"]:
@@ -63,8 +72,27 @@ def test_every_benchmark_every_row(tmp_path, np_):
 
 
 def test_partner_offset_at_four(tmp_path):
-    names = ["PutGet_latency", "PutPut_latency", "Put_bw", "Get_bw", "Strided_get_bw", "Random_put_bw"]
-    p, doc = run_json(tmp_path, 4, "--suite", "pgas", *FAST, "-check", "--pgas-offset", "1", "--pgas-seed", "5", *names)
+    names = [
+        "PutGet_latency",
+        "PutPut_latency",
+        "Put_bw",
+        "Get_bw",
+        "Strided_get_bw",
+        "Random_put_bw",
+    ]
+    p, doc = run_json(
+        tmp_path,
+        4,
+        "--suite",
+        "pgas",
+        *FAST,
+        "-check",
+        "--pgas-offset",
+        "1",
+        "--pgas-seed",
+        "5",
+        *names,
+    )
     check_run(p, doc, 4, names, offset=1)  # pairs {0,1}, {2,3}: ranks 0 and 2 time
     assert doc["config"]["params"]["pgas_offset"] == 1 and doc["config"]["params"]["pgas_seed"] == 5
 
@@ -72,8 +100,21 @@ def test_partner_offset_at_four(tmp_path):
 def test_strided_sides_and_barrier_sync(tmp_path):
     names = ["PutPut_latency", "GetGet_latency", "Strided_put_bw", "Strided_get_bw"]
     for side in ("origin", "both"):
-        p, doc = run_json(tmp_path, 2, "--suite", "pgas", *FAST, "-check", "--pgas-strided", side,
-                          "--pgas-stride", "3", "--pgas-sync", "barrier", *names)
+        p, doc = run_json(
+            tmp_path,
+            2,
+            "--suite",
+            "pgas",
+            *FAST,
+            "-check",
+            "--pgas-strided",
+            side,
+            "--pgas-stride",
+            "3",
+            "--pgas-sync",
+            "barrier",
+            *names,
+        )
         check_run(p, doc, 2, names)
 
 
@@ -85,14 +126,27 @@ def test_odd_count_refused(tmp_path):
     assert p.returncode == 2 and msg in p.stderr
     assert not (tmp_path / "no.json").exists()
     p = commbench("run", "-n", "4", "--suite", "pgas", "--pgas-offset", "3")
-    assert p.returncode == 2 and "--pgas-offset 3 leaves rank 1 of 4 processes without a partner" in p.stderr
+    assert (
+        p.returncode == 2
+        and "--pgas-offset 3 leaves rank 1 of 4 processes without a partner" in p.stderr
+    )
 
 
 def test_corrupted_data_is_caught(tmp_path):
     names = ["Put_bidir_bw", "Get_bw", "Strided_get_bw", "Random_get_bw", "Reduction_separate"]
     out = tmp_path / "bad.json"
-    p = mpiexec(2, "run", "--suite", "pgas", *FAST, "-check", "-o", str(out), *names,
-                env={"COMMBENCH_FAULT_CORRUPT": "1"})
+    p = mpiexec(
+        2,
+        "run",
+        "--suite",
+        "pgas",
+        *FAST,
+        "-check",
+        "-o",
+        str(out),
+        *names,
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+    )
     assert p.returncode != 0
     assert "!!!!  5  BENCHMARKS FAILED     !!!! " in p.stdout
     doc = json.loads(out.read_text())
@@ -103,8 +157,20 @@ def test_corrupted_data_is_caught(tmp_path):
 def test_huge_stride_counts_against_mem(tmp_path):
     """--pgas-stride sizes the segment: rows beyond -mem are out-of-mem, the warm-up too
     (before: the 4-byte warm-up allocated a 40 GB segment and met the OOM killer)."""
-    p, doc = run_json(tmp_path, 2, "--suite", "pgas", "Strided_put_bw", "Strided_get_bw", "--pgas-reps", "5",
-                      "-msglog", "0:4", "--pgas-stride", "10000000000")
+    p, doc = run_json(
+        tmp_path,
+        2,
+        "--suite",
+        "pgas",
+        "Strided_put_bw",
+        "Strided_get_bw",
+        "--pgas-reps",
+        "5",
+        "-msglog",
+        "0:4",
+        "--pgas-stride",
+        "10000000000",
+    )
     rows = {(r["benchmark"], r["bytes"]): r["status"] for r in doc["records"]}
     for name in ("Strided_put_bw", "Strided_get_bw"):
         assert rows[(name, 0)] == "ok"

@@ -74,15 +74,23 @@ def parse(*argv, world=None):
 
 
 def test_odd_process_count_refused():
-    with pytest.raises(config.ConfigError, match=r"family pgas needs an even number of processes \(communicating pairs\), got 3"):
+    with pytest.raises(
+        config.ConfigError,
+        match=r"family pgas needs an even number of processes \(communicating pairs\), got 3",
+    ):
         parse(world=3)
-    with pytest.raises(config.ConfigError, match="needs an even number of processes in every group: -npmin 3"):
+    with pytest.raises(
+        config.ConfigError, match="needs an even number of processes in every group: -npmin 3"
+    ):
         parse("-npmin", "3", world=6)
 
 
 def test_offset_checked_against_every_group():
     assert parse("--pgas-offset", "2", world=4).params["pgas_offset"] == 2
-    with pytest.raises(config.ConfigError, match=r"--pgas-offset 3 leaves rank 1 of 4 processes without a partner \(rank 4 does not exist"):
+    with pytest.raises(
+        config.ConfigError,
+        match=r"--pgas-offset 3 leaves rank 1 of 4 processes without a partner \(rank 4 does not exist",
+    ):
         parse("--pgas-offset", "3", world=4)
     with pytest.raises(config.ConfigError, match="process count 2 of the -npmin sequence"):
         parse("--pgas-offset", "2", "-npmin", "2", world=4)
@@ -90,24 +98,47 @@ def test_offset_checked_against_every_group():
 
 def test_defaults_recorded_and_reps():
     cfg = parse(world=4)
-    assert cfg.params == {"pgas_stride": 4, "pgas_strided": "target", "pgas_sync": "p2p",
-                          "pgas_seed": 1, "pgas_span": 2**20}
+    assert cfg.params == {
+        "pgas_stride": 4,
+        "pgas_strided": "target",
+        "pgas_sync": "p2p",
+        "pgas_seed": 1,
+        "pgas_span": 2**20,
+    }
     assert cfg.resolved()["params"]["pgas_seed"] == 1
     assert cfg.benchmarks == tuple(b.name for b in pgas.BENCHMARKS)
     from commbench import policy
+
     assert policy.np_sequence(4, cfg.npmin) == [4]  # all pairs at once
-    cfg = parse("--pgas-reps", "17", "--pgas-seed", "99", "--pgas-span", "64k", "--pgas-stride", "3", world=2)
+    cfg = parse(
+        "--pgas-reps",
+        "17",
+        "--pgas-seed",
+        "99",
+        "--pgas-span",
+        "64k",
+        "--pgas-stride",
+        "3",
+        world=2,
+    )
     assert (cfg.msgspersample, cfg.iter_policy) == (17, "off")
-    assert cfg.params["pgas_seed"] == 99 and cfg.params["pgas_span"] == 65536 and cfg.params["pgas_stride"] == 3
+    assert (
+        cfg.params["pgas_seed"] == 99
+        and cfg.params["pgas_span"] == 65536
+        and cfg.params["pgas_stride"] == 3
+    )
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--pgas-stride", "0"], "--pgas-stride must be >= 1"),
-    (["--pgas-offset", "x"], "--pgas-offset needs an integer"),
-    (["--pgas-strided", "diag"], "--pgas-strided must be one of target|origin|both"),
-    (["--pgas-sync", "spin"], "--pgas-sync must be one of p2p|barrier"),
-    (["--pgas-span", "lots"], "--pgas-span needs a positive byte count"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--pgas-stride", "0"], "--pgas-stride must be >= 1"),
+        (["--pgas-offset", "x"], "--pgas-offset needs an integer"),
+        (["--pgas-strided", "diag"], "--pgas-strided must be one of target|origin|both"),
+        (["--pgas-sync", "spin"], "--pgas-sync must be one of p2p|barrier"),
+        (["--pgas-span", "lots"], "--pgas-span needs a positive byte count"),
+    ],
+)
 def test_bad_option_values(argv, msg):
     with pytest.raises(config.ConfigError, match=msg):
         parse(*argv, world=2)

@@ -25,16 +25,20 @@ def test_size_lists():
 def test_user_sizes_rounded_and_truncated():
     sizes, notes = policy.user_size_list((3, 5000000, 0), 4, 22)
     assert sizes == [4, 4194304, 0]
-    assert notes == ["Attention, msg size 5000000 truncated to 4194304",
-                     "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4"]
+    assert notes == [
+        "Attention, msg size 5000000 truncated to 4194304",
+        "# -msglen: sizes are multiples of 4 bytes here: rounded up 3 to 4",
+    ]
     # rounded or repeated lengths give one row each
     assert policy.user_size_list((3, 4, 8, 8), 4, 22)[0] == [4, 8]
 
 
 def test_base_repetitions_standard_profile():
     p = policy.STANDARD
-    reps = [policy.base_repetitions(x, p.msgspersample, p.overall_vol) for x in
-            (0, 32768, 65536, 131072, 262144, 524288, 1 << 20, 1 << 21, 1 << 22)]
+    reps = [
+        policy.base_repetitions(x, p.msgspersample, p.overall_vol)
+        for x in (0, 32768, 65536, 131072, 262144, 524288, 1 << 20, 1 << 21, 1 << 22)
+    ]
     assert reps == [1000, 1000, 640, 320, 160, 80, 40, 20, 10]
 
 

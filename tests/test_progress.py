@@ -29,8 +29,12 @@ ROWS = 8 + 6  # PingPong 0, 1 … 64; Allreduce 0, 4 … 64 (float elements)
 ROW = re.compile(r"^ +\d+ +\d+ +\d+\.\d\d")
 
 
-def _launch(args: list[str], stdout_on_terminal: bool = False, pty_stderr: bool = True,
-            python: tuple[str, ...] = ()) -> tuple[int, str, bytes]:
+def _launch(
+    args: list[str],
+    stdout_on_terminal: bool = False,
+    pty_stderr: bool = True,
+    python: tuple[str, ...] = (),
+) -> tuple[int, str, bytes]:
     """(exit status, stdout, what the terminal received) of `python -m commbench args`
     with stderr on a pseudo-terminal of 100 columns (or piped), stdout piped or on it too."""
     cmd = [sys.executable, *python, "-m", "commbench", *args]
@@ -55,8 +59,13 @@ def _launch(args: list[str], stdout_on_terminal: bool = False, pty_stderr: bool 
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave if stdout_on_terminal else subprocess.PIPE,
-                            stderr=slave, env=env)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=slave if stdout_on_terminal else subprocess.PIPE,
+        stderr=slave,
+        env=env,
+    )
     os.close(slave)
     out, _ = proc.communicate(timeout=180)
     reader.join(timeout=30)
@@ -66,8 +75,11 @@ def _launch(args: list[str], stdout_on_terminal: bool = False, pty_stderr: bool 
 
 def _masked(stdout: str) -> list[str]:
     """stdout without what changes from run to run (numbers, the date)."""
-    return [" ".join(re.sub(r"\d+(\.\d+)?", "N", ln).split()) for ln in stdout.splitlines()
-            if not ln.startswith("# Date")]
+    return [
+        " ".join(re.sub(r"\d+(\.\d+)?", "N", ln).split())
+        for ln in stdout.splitlines()
+        if not ln.startswith("# Date")
+    ]
 
 
 def test_the_line_reaches_the_terminal_and_stdout_keeps_its_tables():
@@ -79,7 +91,9 @@ def test_the_line_reaches_the_terminal_and_stdout_keeps_its_tables():
     assert "\x1b[2K" in text  # drawn and erased (by rich) on the terminal
     # The launcher (python -X importtime: its own imports only) never loads rich or the view.
     launcher = [ln for ln in text.splitlines() if ln.startswith("import time:")]
-    assert launcher and not [ln for ln in launcher if re.search(r"\|\s+(rich|commbench\.views\.progress)\b", ln)]
+    assert launcher and not [
+        ln for ln in launcher if re.search(r"\|\s+(rich|commbench\.views\.progress)\b", ln)
+    ]
     # stdout: the tables alone, line for line those of a run with stderr piped.
     assert "\x1b" not in out and "left" not in out
     rc2, piped, err = _launch(RUN, pty_stderr=False)
@@ -98,16 +112,23 @@ def test_no_progress_option_and_a_shared_terminal():
     assert rc == 0
     text = term.decode(errors="replace")
     assert "PingPong NP 2" in text
-    shown = [re.split(r"\x1b\[2K|\r", ln)[-1] for ln in re.split(r"\r?\n", text)]  # what stays on each line
+    shown = [
+        re.split(r"\x1b\[2K|\r", ln)[-1] for ln in re.split(r"\r?\n", text)
+    ]  # what stays on each line
     rows = [ln for ln in shown if ROW.match(ln)]
     assert len(rows) == ROWS, shown
     assert not [ln for ln in shown if "NP 2" in ln and ROW.search(ln.split("left")[-1])]
 
 
 def test_the_schedule_counts_sizes_and_bounds_the_rest_by_the_time_budget():
-    cfg = config.parse_run_args(["PingPong", "Allreduce", "-msglog", "0:6", "-time", "2", "-o", "-"], world_size=2)
+    cfg = config.parse_run_args(
+        ["PingPong", "Allreduce", "-msglog", "0:6", "-time", "2", "-o", "-"], world_size=2
+    )
     s = Schedule(Plan(cfg, 2))
-    assert s.total == ROWS and [w[:3] for w in s.sweeps] == [("PingPong", 2, ""), ("Allreduce", 2, "")]
+    assert s.total == ROWS and [w[:3] for w in s.sweeps] == [
+        ("PingPong", 2, ""),
+        ("Allreduce", 2, ""),
+    ]
     full = s.left()
     s.advance({"benchmark": "PingPong", "np": 2, "mode": "", "bytes": 0})
     assert s.done == 0 and s.left() <= full
@@ -117,5 +138,10 @@ def test_the_schedule_counts_sizes_and_bounds_the_rest_by_the_time_budget():
     # the time budget cut PingPong: its sizes count as done, and the bound is Allreduce's alone
     s.advance({"benchmark": "Allreduce", "np": 2, "mode": "", "bytes": 0})
     assert s.done == 8 and s.left() <= 6 * 2
-    assert (size_text(0), size_text(4096), size_text(3 << 20), duration(75), duration(3700)) == \
-        ("0 B", "4 KiB", "3 MiB", "1:15", "1:01:40")
+    assert (size_text(0), size_text(4096), size_text(3 << 20), duration(75), duration(3700)) == (
+        "0 B",
+        "4 KiB",
+        "3 MiB",
+        "1:15",
+        "1:01:40",
+    )

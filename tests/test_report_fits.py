@@ -71,7 +71,10 @@ def _fits() -> list[tuple[hockney.Fit, int]]:
         (hockney.fit(SIZES, falling, weighting="uniform", label=label), 10**6),
         (hockney.fit(SIZES, noisy, model="linear", breakpoints=[64], label=label), 10**6),
         (hockney.fit(SIZES[:4], falling[:4], model="linear", breakpoints=[1], label=label), 10**6),
-        (hockney.fit(SIZES[:6], np.full(6, 2.0), label=label), 10**6),  # flat: huge r_inf, open intervals
+        (
+            hockney.fit(SIZES[:6], np.full(6, 2.0), label=label),
+            10**6,
+        ),  # flat: huge r_inf, open intervals
     ]
 
 
@@ -79,15 +82,23 @@ def _fits() -> list[tuple[hockney.Fit, int]]:
 def test_stored_entry_prints_the_fit_text(case):
     fit, mb_unit = _fits()[case]
     stored = json.loads(json.dumps(fit.to_dict(), allow_nan=False))  # what the results file holds
-    assert fit_text.entry_lines(stored, "PingPong, 2 processes", mb_unit) == \
-        fit_text.format_fit(fit, "PingPong, 2 processes", mb_unit)
+    assert fit_text.entry_lines(stored, "PingPong, 2 processes", mb_unit) == fit_text.format_fit(
+        fit, "PingPong, 2 processes", mb_unit
+    )
 
 
 def test_not_possible_entry():
-    entry = {"benchmark": "PingPong", "np": 2, "mode": "", "groups": 1, "model": "hockney",
-             "error": "a line needs at least 2 distinct sizes, got 1"}
-    assert fit_text.entry_lines(entry, "PingPong, 2 processes") == \
-        ["# Hockney fit of PingPong, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"]
+    entry = {
+        "benchmark": "PingPong",
+        "np": 2,
+        "mode": "",
+        "groups": 1,
+        "model": "hockney",
+        "error": "a line needs at least 2 distinct sizes, got 1",
+    }
+    assert fit_text.entry_lines(entry, "PingPong, 2 processes") == [
+        "# Hockney fit of PingPong, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"
+    ]
 
 
 def test_no_fits_section_no_sink():
@@ -95,6 +106,7 @@ def test_no_fits_section_no_sink():
 
 
 # ---------------------------------------------------------------- real MPI, 2 ranks
+
 
 def _run_and_report(tmp_path, name: str, *args: str, env: dict | None = None, ok: tuple = (0,)):
     path = tmp_path / f"{name}.json"
@@ -107,18 +119,29 @@ def _run_and_report(tmp_path, name: str, *args: str, env: dict | None = None, ok
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    return _run_and_report(tmp_path_factory.mktemp("report_fits"), "sweep", "--fit", "-msglog", "0:12",
-                           "PingPong", "Sendrecv")
+    return _run_and_report(
+        tmp_path_factory.mktemp("report_fits"),
+        "sweep",
+        "--fit",
+        "-msglog",
+        "0:12",
+        "PingPong",
+        "Sendrecv",
+    )
 
 
 def test_report_reprints_the_run_fits(sweep):
     run, rep, path = sweep
     blocks = fit_blocks(run)
-    assert [b[1][0].split(":")[0] for b in blocks] == \
-        ["# Hockney fit of PingPong, 2 processes", "# Hockney fit of Sendrecv, 2 processes"], run[-3000:]
+    assert [b[1][0].split(":")[0] for b in blocks] == [
+        "# Hockney fit of PingPong, 2 processes",
+        "# Hockney fit of Sendrecv, 2 processes",
+    ], run[-3000:]
     # the same text, each after its own table's last row and before what follows it
     assert fit_blocks(rep) == blocks, rep[-3000:]
-    assert blocks[0][2][:2] == ["", dash(run)] and blocks[0][2][2].startswith("# Benchmarking Sendrecv")
+    assert blocks[0][2][:2] == ["", dash(run)] and blocks[0][2][2].startswith(
+        "# Benchmarking Sendrecv"
+    )
     assert blocks[1][2] == ["", "", "# All processes entering MPI_Finalize"]
     assert all(b[0].split()[0].isdigit() for b in blocks)  # a table row: the last size
     # the report shows the stored fits, not a refit: change a stored number and the report follows
@@ -126,7 +149,10 @@ def test_report_reprints_the_run_fits(sweep):
     doc["fits"][0]["segments"][0]["t0"]["value"] = 123.456
     path.write_text(json.dumps(doc))
     edited = commbench("report", str(path)).stdout
-    assert any("123.5 [" in ln for ln in fit_blocks(edited)[0][1]) and fit_blocks(edited)[1] == blocks[1]
+    assert (
+        any("123.5 [" in ln for ln in fit_blocks(edited)[0][1])
+        and fit_blocks(edited)[1] == blocks[1]
+    )
 
 
 def test_report_without_fits_prints_no_fit_block(tmp_path, sweep):
@@ -146,18 +172,35 @@ def test_report_without_fits_prints_no_fit_block(tmp_path, sweep):
 def test_report_reprints_not_possible(tmp_path):
     sizes = tmp_path / "one_size.txt"
     sizes.write_text("8\n")
-    run, rep, _ = _run_and_report(tmp_path, "one", "--fit", "-msglen", str(sizes), "PingPong", "Sendrecv")
+    run, rep, _ = _run_and_report(
+        tmp_path, "one", "--fit", "-msglen", str(sizes), "PingPong", "Sendrecv"
+    )
     blocks = fit_blocks(run)
     assert [b[1] for b in blocks] == [
-        [f"# Hockney fit of {b}, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"]
-        for b in ("PingPong", "Sendrecv")], run[-3000:]
+        [
+            f"# Hockney fit of {b}, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"
+        ]
+        for b in ("PingPong", "Sendrecv")
+    ], run[-3000:]
     assert fit_blocks(rep) == blocks
 
 
 def test_report_fit_before_unsuccessful_line(tmp_path):
     """-check with corrupted data: the fit comes between the table and "!!! Benchmark unsuccessful !!!"."""
-    run, rep, _ = _run_and_report(tmp_path, "corrupt", "--fit", "-check", "-msglog", "0:4", "PingPong",
-                                  "Sendrecv", env={"COMMBENCH_FAULT_CORRUPT": "1"}, ok=(0, 1))
+    run, rep, _ = _run_and_report(
+        tmp_path,
+        "corrupt",
+        "--fit",
+        "-check",
+        "-msglog",
+        "0:4",
+        "PingPong",
+        "Sendrecv",
+        env={"COMMBENCH_FAULT_CORRUPT": "1"},
+        ok=(0, 1),
+    )
     blocks = fit_blocks(run)
-    assert len(blocks) == 2 and all(b[2][:2] == ["", "!!! Benchmark unsuccessful !!!"] for b in blocks), run[-3000:]
+    assert len(blocks) == 2 and all(
+        b[2][:2] == ["", "!!! Benchmark unsuccessful !!!"] for b in blocks
+    ), run[-3000:]
     assert fit_blocks(rep) == blocks, rep[-3000:]

@@ -28,14 +28,28 @@ def test_sample_stats_use_the_slowest_rank_per_sample():
 
 def test_samples_in_a_real_run(tmp_path):
     out = tmp_path / "s.csv"
-    p, doc = run_json(tmp_path, 2, "-iter", "50", "-msglog", "2", "--samples", "6", "--csv", str(out),
-                      "PingPong", "Allreduce")
+    p, doc = run_json(
+        tmp_path,
+        2,
+        "-iter",
+        "50",
+        "-msglog",
+        "2",
+        "--samples",
+        "6",
+        "--csv",
+        str(out),
+        "PingPong",
+        "Allreduce",
+    )
     for r in doc["records"]:
         st = r["extra"]["samples"]
         assert st["k"] == 6 and len(st["t_max_samples"]) == 6
         lo, hi = st["t_max_median_ci95"]
         assert lo <= st["t_max_median"] <= hi
-        assert len(r["extra"]["rank_samples"]) == 2 and all(len(s) == 6 for s in r["extra"]["rank_samples"])
+        assert len(r["extra"]["rank_samples"]) == 2 and all(
+            len(s) == 6 for s in r["extra"]["rank_samples"]
+        )
     with open(out) as f:
         rows = list(csv.DictReader(f))
     assert all(row["samples"] == "6" and row["t_max_ci95_low_usec"] for row in rows)
@@ -47,8 +61,15 @@ def test_an_absurd_samples_plan_is_refused_unless_forced(tmp_path):
     args = ("run", "-n", "2", "PingPong", "-msglog", "0:3", "-o", str(out))
     p = commbench(*args, "--samples", "2000000")
     assert p.returncode == 2, p.stderr
-    assert "--samples 2000000: 5 rows, each cut at -time 10 s: at most about 30 s and 720 MB" in p.stderr
-    assert "--force" in p.stderr and "--samples <= 711111 for this run" in p.stderr and not out.exists()
+    assert (
+        "--samples 2000000: 5 rows, each cut at -time 10 s: at most about 30 s and 720 MB"
+        in p.stderr
+    )
+    assert (
+        "--force" in p.stderr
+        and "--samples <= 711111 for this run" in p.stderr
+        and not out.exists()
+    )
     p = commbench(*args, "--samples", "2000000", "--force", "-time", "0.2", "-iter", "1,off")
     assert p.returncode == 0, p.stderr[-2000:]
     assert "commbench: --samples 2000000: 5 rows, each cut at -time 0.2 s" in p.stderr
@@ -60,10 +81,29 @@ def test_an_absurd_samples_plan_is_refused_unless_forced(tmp_path):
 
 def _start_samples_run(out, *args: str) -> subprocess.Popen:
     """A 2-rank PingPong with --samples 100000 (rows last their -time), in the background."""
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "--samples", "100000",
-           "-iter", "1000,off", *args, "-o", str(out)]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "2",
+        "PingPong",
+        "--samples",
+        "100000",
+        "-iter",
+        "1000,off",
+        *args,
+        "-o",
+        str(out),
+    ]
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **ENV),
+    )
 
 
 def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
@@ -72,14 +112,18 @@ def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
     out = tmp_path / "stop.json"
     proc = _start_samples_run(out, "-msglog", "0:6", "--engine", "both", "-time", "1")
     try:
-        assert wait_for_records(out, 2, proc=proc) == 2  # sizes 0 and 1 natively; mpi4py's size 0 held
+        assert (
+            wait_for_records(out, 2, proc=proc) == 2
+        )  # sizes 0 and 1 natively; mpi4py's size 0 held
     finally:
         _, err = terminate(proc)
     doc = json.loads(out.read_text())
     assert doc["complete"] is False, err
     recs = doc["records"]
     held = [r for r in recs if r["extra"]["engine"] == "mpi4py" and r["status"] == "ok"]
-    assert held and held[0]["bytes"] == 0, [(r["bytes"], r["status"], r["extra"]["engine"]) for r in recs]
+    assert held and held[0]["bytes"] == 0, [
+        (r["bytes"], r["status"], r["extra"]["engine"]) for r in recs
+    ]
     stopped = [r for r in recs if r["status"] == "interrupted"]
     assert len(stopped) == 1, [(r["bytes"], r["status"], r["extra"]["engine"]) for r in recs]
     r = stopped[0]
@@ -100,7 +144,11 @@ def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_
     proc = _start_samples_run(out, "-msglog", "0:3", "-time", "30", "--timeout", "4")
     try:
         deadline = time.monotonic() + 60
-        while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
+        while (
+            not (out.exists() and out.stat().st_size)
+            and time.monotonic() < deadline
+            and proc.poll() is None
+        ):
             time.sleep(0.1)  # the run has started: its header is written
         time.sleep(5.0)  # well inside the first row's samples (-time 30), also on a loaded machine
         os.kill(rank_pid(str(out), 1), signal.SIGSTOP)

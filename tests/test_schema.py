@@ -37,13 +37,25 @@ def test_commbench_schema_prints_the_packaged_schema():
 
 def test_the_schema_states_the_version_and_the_reader_rule():
     s = schema.load()
-    assert s["properties"]["format_version"] == {"const": results_file.FORMAT_VERSION,
-                                                 "description": s["properties"]["format_version"]["description"]}
+    assert s["properties"]["format_version"] == {
+        "const": results_file.FORMAT_VERSION,
+        "description": s["properties"]["format_version"]["description"],
+    }
     assert s["properties"]["format"] == {"const": results_file.FORMAT}
-    assert "format version" in s["description"].lower() and "reader rule" in s["description"].lower()
-    assert "at most N" in s["description"] and "refuses a file with a larger format_version" in s["description"]
-    statuses = {v for k, v in vars(records).items() if k.isupper() and isinstance(v, str)
-                and k in ("OK", "TIMEOUT", "OUT_OF_MEM", "INT_OVERFLOW", "INVALID", "STUCK", "INTERRUPTED")}
+    assert (
+        "format version" in s["description"].lower() and "reader rule" in s["description"].lower()
+    )
+    assert (
+        "at most N" in s["description"]
+        and "refuses a file with a larger format_version" in s["description"]
+    )
+    statuses = {
+        v
+        for k, v in vars(records).items()
+        if k.isupper()
+        and isinstance(v, str)
+        and k in ("OK", "TIMEOUT", "OUT_OF_MEM", "INT_OVERFLOW", "INVALID", "STUCK", "INTERRUPTED")
+    }
     assert set(s["$defs"]["record"]["properties"]["status"]["enum"]) == statuses
     req = set(s["$defs"]["record"]["required"])
     assert req == {k for k, (_, required) in records.SHAPE.items() if required}
@@ -64,8 +76,9 @@ def test_a_real_run_validates_and_broken_files_do_not(tmp_path):
         "metadata without the MPI library": lambda d: d["metadata"].pop("mpi_library_version"),
         "complete as text": lambda d: d.update(complete="yes"),
         "a negative process count": lambda d: d["records"][0].update(np=-1),
-        "an import without its logs": lambda d: d["metadata"].update(source={"tool": "IMB-MPI1", "format": "imb"},
-                                                                     imported={"date": "", "command_line": []}),
+        "an import without its logs": lambda d: d["metadata"].update(
+            source={"tool": "IMB-MPI1", "format": "imb"}, imported={"date": "", "command_line": []}
+        ),
     }
     for why, brk in breaks.items():
         broken = copy.deepcopy(doc)
@@ -84,7 +97,9 @@ def test_a_real_run_validates_and_broken_files_do_not(tmp_path):
     planted = tmp_path / "sub" / "planted.json"
     planted.write_text(json.dumps(broken))
     found = results_schema.check(results_schema.results_files([tmp_path]))
-    assert len(found) == 1 and found[0].startswith(f"{planted}: records/1/bytes: 'big' is not of type")
+    assert len(found) == 1 and found[0].startswith(
+        f"{planted}: records/1/bytes: 'big' is not of type"
+    )
     planted.unlink()  # else the session's own check fails on it, as it should
     os.utime(good, (time.time() - 3600,) * 2)
     assert results_schema.results_files([tmp_path], since=time.time() - 60) == []
@@ -94,7 +109,9 @@ def test_readers_refuse_a_newer_format_and_read_older_files(tmp_path):
     doc = json.loads(SAMPLE.read_text())
     newer = tmp_path / "newer.invalid.json"
     newer.write_text(json.dumps(dict(doc, format_version=2)))
-    with pytest.raises(ValueError, match="results format version 2 is newer than this commbench reads"):
+    with pytest.raises(
+        ValueError, match="results format version 2 is newer than this commbench reads"
+    ):
         results_file.load(str(newer))
     p = commbench("report", str(newer))
     assert p.returncode == 2 and "format version 2 is newer" in p.stderr

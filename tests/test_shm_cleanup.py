@@ -40,11 +40,28 @@ def _rank_pids(segment: str) -> list[int]:
     return out
 
 
-def _run_and_end(tmp_path, args: list[str], end, env: dict | None = None) -> tuple[int, str, set[str]]:
+def _run_and_end(
+    tmp_path, args: list[str], end, env: dict | None = None
+) -> tuple[int, str, set[str]]:
     before = _segments()
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", *args, "-o", str(tmp_path / "r.json")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV, **(env or {})))
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "2",
+        *args,
+        "-o",
+        str(tmp_path / "r.json"),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **ENV, **(env or {})),
+    )
     try:
         deadline = time.time() + 60
         mine: set[str] = set()
@@ -83,7 +100,19 @@ def test_killed_rank_leaves_no_segment(tmp_path):
 
 
 def test_watchdog_stop_leaves_no_segment(tmp_path):
-    args = ["--suite", "nbc", "Ibcast", "-msglog", "0:1", "--nbc-cpu-factor", "1e6", "-iter", "5,off", "--timeout", "4"]
+    args = [
+        "--suite",
+        "nbc",
+        "Ibcast",
+        "-msglog",
+        "0:1",
+        "--nbc-cpu-factor",
+        "1e6",
+        "-iter",
+        "5,off",
+        "--timeout",
+        "4",
+    ]
     rc, err, left = _run_and_end(tmp_path, args, lambda p, s: None)
     assert rc == 124, err[-2000:]
     assert not left, left
@@ -93,6 +122,8 @@ def test_failure_that_aborts_leaves_no_segment(tmp_path):
     d = tmp_path / "io"
     d.mkdir()
     args = ["--suite", "io", "P_Write_Priv", "P_Read_Indv", "-msglog", "0:16", "--iodir", str(d)]
-    rc, err, left = _run_and_end(tmp_path, args, lambda p, s: None, env={"COMMBENCH_FAULT_IO_FAIL": "1"})
+    rc, err, left = _run_and_end(
+        tmp_path, args, lambda p, s: None, env={"COMMBENCH_FAULT_IO_FAIL": "1"}
+    )
     assert rc == 3 and "injected failure" in err, err[-2000:]
     assert not left, left

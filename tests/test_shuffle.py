@@ -23,7 +23,9 @@ def test_the_order_is_a_permutation_drawn_from_the_seed():
     bench = plan.benchmarks()[0]
     order = plan.order(bench, 2, "")
     assert sorted(order) == plan.sizes(bench) and order != plan.sizes(bench)
-    assert order == _plan("PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7").order(bench, 2, "")
+    assert order == _plan(
+        "PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7"
+    ).order(bench, 2, "")
     assert order != plan.order(bench, 4, "")  # each sweep its own order
     assert order != _plan("PingPong", "-msglog", "0:12", "--shuffle", "8").order(bench, 2, "")
     names = {b.name for b in plan.benchmarks()}
@@ -35,7 +37,10 @@ def test_the_order_is_a_permutation_drawn_from_the_seed():
 def test_random_draws_a_seed_that_is_recorded():
     m = config.parse_run_args(["PingPong", "--shuffle", "random"], world_size=2).measuring
     assert m.shuffle == "random" and isinstance(m.shuffle_seed, int) and m.shuffle_seed >= 0
-    assert config.parse_run_args(["PingPong", "--shuffle", "42"], world_size=2).measuring.shuffle_seed == 42
+    assert (
+        config.parse_run_args(["PingPong", "--shuffle", "42"], world_size=2).measuring.shuffle_seed
+        == 42
+    )
 
 
 def test_dynamic_repetitions_with_history_stay_monotone_in_any_order():
@@ -77,14 +82,22 @@ def test_the_same_seed_gives_the_same_order_and_every_size_once(tmp_path):
     _, doc_b = run_json(tmp_path / "b", 2, *ARGS, "--shuffle", "7")
     order = _measured(doc_a)
     assert order == _measured(doc_b)
-    assert doc_a["config"]["measuring"]["shuffle"] == 7 and doc_a["config"]["measuring"]["shuffle_seed"] == 7
+    assert (
+        doc_a["config"]["measuring"]["shuffle"] == 7
+        and doc_a["config"]["measuring"]["shuffle_seed"] == 7
+    )
     for name in ("PingPong", "Sendrecv"):
         sizes = [x for b, x in order if b == name]
         assert sorted(sizes) == IMB_SIZES and sizes != IMB_SIZES  # each once, not in IMB's order
         printed = [int(r[0]) for r in tables(a.stdout)[(name, 2)]]
         assert printed == sizes
-    assert "shuffled, seed 7 (sizes of each sweep and benchmarks); rows are printed as measured" in a.stdout
-    tabs = series.from_records([Measurement.from_dict(r) for r in doc_a["records"]])  # plots and --fit
+    assert (
+        "shuffled, seed 7 (sizes of each sweep and benchmarks); rows are printed as measured"
+        in a.stdout
+    )
+    tabs = series.from_records(
+        [Measurement.from_dict(r) for r in doc_a["records"]]
+    )  # plots and --fit
     assert len(tabs) == 2 and all(list(t.n) == sorted(IMB_SIZES) for t in tabs)
 
 
@@ -102,17 +115,26 @@ def test_shuffled_sizes_keep_the_repetitions_of_imb_order(tmp_path):
     """-iter 1000,1: n0 = min(1000, 1 MiB / X). Had the policy taken the previous size's n
     as a cap (IMB's rule for ascending sizes), a large size measured early would cut
     every later one."""
-    _, doc = run_json(tmp_path, 2, "PingPong", "-msglog", "0:20", "-iter", "1000,1", "--shuffle", "3")
+    _, doc = run_json(
+        tmp_path, 2, "PingPong", "-msglog", "0:20", "-iter", "1000,1", "--shuffle", "3"
+    )
     order = [r["bytes"] for r in doc["records"]]
     assert order[0] == 2**20  # this seed measures 1 MiB first
     for r in doc["records"]:
-        assert r["repetitions"] == (1000 if r["bytes"] == 0 else min(1000, 2**20 // r["bytes"])), r["bytes"]
+        assert r["repetitions"] == (1000 if r["bytes"] == 0 else min(1000, 2**20 // r["bytes"])), r[
+            "bytes"
+        ]
 
 
 def test_bad_shuffle_values_exit_2_on_every_rank():
-    for argv, want in ((["--shuffle", "soon"], "--shuffle needs a seed (an integer >= 0) or 'random'"),
-                       (["--shuffle", "-3"], "--shuffle needs a seed"),
-                       (["--suite", "overhead", "--shuffle", "3"], "--shuffle: the overhead family does not use it")):
+    for argv, want in (
+        (["--shuffle", "soon"], "--shuffle needs a seed (an integer >= 0) or 'random'"),
+        (["--shuffle", "-3"], "--shuffle needs a seed"),
+        (
+            ["--suite", "overhead", "--shuffle", "3"],
+            "--shuffle: the overhead family does not use it",
+        ),
+    ):
         p = mpiexec(2, "run", *argv, "-o", "-", timeout=60)
         assert p.returncode == 2, (argv, p.stderr[-1000:])
         assert want in p.stderr and "Traceback" not in p.stderr + p.stdout, (argv, p.stderr)

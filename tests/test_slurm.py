@@ -28,37 +28,81 @@ def slurm(tmp_path_factory):
 
 
 def _run(slurm, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, env=slurm.env())
+    return subprocess.run(
+        list(cmd), capture_output=True, text=True, timeout=timeout, env=slurm.env()
+    )
 
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_srun_pmi2(slurm, tmp_path, n):
     out = tmp_path / "r.json"
-    p = _run(slurm, "srun", "--mpi=pmi2", "-n", str(n), PY, "-m", "commbench", "run", *SHORT, "-o", str(out))
+    p = _run(
+        slurm,
+        "srun",
+        "--mpi=pmi2",
+        "-n",
+        str(n),
+        PY,
+        "-m",
+        "commbench",
+        "run",
+        *SHORT,
+        "-o",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(out.read_text())
     meta = doc["metadata"]
     assert doc["complete"] is True and meta["world_size"] == n
-    assert meta["launcher"] == "srun" and meta["slurm"]["job_id"] and meta["slurm"]["step_tasks"] == str(n)
+    assert (
+        meta["launcher"] == "srun"
+        and meta["slurm"]["job_id"]
+        and meta["slurm"]["step_tasks"] == str(n)
+    )
     assert meta["pmi"]["PMI_SIZE"] == str(n)
     if n > 2:  # more tasks than this 2-core node has cores: throttled polling, said and recorded
-        assert "srun tasks on" in p.stderr and meta["mpi_env"]["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] == "1"
+        assert (
+            "srun tasks on" in p.stderr
+            and meta["mpi_env"]["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] == "1"
+        )
 
 
 def test_srun_without_pmi_is_refused(slurm, tmp_path):
     """--mpi=none starts two unrelated one-process worlds that would both write -o."""
     out = tmp_path / "r.json"
-    p = _run(slurm, "srun", "--mpi=none", "-n", "2", PY, "-m", "commbench", "run", *SHORT, "-o", str(out))
+    p = _run(
+        slurm, "srun", "--mpi=none", "-n", "2", PY, "-m", "commbench", "run", *SHORT, "-o", str(out)
+    )
     assert p.returncode != 0
-    assert p.stderr.count("srun started 2 processes but MPI sees 1") == 2 and "srun --mpi=pmi2" in p.stderr
+    assert (
+        p.stderr.count("srun started 2 processes but MPI sees 1") == 2
+        and "srun --mpi=pmi2" in p.stderr
+    )
     assert not out.exists()
 
 
 def test_salloc_with_mpiexec_and_with_the_self_launcher(slurm, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    p = _run(slurm, "salloc", "-n", "2", MPIEXEC, "-n", "2", PY, "-m", "commbench", "run", *SHORT, "-o", str(a))
+    p = _run(
+        slurm,
+        "salloc",
+        "-n",
+        "2",
+        MPIEXEC,
+        "-n",
+        "2",
+        PY,
+        "-m",
+        "commbench",
+        "run",
+        *SHORT,
+        "-o",
+        str(a),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
-    p = _run(slurm, "salloc", "-n", "2", PY, "-m", "commbench", "run", "-n", "2", *SHORT, "-o", str(b))
+    p = _run(
+        slurm, "salloc", "-n", "2", PY, "-m", "commbench", "run", "-n", "2", *SHORT, "-o", str(b)
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     for f in (a, b):
         doc = json.loads(f.read_text())
@@ -68,7 +112,9 @@ def test_salloc_with_mpiexec_and_with_the_self_launcher(slurm, tmp_path):
 def _sbatch(slurm, tmp_path, args: list[str]) -> str:
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/sh\nexec srun --mpi=pmi2 {PY} -m commbench run {' '.join(args)}\n")
-    p = _run(slurm, "sbatch", "--parsable", "-n", "2", "-o", str(tmp_path / "slurm-%j.out"), str(script))
+    p = _run(
+        slurm, "sbatch", "--parsable", "-n", "2", "-o", str(tmp_path / "slurm-%j.out"), str(script)
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout.strip().split(";")[0]
 
@@ -92,8 +138,23 @@ def test_sbatch(slurm, tmp_path):
 
 def test_scancel_mid_run_keeps_the_records(slurm, tmp_path):
     out = tmp_path / "r.json"
-    job = _sbatch(slurm, tmp_path, ["--suite", "nbc", "Ibcast", "--nbc-cpu-factor", "100", "-iter", "2000,off",
-                                    "-msglog", "0:10", "-o", str(out)])
+    job = _sbatch(
+        slurm,
+        tmp_path,
+        [
+            "--suite",
+            "nbc",
+            "Ibcast",
+            "--nbc-cpu-factor",
+            "100",
+            "-iter",
+            "2000,off",
+            "-msglog",
+            "0:10",
+            "-o",
+            str(out),
+        ],
+    )
     assert wait_for_records(out, 2, 120) >= 2
     assert _run(slurm, "scancel", job).returncode == 0
     assert _gone(slurm, job)

@@ -28,12 +28,17 @@ from tests.slurm import Unavailable
 ROOT = str(Path(__file__).resolve().parents[1])
 PY = sys.executable
 WHY_NOT = slurm_cluster.available()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"emulated nodes unavailable: {WHY_NOT}")
+pytestmark = pytest.mark.skipif(
+    WHY_NOT is not None, reason=f"emulated nodes unavailable: {WHY_NOT}"
+)
 
 SHORT = ["-msglog", "0:3", "-iter", "20", "-check", "--timeout", "60"]
 # up to 8 ranks on 2 cores: throttled progress polling (recorded), as the self-launcher would
-ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
-       "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+ENV = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
+    "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+}
 # long enough to be stopped in the middle: 23 sizes up to 4 MiB, 200 repetitions each
 LONG = ["Allreduce", "-msglog", "0:22", "-iter", "200,off", "-time", "100", "--timeout", "60"]
 
@@ -66,12 +71,27 @@ def _daemons(c: slurm_cluster.SlurmCluster) -> list[str]:
 
 
 def run(c, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, env=c.env(**ENV))
+    return subprocess.run(
+        list(cmd), capture_output=True, text=True, timeout=timeout, env=c.env(**ENV)
+    )
 
 
 def srun(c, nodes: int, ppn: int, *args: str, extra: tuple = (), timeout: float = 120):
-    return run(c, "srun", "--mpi=pmi2", "-N", str(nodes), f"--ntasks-per-node={ppn}", *extra,
-               PY, "-m", "commbench", "run", *args, timeout=timeout)
+    return run(
+        c,
+        "srun",
+        "--mpi=pmi2",
+        "-N",
+        str(nodes),
+        f"--ntasks-per-node={ppn}",
+        *extra,
+        PY,
+        "-m",
+        "commbench",
+        "run",
+        *args,
+        timeout=timeout,
+    )
 
 
 def check_placement(c, meta: dict, nodes: int, ppn: int, job: str | None = None) -> None:
@@ -87,13 +107,18 @@ def check_placement(c, meta: dict, nodes: int, ppn: int, job: str | None = None)
     assert meta["ranks_per_host"] == dict.fromkeys(sorted(names), ppn)
     assert s["rank_nodes"] == where  # Slurm's name of the node of every rank (SLURMD_NODENAME)
     assert s["step_num_nodes"] == str(nodes)
-    assert meta["mpi_env"]["MPIR_CVAR_CH4_NETMOD"] == "ofi" and meta["mpi_env"]["FI_PROVIDER"] == "tcp"
+    assert (
+        meta["mpi_env"]["MPIR_CVAR_CH4_NETMOD"] == "ofi" and meta["mpi_env"]["FI_PROVIDER"] == "tcp"
+    )
 
 
 @pytest.mark.parametrize("nodes,ppn", [(2, 1), (2, 2), (4, 1), (4, 2)])
 def test_srun_across_nodes(cluster, tmp_path, nodes, ppn):
     """IMB-MPI1 and IMB-RMA (one-sided, passive target) on every rank of N nodes, data checked."""
-    for family, benchmarks in (("mpi1", ["PingPong", "Allreduce"]), ("rma", ["Unidir_put", "Accumulate"])):
+    for family, benchmarks in (
+        ("mpi1", ["PingPong", "Allreduce"]),
+        ("rma", ["Unidir_put", "Accumulate"]),
+    ):
         out = tmp_path / f"{family}.json"
         p = srun(cluster, nodes, ppn, "--suite", family, *benchmarks, *SHORT, "-o", str(out))
         assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
@@ -102,7 +127,10 @@ def test_srun_across_nodes(cluster, tmp_path, nodes, ppn):
         assert doc["complete"] is True
         check_placement(cluster, doc["metadata"], nodes, ppn)
         assert {r["benchmark"] for r in doc["records"]} == set(benchmarks)
-        assert {r["status"] for r in doc["records"]} <= {"ok", "time-out"}  # 8 ranks on 2 cores may hit -time
+        assert {r["status"] for r in doc["records"]} <= {
+            "ok",
+            "time-out",
+        }  # 8 ranks on 2 cores may hit -time
         assert max(r["np"] for r in doc["records"]) == (nodes * ppn if family == "mpi1" else 2)
 
 
@@ -114,16 +142,40 @@ def test_rate_limited_node_shows_in_timings(cluster, tmp_path):
     out = tmp_path / "rate.json"
     cluster.limit("h1", 200)
     try:
-        p = run(cluster, "srun", "--mpi=pmi2", "-N", "2", "-w", "h0,h1", "--ntasks-per-node=1",
-                PY, "-m", "commbench", "run", "PingPong", "-msglen", str(lens), "-iter", "6", "-iter_policy", "off",
-                "--timeout", "60", "-o", str(out))
+        p = run(
+            cluster,
+            "srun",
+            "--mpi=pmi2",
+            "-N",
+            "2",
+            "-w",
+            "h0,h1",
+            "--ntasks-per-node=1",
+            PY,
+            "-m",
+            "commbench",
+            "run",
+            "PingPong",
+            "-msglen",
+            str(lens),
+            "-iter",
+            "6",
+            "-iter_policy",
+            "off",
+            "--timeout",
+            "60",
+            "-o",
+            str(out),
+        )
     finally:
         cluster.unlimit("h1")
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["metadata"]["rank_hosts"] == ["h0", "h1"]
     rate = doc["records"][-1]["values"]["bytes_per_sec"]
-    print(f"4 MiB PingPong h0<->h1 at tbf 200 Mbit/s: {rate / 1e6:.2f} MB/s ({rate / 25e6:.3f} of 25 MB/s)")
+    print(
+        f"4 MiB PingPong h0<->h1 at tbf 200 Mbit/s: {rate / 1e6:.2f} MB/s ({rate / 25e6:.3f} of 25 MB/s)"
+    )
     assert abs(rate / 25e6 - 1) < 0.10
 
 
@@ -149,8 +201,17 @@ def test_diagnosis_under_srun_names_the_rate_limited_node(cluster, tmp_path):
 def _sbatch(c, tmp_path: Path, args: list[str]) -> str:
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/sh\nexec srun --mpi=pmi2 {PY} -m commbench run {' '.join(args)}\n")
-    p = run(c, "sbatch", "--parsable", "-N", "4", "--ntasks-per-node=1", "-o", str(tmp_path / "slurm-%j.out"),
-            str(script))
+    p = run(
+        c,
+        "sbatch",
+        "--parsable",
+        "-N",
+        "4",
+        "--ntasks-per-node=1",
+        "-o",
+        str(tmp_path / "slurm-%j.out"),
+        str(script),
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout.strip().split(";")[0]
 
@@ -193,10 +254,24 @@ def test_node_failure_mid_run(cluster, tmp_path, kill_on_bad_exit):
     first and rank 0's reason names the lost rank too."""
     out = tmp_path / "r.json"
     extra = ["--kill-on-bad-exit=1"] if kill_on_bad_exit else []
-    cmd = ["srun", "--mpi=pmi2", "-N", "4", "--ntasks-per-node=1", *extra, PY, "-m", "commbench", "run",
-           *LONG, "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=cluster.env(**ENV))
+    cmd = [
+        "srun",
+        "--mpi=pmi2",
+        "-N",
+        "4",
+        "--ntasks-per-node=1",
+        *extra,
+        PY,
+        "-m",
+        "commbench",
+        "run",
+        *LONG,
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env(**ENV)
+    )
     try:
         before = wait_for_records(out, 3, 90, proc)
         assert before >= 3, proc.communicate()
@@ -210,8 +285,10 @@ def test_node_failure_mid_run(cluster, tmp_path, kill_on_bad_exit):
             proc.kill()
             proc.communicate()
         cluster.start_node("h2")  # back for the other tests: its slurmd registers again
-    print(f"node h2 failed ({'with' if kill_on_bad_exit else 'without'} --kill-on-bad-exit): "
-          f"srun ended {ended:.1f} s later")
+    print(
+        f"node h2 failed ({'with' if kill_on_bad_exit else 'without'} --kill-on-bad-exit): "
+        f"srun ended {ended:.1f} s later"
+    )
     assert proc.returncode != 0 and ended < 20, err[-3000:]
     assert "h2: task 2: Killed" in err  # srun's word
     doc = json.loads(out.read_text())
@@ -229,7 +306,9 @@ def test_a_failed_start_leaves_nothing():
     class Broken(slurm_cluster.SlurmCluster):
         def _configure(self) -> None:
             super()._configure()
-            self.conf.write_text(self.conf.read_text().replace("SelectType=", "SelectType=select/none\n#"))
+            self.conf.write_text(
+                self.conf.read_text().replace("SelectType=", "SelectType=select/none\n#")
+            )
 
     c = Broken(2, start_timeout=10)
     with pytest.raises(Unavailable, match="(?s)ended at start.*Can't find plugin for select/none"):

@@ -35,7 +35,9 @@ def test_the_launcher_parses_every_family_without_numpy_or_mpi():
 
 
 def test_a_deferred_module_loads_on_first_use():
-    code = ("from commbench import deferred; deferred.defer('json'); import json; "
-            "assert not deferred.loaded('json'); print(json.dumps([1])); assert deferred.loaded('json')")
+    code = (
+        "from commbench import deferred; deferred.defer('json'); import json; "
+        "assert not deferred.loaded('json'); print(json.dumps([1])); assert deferred.loaded('json')"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "[1]", p.stderr

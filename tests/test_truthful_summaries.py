@@ -39,10 +39,24 @@ def _trailer(stdout: str) -> dict[str, str]:
 
 def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
     out = tmp_path / "r.json"
-    cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "nbc", "-check", "-msglog", "0:14",
-           "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **ENV))
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "2",
+        "--suite",
+        "nbc",
+        "-check",
+        "-msglog",
+        "0:14",
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **ENV)
+    )
     try:
         wait_for_records(out, 20, 120, proc)
         assert proc.poll() is None, "the run ended before it could be interrupted"
@@ -68,10 +82,30 @@ def test_sigterm_mid_nbc_check_run_says_where_it_ended(tmp_path):
 def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
     with tiny_tmpfs(tmp_path / "tiny", "40m") as d:
         out = tmp_path / "io.json"
-        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "io", "-check", "--iodir", str(d),
-               "-msglog", "0:22", "-o", str(out)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, **ENV))
+        cmd = [
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "-n",
+            "2",
+            "--suite",
+            "io",
+            "-check",
+            "--iodir",
+            str(d),
+            "-msglog",
+            "0:22",
+            "-o",
+            str(out),
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, **ENV),
+        )
         deadline = time.time() + 120
         while not [n for n in os.listdir(d) if n.startswith("IMB_out")] and time.time() < deadline:
             time.sleep(0.05)
@@ -104,7 +138,10 @@ def test_completed_then_signal_keeps_complete_and_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert json.loads(out.read_text())["complete"] is True
     assert "complete: false" not in err
-    assert f"terminated by SIGTERM after the run completed; its results (complete: true) are in {out}" in err
+    assert (
+        f"terminated by SIGTERM after the run completed; its results (complete: true) are in {out}"
+        in err
+    )
 
 
 def test_signal_then_completed_stays_interrupted(tmp_path, capsys):
@@ -124,11 +161,33 @@ def test_full_disk_under_the_results_file_keeps_it_valid(tmp_path):
     with tiny_tmpfs(tmp_path / "tiny", "1m") as d:
         out = d / "r.json"
         # ~0.3 s per row: the disk is full long before the run could end
-        cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", "--suite", "nbc", "Ibcast",
-               "--nbc-cpu-factor", "100", "-iter", "500,off", "-msglog", "0:12", "-o", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "commbench",
+            "run",
+            "-n",
+            "2",
+            "--suite",
+            "nbc",
+            "Ibcast",
+            "--nbc-cpu-factor",
+            "100",
+            "-iter",
+            "500,off",
+            "-msglog",
+            "0:12",
+            "-o",
+            str(out),
+        ]
         filler = open(d / "filler", "wb", buffering=0)  # noqa: SIM115 - created now, filled once records are in
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, **ENV))
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, **ENV),
+        )
         wait_for_records(out, 3, 60, proc)
         fill(filler)  # the rest of the disk goes
         stdout, stderr = proc.communicate(timeout=120)

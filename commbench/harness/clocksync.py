@@ -43,7 +43,9 @@ class Clock:
     """This rank's clock: MPI_Wtime, plus the injected offset and drift of the tests."""
 
     def __init__(self, world_rank: int):
-        offset, drift = parse_clock_faults(os.environ.get(CLOCK_OFFSET_ENV, "")).get(world_rank, (0.0, 0.0))
+        offset, drift = parse_clock_faults(os.environ.get(CLOCK_OFFSET_ENV, "")).get(
+            world_rank, (0.0, 0.0)
+        )
         self.offset, self.drift = offset, drift
         self.base = MPI.Wtime()
         self.read = MPI.Wtime if not (offset or drift) else self._shifted

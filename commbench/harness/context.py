@@ -41,15 +41,26 @@ def dissemination_barrier(comm: MPI.Comm) -> None:
     size, rank = comm.Get_size(), comm.Get_rank()
     mask = 1
     while mask < size:
-        comm.Sendrecv(_EMPTY, (rank + mask) % size, BARRIER_TAG, _EMPTY, (rank - mask) % size, BARRIER_TAG)
+        comm.Sendrecv(
+            _EMPTY, (rank + mask) % size, BARRIER_TAG, _EMPTY, (rank - mask) % size, BARRIER_TAG
+        )
         mask <<= 1
 
 
 class Context:
     """What a kernel sees for one (benchmark, NP, mode, X) on one member rank."""
 
-    def __init__(self, session: Session, bench: Benchmark, layout: Layout, mode: str, x: int,
-                 bufs: buffers.Buffers, send_len: int, recv_len: int):
+    def __init__(
+        self,
+        session: Session,
+        bench: Benchmark,
+        layout: Layout,
+        mode: str,
+        x: int,
+        bufs: buffers.Buffers,
+        send_len: int,
+        recv_len: int,
+    ):
         self.session = session
         self.cfg = session.cfg
         self.bench = bench
@@ -77,10 +88,14 @@ class Context:
         self.root_shift = method.root_shift
         self.any_source = method.any_source
         self.first = 0
-        self.sync = 0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
+        self.sync = (
+            0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
+        )
         # The barrier of the harness (before timing) and of -sync: MPI_Barrier, or IMB's own.
         self.imb_barrier = method.imb_barrier
-        self.barrier = (lambda: dissemination_barrier(self.comm)) if method.imb_barrier else self.comm.Barrier
+        self.barrier = (
+            (lambda: dissemination_barrier(self.comm)) if method.imb_barrier else self.comm.Barrier
+        )
         self.set_types("byte", "float")
 
     def set_types(self, data: str, red: str) -> None:
@@ -131,6 +146,8 @@ class Context:
             return repeat(0, n)
         return (self.root_of(i) for i in range(self.first, self.first + n))
 
-    def slot_view(self, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int) -> np.ndarray:
+    def slot_view(
+        self, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int
+    ) -> np.ndarray:
         a = k * stride + offset
         return buf[a : a + nbytes]

@@ -66,7 +66,9 @@ class Harness:
         self.native_kernels: dict[str, Any] = {}
         if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
             session.watchdog.partial = self._my_samples
-        self.outcome: tuple[int, dict] | None = None  # --precision: (group, how this rank's row ended)
+        self.outcome: tuple[int, dict] | None = (
+            None  # --precision: (group, how this rank's row ended)
+        )
         self.positions = itertools.count()  # --shuffle: rows in the order measured
         self.position: int | None = None  # --shuffle: the current row's place in that order
 
@@ -104,8 +106,14 @@ class Harness:
     def run_np(self, bench: Benchmark, np_: int) -> None:
         if not bench.procs.allows(np_):
             if self.world_rank == 0:
-                self.session.emit(records.build(repetitions=0, rank_times={}, status=records.INVALID,
-                                                **self._row(bench, np_, [], "", None, 1.0)))
+                self.session.emit(
+                    records.build(
+                        repetitions=0,
+                        rank_times={},
+                        status=records.INVALID,
+                        **self._row(bench, np_, [], "", None, 1.0),
+                    )
+                )
             return
         self.session.progress("creating the process groups", benchmark=bench.name, np=np_)
         layout = self.layout(np_)
@@ -124,13 +132,25 @@ class Harness:
         """Every size of one mode: guard, measure, publish."""
         cap = self.plan.cap(bench, mode)
         shuffled = self.plan.seed is not None  # sizes in any order: -msglen's rule of repetitions
-        sweep = Sweep(bench, layout, mode, cap, n_prev=cap,
-                      history=[] if self.cfg.msglen is not None or shuffled else None)
+        sweep = Sweep(
+            bench,
+            layout,
+            mode,
+            cap,
+            n_prev=cap,
+            history=[] if self.cfg.msglen is not None or shuffled else None,
+        )
         sizes = self.plan.order(bench, layout.np, mode)
         for x in sizes:
             self.position = next(self.positions) if shuffled else None
-            row = self._row(bench, layout.np, layout.groups, mode, x if bench.has_size else None,
-                            self.plan.turnover(bench, layout.np))
+            row = self._row(
+                bench,
+                layout.np,
+                layout.groups,
+                mode,
+                x if bench.has_size else None,
+                self.plan.turnover(bench, layout.np),
+            )
             n0 = self.plan.base_repetitions(bench, mode, x)
             verdict = self.guard(sweep, row, x, n0)
             if verdict == "stop":
@@ -147,10 +167,18 @@ class Harness:
         """'stop' when the time budget is spent, 'skip' when the buffers exceed -mem."""
         bench = sweep.bench
         self.watch("the time-budget check", sweep, row["x"])
-        over = sweep.member and (time.monotonic() - sweep.started) >= self.plan.time_budget() and not sweep.first
+        over = (
+            sweep.member
+            and (time.monotonic() - sweep.started) >= self.plan.time_budget()
+            and not sweep.first
+        )
         if self.world.allreduce(over, op=MPI.LOR):
-            self.emit_status(row, records.TIMEOUT, 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
-                             self.engines_for(bench))
+            self.emit_status(
+                row,
+                records.TIMEOUT,
+                'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
+                self.engines_for(bench),
+            )
             return "stop"
         overflow = self.plan.int_overflow(bench, x, sweep.layout.np)
         if overflow:
@@ -158,8 +186,12 @@ class Harness:
             return "skip"
         need = self.plan.buffers(bench, x, sweep.layout.np, n0).gib
         if need > self.cfg.max_mem:
-            self.emit_status(row, records.OUT_OF_MEM, f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
-                             self.engines_for(bench))
+            self.emit_status(
+                row,
+                records.OUT_OF_MEM,
+                f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
+                self.engines_for(bench),
+            )
             return "skip"
         return None
 
@@ -227,32 +259,57 @@ class Harness:
         runs = live.runs if live is not None else []  # a stop keeps every sample appended here
         if self.cfg.measuring.precision is not None:
             return self.precise(ctx, n, engine, runs)
-        return repeat(ctx.comm, lambda: self.timed(ctx, n, engine), runs, self.cfg.samples, self.cfg.secs,
-                      self.session.beat)
+        return repeat(
+            ctx.comm,
+            lambda: self.timed(ctx, n, engine),
+            runs,
+            self.cfg.samples,
+            self.cfg.secs,
+            self.session.beat,
+        )
 
     def precise(self, ctx: Context, n: int, engine: str, runs: list) -> list:
         """--precision: samples until the row's median is known within the target or its
         budget is spent (commbench.harness.precision); the decision is the group's."""
         m = self.cfg.measuring
-        out = sample_until(ctx.comm, lambda: self.timed(ctx, n, engine), runs, m.precision,
-                           self.plan.row_budget(), least(self.cfg.samples), self.session.beat)
+        out = sample_until(
+            ctx.comm,
+            lambda: self.timed(ctx, n, engine),
+            runs,
+            m.precision,
+            self.plan.row_budget(),
+            least(self.cfg.samples),
+            self.session.beat,
+        )
         self.outcome = (ctx.group, out.as_dict())
         return runs
 
     def live_row(self, bench: Benchmark, row: dict, n: int, engine: str) -> LiveRow:
         secs, k = self.plan.row_budget()
         target = self.cfg.measuring.precision
-        return LiveRow(bench, row, n, engine, k, self.world_size, self.make_record, precision=target,
-                       budget_secs=secs if target is not None else None)
+        return LiveRow(
+            bench,
+            row,
+            n,
+            engine,
+            k,
+            self.world_size,
+            self.make_record,
+            precision=target,
+            budget_secs=secs if target is not None else None,
+        )
 
-    def publish(self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any,
-                engine: str) -> records.Measurement | None:
+    def publish(
+        self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any, engine: str
+    ) -> records.Measurement | None:
         """Gather every rank's times to world rank 0 and build the row's record there."""
         self.session.progress("the gather to rank 0")
         t = (runs[0] if len(runs) == 1 else median_run(runs)) if runs else None
         gathered = self.world.gather((t, defect), root=0)
         extra: dict[str, Any] = {"engine": engine}
-        if self.sampling:  # --samples K, --precision: the row from each rank's median, every sample kept
+        if (
+            self.sampling
+        ):  # --samples K, --precision: the row from each rank's median, every sample kept
             per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
@@ -274,7 +331,9 @@ class Harness:
         """Rows timed one repetition at a time: --per-iteration or --sync-start window."""
         return self.cfg.measuring.per_iteration or self.cfg.measuring.sync_start == "window"
 
-    def per_iteration(self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark) -> None:
+    def per_iteration(
+        self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark
+    ) -> None:
         """Every rank's per-repetition times to world rank 0, into the row's record there
         (commbench.harness.perrow); collective over the world."""
         if not self.measuring_each:
@@ -284,15 +343,32 @@ class Harness:
         if rec is not None:
             perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
 
-    def _row(self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None,
-             turnover: float) -> dict:
+    def _row(
+        self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None, turnover: float
+    ) -> dict:
         """The fields every record of a row shares."""
-        return dict(benchmark=bench.name, family=bench.family, kind=bench.kind, np_=np_, mode=mode, x=x,
-                    groups=groups, world_size=self.world_size, components=list(bench.components),
-                    turnover=turnover)
+        return dict(
+            benchmark=bench.name,
+            family=bench.family,
+            kind=bench.kind,
+            np_=np_,
+            mode=mode,
+            x=x,
+            groups=groups,
+            world_size=self.world_size,
+            components=list(bench.components),
+            turnover=turnover,
+        )
 
-    def make_record(self, bench: Benchmark, base: dict, n: int, gathered: list,
-                    extra: dict | None = None, **fields) -> records.Measurement:
+    def make_record(
+        self,
+        bench: Benchmark,
+        base: dict,
+        n: int,
+        gathered: list,
+        extra: dict | None = None,
+        **fields,
+    ) -> records.Measurement:
         comps = list(bench.components)
         rank_times: dict[str, list[float | None]] = {c: [] for c in comps}
         defects = [d for _, d in gathered if d is not None]
@@ -305,22 +381,41 @@ class Harness:
             defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
             ok = defect is None or defect <= policy.TOL
             self.checked[bench.name] = self.checked.get(bench.name, True) and ok
-        return records.build(repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base, **fields)
+        return records.build(
+            repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base, **fields
+        )
 
-    def emit_status(self, base: dict, status: str, message: str, engines: list[str] | None = None) -> None:
+    def emit_status(
+        self, base: dict, status: str, message: str, engines: list[str] | None = None
+    ) -> None:
         """A row without numbers; one per engine when given (the later ones held to their tables)."""
         if self.world_rank == 0:
             for e, engine in enumerate(engines or [None]):
-                extra = ({"engine": engine} if engine else {}) | ({} if self.position is None else {"position": self.position})
-                rec = records.build(repetitions=0, rank_times={c: [None] * self.world_size for c in base["components"]},
-                                    extra=extra or None, status=status, message=message, **base)
+                extra = ({"engine": engine} if engine else {}) | (
+                    {} if self.position is None else {"position": self.position}
+                )
+                rec = records.build(
+                    repetitions=0,
+                    rank_times={c: [None] * self.world_size for c in base["components"]},
+                    extra=extra or None,
+                    status=status,
+                    message=message,
+                    **base,
+                )
                 self.session.emit(rec, hold=e > 0)
 
     def watch(self, phase: str, sweep: Sweep, x: int | None) -> None:
         """A new measurement clock for the watchdog, naming the row."""
         layout, g = sweep.layout, sweep.layout.group
-        self.session.progress(phase, benchmark=sweep.bench.name, np=layout.np, mode=sweep.mode, bytes=x,
-                              group=g, members=layout.groups[g] if g >= 0 else [])
+        self.session.progress(
+            phase,
+            benchmark=sweep.bench.name,
+            np=layout.np,
+            mode=sweep.mode,
+            bytes=x,
+            group=g,
+            members=layout.groups[g] if g >= 0 else [],
+        )
 
     # -- process groups -------------------------------------------------------
     def layout(self, np_: int) -> Layout:
@@ -334,8 +429,10 @@ class Harness:
         comm = self.world.Split(color, key)
         everyone = self.world.allgather((color, key))
         ngroups = max((c for c, _ in everyone if c != MPI.UNDEFINED), default=-1) + 1
-        groups = [[r for r, (c, k) in sorted(enumerate(everyone), key=lambda e: e[1][1]) if c == g]
-                  for g in range(ngroups)]
+        groups = [
+            [r for r, (c, k) in sorted(enumerate(everyone), key=lambda e: e[1][1]) if c == g]
+            for g in range(ngroups)
+        ]
         if comm == MPI.COMM_NULL:
             return Layout(np_, groups, None, -1)
         return Layout(np_, groups, comm, color)
@@ -347,7 +444,9 @@ class Harness:
         send = buffers.Allocation(bp.send_alloc, kind, huge) if bp.send_alloc else None
         recv = buffers.Allocation(bp.recv_alloc, kind, huge) if bp.recv_alloc else None
         if send is not None:
-            buffers.fill(send.array, self.world_rank, bp.send_len, bp.slots, bp.send_stride, bench.dtype)
+            buffers.fill(
+                send.array, self.world_rank, bp.send_len, bp.slots, bp.send_stride, bench.dtype
+            )
             if self.session.corrupt:
                 send.array[:] ^= 0x5A  # fault injection for testing check mode
         if recv is not None:
@@ -356,7 +455,10 @@ class Harness:
         ctx = Context(self.session, bench, layout, mode, x, bufs, bp.send_len, bp.recv_len)
         ctx.sync = self.plan.sync(bench)
         if bench.typed:  # IMB 2021's -data_type / -red_data_type
-            ctx.set_types(self.cfg.params.get("mpi1_data_type", "byte"), self.cfg.params.get("mpi1_red_data_type", "float"))
+            ctx.set_types(
+                self.cfg.params.get("mpi1_data_type", "byte"),
+                self.cfg.params.get("mpi1_red_data_type", "float"),
+            )
         if bench.setup is not None:
             bench.setup(ctx)
         return ctx
@@ -366,7 +468,9 @@ class Harness:
             ctx.bench.teardown(ctx)
         ctx.bufs.free()
 
-    def engines_for(self, bench: Benchmark, x: int | None = None, np_: int | None = None) -> list[str]:
+    def engines_for(
+        self, bench: Benchmark, x: int | None = None, np_: int | None = None
+    ) -> list[str]:
         """The engines that measure bench (at size x on np_ processes) in this run, the
         first one driving the policy. The C loops pass C int counts: a size whose counts
         or displacements pass 2^31-1 runs on mpi4py, which uses MPI-4 large counts."""
@@ -409,8 +513,14 @@ class Harness:
             ctx.first = 0
         return total / n
 
-    def repetitions(self, ctx: Context, bench: Benchmark, n0: int, n_prev: int,
-                    history: list[tuple[int, int]] | None) -> int:
+    def repetitions(
+        self,
+        ctx: Context,
+        bench: Benchmark,
+        n0: int,
+        n_prev: int,
+        history: list[tuple[int, int]] | None,
+    ) -> int:
         fixed = self.plan.fixed_repetitions(bench, ctx.mode, ctx.x, ctx.size, n0)
         if fixed is not None:
             # IMB (4.0 and 2021.11, IMB_init_buffers_iter) runs the kernel once untimed with

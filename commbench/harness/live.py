@@ -34,7 +34,9 @@ class LiveRow:
     world_size: int
     make: Callable[..., records.Measurement]  # Harness.make_record
     runs: list = field(default_factory=list)  # this rank's completed samples (seconds)
-    precision: float | None = None  # --precision's target (then `requested` is the row's sample budget)
+    precision: float | None = (
+        None  # --precision's target (then `requested` is the row's sample budget)
+    )
     budget_secs: float | None = None
     started: float = field(default_factory=time.monotonic)
 
@@ -57,25 +59,55 @@ class LiveRow:
             extra["precision"] = self._precision(stats)
         counts = sorted({len(s) for s in per_rank if s})
         done = "-".join(map(str, (counts[0], counts[-1]) if len(counts) > 1 else counts))
-        missing = [r for r, s in enumerate(per_rank) if not s and r in {m for g in self.base["groups"] for m in g}]
-        message = (f"stopped after {done} of {self.requested} samples; every completed sample is kept"
-                   + (f" (none from rank{'s' if len(missing) > 1 else ''} {' '.join(map(str, missing))})"
-                      if missing else ""))
-        return self.make(self.bench, self.base, self.n, gathered, extra=extra, status=records.INTERRUPTED,
-                         message=message)
+        missing = [
+            r
+            for r, s in enumerate(per_rank)
+            if not s and r in {m for g in self.base["groups"] for m in g}
+        ]
+        message = (
+            f"stopped after {done} of {self.requested} samples; every completed sample is kept"
+            + (
+                f" (none from rank{'s' if len(missing) > 1 else ''} {' '.join(map(str, missing))})"
+                if missing
+                else ""
+            )
+        )
+        return self.make(
+            self.bench,
+            self.base,
+            self.n,
+            gathered,
+            extra=extra,
+            status=records.INTERRUPTED,
+            message=message,
+        )
 
     def _precision(self, stats: dict) -> dict:
-        return stopped_precision(self.precision, stats, self.started, self.budget_secs, self.requested)
+        return stopped_precision(
+            self.precision, stats, self.started, self.budget_secs, self.requested
+        )
 
 
-def stopped_precision(target: float | None, stats: dict, started: float, budget_secs: float | None,
-                      budget_samples: int) -> dict:
+def stopped_precision(
+    target: float | None,
+    stats: dict,
+    started: float,
+    budget_secs: float | None,
+    budget_samples: int,
+) -> dict:
     """What a --precision row had reached when a signal stopped it (stats: records.sample_stats
     of its completed samples); the kernel harness's rows and the row loop's say it alike."""
     achieved = records.relative_precision(stats.get("t_max_samples") or [])
-    return {"target": target, "achieved": achieved, "reached": False, "stopped": "signal",
-            "k": stats.get("k", 0), "secs": round(time.monotonic() - started, 6),
-            "budget_secs": budget_secs, "budget_samples": budget_samples}
+    return {
+        "target": target,
+        "achieved": achieved,
+        "reached": False,
+        "stopped": "signal",
+        "k": stats.get("k", 0),
+        "secs": round(time.monotonic() - started, 6),
+        "budget_secs": budget_secs,
+        "budget_samples": budget_samples,
+    }
 
 
 def _runs(data: Any) -> list | None:

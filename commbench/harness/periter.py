@@ -45,7 +45,9 @@ from commbench.harness.context import Context
 KEY = "per_iteration"  # Context.state: this row's RowTimer while its timed runs last
 DONE = "per_iteration_done"  # Context.state: the RowTimer once they are done, until the gather
 WARM = 7  # untimed calls that size the window
-MARGIN = 2e-3  # seconds from rank 0's choice of the first start to it (the broadcast reaches every rank)
+MARGIN = (
+    2e-3  # seconds from rank 0's choice of the first start to it (the broadcast reaches every rank)
+)
 BLOCK = 16  # repetitions per broadcast start: a late start spoils at most the rest of its block
 YIELD = 1e-4  # seconds before a start from which the wait spins without yielding the core
 LEAD = 1e-4  # seconds from rank 0's choice of a later block's start to it, at least
@@ -71,8 +73,11 @@ def timer_floor(engine: str) -> dict[str, float]:
     if key not in _floors:
         spans = _empty_regions(engine, tick)
         steps = [s for s in spans if s > 0]
-        _floors[key] = {"resolution": (min(steps) if steps else _step(tick)) * 1e6,
-                        "wtick": MPI.Wtick() * 1e6, "overhead": statistics.median(spans) * 1e6}
+        _floors[key] = {
+            "resolution": (min(steps) if steps else _step(tick)) * 1e6,
+            "wtick": MPI.Wtick() * 1e6,
+            "overhead": statistics.median(spans) * 1e6,
+        }
     return _floors[key]
 
 
@@ -83,9 +88,11 @@ def _empty_regions(engine: str, tick: float) -> list[float]:
         lib.dll.cb_empty.restype = ctypes.c_double
         empty = lib.dll.cb_empty
     else:
+
         def empty() -> float:
             t0 = MPI.Wtime()
             return MPI.Wtime() - t0
+
     spans = []
     for _ in range(1000):
         s = MPI.Wtime() if tick else 0.0
@@ -167,7 +174,9 @@ class RowTimer:
         anchor = np.zeros(1)
         for i in range(n):
             if i % BLOCK == 0:  # rank 0's start of the block's first window, in its clock
-                anchor[0] = clock() + (MARGIN if i == 0 else max(2 * w, LEAD)) if ctx.rank == 0 else 0.0
+                anchor[0] = (
+                    clock() + (MARGIN if i == 0 else max(2 * w, LEAD)) if ctx.rank == 0 else 0.0
+                )
                 comm.Bcast([anchor, MPI.DOUBLE], root=0)
             starts[i] = anchor[0] + (i % BLOCK) * w
             target = starts[i] + before.offset
@@ -182,8 +191,15 @@ class RowTimer:
         after = clocksync.synchronize(comm, clock)
         bracket = clocksync.Bracket(before, after)
         self.late.append(late)
-        self.syncs.append({"offset": before.offset, "error": bracket.error, "drift": bracket.drift,
-                           "drift_error": bracket.drift_error, "window": w})
+        self.syncs.append(
+            {
+                "offset": before.offset,
+                "error": bracket.error,
+                "drift": bracket.drift,
+                "drift_error": bracket.drift_error,
+                "window": w,
+            }
+        )
         return bracket.to_reference(ends) - starts
 
     def _window(self, ctx: Context, kernel: Any, before: clocksync.Offset) -> float:
@@ -206,11 +222,14 @@ class RowTimer:
         """This rank's data for the gather to world rank 0."""
         if not self.runs:
             return None
-        return {"t": np.concatenate(self.runs).tolist(),
-                "late": np.concatenate(self.late).tolist() if self.window else None,
-                "sync": self.syncs[0] if self.syncs else None,
-                "sync_error": max(s["error"] for s in self.syncs) if self.syncs else None,
-                "floor": self.floor, "engine": self.engine}
+        return {
+            "t": np.concatenate(self.runs).tolist(),
+            "late": np.concatenate(self.late).tolist() if self.window else None,
+            "sync": self.syncs[0] if self.syncs else None,
+            "sync_error": max(s["error"] for s in self.syncs) if self.syncs else None,
+            "floor": self.floor,
+            "engine": self.engine,
+        }
 
 
 def arm(ctx: Context, how: measuring.Measuring, engine: str) -> None:
@@ -218,8 +237,12 @@ def arm(ctx: Context, how: measuring.Measuring, engine: str) -> None:
     ctx.state.pop(KEY, None)
     b = ctx.bench
     kind = b.kind.value if hasattr(b.kind, "value") else str(b.kind)
-    window = how.sync_start == "window" and measuring.window_applies(b.family, b.name, kind, ctx.mode)
-    each = how.per_iteration and measuring.per_iteration_skip(b.family, b.name, kind, ctx.mode) is None
+    window = how.sync_start == "window" and measuring.window_applies(
+        b.family, b.name, kind, ctx.mode
+    )
+    each = (
+        how.per_iteration and measuring.per_iteration_skip(b.family, b.name, kind, ctx.mode) is None
+    )
     if window or each:
         ctx.state[KEY] = RowTimer(ctx, engine, window)
 

@@ -27,9 +27,13 @@ from commbench import measuring, records
 from commbench.policy import MIN_VALID_REPETITIONS, MIN_VALID_SHARE
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))
-METHOD = ("SKaMPI's ping-pong offset (the shortest round trip of 24) over HCA's binomial tree; "
-          "offset and drift from a sync before and one after the row, interpolated linearly")
-ALIGNED = "per repetition the slowest rank's time, each rank timed from its own start after a barrier"
+METHOD = (
+    "SKaMPI's ping-pong offset (the shortest round trip of 24) over HCA's binomial tree; "
+    "offset and drift from a sync before and one after the row, interpolated linearly"
+)
+ALIGNED = (
+    "per repetition the slowest rank's time, each rank timed from its own start after a barrier"
+)
 WINDOWED = "per repetition the slowest rank's end minus the common start (rank 0's clock); late starts left out"
 
 
@@ -62,7 +66,10 @@ def percentiles(values: np.ndarray, floor: float) -> dict:
 
 def _floor(have: dict[int, dict], factor: float) -> dict[str, float]:
     """The largest resolution, Wtick and overhead over the ranks (µs, factor applied), and the floor."""
-    fl = {k: max(d["floor"][k] for d in have.values()) * factor for k in ("resolution", "wtick", "overhead")}
+    fl = {
+        k: max(d["floor"][k] for d in have.values()) * factor
+        for k in ("resolution", "wtick", "overhead")
+    }
     fl["floor"] = fl["resolution"] + fl["overhead"]
     return fl
 
@@ -87,7 +94,9 @@ def attach(rec: records.Measurement, gathered: list, factor: float, per_iteratio
         rec.extra["sync"] = sync_record(rec, have, late)
         imb_columns(rec, timed, t, valid)
     if per_iteration:
-        rec.extra["per_iteration"] = distribution(rec, timed, t, valid, _floor(have, factor), window)
+        rec.extra["per_iteration"] = distribution(
+            rec, timed, t, valid, _floor(have, factor), window
+        )
     few = few_repetitions(int(valid.sum()), n, window)
     if few:
         rec.extra["few_repetitions"] = few
@@ -98,18 +107,35 @@ def few_repetitions(valid: int, run: int, window: bool) -> dict | None:
     least = MIN_VALID_REPETITIONS
     if valid >= least and not (window and valid < MIN_VALID_SHARE * run):
         return None
-    why = (f"{valid} valid of {run} repetitions" + (f" ({run - valid} started late on some rank)" if window else "")
-           + (f": fewer than {least}" if valid < least else f": fewer than {MIN_VALID_SHARE:.0%} of them"))
+    why = (
+        f"{valid} valid of {run} repetitions"
+        + (f" ({run - valid} started late on some rank)" if window else "")
+        + (
+            f": fewer than {least}"
+            if valid < least
+            else f": fewer than {MIN_VALID_SHARE:.0%} of them"
+        )
+    )
     return {"valid": valid, "repetitions": run, "least": least, "why": why}
 
 
-def distribution(rec: records.Measurement, timed: list[int], t: np.ndarray, valid: np.ndarray,
-                 floor: dict[str, float], window: bool) -> dict:
+def distribution(
+    rec: records.Measurement,
+    timed: list[int],
+    t: np.ndarray,
+    valid: np.ndarray,
+    floor: dict[str, float],
+    window: bool,
+) -> dict:
     """The row's per_iteration record: percentiles of the row and of each group."""
     us = t * 1e6
     st = percentiles(us.max(axis=0)[valid], floor["floor"])
-    st.update(start="window" if window else "barrier", definition=WINDOWED if window else ALIGNED,
-              repetitions=int(len(valid)), **floor)
+    st.update(
+        start="window" if window else "barrier",
+        definition=WINDOWED if window else ALIGNED,
+        repetitions=int(len(valid)),
+        **floor,
+    )
     st["values"] = us.max(axis=0)[valid].tolist()
     rank_values: list[list[float] | None] = [None] * rec.world_size
     for i, r in enumerate(timed):
@@ -120,11 +146,15 @@ def distribution(rec: records.Measurement, timed: list[int], t: np.ndarray, vali
         st["groups"] = []
         for g in rec.groups:
             idx = [rows[r] for r in g if r in rows]
-            st["groups"].append(percentiles(us[idx].max(axis=0)[valid], floor["floor"]) if idx else None)
+            st["groups"].append(
+                percentiles(us[idx].max(axis=0)[valid], floor["floor"]) if idx else None
+            )
     return st
 
 
-def imb_columns(rec: records.Measurement, timed: list[int], t: np.ndarray, valid: np.ndarray) -> None:
+def imb_columns(
+    rec: records.Measurement, timed: list[int], t: np.ndarray, valid: np.ndarray
+) -> None:
     """With --sync-start window the IMB columns come from the repetitions valid on every rank."""
     if not valid.any():
         return
@@ -132,17 +162,25 @@ def imb_columns(rec: records.Measurement, timed: list[int], t: np.ndarray, valid
     for i, r in enumerate(timed):
         rec.rank_times[comp][r] = float(t[i, valid].mean())
     members = [r for g in rec.groups for r in g]
-    rec.values = records.reduce_times(rec.kind, rec.components, rec.rank_times, members, rec.bytes, rec.turnover)
+    rec.values = records.reduce_times(
+        rec.kind, rec.components, rec.rank_times, members, rec.bytes, rec.turnover
+    )
     if len(rec.groups) > 1:
-        rec.group_values = [records.reduce_times(rec.kind, rec.components, rec.rank_times, g, rec.bytes,
-                                                 rec.turnover) for g in rec.groups]
+        rec.group_values = [
+            records.reduce_times(
+                rec.kind, rec.components, rec.rank_times, g, rec.bytes, rec.turnover
+            )
+            for g in rec.groups
+        ]
 
 
 def sync_record(rec: records.Measurement, have: dict[int, dict], late: np.ndarray) -> dict:
     """Each rank's estimated offset (seconds, local minus its group's rank 0, before the
     row), drift, their error bounds, and its late starts; None for ranks outside the row."""
     ws = rec.world_size
-    cols: dict[str, list] = {k: [None] * ws for k in ("offsets", "errors", "drifts", "drift_errors", "late")}
+    cols: dict[str, list] = {
+        k: [None] * ws for k in ("offsets", "errors", "drifts", "drift_errors", "late")
+    }
     windows = []
     for r, d in have.items():
         s = d["sync"]
@@ -151,9 +189,15 @@ def sync_record(rec: records.Measurement, have: dict[int, dict], late: np.ndarra
         cols["drift_errors"][r] = s["drift_error"] if math.isfinite(s["drift_error"]) else None
         cols["late"][r] = int(sum(d["late"]))
         windows.append(s["window"])
-    out = {"method": METHOD, "reference": [g[0] for g in rec.groups], "window": max(windows) * 1e6,
-           **cols, "error": max(e for e in cols["errors"] if e is not None),
-           "invalid": int(late.sum()), "repetitions": int(len(late))}
+    out = {
+        "method": METHOD,
+        "reference": [g[0] for g in rec.groups],
+        "window": max(windows) * 1e6,
+        **cols,
+        "error": max(e for e in cols["errors"] if e is not None),
+        "invalid": int(late.sum()),
+        "repetitions": int(len(late)),
+    }
     injected = measuring.parse_clock_faults(os.environ.get(measuring.CLOCK_OFFSET_ENV, ""))
     if injected:  # a test's fault: recorded, so no one takes these offsets for a real clock's
         out["injected"] = {str(r): list(v) for r, v in sorted(injected.items())}

@@ -56,7 +56,9 @@ class Plan:
 
     def benchmarks(self) -> list[Benchmark]:
         """The benchmarks in the order they run: the run list's, or drawn from --shuffle's seed."""
-        out = [b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)]
+        out = [
+            b for b in (self.family.get(n) for n in self.cfg.benchmarks) if isinstance(b, Benchmark)
+        ]
         return self.shuffled(out, "benchmarks")
 
     # -- --shuffle: the order of benchmarks and sizes ------------------------------------
@@ -143,10 +145,14 @@ class Plan:
             return "multiple_np" if bench.root_based else "dynamic"
         return pol
 
-    def fixed_repetitions(self, bench: Benchmark, mode: str, x: int, np_: int, n0: int) -> int | None:
+    def fixed_repetitions(
+        self, bench: Benchmark, mode: str, x: int, np_: int, n0: int
+    ) -> int | None:
         """The repetitions of the policies that need no timing; None for 'dynamic'."""
         pol = self.policy_for(bench)
-        if pol == "off":  # spec §5.2 and IMB's IMB_mem_manager.c: MSGSPERSAMPLE, even where MSGS_NONAGGR caps
+        if (
+            pol == "off"
+        ):  # spec §5.2 and IMB's IMB_mem_manager.c: MSGSPERSAMPLE, even where MSGS_NONAGGR caps
             return self.cfg.msgspersample
         if pol == "multiple_np":
             return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)
@@ -154,8 +160,13 @@ class Plan:
 
     def sweeps(self) -> list[tuple[str, int, str, int]]:
         """(benchmark, NP, mode, sizes) of every sweep the harness runs, in its order."""
-        return [(b.name, np_, mode, len(self.sizes(b))) for b in self.benchmarks() for np_ in self.np_sequence(b)
-                if b.procs.allows(np_) for mode in methodology.modes(self.cfg.method, b.modes)]
+        return [
+            (b.name, np_, mode, len(self.sizes(b)))
+            for b in self.benchmarks()
+            for np_ in self.np_sequence(b)
+            if b.procs.allows(np_)
+            for mode in methodology.modes(self.cfg.method, b.modes)
+        ]
 
     def engines(self) -> int:
         return 2 if getattr(self.cfg, "engine", "") == "both" else 1
@@ -181,7 +192,10 @@ class Plan:
     def samples_bound(self) -> tuple[int, float]:
         """(rows, seconds) of a --samples run, each --engine counted (sweep_bound)."""
         sweeps = self.sweeps()
-        return (sum(n for *_, n in sweeps) * self.engines(), sum(self.sweep_bound(n) for *_, n in sweeps))
+        return (
+            sum(n for *_, n in sweeps) * self.engines(),
+            sum(self.sweep_bound(n) for *_, n in sweeps),
+        )
 
     def past_int(self, bench: Benchmark, x: int, np_: int) -> bool:
         """Does a row pass MPI a count or displacement (bytes) beyond a C int?"""
@@ -214,7 +228,9 @@ class Plan:
         if oc and bench.off_cache and not bench.sync and self.family.profile.name != "io":
             ss = policy.off_cache_slots(send_len, n0, *oc)
             rs = policy.off_cache_slots(recv_len, n0, *oc)
-            return BufferPlan(send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride, extra)
+            return BufferPlan(
+                send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride, extra
+            )
         # Disjoint window sections (spec §6.3, A2); IMB 2021.11 targets one section, but -check keeps
         # them apart: thousands of float accumulations into one section round past the tolerance.
         if bench.slots and (self.cfg.method.disjoint_sections or self.cfg.check):

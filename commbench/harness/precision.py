@@ -40,9 +40,16 @@ class Outcome:
     budget: tuple[float, int]  # (seconds, samples) of the row
 
     def as_dict(self) -> dict:
-        return {"target": self.target, "achieved": self.achieved, "reached": self.stopped == REACHED,
-                "stopped": self.stopped, "k": self.k, "secs": round(self.secs, 6),
-                "budget_secs": self.budget[0], "budget_samples": self.budget[1]}
+        return {
+            "target": self.target,
+            "achieved": self.achieved,
+            "reached": self.stopped == REACHED,
+            "stopped": self.stopped,
+            "k": self.k,
+            "secs": round(self.secs, 6),
+            "budget_secs": self.budget[0],
+            "budget_samples": self.budget[1],
+        }
 
 
 def least(samples: int) -> int:
@@ -50,8 +57,9 @@ def least(samples: int) -> int:
     return max(measuring.MIN_SAMPLES, samples)
 
 
-def repeat(comm: Any, take: Callable[[], Any], runs: list, want: int, secs: float,
-           beat: Callable[[], None]) -> list:
+def repeat(
+    comm: Any, take: Callable[[], Any], runs: list, want: int, secs: float, beat: Callable[[], None]
+) -> list:
     """--samples K: append K samples (take()) to runs, cut short (agreed in comm) once they
     have taken `secs` seconds (-time): the time budget bounds a row however large K is."""
     started = time.monotonic()
@@ -65,12 +73,21 @@ def repeat(comm: Any, take: Callable[[], Any], runs: list, want: int, secs: floa
     return runs
 
 
-def sample_until(comm: Any, take: Callable[[], Any], runs: list, target: float, budget: tuple[float, int],
-                 minimum: int, beat: Callable[[], None]) -> Outcome:
+def sample_until(
+    comm: Any,
+    take: Callable[[], Any],
+    runs: list,
+    target: float,
+    budget: tuple[float, int],
+    minimum: int,
+    beat: Callable[[], None],
+) -> Outcome:
     """Append samples (take()) to runs until the target or the budget; every rank of comm
     calls it and returns the same Outcome."""
     secs, cap = budget
-    records.median_ci([0.0] * measuring.MIN_SAMPLES)  # loads scipy (0.5 s, once) before the clock starts
+    records.median_ci(
+        [0.0] * measuring.MIN_SAMPLES
+    )  # loads scipy (0.5 s, once) before the clock starts
     started = time.monotonic()
     ordered: list[float] = []  # the group's t_max per sample, sorted
     mine, agreed = np.zeros(2), np.zeros(2)
@@ -104,7 +121,12 @@ def worst(outcomes: list[tuple[int, dict] | None]) -> dict | None:
             groups.setdefault(o[0], o[1])
     if not groups:
         return None
-    out = dict(max(groups.values(), key=lambda o: (not o["reached"], np.inf if o["achieved"] is None else o["achieved"])))
+    out = dict(
+        max(
+            groups.values(),
+            key=lambda o: (not o["reached"], np.inf if o["achieved"] is None else o["achieved"]),
+        )
+    )
     if len(groups) > 1:
         out["groups"] = [dict(o, group=g) for g, o in sorted(groups.items())]
     return out

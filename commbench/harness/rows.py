@@ -54,11 +54,22 @@ class Kept:
             return None
         more = {}
         if self.precision is not None:
-            more["precision"] = stopped_precision(self.precision, records.sample_stats([self.values]), self.started,
-                                                  self.budget_secs, self.requested)
-        return publish(self, True, "engine" in self.recs[0].extra, more, status=records.INTERRUPTED,
-                       message=f"stopped after {len(self.recs)} of {self.requested} samples; every completed "
-                               "sample is kept")
+            more["precision"] = stopped_precision(
+                self.precision,
+                records.sample_stats([self.values]),
+                self.started,
+                self.budget_secs,
+                self.requested,
+            )
+        return publish(
+            self,
+            True,
+            "engine" in self.recs[0].extra,
+            more,
+            status=records.INTERRUPTED,
+            message=f"stopped after {len(self.recs)} of {self.requested} samples; every completed "
+            "sample is kept",
+        )
 
 
 def failed(rec: records.Measurement) -> bool:
@@ -66,8 +77,9 @@ def failed(rec: records.Measurement) -> bool:
     return records.check_verdict(rec.defects) == records.FAILED
 
 
-def publish(kept: Kept, sampling: bool, engines: bool = True, more: dict | None = None,
-            **fields) -> records.Measurement:
+def publish(
+    kept: Kept, sampling: bool, engines: bool = True, more: dict | None = None, **fields
+) -> records.Measurement:
     """The row's record from its samples: the median one (or the first that failed its check),
     a new record with the harness's extras (the family's is not changed)."""
     k = len(kept.recs)
@@ -97,7 +109,9 @@ class RowLoop:
         self.sampling = cfg.samples > 1 or self.precision is not None
         self.positions = 0
         if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
-            session.watchdog.partial = lambda: session.live.mine() if session.live is not None else None
+            session.watchdog.partial = lambda: (
+                session.live.mine() if session.live is not None else None
+            )
 
     def run(self, procedure: Procedure) -> int:
         """Every unit; the number of rows whose check failed (world rank 0's count, on every rank)."""
@@ -122,17 +136,33 @@ class RowLoop:
         session.progress("set-up", benchmark=unit.benchmark, np=unit.np)
         if unit.invalid is not None:
             if session.rank == 0:
-                session.emit(records.Measurement(
-                    benchmark=unit.benchmark, family=self.family.name, kind=unit.kind, np=unit.np, mode="",
-                    bytes=None, repetitions=0, status=records.INVALID, message=unit.invalid,
-                    world_size=session.size, extra=dict(unit.extra)))
+                session.emit(
+                    records.Measurement(
+                        benchmark=unit.benchmark,
+                        family=self.family.name,
+                        kind=unit.kind,
+                        np=unit.np,
+                        mode="",
+                        bytes=None,
+                        repetitions=0,
+                        status=records.INVALID,
+                        message=unit.invalid,
+                        world_size=session.size,
+                        extra=dict(unit.extra),
+                    )
+                )
             return 0
         count = 0
         unit.open()
         try:
             for engine in unit.engines:
-                rows = self.plan.shuffled(unit.rows, unit.benchmark, str(unit.np), engine,
-                                          *(r.mode for r in unit.rows[:1]))
+                rows = self.plan.shuffled(
+                    unit.rows,
+                    unit.benchmark,
+                    str(unit.np),
+                    engine,
+                    *(r.mode for r in unit.rows[:1]),
+                )
                 for row in rows:
                     count += self.row(unit, row, engine)
         finally:
@@ -144,8 +174,12 @@ class RowLoop:
         session, comm = self.session, self.session.comm
         session.progress("the row's first sample", **row.where())
         secs, budget = self.plan.row_budget()
-        kept = Kept(engine, budget, precision=self.precision,  # budget: --samples K without --precision
-                    budget_secs=secs if self.precision is not None else None)
+        kept = Kept(
+            engine,
+            budget,
+            precision=self.precision,  # budget: --samples K without --precision
+            budget_secs=secs if self.precision is not None else None,
+        )
         if self.sampling and session.rank == 0:
             session.live = kept
 
@@ -155,7 +189,9 @@ class RowLoop:
             value = 0.0
             if session.rank == 0:
                 rec = unit.record(row, engine, data)
-                if isinstance(rec, list):  # a measurement that makes several rows (overhead's parts)
+                if isinstance(
+                    rec, list
+                ):  # a measurement that makes several rows (overhead's parts)
                     kept.several = rec
                     return value
                 value = (records.compared_time(rec) or 0.0) / 1e6
@@ -166,8 +202,15 @@ class RowLoop:
 
         runs: list = []
         if self.precision is not None:
-            outcome = sample_until(comm, take, runs, self.precision, (secs, budget),
-                                   least(self.cfg.samples), session.beat)
+            outcome = sample_until(
+                comm,
+                take,
+                runs,
+                self.precision,
+                (secs, budget),
+                least(self.cfg.samples),
+                session.beat,
+            )
         else:
             repeat(comm, take, runs, self.cfg.samples, self.cfg.secs, session.beat)
         self.positions += 1

@@ -29,11 +29,15 @@ def detect(text: str, whole: bool = True) -> str | None:
     if head in ("{", "["):
         nccl_keys = '"nccl_version"' in text or '"ngpus"' in text
         return "nccl" if nccl_keys and ('"results"' in text or not whole) else None
-    if re.search(r"^#\s+Intel\s*\(R\)\s+MPI\s+Benchmarks", text, re.M) or re.search(r"^#\s+Benchmarking\s", text, re.M):
+    if re.search(r"^#\s+Intel\s*\(R\)\s+MPI\s+Benchmarks", text, re.M) or re.search(
+        r"^#\s+Benchmarking\s", text, re.M
+    ):
         return "imb"
     if re.search(r"^#\s*OSU\s+.+\s+Test\s+v\S+", text, re.M):
         return "osu"
-    if re.search(r"^#\s*(nccl-tests version|nThread\s+\d+\s+nGpus|Collective test starting)", text, re.M):
+    if re.search(
+        r"^#\s*(nccl-tests version|nThread\s+\d+\s+nGpus|Collective test starting)", text, re.M
+    ):
         return "nccl"
     return None
 
@@ -43,13 +47,17 @@ def sniff(path: str, index: int, fmt: str = "auto") -> Log:
     OSError propagates (the file cannot be read at all)."""
     with open(path, "rb") as f:
         data = f.read(HEAD_BYTES)
-    text = data.decode("utf-8", errors="replace")  # the numbers are ASCII; a stray byte of noise is not fatal
+    text = data.decode(
+        "utf-8", errors="replace"
+    )  # the numbers are ASCII; a stray byte of noise is not fatal
     log = Log(path=path, index=index)
     found = detect(text, whole=len(data) < HEAD_BYTES)
     if fmt == "auto":
         if found is None:
-            log.error = (f"{path}:1: neither IMB, OSU nor nccl-tests output (no IMB banner, OSU title or "
-                         "nccl-tests header; accepted: --format imb|osu|nccl to read it as one of them)")
+            log.error = (
+                f"{path}:1: neither IMB, OSU nor nccl-tests output (no IMB banner, OSU title or "
+                "nccl-tests header; accepted: --format imb|osu|nccl to read it as one of them)"
+            )
             return log
         fmt = found
     log.fmt = fmt
@@ -85,12 +93,18 @@ def _lines(f, digest: Digest):
         n += 1
         if not raw.endswith(b"\n"):
             if len(raw) == MAX_LINE:
-                raise LogError(n, f"line {n} is longer than {MAX_LINE} bytes: not the text of IMB, OSU or "
-                                  "nccl-tests (accepted: their text output, lines of a few hundred characters)")
-            raise LogError(n, f"the log ends inside this line ({decode(raw).strip()[:60]!r}, no newline after it): "
-                              "it was cut while the tool wrote it, and the line is not read (accepted: a log whose "
-                              "lines all end with their newline, as the tools write them; copy it again once the "
-                              "run is over)")
+                raise LogError(
+                    n,
+                    f"line {n} is longer than {MAX_LINE} bytes: not the text of IMB, OSU or "
+                    "nccl-tests (accepted: their text output, lines of a few hundred characters)",
+                )
+            raise LogError(
+                n,
+                f"the log ends inside this line ({decode(raw).strip()[:60]!r}, no newline after it): "
+                "it was cut while the tool wrote it, and the line is not read (accepted: a log whose "
+                "lines all end with their newline, as the tools write them; copy it again once the "
+                "run is over)",
+            )
         yield decode(raw).rstrip("\r\n")
 
 
@@ -114,7 +128,10 @@ def read(path: str, index: int, fmt: str = "auto", np_hint: int | None = None, s
             else:
                 nccl.read_text(log, _lines(f, digest), np_hint)
         except Unsupported as e:
-            log.error, log.fmt = f"{path}:{e.line}: {e.message}", ""  # nothing of it goes into the file
+            log.error, log.fmt = (
+                f"{path}:{e.line}: {e.message}",
+                "",
+            )  # nothing of it goes into the file
             return log
         except LogError as e:
             log.error = f"{path}:{e.line}: {e.message}"

@@ -33,8 +33,14 @@ def rows(path: str, fmt: str, json_log: bool) -> int:
                 tail = data[-16:]
                 count -= sum(tail.count(k) for k in keys)  # counted again with the next chunk
                 continue
-            count += (data.count(b"\n") - tail.count(b"\n") - data.count(b"\n#") - data.count(b"\n\n")
-                      - data.count(b"\n\r\n") - (data.count(b" #repetitions") if fmt == "imb" else 0))
+            count += (
+                data.count(b"\n")
+                - tail.count(b"\n")
+                - data.count(b"\n#")
+                - data.count(b"\n\n")
+                - data.count(b"\n\r\n")
+                - (data.count(b" #repetitions") if fmt == "imb" else 0)
+            )
             tail = data[-1:]
     if not json_log and tail != b"\n":
         count += 1  # the last line has no newline
@@ -44,14 +50,18 @@ def rows(path: str, fmt: str, json_log: bool) -> int:
 def estimate(logs: list[tuple[str, str, bool]]) -> tuple[int, int]:
     """(records at most, bytes of the results file about) for (path, format, json) logs."""
     counts = [(rows(path, fmt, js), fmt) for path, fmt, js in logs]
-    return sum(n for n, _ in counts), DOCUMENT_BYTES + sum(n * RECORD_BYTES[fmt] for n, fmt in counts)
+    return sum(n for n, _ in counts), DOCUMENT_BYTES + sum(
+        n * RECORD_BYTES[fmt] for n, fmt in counts
+    )
 
 
 def refusal(records: int, size: int, force: bool) -> str | None:
     """Why the import is refused (the file would pass the cap), or None."""
     if size <= SAMPLES_FILE_LIMIT or force:
         return None
-    return (f"the logs hold up to {records:,} rows: the results file would be about {size / 1e6:,.0f} MB, past the "
-            f"cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of commbench run --samples); "
-            "nothing was read or written (accepted: logs that fit, e.g. split into several imports, or --force "
-            "to write it all the same)")
+    return (
+        f"the logs hold up to {records:,} rows: the results file would be about {size / 1e6:,.0f} MB, past the "
+        f"cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of commbench run --samples); "
+        "nothing was read or written (accepted: logs that fit, e.g. split into several imports, or --force "
+        "to write it all the same)"
+    )

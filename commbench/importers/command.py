@@ -32,26 +32,49 @@ class _Parser(argparse.ArgumentParser):
 
 def _np(s: str) -> int:
     if not s.isdigit() or int(s) < 1:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a process count (accepted: a positive integer)")
+        raise argparse.ArgumentTypeError(
+            f"{s!r} is not a process count (accepted: a positive integer)"
+        )
     return int(s)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="commbench import", usage=USAGE,
-                description="Read IMB, OSU Micro-Benchmarks or nccl-tests output into a commbench results file, "
-                            "for report, compare, fit and plot (docs/import.md).")
-    p.add_argument("logs", nargs="+", metavar="LOG", help="the tool's output (text; nccl-tests -J: JSON)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.json",
-                   help="the results file to write (missing directories are made; - or /dev/null: none, the logs "
-                        "are only checked)")
-    p.add_argument("--format", choices=("auto", *FORMATS), default="auto",
-                   help="which tool wrote the logs (default: auto, by their content)")
-    p.add_argument("--np", type=_np, metavar="N",
-                   help="processes of the run, where the log does not say (OSU collectives; nccl-tests without "
-                        "its Rank lines)")
-    p.add_argument("--force", action="store_true",
-                   help=f"write a results file past the cap of {budget.SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results "
-                        "file (the cap of commbench run --samples)")
+    p = _Parser(
+        prog="commbench import",
+        usage=USAGE,
+        description="Read IMB, OSU Micro-Benchmarks or nccl-tests output into a commbench results file, "
+        "for report, compare, fit and plot (docs/import.md).",
+    )
+    p.add_argument(
+        "logs", nargs="+", metavar="LOG", help="the tool's output (text; nccl-tests -J: JSON)"
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.json",
+        help="the results file to write (missing directories are made; - or /dev/null: none, the logs "
+        "are only checked)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("auto", *FORMATS),
+        default="auto",
+        help="which tool wrote the logs (default: auto, by their content)",
+    )
+    p.add_argument(
+        "--np",
+        type=_np,
+        metavar="N",
+        help="processes of the run, where the log does not say (OSU collectives; nccl-tests without "
+        "its Rank lines)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help=f"write a results file past the cap of {budget.SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results "
+        "file (the cap of commbench run --samples)",
+    )
     return p
 
 
@@ -105,9 +128,15 @@ def _read_all(a, sniffed: list, out: document.Output, errors: list[str]) -> list
             kept = log.source.get("warnings", [])
             if kept:
                 more = log.source.get("warnings_not_listed", 0)
-                print(f"commbench import: warning: {log.path}: {kept[0]}" + (
-                    f" (and {len(kept) + more - 1} more, in metadata.source.logs[{log.index}].warnings)"
-                    if len(kept) + more > 1 else ""), file=sys.stderr)
+                print(
+                    f"commbench import: warning: {log.path}: {kept[0]}"
+                    + (
+                        f" (and {len(kept) + more - 1} more, in metadata.source.logs[{log.index}].warnings)"
+                        if len(kept) + more > 1
+                        else ""
+                    ),
+                    file=sys.stderr,
+                )
     return logs
 
 
@@ -129,7 +158,9 @@ def main(argv: list[str]) -> int:
             return 2
         out = document.Output(path)
     except OSError as e:
-        _err(f"{e.filename or a.output}: {e.strerror} (accepted: readable logs, -o in a writable directory)")
+        _err(
+            f"{e.filename or a.output}: {e.strerror} (accepted: readable logs, -o in a writable directory)"
+        )
         return 2
     try:
         logs = _read_all(a, sniffed, out, errors)
@@ -138,10 +169,14 @@ def main(argv: list[str]) -> int:
         doc = document.build(logs, argv, errors)
         out.write(doc)
     except OSError as e:
-        _err(f"-o {a.output!r}: cannot write ({e.strerror}) (accepted: a file in a writable directory with room "
-             "for it)")
+        _err(
+            f"-o {a.output!r}: cannot write ({e.strerror}) (accepted: a file in a writable directory with room "
+            "for it)"
+        )
         return 2
-    except ValueError as e:  # a number JSON cannot hold (NaN): the importers leave those out, so never
+    except (
+        ValueError
+    ) as e:  # a number JSON cannot hold (NaN): the importers leave those out, so never
         _err(f"-o {a.output!r}: not written: {e} (accepted: logs whose numbers are finite)")
         return 2
     finally:
@@ -149,8 +184,13 @@ def main(argv: list[str]) -> int:
     n = out.count
     where = a.output if path is not None else "no file (-o " + a.output + ")"
     if errors:
-        print(f"commbench: the {n} records that could be read are in {where} (complete: false)", file=sys.stderr)
+        print(
+            f"commbench: the {n} records that could be read are in {where} (complete: false)",
+            file=sys.stderr,
+        )
         return 2
-    print(f"commbench: {n} records from {len(logs)} log{'s' if len(logs) > 1 else ''} written to {where}",
-          file=sys.stderr)
+    print(
+        f"commbench: {n} records from {len(logs)} log{'s' if len(logs) > 1 else ''} written to {where}",
+        file=sys.stderr,
+    )
     return 0

@@ -50,14 +50,24 @@ class Log:
     index: int  # which log of the command line (records say it in extra.source.log)
     fmt: str = ""  # imb | osu | nccl
     source: dict = field(default_factory=dict)  # metadata.source.logs[index]
-    family: dict = field(default_factory=dict)  # the results file's "family" when this log is the first
+    family: dict = field(
+        default_factory=dict
+    )  # the results file's "family" when this log is the first
     config: dict = field(default_factory=dict)  # benchmarks, mb_unit, multi, argv
-    meta: dict = field(default_factory=dict)  # run metadata the log states: date, mpi_version, uname, hosts …
-    records: list[records.Measurement] = field(default_factory=list)  # not yet settled, or all without a sink
+    meta: dict = field(
+        default_factory=dict
+    )  # run metadata the log states: date, mpi_version, uname, hosts …
+    records: list[records.Measurement] = field(
+        default_factory=list
+    )  # not yet settled, or all without a sink
     world_size: int | None = None
     error: str | None = None  # "LOG:LINE: what is wrong" once reading stopped early
-    sink: Callable[[records.Measurement], None] | None = None  # where settled records go (the results file)
-    hold: bool = False  # an importer that still changes its latest records (IMB's turnover) holds them
+    sink: Callable[[records.Measurement], None] | None = (
+        None  # where settled records go (the results file)
+    )
+    hold: bool = (
+        False  # an importer that still changes its latest records (IMB's turnover) holds them
+    )
     count: int = 0  # records settled
     benchmarks: dict = field(default_factory=dict)  # benchmark names in order of their first record
     largest_world: int = 0  # the largest world_size of a settled record
@@ -74,7 +84,7 @@ class Log:
 
     def settle(self) -> None:
         """The records added so far are final: count them and hand them to the sink."""
-        for rec in self.records[self._settled:]:
+        for rec in self.records[self._settled :]:
             self.count += 1
             self.benchmarks.setdefault(rec.benchmark, None)
             self.largest_world = max(self.largest_world, rec.world_size or 0)
@@ -117,14 +127,21 @@ def number(token: str, line: int, what: str) -> float | None:
 
 def integer(token: str, line: int, what: str) -> int:
     if _INTEGER.fullmatch(token) is None:
-        raise LogError(line, f"{what} is not an integer: {token!r} (accepted: digits, as the tool prints a "
-                             "count or a size)")
+        raise LogError(
+            line,
+            f"{what} is not an integer: {token!r} (accepted: digits, as the tool prints a "
+            "count or a size)",
+        )
     return int(token)
 
 
 def decimals_form(decimals: int) -> str:
     """How "%.<decimals>f" prints a number, in words."""
-    return "digits without a point" if decimals == 0 else f"{decimals} decimal{'s' if decimals > 1 else ''}"
+    return (
+        "digits without a point"
+        if decimals == 0
+        else f"{decimals} decimal{'s' if decimals > 1 else ''}"
+    )
 
 
 def fixed(token: str, decimals: int, line: int, what: str, tool: str) -> float | None:
@@ -136,17 +153,24 @@ def fixed(token: str, decimals: int, line: int, what: str, tool: str) -> float |
         good = False
     elif decimals:
         point = body.find(".")
-        good = point > 0 and len(body) - point - 1 == decimals and body[:point].isdigit() \
-            and body[point + 1:].isdigit()
+        good = (
+            point > 0
+            and len(body) - point - 1 == decimals
+            and body[:point].isdigit()
+            and body[point + 1 :].isdigit()
+        )
     else:
         good = body.isdigit()
     if good:
         return float(token)
     if _NONFINITE.fullmatch(token):
         return None
-    raise LogError(line, f"{what} {token!r} is not a number as {tool} prints it: the row was cut (or edited) "
-                         f"and is not imported (accepted: {what} with {decimals_form(decimals)}, as {tool}'s "
-                         f"%.{decimals}f prints it)")
+    raise LogError(
+        line,
+        f"{what} {token!r} is not a number as {tool} prints it: the row was cut (or edited) "
+        f"and is not imported (accepted: {what} with {decimals_form(decimals)}, as {tool}'s "
+        f"%.{decimals}f prints it)",
+    )
 
 
 def options_of(argv: list[str]) -> dict:

@@ -41,19 +41,27 @@ def _joined(values: list) -> str | None:
 
 def metadata(logs: list[Log], argv: list[str]) -> dict:
     first = logs[0]
-    source = {"tool": _joined([lg.source.get("tool") for lg in logs]),
-              "suite": _joined([lg.source.get("suite") for lg in logs]),
-              "version": _joined([lg.source.get("version") for lg in logs]),
-              "format": _joined([lg.fmt for lg in logs]),
-              "logs": [lg.source for lg in logs]}
+    source = {
+        "tool": _joined([lg.source.get("tool") for lg in logs]),
+        "suite": _joined([lg.source.get("suite") for lg in logs]),
+        "version": _joined([lg.source.get("version") for lg in logs]),
+        "format": _joined([lg.fmt for lg in logs]),
+        "logs": [lg.source for lg in logs],
+    }
     sizes = [lg.world_size for lg in logs if lg.world_size]
-    meta = {"commbench_version": commbench.__version__, "source": source,
-            "world_size": max(sizes) if sizes else None}
+    meta = {
+        "commbench_version": commbench.__version__,
+        "source": source,
+        "world_size": max(sizes) if sizes else None,
+    }
     for lg in logs:  # the first log that says it
         for k, v in lg.meta.items():
             meta.setdefault(k, v)
-    meta["imported"] = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command_line": ["commbench", "import", *argv],
-                        "from": first.path}
+    meta["imported"] = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command_line": ["commbench", "import", *argv],
+        "from": first.path,
+    }
     return meta
 
 
@@ -66,17 +74,33 @@ def build(logs: list[Log], argv: list[str], errors: list[str] | None = None) -> 
     benchmarks = list(dict.fromkeys(b for lg in logs for b in lg.config.get("benchmarks", [])))
     config = dict(first.config, benchmarks=benchmarks)
     family = dict(first.family, view="imported")
-    notes = [f"# imported by commbench {commbench.__version__} from {lg.path} "
-             f"({lg.source.get('tool') or lg.fmt} {lg.source.get('version') or ''}".rstrip() + ")" for lg in logs]
+    notes = [
+        f"# imported by commbench {commbench.__version__} from {lg.path} "
+        f"({lg.source.get('tool') or lg.fmt} {lg.source.get('version') or ''}".rstrip()
+        + ")"
+        for lg in logs
+    ]
     summary = {"records": sum(lg.count for lg in logs), "logs": len(logs)}
-    warnings = sum(len(lg.source.get("warnings", [])) + lg.source.get("warnings_not_listed", 0) for lg in logs)
+    warnings = sum(
+        len(lg.source.get("warnings", [])) + lg.source.get("warnings_not_listed", 0) for lg in logs
+    )
     if warnings:
         summary["warnings"] = warnings  # each named in metadata.source.logs[i].warnings
     if errors:
         summary["interrupted"] = "; ".join(errors)
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "units": IMPORT_UNITS, "complete": not errors,
-            "metadata": metadata(logs, argv), "config": config, "family": family, "notes": notes,
-            "comments": {}, "preamble_extra": [], "summary": summary}
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "units": IMPORT_UNITS,
+        "complete": not errors,
+        "metadata": metadata(logs, argv),
+        "config": config,
+        "family": family,
+        "notes": notes,
+        "comments": {},
+        "preamble_extra": [],
+        "summary": summary,
+    }
 
 
 FIELDS = tuple(Measurement.__dataclass_fields__)
@@ -86,6 +110,7 @@ FIELDS = tuple(Measurement.__dataclass_fields__)
 def _terminate_as_exit():
     """SIGTERM or SIGHUP while OUT.tmp is written: SystemExit, so that it is removed (only
     SIGKILL can leave it)."""
+
     def stop(signum, _frame):
         raise SystemExit(128 + signum)
 
@@ -109,12 +134,16 @@ class Output:
         self.count = 0
         self.spool = None
         if path is not None:
-            self.spool = tempfile.TemporaryFile("w+", encoding="utf-8", dir=os.path.dirname(os.path.abspath(path)))
+            self.spool = tempfile.TemporaryFile(
+                "w+", encoding="utf-8", dir=os.path.dirname(os.path.abspath(path))
+            )
 
     def record(self, rec: Measurement) -> None:
         self.count += 1
         if self.spool is not None:
-            self.spool.write(json.dumps({k: getattr(rec, k) for k in FIELDS}, allow_nan=False) + "\n")
+            self.spool.write(
+                json.dumps({k: getattr(rec, k) for k in FIELDS}, allow_nan=False) + "\n"
+            )
 
     def write(self, doc: dict) -> None:
         """The document (build's) with the records, atomically: OUT.tmp, then renamed."""

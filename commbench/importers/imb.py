@@ -32,26 +32,64 @@ from commbench.importers.common import (
 )
 from commbench.records import Kind
 
-FAMILIES = {"IMB-MPI1": "mpi1", "IMB-EXT": "ext", "IMB-RMA": "rma", "IMB-NBC": "nbc", "IMB-IO": "io",
-            "IMB-MPI4": "mpi4", "IMB-MT": "mt", "IMB-P2P": "p2p"}
+FAMILIES = {
+    "IMB-MPI1": "mpi1",
+    "IMB-EXT": "ext",
+    "IMB-RMA": "rma",
+    "IMB-NBC": "nbc",
+    "IMB-IO": "io",
+    "IMB-MPI4": "mpi4",
+    "IMB-MT": "mt",
+    "IMB-P2P": "p2p",
+}
 # The banner's part -> the executable, where the calling sequence does not name it.
-PARTS = (("MPI-1", "IMB-MPI1"), ("MPI-2", "IMB-EXT"), ("RMA", "IMB-RMA"), ("NBC", "IMB-NBC"),
-         ("MPI-IO", "IMB-IO"), ("MPI-4", "IMB-MPI4"), ("MT part", "IMB-MT"), ("P2P", "IMB-P2P"))
-COLUMNS = {"group": "group", "#bytes": "bytes", "#repetitions": "repetitions", "t[usec]": "t",
-           "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_avg[usec]": "t_avg",
-           "mbytes/sec": "bytes_per_sec", "msg/sec": "msgs_per_sec", "t_ovrl[usec]": "t_ovrl",
-           "t_pure[usec]": "t_pure", "t_cpu[usec]": "t_cpu", "overlap[%]": "overlap", "defects": "defects"}
+PARTS = (
+    ("MPI-1", "IMB-MPI1"),
+    ("MPI-2", "IMB-EXT"),
+    ("RMA", "IMB-RMA"),
+    ("NBC", "IMB-NBC"),
+    ("MPI-IO", "IMB-IO"),
+    ("MPI-4", "IMB-MPI4"),
+    ("MT part", "IMB-MT"),
+    ("P2P", "IMB-P2P"),
+)
+COLUMNS = {
+    "group": "group",
+    "#bytes": "bytes",
+    "#repetitions": "repetitions",
+    "t[usec]": "t",
+    "t_min[usec]": "t_min",
+    "t_max[usec]": "t_max",
+    "t_avg[usec]": "t_avg",
+    "mbytes/sec": "bytes_per_sec",
+    "msg/sec": "msgs_per_sec",
+    "t_ovrl[usec]": "t_ovrl",
+    "t_pure[usec]": "t_pure",
+    "t_cpu[usec]": "t_cpu",
+    "overlap[%]": "overlap",
+    "defects": "defects",
+}
 # How IMB prints each column (IMB_output.c's IMB_edit_format, IMB-P2P's and IMB-MT's own
 # printf): sizes and counts "%d", Msg/sec "%.0f", every other number "%.2f".
 INTEGERS = {"group", "bytes", "repetitions"}
 DECIMALS = {"msgs_per_sec": 0}
-STATUSES = {"out-of-mem": records.OUT_OF_MEM, "int-overflow": records.INT_OVERFLOW, "time-out": records.TIMEOUT}
+STATUSES = {
+    "out-of-mem": records.OUT_OF_MEM,
+    "int-overflow": records.INT_OVERFLOW,
+    "time-out": records.TIMEOUT,
+}
 FINALIZE = "# All processes entering MPI_Finalize"
 
-BANNER = re.compile(r"^#\s+Intel\s*\(R\)\s+MPI\s+Benchmarks\s+(?P<version>.+?),\s*(?P<part>.+?)\s*$")
-KEY_VALUE = re.compile(r"^#\s*(?P<k>Date|Machine|System|Release|Version|MPI Version|MPI Thread Environment)"
-                       r"\s*:\s*(?P<v>.*?)\s*$")
-BENCH = re.compile(r"^#\s+Benchmarking\s+(?P<multi>Multi-)?(?P<name>\S+)\s*(?:\((?P<grid>[^)]*)\))?")
+BANNER = re.compile(
+    r"^#\s+Intel\s*\(R\)\s+MPI\s+Benchmarks\s+(?P<version>.+?),\s*(?P<part>.+?)\s*$"
+)
+KEY_VALUE = re.compile(
+    r"^#\s*(?P<k>Date|Machine|System|Release|Version|MPI Version|MPI Thread Environment)"
+    r"\s*:\s*(?P<v>.*?)\s*$"
+)
+BENCH = re.compile(
+    r"^#\s+Benchmarking\s+(?P<multi>Multi-)?(?P<name>\S+)\s*(?:\((?P<grid>[^)]*)\))?"
+)
 PROCS = re.compile(r"^#\s+#processes\s*=\s*(?P<np>\d+)(?:\s*\(threads:\s*(?P<threads>\d+)\))?")
 GROUPS = re.compile(r"^#\s+\(\s*(?P<n>\d+)\s+groups?\s+of\s+(?P<np>\d+)\s+process")
 GROUP_RANKS = re.compile(r"^#\s+Group\s+(?P<g>\d+):(?P<ranks>[\s\d]*)$")
@@ -59,8 +97,12 @@ MORE_RANKS = re.compile(r"^#(?P<ranks>(?:\s+\d+)+)\s*$")
 IDLE = re.compile(r"^#\s+\(\s*(?P<n>\d+)\s+additional\s+process")
 MODE = re.compile(r"^#\s+MODE:\s*(?P<mode>\S.*?)\s*$")
 WINDOW = re.compile(r"^#\s+window_size\s*=\s*(?P<w>\d+)")
-INVALID = re.compile(r"^#\s*!!\s*Benchmark\s+(?P<name>\S+)\s+(?:is\s+)?invalid\s+for\s+(?P<np>\d+)\s+process")
-LENGTH = re.compile(r"^#\s+(?P<which>Minimum|Maximum)\s+(?:message length|io portion)\s+in bytes:\s+(?P<n>\d+)")
+INVALID = re.compile(
+    r"^#\s*!!\s*Benchmark\s+(?P<name>\S+)\s+(?:is\s+)?invalid\s+for\s+(?P<np>\d+)\s+process"
+)
+LENGTH = re.compile(
+    r"^#\s+(?P<which>Minimum|Maximum)\s+(?:message length|io portion)\s+in bytes:\s+(?P<n>\d+)"
+)
 DATATYPE = re.compile(r"^#\s+(?P<k>MPI_Datatype(?: for reductions)?|MPI_Op)\s*:\s*(?P<v>\S+)")
 LISTED = re.compile(r"^# (?:\(Multi-\))?(?P<name>[A-Za-z]\w*)\s*$")
 
@@ -86,7 +128,9 @@ class Table:
     cols: list[str] | None = None
     names: list[str] = field(default_factory=list)  # the column headings as printed
     heads: str = ""  # the column line as printed
-    pending: list[tuple[int, int, dict]] = field(default_factory=list)  # -multi 1: (group, line, row)
+    pending: list[tuple[int, int, dict]] = field(
+        default_factory=list
+    )  # -multi 1: (group, line, row)
     recs: list = field(default_factory=list)
 
 
@@ -148,7 +192,11 @@ class ImbReader:
                 if m.group("name") not in self.listed:
                     self.listed.append(m.group("name"))
                 return True
-            if not self.listed and (not line.strip() or line.strip() == "#") or line.startswith("#  "):
+            if (
+                not self.listed
+                and (not line.strip() or line.strip() == "#")
+                or line.startswith("#  ")
+            ):
                 return True
         self.section = None
         return False
@@ -158,15 +206,28 @@ class ImbReader:
         t = self.table
         if (m := BENCH.match(line)) is not None:
             self.close()
-            grid = [int(v) for v in re.findall(r"\d+", m.group("grid"))] if m.group("grid") else None
+            grid = (
+                [int(v) for v in re.findall(r"\d+", m.group("grid"))] if m.group("grid") else None
+            )
             self.table = Table(m.group("name"), n, bool(m.group("multi")), grid)
             self.log.hold = True  # until close() has set the table's turnover
         elif (m := INVALID.match(line)) is not None:
             self.close()
             np_ = int(m.group("np"))
-            self.log.add(n, benchmark=m.group("name"), family=FAMILIES.get(self.tool, "mpi1"), kind=Kind.SINGLE.value,
-                         np=np_, mode="", bytes=None, repetitions=0, status=records.INVALID,
-                         message=line.strip(), world_size=np_, values={})
+            self.log.add(
+                n,
+                benchmark=m.group("name"),
+                family=FAMILIES.get(self.tool, "mpi1"),
+                kind=Kind.SINGLE.value,
+                np=np_,
+                mode="",
+                bytes=None,
+                repetitions=0,
+                status=records.INVALID,
+                message=line.strip(),
+                world_size=np_,
+                values={},
+            )
         elif t is None:
             return False
         elif (m := PROCS.match(line)) is not None:
@@ -196,7 +257,9 @@ class ImbReader:
         if t is None:
             raise LogError(n, "a column line before any '# Benchmarking' line")
         if not t.np:
-            raise LogError(n, f"the table of {t.name} (line {t.line}) has no '# #processes = N' line")
+            raise LogError(
+                n, f"the table of {t.name} (line {t.line}) has no '# #processes = N' line"
+            )
         self.close_rows()
         t.cols, t.names, t.heads = [COLUMNS[c] for c in toks], line.split(), " ".join(line.split())
         return True
@@ -232,11 +295,20 @@ class ImbReader:
         heads = toks[: 2 if "group" in t.cols else 1]
         if hit is None or not all(h.isdigit() for h in heads):
             cut = " (the log seems cut here)" if len(toks) < len(t.cols) else ""
-            raise LogError(n, f"a row of the {t.name} table should hold {len(t.cols)} numbers "
-                              f"({t.heads}), it holds {line.strip()!r}{cut}")
+            raise LogError(
+                n,
+                f"a row of the {t.name} table should hold {len(t.cols)} numbers "
+                f"({t.heads}), it holds {line.strip()!r}{cut}",
+            )
         self.close_rows()
-        self.emit(n, integer(heads[-1], n, "#bytes") if "bytes" in t.cols else None, 0, [{}],
-                  status=STATUSES[hit.group(1)], message=hit.group(2).strip())
+        self.emit(
+            n,
+            integer(heads[-1], n, "#bytes") if "bytes" in t.cols else None,
+            0,
+            [{}],
+            status=STATUSES[hit.group(1)],
+            message=hit.group(2).strip(),
+        )
 
     def close_rows(self, strict: bool = True) -> None:
         """-multi 1: the groups' rows of one size become one record, when every group's row
@@ -249,9 +321,12 @@ class ImbReader:
         if t.groups and len(rows) != len(t.groups):
             if not strict:
                 return
-            raise LogError(rows[0][1], f"the -multi 1 rows of size {first['x']} of {t.name} hold {len(rows)} of the "
-                                       f"{len(t.groups)} groups' rows: the log was cut (or edited) between them, and "
-                                       "the size is not imported (accepted: one row per group, as IMB prints them)")
+            raise LogError(
+                rows[0][1],
+                f"the -multi 1 rows of size {first['x']} of {t.name} hold {len(rows)} of the "
+                f"{len(t.groups)} groups' rows: the log was cut (or edited) between them, and "
+                "the size is not imported (accepted: one row per group, as IMB prints them)",
+            )
         self.emit(rows[0][1], first["x"], first["reps"], [r[2]["d"] for r in rows])
 
     def close(self, strict: bool = True) -> None:
@@ -260,7 +335,9 @@ class ImbReader:
         if t is None:
             return
         self.close_rows(strict)
-        rate = [(r.bytes, r.values.get("t", 0.0), r.values.get("bytes_per_sec", 0.0)) for r in t.recs]
+        rate = [
+            (r.bytes, r.values.get("t", 0.0), r.values.get("bytes_per_sec", 0.0)) for r in t.recs
+        ]
         turnover = turnover_of(rate)
         for r in t.recs:
             r.turnover = turnover
@@ -268,24 +345,48 @@ class ImbReader:
         self.log.hold = False
         self.log.settle()
 
-    def emit(self, n: int, x: int | None, reps: int, rows: list[dict], status: str = records.OK,
-             message: str = "") -> None:
+    def emit(
+        self,
+        n: int,
+        x: int | None,
+        reps: int,
+        rows: list[dict],
+        status: str = records.OK,
+        message: str = "",
+    ) -> None:
         t = self.table
         cols = set(t.cols)
         kind = kind_of(cols, t.np)
         per_group = [self.values(d) for d in rows]
         values = per_group[0] if len(per_group) == 1 else aggregate(per_group)
         defects = max((d["defects"] for d in rows if d.get("defects") is not None), default=None)
-        extra = {k: v for k, v in (("threads", t.threads), ("window_size", t.window), ("grid", t.grid)) if v}
+        extra = {
+            k: v
+            for k, v in (("threads", t.threads), ("window_size", t.window), ("grid", t.grid))
+            if v
+        }
         if defects is not None:
             extra["check"] = records.check_verdict(defects)
         groups = t.groups or [list(range(t.np))]
         rec = self.log.add(
-            n, benchmark=t.name, family=FAMILIES.get(self.tool, "mpi1"), kind=kind, np=t.np, mode=t.mode, bytes=x,
-            repetitions=reps, status=status, message=message, groups=groups,
-            world_size=sum(len(g) for g in groups) + t.idle, components=COMPONENTS.get(kind, ["t"]),
-            values=values if status == records.OK else {}, defects=defects, extra=extra,
-            group_values=per_group if len(per_group) > 1 and status == records.OK else [])
+            n,
+            benchmark=t.name,
+            family=FAMILIES.get(self.tool, "mpi1"),
+            kind=kind,
+            np=t.np,
+            mode=t.mode,
+            bytes=x,
+            repetitions=reps,
+            status=status,
+            message=message,
+            groups=groups,
+            world_size=sum(len(g) for g in groups) + t.idle,
+            components=COMPONENTS.get(kind, ["t"]),
+            values=values if status == records.OK else {},
+            defects=defects,
+            extra=extra,
+            group_values=per_group if len(per_group) > 1 and status == records.OK else [],
+        )
         t.recs.append(rec)
 
     def values(self, d: dict) -> dict:
@@ -302,7 +403,13 @@ class ImbReader:
     def feed(self, n: int, raw: str) -> None:
         line = raw.rstrip()
         t = self.table
-        if t is not None and t.cols is not None and line and not line.startswith("#") and line[0] in " \t0123456789":
+        if (
+            t is not None
+            and t.cols is not None
+            and line
+            and not line.startswith("#")
+            and line[0] in " \t0123456789"
+        ):
             self.row(n, line)
             return
         if t is not None and t.cols is not None and line.startswith("#"):
@@ -315,22 +422,39 @@ class ImbReader:
         elif line.startswith("#"):
             if not self.table_line(n, line):
                 self.header_line(n, line)
-        elif line.strip() and not self.column_line(n, line) and line[0] in " \t" and numeric(line.split()[0]):
-            where = f"the {t.name} table (line {t.line}) has no column line" if t else "no '# Benchmarking' line"
+        elif (
+            line.strip()
+            and not self.column_line(n, line)
+            and line[0] in " \t"
+            and numeric(line.split()[0])
+        ):
+            where = (
+                f"the {t.name} table (line {t.line}) has no column line"
+                if t
+                else "no '# Benchmarking' line"
+            )
             raise LogError(n, f"a table row where none can be: {where} before it")
 
     def finish(self, nlines: int) -> None:
         self.close()
         self.log.world_size = self.log.largest_world or None
         if not self.banner:
-            raise LogError(1, "no IMB banner ('#    Intel(R) MPI Benchmarks <version>, <part>') in the log")
+            raise LogError(
+                1, "no IMB banner ('#    Intel(R) MPI Benchmarks <version>, <part>') in the log"
+            )
         if not self.finalized and self.tool != "IMB-MT":
-            raise LogError(nlines, f"the log ends before IMB's closing line '{FINALIZE}': it was cut "
-                                   f"(or the run ended early); the {self.log.count} rows before are kept")
+            raise LogError(
+                nlines,
+                f"the log ends before IMB's closing line '{FINALIZE}': it was cut "
+                f"(or the run ended early); the {self.log.count} rows before are kept",
+            )
 
 
-COMPONENTS = {Kind.OVERLAP.value: ["t_ovrl", "t_pure", "t_cpu"], Kind.OVERLAP_SYNC.value: ["t_ovrl", "t_pure", "t_cpu"],
-              Kind.PASSIVE.value: ["t_pure", "t_ovrl"]}
+COMPONENTS = {
+    Kind.OVERLAP.value: ["t_ovrl", "t_pure", "t_cpu"],
+    Kind.OVERLAP_SYNC.value: ["t_ovrl", "t_pure", "t_cpu"],
+    Kind.PASSIVE.value: ["t_pure", "t_ovrl"],
+}
 
 
 def kind_of(cols: set[str], np_: int) -> str:
@@ -373,7 +497,9 @@ def read(log: Log, lines) -> None:
             r.feed(n, line)
         r.finish(n)
     finally:
-        r.close(strict=False)  # what was read before an error: a size whose groups were cut short is left out
+        r.close(
+            strict=False
+        )  # what was read before an error: a size whose groups were cut short is left out
         _describe(r, log)
 
 
@@ -388,15 +514,30 @@ def _describe(r: ImbReader, log: Log) -> None:
     seen = list(log.benchmarks)
     multi = src["options"].get("-multi")
     log.family = {"name": fam, "title": r.tool, "part": src.get("part", ""), "profile": "imported"}
-    log.config = {"family": fam, "benchmarks": r.listed or seen, "mb_unit": r.unit,
-                  "multi": int(multi) if isinstance(multi, str) and multi.isdigit() else None, "argv": seq[1:]}
-    meta = {"date_asctime": head.get("Date"), "mpi_version": head.get("MPI Version"),
-            "thread_level": head.get("MPI Thread Environment"), "calling_sequence": seq}
+    log.config = {
+        "family": fam,
+        "benchmarks": r.listed or seen,
+        "mb_unit": r.unit,
+        "multi": int(multi) if isinstance(multi, str) and multi.isdigit() else None,
+        "argv": seq[1:],
+    }
+    meta = {
+        "date_asctime": head.get("Date"),
+        "mpi_version": head.get("MPI Version"),
+        "thread_level": head.get("MPI Thread Environment"),
+        "calling_sequence": seq,
+    }
     if "Machine" in head:
-        meta["uname"] = {"machine": head.get("Machine", ""), "system": head.get("System", ""),
-                         "release": head.get("Release", ""), "version": head.get("Version", "")}
+        meta["uname"] = {
+            "machine": head.get("Machine", ""),
+            "system": head.get("System", ""),
+            "release": head.get("Release", ""),
+            "version": head.get("Version", ""),
+        }
     try:
-        meta["date"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.strptime(head.get("Date", ""), "%a %b %d %H:%M:%S %Y"))
+        meta["date"] = time.strftime(
+            "%Y-%m-%dT%H:%M:%S", time.strptime(head.get("Date", ""), "%a %b %d %H:%M:%S %Y")
+        )
     except ValueError:
         pass
     log.meta = {k: v for k, v in meta.items() if v not in (None, "", [])}

@@ -28,7 +28,9 @@ class JsonStream:
     def __init__(self, f, digest):
         self.f, self.digest = f, digest
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
-        self.dec = json.JSONDecoder(parse_constant=float)  # NaN, Infinity: floats the reader refuses or names
+        self.dec = json.JSONDecoder(
+            parse_constant=float
+        )  # NaN, Infinity: floats the reader refuses or names
         self.buf, self.pos = "", 0
         self.line0, self.col0 = 1, 0  # line and column (0-based) of buf[0] in the file
         self.eof = False
@@ -38,11 +40,11 @@ class JsonStream:
         if self.eof:
             return False
         data = self.f.read(size)
-        done = self.buf[:self.pos]
+        done = self.buf[: self.pos]
         nl = done.rfind("\n")
         self.line0 += done.count("\n")
         self.col0 = len(done) - nl - 1 if nl >= 0 else self.col0 + len(done)
-        self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf, self.pos = self.buf[self.pos :], 0
         if not data:
             self.eof = True
             self.buf += self._decode(b"", final=True)
@@ -75,8 +77,11 @@ class JsonStream:
     def expect(self, chars: str) -> str:
         c = self.peek()
         if not c or c not in chars:
-            raise self.error("the JSON text ends early (cut)" if not c else
-                             f"Expecting {' or '.join(repr(x) for x in chars)}, found {c!r}")
+            raise self.error(
+                "the JSON text ends early (cut)"
+                if not c
+                else f"Expecting {' or '.join(repr(x) for x in chars)}, found {c!r}"
+            )
         self.pos += 1
         return c
 
@@ -97,7 +102,9 @@ class JsonStream:
                 end = len(self.buf.rstrip())
                 if self.eof or not (unterminated or e.pos >= end - 32):
                     cut = self.eof and (unterminated or e.pos >= end)
-                    raise self.error("the JSON text ends early (cut)" if cut else e.msg, e.pos) from None
+                    raise self.error(
+                        "the JSON text ends early (cut)" if cut else e.msg, e.pos
+                    ) from None
             if len(self.buf) - self.pos > MAX_VALUE:
                 raise ValueTooLarge(f"a value longer than {MAX_VALUE >> 20} MiB")
             self._more(size)

@@ -64,11 +64,17 @@ def read_json(log: Log, f, np_hint: int | None, digest) -> None:
             raise js.error('no "results" list')
         src["footer"] = {k: top[k] for k in FOOTER_KEYS if k in top}
     except json.JSONDecodeError as e:
-        raise LogError(e.lineno, f"not valid JSON ({e.msg}, column {e.colno}); the {log.count} records of the "
-                                 "whole results before it are kept") from None
+        raise LogError(
+            e.lineno,
+            f"not valid JSON ({e.msg}, column {e.colno}); the {log.count} records of the "
+            "whole results before it are kept",
+        ) from None
     except ValueTooLarge as e:
-        raise LogError(js.where()[0], f"{e} in the JSON: not nccl-tests' -J output (accepted: its results, "
-                                      "each a few kB, or MBs with -I)") from None
+        raise LogError(
+            js.where()[0],
+            f"{e} in the JSON: not nccl-tests' -J output (accepted: its results, "
+            "each a few kB, or MBs with -I)",
+        ) from None
     finally:
         if "args" not in src:
             _header(log, top, np_hint)
@@ -78,9 +84,16 @@ def read_json(log: Log, f, np_hint: int | None, digest) -> None:
 def _check_version(top: dict, line: int) -> None:
     v = top.get("version")
     if isinstance(v, bool) or v not in VERSIONS:
-        said = "no \"version\" before the results" if "version" not in top else f"\"version\": {json.dumps(v)}"
-        raise Unsupported(line, f"{said}: not a nccl-tests -J format this importer reads, so nothing of it is "
-                                "imported (accepted: format versions 1 to 3, as nccl-tests 2.17 to 2.19 write)")
+        said = (
+            'no "version" before the results'
+            if "version" not in top
+            else f'"version": {json.dumps(v)}'
+        )
+        raise Unsupported(
+            line,
+            f"{said}: not a nccl-tests -J format this importer reads, so nothing of it is "
+            "imported (accepted: format versions 1 to 3, as nccl-tests 2.17 to 2.19 write)",
+        )
 
 
 def _header(log: Log, top: dict, np_hint: int | None) -> tuple[int, int]:
@@ -89,12 +102,21 @@ def _header(log: Log, top: dict, np_hint: int | None) -> tuple[int, int]:
     cfg = top.get("config") if isinstance(top.get("config"), dict) else {}
     args = top.get("args") if isinstance(top.get("args"), list) else []
     tool = args[0].rsplit("/", 1)[-1] if args and isinstance(args[0], str) else None
-    src.update(tool=tool, json_version=top.get("version"), nccl_version=top.get("nccl_version"),
-               start_time=top.get("start_time"), args=args,
-               settings={k: v for k, v in cfg.items() if k != "devices"},
-               ranks=cfg.get("devices") if isinstance(cfg.get("devices"), list) else [])
+    src.update(
+        tool=tool,
+        json_version=top.get("version"),
+        nccl_version=top.get("nccl_version"),
+        start_time=top.get("start_time"),
+        args=args,
+        settings={k: v for k, v in cfg.items() if k != "devices"},
+        ranks=cfg.get("devices") if isinstance(cfg.get("devices"), list) else [],
+    )
     iters, agg = _num(cfg.get("iterations", 0)), _num(cfg.get("aggregated_iterations", 1))
-    reps = int(iters) * max(1, int(agg)) if iters not in (None, _NAN) and agg not in (None, _NAN) else 0
+    reps = (
+        int(iters) * max(1, int(agg))
+        if iters not in (None, _NAN) and agg not in (None, _NAN)
+        else 0
+    )
     return np_hint or len(src["ranks"]), reps
 
 
@@ -104,27 +126,45 @@ def _placement(log: Log, n: int, size: int, key: str, b) -> dict | None:
         log.warn(n, f"result of size {size}: {key} is null (not measured), no record for it")
         return None
     if not isinstance(b, dict):
-        raise LogError(n, f"result of size {size}: {key} is {json.dumps(b)[:40]}, not an object (accepted: "
-                          "nccl-tests' {\"time\": …, \"alg_bw\": …, \"bus_bw\": …, \"nwrong\": …} or null)")
+        raise LogError(
+            n,
+            f"result of size {size}: {key} is {json.dumps(b)[:40]}, not an object (accepted: "
+            'nccl-tests\' {"time": …, "alg_bw": …, "bus_bw": …, "nwrong": …} or null)',
+        )
     tkey = "time" if "time" in b else "cpu_time" if "cpu_time" in b else None
     if tkey is None:
-        raise LogError(n, f"result of size {size}: {key} has no \"time\" (nccl-tests writes it, or cpu_time with "
-                          "-C): malformed or edited, not imported (accepted: a time in us)")
+        raise LogError(
+            n,
+            f'result of size {size}: {key} has no "time" (nccl-tests writes it, or cpu_time with '
+            "-C): malformed or edited, not imported (accepted: a time in us)",
+        )
     t = _num(b[tkey])
     if t is None or t is _NAN:
-        raise LogError(n, f"result of size {size}: {key} {tkey} is {json.dumps(b.get(tkey))}: no time nccl-tests "
-                          "measured, the result is not imported (accepted: a time in us)")
+        raise LogError(
+            n,
+            f"result of size {size}: {key} {tkey} is {json.dumps(b.get(tkey))}: no time nccl-tests "
+            "measured, the result is not imported (accepted: a time in us)",
+        )
     out = {"time": float(t)}
     for field, name in (("alg_bw", "algbw"), ("bus_bw", "busbw"), ("nwrong", "wrong")):
         if field not in b:
-            raise LogError(n, f"result of size {size}: {key} has no \"{field}\" (nccl-tests writes time, alg_bw, "
-                              "bus_bw and nwrong): malformed or edited, not imported (accepted: all four)")
+            raise LogError(
+                n,
+                f'result of size {size}: {key} has no "{field}" (nccl-tests writes time, alg_bw, '
+                "bus_bw and nwrong): malformed or edited, not imported (accepted: all four)",
+            )
         v = _num(b[field])
         if v is _NAN:
-            log.warn(n, f"result of size {size}: {key} {field} is {json.dumps(b[field])}, left out of the record")
+            log.warn(
+                n,
+                f"result of size {size}: {key} {field} is {json.dumps(b[field])}, left out of the record",
+            )
         elif v is None and not (field == "nwrong" and b[field] is None):
-            raise LogError(n, f"result of size {size}: {key} {field} is {json.dumps(b[field])[:40]} (accepted: "
-                              "a number, or \"nan\" as nccl-tests writes a value it could not compute)")
+            raise LogError(
+                n,
+                f"result of size {size}: {key} {field} is {json.dumps(b[field])[:40]} (accepted: "
+                'a number, or "nan" as nccl-tests writes a value it could not compute)',
+            )
         out[name] = None if v is _NAN else v
     return out
 
@@ -132,22 +172,35 @@ def _placement(log: Log, n: int, size: int, key: str, b) -> dict | None:
 def _result(log: Log, n: int, item, np_: int, reps: int) -> None:
     size = item.get("size") if isinstance(item, dict) else None
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise LogError(n, f"a result without an integer \"size\": {json.dumps(item)[:80]}")
+        raise LogError(n, f'a result without an integer "size": {json.dumps(item)[:80]}')
     blocks = []
     for key in ("out_of_place", "in_place"):
         if key not in item:
-            raise LogError(n, f"result of size {size} has no \"{key}\": nccl-tests writes both placements in every "
-                              "result (null for one not measured), so it is malformed or edited and not imported "
-                              "(accepted: out_of_place and in_place, each an object or null)")
+            raise LogError(
+                n,
+                f'result of size {size} has no "{key}": nccl-tests writes both placements in every '
+                "result (null for one not measured), so it is malformed or edited and not imported "
+                "(accepted: out_of_place and in_place, each an object or null)",
+            )
         b = _placement(log, n, size, key, item[key])
         if b is not None:
-            per = item.get(f"{key}_per_iter") if isinstance(item.get(f"{key}_per_iter"), dict) else {}
-            b["per_iteration"] = {k: v for k, v in per.items() if k.endswith("_us") and _num(v) not in (None, _NAN)}
+            per = (
+                item.get(f"{key}_per_iter") if isinstance(item.get(f"{key}_per_iter"), dict) else {}
+            )
+            b["per_iteration"] = {
+                k: v for k, v in per.items() if k.endswith("_us") and _num(v) not in (None, _NAN)
+            }
         blocks.append(b)
     root = str(item.get("root", "-1")).strip()
     iters = _num(item.get("actual_iterations"))
-    head = {"name": log.source["tool"] or log.path.rsplit("/", 1)[-1].split(".")[0], "bytes": size,
-            "count": item.get("count", 0), "type": str(item.get("type", "")), "redop": str(item.get("redop", "")),
-            "root": int(root) if root.lstrip("-").isdigit() else -1,
-            "repetitions": int(iters) if iters not in (None, _NAN) and iters else reps, "np": np_}
+    head = {
+        "name": log.source["tool"] or log.path.rsplit("/", 1)[-1].split(".")[0],
+        "bytes": size,
+        "count": item.get("count", 0),
+        "type": str(item.get("type", "")),
+        "redop": str(item.get("redop", "")),
+        "root": int(root) if root.lstrip("-").isdigit() else -1,
+        "repetitions": int(iters) if iters not in (None, _NAN) and iters else reps,
+        "np": np_,
+    }
     add_pair(log, n, head, blocks)

@@ -67,8 +67,11 @@ class Estimate:
     unit: str
 
     def to_dict(self) -> dict:
-        return {"value": _finite(self.value), "ci": [_finite(self.ci[0]), _finite(self.ci[1])],
-                "unit": self.unit}
+        return {
+            "value": _finite(self.value),
+            "ci": [_finite(self.ci[0]), _finite(self.ci[1])],
+            "unit": self.unit,
+        }
 
 
 @dataclass
@@ -102,12 +105,24 @@ class Segment:
         ln = self.line
         return {
             "region": [_finite(self.lower), _finite(self.upper)],
-            "sizes": list(self.sizes), "points": self.points,
-            "line": {"a_usec": ln.a, "b_usec_per_byte": ln.b, "ci_a": list(ln.ci_a if ln.dof else (None, None)),
-                     "ci_b": list(ln.ci_b if ln.dof else (None, None)), "se_a": ln.se_a, "se_b": ln.se_b,
-                     "cov_ab": ln.cov_ab, "dof": ln.dof, "rss": ln.rss, "r2": ln.r2},
-            "t0": self.t0.to_dict(), "r_inf": self.r_inf.to_dict(),
-            "n_half": self.n_half.to_dict(), "pi0": self.pi0.to_dict(),
+            "sizes": list(self.sizes),
+            "points": self.points,
+            "line": {
+                "a_usec": ln.a,
+                "b_usec_per_byte": ln.b,
+                "ci_a": list(ln.ci_a if ln.dof else (None, None)),
+                "ci_b": list(ln.ci_b if ln.dof else (None, None)),
+                "se_a": ln.se_a,
+                "se_b": ln.se_b,
+                "cov_ab": ln.cov_ab,
+                "dof": ln.dof,
+                "rss": ln.rss,
+                "r2": ln.r2,
+            },
+            "t0": self.t0.to_dict(),
+            "r_inf": self.r_inf.to_dict(),
+            "n_half": self.n_half.to_dict(),
+            "pi0": self.pi0.to_dict(),
             "rms_relative_residual": self.rms_relative,
             "residuals": self.residuals,
             "warnings": list(self.warnings),
@@ -132,7 +147,9 @@ class Fit:
         return {
             **self.label,
             "model": self.model,
-            "formula": "t = (n + n_half) / r_inf = t0 + n / r_inf" if self.model == "hockney" else "t = a + b*n",
+            "formula": "t = (n + n_half) / r_inf = t0 + n / r_inf"
+            if self.model == "hockney"
+            else "t = a + b*n",
             "weighting": self.weighting,
             "confidence": self.confidence,
             "turnover": self.turnover,
@@ -150,6 +167,7 @@ def _finite(v: float) -> float | None:
 
 # ---------------------------------------------------------------- one line
 
+
 def _prepare(n, t) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(n, dtype=float)
     t = np.asarray(t, dtype=float)
@@ -161,8 +179,10 @@ def _prepare(n, t) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("message sizes must be >= 0")
     if np.any(t <= 0):
         if not np.any(t):
-            raise ValueError("every time is 0: nothing to fit (below the timer's resolution, or no repetition "
-                             "was timed)")
+            raise ValueError(
+                "every time is 0: nothing to fit (below the timer's resolution, or no repetition "
+                "was timed)"
+            )
         raise ValueError("times must be > 0 (a relative-error fit divides by them)")
     order = np.argsort(n, kind="stable")
     return n[order], t[order]
@@ -192,7 +212,11 @@ def _irls_weights(n: np.ndarray, t: np.ndarray, weighting: str) -> np.ndarray:
         if np.any(f <= 0):  # a line that goes negative inside the data: keep the last weights
             break
         w = 1.0 / f**2
-        if prev is not None and abs(a - prev[0]) <= 1e-9 * abs(a) and abs(b - prev[1]) <= 1e-9 * abs(b):
+        if (
+            prev is not None
+            and abs(a - prev[0]) <= 1e-9 * abs(a)
+            and abs(b - prev[1]) <= 1e-9 * abs(b)
+        ):
             break
         prev = (a, b)
     return w
@@ -220,7 +244,9 @@ def _invert(scale: float, est: float, lo: float, hi: float) -> tuple[float, floa
     return (scale / hi, INF) if est > 0 else (-INF, scale / lo)
 
 
-def fieller(a: float, b: float, vaa: float, vbb: float, vab: float, q: float) -> tuple[float, float]:
+def fieller(
+    a: float, b: float, vaa: float, vbb: float, vab: float, q: float
+) -> tuple[float, float]:
     """Fieller's interval for the ratio a/b of two correlated normal estimates."""
     A = b * b - q * q * vbb
     B = a * b - q * q * vab
@@ -232,8 +258,15 @@ def fieller(a: float, b: float, vaa: float, vbb: float, vab: float, q: float) ->
     return ((B - root) / A, (B + root) / A)
 
 
-def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
-                confidence: float = 0.95, lower: float = -INF, upper: float = INF) -> Segment:
+def fit_segment(
+    n,
+    t,
+    turnover: float = 1.0,
+    weighting: str = "relative",
+    confidence: float = 0.95,
+    lower: float = -INF,
+    upper: float = INF,
+) -> Segment:
     """Fit t = a + b·n (t in µs, n in bytes) and derive r_inf, n_1/2, t0, pi0."""
     n, t = _prepare(n, t)
     if len(np.unique(n)) < 2:
@@ -252,27 +285,51 @@ def fit_segment(n, t, turnover: float = 1.0, weighting: str = "relative",
         q = t_quantile(0.5 + confidence / 2, line.dof)
         ci_a, ci_b = line.ci_a, line.ci_b
     if b <= 0:
-        warnings.append("time does not grow with size in this region: r_inf and n_1/2 are not meaningful")
+        warnings.append(
+            "time does not grow with size in this region: r_inf and n_1/2 are not meaningful"
+        )
     if a <= 0:
         warnings.append("intercept t0 <= 0: the line does not describe a startup cost here")
     scale_r = turnover * 1e6  # b is µs per byte
-    r_inf = Estimate(scale_r / b if b else INF, _invert(scale_r, b, *ci_b) if line.dof else (-INF, INF), "B/s")
+    r_inf = Estimate(
+        scale_r / b if b else INF, _invert(scale_r, b, *ci_b) if line.dof else (-INF, INF), "B/s"
+    )
     t0 = Estimate(a, tuple(ci_a), "usec")
     if line.dof:
         nh_ci = fieller(a, b, line.se_a**2, line.se_b**2, line.cov_ab, q)
     else:
         nh_ci = (-INF, INF)
     n_half = Estimate(a / b if b else INF, nh_ci, "B")
-    pi0 = Estimate(scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s")
+    pi0 = Estimate(
+        scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s"
+    )
     f = line.predict(n)
-    rel = (t - f) / np.where(f > 0, f, t)  # relative to the measurement where the line is not positive
-    residuals = [{"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
-                 for x, y, p, r in zip(n, t, f, rel)]
-    return Segment(lower, upper, (int(n[0]), int(n[-1])), len(n), line, turnover, t0, r_inf, n_half,
-                   pi0, residuals, float(np.sqrt(np.mean(rel**2))), warnings)
+    rel = (t - f) / np.where(
+        f > 0, f, t
+    )  # relative to the measurement where the line is not positive
+    residuals = [
+        {"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
+        for x, y, p, r in zip(n, t, f, rel)
+    ]
+    return Segment(
+        lower,
+        upper,
+        (int(n[0]), int(n[-1])),
+        len(n),
+        line,
+        turnover,
+        t0,
+        r_inf,
+        n_half,
+        pi0,
+        residuals,
+        float(np.sqrt(np.mean(rel**2))),
+        warnings,
+    )
 
 
 # ---------------------------------------------------------------- regions
+
 
 def regions(n: np.ndarray, breakpoints: Sequence[float]) -> list[tuple[float, float, np.ndarray]]:
     """(lower, upper, index mask) of every region lower < n <= upper."""
@@ -280,8 +337,9 @@ def regions(n: np.ndarray, breakpoints: Sequence[float]) -> list[tuple[float, fl
     return [(lo, hi, (n > lo) & (n <= hi)) for lo, hi in itertools.pairwise(edges)]
 
 
-def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
-                       weighting: str = "relative") -> tuple[list[int], dict]:
+def detect_breakpoints(
+    n, t, max_segments: int = 4, min_points: int = 4, weighting: str = "relative"
+) -> tuple[list[int], dict]:
     """Number and position of segments by dynamic programming and BIC.
 
     Returns the breakpoints (largest size of each region but the last) and a
@@ -307,8 +365,11 @@ def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
     for k in range(1, kmax + 1):
         row: dict[int, tuple[float, list[int]]] = {}
         for j in starts[1:]:
-            cands = [(prev[0] + cost[(i, j)], prev[1] + [i]) for i, prev in best[k - 1].items()
-                     if (i, j) in cost and i in ok_start]
+            cands = [
+                (prev[0] + cost[(i, j)], prev[1] + [i])
+                for i, prev in best[k - 1].items()
+                if (i, j) in cost and i in ok_start
+            ]
             if cands:
                 row[j] = min(cands, key=lambda c: c[0])
         best.append(row)
@@ -326,14 +387,30 @@ def detect_breakpoints(n, t, max_segments: int = 4, min_points: int = 4,
     if not table:
         raise ValueError(f"a line needs at least 2 distinct sizes, got {len(np.unique(n))}")
     chosen = min(table, key=lambda r: r["bic"])
-    return chosen["breakpoints"], {"name": "BIC", "parameters": f"2 per segment + {BREAKPOINT_COST} per breakpoint",
-                                   "min_points": min_points, "max_segments": max_segments,
-                                   "chosen": chosen["segments"], "tried": table}
+    return chosen["breakpoints"], {
+        "name": "BIC",
+        "parameters": f"2 per segment + {BREAKPOINT_COST} per breakpoint",
+        "min_points": min_points,
+        "max_segments": max_segments,
+        "chosen": chosen["segments"],
+        "tried": table,
+    }
 
 
-def fit(n, t, *, model: str = "hockney", breakpoints: Sequence[float] = (), auto: bool = False,
-        turnover: float = 1.0, weighting: str = "relative", confidence: float = 0.95,
-        max_segments: int = 4, min_points: int = 4, label: dict | None = None) -> Fit:
+def fit(
+    n,
+    t,
+    *,
+    model: str = "hockney",
+    breakpoints: Sequence[float] = (),
+    auto: bool = False,
+    turnover: float = 1.0,
+    weighting: str = "relative",
+    confidence: float = 0.95,
+    max_segments: int = 4,
+    min_points: int = 4,
+    label: dict | None = None,
+) -> Fit:
     """Piecewise fit: user breakpoints, automatic ones, or one line."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {'|'.join(MODELS)}, got {model!r}")
@@ -352,16 +429,31 @@ def fit(n, t, *, model: str = "hockney", breakpoints: Sequence[float] = (), auto
         sizes = np.unique(n[mask])
         if len(sizes) < 2:
             where = _region_text(lo, hi)
-            raise ValueError(f"region {where} holds {len(sizes)} measured size(s); a line needs at "
-                             "least 2 (move or drop a breakpoint)")
+            raise ValueError(
+                f"region {where} holds {len(sizes)} measured size(s); a line needs at "
+                "least 2 (move or drop a breakpoint)"
+            )
         segments.append(fit_segment(n[mask], t[mask], turnover, weighting, confidence, lo, hi))
-    return Fit(model, segments, list(bps), source, weighting, confidence, turnover, criterion,
-               dict(label or {}))
+    return Fit(
+        model,
+        segments,
+        list(bps),
+        source,
+        weighting,
+        confidence,
+        turnover,
+        criterion,
+        dict(label or {}),
+    )
 
 
 def _region_text(lo: float, hi: float) -> str:
     left = "n" if not math.isfinite(lo) else f"{lo:g} < n"
-    return f"{left} <= {hi:g}" if math.isfinite(hi) else (f"n > {lo:g}" if math.isfinite(lo) else "all n")
+    return (
+        f"{left} <= {hi:g}"
+        if math.isfinite(hi)
+        else (f"n > {lo:g}" if math.isfinite(lo) else "all n")
+    )
 
 
 def region_text(seg: Segment) -> str:

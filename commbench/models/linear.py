@@ -76,5 +76,17 @@ def fit_line(x, y, weights=None, confidence: float = 0.95) -> LineFit:
     ybar = float(np.average(y, weights=w))
     tss = float(np.sum(w * (y - ybar) ** 2))
     r2 = 1 - rss / tss if tss > 0 else 1.0
-    return LineFit(a, b, se_a, se_b, float(cov[0, 1]), (a - q * se_a, a + q * se_a),
-                   (b - q * se_b, b + q * se_b), dof, rss, r2, n, confidence)
+    return LineFit(
+        a,
+        b,
+        se_a,
+        se_b,
+        float(cov[0, 1]),
+        (a - q * se_a, a + q * se_a),
+        (b - q * se_b, b + q * se_b),
+        dof,
+        rss,
+        r2,
+        n,
+        confidence,
+    )

@@ -107,8 +107,11 @@ def decomposition_table(trials: Mapping[int, Mapping[int, Mapping[str, float]]])
     out = {"sizes": sizes, "per_trial": per_trial}
     out.update(_lines(per_trial, sizes))
     composites = _lines(measured, sizes)  # the seed's -s output: the measured combinations' lines
-    out.update(composite_values=composites["values"], composite_fits=composites["fits"],
-               composite_max_error=composites["max_error"])
+    out.update(
+        composite_values=composites["values"],
+        composite_fits=composites["fits"],
+        composite_max_error=composites["max_error"],
+    )
     return out
 
 
@@ -123,11 +126,16 @@ def _lines(per_trial: dict[str, dict[int, list[float]]], sizes: list[int]) -> di
         ys = [y for n in sizes for y in v[n]]
         fits[k] = fit_line(xs, ys) if len(set(xs)) >= 2 else None
         f = fits[k]
-        worst[k] = max(abs(s.mean - (f.a + f.b * n)) for n, s in values[k].items()) if f is not None else None
+        worst[k] = (
+            max(abs(s.mean - (f.a + f.b * n)) for n, s in values[k].items())
+            if f is not None
+            else None
+        )
     return {"values": values, "fits": fits, "max_error": worst}
 
 
 # ---------------------------------------------------------------- interference (seed §5.2)
+
 
 def predicted_slowdown(load_us: float, periods_us: Sequence[float]) -> float:
     """1 / (1 - Σ load/period): the compute slowdown if each message passing the
@@ -140,7 +148,10 @@ def predicted_slowdown(load_us: float, periods_us: Sequence[float]) -> float:
 
 # ---------------------------------------------------------------- LogGP (Netgauge)
 
-def loggp_point(prtt_1_0: float, prtt_n_0: float, prtt_n_d: float, d: float, n: int) -> dict[str, float]:
+
+def loggp_point(
+    prtt_1_0: float, prtt_n_0: float, prtt_n_d: float, d: float, n: int
+) -> dict[str, float]:
     """Per-size quantities of one Netgauge round: gap g+(s-1)G and o_s."""
     if n < 2:
         raise ValueError("PRTT(n, ., s) needs n >= 2")
@@ -157,7 +168,9 @@ def loggp(rounds: Mapping[int, Mapping[int, Mapping[str, float]]], n: int) -> di
     """
     sizes = sorted({s for r in rounds.values() for s in r})
     gaps_x, gaps_y = [], []
-    per: dict[str, dict[int, list[float]]] = {k: {s: [] for s in sizes} for k in ("o_s", "o_r", "gap", "half_rtt")}
+    per: dict[str, dict[int, list[float]]] = {
+        k: {s: [] for s in sizes} for k in ("o_s", "o_r", "gap", "half_rtt")
+    }
     for t in sorted(rounds):
         for s, v in rounds[t].items():
             p = loggp_point(v["prtt_1_0"], v["prtt_n_0"], v["prtt_n_d"], v["d"], n)
@@ -170,8 +183,10 @@ def loggp(rounds: Mapping[int, Mapping[int, Mapping[str, float]]], n: int) -> di
     fit = fit_line([x - 1 for x in gaps_x], gaps_y) if len(set(gaps_x)) >= 2 else None
     G = fit.b if fit else 0.0
     s0 = sizes[0]
-    l_values = [h - os_ - or_ - (s0 - 1) * G
-                for h, os_, or_ in zip(per["half_rtt"][s0], per["o_s"][s0], per["o_r"][s0])]
+    l_values = [
+        h - os_ - or_ - (s0 - 1) * G
+        for h, os_, or_ in zip(per["half_rtt"][s0], per["o_s"][s0], per["o_r"][s0])
+    ]
     return {
         "sizes": sizes,
         "n": n,
@@ -199,14 +214,21 @@ def relate(dec: dict, lg: dict) -> list[dict]:
             continue
         six = {k: v[k][s].mean for k in SIX}
         ps = lg["per_size"]
-        rows.append({
-            "size": s,
-            "o_s": ps["o_s"][s].mean, "F+S": six["F"] + six["S"],
-            "o_r": ps["o_r"][s].mean, "A+U+R": six["A"] + six["U"] + six["R"],
-            "L+(s-1)G": lg["L"].mean + (s - 1) * lg["G"], "E": six["E"],
-            "gap": ps["gap"][s].mean, "max(F+S,A+U+R)": max(six["F"] + six["S"], six["A"] + six["U"] + six["R"]),
-            "PRTT/2": ps["half_rtt"][s].mean, "F+E+U": six["F"] + six["E"] + six["U"],
-        })
+        rows.append(
+            {
+                "size": s,
+                "o_s": ps["o_s"][s].mean,
+                "F+S": six["F"] + six["S"],
+                "o_r": ps["o_r"][s].mean,
+                "A+U+R": six["A"] + six["U"] + six["R"],
+                "L+(s-1)G": lg["L"].mean + (s - 1) * lg["G"],
+                "E": six["E"],
+                "gap": ps["gap"][s].mean,
+                "max(F+S,A+U+R)": max(six["F"] + six["S"], six["A"] + six["U"] + six["R"]),
+                "PRTT/2": ps["half_rtt"][s].mean,
+                "F+E+U": six["F"] + six["E"] + six["U"],
+            }
+        )
     return rows
 
 
@@ -218,7 +240,9 @@ PAIRED_BASE = ("Q(COMPTIME)", "Q(SENDTIME)")
 PRTT = ("prtt_1_0", "prtt_n_0", "prtt_n_d", "o_r")
 
 
-def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrated") -> dict[str, Any]:
+def analyse(
+    recs: list[Any], statistic: str = "mean", baseline: str = "calibrated"
+) -> dict[str, Any]:
     """Everything the tables show, from the experiment records.
 
     statistic: which per-experiment value is solved, "mean" (the seed's),
@@ -229,8 +253,16 @@ def analyse(recs: list[Any], statistic: str = "mean", baseline: str = "calibrate
     same Q timed in each round with nothing in flight (robust to drift).
     """
     got = _collect(recs, statistic, baseline)
-    out: dict[str, Any] = {"statistic": statistic, "baseline": baseline, "calibration": got.calib, "decomposition": {}, "echo": {}, "interference": [], "loggp": None,
-                           "relation": []}
+    out: dict[str, Any] = {
+        "statistic": statistic,
+        "baseline": baseline,
+        "calibration": got.calib,
+        "decomposition": {},
+        "echo": {},
+        "interference": [],
+        "loggp": None,
+        "relation": [],
+    }
     out["echo"] = _echoes(got.echoes, got.combos)
     out["unloaded"] = unloaded(got.echoes, got.idle)
     out["decomposition"] = _decompositions(got.combos)
@@ -252,12 +284,15 @@ class _Collected:
 
     # combos[q][trial][size][combination] = µs, the measured combinations
     combos: dict[str, dict[int, dict[int, dict[str, float]]]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(dict)))
+        default_factory=lambda: defaultdict(lambda: defaultdict(dict))
+    )
     # echoes[(q, trial, size)][distance] = T_d less the forwarding, µs; idle: test 7's
     echoes: dict[tuple, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     idle: dict[tuple, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     # rounds[trial][size] = the PRTT values, o_r and d, µs
-    rounds: dict[int, dict[int, dict[str, float]]] = field(default_factory=lambda: defaultdict(dict))
+    rounds: dict[int, dict[int, dict[str, float]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
     loggp_n: int | None = None
     inter: list[dict] = field(default_factory=list)
     calib: dict[str, Any] = field(default_factory=dict)
@@ -285,8 +320,9 @@ def _collect(recs: list[Any], statistic: str, baseline: str) -> _Collected:
         if r.benchmark in PAIRED and paired:
             # undo the calibrated subtraction, subtract the paired baseline instead
             raw = ex[key] + ex["subtracted_us"][statistic]
-            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = \
+            combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = (
                 raw - paired[(ex["q"], ex["trial"], r.bytes, PAIRED[r.benchmark])]
+            )
         elif r.benchmark in DIRECT:
             combos[ex["q"]][ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key]
         elif r.benchmark in ("echo", "echo_idle"):
@@ -294,7 +330,9 @@ def _collect(recs: list[Any], statistic: str, baseline: str) -> _Collected:
             chains[(ex["q"], ex["trial"], r.bytes)][ex["distance"]] = ex[key] - ex[fkey]
         elif r.benchmark in PRTT:
             prtt = "min_us" if statistic == "min" else "median_us"  # Netgauge: median
-            rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = ex[key] if r.benchmark == "o_r" else ex[prtt]
+            rounds[ex["trial"]].setdefault(r.bytes, {})[r.benchmark] = (
+                ex[key] if r.benchmark == "o_r" else ex[prtt]
+            )
             rounds[ex["trial"]][r.bytes]["d"] = ex["d_us"]
             got.loggp_n = ex["n"]
         elif r.benchmark == "interference":
@@ -331,15 +369,19 @@ def unloaded(loaded: dict[tuple, dict[int, float]], idle: dict[tuple, dict[int, 
         cell = per.setdefault(q, {}).setdefault(n, {"E": [], "E_idle": [], "diff": []})
         for k, v in (("E", e), ("E_idle", e_idle), ("diff", e - e_idle)):
             cell[k].append(v)
-    return {q: {n: {k: spread(v) for k, v in cell.items()} for n, cell in sorted(by_n.items())}
-            for q, by_n in per.items()}
+    return {
+        q: {n: {k: spread(v) for k, v in cell.items()} for n, cell in sorted(by_n.items())}
+        for q, by_n in per.items()
+    }
 
 
 def _decompositions(combos: dict) -> dict:
     """Per Q variant, the decomposition table of the sizes with all six combinations."""
     out = {}
     for q, trials in combos.items():
-        complete = {t: {n: c for n, c in sizes.items() if len(c) == 6} for t, sizes in trials.items()}
+        complete = {
+            t: {n: c for n, c in sizes.items() if len(c) == 6} for t, sizes in trials.items()
+        }
         complete = {t: s for t, s in complete.items() if s}
         if complete and len({n for s in complete.values() for n in s}) >= 1:
             out[q] = decomposition_table(complete)
@@ -358,9 +400,14 @@ def _predicted(ex: dict, dq: dict) -> dict:
     at = {k: _at(dq, k, 2000) for k in SIX}
     seed_load = at["R"] + at["S"]
     mpi_load = seed_load + at["A"] + at["U"] + at["F"]
-    return dict(ex, load_seed_us=seed_load, load_mpi_us=mpi_load, e_2000_us=at["E"],
-                predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
-                predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"]))
+    return dict(
+        ex,
+        load_seed_us=seed_load,
+        load_mpi_us=mpi_load,
+        e_2000_us=at["E"],
+        predicted_seed=predicted_slowdown(seed_load, ex["period_us"]),
+        predicted_mpi=predicted_slowdown(mpi_load, ex["period_us"]),
+    )
 
 
 def _at(dec: dict, k: str, n: int) -> float:

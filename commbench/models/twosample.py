@@ -61,15 +61,24 @@ def ratio_ci(old: np.ndarray, new: np.ndarray, confidence: float) -> tuple[float
     k = len(old) + len(new)
     with warnings.catch_warnings():  # identical samples: a degenerate (zero-width) interval, fine
         warnings.simplefilter("ignore")
-        res = bootstrap((new, old), _ratio_of_medians, vectorized=True, paired=False,
-                        confidence_level=confidence, method="percentile",
-                        n_resamples=BOOTSTRAP_RESAMPLES if k <= 2 * LARGE_K else 999,
-                        batch=max(1, BATCH_ELEMENTS // k), rng=np.random.default_rng(SEED))
+        res = bootstrap(
+            (new, old),
+            _ratio_of_medians,
+            vectorized=True,
+            paired=False,
+            confidence_level=confidence,
+            method="percentile",
+            n_resamples=BOOTSTRAP_RESAMPLES if k <= 2 * LARGE_K else 999,
+            batch=max(1, BATCH_ELEMENTS // k),
+            rng=np.random.default_rng(SEED),
+        )
     lo, hi = res.confidence_interval
     return float(lo), float(hi)
 
 
-def compare(old: np.ndarray, new: np.ndarray, threshold: float, confidence: float = 0.95) -> TwoSample:
+def compare(
+    old: np.ndarray, new: np.ndarray, threshold: float, confidence: float = 0.95
+) -> TwoSample:
     """Both one-sided shifted Mann-Whitney tests and the ratio's interval."""
     from scipy.stats import mannwhitneyu
 
@@ -77,7 +86,9 @@ def compare(old: np.ndarray, new: np.ndarray, threshold: float, confidence: floa
     p_slower = float(mannwhitneyu(new, old * f, alternative="greater").pvalue)
     p_faster = float(mannwhitneyu(new, old / f, alternative="less").pvalue)
     om, nm = float(np.median(old)), float(np.median(new))
-    return TwoSample(nm / om, ratio_ci(old, new, confidence), p_slower, p_faster, om, nm, len(old), len(new))
+    return TwoSample(
+        nm / om, ratio_ci(old, new, confidence), p_slower, p_faster, om, nm, len(old), len(new)
+    )
 
 
 def adjust(pvalues: Sequence[float]) -> list[float]:
@@ -86,7 +97,9 @@ def adjust(pvalues: Sequence[float]) -> list[float]:
         return []
     from scipy.stats import false_discovery_control
 
-    return [float(q) for q in false_discovery_control(np.asarray(pvalues, dtype=float), method="bh")]
+    return [
+        float(q) for q in false_discovery_control(np.asarray(pvalues, dtype=float), method="bh")
+    ]
 
 
 def smallest_p(k_old: int, k_new: int) -> float:
@@ -94,4 +107,6 @@ def smallest_p(k_old: int, k_new: int) -> float:
     separated samples): above alpha, the row can never be called significant."""
     from scipy.stats import mannwhitneyu
 
-    return float(mannwhitneyu(np.arange(k_new) + k_old, np.arange(k_old), alternative="greater").pvalue)
+    return float(
+        mannwhitneyu(np.arange(k_new) + k_old, np.arange(k_old), alternative="greater").pvalue
+    )

@@ -56,6 +56,7 @@ ENGINES = ("native", "mpi4py", "both")
 
 # ---------------------------------------------------------------- loading
 
+
 class Library:
     """The loaded kernels, checked to run on the very MPI that mpi4py initialised."""
 
@@ -65,7 +66,9 @@ class Library:
         self.dll.cb_patterns.restype = ctypes.c_char_p
         built = self.dll.cb_patterns().decode().split()
         if built != [f"{name}:{args}" for name, args in TABLE]:
-            raise NativeUnavailable(f"{path}: its pattern table differs from the one read from {SOURCE.name}")
+            raise NativeUnavailable(
+                f"{path}: its pattern table differs from the one read from {SOURCE.name}"
+            )
         self.kernels: dict[str, Any] = {}
         for name in PATTERNS:
             fn = getattr(self.dll, "cb_" + name)
@@ -114,6 +117,7 @@ def library() -> Library | None:
 
 # ---------------------------------------------------------------- the overlap loops
 
+
 def calibrate_cpu(matrix: int = 100) -> None:
     """Calibrate the C CPU kernel of the overlap loops (order `matrix`, the methodology's)
     once per process, when the native engine is loaded (the setups of the overlap
@@ -138,7 +142,9 @@ def read_table(source: Path = SOURCE) -> list[tuple[str, str]]:
 def _patterns(table: list[tuple[str, str]]) -> dict[str, Callable]:
     missing = sorted({args for _, args in table} - ARGS.keys())
     if missing:
-        raise RuntimeError(f"{SOURCE.name} names argument builders that commbench.native.ARGS lacks: {missing}")
+        raise RuntimeError(
+            f"{SOURCE.name} names argument builders that commbench.native.ARGS lacks: {missing}"
+        )
     return {name: ARGS[args] for name, args in table}
 
 
@@ -181,6 +187,11 @@ def kernel_for(bench, lib: Library | None = None) -> Callable | None:
 def describe(requested: str, engines: list[str], note: str | None) -> dict:
     """The engine part of the run metadata."""
     lib = library() if "native" in engines else None
-    return {"requested": requested, "engines": engines, "note": note,
-            "library": str(lib.path) if lib else None, "mpi_abi": mpi_abi(),
-            "native_patterns": sorted(PATTERNS)}
+    return {
+        "requested": requested,
+        "engines": engines,
+        "note": note,
+        "library": str(lib.path) if lib else None,
+        "mpi_abi": mpi_abi(),
+        "native_patterns": sorted(PATTERNS),
+    }

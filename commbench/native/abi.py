@@ -37,8 +37,10 @@ class Field:
     def ctypes_type(self) -> type:
         base = ctypes.c_void_p if "*" in self.ctype else SCALARS.get(_unqualified(self.ctype))
         if base is None:
-            raise RuntimeError(f"field {self.name}: C type {self.ctype!r} has no ctypes mirror here "
-                               f"(pointers, {', '.join(SCALARS)})")
+            raise RuntimeError(
+                f"field {self.name}: C type {self.ctype!r} has no ctypes mirror here "
+                f"(pointers, {', '.join(SCALARS)})"
+            )
         return base * self.dim if self.dim else base
 
 
@@ -57,8 +59,12 @@ def preprocessed(source: Path) -> str | None:
         text = source.read_text()
     except OSError:
         return None
-    return re.sub(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/', lambda m: m.group(0) if m.group(0)[0] == '"' else " ",
-                  text.replace("\\\n", " "), flags=re.S)
+    return re.sub(
+        r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/',
+        lambda m: m.group(0) if m.group(0)[0] == '"' else " ",
+        text.replace("\\\n", " "),
+        flags=re.S,
+    )
 
 
 def _match(source: Path, pattern: str, what: str) -> re.Match | None:
@@ -76,7 +82,9 @@ def _match(source: Path, pattern: str, what: str) -> re.Match | None:
 def macro(source: Path, name: str) -> tuple[str, str] | None:
     """(parameter, body) of `#define name(param) body` in source; None when source is
     missing; RuntimeError when it lacks the macro."""
-    m = _match(source, rf"^[ \t]*#[ \t]*define[ \t]+{name}\([ \t]*(\w+)[ \t]*\)(.*)$", f"{name} table")
+    m = _match(
+        source, rf"^[ \t]*#[ \t]*define[ \t]+{name}\([ \t]*(\w+)[ \t]*\)(.*)$", f"{name} table"
+    )
     return None if m is None else (m.group(1), m.group(2))
 
 
@@ -97,8 +105,15 @@ _FIELD = r'([^,()"]+?)\s*,\s*(\w+)\s*(?:\[\s*(\d+)\s*\])?\s*,\s*((?:"(?:[^"\\]|\
 def read_fields(source: Path, name: str) -> list[Field]:
     """The fields of the X-macro `name` (rows X(type, name, "doc")) in source, in order;
     [] when source is missing."""
-    return [Field(_normalised(t), n, int(d) if d else None, "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', doc)))
-            for t, n, d, doc in rows(source, name, _FIELD)]
+    return [
+        Field(
+            _normalised(t),
+            n,
+            int(d) if d else None,
+            "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', doc)),
+        )
+        for t, n, d, doc in rows(source, name, _FIELD)
+    ]
 
 
 def fields(source: Path, name: str) -> list[tuple[str, type]]:

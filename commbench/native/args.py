@@ -134,6 +134,7 @@ def _onesided(elements: int, active: str) -> Callable:
     window of ctx.state, slot k's target displacement k * tstride, and which ranks make
     the RMA calls: 'r0' (rank 0), 'r1' (rank 1) or 'all'. In check mode the C loop
     counts the uses of each slot into ctx.state[USES], as onesided.count_uses does."""
+
     def args(ctx):
         import numpy as np
         from mpi4py import MPI

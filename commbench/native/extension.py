@@ -36,13 +36,18 @@ class NativeUnavailable(Exception):
 
 # ---------------------------------------------------------------- building
 
+
 def mpi_abi() -> str:
     """The MPI ABI mpi4py runs on: 'mpich', 'openmpi', 'mpiabi', or '' (built from source)."""
     from mpi4py import MPI
 
     name = os.path.basename(MPI.__file__)  # MPI.mpich.cpython-311-….so
     parts = name.split(".")
-    return parts[1] if len(parts) > 2 and parts[1] in ("mpich", "openmpi", "mpiabi", "impi", "msmpi") else ""
+    return (
+        parts[1]
+        if len(parts) > 2 and parts[1] in ("mpich", "openmpi", "mpiabi", "impi", "msmpi")
+        else ""
+    )
 
 
 def find_mpicc(abi: str | None = None) -> str | None:
@@ -96,13 +101,26 @@ def build_key(mpicc: str, abi: str, library_version: str, source: Path) -> str:
         h.update(part.read_bytes())
     real = os.path.realpath(mpicc)
     st = os.stat(real)
-    for part in (real, str(st.st_mtime_ns), str(st.st_size), abi, library_version, platform.machine()):
+    for part in (
+        real,
+        str(st.st_mtime_ns),
+        str(st.st_size),
+        abi,
+        library_version,
+        platform.machine(),
+    ):
         h.update(part.encode() + b"\0")
     return h.hexdigest()[:16]
 
 
-def build(mpicc: str, abi: str, library_version: str, source: Path, lib_name: str,
-          flags: tuple[str, ...] = ()) -> Path:
+def build(
+    mpicc: str,
+    abi: str,
+    library_version: str,
+    source: Path,
+    lib_name: str,
+    flags: tuple[str, ...] = (),
+) -> Path:
     """The compiled library of `source`, built now unless the cache has it; raises NativeUnavailable."""
     key = build_key(mpicc, abi, library_version, source)
     target_dir = cache_dir() / "native" / key
@@ -112,7 +130,9 @@ def build(mpicc: str, abi: str, library_version: str, source: Path, lib_name: st
     try:
         target_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise NativeUnavailable(f"cannot create cache directory {target_dir} ({e.strerror})") from None
+        raise NativeUnavailable(
+            f"cannot create cache directory {target_dir} ({e.strerror})"
+        ) from None
     # Every rank may get here at once: one builds under the lock, the others wait
     # and find the library; a rename makes it appear whole.
     with open(target_dir / ".lock", "w") as lock:
@@ -135,7 +155,9 @@ def build(mpicc: str, abi: str, library_version: str, source: Path, lib_name: st
         if p.returncode != 0:
             os.unlink(tmp)
             err = (p.stderr or p.stdout).strip().splitlines()
-            raise NativeUnavailable(f"{mpicc} failed: {err[-1] if err else 'exit ' + str(p.returncode)}")
+            raise NativeUnavailable(
+                f"{mpicc} failed: {err[-1] if err else 'exit ' + str(p.returncode)}"
+            )
         os.replace(tmp, lib)
     return lib
 
@@ -150,12 +172,14 @@ def build_library(source: Path, lib_name: str, flags: tuple[str, ...] = ()) -> P
     mpicc = find_mpicc(abi)
     if mpicc is None:
         given = os.environ.get("COMMBENCH_MPICC")
-        raise NativeUnavailable(f"COMMBENCH_MPICC={given!r} not found" if given
-                                else "no mpicc beside Python or on PATH")
+        raise NativeUnavailable(
+            f"COMMBENCH_MPICC={given!r} not found" if given else "no mpicc beside Python or on PATH"
+        )
     return build(mpicc, abi, MPI.Get_library_version(), source, lib_name, flags)
 
 
 # ---------------------------------------------------------------- loading
+
 
 def check_sizes(dll: ctypes.CDLL, path: Path, prefix: str, structs: dict[str, type]) -> None:
     """Each struct's sizeof in the library (<prefix>sizeof) equals its ctypes mirror's;
@@ -165,16 +189,21 @@ def check_sizes(dll: ctypes.CDLL, path: Path, prefix: str, structs: dict[str, ty
     for name, mirror in structs.items():
         in_c, in_py = sizeof(name.encode()), ctypes.sizeof(mirror)
         if in_c < 0:
-            raise NativeUnavailable(f"{path.name}: the library has no struct {name} (its Python mirror "
-                                    f"{mirror.__module__}.{mirror.__qualname__} does)")
+            raise NativeUnavailable(
+                f"{path.name}: the library has no struct {name} (its Python mirror "
+                f"{mirror.__module__}.{mirror.__qualname__} does)"
+            )
         if in_c != in_py:
-            raise NativeUnavailable(f"{path.name}: struct {name} is {in_c} bytes in C but {in_py} in its Python "
-                                    f"mirror {mirror.__module__}.{mirror.__qualname__}: the two declarations "
-                                    "differ")
+            raise NativeUnavailable(
+                f"{path.name}: struct {name} is {in_c} bytes in C but {in_py} in its Python "
+                f"mirror {mirror.__module__}.{mirror.__qualname__}: the two declarations "
+                "differ"
+            )
 
 
-def open_built(path: Path, prefix: str, abi_version: int | None,
-               structs: dict[str, type]) -> tuple[ctypes.CDLL, int]:
+def open_built(
+    path: Path, prefix: str, abi_version: int | None, structs: dict[str, type]
+) -> tuple[ctypes.CDLL, int]:
     """(library, the thread level MPI provides) of the built `path`, checked; raises NativeUnavailable."""
     from mpi4py import MPI
 
@@ -187,25 +216,40 @@ def open_built(path: Path, prefix: str, abi_version: int | None,
     check_sizes(dll, path, prefix, structs)
     comm = MPI.COMM_WORLD
     init, provided, rank, size = (ctypes.c_int(-1) for _ in range(4))
-    getattr(dll, prefix + "probe")(ctypes.c_void_p(MPI._addressof(comm)), ctypes.byref(init),
-                                   ctypes.byref(provided), ctypes.byref(rank), ctypes.byref(size))
+    getattr(dll, prefix + "probe")(
+        ctypes.c_void_p(MPI._addressof(comm)),
+        ctypes.byref(init),
+        ctypes.byref(provided),
+        ctypes.byref(rank),
+        ctypes.byref(size),
+    )
     # A second MPI library in the process would not be initialised, or would see another world.
     if not init.value:
         raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
     if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
-        raise NativeUnavailable(f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)")
+        raise NativeUnavailable(
+            f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)"
+        )
     return dll, provided.value
 
 
-def open_library(source: Path, lib_name: str, prefix: str, abi_version: int | None, structs: dict[str, type],
-                 flags: tuple[str, ...] = ()) -> tuple[ctypes.CDLL, Path, int]:
+def open_library(
+    source: Path,
+    lib_name: str,
+    prefix: str,
+    abi_version: int | None,
+    structs: dict[str, type],
+    flags: tuple[str, ...] = (),
+) -> tuple[ctypes.CDLL, Path, int]:
     """(library, its path, the thread level MPI provides): build_library, then open_built."""
     path = build_library(source, lib_name, flags)
     dll, provided = open_built(path, prefix, abi_version, structs)
     return dll, path, provided
 
 
-def resolve(comm, load: Callable[[], Any], what: str, fallback: str) -> tuple[Any | None, str | None]:
+def resolve(
+    comm, load: Callable[[], Any], what: str, fallback: str
+) -> tuple[Any | None, str | None]:
     """(load(), None) when every rank of comm loaded it, else (None, why). Collective."""
     from mpi4py import MPI
 

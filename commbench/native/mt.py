@@ -18,8 +18,18 @@ ABI_VERSION = abi.define(SOURCE, "CBMT_ABI_VERSION")
 LIB_NAME = "libcommbench_mt.so"
 
 # The C enums of mt.c, by IMB-MT's names.
-BENCH_CODES = {"PingPongMT": 0, "PingPingMT": 1, "SendRecvMT": 2, "ExchangeMT": 3, "UniBandMT": 4,
-               "BiBandMT": 5, "BarrierMT": 6, "BcastMT": 7, "ReduceMT": 8, "AllReduceMT": 9}
+BENCH_CODES = {
+    "PingPongMT": 0,
+    "PingPingMT": 1,
+    "SendRecvMT": 2,
+    "ExchangeMT": 3,
+    "UniBandMT": 4,
+    "BiBandMT": 5,
+    "BarrierMT": 6,
+    "BcastMT": 7,
+    "ReduceMT": 8,
+    "AllReduceMT": 9,
+}
 BARRIER_CODES = {"off": 0, "on": 1, "special": 2}
 ALLOC_CODES = {"serial": 0, "continuous": 1, "parallel": 2}
 
@@ -37,8 +47,9 @@ class Runner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
     def __init__(self):
-        self.dll, self.path, self.provided = extension.open_library(SOURCE, LIB_NAME, "cbmt_", ABI_VERSION,
-                                                                    STRUCTS, ("-pthread",))
+        self.dll, self.path, self.provided = extension.open_library(
+            SOURCE, LIB_NAME, "cbmt_", ABI_VERSION, STRUCTS, ("-pthread",)
+        )
         self.fn = self.dll.cbmt_run
         self.fn.restype = ctypes.c_int
         self.fn.argtypes = [ctypes.POINTER(RunArgs)]
@@ -51,10 +62,20 @@ class Runner:
 
         n = len(comms)
         handles = (ctypes.c_void_p * n)(*[MPI._addressof(c) for c in comms])
-        times, results, fails = (ctypes.c_double * n)(), (ctypes.c_int * n)(), (ctypes.c_longlong * n)()
-        a = RunArgs(threads=n, comms=ctypes.addressof(handles), world=MPI._addressof(world),
-                    times=ctypes.addressof(times), results=ctypes.addressof(results),
-                    failures=ctypes.addressof(fails), **settings)
+        times, results, fails = (
+            (ctypes.c_double * n)(),
+            (ctypes.c_int * n)(),
+            (ctypes.c_longlong * n)(),
+        )
+        a = RunArgs(
+            threads=n,
+            comms=ctypes.addressof(handles),
+            world=MPI._addressof(world),
+            times=ctypes.addressof(times),
+            results=ctypes.addressof(results),
+            failures=ctypes.addressof(fails),
+            **settings,
+        )
         if self.fn(ctypes.byref(a)) != 0:
             raise MemoryError("mt.c: could not start its threads or allocate its buffers")
         if any(f < 0 for f in fails):

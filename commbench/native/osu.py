@@ -54,8 +54,13 @@ class RmaCtl(ctypes.Structure):
 
 
 # The structs whose sizes every OSU library reports (CBOSU_STRUCTS), checked at load.
-STRUCTS: dict[str, type] = {"cbosu_args": LoopArgs, "cbosu_rounds": Rounds, "cbosu_coll_ctl": CollCtl,
-                            "cbosu_overlap_ctl": OverlapCtl, "cbosu_rma_ctl": RmaCtl}
+STRUCTS: dict[str, type] = {
+    "cbosu_args": LoopArgs,
+    "cbosu_rounds": Rounds,
+    "cbosu_coll_ctl": CollCtl,
+    "cbosu_overlap_ctl": OverlapCtl,
+    "cbosu_rma_ctl": RmaCtl,
+}
 
 
 def block(ctl: ctypes.Structure):
@@ -72,8 +77,13 @@ class Runner:
     def __init__(self, group: str):
         self.group = group
         self.prefix = f"cbosu_{group}_"
-        self.dll, self.path, _ = extension.open_library(HERE / f"osu_{group}.c", f"libcommbench_osu_{group}.so",
-                                                        self.prefix, ABI_VERSION, STRUCTS)
+        self.dll, self.path, _ = extension.open_library(
+            HERE / f"osu_{group}.c",
+            f"libcommbench_osu_{group}.so",
+            self.prefix,
+            ABI_VERSION,
+            STRUCTS,
+        )
         self.fns: dict[str, Any] = {}
         self.seq: Any = None
 
@@ -88,7 +98,10 @@ class Runner:
         """-c's rounds k.first … of the loop `name` (osu.h's cbosu_run_rounds): the index of the
         first whose received data differs from k.rpost (k.total: none did)."""
         f = getattr(self.dll, self.prefix + "rounds")
-        f.restype, f.argtypes = ctypes.c_longlong, [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.POINTER(Rounds)]
+        f.restype, f.argtypes = (
+            ctypes.c_longlong,
+            [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.POINTER(Rounds)],
+        )
         r = f(ctypes.cast(self.fn(name), ctypes.c_void_p), ctypes.byref(a), ctypes.byref(k))
         if r < 0:
             raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
@@ -100,7 +113,12 @@ class Runner:
         if self.seq is None:
             self.seq = getattr(self.dll, self.prefix + "sequence")
             self.seq.restype = ctypes.c_int
-            self.seq.argtypes = [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.c_int, ctypes.c_int]
+            self.seq.argtypes = [
+                ctypes.c_void_p,
+                ctypes.POINTER(LoopArgs),
+                ctypes.c_int,
+                ctypes.c_int,
+            ]
         fn = ctypes.cast(self.fn(name), ctypes.c_void_p)
         if self.seq(fn, ctypes.byref(a), int(barrier), int(warm)) != 0:
             raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
@@ -111,8 +129,14 @@ def pack(comm, dtype, sbuf, rbuf, abuf, **ints) -> tuple[LoopArgs, list]:
     from mpi4py import MPI
 
     keep = [ctypes.c_void_p(MPI._addressof(comm)), ctypes.c_void_p(MPI._addressof(dtype))]
-    a = LoopArgs(comm=keep[0].value, dtype=keep[1].value, sbuf=sbuf.ctypes.data, rbuf=rbuf.ctypes.data,
-                 abuf=abuf.ctypes.data, **ints)
+    a = LoopArgs(
+        comm=keep[0].value,
+        dtype=keep[1].value,
+        sbuf=sbuf.ctypes.data,
+        rbuf=rbuf.ctypes.data,
+        abuf=abuf.ctypes.data,
+        **ints,
+    )
     return a, keep
 
 
@@ -124,4 +148,6 @@ def with_times(a: LoopArgs, times) -> LoopArgs:
 
 def resolve(comm, group: str) -> tuple[Runner | None, str | None]:
     """(runner, None) when every rank of comm loaded osu_<group>.c, else (None, why). Collective."""
-    return extension.resolve(comm, lambda: Runner(group), f"native osu {group} engine", "the mpi4py loops")
+    return extension.resolve(
+        comm, lambda: Runner(group), f"native osu {group} engine", "the mpi4py loops"
+    )

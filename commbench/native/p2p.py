@@ -18,8 +18,16 @@ ABI_VERSION = abi.define(SOURCE, "CBP2P_ABI_VERSION")
 LIB_NAME = "libcommbench_p2p.so"
 
 # The C enum of p2p.c, by IMB-P2P's names.
-PATTERN_CODES = {"PingPong": 0, "PingPing": 1, "Unirandom": 2, "Birandom": 3, "Corandom": 4,
-                 "Stencil2D": 5, "Stencil3D": 5, "SendRecv_Replace": 6}
+PATTERN_CODES = {
+    "PingPong": 0,
+    "PingPing": 1,
+    "Unirandom": 2,
+    "Birandom": 3,
+    "Corandom": 4,
+    "Stencil2D": 5,
+    "Stencil3D": 5,
+    "SendRecv_Replace": 6,
+}
 
 
 class LoopArgs(ctypes.Structure):
@@ -44,21 +52,44 @@ class Runner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
     def __init__(self):
-        self.dll, self.path, _ = extension.open_library(SOURCE, LIB_NAME, "cbp2p_", ABI_VERSION, STRUCTS)
+        self.dll, self.path, _ = extension.open_library(
+            SOURCE, LIB_NAME, "cbp2p_", ABI_VERSION, STRUCTS
+        )
         self.fn = self.dll.cbp2p_loop
         self.fn.restype = ctypes.c_int
         self.fn.argtypes = [ctypes.POINTER(LoopArgs)]
 
-    def args(self, comm, pattern: str, size: int, sends: list, recvs: list, msgwr: bool, msgrd: bool,
-             peers=(), firsts=(), first: bool = False) -> tuple[LoopArgs, list]:
+    def args(
+        self,
+        comm,
+        pattern: str,
+        size: int,
+        sends: list,
+        recvs: list,
+        msgwr: bool,
+        msgrd: bool,
+        peers=(),
+        firsts=(),
+        first: bool = False,
+    ) -> tuple[LoopArgs, list]:
         """The packed call (and the objects it points into, to keep alive alongside it)."""
         from mpi4py import MPI
 
         keep = [_pointers(sends), _pointers(recvs), _ints(peers), _ints(firsts)]
         s, r, p, f = (ctypes.addressof(k) for k in keep)
-        a = LoopArgs(pattern=PATTERN_CODES[pattern], size=size, msgwr=int(msgwr), msgrd=int(msgrd),
-                     links=len(sends), first=int(first), comm=MPI._addressof(comm), sends=s, recvs=r,
-                     peers=p, firsts=f)
+        a = LoopArgs(
+            pattern=PATTERN_CODES[pattern],
+            size=size,
+            msgwr=int(msgwr),
+            msgrd=int(msgrd),
+            links=len(sends),
+            first=int(first),
+            comm=MPI._addressof(comm),
+            sends=s,
+            recvs=r,
+            peers=p,
+            firsts=f,
+        )
         return a, keep
 
     def loop(self, a: LoopArgs, reps: int) -> tuple[float, int]:

@@ -58,8 +58,9 @@ def threaded(named: list[str]) -> bool:
     """Does a command line (its --suite values, words and the launcher's family hint) need
     MPI_THREAD_MULTIPLE?"""
     families = {canonical_family(n) for n in named}
-    return bool(families & THREADED) or any(f in families and names & set(named)
-                                            for f, names in THREADED_BENCHMARKS.items())
+    return bool(families & THREADED) or any(
+        f in families and names & set(named) for f, names in THREADED_BENCHMARKS.items()
+    )
 
 
 def family_names() -> list[str]:

@@ -18,7 +18,18 @@ from commbench.options import ALLOC_KINDS, Option
 from commbench.policy import STANDARD, Profile
 from commbench.records import Kind
 
-__all__ = ["Benchmark", "Experiment", "Family", "FamilySettings", "Kind", "Procs", "TWO", "ONE", "xp", "same"]
+__all__ = [
+    "Benchmark",
+    "Experiment",
+    "Family",
+    "FamilySettings",
+    "Kind",
+    "Procs",
+    "TWO",
+    "ONE",
+    "xp",
+    "same",
+]
 
 # A kernel performs n repetitions of the pattern on this rank and returns the
 # elapsed seconds of its timed region (or a tuple of named components, see
@@ -88,7 +99,9 @@ class Benchmark:
     turnover: Callable[[int], float] = lambda np_: 1.0  # F of spec §7.5, from NP
     time_factor: float = 1.0  # PingPong reports half the round trip
     default: bool = True  # in the default list, else only by name or -include
-    default_in: tuple[str, ...] = ()  # methodologies whose default list also has it (IMB 2021's additions)
+    default_in: tuple[
+        str, ...
+    ] = ()  # methodologies whose default list also has it (IMB 2021's additions)
     # Which IMB 2021 type option sets its MPI datatype and size unit: "data" (-data_type,
     # default byte), "red" (-red_data_type, default float: a reduction), "" (its own).
     typed: str = ""
@@ -212,11 +225,17 @@ class Family:
 
     def __post_init__(self) -> None:
         if self.alloc not in ALLOC_KINDS:
-            raise ValueError(f"family {self.name}: alloc {self.alloc!r} is not one of {ALLOC_KINDS}")
+            raise ValueError(
+                f"family {self.name}: alloc {self.alloc!r} is not one of {ALLOC_KINDS}"
+            )
 
     def default_list(self, methodology: str = "imb4") -> list[str]:
         """The run list without names: the seed's, plus IMB 2021's additions under its methodology."""
-        names = [b.name for b in self.benchmarks if b.default or methodology in getattr(b, "default_in", ())]
+        names = [
+            b.name
+            for b in self.benchmarks
+            if b.default or methodology in getattr(b, "default_in", ())
+        ]
         if methodology == "imb2021" and self.imb2021_order:
             order = self.imb2021_order
             names.sort(key=lambda n: order.index(n) if n in order else len(order))

@@ -48,28 +48,31 @@ class Op:
         return bool({"P", "K"} & set(self.blocks))
 
 
-OPS: dict[str, Op] = {o.name: o for o in (
-    Op("barrier", "Barrier"),
-    Op("bcast", "Bcast", rooted=True),
-    Op("allreduce", "Allreduce", reduces=True),
-    Op("reduce", "Reduce", reduces=True, rooted=True),
-    Op("reduce_scatter", "Reduce_scatter", reduces=True, vector=True),
-    Op("reduce_scatter_block", "Reduce_scatter_block", reduces=True),
-    Op("allgather", "Allgather", ("1", "P")),
-    Op("allgatherv", "Allgatherv", ("1", "P"), vector=True),
-    Op("gather", "Gather", ("1", "P"), rooted=True),
-    Op("gatherv", "Gatherv", ("1", "P"), rooted=True, vector=True),
-    Op("scatter", "Scatter", ("P", "1"), rooted=True),
-    Op("scatterv", "Scatterv", ("P", "1"), rooted=True, vector=True),
-    Op("alltoall", "Alltoall", ("P", "P")),
-    Op("alltoallv", "Alltoallv", ("P", "P"), vector=True),
-    Op("alltoallw", "Alltoallw", ("P", "P"), vector=True),
-    Op("neighbor_allgather", "Neighbor_allgather", ("1", "K")),
-    Op("neighbor_allgatherv", "Neighbor_allgatherv", ("1", "K"), vector=True),
-    Op("neighbor_alltoall", "Neighbor_alltoall", ("K", "K")),
-    Op("neighbor_alltoallv", "Neighbor_alltoallv", ("K", "K"), vector=True),
-    Op("neighbor_alltoallw", "Neighbor_alltoallw", ("K", "K"), vector=True),
-)}
+OPS: dict[str, Op] = {
+    o.name: o
+    for o in (
+        Op("barrier", "Barrier"),
+        Op("bcast", "Bcast", rooted=True),
+        Op("allreduce", "Allreduce", reduces=True),
+        Op("reduce", "Reduce", reduces=True, rooted=True),
+        Op("reduce_scatter", "Reduce_scatter", reduces=True, vector=True),
+        Op("reduce_scatter_block", "Reduce_scatter_block", reduces=True),
+        Op("allgather", "Allgather", ("1", "P")),
+        Op("allgatherv", "Allgatherv", ("1", "P"), vector=True),
+        Op("gather", "Gather", ("1", "P"), rooted=True),
+        Op("gatherv", "Gatherv", ("1", "P"), rooted=True, vector=True),
+        Op("scatter", "Scatter", ("P", "1"), rooted=True),
+        Op("scatterv", "Scatterv", ("P", "1"), rooted=True, vector=True),
+        Op("alltoall", "Alltoall", ("P", "P")),
+        Op("alltoallv", "Alltoallv", ("P", "P"), vector=True),
+        Op("alltoallw", "Alltoallw", ("P", "P"), vector=True),
+        Op("neighbor_allgather", "Neighbor_allgather", ("1", "K")),
+        Op("neighbor_allgatherv", "Neighbor_allgatherv", ("1", "K"), vector=True),
+        Op("neighbor_alltoall", "Neighbor_alltoall", ("K", "K")),
+        Op("neighbor_alltoallv", "Neighbor_alltoallv", ("K", "K"), vector=True),
+        Op("neighbor_alltoallw", "Neighbor_alltoallw", ("K", "K"), vector=True),
+    )
+}
 
 
 def op(name: str) -> Op:
@@ -92,8 +95,18 @@ def counts(o: Op, count: int, p: int) -> tuple[list[int], list[int]]:
     return cnt, [sum(cnt[:i]) for i in range(p)]
 
 
-def arguments(o: Op, rank: int, p: int, send: Any, recv: Any, count: int, dtype: Any, root: int = 0,
-              tsize: int = 1, total: Any = None) -> tuple:
+def arguments(
+    o: Op,
+    rank: int,
+    p: int,
+    send: Any,
+    recv: Any,
+    count: int,
+    dtype: Any,
+    root: int = 0,
+    tsize: int = 1,
+    total: Any = None,
+) -> tuple:
     """The mpi4py arguments of one call of o: `count` elements of dtype per block from
     buffer send into buffer recv (total: MPI.SUM, given by the caller)."""
     k = count
@@ -115,14 +128,23 @@ def arguments(o: Op, rank: int, p: int, send: Any, recv: Any, count: int, dtype:
         "scatterv": lambda: (sv if rank == root else None, r, root),
         "alltoall": lambda: (s, r),
         "alltoallv": lambda: (sv, rv),
-        "alltoallw": lambda: ([send, (cnt, [d * tsize for d in dsp]), [dtype] * p],
-                              [recv, (cnt, [d * tsize for d in dsp]), [dtype] * p]),
+        "alltoallw": lambda: (
+            [send, (cnt, [d * tsize for d in dsp]), [dtype] * p],
+            [recv, (cnt, [d * tsize for d in dsp]), [dtype] * p],
+        ),
     }
     return table[o.name]()
 
 
-def expected(o: Op, rank: int, p: int, count: int, sent: Callable[[int, int, int], Any],
-             summed: Callable[[int, int], Any], root: int = 0) -> Any:
+def expected(
+    o: Op,
+    rank: int,
+    p: int,
+    count: int,
+    sent: Callable[[int, int, int], Any],
+    summed: Callable[[int, int], Any],
+    root: int = 0,
+) -> Any:
     """The elements rank's receive buffer must hold after one call of o, from the start of
     the buffer; None when it receives nothing. sent(src, n, at): elements at … at + n - 1 of
     rank src's send buffer; summed(lo, hi): elements lo … hi - 1 of the sum over the ranks.

@@ -88,19 +88,35 @@ def _check_comms2(ctx, n):
 
 BENCHMARKS = (
     Benchmark(
-        "COMMS1", F, Kind.SINGLE, comms1,
+        "COMMS1",
+        F,
+        Kind.SINGLE,
+        comms1,
         "pingpong: half the round trip of an n-byte message (Hockney r_inf, n_1/2)",
-        buffers=same, time_factor=0.5, procs=TWO, expected=_check_comms1,
+        buffers=same,
+        time_factor=0.5,
+        procs=TWO,
+        expected=_check_comms1,
         comments=("t = half the round-trip time; rate = n / t",),
-        native="comms1", fit=True,
+        native="comms1",
+        fit=True,
     ),
     Benchmark(
-        "COMMS2", F, Kind.SINGLE, comms2,
+        "COMMS2",
+        F,
+        Kind.SINGLE,
+        comms2,
         "exchange: both send at once and return; t = a quarter of the round (4 messages)",
-        buffers=same, time_factor=0.25, procs=TWO, expected=_check_comms2,
-        comments=("t = one quarter of exchange-and-return (4 messages, Genesis COMMS2);",
-                  "rate = n / t = aggregate rate of both directions"),
-        native="comms2", fit=True,
+        buffers=same,
+        time_factor=0.25,
+        procs=TWO,
+        expected=_check_comms2,
+        comments=(
+            "t = one quarter of exchange-and-return (4 messages, Genesis COMMS2);",
+            "rate = n / t = aggregate rate of both directions",
+        ),
+        native="comms2",
+        fit=True,
     ),
 )
 

@@ -52,6 +52,7 @@ def _epochs(ctx, n: int, call, args: list | None) -> float:
 
 # ---------------------------------------------------------------- Put / Get
 
+
 def _put(bidir: bool):
     def kernel(ctx, n):
         partner = 1 - ctx.rank
@@ -76,6 +77,7 @@ def _get(bidir: bool):
 
 def _check_pair(bidir: bool, receiver: int):
     """What arrived: the partner's pattern in every used slot of the receiving rank(s)."""
+
     def expected(ctx, n):
         if not bidir and ctx.rank != receiver:
             return None
@@ -86,6 +88,7 @@ def _check_pair(bidir: bool, receiver: int):
 
 
 # ---------------------------------------------------------------- Accumulate
+
 
 def accumulate(ctx, n):
     # Every active rank adds L = X/4 floats into rank 0's window, slot i (A1).
@@ -114,6 +117,7 @@ def _check_accumulate(ctx, n):
 
 # ---------------------------------------------------------------- Window
 
+
 def window(ctx, n):
     create, info, comm = MPI.Win.Create, osd.user_set_info(ctx), ctx.comm
     mem = ctx.rbuf[: ctx.x]
@@ -132,29 +136,81 @@ def window(ctx, n):
 
 # ---------------------------------------------------------------- descriptors
 
+
 def _pair(name, kernel, over, expected, desc):
     native = "ext_" + name.split("_")[1].lower() + ("_bidir" if name.startswith("Bidir") else "")
-    return Benchmark(name, F, Kind.SINGLE, kernel, desc, unit=4, procs=TWO, modes=MODES,
-                     slots=True, setup=osd.setup_window(over, 1, fence=True),
-                     teardown=osd.free_window, expected=expected, fit=True, native=native)
+    return Benchmark(
+        name,
+        F,
+        Kind.SINGLE,
+        kernel,
+        desc,
+        unit=4,
+        procs=TWO,
+        modes=MODES,
+        slots=True,
+        setup=osd.setup_window(over, 1, fence=True),
+        teardown=osd.free_window,
+        expected=expected,
+        fit=True,
+        native=native,
+    )
 
 
 BENCHMARKS = (
-    Benchmark("Window", F, Kind.COLLECTIVE, window,
-              "MPI_Win_create(X) / fence / 1-byte put to self / fence / MPI_Win_free on all ranks",
-              buffers=lambda x, np_: (xp(x), xp(x)), unit=4, nonaggr_cap=True, native="ext_window"),  # no verifier: spec §14.3 gives Window no defects column
-    _pair("Unidir_Get", _get(False), osd.GET, _check_pair(False, 1),
-          "rank 1 MPI_Get of X bytes from rank 0's window, fence completion"),
-    _pair("Unidir_Put", _put(False), osd.PUT, _check_pair(False, 1),
-          "rank 0 MPI_Put of X bytes into rank 1's window, fence completion"),
-    _pair("Bidir_Get", _get(True), osd.GET, _check_pair(True, 1),
-          "both ranks MPI_Get X bytes from each other, fence completion"),
-    _pair("Bidir_Put", _put(True), osd.PUT, _check_pair(True, 1),
-          "both ranks MPI_Put X bytes into each other's window, fence completion"),
-    Benchmark("Accumulate", F, Kind.COLLECTIVE, accumulate,
-              "every rank MPI_Accumulate of X/4 floats (MPI_SUM) into rank 0's window, fence completion",
-              unit=4, modes=MODES, slots=True, setup=osd.setup_window(osd.PUT, 4, fence=True),
-              teardown=osd.free_window, expected=_check_accumulate, native="ext_accumulate"),
+    Benchmark(
+        "Window",
+        F,
+        Kind.COLLECTIVE,
+        window,
+        "MPI_Win_create(X) / fence / 1-byte put to self / fence / MPI_Win_free on all ranks",
+        buffers=lambda x, np_: (xp(x), xp(x)),
+        unit=4,
+        nonaggr_cap=True,
+        native="ext_window",
+    ),  # no verifier: spec §14.3 gives Window no defects column
+    _pair(
+        "Unidir_Get",
+        _get(False),
+        osd.GET,
+        _check_pair(False, 1),
+        "rank 1 MPI_Get of X bytes from rank 0's window, fence completion",
+    ),
+    _pair(
+        "Unidir_Put",
+        _put(False),
+        osd.PUT,
+        _check_pair(False, 1),
+        "rank 0 MPI_Put of X bytes into rank 1's window, fence completion",
+    ),
+    _pair(
+        "Bidir_Get",
+        _get(True),
+        osd.GET,
+        _check_pair(True, 1),
+        "both ranks MPI_Get X bytes from each other, fence completion",
+    ),
+    _pair(
+        "Bidir_Put",
+        _put(True),
+        osd.PUT,
+        _check_pair(True, 1),
+        "both ranks MPI_Put X bytes into each other's window, fence completion",
+    ),
+    Benchmark(
+        "Accumulate",
+        F,
+        Kind.COLLECTIVE,
+        accumulate,
+        "every rank MPI_Accumulate of X/4 floats (MPI_SUM) into rank 0's window, fence completion",
+        unit=4,
+        modes=MODES,
+        slots=True,
+        setup=osd.setup_window(osd.PUT, 4, fence=True),
+        teardown=osd.free_window,
+        expected=_check_accumulate,
+        native="ext_accumulate",
+    ),
 )
 
 _ORDER = ["Window", "Unidir_Get", "Unidir_Put", "Bidir_Get", "Bidir_Put", "Accumulate"]

@@ -22,6 +22,7 @@ F = "mpi1"
 
 # ---------------------------------------------------------------- point to point
 
+
 def _source(ctx, specific: bool | None) -> int:
     """The receive source of PingPong/PingPing: the partner for *SpecificSource,
     MPI_ANY_SOURCE for *AnySource, and the methodology's choice for the plain names
@@ -112,6 +113,7 @@ def _check_exchange(ctx, n):
 
 # ---------------------------------------------------------------- collectives
 
+
 def allreduce(ctx, n):
     op, SUM = ctx.comm.Allreduce, MPI.SUM
     items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
@@ -123,7 +125,9 @@ def allreduce(ctx, n):
 
 def reduce(ctx, n):
     op, SUM = ctx.comm.Reduce, MPI.SUM
-    items = zip(ctx.roots(n), ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype)))
+    items = zip(
+        ctx.roots(n), ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
+    )
     t0 = MPI.Wtime()
     for root, (s, r) in items:
         op(s, r, SUM, root)
@@ -133,8 +137,11 @@ def reduce(ctx, n):
 def reduce_scatter(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
     counts = collops.split(ctx.x // ctx.red_width, ctx.size)
-    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype),
-                     _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype))
+    items = ctx.each(
+        n,
+        _send(ctx, dtype=ctx.red_dtype),
+        _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype),
+    )
     t0 = MPI.Wtime()
     for s, r in items:
         op(s, r, counts, SUM)
@@ -149,15 +156,25 @@ def _check_allreduce(ctx, n):
 def _check_reduce(ctx, n):
     exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)
     me = ctx.rank
-    return check_slots(ctx, n, lambda k: [(0, exp)] if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me)
-                       is not None else None, dtype=ctx.red_np)
+    return check_slots(
+        ctx,
+        n,
+        lambda k: (
+            [(0, exp)]
+            if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None
+            else None
+        ),
+        dtype=ctx.red_np,
+    )
 
 
 def _check_reduce_scatter(ctx, n):
     w = ctx.red_width
     counts = collops.split(ctx.x // w, ctx.size)
     start = w * sum(counts[: ctx.rank])
-    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)[start : start + w * counts[ctx.rank]]
+    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)[
+        start : start + w * counts[ctx.rank]
+    ]
     return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
 
 
@@ -231,7 +248,9 @@ def _alltoall(v: bool):
 
 
 def _gathered(ctx):
-    return [(j * ctx.x, buffers.pattern(w, ctx.x, ctx.bench.dtype)) for j, w in enumerate(ctx.members)]
+    return [
+        (j * ctx.x, buffers.pattern(w, ctx.x, ctx.bench.dtype)) for j, w in enumerate(ctx.members)
+    ]
 
 
 def _check_allgather(ctx, n):
@@ -242,7 +261,13 @@ def _check_allgather(ctx, n):
 def _check_gather(ctx, n):
     exp = _gathered(ctx)
     me = ctx.rank
-    return check_slots(ctx, n, lambda k: exp if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None)
+    return check_slots(
+        ctx,
+        n,
+        lambda k: (
+            exp if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None
+        ),
+    )
 
 
 def _block_of(ctx, world_rank: int) -> tuple[int, object]:
@@ -274,13 +299,20 @@ def _every_root(ctx, one, expect) -> float | None:
 def scatter_check(v: bool, op_of=None):
     """Scatter(v)'s verifier; op_of(ctx) -> op(send, recv, root) completing one operation
     (the blocking MPI_Scatter(v) here; IMB-NBC passes its start-and-wait)."""
+
     def expected(ctx, n):
-        timed = check_slots(ctx, n, lambda k: [(0, _block_of(ctx, ctx.members[ctx.root_of(last_rep(n, ctx.slots, k))]))])
+        timed = check_slots(
+            ctx,
+            n,
+            lambda k: [(0, _block_of(ctx, ctx.members[ctx.root_of(last_rep(n, ctx.slots, k))]))],
+        )
         op = (op_of or (lambda c: c.comm.Scatterv if v else c.comm.Scatter))(ctx)
         send = _send(ctx, count=ctx.size * ctx.x)
         s = _vspec(ctx, send, ctx.x)[0] if v else send[0]
         r = _recv(ctx)[0]
-        swept = _every_root(ctx, lambda root: op(s, r, root), lambda root: _block_of(ctx, ctx.members[root]))
+        swept = _every_root(
+            ctx, lambda root: op(s, r, root), lambda root: _block_of(ctx, ctx.members[root])
+        )
         return worst([timed, swept])
 
     return expected
@@ -303,6 +335,7 @@ def bcast(ctx, n):
 
 def bcast_check(op_of=None):
     """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see scatter_check)."""
+
     def expected(ctx, n):
         me = ctx.rank
 
@@ -315,9 +348,13 @@ def bcast_check(op_of=None):
         timed = check_slots(ctx, n, last)
         op = (op_of or (lambda c: c.comm.Bcast))(ctx)
         s, r = _send(ctx)[0], _recv(ctx)[0]
-        swept = _every_root(ctx, lambda root: op(s if root == me else r, root),
-                            lambda root: None if root == me else
-                            buffers.pattern(ctx.members[root], ctx.x, ctx.bench.dtype))
+        swept = _every_root(
+            ctx,
+            lambda root: op(s if root == me else r, root),
+            lambda root: (
+                None if root == me else buffers.pattern(ctx.members[root], ctx.x, ctx.bench.dtype)
+            ),
+        )
         return worst([timed, swept])
 
     return expected
@@ -325,9 +362,11 @@ def bcast_check(op_of=None):
 
 # The verifiers that re-run their operation once per root, by MPI-1 name: IMB-NBC
 # builds its own from these with its nonblocking operation.
-ROOT_SWEPT = {"Scatter": lambda op_of: scatter_check(False, op_of),
-              "Scatterv": lambda op_of: scatter_check(True, op_of),
-              "Bcast": bcast_check}
+ROOT_SWEPT = {
+    "Scatter": lambda op_of: scatter_check(False, op_of),
+    "Scatterv": lambda op_of: scatter_check(True, op_of),
+    "Bcast": bcast_check,
+}
 
 
 def barrier(ctx, n):
@@ -340,18 +379,43 @@ def barrier(ctx, n):
 
 # ---------------------------------------------------------------- descriptors
 
+
 def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
-    return Benchmark(name, F, Kind.SINGLE, kernel, desc, buffers=same, time_factor=factor, typed="data",
-                     default=default, procs=TWO, expected=expected, native=pattern, fit=True)
+    return Benchmark(
+        name,
+        F,
+        Kind.SINGLE,
+        kernel,
+        desc,
+        buffers=same,
+        time_factor=factor,
+        typed="data",
+        default=default,
+        procs=TWO,
+        expected=expected,
+        native=pattern,
+        fit=True,
+    )
 
 
 def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
     """A collective; unit 4 marks a reduction (-red_data_type, float by default)."""
     default = {"default": False, "default_in": (since,)} if since else {}
-    return Benchmark(name, F, Kind.COLLECTIVE, kernel, desc, buffers=buffers, unit=unit, **default,
-                     typed="red" if unit == 4 else "data",
-                     root_based=root_based, expected=expected, native=name.lower(),
-                     int_extent=_last_displacement if name.endswith("v") else None)
+    return Benchmark(
+        name,
+        F,
+        Kind.COLLECTIVE,
+        kernel,
+        desc,
+        buffers=buffers,
+        unit=unit,
+        **default,
+        typed="red" if unit == 4 else "data",
+        root_based=root_based,
+        expected=expected,
+        native=name.lower(),
+        int_extent=_last_displacement if name.endswith("v") else None,
+    )
 
 
 def _last_displacement(x: int, np_: int) -> int:
@@ -360,71 +424,242 @@ def _last_displacement(x: int, np_: int) -> int:
 
 
 _DESCRIPTORS = (
-    _single("PingPong", _pingpong(None), _from_partner,
-            "half round trip of a message between two processes (receive from MPI_ANY_SOURCE; "
-            "the partner with --methodology imb2021)", factor=0.5, pattern="pingpong_select"),
-    _single("PingPongSpecificSource", _pingpong(True), _from_partner,
-            "PingPong receiving from the explicit partner rank", default=False, factor=0.5,
-            pattern="pingpong_specific"),
-    _single("PingPongAnySource", _pingpong(False), _from_partner,
-            "PingPong receiving from MPI_ANY_SOURCE (IMB 2021's name)", default=False, factor=0.5,
-            pattern="pingpong"),
-    _single("PingPing", _pingping(None), _from_partner,
-            "both processes send at once: a message obstructed by an oncoming one (source as PingPong)",
-            pattern="pingping_select"),
-    _single("PingPingSpecificSource", _pingping(True), _from_partner,
-            "PingPing receiving from the explicit partner rank", default=False, pattern="pingping_specific"),
-    _single("PingPingAnySource", _pingping(False), _from_partner,
-            "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)", default=False, pattern="pingping"),
-    Benchmark("Sendrecv", F, Kind.PARALLEL, sendrecv, "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-              buffers=same, turnover=lambda np_: 2.0, expected=_check_sendrecv, native="sendrecv", fit=True,
-              typed="data"),
-    Benchmark("Exchange", F, Kind.PARALLEL, exchange, "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
-              buffers=lambda x, np_: (2 * xp(x), xp(x)), turnover=lambda np_: 4.0, expected=_check_exchange,
-              native="exchange", fit=True, typed="data"),
+    _single(
+        "PingPong",
+        _pingpong(None),
+        _from_partner,
+        "half round trip of a message between two processes (receive from MPI_ANY_SOURCE; "
+        "the partner with --methodology imb2021)",
+        factor=0.5,
+        pattern="pingpong_select",
+    ),
+    _single(
+        "PingPongSpecificSource",
+        _pingpong(True),
+        _from_partner,
+        "PingPong receiving from the explicit partner rank",
+        default=False,
+        factor=0.5,
+        pattern="pingpong_specific",
+    ),
+    _single(
+        "PingPongAnySource",
+        _pingpong(False),
+        _from_partner,
+        "PingPong receiving from MPI_ANY_SOURCE (IMB 2021's name)",
+        default=False,
+        factor=0.5,
+        pattern="pingpong",
+    ),
+    _single(
+        "PingPing",
+        _pingping(None),
+        _from_partner,
+        "both processes send at once: a message obstructed by an oncoming one (source as PingPong)",
+        pattern="pingping_select",
+    ),
+    _single(
+        "PingPingSpecificSource",
+        _pingping(True),
+        _from_partner,
+        "PingPing receiving from the explicit partner rank",
+        default=False,
+        pattern="pingping_specific",
+    ),
+    _single(
+        "PingPingAnySource",
+        _pingping(False),
+        _from_partner,
+        "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)",
+        default=False,
+        pattern="pingping",
+    ),
+    Benchmark(
+        "Sendrecv",
+        F,
+        Kind.PARALLEL,
+        sendrecv,
+        "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
+        buffers=same,
+        turnover=lambda np_: 2.0,
+        expected=_check_sendrecv,
+        native="sendrecv",
+        fit=True,
+        typed="data",
+    ),
+    Benchmark(
+        "Exchange",
+        F,
+        Kind.PARALLEL,
+        exchange,
+        "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
+        buffers=lambda x, np_: (2 * xp(x), xp(x)),
+        turnover=lambda np_: 4.0,
+        expected=_check_exchange,
+        native="exchange",
+        fit=True,
+        typed="data",
+    ),
     _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
-    _coll("Reduce", reduce, _check_reduce, "MPI_Reduce of X/4 floats to root i%NP", unit=4, root_based=True),
-    _coll("Reduce_scatter", reduce_scatter, _check_reduce_scatter, "MPI_Reduce_scatter of X/4 floats, even split", unit=4),
-    _coll("Allgather", allgather, _check_allgather, "MPI_Allgather, X bytes from each",
-          buffers=lambda x, np_: (xp(x), np_ * xp(x))),
-    _coll("Allgatherv", allgatherv, _check_allgather, "MPI_Allgatherv with the data of Allgather",
-          buffers=lambda x, np_: (xp(x), np_ * xp(x))),
-    _coll("Gather", _gather(False), _check_gather, "MPI_Gather of X bytes from each to root i%NP",
-          buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
-    _coll("Gatherv", _gather(True), _check_gather, "MPI_Gatherv with the data of Gather",
-          buffers=lambda x, np_: (xp(x), np_ * xp(x)), root_based=True),
-    _coll("Scatter", _scatter(False), scatter_check(False), "MPI_Scatter of X bytes to each from root i%NP",
-          buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
-    _coll("Scatterv", _scatter(True), scatter_check(True), "MPI_Scatterv with the data of Scatter",
-          buffers=lambda x, np_: (np_ * xp(x), xp(x)), root_based=True),
-    _coll("Alltoall", _alltoall(False), _check_alltoall, "MPI_Alltoall, X bytes per pair",
-          buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
-    _coll("Alltoallv", _alltoall(True), _check_alltoall, "MPI_Alltoallv, X bytes per pair",
-          buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x))),
+    _coll(
+        "Reduce",
+        reduce,
+        _check_reduce,
+        "MPI_Reduce of X/4 floats to root i%NP",
+        unit=4,
+        root_based=True,
+    ),
+    _coll(
+        "Reduce_scatter",
+        reduce_scatter,
+        _check_reduce_scatter,
+        "MPI_Reduce_scatter of X/4 floats, even split",
+        unit=4,
+    ),
+    _coll(
+        "Allgather",
+        allgather,
+        _check_allgather,
+        "MPI_Allgather, X bytes from each",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    _coll(
+        "Allgatherv",
+        allgatherv,
+        _check_allgather,
+        "MPI_Allgatherv with the data of Allgather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    _coll(
+        "Gather",
+        _gather(False),
+        _check_gather,
+        "MPI_Gather of X bytes from each to root i%NP",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    _coll(
+        "Gatherv",
+        _gather(True),
+        _check_gather,
+        "MPI_Gatherv with the data of Gather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    _coll(
+        "Scatter",
+        _scatter(False),
+        scatter_check(False),
+        "MPI_Scatter of X bytes to each from root i%NP",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    _coll(
+        "Scatterv",
+        _scatter(True),
+        scatter_check(True),
+        "MPI_Scatterv with the data of Scatter",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    _coll(
+        "Alltoall",
+        _alltoall(False),
+        _check_alltoall,
+        "MPI_Alltoall, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
+    _coll(
+        "Alltoallv",
+        _alltoall(True),
+        _check_alltoall,
+        "MPI_Alltoallv, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
     _coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
-    Benchmark("Barrier", F, Kind.SYNC, barrier, "MPI_Barrier", buffers=lambda x, np_: (0, 0),
-              native="barrier"),
+    Benchmark(
+        "Barrier",
+        F,
+        Kind.SYNC,
+        barrier,
+        "MPI_Barrier",
+        buffers=lambda x, np_: (0, 0),
+        native="barrier",
+    ),
     # IMB 2021's additions (commbench.suites.mpi1_2021); Uniband/Biband only by name, as there.
-    *(Benchmark(name, F, Kind.RATE, mpi1_2021._windowed(bi), what, buffers=same, default=False,
-                turnover=lambda np_, bi=bi: mpi1_2021.messages(np_, bi, 1), procs=Procs(minimum=2),
-                expected=mpi1_2021.check_windowed(bi), native=name.lower(), typed="data")
-      for name, bi, what in (
-          ("Uniband", False, "windows of -window_size Isends from each rank of the first half to its "
-                             "partner in the second, one ack each: Mbytes/sec and Msg/sec"),
-          ("Biband", True, "Uniband in both directions at once"))),
-    _coll("Reduce_local", mpi1_2021.reduce_local, mpi1_2021.check_reduce_local,
-          "MPI_Reduce_local of X/4 floats, MPI_SUM, no communication", unit=4, since="imb2021"),
-    _coll("Reduce_scatter_block", mpi1_2021.reduce_scatter_block, mpi1_2021.check_reduce_scatter_block,
-          "MPI_Reduce_scatter_block of NP X/4 floats, X/4 to each", unit=4,
-          buffers=lambda x, np_: (np_ * xp(x), xp(x)), since="imb2021"),
+    *(
+        Benchmark(
+            name,
+            F,
+            Kind.RATE,
+            mpi1_2021._windowed(bi),
+            what,
+            buffers=same,
+            default=False,
+            turnover=lambda np_, bi=bi: mpi1_2021.messages(np_, bi, 1),
+            procs=Procs(minimum=2),
+            expected=mpi1_2021.check_windowed(bi),
+            native=name.lower(),
+            typed="data",
+        )
+        for name, bi, what in (
+            (
+                "Uniband",
+                False,
+                "windows of -window_size Isends from each rank of the first half to its "
+                "partner in the second, one ack each: Mbytes/sec and Msg/sec",
+            ),
+            ("Biband", True, "Uniband in both directions at once"),
+        )
+    ),
+    _coll(
+        "Reduce_local",
+        mpi1_2021.reduce_local,
+        mpi1_2021.check_reduce_local,
+        "MPI_Reduce_local of X/4 floats, MPI_SUM, no communication",
+        unit=4,
+        since="imb2021",
+    ),
+    _coll(
+        "Reduce_scatter_block",
+        mpi1_2021.reduce_scatter_block,
+        mpi1_2021.check_reduce_scatter_block,
+        "MPI_Reduce_scatter_block of NP X/4 floats, X/4 to each",
+        unit=4,
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        since="imb2021",
+    ),
 )
 
 # Default execution order of the reference (spec §8, A18), with IMB 2021's additions
 # where IMB 2021.11 lists them (Reduce_local after Reduce, …; Uniband, Biband last).
-_ORDER = ["PingPong", "PingPongSpecificSource", "PingPongAnySource", "PingPing", "PingPingSpecificSource",
-          "PingPingAnySource", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Reduce_local", "Reduce_scatter",
-          "Reduce_scatter_block", "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv",
-          "Alltoall", "Alltoallv", "Bcast", "Barrier", "Uniband", "Biband"]
+_ORDER = [
+    "PingPong",
+    "PingPongSpecificSource",
+    "PingPongAnySource",
+    "PingPing",
+    "PingPingSpecificSource",
+    "PingPingAnySource",
+    "Sendrecv",
+    "Exchange",
+    "Allreduce",
+    "Reduce",
+    "Reduce_local",
+    "Reduce_scatter",
+    "Reduce_scatter_block",
+    "Allgather",
+    "Allgatherv",
+    "Gather",
+    "Gatherv",
+    "Scatter",
+    "Scatterv",
+    "Alltoall",
+    "Alltoallv",
+    "Bcast",
+    "Barrier",
+    "Uniband",
+    "Biband",
+]
 BENCHMARKS = tuple(sorted(_DESCRIPTORS, key=lambda b: _ORDER.index(b.name)))
 assert [b.name for b in BENCHMARKS] == _ORDER
 
@@ -432,7 +667,9 @@ assert [b.name for b in BENCHMARKS] == _ORDER
 def _window(s: str) -> int:
     w = integer("-window_size", 1)(s)
     if w > 65536:
-        raise ConfigError(f"-window_size must be <= 65536, got {w} (accepted: -window_size 1..65536)")
+        raise ConfigError(
+            f"-window_size must be <= 65536, got {w} (accepted: -window_size 1..65536)"
+        )
     return w
 
 
@@ -444,13 +681,30 @@ FAMILY = Family(
     description="blocking point-to-point and collectives (Intel MPI Benchmarks MPI-1 part)",
     aliases=("IMB-MPI1",),
     methodology=True,
-    options=(Option(("-window_size",), "mpi1_window_size", "<W>",
-                    "Uniband/Biband: messages in flight per repetition (default 256, as IMB 2021)",
-                    _window, default=256),
-             Option(("-data_type",), "mpi1_data_type", "<type>",
-                    "datatype of the messages: byte (default), char, int, float, double (IMB 2021)",
-                    choice("-data_type", tuple(buffers.DATA_TYPES)), default="byte"),
-             Option(("-red_data_type",), "mpi1_red_data_type", "<type>",
-                    "datatype of the reductions: float (default), char, int, double (IMB 2021)",
-                    choice("-red_data_type", tuple(t for t in buffers.DATA_TYPES if t != "byte")), default="float")),
+    options=(
+        Option(
+            ("-window_size",),
+            "mpi1_window_size",
+            "<W>",
+            "Uniband/Biband: messages in flight per repetition (default 256, as IMB 2021)",
+            _window,
+            default=256,
+        ),
+        Option(
+            ("-data_type",),
+            "mpi1_data_type",
+            "<type>",
+            "datatype of the messages: byte (default), char, int, float, double (IMB 2021)",
+            choice("-data_type", tuple(buffers.DATA_TYPES)),
+            default="byte",
+        ),
+        Option(
+            ("-red_data_type",),
+            "mpi1_red_data_type",
+            "<type>",
+            "datatype of the reductions: float (default), char, int, double (IMB 2021)",
+            choice("-red_data_type", tuple(t for t in buffers.DATA_TYPES if t != "byte")),
+            default="float",
+        ),
+    ),
 )

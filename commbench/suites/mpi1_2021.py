@@ -105,8 +105,11 @@ def check_reduce_local(ctx, n):
 
 def reduce_scatter_block(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter_block, MPI.SUM
-    items = ctx.each(n, lean_send(ctx, count=ctx.size * ctx.x, dtype=ctx.red_dtype),
-                     lean_recv(ctx, dtype=ctx.red_dtype))
+    items = ctx.each(
+        n,
+        lean_send(ctx, count=ctx.size * ctx.x, dtype=ctx.red_dtype),
+        lean_recv(ctx, dtype=ctx.red_dtype),
+    )
     t0 = MPI.Wtime()
     for s, r in items:
         op(s, r, SUM)
@@ -116,5 +119,7 @@ def reduce_scatter_block(ctx, n):
 def check_reduce_scatter_block(ctx, n):
     """Block j of the NP·X/4-float SUM goes to rank j."""
     block = ctx.x // ctx.red_width * ctx.red_width
-    exp = buffers.reduce_pattern(ctx.members, ctx.size * ctx.x, ctx.red_np)[ctx.rank * block : (ctx.rank + 1) * block]
+    exp = buffers.reduce_pattern(ctx.members, ctx.size * ctx.x, ctx.red_np)[
+        ctx.rank * block : (ctx.rank + 1) * block
+    ]
     return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)

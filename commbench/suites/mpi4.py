@@ -45,15 +45,19 @@ class Settings(FamilySettings):
 
 # ---------------------------------------------------------------- persistent requests
 
+
 def _bind(stem: str, shape):
     """setup(ctx): MPI_<stem>_init once per (slot, root), in the same order on every rank."""
+
     def setup(ctx):
         lists, make = shape(ctx)
         init = getattr(ctx.comm, f"{stem}_init")
         slots = len(lists[0]) if lists else 1
         roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]
-        ctx.state[_REQUESTS] = {root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
-                                for root in roots}
+        ctx.state[_REQUESTS] = {
+            root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
+            for root in roots
+        }
 
     return setup
 
@@ -75,6 +79,7 @@ def _calls(ctx, n: int) -> list:
 
 
 # ---------------------------------------------------------------- timed loops (see nbc)
+
 
 def _pure_loop(ctx, n):
     reqs = _calls(ctx, n)
@@ -103,6 +108,7 @@ def _overlapped_loop(ctx, n, exploit, target):
 def _once(stem: str):
     """ctx -> op(*args): one persistent operation initialised, started, waited for and
     freed (check mode's per-root sweep, untimed)."""
+
     def op_of(ctx):
         init = getattr(ctx.comm, f"{stem}_init")
 
@@ -119,23 +125,44 @@ def _once(stem: str):
 
 # ---------------------------------------------------------------- descriptors
 
+
 def _persist_pair(stem: str, shape, what: str):
     name = f"{stem}_persist"
-    return nbc.pair(F, stem, (name, f"{name}_pure"),
-                    (nbc.overlap_kernel(_pure_loop, _overlapped_loop, Settings), nbc.pure_kernel(_pure_loop)),
-                    what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"), _once(stem),
-                    setups=(nbc.overlap_setup(Settings, _bind(stem, shape)), _bind(stem, shape)), teardown=_free,
-                    default=stem != "Allgather", native="persist")
+    return nbc.pair(
+        F,
+        stem,
+        (name, f"{name}_pure"),
+        (nbc.overlap_kernel(_pure_loop, _overlapped_loop, Settings), nbc.pure_kernel(_pure_loop)),
+        what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"),
+        _once(stem),
+        setups=(nbc.overlap_setup(Settings, _bind(stem, shape)), _bind(stem, shape)),
+        teardown=_free,
+        default=stem != "Allgather",
+        native="persist",
+    )
 
 
-BENCHMARKS = tuple(b for stem, shape, what in nbc.OPERATIONS for b in _persist_pair(stem, shape, what))
+BENCHMARKS = tuple(
+    b for stem, shape, what in nbc.OPERATIONS for b in _persist_pair(stem, shape, what)
+)
 
 # IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in
 # registration order): every _persist but Allgather_persist, whose flag is commented
 # out there; it and the _persist_pure flavours run by name or -include.
-_ORDER = ["Bcast_persist", "Allgatherv_persist", "Gather_persist", "Gatherv_persist", "Scatter_persist",
-          "Scatterv_persist", "Alltoall_persist", "Alltoallv_persist", "Reduce_persist",
-          "Reduce_scatter_persist", "Allreduce_persist", "Barrier_persist"]
+_ORDER = [
+    "Bcast_persist",
+    "Allgatherv_persist",
+    "Gather_persist",
+    "Gatherv_persist",
+    "Scatter_persist",
+    "Scatterv_persist",
+    "Alltoall_persist",
+    "Alltoallv_persist",
+    "Reduce_persist",
+    "Reduce_scatter_persist",
+    "Allreduce_persist",
+    "Barrier_persist",
+]
 assert [b.name for b in BENCHMARKS if b.default] == _ORDER
 
 
@@ -143,12 +170,16 @@ def missing(version: tuple[int, int], library: str, has_init: bool) -> str | Non
     """Why persistent collectives cannot run, or None: they need MPI ≥ 4.0 and an
     mpi4py with MPI_Bcast_init & co."""
     if version < (4, 0):
-        return (f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but the MPI library "
-                f"implements MPI {version[0]}.{version[1]} ({library}) (accepted: an MPI-4.0 library, "
-                "e.g. MPICH >= 4.0, Open MPI >= 5.0)")
+        return (
+            f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but the MPI library "
+            f"implements MPI {version[0]}.{version[1]} ({library}) (accepted: an MPI-4.0 library, "
+            "e.g. MPICH >= 4.0, Open MPI >= 5.0)"
+        )
     if not has_init:
-        return (f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but this mpi4py "
-                "has no Comm.Bcast_init (accepted: mpi4py >= 4.0)")
+        return (
+            f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but this mpi4py "
+            "has no Comm.Bcast_init (accepted: mpi4py >= 4.0)"
+        )
     return None
 
 
@@ -173,8 +204,12 @@ FAMILY = Family(
     methodology=True,
     validate=_validate,
     options=(
-        Option(("--mpi4-cpu-factor",), "mpi4_cpu_factor", "<F>",
-               "IMB-MPI4: computation per repetition = F × t_pure (default 1, as IMB)",
-               nbc.cpu_factor("--mpi4-cpu-factor")),
+        Option(
+            ("--mpi4-cpu-factor",),
+            "mpi4_cpu_factor",
+            "<F>",
+            "IMB-MPI4: computation per repetition = F × t_pure (default 1, as IMB)",
+            nbc.cpu_factor("--mpi4-cpu-factor"),
+        ),
     ),
 )

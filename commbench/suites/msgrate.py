@@ -58,24 +58,80 @@ class Settings(FamilySettings):
     cache: int = 16 * 2**20
     ppn: int = 1
     machine: bool = False
-    pairing: str = "odd-even"  # single direction: the seed's pseudo-code; "halves": the Sandia C code's
-    barriers: bool = False  # single direction and pair-based: a barrier before each timed iteration (C code)
+    pairing: str = (
+        "odd-even"  # single direction: the seed's pseudo-code; "halves": the Sandia C code's
+    )
+    barriers: bool = (
+        False  # single direction and pair-based: a barrier before each timed iteration (C code)
+    )
 
 
 OPTIONS = (
-    Option(("--peers",), "msgrate_peers", "<num>", "msgrate: peers each process talks to (default 6)", integer("--peers", 1)),
-    Option(("--iters",), "msgrate_iters", "<num>", "msgrate: iterations per pattern (default 100; the C code's 4096 is minutes in Python)", integer("--iters", 1)),
-    Option(("--msgs",), "msgrate_msgs", "<num>", "msgrate: messages per peer per iteration (default 128)", integer("--msgs", 1)),
-    Option(("--msg-size",), "msgrate_size", "<bytes>", "msgrate: bytes per message (default 8)", bytes_option("--msg-size")),
-    Option(("--cache-size",), "msgrate_cache", "<bytes>", "msgrate: cache-invalidation array (default 16m; 0 disables)", bytes_option("--cache-size")),
-    Option(("--ppn",), "msgrate_ppn", "<num>", "msgrate: processes per node; peers are ppn ranks apart (default 1)", integer("--ppn", 1)),
-    Option(("--machine-readable",), "msgrate_machine", "", "msgrate: also print the seed's one-line machine-readable form"),
-    Option(("--pairing",), "msgrate_pairing", "<odd-even|halves>", "msgrate: single direction's pairs: odd ranks send to "
-           "rank-1 (default, the seed's pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
-           choice("--pairing", PAIRINGS), uses=lambda b: b.name == "single_direction"),
-    Option(("--barriers",), "msgrate_barriers", "", "msgrate: an untimed barrier before every iteration of single "
-           "direction and pair-based too (the Sandia C code; the seed's pseudo-code has none)",
-           uses=lambda b: b.name in ("single_direction", "pair_based")),
+    Option(
+        ("--peers",),
+        "msgrate_peers",
+        "<num>",
+        "msgrate: peers each process talks to (default 6)",
+        integer("--peers", 1),
+    ),
+    Option(
+        ("--iters",),
+        "msgrate_iters",
+        "<num>",
+        "msgrate: iterations per pattern (default 100; the C code's 4096 is minutes in Python)",
+        integer("--iters", 1),
+    ),
+    Option(
+        ("--msgs",),
+        "msgrate_msgs",
+        "<num>",
+        "msgrate: messages per peer per iteration (default 128)",
+        integer("--msgs", 1),
+    ),
+    Option(
+        ("--msg-size",),
+        "msgrate_size",
+        "<bytes>",
+        "msgrate: bytes per message (default 8)",
+        bytes_option("--msg-size"),
+    ),
+    Option(
+        ("--cache-size",),
+        "msgrate_cache",
+        "<bytes>",
+        "msgrate: cache-invalidation array (default 16m; 0 disables)",
+        bytes_option("--cache-size"),
+    ),
+    Option(
+        ("--ppn",),
+        "msgrate_ppn",
+        "<num>",
+        "msgrate: processes per node; peers are ppn ranks apart (default 1)",
+        integer("--ppn", 1),
+    ),
+    Option(
+        ("--machine-readable",),
+        "msgrate_machine",
+        "",
+        "msgrate: also print the seed's one-line machine-readable form",
+    ),
+    Option(
+        ("--pairing",),
+        "msgrate_pairing",
+        "<odd-even|halves>",
+        "msgrate: single direction's pairs: odd ranks send to "
+        "rank-1 (default, the seed's pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
+        choice("--pairing", PAIRINGS),
+        uses=lambda b: b.name == "single_direction",
+    ),
+    Option(
+        ("--barriers",),
+        "msgrate_barriers",
+        "",
+        "msgrate: an untimed barrier before every iteration of single "
+        "direction and pair-based too (the Sandia C code; the seed's pseudo-code has none)",
+        uses=lambda b: b.name in ("single_direction", "pair_based"),
+    ),
 )
 
 
@@ -84,11 +140,15 @@ def validate(cfg, size: int) -> None:
     s = Settings.of(cfg.params)
     peers, ppn = s.peers, s.ppn
     if size <= peers:
-        raise ConfigError(f"msgrate: job size {size} <= number of peers {peers} "
-                          f"(run with -n {peers + 1} or more, or lower --peers below {size})")
+        raise ConfigError(
+            f"msgrate: job size {size} <= number of peers {peers} "
+            f"(run with -n {peers + 1} or more, or lower --peers below {size})"
+        )
     if size // ppn <= peers:
-        raise ConfigError(f"msgrate: node count {size} / --ppn {ppn} = {size // ppn} <= number of peers {peers} "
-                          f"(lower --peers or --ppn)")
+        raise ConfigError(
+            f"msgrate: node count {size} / --ppn {ppn} = {size // ppn} <= number of peers {peers} "
+            f"(lower --peers or --ppn)"
+        )
 
 
 # Python's bookkeeping per message (a buffer spec of each side and its request): a
@@ -101,18 +161,26 @@ def memory(params: dict, size: int) -> tuple[int, str]:
     s = Settings.of(params)
     n = s.peers * s.msgs
     need = s.cache + 2 * n * s.size + n * SPEC_BYTES
-    return need, (f"msgrate: --cache-size {s.cache} + 2 x --peers {s.peers} x --msgs {s.msgs} x "
-                  f"--msg-size {s.size} bytes, and {SPEC_BYTES} bytes of bookkeeping per message")
+    return need, (
+        f"msgrate: --cache-size {s.cache} + 2 x --peers {s.peers} x --msgs {s.msgs} x "
+        f"--msg-size {s.size} bytes, and {SPEC_BYTES} bytes of bookkeeping per message"
+    )
 
 
 def peer_lists(rank: int, size: int, peers: int, ppn: int) -> tuple[list[int], list[int]]:
     """The seed's send and receive peers: ppn-strided lower and higher neighbours."""
     half = peers // 2
-    send = [(rank + size + ((i - half) if i < half else (i - half + 1)) * ppn) % size for i in range(peers)]
+    send = [
+        (rank + size + ((i - half) if i < half else (i - half + 1)) * ppn) % size
+        for i in range(peers)
+    ]
     if peers % 2 == 0:
         recv = list(send)
     else:
-        recv = [(rank + size + ((i - half - 1) if i < half + 1 else (i - half)) * ppn) % size for i in range(peers)]
+        recv = [
+            (rank + size + ((i - half - 1) if i < half + 1 else (i - half)) * ppn) % size
+            for i in range(peers)
+        ]
     return send, recv
 
 
@@ -143,8 +211,12 @@ class Patterns:
         self.sbuf = np.zeros(max(total, 1), np.uint8)
         self.rbuf = np.zeros(max(total, 1), np.uint8)
         nb = self.nbytes
-        self.sspec = [[self.sbuf[i * nb:(i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)]
-        self.rspec = [[self.rbuf[i * nb:(i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)]
+        self.sspec = [
+            [self.sbuf[i * nb : (i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)
+        ]
+        self.rspec = [
+            [self.rbuf[i * nb : (i + 1) * nb], MPI.CHAR] for i in range(self.peers * self.msgs)
+        ]
         self.send_peers, self.recv_peers = peer_lists(self.rank, self.size, self.peers, self.ppn)
 
     def _slots(self, j: int) -> range:
@@ -196,7 +268,9 @@ class Patterns:
         for i in range(self.iters):
             self.beat()
             self.cache.invalidate(self.sbuf, i)
-            if self.barriers:  # the seed's pair-based has none: "the test may result in unexpected messages"
+            if (
+                self.barriers
+            ):  # the seed's pair-based has none: "the test may result in unexpected messages"
                 comm.Barrier()
             t0 = w()
             for j in range(p):
@@ -215,10 +289,18 @@ class Patterns:
         p = self.peers
 
         def post_recvs() -> list:
-            return [irecv(self.rspec[k], self.recv_peers[j], TAG) for j in range(p) for k in self._slots(j)]
+            return [
+                irecv(self.rspec[k], self.recv_peers[j], TAG)
+                for j in range(p)
+                for k in self._slots(j)
+            ]
 
         def post_sends() -> list:
-            return [isend(self.sspec[k], self.send_peers[p - j - 1], TAG) for j in range(p) for k in self._slots(j)]
+            return [
+                isend(self.sspec[k], self.send_peers[p - j - 1], TAG)
+                for j in range(p)
+                for k in self._slots(j)
+            ]
 
         comm.Barrier()
         t0 = w()
@@ -252,14 +334,20 @@ class Patterns:
             reqs = []
             for j in range(p):
                 reqs += [irecv(self.rspec[k], self.recv_peers[j], TAG) for k in self._slots(j)]
-                reqs += [isend(self.sspec[k], self.send_peers[p - j - 1], TAG) for k in self._slots(j)]
+                reqs += [
+                    isend(self.sspec[k], self.send_peers[p - j - 1], TAG) for k in self._slots(j)
+                ]
             waitall(reqs)
             total += w() - t0
         return total, self.iters * p * self.msgs * 2, True
 
 
-NAMES = {"single_direction": "single direction", "pair_based": "pair-based",
-         "pre_post": "pre-post", "all_start": "all-start"}
+NAMES = {
+    "single_direction": "single direction",
+    "pair_based": "pair-based",
+    "pre_post": "pre-post",
+    "all_start": "all-start",
+}
 
 
 class MsgrateProcedure(Procedure):
@@ -304,7 +392,9 @@ def procedure(session: Session) -> MsgrateProcedure:
     return MsgrateProcedure(session)
 
 
-def pattern_record(name: str, s: Settings, size: int, msgs: int, every: list, partners: list) -> records.Measurement:
+def pattern_record(
+    name: str, s: Settings, size: int, msgs: int, every: list, partners: list
+) -> records.Measurement:
     """The pattern's row (world rank 0): the seed's rate from every rank's seconds."""
     part = [t for t, ok in every if ok]
     avg = sum(part) / len(part)
@@ -313,17 +403,34 @@ def pattern_record(name: str, s: Settings, size: int, msgs: int, every: list, pa
     # that took part (identical for even P).
     rate = msgs / avg if avg > 0 else 0.0
     members = [r for r, (_, ok) in enumerate(every) if ok]
-    rec = records.build(benchmark=name, family=F, kind=KIND, np_=len(members), mode="", x=s.size,
-                        repetitions=s.iters, groups=[members], world_size=size, components=["t"],
-                        rank_times={"t": [t / s.iters if ok else None for t, ok in every]},
-                        turnover=1.0,
-                        extra={"pattern": NAMES[name], "messages_per_second": rate,
-                               "messages_per_rank": msgs, "avg_time_s": avg,
-                               "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
-                               "peers": s.peers, "msgs": s.msgs, "cache_size": s.cache, "ppn": s.ppn,
-                               "pairing": s.pairing if name == "single_direction" else None,
-                               "barrier": s.barriers or name in ("pre_post", "all_start"),
-                               **_pairs(partners)})
+    rec = records.build(
+        benchmark=name,
+        family=F,
+        kind=KIND,
+        np_=len(members),
+        mode="",
+        x=s.size,
+        repetitions=s.iters,
+        groups=[members],
+        world_size=size,
+        components=["t"],
+        rank_times={"t": [t / s.iters if ok else None for t, ok in every]},
+        turnover=1.0,
+        extra={
+            "pattern": NAMES[name],
+            "messages_per_second": rate,
+            "messages_per_rank": msgs,
+            "avg_time_s": avg,
+            "rank_rates": [msgs / t if ok and t > 0 else None for t, ok in every],
+            "peers": s.peers,
+            "msgs": s.msgs,
+            "cache_size": s.cache,
+            "ppn": s.ppn,
+            "pairing": s.pairing if name == "single_direction" else None,
+            "barrier": s.barriers or name in ("pre_post", "all_start"),
+            **_pairs(partners),
+        },
+    )
     return rec
 
 
@@ -331,14 +438,19 @@ def _pairs(partners: list) -> dict:
     """Single direction: each rank's partner as it used it, and the senders."""
     if not any(partners):
         return {}
-    return {"partners": [p[0] if p else None for p in partners],
-            "senders": [r for r, p in enumerate(partners) if p and p[1]]}
+    return {
+        "partners": [p[0] if p else None for p in partners],
+        "senders": [r for r, p in enumerate(partners) if p and p[1]],
+    }
 
 
 BENCHMARKS = tuple(
     Experiment(name, desc)
     for name, desc in (
-        ("single_direction", "odd ranks send msgs messages each to the even rank below, one direction"),
+        (
+            "single_direction",
+            "odd ranks send msgs messages each to the even rank below, one direction",
+        ),
         ("pair_based", "per peer in turn: receive msgs from one, send msgs to another, waitall"),
         ("pre_post", "receives posted before the cache walk, then all sends, one waitall"),
         ("all_start", "all receives and sends to every peer started at once, one waitall"),
@@ -354,7 +466,9 @@ FAMILY = Family(
     min_world=3,
     options=OPTIONS,
     procedure=procedure,
-    honours=frozenset({"samples", "precision", "precision_budget", "shuffle", "time"}),  # the harness's rows
+    honours=frozenset(
+        {"samples", "precision", "precision_budget", "shuffle", "time"}
+    ),  # the harness's rows
     view="msgrate",
     validate=validate,
     memory=memory,

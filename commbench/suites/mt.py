@@ -46,7 +46,9 @@ def _counts(s: str) -> tuple[int, ...]:
     try:
         vals = tuple(int(v) for v in s.split(","))
     except ValueError:
-        raise ConfigError(f"-count needs comma-separated element counts, got {s!r} (accepted: -count 1,2,4,8)") from None
+        raise ConfigError(
+            f"-count needs comma-separated element counts, got {s!r} (accepted: -count 1,2,4,8)"
+        ) from None
     if any(v < 0 or v >= 2**31 for v in vals):
         raise ConfigError(f"-count {s}: counts are C ints >= 0 (accepted: -count 1,2,4,8)")
     return vals
@@ -55,34 +57,93 @@ def _counts(s: str) -> tuple[int, ...]:
 # IMB-MPI1 2021 has -window_size too: one option for both families (the parser maps a
 # name to one option), read into mt_window_size by configure().
 WINDOW = next((o for o in mpi1.FAMILY.options if "-window_size" in o.names), None) or Option(
-    ("-window_size",), "mt_window_size", "<W>", "mt: UniBandMT/BiBandMT messages in flight (default 64)",
-    integer("-window_size", 1))
+    ("-window_size",),
+    "mt_window_size",
+    "<W>",
+    "mt: UniBandMT/BiBandMT messages in flight (default 64)",
+    integer("-window_size", 1),
+)
+
 
 def _moves_data(b) -> bool:
     return b.checked
 
 
 OPTIONS = (
-    Option(("-stride",), "mt_stride", "<S>", "mt: partner distance of the point-to-point benchmarks (default 0: P/2)",
-           integer("-stride", 0, C_INT_MAX), uses=lambda b: b.paired),
-    Option(("-warmup",), "mt_warmup", "<N>", "mt: warm-up repetitions (default 100)", integer("-warmup", 0, C_INT_MAX)),
-    Option(("-repeat",), "mt_repeat", "<N>", "mt: timed repetitions (default 1000)", integer("-repeat", 1, C_INT_MAX)),
+    Option(
+        ("-stride",),
+        "mt_stride",
+        "<S>",
+        "mt: partner distance of the point-to-point benchmarks (default 0: P/2)",
+        integer("-stride", 0, C_INT_MAX),
+        uses=lambda b: b.paired,
+    ),
+    Option(
+        ("-warmup",),
+        "mt_warmup",
+        "<N>",
+        "mt: warm-up repetitions (default 100)",
+        integer("-warmup", 0, C_INT_MAX),
+    ),
+    Option(
+        ("-repeat",),
+        "mt_repeat",
+        "<N>",
+        "mt: timed repetitions (default 1000)",
+        integer("-repeat", 1, C_INT_MAX),
+    ),
     WINDOW,
-    Option(("-barrier",), "mt_barrier", "<on|off|special>", "mt: barrier before timing and after each collective "
-           "call: MPI_Barrier, none, or a dissemination of empty Sendrecvs (default on)",
-           choice("-barrier", ("on", "off", "special")), uses=_moves_data),
-    Option(("-count",), "mt_count", "<n[,n…]>", "mt: message sizes in -datatype elements per thread (default 1,2,4,8)",
-           _counts, uses=_moves_data),
-    Option(("-malloc_align",), "mt_malloc_align", "<bytes>", "mt: buffer alignment (default 64)",
-           integer("-malloc_align", 1, C_INT_MAX), uses=_moves_data),
-    Option(("-malloc_algo",), "mt_malloc_algo", "<serial|continuous|parallel>", "mt: buffers allocated by the "
-           "first thread, as one block, or by each thread (default serial)",
-           choice("-malloc_algo", ("serial", "continuous", "parallel")), uses=_moves_data),
-    Option(("-datatype",), "mt_datatype", "<int|char>", "mt: element type of -count (default int)",
-           choice("-datatype", ("int", "char")), uses=_moves_data),
+    Option(
+        ("-barrier",),
+        "mt_barrier",
+        "<on|off|special>",
+        "mt: barrier before timing and after each collective "
+        "call: MPI_Barrier, none, or a dissemination of empty Sendrecvs (default on)",
+        choice("-barrier", ("on", "off", "special")),
+        uses=_moves_data,
+    ),
+    Option(
+        ("-count",),
+        "mt_count",
+        "<n[,n…]>",
+        "mt: message sizes in -datatype elements per thread (default 1,2,4,8)",
+        _counts,
+        uses=_moves_data,
+    ),
+    Option(
+        ("-malloc_align",),
+        "mt_malloc_align",
+        "<bytes>",
+        "mt: buffer alignment (default 64)",
+        integer("-malloc_align", 1, C_INT_MAX),
+        uses=_moves_data,
+    ),
+    Option(
+        ("-malloc_algo",),
+        "mt_malloc_algo",
+        "<serial|continuous|parallel>",
+        "mt: buffers allocated by the "
+        "first thread, as one block, or by each thread (default serial)",
+        choice("-malloc_algo", ("serial", "continuous", "parallel")),
+        uses=_moves_data,
+    ),
+    Option(
+        ("-datatype",),
+        "mt_datatype",
+        "<int|char>",
+        "mt: element type of -count (default int)",
+        choice("-datatype", ("int", "char")),
+        uses=_moves_data,
+    ),
     Option(("-noheader",), "mt_noheader", "", "mt: no 'MT part' banner"),
-    Option(("--mt-threads",), "mt_threads", "<T>", "mt: threads per rank (default $OMP_NUM_THREADS, as IMB-MT; "
-           "else the CPUs this process may use)", integer("--mt-threads", 1, C_INT_MAX)),
+    Option(
+        ("--mt-threads",),
+        "mt_threads",
+        "<T>",
+        "mt: threads per rank (default $OMP_NUM_THREADS, as IMB-MT; "
+        "else the CPUs this process may use)",
+        integer("--mt-threads", 1, C_INT_MAX),
+    ),
 )
 
 
@@ -91,7 +152,11 @@ def default_threads(env=os.environ) -> int:
 
     `commbench` sets OMP_NUM_THREADS=1 for its processes unless the user set it (one
     BLAS thread per rank) and says so in COMMBENCH_OMP_DEFAULTED: then the CPU count."""
-    first = "" if env.get("COMMBENCH_OMP_DEFAULTED") else env.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    first = (
+        ""
+        if env.get("COMMBENCH_OMP_DEFAULTED")
+        else env.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    )
     if first.isdigit() and int(first) > 0:
         return int(first)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -119,17 +184,37 @@ HELD_COMMS = 3
 def _limits() -> list[tuple[int, str]]:
     """(most threads per rank, why) that this MPI library and this host allow."""
     out = []
-    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and "MPICH" in MPI.Get_library_version():
-        out.append((MPICH_CONTEXT_IDS - HELD_COMMS, f"each thread needs a communicator of its own (MPI_Comm_dup) and "
-                    f"MPICH has {MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
-                    "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world"))
-    local = jobenv.tasks_on_this_node() or int(os.environ.get("MPI_LOCALNRANKS") or
-                                               os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1)
-    for cap, what in ((resource.getrlimit(resource.RLIMIT_NPROC)[0], "RLIMIT_NPROC (ulimit -u), the threads one "
-                       "user may run"), (_threads_max(), "the kernel's threads-max")):
+    if (
+        deferred.loaded("mpi4py.MPI")
+        and MPI.Is_initialized()
+        and "MPICH" in MPI.Get_library_version()
+    ):
+        out.append(
+            (
+                MPICH_CONTEXT_IDS - HELD_COMMS,
+                f"each thread needs a communicator of its own (MPI_Comm_dup) and "
+                f"MPICH has {MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
+                "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world",
+            )
+        )
+    local = jobenv.tasks_on_this_node() or int(
+        os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1
+    )
+    for cap, what in (
+        (
+            resource.getrlimit(resource.RLIMIT_NPROC)[0],
+            "RLIMIT_NPROC (ulimit -u), the threads one user may run",
+        ),
+        (_threads_max(), "the kernel's threads-max"),
+    ):
         if 0 < cap != resource.RLIM_INFINITY:
-            out.append((max(1, cap // local), f"{local} rank{'s' * (local > 1)} on this host may start at most "
-                        f"{cap} threads together ({what})"))
+            out.append(
+                (
+                    max(1, cap // local),
+                    f"{local} rank{'s' * (local > 1)} on this host may start at most "
+                    f"{cap} threads together ({what})",
+                )
+            )
     return out
 
 
@@ -147,44 +232,67 @@ def validate(cfg, size: int) -> None:
     thread count within what this MPI and this host allow: refused, naming the limit,
     before MPI would abort on it."""
     s = Settings.of(cfg.params)
-    need = (f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per rank at "
-            "once and needs MPI_THREAD_MULTIPLE")
+    need = (
+        f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per rank at "
+        "once and needs MPI_THREAD_MULTIPLE"
+    )
     for most, why in _limits():
         if s.threads > most:
             raise ConfigError(f"--mt-threads {s.threads}: {why} (accepted: --mt-threads 1..{most})")
-    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+    if (
+        deferred.loaded("mpi4py.MPI")
+        and MPI.Is_initialized()
+        and MPI.Query_thread() < MPI.THREAD_MULTIPLE
+    ):
         got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
         if cfg.thread_level is None:
-            raise ConfigError(f"{need}; without -thread_level MPI was initialised with {got} (accepted: -thread_level multiple)")
-        raise ConfigError(f"{need}, but this MPI provides only {got} (accepted: an MPI library built with thread "
-                          "support, e.g. the mpich wheel, and -thread_level multiple)")
+            raise ConfigError(
+                f"{need}; without -thread_level MPI was initialised with {got} (accepted: -thread_level multiple)"
+            )
+        raise ConfigError(
+            f"{need}, but this MPI provides only {got} (accepted: an MPI library built with thread "
+            "support, e.g. the mpich wheel, and -thread_level multiple)"
+        )
     if cfg.check and s.datatype != "int":
-        raise ConfigError("-check verifies int data only, as IMB-MT (accepted: -check with -datatype int)")
+        raise ConfigError(
+            "-check verifies int data only, as IMB-MT (accepted: -check with -datatype int)"
+        )
 
 
 def memory(params: dict, size: int) -> tuple[int, str]:
     s, big = Settings.of(params), max(Settings.of(params).count, default=0)
-    return s.threads * (3 * big * s.unit + 2 * s.malloc_align), f"mt: --mt-threads {s.threads} x 3 x the largest -count {big} x {s.unit} bytes"
+    return s.threads * (
+        3 * big * s.unit + 2 * s.malloc_align
+    ), f"mt: --mt-threads {s.threads} x 3 x the largest -count {big} x {s.unit} bytes"
 
 
 def gil_note() -> list[str]:
     if hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled():
         return ["# mpi4py engine: Python threads on a free-threaded Python (no GIL)"]
-    return ["# mpi4py engine: the Python threads of a rank share one GIL. mpi4py releases it inside",
-            "#   each blocking MPI call, so threads overlap in MPI, but the Python between calls runs",
-            "#   one thread at a time and a thread back from MPI waits for the GIL: the times include",
-            "#   that serialisation (docs/mt.md); --engine native runs C threads without it"]
+    return [
+        "# mpi4py engine: the Python threads of a rank share one GIL. mpi4py releases it inside",
+        "#   each blocking MPI call, so threads overlap in MPI, but the Python between calls runs",
+        "#   one thread at a time and a thread back from MPI waits for the GIL: the times include",
+        "#   that serialisation (docs/mt.md); --engine native runs C threads without it",
+    ]
 
 
 def preamble(cfg) -> list[str]:
     s = Settings.of(cfg.params)
-    lines = [f"# Threads per rank      : {s.threads} (each on its own MPI_Comm_dup of the world)",
-             f"# Engine                : {cfg.engine}" + (" (C POSIX threads, commbench/native/mt.c)"
-                                                          if cfg.engine != "mpi4py" else " (Python threads)")]
+    lines = [
+        f"# Threads per rank      : {s.threads} (each on its own MPI_Comm_dup of the world)",
+        f"# Engine                : {cfg.engine}"
+        + (
+            " (C POSIX threads, commbench/native/mt.c)"
+            if cfg.engine != "mpi4py"
+            else " (Python threads)"
+        ),
+    ]
     return lines + (gil_note() if cfg.engine != "native" else [])
 
 
 # ---------------------------------------------------------------- the procedure (commbench.harness.rows runs it)
+
 
 def _thread_comms(comm, n: int) -> list:
     """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id; an MPI
@@ -200,9 +308,11 @@ def _thread_comms(comm, n: int) -> list:
     except MPI.Exception as e:
         for c in out:
             c.Free()
-        raise RunError(f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
-                       f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread needs "
-                       f"one (accepted: --mt-threads {max(1, len(out))} or fewer)") from None
+        raise RunError(
+            f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
+            f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread needs "
+            f"one (accepted: --mt-threads {max(1, len(out))} or fewer)"
+        ) from None
     return out
 
 
@@ -230,8 +340,20 @@ class MtProcedure(Procedure):
         for name in self.session.cfg.benchmarks:
             bench = FAMILY.get(name)
             counts = [0] if bench.columns == "barrier" else list(s.count)
-            rows = [Row(name, p, None if bench.columns == "barrier" else c * s.unit * s.threads) for c in counts]
-            yield MtUnit(name, p, rows, list(self.runners), kind=KIND, procedure=self, bench=bench, counts=counts)
+            rows = [
+                Row(name, p, None if bench.columns == "barrier" else c * s.unit * s.threads)
+                for c in counts
+            ]
+            yield MtUnit(
+                name,
+                p,
+                rows,
+                list(self.runners),
+                kind=KIND,
+                procedure=self,
+                bench=bench,
+                counts=counts,
+            )
 
 
 class MtUnit(Unit):
@@ -241,62 +363,123 @@ class MtUnit(Unit):
 
     def measure(self, row: Row, engine: str) -> list | None:
         proc, session = self.proc, self.proc.session
-        got = _measure(session, proc.s, proc.comms, self.bench, self.counts[row], max(self.counts.values()),
-                       proc.runners[engine])
+        got = _measure(
+            session,
+            proc.s,
+            proc.comms,
+            self.bench,
+            self.counts[row],
+            max(self.counts.values()),
+            proc.runners[engine],
+        )
         return session.comm.gather(got, root=0)
 
     def record(self, row: Row, engine: str, every: list) -> records.Measurement:
         session = self.proc.session
-        return row_record(self.bench, self.proc.s, engine, self.counts[row], every, session.size, session.cfg.check)
+        return row_record(
+            self.bench,
+            self.proc.s,
+            engine,
+            self.counts[row],
+            every,
+            session.size,
+            session.cfg.check,
+        )
 
 
 def procedure(session: Session) -> MtProcedure:
     return MtProcedure(session)
 
 
-def _measure(session: Session, s: Settings, comms: list, bench: MtBench, count: int, alloc: int, runner):
+def _measure(
+    session: Session, s: Settings, comms: list, bench: MtBench, count: int, alloc: int, runner
+):
     check, corrupt = session.cfg.check, session.corrupt
     if runner is None:
         return PyRun(s, comms, session.comm, bench, count, alloc, check, corrupt).run()
-    return runner.run(comms, session.comm, bench=native_mt.BENCH_CODES[bench.name], count=count,
-                      alloc_count=alloc, type_char=int(s.datatype == "char"), repeat=s.repeat, warmup=s.warmup,
-                      stride=s.stride, window=s.window_size, barrier=native_mt.BARRIER_CODES[s.barrier],
-                      check=int(check), align=s.malloc_align, algo=native_mt.ALLOC_CODES[s.malloc_algo],
-                      corrupt=int(corrupt))
+    return runner.run(
+        comms,
+        session.comm,
+        bench=native_mt.BENCH_CODES[bench.name],
+        count=count,
+        alloc_count=alloc,
+        type_char=int(s.datatype == "char"),
+        repeat=s.repeat,
+        warmup=s.warmup,
+        stride=s.stride,
+        window=s.window_size,
+        barrier=native_mt.BARRIER_CODES[s.barrier],
+        check=int(check),
+        align=s.malloc_align,
+        algo=native_mt.ALLOC_CODES[s.malloc_algo],
+        corrupt=int(corrupt),
+    )
 
 
-def row_record(bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool):
+def row_record(
+    bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool
+):
     """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank 0)."""
     divider = bench.divide * (s.window_size if bench.window else 1)
     per_rep = 1.0 / (s.repeat * divider)
     nres = sum(sum(took) for _, took, _ in every)
     timed = [t * per_rep for times, took, _ in every for t, ok in zip(times, took) if ok]
     members = [r for r, (_, took, _) in enumerate(every) if any(took)]
-    threads = [[t * per_rep if ok else None for t, ok in zip(times, took)] for times, took, _ in every]
+    threads = [
+        [t * per_rep if ok else None for t, ok in zip(times, took)] for times, took, _ in every
+    ]
     total = count * s.unit * s.threads  # IMB-MT's #bytes: the data of all threads of a rank
     fails = [list(f) for _, _, f in every]
-    extra = {"engine": engine, "threads": s.threads, "count": count, "datatype": s.datatype,
-             "message_bytes": count * s.unit, "processes": nres // s.threads, "thread_times": threads,
-             "repeat": s.repeat, "warmup": s.warmup, "barrier": s.barrier, "stride": s.stride,
-             "columns": bench.columns, "check_failures": fails if check else None}
+    extra = {
+        "engine": engine,
+        "threads": s.threads,
+        "count": count,
+        "datatype": s.datatype,
+        "message_bytes": count * s.unit,
+        "processes": nres // s.threads,
+        "thread_times": threads,
+        "repeat": s.repeat,
+        "warmup": s.warmup,
+        "barrier": s.barrier,
+        "stride": s.stride,
+        "columns": bench.columns,
+        "check_failures": fails if check else None,
+    }
     if bench.window:
         extra["window_size"] = s.window_size
     v: dict = {}
     if timed:
         t_avg, t_max = sum(timed) / nres, max(timed)
-        v = {"t_min": min(timed) * 1e6, "t_max": t_max * 1e6, "t_avg": t_avg * 1e6, "t": t_max * 1e6}
+        v = {
+            "t_min": min(timed) * 1e6,
+            "t_max": t_max * 1e6,
+            "t_avg": t_avg * 1e6,
+            "t": t_max * 1e6,
+        }
         if bench.columns == "p2p":
             v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
         elif bench.columns == "rate":
             v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
             v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
-    return records.build(benchmark=bench.name, family=F, kind=KIND, np_=nres // s.threads, mode="",
-                         x=None if bench.columns == "barrier" else total, repetitions=s.repeat,
-                         groups=[members], world_size=size, components=["t"],
-                         rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
-                         turnover=1.0, defects=float(sum(map(sum, fails))) if check and bench.checked else None,
-                         extra=extra, values=v, status=records.OK if timed else records.INVALID,
-                         message="" if timed else "NO SUCCESSFUL EXECUTIONS")
+    return records.build(
+        benchmark=bench.name,
+        family=F,
+        kind=KIND,
+        np_=nres // s.threads,
+        mode="",
+        x=None if bench.columns == "barrier" else total,
+        repetitions=s.repeat,
+        groups=[members],
+        world_size=size,
+        components=["t"],
+        rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
+        turnover=1.0,
+        defects=float(sum(map(sum, fails))) if check and bench.checked else None,
+        extra=extra,
+        values=v,
+        status=records.OK if timed else records.INVALID,
+        message="" if timed else "NO SUCCESSFUL EXECUTIONS",
+    )
 
 
 FAMILY = Family(
@@ -312,6 +495,8 @@ FAMILY = Family(
     preamble=preamble,
     procedure=procedure,
     view="mt",
-    honours=frozenset({"check", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}),
+    honours=frozenset(
+        {"check", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}
+    ),
     memory=memory,
 )

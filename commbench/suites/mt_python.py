@@ -28,24 +28,29 @@ class PyThread:
         self.mpitype = MPI.INT if s.datatype == "int" else MPI.CHAR
         self.inb = self._alloc(run.alloc_count)
         self.outb = self._alloc(run.alloc_count * (2 if run.bench.name == "ExchangeMT" else 1))
-        self.ins, self.out, self.out2 = [self.inb, n, self.mpitype], [self.outb, n, self.mpitype], \
-            [self.outb[n:], n, self.mpitype]
+        self.ins, self.out, self.out2 = (
+            [self.inb, n, self.mpitype],
+            [self.outb, n, self.mpitype],
+            [self.outb[n:], n, self.mpitype],
+        )
         self.failures = 0
 
     def _alloc(self, n: int) -> np.ndarray:
         align = self.r.s.malloc_align
         raw = np.zeros(n * self.r.s.unit + align, np.uint8)
         off = (-raw.ctypes.data) % align
-        return raw[off:off + n * self.r.s.unit].view(self.dtype)
+        return raw[off : off + n * self.r.s.unit].view(self.dtype)
 
     def fill(self, buf, factor: int | None = None) -> None:
         """-check: buf[i] = factor * i, or -1 everywhere (factor None)."""
         if self.r.check:
-            buf[:self.r.count] = -1 if factor is None else factor * np.arange(self.r.count)
+            buf[: self.r.count] = -1 if factor is None else factor * np.arange(self.r.count)
 
     def verify(self, buf, factor: int) -> None:
         if self.r.check:
-            self.failures += int(np.count_nonzero(buf[:self.r.count] != factor * np.arange(self.r.count)))
+            self.failures += int(
+                np.count_nonzero(buf[: self.r.count] != factor * np.arange(self.r.count))
+            )
 
     def spoil(self) -> None:
         if self.r.corrupt and self.r.count:
@@ -60,7 +65,11 @@ class PyThread:
             if r.s.barrier == "on":
                 r.world.Barrier()
             else:
-                rank, size, e = r.world.Get_rank(), r.world.Get_size(), [np.zeros(0, np.uint8), MPI.BYTE]
+                rank, size, e = (
+                    r.world.Get_rank(),
+                    r.world.Get_size(),
+                    [np.zeros(0, np.uint8), MPI.BYTE],
+                )
                 d = 1
                 while d < size:
                     r.world.Sendrecv(e, (rank + d) % size, 1010, e, (rank - d) % size, 1010)
@@ -86,7 +95,7 @@ class PyThread:
         right, left = (self.rank + st) % self.size, (self.rank - st) % self.size
         self.fill(self.inb, self.rank + 1)
         self.fill(self.outb)
-        self.fill(self.outb[self.r.count:])
+        self.fill(self.outb[self.r.count :])
         self.spoil()
         LOOPS[name](self, c, reps, peer, first, right, left)
         if reps > 0:
@@ -94,7 +103,7 @@ class PyThread:
             if name != "UniBandMT" or not first:
                 self.verify(self.outb, (left if ring else peer) + 1)
             if name == "ExchangeMT":
-                self.verify(self.outb[self.r.count:], right + 1)
+                self.verify(self.outb[self.r.count :], right + 1)
         return 1
 
     def collective(self) -> float:
@@ -105,10 +114,12 @@ class PyThread:
         self.fill(self.outb)
         if name != "BcastMT" or root:
             self.spoil()
-        call = {"BarrierMT": lambda: (r.bar.wait(), c.Barrier()),
-                "BcastMT": lambda: c.Bcast(self.ins if root else self.out, 0),
-                "ReduceMT": lambda: c.Reduce(self.ins, self.out, MPI.SUM, 0),
-                "AllReduceMT": lambda: c.Allreduce(self.ins, self.out, MPI.SUM)}[name]
+        call = {
+            "BarrierMT": lambda: (r.bar.wait(), c.Barrier()),
+            "BcastMT": lambda: c.Bcast(self.ins if root else self.out, 0),
+            "ReduceMT": lambda: c.Reduce(self.ins, self.out, MPI.SUM, 0),
+            "AllReduceMT": lambda: c.Allreduce(self.ins, self.out, MPI.SUM),
+        }[name]
         for i in range(r.s.repeat + r.s.warmup):
             t0 = wt()
             call()
@@ -118,7 +129,11 @@ class PyThread:
             if name != "BarrierMT":
                 for _ in range(5):
                     self.sync()
-        if (name == "BcastMT" and not root) or name == "AllReduceMT" or (name == "ReduceMT" and root):
+        if (
+            (name == "BcastMT" and not root)
+            or name == "AllReduceMT"
+            or (name == "ReduceMT" and root)
+        ):
             self.verify(self.outb, 1 if name == "BcastMT" else n * (n + 1) // 2)
         return total
 
@@ -133,7 +148,7 @@ class PyThread:
 
 
 def _pingpong(t, c, reps, peer, first, right, left):
-    (one, a), (two, b) = ((c.Send, t.ins), (c.Recv, t.out))[::1 if first else -1]
+    (one, a), (two, b) = ((c.Send, t.ins), (c.Recv, t.out))[:: 1 if first else -1]
     for _ in range(reps):
         one(a, peer, 0)
         two(b, peer, 0)
@@ -163,7 +178,9 @@ def _window(t, c, reps, peer, first, right, left):
     w, ack, both = t.r.s.window_size, np.zeros(1, np.uint8), t.r.bench.name == "BiBandMT"
     for _ in range(reps):
         if both:
-            reqs = [c.Irecv(t.out, peer, 0) for _ in range(w)] + [c.Isend(t.ins, peer, 0) for _ in range(w)]
+            reqs = [c.Irecv(t.out, peer, 0) for _ in range(w)] + [
+                c.Isend(t.ins, peer, 0) for _ in range(w)
+            ]
         else:
             reqs = [c.Isend(t.ins, peer, 0) if first else c.Irecv(t.out, peer, 0) for _ in range(w)]
         MPI.Request.Waitall(reqs)
@@ -173,15 +190,30 @@ def _window(t, c, reps, peer, first, right, left):
             c.Send([ack, MPI.CHAR], peer, 0)
 
 
-LOOPS = {"PingPongMT": _pingpong, "PingPingMT": _pingping, "SendRecvMT": _sendrecv, "ExchangeMT": _exchange,
-         "UniBandMT": _window, "BiBandMT": _window}
+LOOPS = {
+    "PingPongMT": _pingpong,
+    "PingPingMT": _pingping,
+    "SendRecvMT": _sendrecv,
+    "ExchangeMT": _exchange,
+    "UniBandMT": _window,
+    "BiBandMT": _window,
+}
 
 
 class PyRun:
     """One (benchmark, count) on T Python threads: (seconds, took part, failures) per thread."""
 
-    def __init__(self, s: Settings, comms: list, world, bench: MtBench, count: int, alloc_count: int,
-                 check: bool, corrupt: bool):
+    def __init__(
+        self,
+        s: Settings,
+        comms: list,
+        world,
+        bench: MtBench,
+        count: int,
+        alloc_count: int,
+        check: bool,
+        corrupt: bool,
+    ):
         self.s, self.comms, self.world, self.bench = s, comms, world, bench
         self.count, self.alloc_count, self.check, self.corrupt = count, alloc_count, check, corrupt
         self.bar = threading.Barrier(len(comms))

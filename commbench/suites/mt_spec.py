@@ -35,17 +35,43 @@ class MtBench(Experiment):
 
 
 BENCHMARKS = (
-    MtBench("PingPongMT", "pairs r, r+stride: Send/Recv there and back; half the round trip", divide=2),
+    MtBench(
+        "PingPongMT", "pairs r, r+stride: Send/Recv there and back; half the round trip", divide=2
+    ),
     MtBench("PingPingMT", "pairs r, r+stride: Isend, Recv, Wait at once"),
-    MtBench("SendRecvMT", "ring at distance stride: Sendrecv to the right, from the left", bw_factor=2),
-    MtBench("ExchangeMT", "ring at distance stride: Isend left and right, Recv both, Waitall", bw_factor=4),
-    MtBench("UniBandMT", "pairs: -window_size Isends one way, Waitall, a 1-byte ack", columns="rate", window=True),
-    MtBench("BiBandMT", "pairs: -window_size Irecvs and Isends both ways, Waitall, an ack", columns="rate",
-            window=True, divide=2),
-    MtBench("BarrierMT", "a thread barrier and MPI_Barrier on the thread's communicator", columns="barrier"),
+    MtBench(
+        "SendRecvMT", "ring at distance stride: Sendrecv to the right, from the left", bw_factor=2
+    ),
+    MtBench(
+        "ExchangeMT",
+        "ring at distance stride: Isend left and right, Recv both, Waitall",
+        bw_factor=4,
+    ),
+    MtBench(
+        "UniBandMT",
+        "pairs: -window_size Isends one way, Waitall, a 1-byte ack",
+        columns="rate",
+        window=True,
+    ),
+    MtBench(
+        "BiBandMT",
+        "pairs: -window_size Irecvs and Isends both ways, Waitall, an ack",
+        columns="rate",
+        window=True,
+        divide=2,
+    ),
+    MtBench(
+        "BarrierMT",
+        "a thread barrier and MPI_Barrier on the thread's communicator",
+        columns="barrier",
+    ),
     MtBench("BcastMT", "MPI_Bcast from rank 0, each call timed, barriers after it", columns="coll"),
-    MtBench("ReduceMT", "MPI_Reduce (SUM) to rank 0, each call timed, barriers after it", columns="coll"),
-    MtBench("AllReduceMT", "MPI_Allreduce (SUM), each call timed, barriers after it", columns="coll"),
+    MtBench(
+        "ReduceMT", "MPI_Reduce (SUM) to rank 0, each call timed, barriers after it", columns="coll"
+    ),
+    MtBench(
+        "AllReduceMT", "MPI_Allreduce (SUM), each call timed, barriers after it", columns="coll"
+    ),
 )
 
 

@@ -54,6 +54,7 @@ class Settings(FamilySettings):
 # The tuple fits both MPI_I<op> (here) and MPI_<Op>_init (IMB-MPI4,
 # commbench.suites.mpi4): mpi4py gives them the same arguments.
 
+
 def _as_is(root, specs):
     return specs
 
@@ -64,7 +65,10 @@ def _with_root(root, specs):
 
 def _shape_bcast(ctx):
     me = ctx.rank
-    return (ctx.send_specs(), ctx.recv_specs()), lambda root, sr: (sr[0] if root == me else sr[1], root)
+    return (ctx.send_specs(), ctx.recv_specs()), lambda root, sr: (
+        sr[0] if root == me else sr[1],
+        root,
+    )
 
 
 def _shape_allgather(v: bool):
@@ -166,6 +170,7 @@ def _plan(stem: str, shape):
 # per repetition: pure(ctx, n) -> (t,) and overlapped(ctx, n, exploit, target) ->
 # (t_ovrl, t_cpu). call_by_call runs either under -sync; overlap_kernel composes them.
 
+
 def _pure_loop(plan):
     def loop(ctx, n):
         start, items = plan(ctx, n)
@@ -261,11 +266,15 @@ def overlap_setup(settings, then=None):
     """The setup of an overlap benchmark: calibrate, and leave the sizing of the
     computation (settings' cpu_factor, the check-mode cap) where the native loops
     read it (commbench.native.CPU_TARGET); then then(ctx)."""
+
     def setup(ctx):
         from commbench import native
 
         calibrate(ctx)
-        ctx.state[native.CPU_TARGET] = (settings.of(ctx.params).cpu_factor, CHECK_CPU_SECS if ctx.cfg.check else 0.0)
+        ctx.state[native.CPU_TARGET] = (
+            settings.of(ctx.params).cpu_factor,
+            CHECK_CPU_SECS if ctx.cfg.check else 0.0,
+        )
         if then is not None:
             then(ctx)
 
@@ -279,6 +288,7 @@ OVERLAP_COMPONENTS = ("t_ovrl", "t_pure", "t_cpu")
 
 def _started_and_waited(name: str):
     """ctx -> op(*args): the nonblocking operation `name` started and waited for (check mode)."""
+
     def op_of(ctx):
         start = getattr(ctx.comm, name)
         return lambda *args: start(*args).Wait()
@@ -286,8 +296,18 @@ def _started_and_waited(name: str):
     return op_of
 
 
-def pair(family: str, blocking: str, names: tuple[str, str], kernels: tuple, what: str, op_of,
-         setups: tuple, teardown=None, default: bool = True, native: str | None = None) -> tuple[Benchmark, Benchmark]:
+def pair(
+    family: str,
+    blocking: str,
+    names: tuple[str, str],
+    kernels: tuple,
+    what: str,
+    op_of,
+    setups: tuple,
+    teardown=None,
+    default: bool = True,
+    native: str | None = None,
+) -> tuple[Benchmark, Benchmark]:
     """The overlap benchmark and the pure one, `names`, with `kernels`, shaped like
     MPI-1 `blocking`: its buffers, unit, root policy and verifier, the per-root sweep
     (mpi1.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family;
@@ -298,43 +318,90 @@ def pair(family: str, blocking: str, names: tuple[str, str], kernels: tuple, wha
     expected = ref.expected
     if blocking in mpi1.ROOT_SWEPT:  # verified once per root with this family's own operation
         expected = mpi1.ROOT_SWEPT[blocking](op_of)
-    common = {"buffers": ref.buffers, "unit": ref.unit, "root_based": ref.root_based, "teardown": teardown,
-              "expected": expected, "dtype": ref.dtype, "int_extent": ref.int_extent, "native": native}
-    over = Benchmark(names[0], family, Kind.OVERLAP_SYNC if sync else Kind.OVERLAP, kernels[0],
-                     f"{what} overlapped with computation sized to its pure time", default=default,
-                     components=OVERLAP_COMPONENTS, setup=setups[0], **common)
-    pure = Benchmark(names[1], family, Kind.SYNC if sync else Kind.COLLECTIVE, kernels[1],
-                     f"{what} started and waited for at once, no computation", default=False,
-                     setup=setups[1], **common)
+    common = {
+        "buffers": ref.buffers,
+        "unit": ref.unit,
+        "root_based": ref.root_based,
+        "teardown": teardown,
+        "expected": expected,
+        "dtype": ref.dtype,
+        "int_extent": ref.int_extent,
+        "native": native,
+    }
+    over = Benchmark(
+        names[0],
+        family,
+        Kind.OVERLAP_SYNC if sync else Kind.OVERLAP,
+        kernels[0],
+        f"{what} overlapped with computation sized to its pure time",
+        default=default,
+        components=OVERLAP_COMPONENTS,
+        setup=setups[0],
+        **common,
+    )
+    pure = Benchmark(
+        names[1],
+        family,
+        Kind.SYNC if sync else Kind.COLLECTIVE,
+        kernels[1],
+        f"{what} started and waited for at once, no computation",
+        default=False,
+        setup=setups[1],
+        **common,
+    )
     return over, pure
 
 
 def _nbc_pair(stem: str, shape, what: str) -> tuple[Benchmark, Benchmark]:
     name, plan = _nbc_name(stem), _plan(stem, shape)
     pure = _pure_loop(plan)
-    return pair(F, stem, (name, f"{name}_pure"),
-                (overlap_kernel(pure, _overlapped_loop(plan), Settings), pure_kernel(pure)),
-                what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])), _started_and_waited(name),
-                setups=(overlap_setup(Settings), None), native=name.lower())
+    return pair(
+        F,
+        stem,
+        (name, f"{name}_pure"),
+        (overlap_kernel(pure, _overlapped_loop(plan), Settings), pure_kernel(pure)),
+        what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])),
+        _started_and_waited(name),
+        setups=(overlap_setup(Settings), None),
+        native=name.lower(),
+    )
 
 
 BENCHMARKS = tuple(b for stem, shape, what in OPERATIONS for b in _nbc_pair(stem, shape, what))
 
 # Default execution order of the reference (spec §11); the _pure flavours only by name.
-_ORDER = ["Ibcast", "Iallgather", "Iallgatherv", "Igather", "Igatherv", "Iscatter", "Iscatterv",
-          "Ialltoall", "Ialltoallv", "Ireduce", "Ireduce_scatter", "Iallreduce", "Ibarrier"]
+_ORDER = [
+    "Ibcast",
+    "Iallgather",
+    "Iallgatherv",
+    "Igather",
+    "Igatherv",
+    "Iscatter",
+    "Iscatterv",
+    "Ialltoall",
+    "Ialltoallv",
+    "Ireduce",
+    "Ireduce_scatter",
+    "Iallreduce",
+    "Ibarrier",
+]
 assert [b.name for b in BENCHMARKS if b.default] == _ORDER
 
 
 def cpu_factor(flag: str):
     """The parser of a family's CPU factor option `flag` (--nbc-cpu-factor)."""
+
     def parse(s: str) -> float:
         try:
             v = float(s)
         except ValueError:
-            raise ConfigError(f"{flag} needs a number, got {s!r} (accepted: a positive number, 1 = IMB)") from None
+            raise ConfigError(
+                f"{flag} needs a number, got {s!r} (accepted: a positive number, 1 = IMB)"
+            ) from None
         if not math.isfinite(v) or v <= 0:
-            raise ConfigError(f"{flag} must be a positive number, got {s!r} (accepted: e.g. 0.25, 1, 4)")
+            raise ConfigError(
+                f"{flag} must be a positive number, got {s!r} (accepted: e.g. 0.25, 1, 4)"
+            )
         return v
 
     return parse
@@ -349,8 +416,12 @@ FAMILY = Family(
     aliases=("IMB-NBC",),
     methodology=True,
     options=(
-        Option(("--nbc-cpu-factor",), "nbc_cpu_factor", "<F>",
-               "IMB-NBC: computation per repetition = F × t_pure (default 1, as IMB)",
-               cpu_factor("--nbc-cpu-factor")),
+        Option(
+            ("--nbc-cpu-factor",),
+            "nbc_cpu_factor",
+            "<F>",
+            "IMB-NBC: computation per repetition = F × t_pure (default 1, as IMB)",
+            cpu_factor("--nbc-cpu-factor"),
+        ),
     ),
 )

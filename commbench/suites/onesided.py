@@ -134,8 +134,9 @@ def each_used_slot(ctx, n: int, dev: Callable[[int], float | None]) -> float | N
     return worst(dev(k) for k in range(min(n, ctx.slots)))
 
 
-def each_source(ctx, mine: bool, others: list[int], pattern: Callable[[int], np.ndarray],
-                get: bool) -> float | None:
+def each_source(
+    ctx, mine: bool, others: list[int], pattern: Callable[[int], np.ndarray], get: bool
+) -> float | None:
     """Check mode: one untimed transfer from each other rank into my slot 0, verified.
 
     Where several sources write one area only the last one's data survives the

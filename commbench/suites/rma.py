@@ -29,6 +29,7 @@ NO_TIME = -1.0
 # Each builder returns, per slot k, the argument tuple of one RMA call towards
 # `target`; the timed loops only unpack prebuilt tuples.
 
+
 def _put_args(ctx, target):
     return [(s, target, d) for s, d in zip(ctx.send_specs(), ctx.state["disps"])]
 
@@ -38,17 +39,29 @@ def _get_args(ctx, target):
 
 
 def _acc_args(ctx, target):
-    return [(s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
+    return [
+        (s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])
+    ]
 
 
 def _getacc_args(ctx, target):
-    return [(s, r, target, d, MPI.SUM) for s, r, d in
-            zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
+    return [
+        (s, r, target, d, MPI.SUM)
+        for s, r, d in zip(
+            ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.state["disps"]
+        )
+    ]
 
 
 def _fop_args(ctx, target):
-    return [(s, r, target, d, MPI.SUM) for s, r, d in
-            zip(ctx.send_specs(4, dtype=MPI.FLOAT), ctx.recv_specs(4, dtype=MPI.FLOAT), ctx.state["disps"])]
+    return [
+        (s, r, target, d, MPI.SUM)
+        for s, r, d in zip(
+            ctx.send_specs(4, dtype=MPI.FLOAT),
+            ctx.recv_specs(4, dtype=MPI.FLOAT),
+            ctx.state["disps"],
+        )
+    ]
 
 
 def _cas_args(ctx, target):
@@ -86,6 +99,7 @@ def _done(ctx, n: int) -> None:
 
 # ---------------------------------------------------------------- single transfer (pair)
 
+
 def _pair(op: str, completion: str, bidir: bool):
     """Unidir/Bidir put/get, Put_local/Get_local, Accumulate, Get_accumulate, Fetch_and_op, CAS."""
     method = OPS[op][0]
@@ -122,6 +136,7 @@ def _pair(op: str, completion: str, bidir: bool):
 
 # ---------------------------------------------------------------- one/all to all
 
+
 def _targets(me: int, size: int) -> list[int]:
     """(p + rank) % NP for p = 0..NP-1, skipping itself: staggered, no hot spot."""
     return [t for t in ((p + me) % size for p in range(size)) if t != me]
@@ -155,6 +170,7 @@ def _to_all(op: str, completion: str, everyone: bool):
 
 
 # ---------------------------------------------------------------- exchange
+
 
 def _exchange(op: str):
     method = OPS[op][0]
@@ -199,6 +215,7 @@ def _exchange(op: str):
 
 
 # ---------------------------------------------------------------- Truly_passive_put
+
 
 def _passive_setup(ctx):
     from commbench import native
@@ -264,12 +281,16 @@ def truly_passive_put(ctx, n):
 
 # ---------------------------------------------------------------- check mode (spec §15)
 
+
 def _pat(ctx, group_rank: int, nbytes: int | None = None) -> np.ndarray:
-    return buffers.pattern(ctx.members[group_rank], ctx.x if nbytes is None else nbytes, ctx.bench.dtype)
+    return buffers.pattern(
+        ctx.members[group_rank], ctx.x if nbytes is None else nbytes, ctx.bench.dtype
+    )
 
 
 def _arrived(receivers, source):
     """Put targets / get origins hold the source's pattern in every used slot."""
+
     def expected(ctx, n):
         me = ctx.rank
         if me not in receivers(ctx):
@@ -292,6 +313,7 @@ def _from_one_of(receivers, sources):
     So a source whose data is wrong would pass whenever another's survived:
     after the timed data, every source's is verified once more, one source at a
     time, into slot 0 (onesided.each_source)."""
+
     def expected(ctx, n):
         mine = ctx.rank in receivers(ctx)
         timed = None
@@ -300,7 +322,11 @@ def _from_one_of(receivers, sources):
             if not op_is_get(ctx):
                 osd.sync_local(ctx)
             stride = ctx.bufs.recv_stride
-            timed = osd.each_used_slot(ctx, n, lambda k: osd.one_of(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands))
+            timed = osd.each_used_slot(
+                ctx,
+                n,
+                lambda k: osd.one_of(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands),
+            )
         swept = osd.each_source(ctx, mine, _others(ctx), lambda s: _pat(ctx, s), op_is_get(ctx))
         return worst([timed, swept]) if cands else None
 
@@ -318,6 +344,7 @@ def _check_exchange(ctx, n):
 
 def _check_accumulate(fetches: bool, nbytes=None):
     """Target: uses×pattern of rank 0 per slot; origin (fetching ops): (uses−1)×pattern."""
+
     def expected(ctx, n):
         size = ctx.x if nbytes is None else nbytes
         uses = ctx.state["uses"]
@@ -356,15 +383,23 @@ def _check_cas(ctx, n):
     stride = ctx.bufs.recv_stride
     if ctx.rank == 1:  # the first swap succeeded, later ones found a non-matching value
         osd.sync_local(ctx)
-        dev = osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value))
+        dev = osd.each_used_slot(
+            ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value)
+        )
     else:  # origin: the first result is the old value 0, later results the swapped-in value
-        dev = osd.each_used_slot(ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4),
-                                                             zero if uses[k] == 1 else value))
+        dev = osd.each_used_slot(
+            ctx,
+            n,
+            lambda k: osd.exact(
+                osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), zero if uses[k] == 1 else value
+            ),
+        )
     osd.restart_uses(ctx)
     return dev
 
 
 # ---------------------------------------------------------------- descriptors
+
 
 def _r0(ctx):
     return (0,)
@@ -397,34 +432,78 @@ def _all(ctx):
 def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, **kw):
     over = OPS[op][2]
     unit_disp = 4 if op in ("acc", "getacc", "fop", "cas") else 1
-    return Benchmark(name, F, Kind.SINGLE, _pair(op, completion, bidir), desc, unit=unit,
-                     default=default, procs=TWO, modes=MODES, slots=True,
-                     setup=kw.pop("setup", osd.setup_window(over, unit_disp)), teardown=osd.free_window,
-                     expected=expected, variant=over, fit="fixed_sizes" not in kw, **kw,
-                     native=OPS[op][3] + ("_local" if completion == "Flush_local" else "") + ("_bidir" if bidir else ""))
+    return Benchmark(
+        name,
+        F,
+        Kind.SINGLE,
+        _pair(op, completion, bidir),
+        desc,
+        unit=unit,
+        default=default,
+        procs=TWO,
+        modes=MODES,
+        slots=True,
+        setup=kw.pop("setup", osd.setup_window(over, unit_disp)),
+        teardown=osd.free_window,
+        expected=expected,
+        variant=over,
+        fit="fixed_sizes" not in kw,
+        **kw,
+        native=OPS[op][3]
+        + ("_local" if completion == "Flush_local" else "")
+        + ("_bidir" if bidir else ""),
+    )
 
 
 def _multiple(name, op, completion, expected, desc, default=True):
     over = OPS[op][2]
-    return Benchmark(name, F, Kind.MULTIPLE, _to_all(op, completion, False), desc,
-                     default=default, turnover=lambda np_: float(np_ - 1),
-                     setup=osd.setup_window(over), teardown=osd.free_window, expected=expected,
-                     variant=over, native=OPS[op][3] + "_all" + ("_local" if completion == "Flush_local_all" else ""))
+    return Benchmark(
+        name,
+        F,
+        Kind.MULTIPLE,
+        _to_all(op, completion, False),
+        desc,
+        default=default,
+        turnover=lambda np_: float(np_ - 1),
+        setup=osd.setup_window(over),
+        teardown=osd.free_window,
+        expected=expected,
+        variant=over,
+        native=OPS[op][3] + "_all" + ("_local" if completion == "Flush_local_all" else ""),
+    )
 
 
 def _all_to_all(name, op, expected, desc):
     over = OPS[op][2]
-    return Benchmark(name, F, Kind.COLLECTIVE, _to_all(op, "Flush_all", True), desc,
-                     setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=expected, variant=over, native=f"rma_all_{op}_all")
+    return Benchmark(
+        name,
+        F,
+        Kind.COLLECTIVE,
+        _to_all(op, "Flush_all", True),
+        desc,
+        setup=osd.setup_window(over),
+        teardown=osd.free_window,
+        expected=expected,
+        variant=over,
+        native=f"rma_all_{op}_all",
+    )
 
 
 def _exchange_bench(name, op, desc):
     over = OPS[op][2]
-    return Benchmark(name, F, Kind.COLLECTIVE, _exchange(op), desc,
-                     buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
-                     setup=osd.setup_window(over), teardown=osd.free_window,
-                     expected=_check_exchange, variant=over, native=f"rma_exchange_{op}")
+    return Benchmark(
+        name,
+        F,
+        Kind.COLLECTIVE,
+        _exchange(op),
+        desc,
+        buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
+        setup=osd.setup_window(over),
+        teardown=osd.free_window,
+        expected=_check_exchange,
+        variant=over,
+        native=f"rma_exchange_{op}",
+    )
 
 
 PASSIVE_COMMENTS = (
@@ -434,63 +513,206 @@ PASSIVE_COMMENTS = (
 )
 
 BENCHMARKS = (
-    _single("Unidir_put", "put", "Flush", False, _arrived(_r1, lambda c: 0),
-            "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush"),
-    _single("Unidir_get", "get", "Flush", False, _arrived(_r0, lambda c: 1),
-            "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush"),
-    _single("Bidir_put", "put", "Flush", True, _arrived(_both, _partner),
-            "both ranks MPI_Put X bytes into each other, MPI_Win_flush"),
-    _single("Bidir_get", "get", "Flush", True, _arrived(_both, _partner),
-            "both ranks MPI_Get X bytes from each other, MPI_Win_flush"),
-    _multiple("One_put_all", "put", "Flush_all", _arrived(_not_r0, lambda c: 0),
-              "rank 0 MPI_Put of X bytes to every other rank, one MPI_Win_flush_all"),
-    _multiple("One_get_all", "get", "Flush_all", _from_one_of(_r0, _others),
-              "rank 0 MPI_Get of X bytes from every other rank, one MPI_Win_flush_all"),
-    _all_to_all("All_put_all", "put", _from_one_of(_all, _others),
-                "every rank MPI_Put of X bytes to every other rank (staggered), MPI_Win_flush_all"),
-    _all_to_all("All_get_all", "get", _from_one_of(_all, _others),
-                "every rank MPI_Get of X bytes from every other rank (staggered), MPI_Win_flush_all"),
-    _single("Put_local", "put", "Flush_local", False, _arrived(_r1, lambda c: 0),
-            "as Unidir_put, local completion MPI_Win_flush_local"),
-    _single("Get_local", "get", "Flush_local", False, _arrived(_r0, lambda c: 1),
-            "as Unidir_get, local completion MPI_Win_flush_local", default=False),
-    _multiple("Put_all_local", "put", "Flush_local_all", _arrived(_not_r0, lambda c: 0),
-              "as One_put_all, local completion MPI_Win_flush_local_all"),
-    _multiple("Get_all_local", "get", "Flush_local_all", _from_one_of(_r0, _others),
-              "as One_get_all, local completion MPI_Win_flush_local_all", default=False),
-    _exchange_bench("Exchange_put", "put", "every rank MPI_Put of X bytes to both neighbours, two MPI_Win_flush"),
-    _exchange_bench("Exchange_get", "get", "every rank MPI_Get of X bytes from both neighbours, two MPI_Win_flush"),
-    _single("Accumulate", "acc", "Flush", False, _check_accumulate(False),
-            "rank 0 MPI_Accumulate of X/4 floats (MPI_SUM) into rank 1, MPI_Win_flush", unit=4),
-    _single("Get_accumulate", "getacc", "Flush", False, _check_accumulate(True),
-            "rank 0 MPI_Get_accumulate of X/4 floats (MPI_SUM) with rank 1, MPI_Win_flush", unit=4),
-    _single("Fetch_and_op", "fop", "Flush", False, _check_accumulate(True, 4),
-            "rank 0 MPI_Fetch_and_op of one float (MPI_SUM) on rank 1, MPI_Win_flush", unit=4,
-            fixed_sizes=(4,)),
-    _single("Compare_and_swap", "cas", "Flush", False, _check_cas,
-            "rank 0 MPI_Compare_and_swap of one int on rank 1, MPI_Win_flush", unit=4,
-            fixed_sizes=(4,), buffers=lambda x, np_: (xp(x), 3 * xp(x)), setup=_cas_setup,
-            comments=("Uses MPI_INT data type",)),
-    Benchmark("Truly_passive_put", F, Kind.PASSIVE, truly_passive_put,
-              "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
-              procs=TWO, components=("t_pure", "t_ovrl", "t_cpu"), setup=_passive_setup,
-              teardown=osd.free_window, expected=_arrived(_r1, lambda c: 0),
-              comments=PASSIVE_COMMENTS, variant=osd.PUT, native="rma_truly_passive_put"),
+    _single(
+        "Unidir_put",
+        "put",
+        "Flush",
+        False,
+        _arrived(_r1, lambda c: 0),
+        "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush",
+    ),
+    _single(
+        "Unidir_get",
+        "get",
+        "Flush",
+        False,
+        _arrived(_r0, lambda c: 1),
+        "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush",
+    ),
+    _single(
+        "Bidir_put",
+        "put",
+        "Flush",
+        True,
+        _arrived(_both, _partner),
+        "both ranks MPI_Put X bytes into each other, MPI_Win_flush",
+    ),
+    _single(
+        "Bidir_get",
+        "get",
+        "Flush",
+        True,
+        _arrived(_both, _partner),
+        "both ranks MPI_Get X bytes from each other, MPI_Win_flush",
+    ),
+    _multiple(
+        "One_put_all",
+        "put",
+        "Flush_all",
+        _arrived(_not_r0, lambda c: 0),
+        "rank 0 MPI_Put of X bytes to every other rank, one MPI_Win_flush_all",
+    ),
+    _multiple(
+        "One_get_all",
+        "get",
+        "Flush_all",
+        _from_one_of(_r0, _others),
+        "rank 0 MPI_Get of X bytes from every other rank, one MPI_Win_flush_all",
+    ),
+    _all_to_all(
+        "All_put_all",
+        "put",
+        _from_one_of(_all, _others),
+        "every rank MPI_Put of X bytes to every other rank (staggered), MPI_Win_flush_all",
+    ),
+    _all_to_all(
+        "All_get_all",
+        "get",
+        _from_one_of(_all, _others),
+        "every rank MPI_Get of X bytes from every other rank (staggered), MPI_Win_flush_all",
+    ),
+    _single(
+        "Put_local",
+        "put",
+        "Flush_local",
+        False,
+        _arrived(_r1, lambda c: 0),
+        "as Unidir_put, local completion MPI_Win_flush_local",
+    ),
+    _single(
+        "Get_local",
+        "get",
+        "Flush_local",
+        False,
+        _arrived(_r0, lambda c: 1),
+        "as Unidir_get, local completion MPI_Win_flush_local",
+        default=False,
+    ),
+    _multiple(
+        "Put_all_local",
+        "put",
+        "Flush_local_all",
+        _arrived(_not_r0, lambda c: 0),
+        "as One_put_all, local completion MPI_Win_flush_local_all",
+    ),
+    _multiple(
+        "Get_all_local",
+        "get",
+        "Flush_local_all",
+        _from_one_of(_r0, _others),
+        "as One_get_all, local completion MPI_Win_flush_local_all",
+        default=False,
+    ),
+    _exchange_bench(
+        "Exchange_put", "put", "every rank MPI_Put of X bytes to both neighbours, two MPI_Win_flush"
+    ),
+    _exchange_bench(
+        "Exchange_get",
+        "get",
+        "every rank MPI_Get of X bytes from both neighbours, two MPI_Win_flush",
+    ),
+    _single(
+        "Accumulate",
+        "acc",
+        "Flush",
+        False,
+        _check_accumulate(False),
+        "rank 0 MPI_Accumulate of X/4 floats (MPI_SUM) into rank 1, MPI_Win_flush",
+        unit=4,
+    ),
+    _single(
+        "Get_accumulate",
+        "getacc",
+        "Flush",
+        False,
+        _check_accumulate(True),
+        "rank 0 MPI_Get_accumulate of X/4 floats (MPI_SUM) with rank 1, MPI_Win_flush",
+        unit=4,
+    ),
+    _single(
+        "Fetch_and_op",
+        "fop",
+        "Flush",
+        False,
+        _check_accumulate(True, 4),
+        "rank 0 MPI_Fetch_and_op of one float (MPI_SUM) on rank 1, MPI_Win_flush",
+        unit=4,
+        fixed_sizes=(4,),
+    ),
+    _single(
+        "Compare_and_swap",
+        "cas",
+        "Flush",
+        False,
+        _check_cas,
+        "rank 0 MPI_Compare_and_swap of one int on rank 1, MPI_Win_flush",
+        unit=4,
+        fixed_sizes=(4,),
+        buffers=lambda x, np_: (xp(x), 3 * xp(x)),
+        setup=_cas_setup,
+        comments=("Uses MPI_INT data type",),
+    ),
+    Benchmark(
+        "Truly_passive_put",
+        F,
+        Kind.PASSIVE,
+        truly_passive_put,
+        "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
+        procs=TWO,
+        components=("t_pure", "t_ovrl", "t_cpu"),
+        setup=_passive_setup,
+        teardown=osd.free_window,
+        expected=_arrived(_r1, lambda c: 0),
+        comments=PASSIVE_COMMENTS,
+        variant=osd.PUT,
+        native="rma_truly_passive_put",
+    ),
 )
 
-_DEFAULT = ["Unidir_put", "Unidir_get", "Bidir_put", "Bidir_get", "One_put_all", "One_get_all",
-            "All_put_all", "All_get_all", "Put_local", "Put_all_local", "Exchange_put",
-            "Exchange_get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap",
-            "Truly_passive_put"]
+_DEFAULT = [
+    "Unidir_put",
+    "Unidir_get",
+    "Bidir_put",
+    "Bidir_get",
+    "One_put_all",
+    "One_get_all",
+    "All_put_all",
+    "All_get_all",
+    "Put_local",
+    "Put_all_local",
+    "Exchange_put",
+    "Exchange_get",
+    "Accumulate",
+    "Get_accumulate",
+    "Fetch_and_op",
+    "Compare_and_swap",
+    "Truly_passive_put",
+]
 assert [b.name for b in BENCHMARKS if b.default] == _DEFAULT
 
 FAMILY = Family(
     name=F,
     title="IMB-RMA",
     part="MPI-RMA part",
-    imb2021_order=("Unidir_put", "Bidir_put", "Unidir_get", "Bidir_get", "Put_local", "Put_all_local",
-                   "One_put_all", "All_put_all", "One_get_all", "All_get_all", "Exchange_put", "Exchange_get",
-                   "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap", "Truly_passive_put"),
+    imb2021_order=(
+        "Unidir_put",
+        "Bidir_put",
+        "Unidir_get",
+        "Bidir_get",
+        "Put_local",
+        "Put_all_local",
+        "One_put_all",
+        "All_put_all",
+        "One_get_all",
+        "All_get_all",
+        "Exchange_put",
+        "Exchange_get",
+        "Accumulate",
+        "Get_accumulate",
+        "Fetch_and_op",
+        "Compare_and_swap",
+        "Truly_passive_put",
+    ),
     benchmarks=BENCHMARKS,
     description="MPI-3 one-sided communication, passive target with lock/flush (Intel MPI Benchmarks RMA part)",
     aliases=("IMB-RMA",),

@@ -49,12 +49,16 @@ def _modes(b: Benchmark, values: dict) -> tuple[str, ...]:
 def _per_iteration(fam: Family, b, values: dict) -> str | None:
     if not _kernel(b):
         return None
-    whys = [measuring.per_iteration_skip(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)]
+    whys = [
+        measuring.per_iteration_skip(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)
+    ]
     return None if None in whys else whys[0]
 
 
 def _sync_start(fam: Family, b, values: dict) -> str | None:
-    if not _kernel(b) or any(measuring.window_applies(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)):
+    if not _kernel(b) or any(
+        measuring.window_applies(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)
+    ):
         return None
     if b.kind.value not in measuring.WINDOW_KINDS:
         return f"not a collective ({b.kind.value}): no repetitions started together"
@@ -81,7 +85,9 @@ def _sizes(fam: Family, b, values: dict) -> str | None:
     if b.sync:
         return "no message size (one row per process count)"
     if b.fixed_sizes:
-        return f"fixed size{'s' * (len(b.fixed_sizes) > 1)} {', '.join(map(str, b.fixed_sizes))} bytes"
+        return (
+            f"fixed size{'s' * (len(b.fixed_sizes) > 1)} {', '.join(map(str, b.fixed_sizes))} bytes"
+        )
     return None
 
 
@@ -107,7 +113,9 @@ def _check(fam: Family, b, values: dict) -> str | None:
 
 
 def _fit(fam: Family, b, values: dict) -> str | None:
-    return None if getattr(b, "fit", False) else "not a latency/bandwidth table the Hockney model fits"
+    return (
+        None if getattr(b, "fit", False) else "not a latency/bandwidth table the Hockney model fits"
+    )
 
 
 def _no_fit(fam: Family, b, values: dict) -> str | None:
@@ -122,7 +130,13 @@ def _engine(fam: Family, b, values: dict) -> str | None:
     return "no C timed loop (its loop runs in mpi4py)"
 
 
-MBYTES_KINDS = (Kind.SINGLE, Kind.SINGLE_ONE, Kind.MULTIPLE, Kind.PARALLEL, Kind.RATE)  # views.imb_text.columns
+MBYTES_KINDS = (
+    Kind.SINGLE,
+    Kind.SINGLE_ONE,
+    Kind.MULTIPLE,
+    Kind.PARALLEL,
+    Kind.RATE,
+)  # views.imb_text.columns
 
 
 def _mib(fam: Family, b, values: dict) -> str | None:
@@ -149,7 +163,9 @@ def _typed(which: str, other: str) -> Rule:
     def rule(fam: Family, b, values: dict) -> str | None:
         if getattr(b, "typed", "") == which:
             return None
-        return f"typed by {other}" if getattr(b, "typed", "") else "its messages have no IMB 2021 type"
+        return (
+            f"typed by {other}" if getattr(b, "typed", "") else "its messages have no IMB 2021 type"
+        )
 
     return rule
 
@@ -158,18 +174,25 @@ def _time(fam: Family, b, values: dict) -> str | None:
     """-time bounds a procedure family's row only through its samples (harness.rows)."""
     if fam.procedure is None or fam.secs or values.get("samples", 1) > 1 or "precision" in values:
         return None
-    return "its repetitions are its own; -time bounds only the samples of --samples K or --precision"
+    return (
+        "its repetitions are its own; -time bounds only the samples of --samples K or --precision"
+    )
 
 
 SIZES = Use(_sizes, "has no benchmark with a message-size sweep")
 RULES: dict[str, Use] = {
     "per_iteration": Use(_per_iteration, "times no repetition on its own"),
-    "time": Use(_time, "takes -time only with --samples K or --precision (it bounds their samples)"),
+    "time": Use(
+        _time, "takes -time only with --samples K or --precision (it bounds their samples)"
+    ),
     "sync_start": Use(_sync_start, "has no collective whose repetitions it starts"),
     "sync": Use(_sync, "has no collectives it applies to"),
     "root_shift": Use(_root_shift, "has no collectives with a root it shifts"),
     "aggregate_mode": Use(_modes_rule, "has no AGGREGATE/NON-AGGREGATE modes"),
-    "msglog": SIZES, "msglen": SIZES, "maxlog": SIZES, "zero_size": SIZES,
+    "msglog": SIZES,
+    "msglen": SIZES,
+    "maxlog": SIZES,
+    "zero_size": SIZES,
     "npmin": Use(_npmin, "has no benchmark that runs at a sequence of process counts"),
     "off_cache": Use(_off_cache, "has no buffers -off_cache places"),
     "check": Use(_check, "has no verifier"),
@@ -181,7 +204,9 @@ RULES: dict[str, Use] = {
     "warm_up": Use(_warm_up, "has no warm-up runs"),
     "mpi1_window_size": Use(_window, "has no windows of messages"),
     "mpi1_data_type": Use(_typed("data", "-red_data_type"), "has no benchmark typed by -data_type"),
-    "mpi1_red_data_type": Use(_typed("red", "-data_type"), "has no reduction typed by -red_data_type"),
+    "mpi1_red_data_type": Use(
+        _typed("red", "-data_type"), "has no reduction typed by -red_data_type"
+    ),
     # family options declared in modules of their own (nbc, mpi4, io), kept with the general ones
     "nbc_cpu_factor": Use(_overlap, "has no computation overlapped"),
     "mpi4_cpu_factor": Use(_overlap, "has no computation overlapped"),
@@ -193,8 +218,10 @@ def rule_of(opt: Option) -> Use | None:
     """The declaration that says which benchmarks use opt (None: every one of a family that takes it)."""
     if opt.uses is not None:
         uses = opt.uses
-        return Use(lambda fam, b, values: None if uses(b) else f"{opt.names[0]} does not apply to it",
-                   f"has no benchmark {opt.names[0]} applies to")
+        return Use(
+            lambda fam, b, values: None if uses(b) else f"{opt.names[0]} does not apply to it",
+            f"has no benchmark {opt.names[0]} applies to",
+        )
     return RULES.get(opt.dest)
 
 
@@ -211,8 +238,15 @@ def takes(opt: Option, fam: Family, general: Iterable[Option]) -> bool:
     return opt in general and (fam.honours is None or opt.dest in fam.honours)
 
 
-def why_unused(opt: Option, fam: Family, run: list[str], values: dict, general: tuple[Option, ...],
-               run_level: frozenset[str], families: list[Family]) -> str | None:
+def why_unused(
+    opt: Option,
+    fam: Family,
+    run: list[str],
+    values: dict,
+    general: tuple[Option, ...],
+    run_level: frozenset[str],
+    families: list[Family],
+) -> str | None:
     """The refusal of opt in a run of fam's benchmarks `run`, or None when the run uses it."""
     name = opt.names[0]
     if opt.dest in run_level:
@@ -220,8 +254,10 @@ def why_unused(opt: Option, fam: Family, run: list[str], values: dict, general: 
     if opt not in general and opt not in fam.options:
         owner = next((f for f in families if opt in f.options), None)
         if owner is not None:
-            return (f"{name} is an option of the {owner.name} family ({owner.title}), not of {fam.name} "
-                    f"(accepted: --suite {owner.name}, or no {name})")
+            return (
+                f"{name} is an option of the {owner.name} family ({owner.title}), not of {fam.name} "
+                f"(accepted: --suite {owner.name}, or no {name})"
+            )
     if not takes(opt, fam, general):
         return f"{name}: the {fam.name} family does not use it (accepted: {accepted_options(fam, general, run_level)}; no {name})"
     use = rule_of(opt)
@@ -235,10 +271,14 @@ def why_unused(opt: Option, fam: Family, run: list[str], values: dict, general: 
         elsewhere = [f.name for f in families if takes(opt, f, general) and users(opt, f, values)]
         where = f"--suite {'|'.join(elsewhere)}, or " if elsewhere else ""
         return f"{name}: the {fam.name} family {use.none} (accepted: {where}no {name})"
-    said = "; ".join(f"{n}: {w}" for n, w in list(whys.items())[:4]) + ("; …" if len(whys) > 4 else "")
+    said = "; ".join(f"{n}: {w}" for n, w in list(whys.items())[:4]) + (
+        "; …" if len(whys) > 4 else ""
+    )
     shown = ", ".join(those[:8]) + (f" … ({len(those)} in all)" if len(those) > 8 else "")
-    return (f"{name}: no benchmark of this run uses it ({said}) (accepted: with a benchmark that uses it, "
-            f"{shown}; or no {name})")
+    return (
+        f"{name}: no benchmark of this run uses it ({said}) (accepted: with a benchmark that uses it, "
+        f"{shown}; or no {name})"
+    )
 
 
 def accepted_options(fam: Family, general: tuple[Option, ...], run_level: frozenset[str]) -> str:
@@ -246,14 +286,23 @@ def accepted_options(fam: Family, general: tuple[Option, ...], run_level: frozen
     own = [o.names[0] for o in fam.options]
     used = [o.names[0] for o in general if o.dest not in run_level and takes(o, fam, general)]
     every = [o.names[0] for o in general if o.dest in run_level and o.dest != "help"]
-    parts = [f"its own options {', '.join(own)}" if own else "",
-             f"the general options it uses {', '.join(used)}" if used else "",
-             f"those of every run {', '.join(every)}"]
+    parts = [
+        f"its own options {', '.join(own)}" if own else "",
+        f"the general options it uses {', '.join(used)}" if used else "",
+        f"those of every run {', '.join(every)}",
+    ]
     return "; ".join(p for p in parts if p)
 
 
-def refusal(fam: Family, run: list[str], values: dict, options: list[Option], general: tuple[Option, ...],
-            run_level: frozenset[str], families: list[Family]) -> str | None:
+def refusal(
+    fam: Family,
+    run: list[str],
+    values: dict,
+    options: list[Option],
+    general: tuple[Option, ...],
+    run_level: frozenset[str],
+    families: list[Family],
+) -> str | None:
     """The first given option the run would not use, as its refusal; None when it uses them all."""
     seen: set[int] = set()
     for opt in options:
@@ -272,15 +321,27 @@ def thread_level_refusal(fam: Family, run: list[str], level: str | None) -> str 
     MPI_THREAD_MULTIPLE: a lower -thread_level is refused as what it is, before anything
     else can report it as another problem (a name, a process count)."""
     whole = fam.name in suites.THREADED
-    need = list(run) if whole else [n for n in run if n in suites.THREADED_BENCHMARKS.get(fam.name, ())]
+    need = (
+        list(run)
+        if whole
+        else [n for n in run if n in suites.THREADED_BENCHMARKS.get(fam.name, ())]
+    )
     if level in (None, "multiple") or not need:
         return None
-    what, s = (f"the {fam.name} family ({fam.title})", "s") if whole else (", ".join(need), "s" * (len(need) == 1))
-    return (f"{what} call{s} MPI from several threads at once and need{s} MPI_THREAD_MULTIPLE, but -thread_level "
-            f"{level} was given (accepted: -thread_level multiple, or no -thread_level)")
+    what, s = (
+        (f"the {fam.name} family ({fam.title})", "s")
+        if whole
+        else (", ".join(need), "s" * (len(need) == 1))
+    )
+    return (
+        f"{what} call{s} MPI from several threads at once and need{s} MPI_THREAD_MULTIPLE, but -thread_level "
+        f"{level} was given (accepted: -thread_level multiple, or no -thread_level)"
+    )
 
 
-def table(general: tuple[Option, ...], run_level: frozenset[str], families: list[Family]) -> list[str]:
+def table(
+    general: tuple[Option, ...], run_level: frozenset[str], families: list[Family]
+) -> list[str]:
     """Which general option each family uses, as a Markdown table generated from the same
     declarations the refusals come from (docs/options.md quotes it: `commbench list --options`).
     A cell: "all" (every benchmark), "k/n" (k of its n benchmarks), "—" (refused: the

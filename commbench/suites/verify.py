@@ -9,7 +9,9 @@ import numpy as np
 from commbench import buffers
 
 
-def last_rep(n: int, slots: int, k: int, pred: Callable[[int], bool] = lambda i: True) -> int | None:
+def last_rep(
+    n: int, slots: int, k: int, pred: Callable[[int], bool] = lambda i: True
+) -> int | None:
     """The last repetition i < n that used slot k and satisfies pred, else None."""
     i = n - 1 - ((n - 1 - k) % slots) if n > k else -1
     while i >= 0:
@@ -24,8 +26,14 @@ def worst(devs: Iterable[float | None]) -> float | None:
     return max(vals) if vals else None
 
 
-def check_slots(ctx, n: int, expect: Callable[[int], list[tuple[int, np.ndarray]] | None],
-                buf: np.ndarray | None = None, stride: int | None = None, dtype: str | None = None) -> float | None:
+def check_slots(
+    ctx,
+    n: int,
+    expect: Callable[[int], list[tuple[int, np.ndarray]] | None],
+    buf: np.ndarray | None = None,
+    stride: int | None = None,
+    dtype: str | None = None,
+) -> float | None:
     """Deviation over every used slot k; expect(k) -> [(offset in slot, expected bytes)] or None.
     dtype: how to compare (a reduction's type); the benchmark's assignment type by default."""
     dtype = dtype or ctx.bench.dtype

@@ -44,29 +44,48 @@ def overhead_rows(recs: list[records.Measurement]) -> list[dict]:
         tn, tp = _time(got["native"]), _time(got["mpi4py"])
         if tn is None or tp is None:
             continue
-        rows.append({"benchmark": bench, "np": np_, "mode": mode, "bytes": x,
-                     "repetitions": got["native"].repetitions, "t_native_us": tn, "t_mpi4py_us": tp,
-                     "overhead_us": tp - tn, "ratio": tp / tn if tn > 0 else None})
+        rows.append(
+            {
+                "benchmark": bench,
+                "np": np_,
+                "mode": mode,
+                "bytes": x,
+                "repetitions": got["native"].repetitions,
+                "t_native_us": tn,
+                "t_mpi4py_us": tp,
+                "overhead_us": tp - tn,
+                "ratio": tp / tn if tn > 0 else None,
+            }
+        )
     return rows
 
 
 def table_lines(rows: list[dict]) -> list[str]:
     cols = ["#bytes", "#repetitions", "native[usec]", "mpi4py[usec]", "added[usec]", "ratio"]
-    out = ["", "#" + "-" * (W * len(cols) - 1),
-           "# Binding overhead: time per repetition added by the Python layer",
-           "# (mpi4py engine minus native engine, same run, buffers and repetitions;",
-           "#  t for two-process benchmarks, t_avg for the others)",
-           "#" + "-" * (W * len(cols) - 1)]
+    out = [
+        "",
+        "#" + "-" * (W * len(cols) - 1),
+        "# Binding overhead: time per repetition added by the Python layer",
+        "# (mpi4py engine minus native engine, same run, buffers and repetitions;",
+        "#  t for two-process benchmarks, t_avg for the others)",
+        "#" + "-" * (W * len(cols) - 1),
+    ]
     current = None
     for r in rows:
         key = (r["benchmark"], r["np"], r["mode"])
         if key != current:
             current = key
             mode = f", {r['mode']}" if r["mode"] else ""
-            out += ["", f"# {r['benchmark']}, #processes = {r['np']}{mode}", "".join(f"{c:>{W}}" for c in cols)]
+            out += [
+                "",
+                f"# {r['benchmark']}, #processes = {r['np']}{mode}",
+                "".join(f"{c:>{W}}" for c in cols),
+            ]
         ratio = f"{r['ratio']:{W}.3f}" if r["ratio"] is not None else f"{'-':>{W}}"
-        out.append(f"{r['bytes'] or 0:{W}d}{r['repetitions']:{W}d}{r['t_native_us']:{W}.2f}"
-                   f"{r['t_mpi4py_us']:{W}.2f}{r['overhead_us']:{W}.2f}{ratio}")
+        out.append(
+            f"{r['bytes'] or 0:{W}d}{r['repetitions']:{W}d}{r['t_native_us']:{W}.2f}"
+            f"{r['t_mpi4py_us']:{W}.2f}{r['overhead_us']:{W}.2f}{ratio}"
+        )
     return out
 
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from commbench import outputs
 from commbench.views import compare, compare_trust, results_file
 
-USAGE = ("commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
-         "[--gate-unsampled] [--allow-different] [--allow-incomplete]")
+USAGE = (
+    "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
+    "[--gate-unsampled] [--allow-different] [--allow-incomplete]"
+)
 
 HELP = """Matches the rows of two results files and judges each: new/old of the reported time.
 Rows with --samples K in both runs are tested (Mann-Whitney U of a change beyond the
@@ -70,10 +72,14 @@ def _threshold(text: str) -> float:
     except ValueError:
         v = float("nan")
     if not v >= 0 or v == float("inf"):
-        raise ValueError(f"--threshold {text!r} is not a non-negative number (accepted: --threshold 10% or 0.1)")
+        raise ValueError(
+            f"--threshold {text!r} is not a non-negative number (accepted: --threshold 10% or 0.1)"
+        )
     if not pct and v >= 1:
-        raise ValueError(f"--threshold {text!r}: a plain number is a fraction below 1 (accepted: --threshold "
-                         f"{v:g}% for {v:g} percent, or a fraction such as 0.1)")
+        raise ValueError(
+            f"--threshold {text!r}: a plain number is a fraction below 1 (accepted: --threshold "
+            f"{v:g}% for {v:g} percent, or a fraction such as 0.1)"
+        )
     return v / 100 if pct else v
 
 
@@ -83,13 +89,22 @@ def _alpha(text: str) -> float:
     except ValueError:
         v = float("nan")
     if not 0 < v < 1:
-        raise ValueError(f"--alpha {text!r} is not a probability between 0 and 1 (accepted: --alpha 0.05)")
+        raise ValueError(
+            f"--alpha {text!r} is not a probability between 0 and 1 (accepted: --alpha 0.05)"
+        )
     return v
 
 
-VALUED = {"--threshold": ("threshold", _threshold), "--alpha": ("alpha", _alpha), "--json": ("json", str)}
-FLAGS = {"--gate-unsampled": "gate_unsampled", "--allow-different": "allow_different",
-         "--allow-incomplete": "allow_incomplete"}
+VALUED = {
+    "--threshold": ("threshold", _threshold),
+    "--alpha": ("alpha", _alpha),
+    "--json": ("json", str),
+}
+FLAGS = {
+    "--gate-unsampled": "gate_unsampled",
+    "--allow-different": "allow_different",
+    "--allow-incomplete": "allow_incomplete",
+}
 
 
 def arguments(argv: list[str]) -> Args:
@@ -141,15 +156,32 @@ def _emit_json(args: Args, payload: dict) -> str | None:
 
 
 def _payload(args: Args, rows: list, status: int, **kw) -> dict:
-    return compare.to_json(rows, old=args.old, new=args.new, threshold=args.threshold, alpha=args.alpha,
-                           gate_unsampled=args.gate_unsampled, status=status, **kw)
+    return compare.to_json(
+        rows,
+        old=args.old,
+        new=args.new,
+        threshold=args.threshold,
+        alpha=args.alpha,
+        gate_unsampled=args.gate_unsampled,
+        status=status,
+        **kw,
+    )
 
 
 def _refuse(args: Args, message: str, notes: list[str] = (), found: list = ()) -> int:
     print(f"commbench: error: {message}", file=sys.stderr)
     if args.json:
-        _emit_json(args, _payload(args, [], 2, notes=list(notes), errors=[message],
-                                  findings=[f.to_json() for f in found]))
+        _emit_json(
+            args,
+            _payload(
+                args,
+                [],
+                2,
+                notes=list(notes),
+                errors=[message],
+                findings=[f.to_json() for f in found],
+            ),
+        )
     return 2
 
 
@@ -162,7 +194,9 @@ def run(argv: list[str]) -> int:
     except ValueError as e:
         print(f"commbench: error: {e}", file=sys.stderr)
         return 2
-    if os.environ.get("COMMBENCH_FAULT_READER"):  # tests: a bug in a reader (commbench.cli._unexpected)
+    if os.environ.get(
+        "COMMBENCH_FAULT_READER"
+    ):  # tests: a bug in a reader (commbench.cli._unexpected)
         raise TypeError("injected fault (COMMBENCH_FAULT_READER)")
     try:
         (old_doc, new_doc), (old, new) = _load(args)
@@ -172,22 +206,35 @@ def run(argv: list[str]) -> int:
     hard = compare.incomparable(old_doc, new_doc)
     if hard and not args.allow_different:
         found = [compare_trust.finding("options-differ", "; ".join(hard), args.allowed)]
-        return _refuse(args, "the runs cannot be compared row by row: " + "; ".join(hard) + " (accepted: runs that "
-                       "agree in what changes the numbers; --allow-different compares them anyway)", notes, found)
+        return _refuse(
+            args,
+            "the runs cannot be compared row by row: " + "; ".join(hard) + " (accepted: runs that "
+            "agree in what changes the numbers; --allow-different compares them anyway)",
+            notes,
+            found,
+        )
     rows = compare.compare(old, new, args.threshold, args.alpha)
     if not rows:
         if args.json != "-":
             print("\n".join([*notes, f"# {compare.summary(rows)}"]))
-        return _refuse(args, f"{args.old} and {args.new} have no matching rows: nothing to compare (accepted: two "
-                       "runs with benchmarks, sizes and process counts in common)", notes)
+        return _refuse(
+            args,
+            f"{args.old} and {args.new} have no matching rows: nothing to compare (accepted: two "
+            "runs with benchmarks, sizes and process counts in common)",
+            notes,
+        )
     found = _findings(args, (old_doc, new_doc), (old, new), rows, hard)
     return _report(args, rows, notes, found, compare.unmatched(old, new))
 
 
-def _findings(args: Args, docs: tuple[dict, dict], recs: tuple[list, list], rows: list, hard: list[str]) -> list:
+def _findings(
+    args: Args, docs: tuple[dict, dict], recs: tuple[list, list], rows: list, hard: list[str]
+) -> list:
     """Everything the gate must say before (or instead of) a verdict: compare_trust."""
     allowed = args.allowed
-    found = compare_trust.runs({"old": (args.old, docs[0], recs[0]), "new": (args.new, docs[1], recs[1])}, allowed)
+    found = compare_trust.runs(
+        {"old": (args.old, docs[0], recs[0]), "new": (args.new, docs[1], recs[1])}, allowed
+    )
     found += compare_trust.statuses(*recs, allowed)
     if hard:
         found.append(compare_trust.finding("options-differ", "; ".join(hard), allowed))
@@ -196,25 +243,52 @@ def _findings(args: Args, docs: tuple[dict, dict], recs: tuple[list, list], rows
     return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
 
 
-def _report(args: Args, rows: list, notes: list[str], found: list, unmatched: tuple[int, int]) -> int:
+def _report(
+    args: Args, rows: list, notes: list[str], found: list, unmatched: tuple[int, int]
+) -> int:
     warns = compare.warnings(rows, args.alpha, args.gate_unsampled)
     refused = compare_trust.refused(found)
     status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
-    lines = [f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: {f.message}"
-             for f in found]
+    lines = [
+        f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: {f.message}"
+        for f in found
+    ]
     if args.json == "-":
         for f in found:
-            print(f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: [{f.code}] {f.message}",
-                  file=sys.stderr)
+            print(
+                f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: [{f.code}] {f.message}",
+                file=sys.stderr,
+            )
         for w in warns:
             print(f"commbench: warning: {w}", file=sys.stderr)
     else:
-        print(compare.render(rows, args.old, args.new, args.threshold, args.alpha, [*notes, *lines], warns,
-                             args.gate_unsampled, gate=compare_trust.gate_line(found)))
+        print(
+            compare.render(
+                rows,
+                args.old,
+                args.new,
+                args.threshold,
+                args.alpha,
+                [*notes, *lines],
+                warns,
+                args.gate_unsampled,
+                gate=compare_trust.gate_line(found),
+            )
+        )
     if args.json:
-        failed = _emit_json(args, _payload(args, rows, status, notes=notes, warns=warns, unmatched_rows=unmatched,
-                                           findings=[f.to_json() for f in found],
-                                           errors=[f.message for f in refused]))
+        failed = _emit_json(
+            args,
+            _payload(
+                args,
+                rows,
+                status,
+                notes=notes,
+                warns=warns,
+                unmatched_rows=unmatched,
+                findings=[f.to_json() for f in found],
+                errors=[f.message for f in refused],
+            ),
+        )
         if failed:
             print(f"commbench: error: {failed}", file=sys.stderr)
             return 2

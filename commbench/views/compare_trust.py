@@ -24,30 +24,60 @@ REFUSED, WARNING = "refused", "warning"
 
 # code -> (effect, what turns it into a warning, when it applies)
 RULES: dict[str, tuple[str, str | None, str]] = {
-    "incomplete-run": (REFUSED, "--allow-incomplete",
-                       "a file says complete: false (an interrupted run, a log cut short): rows it lacks are not gated"),
-    "check-failed": (REFUSED, None,
-                     "a file comes from a run whose -check FAILED: its timings are not valid"),
-    "rows-not-measured": (REFUSED, "--allow-incomplete",
-                          "rows OLD measured have another status in NEW (time-out, stuck, interrupted, out-of-mem …)"),
-    "options-differ": (REFUSED, "--allow-different",
-                       "the runs differ in what changes the numbers (world size, placement, --alloc, --hugepages, MPI "
-                       "library and standard, thread level, methodology, --per-iteration, --sync-start, -off_cache, "
-                       "-multi, -map, engine, MPI environment variables)"),
-    "family-options-differ": (WARNING, None,
-                              "the family's own options differ (config.params): some select rows, others change the "
-                              "numbers (window sizes, data types): named, not refused"),
-    "nothing-tested": (REFUSED, "--gate-unsampled",
-                       "no matched row has --samples in both runs: no row can be tested"),
-    "untested-slower": (WARNING, "--gate-unsampled",
-                        "untested rows read slower than the threshold: shown, not judged"),
-    "rows-not-measured-before": (WARNING, None,
-                                 "rows NEW measured have another status in OLD: nothing to compare them with"),
-    "unmatched-rows": (WARNING, None, "rows of one file have no counterpart in the other: not compared"),
+    "incomplete-run": (
+        REFUSED,
+        "--allow-incomplete",
+        "a file says complete: false (an interrupted run, a log cut short): rows it lacks are not gated",
+    ),
+    "check-failed": (
+        REFUSED,
+        None,
+        "a file comes from a run whose -check FAILED: its timings are not valid",
+    ),
+    "rows-not-measured": (
+        REFUSED,
+        "--allow-incomplete",
+        "rows OLD measured have another status in NEW (time-out, stuck, interrupted, out-of-mem …)",
+    ),
+    "options-differ": (
+        REFUSED,
+        "--allow-different",
+        "the runs differ in what changes the numbers (world size, placement, --alloc, --hugepages, MPI "
+        "library and standard, thread level, methodology, --per-iteration, --sync-start, -off_cache, "
+        "-multi, -map, engine, MPI environment variables)",
+    ),
+    "family-options-differ": (
+        WARNING,
+        None,
+        "the family's own options differ (config.params): some select rows, others change the "
+        "numbers (window sizes, data types): named, not refused",
+    ),
+    "nothing-tested": (
+        REFUSED,
+        "--gate-unsampled",
+        "no matched row has --samples in both runs: no row can be tested",
+    ),
+    "untested-slower": (
+        WARNING,
+        "--gate-unsampled",
+        "untested rows read slower than the threshold: shown, not judged",
+    ),
+    "rows-not-measured-before": (
+        WARNING,
+        None,
+        "rows NEW measured have another status in OLD: nothing to compare them with",
+    ),
+    "unmatched-rows": (
+        WARNING,
+        None,
+        "rows of one file have no counterpart in the other: not compared",
+    ),
 }
 
 
-OVERRIDES = {"--gate-unsampled": "judges untested rows by their ratio against the threshold and the rank spread"}
+OVERRIDES = {
+    "--gate-unsampled": "judges untested rows by their ratio against the threshold and the rank spread"
+}
 
 
 @dataclass
@@ -59,11 +89,18 @@ class Finding:
     rows: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"code": self.code, "effect": self.effect, "side": self.side or None, "message": self.message,
-                "rows": self.rows}
+        return {
+            "code": self.code,
+            "effect": self.effect,
+            "side": self.side or None,
+            "message": self.message,
+            "rows": self.rows,
+        }
 
 
-def finding(code: str, message: str, allowed: set[str], side: str = "", rows: list[str] = ()) -> Finding:
+def finding(
+    code: str, message: str, allowed: set[str], side: str = "", rows: list[str] = ()
+) -> Finding:
     effect, override, _ = RULES[code]
     does = OVERRIDES.get(override, "compares anyway")
     if override and override in allowed:
@@ -79,24 +116,43 @@ def _label(r: records.Measurement) -> str:
 
 
 def _few(labels: list[str], most: int = 4) -> str:
-    return ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+    return ", ".join(labels[:most]) + (
+        f" and {len(labels) - most} more" if len(labels) > most else ""
+    )
 
 
-def runs(docs: dict[str, tuple[str, dict, list[records.Measurement]]], allowed: set[str]) -> list[Finding]:
+def runs(
+    docs: dict[str, tuple[str, dict, list[records.Measurement]]], allowed: set[str]
+) -> list[Finding]:
     """Findings about each run on its own: did it finish, did its check pass.
     docs: side -> (path, document, records)."""
     out = []
     for side, (path, doc, recs) in docs.items():
         if doc.get("complete") is not True:
             why = (doc.get("summary") or {}).get("interrupted") or "complete is not true"
-            out.append(finding("incomplete-run", f"{side} run {path} did not finish ({why}); it holds "
-                               f"{sum(1 for r in recs if r.ok)} measured rows", allowed, side))
+            out.append(
+                finding(
+                    "incomplete-run",
+                    f"{side} run {path} did not finish ({why}); it holds "
+                    f"{sum(1 for r in recs if r.ok)} measured rows",
+                    allowed,
+                    side,
+                )
+            )
         failed = [_label(r) for r in recs if r.extra.get("check") == records.FAILED]
         count = (doc.get("summary") or {}).get("check_failures") or 0
         if failed or count:
-            out.append(finding("check-failed", f"{side} run {path} comes from a run whose -check FAILED "
-                               f"({len(failed) or count} rows{': ' + _few(failed) if failed else ''}): its timings "
-                               "are not valid; fix the failure and run again", allowed, side, failed))
+            out.append(
+                finding(
+                    "check-failed",
+                    f"{side} run {path} comes from a run whose -check FAILED "
+                    f"({len(failed) or count} rows{': ' + _few(failed) if failed else ''}): its timings "
+                    "are not valid; fix the failure and run again",
+                    allowed,
+                    side,
+                    failed,
+                )
+            )
     return out
 
 
@@ -104,55 +160,111 @@ def _table(r: records.Measurement) -> tuple:
     return records.identity(r)[:4] + records.identity(r)[5:]  # all but the size
 
 
-def statuses(old: list[records.Measurement], new: list[records.Measurement], allowed: set[str]) -> list[Finding]:
+def statuses(
+    old: list[records.Measurement], new: list[records.Measurement], allowed: set[str]
+) -> list[Finding]:
     """Rows one run measured and the other did not: another status for the same row, or, after
     a row that ended its sweep (IMB's time-out), the sizes the sweep never reached."""
     by_old = {records.identity(r): r for r in old}
     measured_new = {records.identity(r) for r in new if r.ok}
     cut = {_table(r) for r in new if not r.ok}
     out = []
-    lost = [(o, r) for r in new if (o := by_old.get(records.identity(r))) is not None and o.ok and not r.ok]
+    lost = [
+        (o, r)
+        for r in new
+        if (o := by_old.get(records.identity(r))) is not None and o.ok and not r.ok
+    ]
     labels = [f"{_label(r)} ({r.status})" for _, r in lost]
     seen = {records.identity(r) for _, r in lost}
-    labels += [f"{_label(o)} (not reached)" for o in old if o.ok and _table(o) in cut
-               and records.identity(o) not in measured_new and records.identity(o) not in seen]
+    labels += [
+        f"{_label(o)} (not reached)"
+        for o in old
+        if o.ok
+        and _table(o) in cut
+        and records.identity(o) not in measured_new
+        and records.identity(o) not in seen
+    ]
     if labels:
-        out.append(finding("rows-not-measured", f"{len(labels)} rows that old measured were not measured in new: "
-                           f"{_few(labels)}", allowed, "new", labels))
-    gained = [(o, r) for r in new if (o := by_old.get(records.identity(r))) is not None and r.ok and not o.ok]
+        out.append(
+            finding(
+                "rows-not-measured",
+                f"{len(labels)} rows that old measured were not measured in new: {_few(labels)}",
+                allowed,
+                "new",
+                labels,
+            )
+        )
+    gained = [
+        (o, r)
+        for r in new
+        if (o := by_old.get(records.identity(r))) is not None and r.ok and not o.ok
+    ]
     if gained:
         labels = [f"{_label(r)} (old: {o.status})" for o, r in gained]
-        out.append(finding("rows-not-measured-before", f"{len(gained)} rows of new were not measured in old: "
-                           f"{_few(labels)}", allowed, "old", labels))
+        out.append(
+            finding(
+                "rows-not-measured-before",
+                f"{len(gained)} rows of new were not measured in old: {_few(labels)}",
+                allowed,
+                "old",
+                labels,
+            )
+        )
     return out
 
 
-def untested(rows: list, threshold: float, gate_unsampled: bool, allowed: set[str]) -> list[Finding]:
+def untested(
+    rows: list, threshold: float, gate_unsampled: bool, allowed: set[str]
+) -> list[Finding]:
     """Rows the statistics could not test: none at all (refused), or slower ones among tested (warned)."""
     if not rows or gate_unsampled:
         return []
     plain = [r for r in rows if not r.tested]
     slow = sorted((r for r in plain if r.ratio > 1 + threshold), key=lambda r: -r.ratio)
-    span = (f"; they read new/old {min(r.ratio for r in plain):.2f} to {max(r.ratio for r in plain):.2f}"
-            if plain else "")
+    span = (
+        f"; they read new/old {min(r.ratio for r in plain):.2f} to {max(r.ratio for r in plain):.2f}"
+        if plain
+        else ""
+    )
     if len(plain) == len(rows):
         reasons = sorted({r.why_untested for r in plain})
-        return [finding("nothing-tested", f"no row could be tested ({'; '.join(reasons)}){span}: the gate has "
-                        "nothing it can judge; run both with --samples K (K >= 10)", allowed, "",
-                        [r.label() for r in slow])]
+        return [
+            finding(
+                "nothing-tested",
+                f"no row could be tested ({'; '.join(reasons)}){span}: the gate has "
+                "nothing it can judge; run both with --samples K (K >= 10)",
+                allowed,
+                "",
+                [r.label() for r in slow],
+            )
+        ]
     if slow:
-        return [finding("untested-slower", f"{len(slow)} untested rows read slower by more than {threshold:.0%} "
-                        f"(up to {slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they have no samples "
-                        "to test, so the gate does not judge them (--gate-unsampled counts them)", allowed, "",
-                        [r.label() for r in slow])]
+        return [
+            finding(
+                "untested-slower",
+                f"{len(slow)} untested rows read slower by more than {threshold:.0%} "
+                f"(up to {slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they have no samples "
+                "to test, so the gate does not judge them (--gate-unsampled counts them)",
+                allowed,
+                "",
+                [r.label() for r in slow],
+            )
+        ]
     return []
 
 
 def unmatched(counts: tuple[int, int], allowed: set[str]) -> list[Finding]:
     if not any(counts):
         return []
-    return [finding("unmatched-rows", f"{counts[0]} rows of the old run and {counts[1]} of the new one have no "
-                    "counterpart in the other run: not compared", allowed, "both")]
+    return [
+        finding(
+            "unmatched-rows",
+            f"{counts[0]} rows of the old run and {counts[1]} of the new one have no "
+            "counterpart in the other run: not compared",
+            allowed,
+            "both",
+        )
+    ]
 
 
 def family_options(old_doc: dict, new_doc: dict, allowed: set[str]) -> list[Finding]:
@@ -161,8 +273,15 @@ def family_options(old_doc: dict, new_doc: dict, allowed: set[str]) -> list[Find
         return []
     keys = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
     said = "; ".join(f"{k}: old {a.get(k, '(unset)')}, new {b.get(k, '(unset)')}" for k in keys)
-    return [finding("family-options-differ", f"the family's options differ ({said[:300]}): where one changes "
-                    "what a row measures, its ratio includes that change", allowed, "both")]
+    return [
+        finding(
+            "family-options-differ",
+            f"the family's options differ ({said[:300]}): where one changes "
+            "what a row measures, its ratio includes that change",
+            allowed,
+            "both",
+        )
+    ]
 
 
 def refused(found: list[Finding]) -> list[Finding]:
@@ -174,5 +293,6 @@ def gate_line(found: list[Finding]) -> str | None:
     bad = refused(found)
     if not bad:
         return None
-    return ("# gate: REFUSED (exit 2): the comparison cannot be vouched for: "
-            + "; ".join(dict.fromkeys(f.code for f in bad)))
+    return "# gate: REFUSED (exit 2): the comparison cannot be vouched for: " + "; ".join(
+        dict.fromkeys(f.code for f in bad)
+    )

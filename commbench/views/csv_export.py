@@ -8,23 +8,61 @@ from typing import TextIO
 from commbench import outputs, records
 
 FIELDS = [
-    "family", "benchmark", "kind", "np", "mode", "groups", "group", "bytes", "repetitions", "status",
-    "t_min_usec", "t_max_usec", "t_avg_usec", "t_median_usec", "mbytes_per_sec", "bytes_per_sec",
-    "t_ovrl_usec", "t_pure_usec", "t_cpu_usec", "overlap_pct", "defects",
-    "samples", "t_max_sample_median_usec", "t_max_ci95_low_usec", "t_max_ci95_high_usec",
+    "family",
+    "benchmark",
+    "kind",
+    "np",
+    "mode",
+    "groups",
+    "group",
+    "bytes",
+    "repetitions",
+    "status",
+    "t_min_usec",
+    "t_max_usec",
+    "t_avg_usec",
+    "t_median_usec",
+    "mbytes_per_sec",
+    "bytes_per_sec",
+    "t_ovrl_usec",
+    "t_pure_usec",
+    "t_cpu_usec",
+    "overlap_pct",
+    "defects",
+    "samples",
+    "t_max_sample_median_usec",
+    "t_max_ci95_low_usec",
+    "t_max_ci95_high_usec",
 ]
 
-_FROM = {"t_min_usec": "t_min", "t_max_usec": "t_max", "t_avg_usec": "t_avg",
-         "t_median_usec": "t_median", "bytes_per_sec": "bytes_per_sec", "t_ovrl_usec": "t_ovrl",
-         "t_pure_usec": "t_pure", "t_cpu_usec": "t_cpu", "overlap_pct": "overlap"}
+_FROM = {
+    "t_min_usec": "t_min",
+    "t_max_usec": "t_max",
+    "t_avg_usec": "t_avg",
+    "t_median_usec": "t_median",
+    "bytes_per_sec": "bytes_per_sec",
+    "t_ovrl_usec": "t_ovrl",
+    "t_pure_usec": "t_pure",
+    "t_cpu_usec": "t_cpu",
+    "overlap_pct": "overlap",
+}
 
 
 def rows(rec: records.Measurement, mb_unit: int = 10**6) -> list[dict]:
     def one(values: dict, group: str) -> dict:
-        r = {"family": rec.family, "benchmark": rec.benchmark, "kind": rec.kind, "np": rec.np,
-             "mode": rec.mode, "groups": len(rec.groups), "group": group,
-             "bytes": "" if rec.bytes is None else rec.bytes, "repetitions": rec.repetitions,
-             "status": rec.status, "defects": "" if rec.defects is None else f"{rec.defects:.6g}"}
+        r = {
+            "family": rec.family,
+            "benchmark": rec.benchmark,
+            "kind": rec.kind,
+            "np": rec.np,
+            "mode": rec.mode,
+            "groups": len(rec.groups),
+            "group": group,
+            "bytes": "" if rec.bytes is None else rec.bytes,
+            "repetitions": rec.repetitions,
+            "status": rec.status,
+            "defects": "" if rec.defects is None else f"{rec.defects:.6g}",
+        }
         for k, src in _FROM.items():
             v = values.get(src)
             r[k] = "" if v is None else f"{v:.6g}"
@@ -32,7 +70,9 @@ def rows(rec: records.Measurement, mb_unit: int = 10**6) -> list[dict]:
         ci = st.get("t_max_median_ci95") or ("", "")
         r["samples"] = st.get("k", "")
         r["t_max_sample_median_usec"] = f"{st['t_max_median']:.6g}" if st else ""
-        r["t_max_ci95_low_usec"], r["t_max_ci95_high_usec"] = (f"{v:.6g}" if v != "" else "" for v in ci)
+        r["t_max_ci95_low_usec"], r["t_max_ci95_high_usec"] = (
+            f"{v:.6g}" if v != "" else "" for v in ci
+        )
         bps = values.get("bytes_per_sec")
         r["mbytes_per_sec"] = "" if bps is None else f"{bps / mb_unit:.6g}"
         return r

@@ -42,7 +42,9 @@ def _est(e: hockney.Estimate, scale: float = 1.0) -> str:
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [head, *rows]) + 3 for i in range(len(head))]
-    return ["#   " + "".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+    return [
+        "#   " + "".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() for r in [head, *rows]
+    ]
 
 
 def _region(seg: hockney.Segment) -> str:
@@ -57,8 +59,10 @@ def describe_breakpoints(fit: hockney.Fit) -> str:
         return f"breakpoints (given): {bps}"
     c = fit.criterion or {}
     tried = ", ".join(f"{r['segments']}: {r['bic']:.1f}" for r in c.get("tried", []))
-    switch = "; ".join(f"between {s.sizes[1]} and {nxt.sizes[0]} bytes"
-                       for s, nxt in zip(fit.segments, fit.segments[1:]))
+    switch = "; ".join(
+        f"between {s.sizes[1]} and {nxt.sizes[0]} bytes"
+        for s, nxt in zip(fit.segments, fit.segments[1:])
+    )
     where = f" - switch {switch}" if switch else ""
     return f"breakpoints (automatic, {c.get('name', 'BIC')}; segments: BIC {tried}): {bps}{where}"
 
@@ -67,17 +71,38 @@ def format_fit(fit: hockney.Fit, title: str, mb_unit: int = 10**6) -> list[str]:
     """Comment lines ('#') so the IMB text stays machine-readable."""
     mb = "MB/s" if mb_unit == 10**6 else "MiB/s"
     pct = f"{fit.confidence * 100:g}%"
-    how = "relative-error weighted least squares" if fit.weighting == "relative" else "ordinary least squares"
+    how = (
+        "relative-error weighted least squares"
+        if fit.weighting == "relative"
+        else "ordinary least squares"
+    )
     out = []
     if fit.model == "hockney":
         out.append(f"# Hockney fit of {title}: t = (n + n_1/2)/r_inf, {how}, [{pct} CI]")
         if fit.turnover != 1:
-            out.append(f"#   turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}·n / t)")
+            out.append(
+                f"#   turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}·n / t)"
+            )
         out.append("#   " + describe_breakpoints(fit))
-        head = ["sizes [bytes] (points)", f"r_inf [{mb}]", "n_1/2 [bytes]", "t0 [usec]", "pi0 [MHz]",
-                "rms rel. resid."]
-        rows = [[_region(s), _est(s.r_inf, mb_unit), _est(s.n_half), _est(s.t0), _est(s.pi0, 1e6),
-                 f"{s.rms_relative * 100:.2g}%"] for s in fit.segments]
+        head = [
+            "sizes [bytes] (points)",
+            f"r_inf [{mb}]",
+            "n_1/2 [bytes]",
+            "t0 [usec]",
+            "pi0 [MHz]",
+            "rms rel. resid.",
+        ]
+        rows = [
+            [
+                _region(s),
+                _est(s.r_inf, mb_unit),
+                _est(s.n_half),
+                _est(s.t0),
+                _est(s.pi0, 1e6),
+                f"{s.rms_relative * 100:.2g}%",
+            ]
+            for s in fit.segments
+        ]
         out += _table(head, rows)
     else:
         out.append(f"# Linear fit of {title}: t = a + b*n, {how}, [{pct} CI]")
@@ -100,7 +125,9 @@ def fit_series(s: series_mod.Series, **kw) -> hockney.Fit:
     return hockney.fit(s.n, s.t, turnover=s.turnover, label=s.label, **kw)
 
 
-def fit_each(series: list[series_mod.Series], **kw) -> list[tuple[series_mod.Series, hockney.Fit | None, str | None]]:
+def fit_each(
+    series: list[series_mod.Series], **kw
+) -> list[tuple[series_mod.Series, hockney.Fit | None, str | None]]:
     """Each series with its fit (hockney.fit's keywords, as `commbench fit` takes them), or
     None and why it cannot be fitted: what `commbench plot` draws and the HTML report shows."""
     out = []
@@ -114,8 +141,17 @@ def fit_each(series: list[series_mod.Series], **kw) -> list[tuple[series_mod.Ser
 
 # ---------------------------------------------------------------- stored fits
 
-_FIT_KEYS = {"model", "formula", "weighting", "confidence", "turnover", "breakpoints", "breakpoint_source",
-             "criterion", "segments"}
+_FIT_KEYS = {
+    "model",
+    "formula",
+    "weighting",
+    "confidence",
+    "turnover",
+    "breakpoints",
+    "breakpoint_source",
+    "criterion",
+    "segments",
+}
 
 
 def _num(v, missing: float) -> float:
@@ -125,7 +161,9 @@ def _num(v, missing: float) -> float:
 
 def _estimate(d: dict) -> hockney.Estimate:
     lo, hi = d["ci"]
-    return hockney.Estimate(_num(d["value"], math.inf), (_num(lo, -math.inf), _num(hi, math.inf)), d["unit"])
+    return hockney.Estimate(
+        _num(d["value"], math.inf), (_num(lo, -math.inf), _num(hi, math.inf)), d["unit"]
+    )
 
 
 def fit_from_dict(d: dict) -> hockney.Fit:
@@ -133,20 +171,48 @@ def fit_from_dict(d: dict) -> hockney.Fit:
     segments = []
     for sd in d["segments"]:
         ln = sd["line"]
-        line = LineFit(a=ln["a_usec"], b=ln["b_usec_per_byte"], se_a=ln["se_a"], se_b=ln["se_b"],
-                       cov_ab=ln["cov_ab"],
-                       ci_a=(_num(ln["ci_a"][0], -math.inf), _num(ln["ci_a"][1], math.inf)),
-                       ci_b=(_num(ln["ci_b"][0], -math.inf), _num(ln["ci_b"][1], math.inf)),
-                       dof=ln["dof"], rss=ln["rss"], r2=ln["r2"], n=sd["points"], confidence=d["confidence"])
-        segments.append(hockney.Segment(
-            lower=_num(sd["region"][0], -math.inf), upper=_num(sd["region"][1], math.inf),
-            sizes=(sd["sizes"][0], sd["sizes"][1]), points=sd["points"], line=line, turnover=d["turnover"],
-            t0=_estimate(sd["t0"]), r_inf=_estimate(sd["r_inf"]), n_half=_estimate(sd["n_half"]),
-            pi0=_estimate(sd["pi0"]), residuals=list(sd.get("residuals", [])),
-            rms_relative=sd["rms_relative_residual"], warnings=list(sd.get("warnings", []))))
-    return hockney.Fit(d["model"], segments, list(d["breakpoints"]), d["breakpoint_source"], d["weighting"],
-                       d["confidence"], d["turnover"], d.get("criterion"),
-                       {k: v for k, v in d.items() if k not in _FIT_KEYS})
+        line = LineFit(
+            a=ln["a_usec"],
+            b=ln["b_usec_per_byte"],
+            se_a=ln["se_a"],
+            se_b=ln["se_b"],
+            cov_ab=ln["cov_ab"],
+            ci_a=(_num(ln["ci_a"][0], -math.inf), _num(ln["ci_a"][1], math.inf)),
+            ci_b=(_num(ln["ci_b"][0], -math.inf), _num(ln["ci_b"][1], math.inf)),
+            dof=ln["dof"],
+            rss=ln["rss"],
+            r2=ln["r2"],
+            n=sd["points"],
+            confidence=d["confidence"],
+        )
+        segments.append(
+            hockney.Segment(
+                lower=_num(sd["region"][0], -math.inf),
+                upper=_num(sd["region"][1], math.inf),
+                sizes=(sd["sizes"][0], sd["sizes"][1]),
+                points=sd["points"],
+                line=line,
+                turnover=d["turnover"],
+                t0=_estimate(sd["t0"]),
+                r_inf=_estimate(sd["r_inf"]),
+                n_half=_estimate(sd["n_half"]),
+                pi0=_estimate(sd["pi0"]),
+                residuals=list(sd.get("residuals", [])),
+                rms_relative=sd["rms_relative_residual"],
+                warnings=list(sd.get("warnings", [])),
+            )
+        )
+    return hockney.Fit(
+        d["model"],
+        segments,
+        list(d["breakpoints"]),
+        d["breakpoint_source"],
+        d["weighting"],
+        d["confidence"],
+        d["turnover"],
+        d.get("criterion"),
+        {k: v for k, v in d.items() if k not in _FIT_KEYS},
+    )
 
 
 def entry_lines(entry: dict, title: str, mb_unit: int = 10**6) -> list[str]:
@@ -164,8 +230,15 @@ class FitView:
     groups; the first not yet used), printed where the run printed it.
     """
 
-    def __init__(self, out: TextIO = sys.stdout, fittable: set[str] | None = None, results=None,
-                 model: str = "hockney", stored: list | None = None, breakpoints: tuple[int, ...] = ()):
+    def __init__(
+        self,
+        out: TextIO = sys.stdout,
+        fittable: set[str] | None = None,
+        results=None,
+        model: str = "hockney",
+        stored: list | None = None,
+        breakpoints: tuple[int, ...] = (),
+    ):
         self.out = out
         self.breakpoints = tuple(breakpoints)  # --breakpoint: given ones instead of automatic
         self.fittable = fittable
@@ -196,8 +269,12 @@ class FitView:
         if self.stored is not None:
             return self._take_stored(s.label)
         try:
-            bps = [b for b in self.breakpoints if s.n.min() < b < s.n.max()]  # those inside this table
-            return fit_series(s, model=self.model, auto=not self.breakpoints, breakpoints=bps).to_dict()
+            bps = [
+                b for b in self.breakpoints if s.n.min() < b < s.n.max()
+            ]  # those inside this table
+            return fit_series(
+                s, model=self.model, auto=not self.breakpoints, breakpoints=bps
+            ).to_dict()
         except ValueError as e:
             return {**s.label, "model": self.model, "error": str(e)}
 
@@ -219,7 +296,9 @@ class FitView:
                 if self.stored is None:
                     raise
                 # a stored entry edited by hand
-                lines = [f"# Hockney fit of {s.title()}: stored fit unreadable ({type(e).__name__}: {e})"]
+                lines = [
+                    f"# Hockney fit of {s.title()}: stored fit unreadable ({type(e).__name__}: {e})"
+                ]
             self.out.write("\n" + "\n".join(lines) + "\n")
             self.fits.append(entry)
         self.out.flush()

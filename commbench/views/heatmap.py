@@ -34,17 +34,24 @@ def is_net(path: str) -> dict | None:
 
 def matrices(doc: dict) -> list[dict]:
     """The extra of every AllPairs matrix record, latency first."""
-    out = [dict(r["extra"], bytes=r.get("bytes")) for r in doc.get("records", [])
-           if r.get("benchmark") == "AllPairs" and "host_matrix" in r.get("extra", {})]
+    out = [
+        dict(r["extra"], bytes=r.get("bytes"))
+        for r in doc.get("records", [])
+        if r.get("benchmark") == "AllPairs" and "host_matrix" in r.get("extra", {})
+    ]
     return sorted(out, key=lambda e: e["metric"] != "latency")
 
 
 def _panel(ax, e: dict, hosts_named: set, links_named: set) -> None:
     hosts, metric = e["hosts"], e["metric"]
-    m = np.array([[np.nan if v is None else v for v in row] for row in e["host_matrix"]], dtype=float)
+    m = np.array(
+        [[np.nan if v is None else v for v in row] for row in e["host_matrix"]], dtype=float
+    )
     if metric == "bandwidth":
         m = m / 1e6
-    cmap = __import__("matplotlib").colormaps["RdYlGn" if metric == "bandwidth" else "RdYlGn_r"].copy()
+    cmap = (
+        __import__("matplotlib").colormaps["RdYlGn" if metric == "bandwidth" else "RdYlGn_r"].copy()
+    )
     cmap.set_bad("#dddddd")
     im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, aspect="equal")
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
@@ -66,7 +73,9 @@ def _panel(ax, e: dict, hosts_named: set, links_named: set) -> None:
         if a in hosts and c in hosts:
             i, j = hosts.index(a), hosts.index(c)
             for y, x in ((i, j), (j, i)):
-                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
+                ax.add_patch(
+                    Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5)
+                )
     ax.set_xlabel("receiving host")
     ax.set_ylabel("sending host")
     ax.set_title(f"AllPairs {TITLES[metric]}, {e.get('bytes')} bytes", fontsize=10)
@@ -89,15 +98,27 @@ def figure(doc: dict, path, fmt: str | None = None) -> int:
     text_h = 0.3 + 0.16 * min(len(lines), 8)
     fig, axes = plt.subplots(1, len(mats), figsize=(size * len(mats), size + text_h), squeeze=False)
     for ax, e in zip(axes[0], mats):
-        metric_named = [v for v in found if v["metric"] == e["metric"] and v["pattern"] == "AllPairs"]
+        metric_named = [
+            v for v in found if v["metric"] == e["metric"] and v["pattern"] == "AllPairs"
+        ]
         hosts_named = named(found)[0]  # a host named by any pattern is marked on every panel
         _panel(ax, e, hosts_named, named(metric_named)[1])
     meta = doc.get("metadata", {})
-    fig.suptitle(f"commbench net: {meta.get('world_size', '?')} processes on {len(meta.get('hosts', []))} hosts "
-                 f"({meta.get('date', '')})", fontsize=11)
+    fig.suptitle(
+        f"commbench net: {meta.get('world_size', '?')} processes on {len(meta.get('hosts', []))} hosts "
+        f"({meta.get('date', '')})",
+        fontsize=11,
+    )
     shown = lines[:8] + ([f"... and {len(lines) - 8} more"] if len(lines) > 8 else [])
-    fig.text(0.01, 0.01, "\n".join(s if len(s) < 170 else s[:167] + "..." for s in shown), fontsize=7,
-             family="monospace", va="bottom", color="red" if found else "black")
+    fig.text(
+        0.01,
+        0.01,
+        "\n".join(s if len(s) < 170 else s[:167] + "..." for s in shown),
+        fontsize=7,
+        family="monospace",
+        va="bottom",
+        color="red" if found else "black",
+    )
     fig.tight_layout(rect=(0, text_h / (size + text_h), 1, 0.95))
     fig.savefig(path, dpi=110, format=fmt)
     plt.close(fig)

@@ -34,8 +34,15 @@ LEGEND_NAME = 40  # characters of a benchmark name, mode or run label the legend
 def _stored(doc: dict, s: series_mod.Series) -> dict | None:
     """The fit a --fit run stored for this series' table, if any."""
     for e in doc.get("fits") or []:
-        if isinstance(e, dict) and all(e.get(k) == v for k, v in (("benchmark", s.benchmark), ("np", s.np),
-                                                                    ("mode", s.mode), ("groups", s.groups))):
+        if isinstance(e, dict) and all(
+            e.get(k) == v
+            for k, v in (
+                ("benchmark", s.benchmark),
+                ("np", s.np),
+                ("mode", s.mode),
+                ("groups", s.groups),
+            )
+        ):
             return e
     return None
 
@@ -67,15 +74,20 @@ def short(text: str, most: int = LEGEND_NAME) -> str:
     if len(text) <= most:
         return text
     tail = most // 3
-    return text[:most - tail - 1] + "\u2026" + text[-tail:]
+    return text[: most - tail - 1] + "\u2026" + text[-tail:]
 
 
 def _for_legend(s: series_mod.Series) -> series_mod.Series:
-    return dataclasses.replace(s, benchmark=short(s.benchmark), mode=short(s.mode, LEGEND_NAME // 2),
-                               source=short(s.source))
+    return dataclasses.replace(
+        s,
+        benchmark=short(s.benchmark),
+        mode=short(s.mode, LEGEND_NAME // 2),
+        source=short(s.source),
+    )
 
 
 # ---------------------------------------------------------------- the fits as a table
+
 
 def _g(v: float) -> str:
     """As fit_text prints an estimate: 4 significant digits, 32800 rather than 3.28e+04."""
@@ -88,11 +100,16 @@ _VALUE = "the fit gives no finite value here (a flat or falling line: noise domi
 
 def _estimate(e, scale: float, pct: str) -> str:
     """The value, and under it its confidence interval; an end that is unbounded said in a word."""
+
     def end(v: float, which: str) -> str:
         if math.isfinite(v):
             return esc(_g(v / scale))
-        return nonfinite(v, f"the {pct} confidence interval has no {which} bound: too few points in the "
-                            "region, or too much scatter, to bound it", word="unbounded")
+        return nonfinite(
+            v,
+            f"the {pct} confidence interval has no {which} bound: too few points in the "
+            "region, or too much scatter, to bound it",
+            word="unbounded",
+        )
 
     value = esc(_g(e.value / scale)) if math.isfinite(e.value) else nonfinite(e.value, _VALUE)
     lo, hi = e.ci
@@ -102,8 +119,12 @@ def _estimate(e, scale: float, pct: str) -> str:
 def _columns(model: str, mb: str) -> list[tuple[str, str, float | None]]:
     """(heading, attribute of a segment, scale; None: the run's MB unit) of the estimates of a model."""
     if model == "hockney":
-        return [(f"r_inf [{mb}]", "r_inf", None), ("n_1/2 [bytes]", "n_half", 1.0), ("t0 [usec]", "t0", 1.0),
-                ("pi0 [MHz]", "pi0", 1e6)]
+        return [
+            (f"r_inf [{mb}]", "r_inf", None),
+            ("n_1/2 [bytes]", "n_half", 1.0),
+            ("t0 [usec]", "t0", 1.0),
+            ("pi0 [MHz]", "pi0", 1e6),
+        ]
     return [("a [usec]", "a", 1.0), ("b [usec/byte]", "b", 1.0)]
 
 
@@ -117,27 +138,54 @@ def _segment_estimate(seg, attr: str):
 
 def _fit_rows(label: str, fit, why: str | None, cols: list, mb_unit: int, width: int) -> list:
     if fit is None:
-        return [f"<tr><td class=text>{label}</td><td class=text colspan=\"{width - 1}\">"
-                f"not possible: {esc(why)}</td></tr>"]
+        return [
+            f'<tr><td class=text>{label}</td><td class=text colspan="{width - 1}">'
+            f"not possible: {esc(why)}</td></tr>"
+        ]
     pct = f"{fit.confidence * 100:g}%"
     out = []
     for i, seg in enumerate(fit.segments):
-        cells = [_estimate(_segment_estimate(seg, attr), mb_unit if scale is None else scale, pct) for _, attr, scale in cols]
+        cells = [
+            _estimate(_segment_estimate(seg, attr), mb_unit if scale is None else scale, pct)
+            for _, attr, scale in cols
+        ]
         rms = seg.rms_relative * 100
-        out.append([label if i == 0 else "", esc(f"{seg.sizes[0]}..{seg.sizes[1]}"), esc(seg.points), *cells,
-                    esc(f"{rms:.2g}%") if math.isfinite(rms) else nonfinite(rms, _VALUE)])
+        out.append(
+            [
+                label if i == 0 else "",
+                esc(f"{seg.sizes[0]}..{seg.sizes[1]}"),
+                esc(seg.points),
+                *cells,
+                esc(f"{rms:.2g}%") if math.isfinite(rms) else nonfinite(rms, _VALUE),
+            ]
+        )
     return out
 
 
 def _how(fit, source: str, mb: str) -> str:
     """How one fit was made, in the words of `commbench fit` (its numbers as the page shows them)."""
-    weighting = "relative-error weighted least squares" if fit.weighting == "relative" else "ordinary least squares"
-    turnover = (f"; turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}\u00b7n / t)"
-                if fit.turnover != 1 and fit.model == "hockney" else "")
-    text = esc(f"{weighting}, [{fit.confidence * 100:g}% CI]{turnover}; ") \
-        + mark_nonfinite(esc(fit_text.describe_breakpoints(fit)), "a criterion of a fit without residuals") \
+    weighting = (
+        "relative-error weighted least squares"
+        if fit.weighting == "relative"
+        else "ordinary least squares"
+    )
+    turnover = (
+        f"; turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}\u00b7n / t)"
+        if fit.turnover != 1 and fit.model == "hockney"
+        else ""
+    )
+    text = (
+        esc(f"{weighting}, [{fit.confidence * 100:g}% CI]{turnover}; ")
+        + mark_nonfinite(
+            esc(fit_text.describe_breakpoints(fit)), "a criterion of a fit without residuals"
+        )
         + esc(f"; fit: {source}")
-    notes = [esc(f"note (sizes {s.sizes[0]}..{s.sizes[1]}): {w}") for s in fit.segments for w in s.warnings]
+    )
+    notes = [
+        esc(f"note (sizes {s.sizes[0]}..{s.sizes[1]}): {w}")
+        for s in fit.segments
+        for w in s.warnings
+    ]
     return "; ".join([text, *notes])
 
 
@@ -156,12 +204,17 @@ def fit_table(members: list, fits: list, mb_unit: int) -> str:
             how.append(f"<li>{label + ': ' if several else ''}{_how(fit, source, mb)}</li>")
     formula = "t = (n + n_1/2) / r_inf" if model == "hockney" else "t = a + b*n"
     pct = next((f"{f.confidence * 100:g}% " for f, _, _ in fits if f is not None), "")
-    caption = f"{'Hockney' if model == 'hockney' else 'Linear'} fits, {formula} per region; under each value its " \
-              f"{pct}confidence interval"
-    return table(head, rows, caption, text=(0,)) + (f'<ul class="fits">{"".join(how)}</ul>' if how else "")
+    caption = (
+        f"{'Hockney' if model == 'hockney' else 'Linear'} fits, {formula} per region; under each value its "
+        f"{pct}confidence interval"
+    )
+    return table(head, rows, caption, text=(0,)) + (
+        f'<ul class="fits">{"".join(how)}</ul>' if how else ""
+    )
 
 
 # ---------------------------------------------------------------- the section
+
 
 def _tables(runs: list) -> dict[tuple, list]:
     """Table key -> [(run, series)], in the order the tables first appear."""
@@ -175,13 +228,21 @@ def _tables(runs: list) -> dict[tuple, list]:
 def _figures(title: str, members: list, fits: list, several: bool) -> list[str]:
     out = []
     for i in range(0, len(members), PER_FIGURE):
-        part = members[i:i + PER_FIGURE]
-        items = [(_for_legend(s), fit) for (_, s), (fit, _, _) in zip(part, fits[i:i + PER_FIGURE])]
-        which = f" (runs {i + 1}&ndash;{i + len(part)} of {len(members)})" if len(members) > PER_FIGURE else ""
-        out.append(f"<figure><img src=\"{svg_uri(items, several)}\" "
-                   f"alt=\"{esc(title)}: time and rate against message size\">"
-                   f"<figcaption>{esc(title)}{which}: {', '.join(esc(r.label) for r, _ in part)}</figcaption>"
-                   "</figure>")
+        part = members[i : i + PER_FIGURE]
+        items = [
+            (_for_legend(s), fit) for (_, s), (fit, _, _) in zip(part, fits[i : i + PER_FIGURE])
+        ]
+        which = (
+            f" (runs {i + 1}&ndash;{i + len(part)} of {len(members)})"
+            if len(members) > PER_FIGURE
+            else ""
+        )
+        out.append(
+            f'<figure><img src="{svg_uri(items, several)}" '
+            f'alt="{esc(title)}: time and rate against message size">'
+            f"<figcaption>{esc(title)}{which}: {', '.join(esc(r.label) for r, _ in part)}</figcaption>"
+            "</figure>"
+        )
     return out
 
 
@@ -191,15 +252,20 @@ def plots(runs: list) -> str | None:
     if not groups:
         return None
     several = len(runs) > 1
-    out = ["<p>Left: the reported time (t_max) against message size, bars t_min .. t_max over the ranks, "
-           "and the fitted Hockney lines t = (n + n_1/2) / r_inf per region. Right: the rate with r_inf "
-           "dotted and n_1/2 marked. Dashed verticals: breakpoints (protocol switches). Zero sizes are "
-           f"fitted but not drawn (log axes). With more than {PER_FIGURE} runs, one figure per {PER_FIGURE} of "
-           "them. Under the figures, the fits as <code>commbench fit</code> gives them.</p>"]
+    out = [
+        "<p>Left: the reported time (t_max) against message size, bars t_min .. t_max over the ranks, "
+        "and the fitted Hockney lines t = (n + n_1/2) / r_inf per region. Right: the rate with r_inf "
+        "dotted and n_1/2 marked. Dashed verticals: breakpoints (protocol switches). Zero sizes are "
+        f"fitted but not drawn (log axes). With more than {PER_FIGURE} runs, one figure per {PER_FIGURE} of "
+        "them. Under the figures, the fits as <code>commbench fit</code> gives them.</p>"
+    ]
     for members in groups.values():
         fits = [fit_of(run.doc, s) for run, s in members]
         title = members[0][1].title()
         mb_unit = (members[0][0].doc.get("config") or {}).get("mb_unit", 10**6)
-        out += [f"<h3>{esc(title)}</h3>", *_figures(title, members, fits, several),
-                fit_table(members, fits, mb_unit)]
+        out += [
+            f"<h3>{esc(title)}</h3>",
+            *_figures(title, members, fits, several),
+            fit_table(members, fits, mb_unit),
+        ]
     return "\n".join(out)

@@ -64,7 +64,7 @@ def arguments(argv: list[str]) -> tuple[str, list[str]]:
     out = argv[i + 1]
     if not out.lower().endswith((".html", ".htm")):
         raise ValueError(f"--html {out!r}: the page must be an .html file (accepted: {USAGE})")
-    paths = argv[:i] + argv[i + 2:]
+    paths = argv[:i] + argv[i + 2 :]
     bad = [p for p in paths if p.startswith("-")]
     if bad:
         raise ValueError(f"report --html takes no option {bad[0]!r} (accepted: {USAGE})")
@@ -105,15 +105,19 @@ def render(runs: list[Run]) -> str:
     parts = _sections(runs)
     names = ", ".join(os.path.basename(r.path) for r in runs)
     nav = " ".join(f'<a href="#{a}">{esc(t)}</a>' for a, t, _ in parts)
-    body = "\n".join(f'<section id="{a}">\n<h2>{esc(t)}</h2>\n{html}\n</section>' for a, t, html in parts)
+    body = "\n".join(
+        f'<section id="{a}">\n<h2>{esc(t)}</h2>\n{html}\n</section>' for a, t, html in parts
+    )
     made = time.strftime("%Y-%m-%d %H:%M:%S %z")
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<meta name="generator" content="commbench {esc(__version__)}">\n'
-            f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n<body>\n"
-            f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by commbench "
-            f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n</header>\n"
-            f"<main>\n{body}\n</main>\n</body>\n</html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="generator" content="commbench {esc(__version__)}">\n'
+        f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n<body>\n"
+        f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by commbench "
+        f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n</header>\n"
+        f"<main>\n{body}\n</main>\n</body>\n</html>\n"
+    )
 
 
 def write(out: str, paths: list[str]) -> None:
@@ -130,5 +134,7 @@ def write(out: str, paths: list[str]) -> None:
             os.unlink(tmp)
         except OSError:
             pass
-        raise ValueError(f"--html {out!r}: cannot write ({e.strerror}) (accepted: an .html file in a "
-                         "writable directory)") from None
+        raise ValueError(
+            f"--html {out!r}: cannot write ({e.strerror}) (accepted: an .html file in a "
+            "writable directory)"
+        ) from None

@@ -73,17 +73,28 @@ def esc(v) -> str:
     return html.escape("" if v is None else str(v), quote=True)
 
 
-def table(head: list[str], rows: list, caption: str = "", cls: str = "", text: tuple[int, ...] = ()) -> str:
+def table(
+    head: list[str], rows: list, caption: str = "", cls: str = "", text: tuple[int, ...] = ()
+) -> str:
     """A table of already-escaped cells; the columns in text (names, not numbers) left-aligned
     and free to wrap, every other cell on one line. A row given as a string is put in as it is."""
+
     def tr(cells: list[str], tag: str) -> str:
-        return "<tr>" + "".join(f'<{tag}{" class=text" if i in text else ""}>{c}</{tag}>'
-                                for i, c in enumerate(cells)) + "</tr>"
+        return (
+            "<tr>"
+            + "".join(
+                f"<{tag}{' class=text' if i in text else ''}>{c}</{tag}>"
+                for i, c in enumerate(cells)
+            )
+            + "</tr>"
+        )
 
     cap = f"<caption>{caption}</caption>" if caption else ""
     body = "\n".join(r if isinstance(r, str) else tr(r, "td") for r in rows)
-    return (f'<table{f" class={cls}" if cls else ""}>{cap}<thead>{tr(head, "th")}</thead>\n'
-            f"<tbody>\n{body}\n</tbody></table>")
+    return (
+        f"<table{f' class={cls}' if cls else ''}>{cap}<thead>{tr(head, 'th')}</thead>\n"
+        f"<tbody>\n{body}\n</tbody></table>"
+    )
 
 
 # ---------------------------------------------------------------- numbers
@@ -99,7 +110,9 @@ def nonfinite(v: float, why: str, word: str | None = None) -> str:
     if math.isnan(v):
         return f'<span class="nf" title="not a number: {esc(why)}">&ndash;</span>'
     shown = word or ("unbounded" if v > 0 else "&minus;unbounded")
-    return f'<span class="nf" title="{"" if v > 0 else "minus "}infinity: {esc(why)}">{shown}</span>'
+    return (
+        f'<span class="nf" title="{"" if v > 0 else "minus "}infinity: {esc(why)}">{shown}</span>'
+    )
 
 
 def number(v, fmt: str, why: str, word: str | None = None) -> str:
@@ -130,8 +143,13 @@ _NONFINITE = re.compile(r"(?<![\w.])([-+]?)(nan|inf|infinity)(?![\w.])", re.I)
 def mark_nonfinite(escaped: str, why: str) -> str:
     """Escaped text of commbench's own (no string of a file in it) with each "nan" / "inf"
     that Python printed into it shown as nonfinite() shows it."""
+
     def one(m: re.Match) -> str:
-        v = float("nan") if m.group(2).lower() == "nan" else (-math.inf if m.group(1) == "-" else math.inf)
+        v = (
+            float("nan")
+            if m.group(2).lower() == "nan"
+            else (-math.inf if m.group(1) == "-" else math.inf)
+        )
         return nonfinite(v, why)
 
     return _NONFINITE.sub(one, escaped)
@@ -145,18 +163,29 @@ THRESHOLD = 0.05  # as `commbench compare`'s default --threshold
 _TIME = "a time of the file too large for a number (written as one beyond 1.8e308?)"
 _RATIO = "new/old of two times so far apart that their ratio is beyond the range of numbers"
 _SPREAD = "the rank spread (t_max - t_min) / t_max of a row whose times are not finite"
-_MEAN = ("the geometric mean of ratios of which one is beyond the range of numbers (or 0, "
-         "or both: not a number)")
+_MEAN = (
+    "the geometric mean of ratios of which one is beyond the range of numbers (or 0, "
+    "or both: not a number)"
+)
 
 
 def _compare_rows(rows: list[compare.Row]) -> list[list[str]]:
     out = []
     for r in rows:
         name, np_, mode, x, groups = r.key
-        out.append([esc(name if groups <= 1 else f"Multi-{name}"), esc(np_), esc(mode or "-"),
-                    "" if x is None else esc(x), number(r.old, ".2f", _TIME, OVER), number(r.new, ".2f", _TIME, OVER),
-                    number(r.ratio, ".3f", _RATIO, OVER), number(r.noise * 100, ".1f", _SPREAD) + "%",
-                    f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>'])
+        out.append(
+            [
+                esc(name if groups <= 1 else f"Multi-{name}"),
+                esc(np_),
+                esc(mode or "-"),
+                "" if x is None else esc(x),
+                number(r.old, ".2f", _TIME, OVER),
+                number(r.new, ".2f", _TIME, OVER),
+                number(r.ratio, ".3f", _RATIO, OVER),
+                number(r.noise * 100, ".1f", _SPREAD) + "%",
+                f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>',
+            ]
+        )
     return out
 
 
@@ -175,8 +204,10 @@ def summary(rows: list[compare.Row]) -> str:
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("faster", "slower", "same")}
     tested = sum(1 for r in rows if r.tested)
     gm = number(geometric_mean([r.ratio for r in rows]), ".3f", _MEAN, OVER)
-    return (f"{len(rows)} matched rows ({tested} tested); geometric mean new/old = {gm}; "
-            f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise")
+    return (
+        f"{len(rows)} matched rows ({tested} tested); geometric mean new/old = {gm}; "
+        f"{counts['faster']} faster, {counts['slower']} slower, {counts['same']} within noise"
+    )
 
 
 def _outcome(base, run) -> tuple[list[compare.Row] | None, str]:
@@ -184,12 +215,28 @@ def _outcome(base, run) -> tuple[list[compare.Row] | None, str]:
     with two rows of one key never gets here: results_file.read refuses it)."""
     try:
         return compare.compare(base.records, run.records, THRESHOLD), ""
-    except (ValueError, OverflowError, ZeroDivisionError) as e:  # a ratio beyond the range of numbers
-        return None, (f"not compared: the rows' times are too far apart for their ratio to be a number "
-                      f"({esc(e)})")
+    except (
+        ValueError,
+        OverflowError,
+        ZeroDivisionError,
+    ) as e:  # a ratio beyond the range of numbers
+        return None, (
+            f"not compared: the rows' times are too far apart for their ratio to be a number "
+            f"({esc(e)})"
+        )
 
 
-_HEAD = ["benchmark", "np", "mode", "bytes", "old [usec]", "new [usec]", "new/old", "spread", "verdict"]
+_HEAD = [
+    "benchmark",
+    "np",
+    "mode",
+    "bytes",
+    "old [usec]",
+    "new [usec]",
+    "new/old",
+    "spread",
+    "verdict",
+]
 
 
 def _notes(base, run) -> list[str]:
@@ -204,8 +251,10 @@ def _one_comparison(base, run, rows: list[compare.Row] | None, why: str) -> str:
         return "\n".join([*out, f'<p class="note">{why}</p>'])
     if not rows:
         return "\n".join([*out, f'<p class="verdict">{summary(rows)}</p>'])
-    out.append(f'<details><summary class="verdict">{summary(rows)} (every row)</summary>'
-               f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}</details>")
+    out.append(
+        f'<details><summary class="verdict">{summary(rows)} (every row)</summary>'
+        f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}</details>"
+    )
     return "\n".join(out)
 
 
@@ -213,24 +262,44 @@ def _folded(base, run, rows: list[compare.Row] | None, why: str) -> str:
     """One run's comparison in one line that opens to its notes and rows (under the overview)."""
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in _notes(base, run))
     body = f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}" if rows else ""
-    return (f"<details><summary>{esc(run.label)}: {why if rows is None else summary(rows)}</summary>"
-            f"{notes}{body}</details>")
+    return (
+        f"<details><summary>{esc(run.label)}: {why if rows is None else summary(rows)}</summary>"
+        f"{notes}{body}</details>"
+    )
 
 
 def _overview(runs: list, outcomes: list) -> str:
     """One row per later run: its verdicts in counts, and what differs beyond the rows."""
-    head = ["run", "matched rows", "tested", "geometric mean new/old", "faster", "slower", "within noise",
-            "differs in"]
+    head = [
+        "run",
+        "matched rows",
+        "tested",
+        "geometric mean new/old",
+        "faster",
+        "slower",
+        "within noise",
+        "differs in",
+    ]
     rows = []
     for run, (got, why) in zip(runs[1:], outcomes):
         differs = esc(", ".join(n.split(" differs:")[0] for n in _notes(runs[0], run)) or "-")
         if not got:
-            rows.append(f'<tr><td class=text>{esc(run.label)}</td><td class=text colspan="6">'
-                        f"{why or summary(got or [])}</td><td class=text>{differs}</td></tr>")
+            rows.append(
+                f'<tr><td class=text>{esc(run.label)}</td><td class=text colspan="6">'
+                f"{why or summary(got or [])}</td><td class=text>{differs}</td></tr>"
+            )
             continue
         counts = [sum(1 for r in got if r.verdict == v) for v in ("faster", "slower", "same")]
-        rows.append([esc(run.label), str(len(got)), str(sum(1 for r in got if r.tested)),
-                     number(geometric_mean([r.ratio for r in got]), ".3f", _MEAN, OVER), *map(str, counts), differs])
+        rows.append(
+            [
+                esc(run.label),
+                str(len(got)),
+                str(sum(1 for r in got if r.tested)),
+                number(geometric_mean([r.ratio for r in got]), ".3f", _MEAN, OVER),
+                *map(str, counts),
+                differs,
+            ]
+        )
     return table(head, rows, f"Every later run against {esc(runs[0].label)}", text=(0, 7))
 
 
@@ -240,21 +309,30 @@ def comparison(runs: list) -> str | None:
     line that opens to its rows."""
     if len(runs) < 2:
         return None
-    intro = (f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported time "
-             "(t_max; t_ovrl for overlap tables) per matched row, as <code>commbench compare</code> gives it. "
-             f"Rows with --samples in both runs are tested: <span class=slower>slower</span> means more than "
-             f"{THRESHOLD:.0%} slower by the ratio of medians and significant by Mann-Whitney U after "
-             "Benjamini-Hochberg at 0.05 (docs/statistics.md). Other rows: a change within "
-             f"{THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
-             "/ t_max of the two rows is <span class=same>same</span>.</p>")
+    intro = (
+        f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported time "
+        "(t_max; t_ovrl for overlap tables) per matched row, as <code>commbench compare</code> gives it. "
+        f"Rows with --samples in both runs are tested: <span class=slower>slower</span> means more than "
+        f"{THRESHOLD:.0%} slower by the ratio of medians and significant by Mann-Whitney U after "
+        "Benjamini-Hochberg at 0.05 (docs/statistics.md). Other rows: a change within "
+        f"{THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
+        "/ t_max of the two rows is <span class=same>same</span>.</p>"
+    )
     outcomes = [_outcome(runs[0], r) for r in runs[1:]]
     if len(runs) == 2:
         return "\n".join([intro, _one_comparison(runs[0], runs[1], *outcomes[0])])
-    return "\n".join([intro, _overview(runs, outcomes), "<h3>Each run's rows</h3>",
-                      *(_folded(runs[0], r, *o) for r, o in zip(runs[1:], outcomes))])
+    return "\n".join(
+        [
+            intro,
+            _overview(runs, outcomes),
+            "<h3>Each run's rows</h3>",
+            *(_folded(runs[0], r, *o) for r, o in zip(runs[1:], outcomes)),
+        ]
+    )
 
 
 # ---------------------------------------------------------------- tables
+
 
 def imported_from(doc: dict) -> str | None:
     """'osu_latency 7.4 (OSU Micro-Benchmarks)' for a file of `commbench import`; None for a run of commbench."""
@@ -263,7 +341,9 @@ def imported_from(doc: dict) -> str | None:
     if not isinstance(src, dict) and fam.get("profile") != "imported" and "imported" not in meta:
         return None
     src = src if isinstance(src, dict) else {}
-    tool = " ".join(str(src[k]) for k in ("tool", "version") if src.get(k)) or str(fam.get("title") or "another tool")
+    tool = " ".join(str(src[k]) for k in ("tool", "version") if src.get(k)) or str(
+        fam.get("title") or "another tool"
+    )
     suite = src.get("suite")
     return tool + (f" ({suite})" if suite and suite != src.get("tool") else "")
 
@@ -286,11 +366,15 @@ _CELL = "a value of the file, or one computed from it, beyond the range of numbe
 def _rows(rec: records.Measurement, cols: list[str], cfg: dict) -> list:
     mb = cfg.get("mb_unit", 10**6)
     if rec.status != records.OK:
-        return [f'<tr class="status"><td>{esc(rec.bytes or 0)}</td><td class=text colspan="{max(len(cols) - 1, 1)}">'
-                f"{esc(rec.status)}: {esc(rec.message)}</td></tr>"]
+        return [
+            f'<tr class="status"><td>{esc(rec.bytes or 0)}</td><td class=text colspan="{max(len(cols) - 1, 1)}">'
+            f"{esc(rec.status)}: {esc(rec.message)}</td></tr>"
+        ]
     if cfg.get("multi") == 1 and len(rec.groups) > 1:
-        return [[number_cell(imb_text.cell(c, rec, v, mb, group=g), _CELL, OVER) for c in cols]
-                for g, v in enumerate(rec.group_values)]
+        return [
+            [number_cell(imb_text.cell(c, rec, v, mb, group=g), _CELL, OVER) for c in cols]
+            for g, v in enumerate(rec.group_values)
+        ]
     return [[number_cell(imb_text.cell(c, rec, rec.values, mb), _CELL, OVER) for c in cols]]
 
 
@@ -303,14 +387,20 @@ def imb_tables(run) -> str:
     key, cols, rows, caption = None, [], [], ""
     for rec in run.records:
         if rec.status == records.INVALID:
-            out.append(f'<p class="note">{esc(rec.benchmark)}: invalid for {esc(rec.np)} processes</p>')
+            out.append(
+                f'<p class="note">{esc(rec.benchmark)}: invalid for {esc(rec.np)} processes</p>'
+            )
             continue
         engine = rec.extra.get("engine") if both else None
         k = (*rec.table_key, engine)
         if k != key:
             if key is not None:
                 out.append(table([esc(c.strip()) for c in cols], rows, caption))
-            key, cols, rows = k, imb_text.columns(rec, cfg.get("multi"), cfg.get("check", False)), []
+            key, cols, rows = (
+                k,
+                imb_text.columns(rec, cfg.get("multi"), cfg.get("check", False)),
+                [],
+            )
             caption = _caption(rec, engine)
         rows += _rows(rec, cols, cfg)
     if key is not None:
@@ -332,15 +422,20 @@ def tables(runs: list) -> str:
         if _view(run) == "imb":
             out.append(imb_tables(run))
         elif source:
-            out.append(f"<p>Imported from {esc(source)}: its tables, as the log has them, are in its text report "
-                       '(<a href="#text">Text reports</a>).</p>')
+            out.append(
+                f"<p>Imported from {esc(source)}: its tables, as the log has them, are in its text report "
+                '(<a href="#text">Text reports</a>).</p>'
+            )
         else:
-            out.append(f"<p>The tables of the {esc(run.family)} family are its own: see its text report "
-                       '(<a href="#text">Text reports</a>).</p>')
+            out.append(
+                f"<p>The tables of the {esc(run.family)} family are its own: see its text report "
+                '(<a href="#text">Text reports</a>).</p>'
+            )
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------- text
+
 
 def text_reports(runs: list) -> str:
     """Each run's text as `commbench report FILE` prints it (tables, stored fits, trailer)."""
@@ -351,6 +446,8 @@ def text_reports(runs: list) -> str:
         buf = io.StringIO()
         replay(run.doc, run.records, buf)
         opened = " open" if i == 0 and _view(run) != "imb" else ""
-        out.append(f"<details{opened}><summary>{esc(run.label)} (<code>commbench report "
-                   f"{esc(run.path)}</code>)</summary><pre>{esc(buf.getvalue())}</pre></details>")
+        out.append(
+            f"<details{opened}><summary>{esc(run.label)} (<code>commbench report "
+            f"{esc(run.path)}</code>)</summary><pre>{esc(buf.getvalue())}</pre></details>"
+        )
     return "\n".join(out)

@@ -22,7 +22,9 @@ def dash(ncols: int) -> str:
     return "#" + "-" * (W * ncols - 1)
 
 
-def columns(rec: records.Measurement, multi: int | None, check: bool, parallel_io: bool = False) -> list[str]:
+def columns(
+    rec: records.Measurement, multi: int | None, check: bool, parallel_io: bool = False
+) -> list[str]:
     """Column tokens of a table (spec §14.3)."""
     kind = rec.kind
     groups = len(rec.groups)
@@ -40,7 +42,14 @@ def columns(rec: records.Measurement, multi: int | None, check: bool, parallel_i
     elif kind == Kind.SYNC.value:
         cols = ["#repetitions", *tmm]
     elif kind == Kind.OVERLAP.value:
-        cols = ["#bytes", "#repetitions", "t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
+        cols = [
+            "#bytes",
+            "#repetitions",
+            "t_ovrl[usec]",
+            "t_pure[usec]",
+            "t_CPU[usec]",
+            " overlap[%]",
+        ]
     elif kind == Kind.OVERLAP_SYNC.value:
         cols = ["#repetitions", "t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
     elif kind == Kind.PASSIVE.value:
@@ -55,8 +64,14 @@ def columns(rec: records.Measurement, multi: int | None, check: bool, parallel_i
 
 
 _VALUE_OF = {
-    "t[usec]": "t_max", "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_avg[usec]": "t_avg",
-    "t_ovrl[usec]": "t_ovrl", "t_pure[usec]": "t_pure", "t_CPU[usec]": "t_cpu", " overlap[%]": "overlap",
+    "t[usec]": "t_max",
+    "t_min[usec]": "t_min",
+    "t_max[usec]": "t_max",
+    "t_avg[usec]": "t_avg",
+    "t_ovrl[usec]": "t_ovrl",
+    "t_pure[usec]": "t_pure",
+    "t_CPU[usec]": "t_cpu",
+    " overlap[%]": "overlap",
 }
 
 
@@ -70,10 +85,14 @@ def per_iteration_columns(rec: records.Measurement, cfg: dict) -> list[str]:
     """The columns a table gets from --sync-start window and --per-iteration where they apply."""
     m = cfg.get("measuring") or {}
     cols = []
-    if m.get("sync_start") == "window" and measuring.window_applies(rec.family, rec.benchmark, rec.kind, rec.mode):
+    if m.get("sync_start") == "window" and measuring.window_applies(
+        rec.family, rec.benchmark, rec.kind, rec.mode
+    ):
         cols.append(LATE)
-    if m.get("per_iteration") and measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind,
-                                                                rec.mode) is None:
+    if (
+        m.get("per_iteration")
+        and measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode) is None
+    ):
         cols += list(PER_ITERATION)
     return cols
 
@@ -96,12 +115,17 @@ FEW = "!few"  # after a row whose estimate rests on too few valid repetitions (r
 
 def few_note(rows: list[records.Measurement]) -> list[str]:
     """The closing note naming every row marked FEW, and why."""
-    out = [f"# {FEW}: {len(rows)} row{'s' if len(rows) > 1 else ''} rest on too few valid repetitions (their "
-           "percentiles, and under --sync-start window their times, come from those alone): not estimates of the "
-           "row's typical time; compare leaves them untested:"]
+    out = [
+        f"# {FEW}: {len(rows)} row{'s' if len(rows) > 1 else ''} rest on too few valid repetitions (their "
+        "percentiles, and under --sync-start window their times, come from those alone): not estimates of the "
+        "row's typical time; compare leaves them untested:"
+    ]
     for r in rows:
-        what = f"{r.benchmark} {r.np} processes" + (f" {r.mode}" if r.mode else "") + (
-            f", {r.bytes} bytes" if r.bytes is not None else "")
+        what = (
+            f"{r.benchmark} {r.np} processes"
+            + (f" {r.mode}" if r.mode else "")
+            + (f", {r.bytes} bytes" if r.bytes is not None else "")
+        )
         out.append(f"#   {what}: {r.extra['few_repetitions'].get('why', '')}")
     return out
 
@@ -111,15 +135,21 @@ def per_iteration_lines(cfg: dict) -> list[str]:
     m = cfg.get("measuring") or {}
     out = []
     if m.get("per_iteration"):
-        out.append("# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of the "
-                   "slowest rank per repetition, '-' below the timer floor (docs/statistics.md)")
+        out.append(
+            "# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of the "
+            "slowest rank per repetition, '-' below the timer floor (docs/statistics.md)"
+        )
     if m.get("sync_start") == "window":
-        out.append("# Start of collectives           :   window: a common time of synchronized clocks "
-                   "(SKaMPI offsets, HCA tree); 'late': repetitions left out (docs/statistics.md)")
+        out.append(
+            "# Start of collectives           :   window: a common time of synchronized clocks "
+            "(SKaMPI offsets, HCA tree); 'late': repetitions left out (docs/statistics.md)"
+        )
     return out
 
 
-def cell(c: str, rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None) -> str:
+def cell(
+    c: str, rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None
+) -> str:
     """One column's number of a row as IMB prints it, unpadded (the HTML report's cells too)."""
     if c in PER_ITERATION or c == LATE:
         return per_iteration_cell(c, rec, group)
@@ -138,7 +168,9 @@ def cell(c: str, rec: records.Measurement, values: dict, mb_unit: int, group: in
     return f"{values.get(_VALUE_OF[c], 0.0):.2f}"
 
 
-def row(cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None) -> str:
+def row(
+    cols: list[str], rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None
+) -> str:
     return "".join(f"{cell(c, rec, values, mb_unit, group):>{W}}" for c in cols)
 
 
@@ -151,11 +183,17 @@ def methodology_line(cfg: dict) -> str:
     m = cfg.get("methodology") or {}
     if not m:
         return "imb4"
-    timing = f"-sync on ({m['sync']} barrier(s) after each call)" if m["sync"] else "-sync off (loop timed)"
-    return (f"{m['name']}: {timing}, -root_shift {'on' if m['root_shift'] else 'off'}, "
-            f"PingPong source {'any' if m['any_source'] else 'partner'}, warm-up "
-            f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}, "
-            f"CPU exploit {m.get('cpu_matrix', 100)}x{m.get('cpu_matrix', 100)}")
+    timing = (
+        f"-sync on ({m['sync']} barrier(s) after each call)"
+        if m["sync"]
+        else "-sync off (loop timed)"
+    )
+    return (
+        f"{m['name']}: {timing}, -root_shift {'on' if m['root_shift'] else 'off'}, "
+        f"PingPong source {'any' if m['any_source'] else 'partner'}, warm-up "
+        f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}, "
+        f"CPU exploit {m.get('cpu_matrix', 100)}x{m.get('cpu_matrix', 100)}"
+    )
 
 
 PREC = "prec[%]"  # --precision: the row's achieved +-% of its median, * where it missed the target
@@ -164,7 +202,9 @@ PREC = "prec[%]"  # --precision: the row's achieved +-% of its median, * where i
 def precision_cell(rec: records.Measurement) -> str:
     p = rec.extra.get("precision") or {}
     achieved = p.get("achieved")
-    return ("-" if achieved is None else f"{100 * achieved:.2f}") + ("" if p.get("reached") else "*")
+    return ("-" if achieved is None else f"{100 * achieved:.2f}") + (
+        "" if p.get("reached") else "*"
+    )
 
 
 class ImbText:
@@ -220,7 +260,9 @@ class ImbText:
         self.p("")
         io = fam["profile"] == "io"
         if cfg["msglen"] is not None:
-            self.p("# IO lengths were user defined" if io else "# Message lengths were user defined")
+            self.p(
+                "# IO lengths were user defined" if io else "# Message lengths were user defined"
+            )
         else:
             what = "io portion" if io else "message length"
             self.p(f"# Minimum {what} in bytes:   0")
@@ -228,8 +270,12 @@ class ImbText:
         if not io:
             self.p("#")
             params = cfg.get("params", {})
-            self.p(f"# MPI_Datatype                   :   MPI_{params.get('mpi1_data_type', 'byte').upper()} ")
-            self.p(f"# MPI_Datatype for reductions    :   MPI_{params.get('mpi1_red_data_type', 'float').upper()}")
+            self.p(
+                f"# MPI_Datatype                   :   MPI_{params.get('mpi1_data_type', 'byte').upper()} "
+            )
+            self.p(
+                f"# MPI_Datatype for reductions    :   MPI_{params.get('mpi1_red_data_type', 'float').upper()}"
+            )
             self.p("# MPI_Op                         :   MPI_SUM  ")
             self.p(f"# Methodology                    :   {methodology_line(cfg)}")
             self.p("#")
@@ -262,7 +308,10 @@ class ImbText:
             self.key = None
             return
         # With --engine both each engine's rows form a table of their own.
-        key = (*rec.table_key, rec.extra.get("engine") if self.cfg.get("engine") == "both" else None)
+        key = (
+            *rec.table_key,
+            rec.extra.get("engine") if self.cfg.get("engine") == "both" else None,
+        )
         if key != self.key:
             self.key = key
             self.cols = columns(rec, self.cfg.get("multi"), self.cfg.get("check", False))
@@ -311,7 +360,9 @@ class ImbText:
                 self.p(f"# #processes = {rec.np} ")
         idle = rec.world_size - sum(len(g) for g in rec.groups)
         if idle > 0:
-            self.p(f"# ( {idle} additional {'process' if idle == 1 else 'processes'} waiting in MPI_Barrier)")
+            self.p(
+                f"# ( {idle} additional {'process' if idle == 1 else 'processes'} waiting in MPI_Barrier)"
+            )
         self.p(d)
         if rec.mode:
             self.p("#")
@@ -393,9 +444,12 @@ class ImbText:
             self.p(f"!!!!  ALL CHECKED BENCHMARKS SUCCESSFUL; {unchecked} NOT CHECKED !!!! ")
         else:
             self.p("!!!!  ALL BENCHMARKS SUCCESSFUL !!!! ")
-        words = {records.SUCCESSFUL: "Successful", records.FAILED: "FAILED !! ",
-                 records.NOT_CHECKED: "not checked (no verifier looked at its data)",
-                 INTERRUPTED: "interrupted (the run ended in it)",
-                 NOT_RUN: "not run (the run ended before it)"}
+        words = {
+            records.SUCCESSFUL: "Successful",
+            records.FAILED: "FAILED !! ",
+            records.NOT_CHECKED: "not checked (no verifier looked at its data)",
+            INTERRUPTED: "interrupted (the run ended in it)",
+            NOT_RUN: "not run (the run ended before it)",
+        }
         for name, v in verdicts.items():
             self.p(f"{name}    : {words[v]}")

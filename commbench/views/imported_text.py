@@ -19,8 +19,15 @@ from commbench import records
 
 W = 13
 TIMES = [("t_min", "t_min[usec]"), ("t_max", "t_max[usec]"), ("t_avg", "t_avg[usec]")]
-OTHERS = [("t_ovrl", "t_ovrl[usec]"), ("t_pure", "t_pure[usec]"), ("t_cpu", "t_CPU[usec]"), ("overlap", "overlap[%]"),
-          ("bytes_per_sec", "Mbytes/sec"), ("bus_bytes_per_sec", "busMbytes/s"), ("msgs_per_sec", "Msg/sec")]
+OTHERS = [
+    ("t_ovrl", "t_ovrl[usec]"),
+    ("t_pure", "t_pure[usec]"),
+    ("t_cpu", "t_CPU[usec]"),
+    ("overlap", "overlap[%]"),
+    ("bytes_per_sec", "Mbytes/sec"),
+    ("bus_bytes_per_sec", "busMbytes/s"),
+    ("msgs_per_sec", "Msg/sec"),
+]
 SHOWN = {k for k, _ in TIMES + OTHERS} | {"t"}
 
 
@@ -53,12 +60,16 @@ class ImportedText:
         src = meta.get("source", {})
         line = "#" + "-" * 60
         self.p(line)
-        self.p(f"#    commbench {meta.get('commbench_version', '')}: imported from {src.get('tool') or '?'} "
-               f"{src.get('version') or ''}".rstrip())
+        self.p(
+            f"#    commbench {meta.get('commbench_version', '')}: imported from {src.get('tool') or '?'} "
+            f"{src.get('version') or ''}".rstrip()
+        )
         self.p(line)
         for log in src.get("logs", []):
-            self.p(f"# Source                : {log.get('file')} ({log.get('suite')}, {log.get('format')} format, "
-                   f"{log.get('lines')} lines)")
+            self.p(
+                f"# Source                : {log.get('file')} ({log.get('suite')}, {log.get('format')} format, "
+                f"{log.get('lines')} lines)"
+            )
             for k, v in (log.get("header") or {}).items():
                 self.p(f"# {k:<22}: {v}")
             if log.get("calling_sequence"):
@@ -67,7 +78,9 @@ class ImportedText:
                 self.p(f"# {k:<22}: {v}")
         imported = meta.get("imported", {})
         if imported:
-            self.p(f"# Imported              : {imported.get('date')} by {' '.join(imported.get('command_line', []))}")
+            self.p(
+                f"# Imported              : {imported.get('date')} by {' '.join(imported.get('command_line', []))}"
+            )
         if self.mb_unit != 10**6:
             self.p("# Mbytes                : 2^20 bytes (IMB before 2018)")
         self.out.flush()
@@ -79,7 +92,12 @@ class ImportedText:
 
     @staticmethod
     def _key(rec: records.Measurement) -> tuple:
-        return (rec.family, *rec.table_key, rec.status == records.INVALID, rec.extra.get("source", {}).get("log"))
+        return (
+            rec.family,
+            *rec.table_key,
+            rec.status == records.INVALID,
+            rec.extra.get("source", {}).get("log"),
+        )
 
     def _table(self, recs: list[records.Measurement]) -> None:
         first = recs[0]
@@ -120,9 +138,14 @@ class ImportedText:
         self.p(dash)
         multi = "Multi-" if len(rec.groups) > 1 else ""
         grid = rec.extra.get("grid")
-        self.p(f"# Benchmarking {multi}{rec.benchmark} " + (f"({' x '.join(map(str, grid))})" if grid else ""))
+        self.p(
+            f"# Benchmarking {multi}{rec.benchmark} "
+            + (f"({' x '.join(map(str, grid))})" if grid else "")
+        )
         if len(rec.groups) > 1:
-            self.p(f"# ( {len(rec.groups)} groups of {rec.np} processes each running simultaneous ) ")
+            self.p(
+                f"# ( {len(rec.groups)} groups of {rec.np} processes each running simultaneous ) "
+            )
             for g, members in enumerate(rec.groups):
                 self.p(f"# Group {g:2d}: " + "".join(f" {m:4d}" for m in members))
         else:

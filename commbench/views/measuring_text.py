@@ -17,11 +17,15 @@ def measuring_lines(cfg: dict) -> list[str]:
     if m.get("precision") is not None:
         secs, k = m.get("precision_budget") or (cfg.get("secs"), None)
         k = k or max(PRECISION_SAMPLES, cfg.get("samples") or 1)
-        out.append(f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the median t_max), "
-                   f"at most {secs:g} s and {k} samples per row; * marks rows that missed it")
+        out.append(
+            f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the median t_max), "
+            f"at most {secs:g} s and {k} samples per row; * marks rows that missed it"
+        )
     if m.get("shuffle") is not None:
-        out.append(f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes of each sweep "
-                   "and benchmarks); rows are printed as measured")
+        out.append(
+            f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes of each sweep "
+            "and benchmarks); rows are printed as measured"
+        )
     return out
 
 
@@ -33,15 +37,23 @@ def precision_note(rows: list[records.Measurement], cfg: dict) -> list[str]:
     """--precision: how many rows reached the target, and each that did not, with why."""
     missed = [r for r in rows if not (r.extra.get("precision") or {}).get("reached")]
     target = 100 * cfg["measuring"]["precision"]
-    out = ["", f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI of the "
-               f"median t_max)" + (f"; {len(missed)} did not (*):" if missed else "")]
+    out = [
+        "",
+        f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI of the "
+        f"median t_max)" + (f"; {len(missed)} did not (*):" if missed else ""),
+    ]
     for r in missed:
         p = r.extra.get("precision") or {}
-        what = f"{r.benchmark} {r.np} processes" + (f" {r.mode}" if r.mode else "") + (
-            f", {r.bytes} bytes" if r.bytes is not None else "")
+        what = (
+            f"{r.benchmark} {r.np} processes"
+            + (f" {r.mode}" if r.mode else "")
+            + (f", {r.bytes} bytes" if r.bytes is not None else "")
+        )
         got = "no CI" if p.get("achieved") is None else f"+-{100 * p['achieved']:.2f}%"
-        out.append(f"#   {what}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
-                   f"{p.get('secs', 0):.1f} s)")
+        out.append(
+            f"#   {what}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
+            f"{p.get('secs', 0):.1f} s)"
+        )
     return out
 
 

@@ -29,11 +29,17 @@ class MsgrateText:
         self.head = [str(v) for v in (size, p.peers, p.iters, p.msgs, p.size, p.cache, p.ppn)]
         w = self.out.write
         w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
-        w(f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n")
-        for label, v in zip(("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head):
+        w(
+            f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n"
+        )
+        for label, v in zip(
+            ("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head
+        ):
             w(f"{label + ':':<12}{v}\n")
-        w(f"# single direction pairs: {p.pairing}; barrier before each timed iteration: "
-          f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}\n")
+        w(
+            f"# single direction pairs: {p.pairing}; barrier before each timed iteration: "
+            f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}\n"
+        )
         w("# messages per second per process (sends + receives), averaged over processes\n")
         for line in self.notes.start(cfg):  # --precision, --shuffle
             w(line + "\n")
@@ -44,7 +50,11 @@ class MsgrateText:
         r = rec.extra["messages_per_second"]
         self.rates.append(f"{r:.2f}")
         rr = [v for v in rec.extra["rank_rates"] if v]
-        spread = f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})" if rr else ""
+        spread = (
+            f"   (ranks: min {min(rr):.0f}, median {statistics.median(rr):.0f}, max {max(rr):.0f})"
+            if rr
+            else ""
+        )
         self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f} msgs/s{spread}\n")
         self.out.flush()
 

@@ -56,9 +56,11 @@ class MtText:
         for extra in header.get("preamble_extra", []):
             self.p(extra)
             self.gil_said |= "GIL" in extra
-        self.p(f"# Options               : -count {','.join(map(str, s.count))} -datatype {s.datatype} "
-               f"-repeat {s.repeat} -warmup {s.warmup} -barrier {s.barrier} -stride {s.stride} "
-               f"-window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo {s.malloc_algo}")
+        self.p(
+            f"# Options               : -count {','.join(map(str, s.count))} -datatype {s.datatype} "
+            f"-repeat {s.repeat} -warmup {s.warmup} -barrier {s.barrier} -stride {s.stride} "
+            f"-window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo {s.malloc_algo}"
+        )
         self.p("# Calling sequence was:")
         self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))
         for line in self.notes.start(cfg):  # --precision, --shuffle
@@ -72,7 +74,9 @@ class MtText:
         if x.get("engine") == "mpi4py" and not self.gil_said:  # the native engine fell back
             self.gil_said = True
             self.p()
-            for line in ["# Engine                : mpi4py (the native mt engine was unavailable)"] + gil_note():
+            for line in [
+                "# Engine                : mpi4py (the native mt engine was unavailable)"
+            ] + gil_note():
                 self.p(line)
         self.p()
         self.p(DASHES)
@@ -98,9 +102,15 @@ class MtText:
             self._head(rec)
         if rec.ok:
             v, x = rec.values, rec.extra
-            cells = {"#bytes": rec.bytes, "#repetitions": rec.repetitions, "t_min[usec]": v["t_min"],
-                     "t_max[usec]": v["t_max"], "t_avg[usec]": v["t_avg"],
-                     "Mbytes/sec": v.get("bytes_per_sec", 0.0) / 1e6, "Msg/sec": int(v.get("msgs_per_sec", 0))}
+            cells = {
+                "#bytes": rec.bytes,
+                "#repetitions": rec.repetitions,
+                "t_min[usec]": v["t_min"],
+                "t_max[usec]": v["t_max"],
+                "t_avg[usec]": v["t_avg"],
+                "Mbytes/sec": v.get("bytes_per_sec", 0.0) / 1e6,
+                "Msg/sec": int(v.get("msgs_per_sec", 0)),
+            }
             self.p("".join(field(cells[c]) for c in COLUMNS[x["columns"]]))
         for r, fails in enumerate(rec.extra.get("check_failures") or []):
             for f in fails:
@@ -115,11 +125,17 @@ class MtText:
     def finish(self, summary: dict) -> None:
         self.p()
         if self.check:
-            self.p(f"# Check (-check): {self.failed_rows} row(s) with failures" if self.failed_rows
-                   else "# Check (-check): every row verified, no failures" if not self.unchecked
-                   else "# Check (-check): no failures in the rows verified")
+            self.p(
+                f"# Check (-check): {self.failed_rows} row(s) with failures"
+                if self.failed_rows
+                else "# Check (-check): every row verified, no failures"
+                if not self.unchecked
+                else "# Check (-check): no failures in the rows verified"
+            )
             if self.unchecked:
-                self.p(f"# not checked (no data it receives to verify): {', '.join(self.unchecked)}")
+                self.p(
+                    f"# not checked (no data it receives to verify): {', '.join(self.unchecked)}"
+                )
         for line in self.notes.finish():
             self.p(line)
         if summary.get("interrupted"):

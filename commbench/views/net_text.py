@@ -31,9 +31,15 @@ def matrix_lines(extra: dict) -> list[str]:
     metric, hosts, m = extra["metric"], extra["hosts"], extra["host_matrix"]
     unit = "MB/s" if metric == "bandwidth" else "usec (half round trip)"
     w = max([9, *(len(h) + 1 for h in hosts)])
-    out = [f"# AllPairs {metric} [{unit}], median per host pair: rows send, columns receive"
-           + ("; the diagonal: pairs within a host" if any(m[i][i] is not None for i in range(len(hosts))) else ""),
-           f"{'from/to':>{w}}" + "".join(f"{h:>{w}}" for h in hosts)]
+    out = [
+        f"# AllPairs {metric} [{unit}], median per host pair: rows send, columns receive"
+        + (
+            "; the diagonal: pairs within a host"
+            if any(m[i][i] is not None for i in range(len(hosts)))
+            else ""
+        ),
+        f"{'from/to':>{w}}" + "".join(f"{h:>{w}}" for h in hosts),
+    ]
     for i, h in enumerate(hosts):
         out.append(f"{h:>{w}}" + "".join(f"{fmt_cell(v, metric):>{w}}" for v in m[i]))
     return out
@@ -55,15 +61,24 @@ class NetText:
         self.p(LINE)
         self.p(f"#    commbench {meta['commbench_version']}, net: cluster diagnosis")
         self.p(LINE)
-        for label, v in (("Date", meta["date_asctime"]), ("MPI Version", meta["mpi_version"]),
-                         ("Processes", meta["world_size"])):
+        for label, v in (
+            ("Date", meta["date_asctime"]),
+            ("MPI Version", meta["mpi_version"]),
+            ("Processes", meta["world_size"]),
+        ):
             self.p(f"# {label:<12}: {v}")
         per_host = meta.get("ranks_per_host", {})
-        self.p(f"# {'Hosts':<12}: {len(per_host)} (" + ", ".join(f"{h}: {n}" for h, n in per_host.items()) + ")")
+        self.p(
+            f"# {'Hosts':<12}: {len(per_host)} ("
+            + ", ".join(f"{h}: {n}" for h, n in per_host.items())
+            + ")"
+        )
         self.p(f"# {'Benchmarks':<12}: {' '.join(cfg['benchmarks'])}")
-        self.p(f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; latency "
-               f"{s.small} bytes, bandwidth {s.large} bytes; thresholds {s.threshold:g} (latency {s.latency_threshold:g}); {s.rings} random "
-               f"rings; {s.rounds} bisection rounds; seed {s.seed}")
+        self.p(
+            f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; latency "
+            f"{s.small} bytes, bandwidth {s.large} bytes; thresholds {s.threshold:g} (latency {s.latency_threshold:g}); {s.rings} random "
+            f"rings; {s.rounds} bisection rounds; seed {s.seed}"
+        )
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
         self.out.flush()
@@ -80,8 +95,14 @@ class NetText:
             self.p(columns)
 
     def record(self, rec: records.Measurement) -> None:
-        handler = {"AllPairs": self._allpairs, "Rings": self._ring, "Bisection": self._bisection,
-                   "FanIn": self._fan, "FanOut": self._fan, "Verdicts": self._verdicts}.get(rec.benchmark)
+        handler = {
+            "AllPairs": self._allpairs,
+            "Rings": self._ring,
+            "Bisection": self._bisection,
+            "FanIn": self._fan,
+            "FanOut": self._fan,
+            "Verdicts": self._verdicts,
+        }.get(rec.benchmark)
         if rec.status != records.OK:
             self.p(f"# {rec.benchmark} {rec.mode}: {rec.status}: {rec.message}")
         elif handler is not None:
@@ -95,8 +116,11 @@ class NetText:
         if "host_matrix" not in rec.extra:
             self.pairs.setdefault(metric, []).append(rec)
             return
-        self._head(f"AllPairs {metric}", f"AllPairs {metric}: {rec.bytes} bytes, {rec.np} processes, "
-                                         f"P-1 = {rec.np - 1} shift steps")
+        self._head(
+            f"AllPairs {metric}",
+            f"AllPairs {metric}: {rec.bytes} bytes, {rec.np} processes, "
+            f"P-1 = {rec.np - 1} shift steps",
+        )
         for line in matrix_lines(rec.extra):
             self.p(line)
         inter = [r.extra["stats"] for r in self.pairs.get(metric, []) if not r.extra.get("intra")]
@@ -104,54 +128,86 @@ class NetText:
         for label, group in (("between hosts", inter), ("within hosts", intra)):
             if group:
                 meds = sorted(st["median"] for st in group)
-                self.p(f"# {label}: {len(group)} host pairs, medians {fmt_cell(meds[0], metric)} .. "
-                       f"{fmt_cell(meds[-1], metric)}, {sum(st['n'] for st in group)} samples")
+                self.p(
+                    f"# {label}: {len(group)} host pairs, medians {fmt_cell(meds[0], metric)} .. "
+                    f"{fmt_cell(meds[-1], metric)}, {sum(st['n'] for st in group)} samples"
+                )
 
     def _ring(self, rec: records.Measurement) -> None:
-        self._head("Rings", f"Rings (HPCC): exchange with both neighbours at once, {rec.np} processes",
-                   f"{'ring':>22} {'#bytes':>10} {'#samples':>9} {'t[usec]':>12} {'Mbytes/sec':>12}\n"
-                   "# t: the slowest rank's median time of one step (2 sends, 2 receives); Mbytes/sec: 2 x #bytes / t")
+        self._head(
+            "Rings",
+            f"Rings (HPCC): exchange with both neighbours at once, {rec.np} processes",
+            f"{'ring':>22} {'#bytes':>10} {'#samples':>9} {'t[usec]':>12} {'Mbytes/sec':>12}\n"
+            "# t: the slowest rank's median time of one step (2 sends, 2 receives); Mbytes/sec: 2 x #bytes / t",
+        )
         v = rec.values
-        rate = f"{v.get('bytes_per_sec', 0.0) / MB:.2f}" if rec.extra.get("metric") == "bandwidth" else "-"
-        self.p(f"{rec.mode:>22} {rec.bytes:>10} {rec.repetitions:>9} {v.get('t_max', 0.0):>12.2f} {rate:>12}")
+        rate = (
+            f"{v.get('bytes_per_sec', 0.0) / MB:.2f}"
+            if rec.extra.get("metric") == "bandwidth"
+            else "-"
+        )
+        self.p(
+            f"{rec.mode:>22} {rec.bytes:>10} {rec.repetitions:>9} {v.get('t_max', 0.0):>12.2f} {rate:>12}"
+        )
 
     def _bisection(self, rec: records.Measurement) -> None:
-        self._head("Bisection", f"Bisection: random perfect matchings, {rec.bytes} bytes both ways per pair",
-                   f"{'round':>22} {'#pairs':>8} {'min MB/s':>12} {'median MB/s':>12} {'max MB/s':>12} {'sum MB/s':>12}")
+        self._head(
+            "Bisection",
+            f"Bisection: random perfect matchings, {rec.bytes} bytes both ways per pair",
+            f"{'round':>22} {'#pairs':>8} {'min MB/s':>12} {'median MB/s':>12} {'max MB/s':>12} {'sum MB/s':>12}",
+        )
         if "stats" in rec.extra:
             st = rec.extra["stats"]
             if st.get("n"):
-                self.p(f"# per-pair bandwidth over {rec.extra.get('rounds')} rounds ({st['n']} pairs), MB/s: "
-                       f"min {st['min'] / MB:.1f}, p10 {st['p10'] / MB:.1f}, median {st['median'] / MB:.1f}, "
-                       f"p90 {st['p90'] / MB:.1f}, max {st['max'] / MB:.1f}")
+                self.p(
+                    f"# per-pair bandwidth over {rec.extra.get('rounds')} rounds ({st['n']} pairs), MB/s: "
+                    f"min {st['min'] / MB:.1f}, p10 {st['p10'] / MB:.1f}, median {st['median'] / MB:.1f}, "
+                    f"p90 {st['p90'] / MB:.1f}, max {st['max'] / MB:.1f}"
+                )
             return
         bws = sorted(bw for _, _, bw in rec.extra.get("pairs", []))
         if bws:
-            self.p(f"{rec.mode:>22} {len(bws):>8} {bws[0] / MB:>12.1f} {statistics.median(bws) / MB:>12.1f} "
-                   f"{bws[-1] / MB:>12.1f} {rec.extra.get('sum_bytes_per_sec', 0.0) / MB:>12.1f}")
+            self.p(
+                f"{rec.mode:>22} {len(bws):>8} {bws[0] / MB:>12.1f} {statistics.median(bws) / MB:>12.1f} "
+                f"{bws[-1] / MB:>12.1f} {rec.extra.get('sum_bytes_per_sec', 0.0) / MB:>12.1f}"
+            )
 
     def _fan(self, rec: records.Measurement) -> None:
         inward = rec.benchmark == "FanIn"
-        self._head(rec.benchmark, f"{rec.benchmark}: {rec.np - 1} ranks {'to' if inward else 'from'} the first "
-                                  f"rank of each host at once, {rec.bytes} bytes each",
-                   f"{'host':>12} {'rank':>6} {'#samples':>9} {'median MB/s':>12} {'95% CI MB/s':>20}")
+        self._head(
+            rec.benchmark,
+            f"{rec.benchmark}: {rec.np - 1} ranks {'to' if inward else 'from'} the first "
+            f"rank of each host at once, {rec.bytes} bytes each",
+            f"{'host':>12} {'rank':>6} {'#samples':>9} {'median MB/s':>12} {'95% CI MB/s':>20}",
+        )
         st = rec.extra.get("stats", {})
         ci = st.get("ci95")
         cis = f"{ci[0] / MB:.1f}..{ci[1] / MB:.1f}" if ci else "-"
-        self.p(f"{rec.extra.get('host', ''):>12} {rec.extra.get('target', ''):>6} {st.get('n', 0):>9} "
-               f"{st.get('median', 0.0) / MB:>12.1f} {cis:>20}")
+        self.p(
+            f"{rec.extra.get('host', ''):>12} {rec.extra.get('target', ''):>6} {st.get('n', 0):>9} "
+            f"{st.get('median', 0.0) / MB:>12.1f} {cis:>20}"
+        )
 
     def _verdicts(self, rec: records.Measurement) -> None:
         self.verdicts_seen = True
         found = rec.extra.get("verdicts", [])
-        self._head("Verdicts", f"Verdicts: worse than the population by more than {rec.extra.get('threshold')} "
-                               f"(latency {rec.extra.get('latency_threshold')}) and beyond both 95% CIs ({', '.join(rec.extra.get('judged', []))})")
+        self._head(
+            "Verdicts",
+            f"Verdicts: worse than the population by more than {rec.extra.get('threshold')} "
+            f"(latency {rec.extra.get('latency_threshold')}) and beyond both 95% CIs ({', '.join(rec.extra.get('judged', []))})",
+        )
         if len(rec.extra.get("hosts", [])) < 3:
-            self.p("# fewer than 3 hosts: a host cannot be told from its links (3+ hosts needed to name one)")
+            self.p(
+                "# fewer than 3 hosts: a host cannot be told from its links (3+ hosts needed to name one)"
+            )
         if not found:
             self.p("# no host or link stands out")
         for v in found:
-            why = f" [explained by host {', '.join(v['explained_by'])}]" if v.get("explained_by") else ""
+            why = (
+                f" [explained by host {', '.join(v['explained_by'])}]"
+                if v.get("explained_by")
+                else ""
+            )
             self.p(f"SLOW {v['text']}{why}")
 
     def finish(self, summary: dict) -> None:

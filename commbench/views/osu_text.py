@@ -35,17 +35,33 @@ COLUMNS = {
     "nbc": ("Overall(us)", "t_ovrl", 1.0, "Tail Lat(us)", "t_p"),
     "neighbor": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "collective": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # collectives.py
-    "sync": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # osu_barrier(_persistent): no size column
+    "sync": (
+        "Avg Latency(us)",
+        "t",
+        1.0,
+        "Tail Lat(us)",
+        "t_p",
+    ),  # osu_barrier(_persistent): no size column
     "mbw_mr": ("MB/s", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),  # pt2pt_more.py
     # OSU 7.4's bw_fan_in/out print their MB/s under this heading (pt2pt_more.py; docs/osu.md)
     "fan": ("Avg Latency(us)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
 }
 # metric -> more columns after the main one: (heading, value key) (the nonblocking collectives)
-MORE = {"overlap": (("Compute(us)", "t_compute"), ("Pure Comm.(us)", "t_pure"), ("Overlap(%)", "overlap")),
-        "mbw_mr": (("Messages/s", "msgs_per_sec"),)}
+MORE = {
+    "overlap": (
+        ("Compute(us)", "t_compute"),
+        ("Pure Comm.(us)", "t_pure"),
+        ("Overlap(%)", "overlap"),
+    ),
+    "mbw_mr": (("Messages/s", "msgs_per_sec"),),
+}
 
 
-FULL = ("Min Latency(us)", "Max Latency(us)", "Iterations")  # -f (extra "full"): the blocking collectives
+FULL = (
+    "Min Latency(us)",
+    "Max Latency(us)",
+    "Iterations",
+)  # -f (extra "full"): the blocking collectives
 
 
 def tail_head(p: int, tail: str) -> str:
@@ -53,12 +69,21 @@ def tail_head(p: int, tail: str) -> str:
     return " " * (FIELD_W - len(f"Px {tail}") - (p > 9)) + f"P{p} {tail}"
 
 
-def column_line(metric: str, validation: bool, percentiles: list[int], full: bool = False, sized: bool = True) -> str:
+def column_line(
+    metric: str, validation: bool, percentiles: list[int], full: bool = False, sized: bool = True
+) -> str:
     main, _, _, tail, _ = COLUMNS[metric]
-    heads = [main] + [h for h, _ in MORE.get(metric, ())] + (["Validation"] if validation else []) + [tail_head(p, tail) for p in percentiles]
+    heads = (
+        [main]
+        + [h for h, _ in MORE.get(metric, ())]
+        + (["Validation"] if validation else [])
+        + [tail_head(p, tail) for p in percentiles]
+    )
     heads[1:1] = FULL if full else ()
     line = "".join(f"{h:>{12 if h == 'Iterations' else FIELD_W}}" for h in heads)
-    return f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]  # extra "sized" False: osu_barrier
+    return (
+        f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]
+    )  # extra "sized" False: osu_barrier
 
 
 def row_line(rec: records.Measurement) -> str:
@@ -66,12 +91,24 @@ def row_line(rec: records.Measurement) -> str:
     v = rec.values
     cells = [f"{v.get(key, 0.0) * scale:>{FIELD_W}.2f}"]
     if rec.extra.get("full"):
-        cells += [f"{v.get(k, 0.0):>{FIELD_W}.2f}" for k in ("t_min", "t_max")] + [f"{rec.repetitions:>12d}"]
-    cells += [f"{v.get(k, 0.0):>{FIELD_W}.2f}" for _, k in MORE.get(rec.extra.get("metric", "latency"), ())]
+        cells += [f"{v.get(k, 0.0):>{FIELD_W}.2f}" for k in ("t_min", "t_max")] + [
+            f"{rec.repetitions:>12d}"
+        ]
+    cells += [
+        f"{v.get(k, 0.0):>{FIELD_W}.2f}"
+        for _, k in MORE.get(rec.extra.get("metric", "latency"), ())
+    ]
     if "validation" in rec.extra:
         cells.append(f"{rec.extra['validation']:>{FIELD_W}}")
-    cells += [f"{v.get(f'{prefix}{p}', 0.0) * scale:>{FIELD_W}.2f}" for p in rec.extra.get("percentiles", [])]
-    return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells) if rec.extra.get("sized", True) else "".join(cells)[1:]
+    cells += [
+        f"{v.get(f'{prefix}{p}', 0.0) * scale:>{FIELD_W}.2f}"
+        for p in rec.extra.get("percentiles", [])
+    ]
+    return (
+        f"{rec.bytes:<{SIZE_W}d}" + "".join(cells)
+        if rec.extra.get("sized", True)
+        else "".join(cells)[1:]
+    )
 
 
 def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
@@ -87,8 +124,13 @@ def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
         return [f"{'# Size':<{SIZE_W}}"] * ex.get("sized", True) + [f"{h:>{w}}" for h, _, w in cols]
     v, cells = rec.values, [f"{rec.bytes:<{SIZE_W}d}"] * ex.get("sized", True)
     for h, k, w in cols:
-        cells.append(f"{ex['validation']:>{w}}" if h == "Validation" else f"{rec.repetitions:>{w}d}"
-                     if k == "repetitions" else f"{v.get(k, 0.0) * scale:>{w}.2f}")
+        cells.append(
+            f"{ex['validation']:>{w}}"
+            if h == "Validation"
+            else f"{rec.repetitions:>{w}d}"
+            if k == "repetitions"
+            else f"{v.get(k, 0.0) * scale:>{w}.2f}"
+        )
     return cells
 
 
@@ -109,8 +151,14 @@ class OsuText:
         cfg = header["config"]
         self.engine = cfg.get("engine") or "native"
         self.both = self.engine == "both"
-        self.alloc = header.get("metadata", {}).get("buffer_allocation", {}).get("kind", cfg.get("alloc", ""))
-        if given := cfg.get("params", {}).get("osu_buffers"):  # OMB's buffer operands, taken as its CPU build
+        self.alloc = (
+            header.get("metadata", {})
+            .get("buffer_allocation", {})
+            .get("kind", cfg.get("alloc", ""))
+        )
+        if given := cfg.get("params", {}).get(
+            "osu_buffers"
+        ):  # OMB's buffer operands, taken as its CPU build
             self.alloc += f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on host memory)"
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
@@ -122,7 +170,9 @@ class OsuText:
         self.notes.record(rec)
         if rec.status == records.INVALID:  # a program OSU would not run at this process count
             self.p("")
-            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}")
+            self.p(
+                f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}"
+            )
             self.current = None
             return
         if "text" in ex:  # osu_init: its own lines under the title, no table
@@ -132,29 +182,47 @@ class OsuText:
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))
-        settings = ex.get("settings")  # one-sided: "Window creation: …" lines, the whole header per type
+        settings = ex.get(
+            "settings"
+        )  # one-sided: "Window creation: …" lines, the whole header per type
         if key != self.current or (settings and rec.mode != self.mode):
-            for line in ex.get("preface", []) if key != self.current else []:  # neighborhood: the topology
+            for line in (
+                ex.get("preface", []) if key != self.current else []
+            ):  # neighborhood: the topology
                 self.p(line)
             if not settings:
                 self.p("")
             if self.both or ex.get("engine", self.engine) != self.engine:
-                self.p(f"# commbench engine: {ex.get('engine')}"
-                       + ("" if self.both else " (the native osu engine was unavailable)"))
+                self.p(
+                    f"# commbench engine: {ex.get('engine')}"
+                    + ("" if self.both else " (the native osu engine was unavailable)")
+                )
             self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
             for line in settings or []:
                 self.p(f"# {line}")
-            for line in ex.get("subtitle", []):  # the nonblocking collectives' "# Overall = …" and a blank line
+            for line in ex.get(
+                "subtitle", []
+            ):  # the nonblocking collectives' "# Overall = …" and a blank line
                 self.p(f"# {line}")
                 self.p("")
         if key != self.current or rec.mode != self.mode:
             if ex.get("datatype_line", True):
                 self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
-            if ex.get("buffer_line"):  # OMB's buffer operands (D D): where the buffers are, in OMB's words
+            if ex.get(
+                "buffer_line"
+            ):  # OMB's buffer operands (D D): where the buffers are, in OMB's words
                 self.p(f"# {ex['buffer_line']}")
-            self.p("".join(named_cells(None, ex)) if "columns" in ex else
-                   column_line(ex.get("metric", "latency"), "validation" in ex, ex.get("percentiles", []),
-                               bool(ex.get("full")), ex.get("sized", True)))
+            self.p(
+                "".join(named_cells(None, ex))
+                if "columns" in ex
+                else column_line(
+                    ex.get("metric", "latency"),
+                    "validation" in ex,
+                    ex.get("percentiles", []),
+                    bool(ex.get("full")),
+                    ex.get("sized", True),
+                )
+            )
         self.current, self.mode = key, rec.mode
         if rec.status != records.OK:
             self.p(f"# {rec.bytes or 0} {rec.status}: {rec.message}")
@@ -168,6 +236,7 @@ class OsuText:
         if summary.get("interrupted"):
             self.p(f"# !! run ended early: {summary['interrupted']}")
         loops = {"mpi4py": "mpi4py", "both": "C (commbench/native/osu_*.c), then mpi4py"}.get(
-            self.engine, "C (commbench/native/osu_*.c)")
+            self.engine, "C (commbench/native/osu_*.c)"
+        )
         self.p(f"# commbench: loops {loops}; buffers {self.alloc}")
         self.out.flush()

@@ -22,7 +22,8 @@ COLUMNS = ("#bytes", "#repetitions", "t[usec]", "Mbytes/sec", "Msg/sec")
 
 def _loops(engine: str | None) -> str:
     return {"mpi4py": "mpi4py", "both": "C (commbench/native/p2p.c), then mpi4py"}.get(
-        engine or "native", "C (commbench/native/p2p.c)")
+        engine or "native", "C (commbench/native/p2p.c)"
+    )
 
 
 class P2PText:
@@ -46,9 +47,15 @@ class P2PText:
         self.p(TITLE)
         self.p(f"#    commbench {meta['commbench_version']}, IMB-P2P part")
         self.p(TITLE)
-        for label, v in (("Date", meta["date_asctime"]), ("Machine", u["machine"]), ("System", u["system"]),
-                         ("Release", u["release"]), ("Version", u["version"]), ("MPI Version", meta["mpi_version"]),
-                         ("MPI Thread Environment", meta["thread_level"])):
+        for label, v in (
+            ("Date", meta["date_asctime"]),
+            ("Machine", u["machine"]),
+            ("System", u["system"]),
+            ("Release", u["release"]),
+            ("Version", u["version"]),
+            ("MPI Version", meta["mpi_version"]),
+            ("MPI Thread Environment", meta["thread_level"]),
+        ):
             self.p(f"# {label:<22}: {v}")
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
@@ -66,10 +73,12 @@ class P2PText:
         self.p(f"# Minimum message length in bytes:   {min(sizes)}")
         self.p(f"# Maximum message length in bytes:   {max(sizes)}")
         self.p("#")
-        self.p(f"# commbench: -iter {cfg['msgspersample']},{cfg['overall_vol'] // 2**20} -pause {s.pause} "
-               f"-msgwr {'on' if s.msgwr else 'off'} -msgrd {'on' if s.msgrd else 'off'}; buffers: "
-               f"{meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; Mbytes = "
-               f"{'2^20' if self.mb_unit == 2**20 else '10^6'} bytes")
+        self.p(
+            f"# commbench: -iter {cfg['msgspersample']},{cfg['overall_vol'] // 2**20} -pause {s.pause} "
+            f"-msgwr {'on' if s.msgwr else 'off'} -msgrd {'on' if s.msgrd else 'off'}; buffers: "
+            f"{meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; Mbytes = "
+            f"{'2^20' if self.mb_unit == 2**20 else '10^6'} bytes"
+        )
         for line in self.notes.start(cfg):  # --precision, --shuffle
             self.p(line)
         self.out.flush()
@@ -88,19 +97,26 @@ class P2PText:
                 self.p(f" {rec.bytes or 0:12d} {rec.status}: {rec.message}")
             else:
                 v = rec.values
-                self.p(f" {rec.bytes:12d} {rec.repetitions:12d} {v.get('t', 0.0):12.2f} "
-                       f"{v.get('bytes_per_sec', 0.0) / self.mb_unit:12.2f} {v.get('msgs_per_sec', 0.0):12.0f}")
+                self.p(
+                    f" {rec.bytes:12d} {rec.repetitions:12d} {v.get('t', 0.0):12.2f} "
+                    f"{v.get('bytes_per_sec', 0.0) / self.mb_unit:12.2f} {v.get('msgs_per_sec', 0.0):12.0f}"
+                )
         self.out.flush()
 
     def _block(self, rec: records.Measurement) -> None:
         grid = rec.extra.get("grid")
         self.p("")
         self.p(BLOCK)
-        self.p(f"# Benchmarking {rec.benchmark}" + (f" ({' x '.join(map(str, grid))})" if grid else ""))
+        self.p(
+            f"# Benchmarking {rec.benchmark}" + (f" ({' x '.join(map(str, grid))})" if grid else "")
+        )
         self.p(f"# #processes = {rec.np}")
         engine = rec.extra.get("engine")
         if self.both or engine != self.engine:  # both engines, or the native one fell back
-            self.p(f"#    ENGINE: {engine}" + ("" if self.both else " (the native p2p engine was unavailable)"))
+            self.p(
+                f"#    ENGINE: {engine}"
+                + ("" if self.both else " (the native p2p engine was unavailable)")
+            )
         self.p(BLOCK)
         self.p("".join(f" {c:>12}" for c in COLUMNS))
 

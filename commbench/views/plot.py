@@ -31,7 +31,9 @@ def _physical(fit) -> bool:
     made the line meaningless, and it is left out with a note in the legend)."""
     if fit is None or fit.model != "hockney":
         return fit is not None
-    return all(np.isfinite(g.r_inf.value) and g.r_inf.value > 0 and g.t0.value >= 0 for g in fit.segments)
+    return all(
+        np.isfinite(g.r_inf.value) and g.r_inf.value > 0 and g.t0.value >= 0 for g in fit.segments
+    )
 
 
 def figure(items: list, path, show_source: bool = False, fmt: str | None = None) -> list[str]:
@@ -55,7 +57,11 @@ def figure(items: list, path, show_source: bool = False, fmt: str | None = None)
         c, m = cmap(k % ncolors), MARKERS[(k // ncolors) % len(MARKERS)]
         name = s.title() + (f" - {os.path.basename(s.source)}" if show_source and s.source else "")
         drawn = _physical(fit)
-        note = "" if fit is None or drawn else " (fit not drawn: r_inf <= 0 or t0 < 0, noise dominates)"
+        note = (
+            ""
+            if fit is None or drawn
+            else " (fit not drawn: r_inf <= 0 or t0 < 0, noise dominates)"
+        )
         _points(ax_t, ax_r, s, c, name + note, m)
         if drawn:
             _fit_lines(ax_t, ax_r, fit, c, s.benchmark, marks=len(items) <= 4)
@@ -70,7 +76,9 @@ def figure(items: list, path, show_source: bool = False, fmt: str | None = None)
     ax_r.set_title("rate = turnover * n / t; dotted: r_inf, diamond: n_1/2")
     handles, labels = ax_t.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    fig.suptitle("commbench: t = (n + n_1/2) / r_inf per region" if any(f for _, f in items) else "commbench")
+    fig.suptitle(
+        "commbench: t = (n + n_1/2) / r_inf per region" if any(f for _, f in items) else "commbench"
+    )
     fig.tight_layout(rect=(0, legend_h / (6.2 + legend_h), 1, 1))
     if isinstance(path, str):
         outputs.ensure_parent(path)
@@ -83,13 +91,29 @@ def _points(ax_t, ax_r, s, c, name: str, marker: str = "o") -> None:
     """The measured times (bars t_min .. t_max) and the rates they give."""
     pos = s.n > 0
     n, t, lo, hi = s.n[pos], s.t[pos], s.t_min[pos], s.t_max[pos]
-    ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], fmt=marker, ms=4,
-                  color=c, capsize=2, label=name)
+    ax_t.errorbar(
+        n,
+        t,
+        yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)],
+        fmt=marker,
+        ms=4,
+        color=c,
+        capsize=2,
+        label=name,
+    )
     rate = s.turnover * n / (t * 1e-6)
     r_hi = s.turnover * n / (np.maximum(lo, 1e-12) * 1e-6)
     r_lo = s.turnover * n / (hi * 1e-6)
-    ax_r.errorbar(n, rate / 1e6, yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
-                  fmt=marker, ms=4, color=c, capsize=2, label=name)
+    ax_r.errorbar(
+        n,
+        rate / 1e6,
+        yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
+        fmt=marker,
+        ms=4,
+        color=c,
+        capsize=2,
+        label=name,
+    )
 
 
 def _fit_lines(ax_t, ax_r, fit, c, bench: str, marks: bool = True) -> None:
@@ -103,24 +127,53 @@ def _fit_lines(ax_t, ax_r, fit, c, bench: str, marks: bool = True) -> None:
         ok = tf > 0
         lab = None
         if fit.model == "hockney":
-            lab = (f"{bench} fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
-                   f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)")
+            lab = (
+                f"{bench} fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
+                f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)"
+            )
         ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab or f"{bench} fit")
         ax_r.plot(x[ok], seg.rate(x[ok]) / 1e6, "-", color=c, lw=1.6, alpha=0.85)
-        if marks and fit.model == "hockney" and seg.r_inf.value > 0 and np.isfinite(seg.r_inf.value):
+        if (
+            marks
+            and fit.model == "hockney"
+            and seg.r_inf.value > 0
+            and np.isfinite(seg.r_inf.value)
+        ):
             ax_r.hlines(seg.r_inf.value / 1e6, a, b, colors=c, linestyles=":", lw=1.2)
-            ax_r.annotate(f"r_inf {_si(seg.r_inf.value, 'B/s')}", (b, seg.r_inf.value / 1e6),
-                          textcoords="offset points", xytext=(-4, 4), ha="right", fontsize=8, color=c)
+            ax_r.annotate(
+                f"r_inf {_si(seg.r_inf.value, 'B/s')}",
+                (b, seg.r_inf.value / 1e6),
+                textcoords="offset points",
+                xytext=(-4, 4),
+                ha="right",
+                fontsize=8,
+                color=c,
+            )
             nh = seg.n_half.value
             if a <= nh <= b:
                 ax_r.plot([nh], [seg.r_inf.value / 2e6], marker="D", ms=7, color=c, mfc="white")
-                ax_r.annotate(f"n_1/2 {_si(nh, 'B')}", (nh, seg.r_inf.value / 2e6),
-                              textcoords="offset points", xytext=(6, -12), fontsize=8, color=c)
+                ax_r.annotate(
+                    f"n_1/2 {_si(nh, 'B')}",
+                    (nh, seg.r_inf.value / 2e6),
+                    textcoords="offset points",
+                    xytext=(6, -12),
+                    fontsize=8,
+                    color=c,
+                )
     for bp in fit.breakpoints:
         for ax in (ax_t, ax_r):
             ax.axvline(bp, color=c, ls="--", lw=1, alpha=0.7)
-        ax_t.text(bp, 0.02, f"breakpoint {bp} B ", transform=ax_t.get_xaxis_transform(), rotation=90,
-                  fontsize=8, color=c, ha="right", va="bottom")
+        ax_t.text(
+            bp,
+            0.02,
+            f"breakpoint {bp} B ",
+            transform=ax_t.get_xaxis_transform(),
+            rotation=90,
+            fontsize=8,
+            color=c,
+            ha="right",
+            va="bottom",
+        )
 
 
 def overhead_figure(decs: dict, path: str) -> None:
@@ -140,14 +193,29 @@ def overhead_figure(decs: dict, path: str) -> None:
         for k, name in enumerate(SIX):
             c, pts = cmap(k), dec["values"][name]
             ns = sorted(pts)
-            ax.errorbar(ns, [pts[n].mean for n in ns], yerr=[pts[n].std for n in ns], fmt=MARKERS[k], ms=5,
-                        color=c, capsize=3, label=name)
+            ax.errorbar(
+                ns,
+                [pts[n].mean for n in ns],
+                yerr=[pts[n].std for n in ns],
+                fmt=MARKERS[k],
+                ms=5,
+                color=c,
+                capsize=3,
+                label=name,
+            )
             fit = dec["fits"][name]
             if fit is not None:
                 x = np.linspace(min(ns), max(ns), 50)
                 sign = "+" if fit.b >= 0 else "-"
-                ax.plot(x, fit.a + fit.b * x, "-", color=c, lw=1.3, alpha=0.8,
-                        label=f"{name} = {fit.a:.4g} {sign} {abs(fit.b):.4g}n")
+                ax.plot(
+                    x,
+                    fit.a + fit.b * x,
+                    "-",
+                    color=c,
+                    lw=1.3,
+                    alpha=0.8,
+                    label=f"{name} = {fit.a:.4g} {sign} {abs(fit.b):.4g}n",
+                )
         ax.set_xlabel("message size n [bytes]")
         ax.set_ylabel("time [usec]")
         ax.set_title(f"Q = {q}: mean ± std over trials, lines a + b*n")

@@ -49,7 +49,9 @@ def size_text(n: int | None) -> str:
 
 def duration(s: float) -> str:
     s = int(round(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    return (
+        f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    )
 
 
 class Schedule:
@@ -82,10 +84,10 @@ class Schedule:
     def left(self) -> float:
         """The most the rest of the run can take (seconds) by the -time budget."""
         if not 0 <= self.i < len(self.sweeps):
-            return sum(self.plan.sweep_bound(n) for *_, n in self.sweeps[self.i + 1:])
+            return sum(self.plan.sweep_bound(n) for *_, n in self.sweeps[self.i + 1 :])
         n = self.sweeps[self.i][3]
         now = self.plan.sweep_bound(n - self.row, spent=time.monotonic() - self.since)
-        return now + sum(self.plan.sweep_bound(m) for *_, m in self.sweeps[self.i + 1:])
+        return now + sum(self.plan.sweep_bound(m) for *_, m in self.sweeps[self.i + 1 :])
 
 
 class ProgressView:
@@ -132,8 +134,14 @@ class ProgressView:
         cols += [TimeElapsedColumn(), TextColumn("{task.fields[left]}", markup=False)]
         # A message rank 0 prints to stderr while the line is up (the watchdog's "overdue")
         # goes above it, not onto it; stdout is never redirected.
-        self.progress = Progress(*cols, console=console, auto_refresh=False, transient=True,
-                                 redirect_stdout=False, redirect_stderr=self.out is sys.stderr)
+        self.progress = Progress(
+            *cols,
+            console=console,
+            auto_refresh=False,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=self.out is sys.stderr,
+        )
         total = self.schedule.total if self.schedule is not None else None
         self.task = self.progress.add_task("", total=total, left="")
 
@@ -159,9 +167,13 @@ class ProgressView:
         if where.get("bytes") is not None:
             text += f" {size_text(where['bytes'])}"
         fields: dict = {"description": text}
-        if self.schedule is not None and "bytes" in where:  # a size of a sweep (harness.core.Harness.watch)
+        if (
+            self.schedule is not None and "bytes" in where
+        ):  # a size of a sweep (harness.core.Harness.watch)
             self.schedule.advance(where)
-            fields.update(completed=self.schedule.done, left=f"\u2264{duration(self.schedule.left())} left")
+            fields.update(
+                completed=self.schedule.done, left=f"\u2264{duration(self.schedule.left())} left"
+            )
         self.progress.update(self.task, **fields)
         self.tables.flush()  # every table row before the line
         if self.progress.live.is_started:

@@ -21,11 +21,17 @@ def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
 
     fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
     # family.view names another view (files of `commbench import`: "imported")
-    view = views.text_view(doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb"), out)
+    view = views.text_view(
+        doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb"), out
+    )
     fits = report_sink(doc, out)  # None: no "fits" in the file
     sinks = [fits, view] if fits is not None else [view]
     summary = doc.get("summary", {"interrupted": "results file incomplete"})
-    header = {k: doc[k] for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra") if k in doc}
+    header = {
+        k: doc[k]
+        for k in ("metadata", "config", "family", "notes", "comments", "preamble_extra")
+        if k in doc
+    }
     for s in sinks:
         s.start(header)
     for r in recs:

@@ -29,10 +29,19 @@ RECORDS_MARK = ',\n "records": ['
 TAIL = b"\n ]\n}\n"
 # The units of a record's numbers, stated in every file (rank_times are raw
 # seconds per repetition as measured; values are the row as IMB prints it).
-UNITS = {"rank_times": "s", "values.t*": "us", "values.bytes_per_sec": "B/s", "bytes": "B",
-         "extra.samples.t_max*": "us", "defects": "relative deviation"}
-PROVISIONAL = {"interrupted": "the run did not finish: still running, or ended (killed, crashed, "
-                              "interrupted) before rank 0 could write a summary", "provisional": True}
+UNITS = {
+    "rank_times": "s",
+    "values.t*": "us",
+    "values.bytes_per_sec": "B/s",
+    "bytes": "B",
+    "extra.samples.t_max*": "us",
+    "defects": "relative deviation",
+}
+PROVISIONAL = {
+    "interrupted": "the run did not finish: still running, or ended (killed, crashed, "
+    "interrupted) before rank 0 could write a summary",
+    "provisional": True,
+}
 
 
 class JsonResults:
@@ -60,16 +69,26 @@ class JsonResults:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            return (f"-o {self.path!r}: another commbench run is writing it now; refusing to overwrite its "
-                    "records (accepted: another -o, or wait until that run ends)")
+            return (
+                f"-o {self.path!r}: another commbench run is writing it now; refusing to overwrite its "
+                "records (accepted: another -o, or wait until that run ends)"
+            )
         self._f = fd
         return None
 
     def start(self, header: dict) -> None:
         if self._f is None and self.claim() is not None:
             raise RunError(f"results file {self.path}: another commbench run is writing it")
-        self.doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "units": UNITS, "complete": False, **header}
-        head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[:-2]  # drop the closing "\n}"
+        self.doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "units": UNITS,
+            "complete": False,
+            **header,
+        }
+        head = json.dumps(dict(self.doc, summary=PROVISIONAL), indent=1)[
+            :-2
+        ]  # drop the closing "\n}"
         # Plain file-descriptor writes at known offsets: no buffer that a failed write
         # (a full disk) could leave half-flushed, so the last good document can be restored.
         os.ftruncate(self._f, 0)
@@ -96,8 +115,10 @@ class JsonResults:
             os.ftruncate(self._f, self._put(TAIL, at))
         except OSError as e:  # a full disk, a quota: back to the last good document
             self._restore()
-            raise RunError(f"results file {self.path}: {e.strerror} after {len(self.records)} records; "
-                           "it keeps those, valid, with complete: false") from None
+            raise RunError(
+                f"results file {self.path}: {e.strerror} after {len(self.records)} records; "
+                "it keeps those, valid, with complete: false"
+            ) from None
         self.records.append(d)
         self._records_at = at
 
@@ -121,8 +142,13 @@ class JsonResults:
         if self._f is not None:
             os.close(self._f)
             self._f = None
-        doc = dict(self.doc, **self.sections, complete=not summary.get("interrupted"), summary=summary,
-                   records=self.records)
+        doc = dict(
+            self.doc,
+            **self.sections,
+            complete=not summary.get("interrupted"),
+            summary=summary,
+            records=self.records,
+        )
         tmp = self.path + ".tmp"
         try:
             with open(tmp, "w", encoding="utf-8") as f:
@@ -135,8 +161,11 @@ class JsonResults:
             except OSError:
                 pass
             self.saved = False
-            raise OSError(e.errno, f"{e.strerror}: the summary was not written; {self.path} keeps "
-                                   f"{len(self.records)} records with complete: false") from None
+            raise OSError(
+                e.errno,
+                f"{e.strerror}: the summary was not written; {self.path} keeps "
+                f"{len(self.records)} records with complete: false",
+            ) from None
 
 
 class _NotANumber(str):
@@ -156,7 +185,9 @@ def _finite(text: str, seen: list[str]) -> float | _NotANumber:
 def _where_not_a_number(doc: object, path: tuple = ()) -> tuple | None:
     if isinstance(doc, _NotANumber):
         return path
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    items = (
+        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    )
     for k, v in items:
         found = _where_not_a_number(v, (*path, k))
         if found is not None:
@@ -175,25 +206,34 @@ def load(path: str) -> dict:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a results file: byte 0x{data[e.start]:02x} at offset {e.start} is not "
-                         "UTF-8 text (a results file is JSON in UTF-8)") from None
+        raise ValueError(
+            f"{path}: not a results file: byte 0x{data[e.start]:02x} at offset {e.start} is not "
+            "UTF-8 text (a results file is JSON in UTF-8)"
+        ) from None
     seen: list[str] = []
     try:
-        doc = json.loads(text, parse_constant=lambda name: seen.append(name) or _NotANumber(name),
-                         parse_float=lambda s: _finite(s, seen))
+        doc = json.loads(
+            text,
+            parse_constant=lambda name: seen.append(name) or _NotANumber(name),
+            parse_float=lambda s: _finite(s, seen),
+        )
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a JSON results file ({e.msg} at line {e.lineno})") from None
     where = _where_not_a_number(doc) if seen else None  # walked only when there is one
     if where is not None:
-        raise ValueError(f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results file "
-                         "may hold (not a finite number; commbench never writes one) (not a valid commbench results file: "
-                         "was it edited?)")
+        raise ValueError(
+            f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results file "
+            "may hold (not a finite number; commbench never writes one) (not a valid commbench results file: "
+            "was it edited?)"
+        )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a commbench results file (no \"format\": \"{FORMAT}\")")
+        raise ValueError(f'{path}: not a commbench results file (no "format": "{FORMAT}")')
     version = doc.get("format_version", FORMAT_VERSION)
     if isinstance(version, int) and version > FORMAT_VERSION:  # the reader rule (docs/schema.md)
-        raise ValueError(f"{path}: results format version {version} is newer than this commbench reads "
-                         f"(format_version {FORMAT_VERSION} and older); a newer commbench reads it")
+        raise ValueError(
+            f"{path}: results format version {version} is newer than this commbench reads "
+            f"(format_version {FORMAT_VERSION} and older); a newer commbench reads it"
+        )
     return doc
 
 
@@ -212,16 +252,20 @@ def read(path: str) -> tuple[dict, list[records.Measurement]]:
     doc = load(path)
     problem = schema_problem(doc)
     if problem:
-        raise ValueError(f"{path}: {problem} (not a valid commbench results file: was it edited? "
-                         "`commbench schema` prints the format)")
+        raise ValueError(
+            f"{path}: {problem} (not a valid commbench results file: was it edited? "
+            "`commbench schema` prints the format)"
+        )
     recs = measurements(doc, path)
     twice = records.repeated_rows(recs)
     if twice:
         first = twice[0]
-        raise ValueError(f"{path}: {len(twice)} rows repeat another row of the file ({first}): which one holds the "
-                         "measurement is ambiguous, as when two logs of one run are imported into one file "
-                         "(accepted: files with one row per benchmark, size, process count and engine; "
-                         "import each run into a file of its own)")
+        raise ValueError(
+            f"{path}: {len(twice)} rows repeat another row of the file ({first}): which one holds the "
+            "measurement is ambiguous, as when two logs of one run are imported into one file "
+            "(accepted: files with one row per benchmark, size, process count and engine; "
+            "import each run into a file of its own)"
+        )
     if stamp is not None:
         _READ.clear()  # one file at a time: a reader of many files holds each itself
         _READ[stamp] = (doc, recs)
@@ -260,7 +304,9 @@ def _label(rec: object) -> str:
     if not isinstance(rec, dict):
         return "not an object"
     parts = [str(rec.get(k)) for k in ("benchmark",) if isinstance(rec.get(k), str)]
-    parts += [f"{k}={rec[k]}" for k in ("np", "bytes") if isinstance(rec.get(k), int | None) and k in rec]
+    parts += [
+        f"{k}={rec[k]}" for k in ("np", "bytes") if isinstance(rec.get(k), int | None) and k in rec
+    ]
     return " ".join(parts) or "no benchmark"
 
 
@@ -269,13 +315,15 @@ def measurements(doc: dict, path: str = "") -> list[records.Measurement]:
     out = []
     recs = doc.get("records", [])
     if not isinstance(recs, list):
-        raise ValueError(f"{path or 'results file'}: \"records\" is not a list")
+        raise ValueError(f'{path or "results file"}: "records" is not a list')
     for i, r in enumerate(recs):
         try:
             out.append(records.Measurement.from_dict(r))
         except (ValueError, TypeError) as e:
-            raise ValueError(f"{path or 'results file'}: record {i}: {e} (not a commbench record; "
-                             "was the file edited?)") from None
+            raise ValueError(
+                f"{path or 'results file'}: record {i}: {e} (not a commbench record; "
+                "was the file edited?)"
+            ) from None
     return out
 
 
@@ -288,7 +336,7 @@ def salvage(path: str) -> dict:
         raise ValueError(f"{path}: no results header to recover")
     doc = json.loads(text[:at] + "\n}")
     recs = []
-    for line in text[at + len(RECORDS_MARK):].splitlines():
+    for line in text[at + len(RECORDS_MARK) :].splitlines():
         line = line.strip().rstrip(",")
         if line.startswith("{"):
             try:

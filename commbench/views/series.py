@@ -18,8 +18,14 @@ from commbench import records
 from commbench.records import Kind
 
 # Kinds whose first component is one time per size (t_min/t_max/t_avg rows).
-TIMED_KINDS = {Kind.SINGLE.value, Kind.PARALLEL.value, Kind.COLLECTIVE.value, Kind.MULTIPLE.value,
-               Kind.SINGLE_ONE.value, Kind.RATE.value}
+TIMED_KINDS = {
+    Kind.SINGLE.value,
+    Kind.PARALLEL.value,
+    Kind.COLLECTIVE.value,
+    Kind.MULTIPLE.value,
+    Kind.SINGLE_ONE.value,
+    Kind.RATE.value,
+}
 
 
 @dataclass
@@ -55,8 +61,12 @@ class Series:
 
 
 def usable(rec: records.Measurement) -> bool:
-    return (rec.status == records.OK and rec.bytes is not None and rec.kind in TIMED_KINDS
-            and rec.values.get("t", 0) > 0)
+    return (
+        rec.status == records.OK
+        and rec.bytes is not None
+        and rec.kind in TIMED_KINDS
+        and rec.values.get("t", 0) > 0
+    )
 
 
 def from_records(recs: list[records.Measurement], source: str = "") -> list[Series]:
@@ -67,19 +77,30 @@ def from_records(recs: list[records.Measurement], source: str = "") -> list[Seri
             tables.setdefault(r.table_key, []).append(r)
     out = []
     for (bench, np_, mode, ngroups), rs in tables.items():
-        rs = sorted(rs, key=lambda r: r.bytes)  # ascending sizes, also where --shuffle measured them in another order
-        out.append(Series(
-            benchmark=bench, np=np_, mode=mode, groups=ngroups, turnover=rs[0].turnover, source=source,
-            n=np.array([r.bytes for r in rs], dtype=float),
-            t=np.array([r.values["t"] for r in rs]),
-            t_min=np.array([r.values.get("t_min", r.values["t"]) for r in rs]),
-            t_max=np.array([r.values.get("t_max", r.values["t"]) for r in rs]),
-        ))
+        rs = sorted(
+            rs, key=lambda r: r.bytes
+        )  # ascending sizes, also where --shuffle measured them in another order
+        out.append(
+            Series(
+                benchmark=bench,
+                np=np_,
+                mode=mode,
+                groups=ngroups,
+                turnover=rs[0].turnover,
+                source=source,
+                n=np.array([r.bytes for r in rs], dtype=float),
+                t=np.array([r.values["t"] for r in rs]),
+                t_min=np.array([r.values.get("t_min", r.values["t"]) for r in rs]),
+                t_max=np.array([r.values.get("t_max", r.values["t"]) for r in rs]),
+            )
+        )
     return out
 
 
-CSV_FORM = ("a CSV file with a header line and columns bytes,t_usec (optional t_min_usec, t_max_usec, "
-            "benchmark), or a commbench CSV export")
+CSV_FORM = (
+    "a CSV file with a header line and columns bytes,t_usec (optional t_min_usec, t_max_usec, "
+    "benchmark), or a commbench CSV export"
+)
 
 
 def _num(row: dict, key: str, where: str) -> float:
@@ -95,7 +116,9 @@ def from_csv(path: str) -> list[Series]:
         with open(path, newline="", encoding="utf-8") as f:
             lines = [ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
     except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: cannot read ({getattr(e, 'strerror', None) or 'not text'})") from None
+        raise ValueError(
+            f"{path}: cannot read ({getattr(e, 'strerror', None) or 'not text'})"
+        ) from None
     reader = csv.DictReader(lines)
     cols = [c.strip() for c in (reader.fieldnames or [])]
     reader.fieldnames = cols
@@ -108,18 +131,31 @@ def from_csv(path: str) -> list[Series]:
     for i, row in enumerate(reader, start=2):
         where = f"{path}:{i}"
         if export:
-            if row.get("status") != "ok" or row.get("group") != "all" or row.get("bytes") in ("", None) \
-                    or row.get(tcol) in ("", None):
+            if (
+                row.get("status") != "ok"
+                or row.get("group") != "all"
+                or row.get("bytes") in ("", None)
+                or row.get(tcol) in ("", None)
+            ):
                 continue
-            key = (row["benchmark"], int(row["np"]), row.get("mode", ""), int(row.get("groups") or 1))
+            key = (
+                row["benchmark"],
+                int(row["np"]),
+                row.get("mode", ""),
+                int(row.get("groups") or 1),
+            )
         else:
             key = (row.get("benchmark") or stem, None, "", 1)
         g = groups.setdefault(key, {"n": [], "t": [], "lo": [], "hi": [], "turn": []})
         n, t = _num(row, "bytes", where), _num(row, tcol, where)
         g["n"].append(n)
         g["t"].append(t)
-        g["lo"].append(_num(row, "t_min_usec", where) if row.get("t_min_usec") not in (None, "") else t)
-        g["hi"].append(_num(row, "t_max_usec", where) if row.get("t_max_usec") not in (None, "") else t)
+        g["lo"].append(
+            _num(row, "t_min_usec", where) if row.get("t_min_usec") not in (None, "") else t
+        )
+        g["hi"].append(
+            _num(row, "t_max_usec", where) if row.get("t_max_usec") not in (None, "") else t
+        )
         bps = row.get("bytes_per_sec")
         if export and bps not in (None, "") and n > 0 and t > 0:
             g["turn"].append(float(bps) * t * 1e-6 / n)
@@ -128,8 +164,20 @@ def from_csv(path: str) -> list[Series]:
     out = []
     for (bench, np_, mode, ngroups), g in groups.items():
         turnover = round(float(np.median(g["turn"])), 6) if g["turn"] else 1.0
-        out.append(Series(bench, np_, mode, ngroups, turnover, path, np.array(g["n"]), np.array(g["t"]),
-                          np.array(g["lo"]), np.array(g["hi"])))
+        out.append(
+            Series(
+                bench,
+                np_,
+                mode,
+                ngroups,
+                turnover,
+                path,
+                np.array(g["n"]),
+                np.array(g["t"]),
+                np.array(g["lo"]),
+                np.array(g["hi"]),
+            )
+        )
     return out
 
 
@@ -182,15 +230,29 @@ def why_none(path: str) -> str:
     if not ok:
         return "no measured rows (every row is a status: skipped, out-of-mem, timeout …)"
     kinds = {r.kind for r in ok}
-    overlap = sorted({(r.family, r.benchmark) for r in ok if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)})
+    overlap = sorted(
+        {
+            (r.family, r.benchmark)
+            for r in ok
+            if r.kind in (Kind.OVERLAP.value, Kind.OVERLAP_SYNC.value)
+        }
+    )
     if overlap:
         pure = _pure_flavours(overlap)
-        hint = (f"; fit the pure flavours instead (commbench run --suite {pure[0][0]} "
-                f"{' '.join(n for _, n in pure[:3])} …)" if pure else "; their families have no pure flavours of them")
-        return (f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), "
-                f"which t(n) models do not describe{hint}")
+        hint = (
+            f"; fit the pure flavours instead (commbench run --suite {pure[0][0]} "
+            f"{' '.join(n for _, n in pure[:3])} …)"
+            if pure
+            else "; their families have no pure flavours of them"
+        )
+        return (
+            f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), "
+            f"which t(n) models do not describe{hint}"
+        )
     if kinds <= {Kind.SYNC.value}:
         return "its benchmarks have no message size (Barrier-like: one time per process count)"
     fams = sorted({r.family for r in ok})
-    return (f"its rows ({', '.join(fams)}: kinds {', '.join(sorted(kinds))}) are not one time per message "
-            "size; `commbench report FILE` shows them with their own analyses")
+    return (
+        f"its rows ({', '.join(fams)}: kinds {', '.join(sorted(kinds))}) are not one time per message "
+        "size; `commbench report FILE` shows them with their own analyses"
+    )

@@ -52,8 +52,21 @@ from commbench.suites.io.settings import OPTIONS, Settings, target_cpu_secs
 
 # What the tests and tools reach as commbench.suites.io.<name>.
 __all__ = [
-    "BENCHMARKS", "FAMILY", "OPTIONS", "SPECS", "IOFileError", "Settings", "Spec", "_find_in_file",
-    "_match_any_order", "disk_need", "file_bytes", "file_pattern", "io_sizes", "preamble", "share",
+    "BENCHMARKS",
+    "FAMILY",
+    "OPTIONS",
+    "SPECS",
+    "IOFileError",
+    "Settings",
+    "Spec",
+    "_find_in_file",
+    "_match_any_order",
+    "disk_need",
+    "file_bytes",
+    "file_pattern",
+    "io_sizes",
+    "preamble",
+    "share",
     "validate",
 ]
 
@@ -62,27 +75,36 @@ F = "io"
 
 # ---------------------------------------------------------------- pre-flight
 
+
 def _directory(given: str | None) -> tuple[str, str]:
     """(directory, how errors name it): --iodir checked for foreign files, else the temporary one."""
     if given is not None:
         d, what = given, f"--iodir {given!r}"
         if not os.path.exists(d):
-            raise ConfigError(f"{what}: no such directory (accepted: --iodir DIR, an existing writable directory)")
+            raise ConfigError(
+                f"{what}: no such directory (accepted: --iodir DIR, an existing writable directory)"
+            )
         if not os.path.isdir(d):
-            raise ConfigError(f"{what}: not a directory (accepted: --iodir DIR, an existing writable directory)")
+            raise ConfigError(
+                f"{what}: not a directory (accepted: --iodir DIR, an existing writable directory)"
+            )
         try:
             found = sorted(n for n in os.listdir(d) if ours(n))
         except OSError as e:
             raise ConfigError(f"{what}: cannot list the directory ({e.strerror})") from None
         if found:
             shown = ", ".join(found[:5]) + (" …" if len(found) > 5 else "")
-            raise ConfigError(f"{what} already holds {shown}: commbench never overwrites files it did not "
-                              "create; remove them or choose another directory")
+            raise ConfigError(
+                f"{what} already holds {shown}: commbench never overwrites files it did not "
+                "create; remove them or choose another directory"
+            )
         return d, what
     try:
         d = tempfile.gettempdir()
     except OSError as e:
-        raise ConfigError(f"no usable temporary directory for the IO files ({e}); pass --iodir DIR") from None
+        raise ConfigError(
+            f"no usable temporary directory for the IO files ({e}); pass --iodir DIR"
+        ) from None
     return d, f"temporary directory {d!r} (choose another with --iodir DIR or TMPDIR)"
 
 
@@ -94,15 +116,19 @@ def validate(cfg, size: int) -> None:
         os.close(fd)
         os.remove(probe)
     except OSError as e:
-        raise ConfigError(f"{what}: not writable ({e.strerror}); the IO benchmarks need to create files there") from None
+        raise ConfigError(
+            f"{what}: not writable ({e.strerror}); the IO benchmarks need to create files there"
+        ) from None
     need, why = disk_need(cfg, size)
     if need:
         st = os.statvfs(d)
         free = st.f_bavail * st.f_frsize
         need += 2**20  # small files, shared-pointer files, rounding
         if free < need:
-            raise ConfigError(f"{what}: {human(free)} free, the run needs about {human(need)} ({why}); "
-                              "lower -msglog or the -iter counts, or choose another directory")
+            raise ConfigError(
+                f"{what}: {human(free)} free, the run needs about {human(need)} ({why}); "
+                "lower -msglog or the -iter counts, or choose another directory"
+            )
 
 
 def preamble(cfg) -> list[str]:
@@ -112,29 +138,48 @@ def preamble(cfg) -> list[str]:
     if not nonblocking(cfg.benchmarks):
         return lines
     k = cpu.shared()  # calibrated here on rank 0 (undisturbed), on the others in start()
-    lines += ["", "# For nonblocking benchmarks:", "", "# Function CPU_Exploit obtains an undisturbed",
-              f"# performance of {k.mflops:7.2f} MFlops"]
+    lines += [
+        "",
+        "# For nonblocking benchmarks:",
+        "",
+        "# Function CPU_Exploit obtains an undisturbed",
+        f"# performance of {k.mflops:7.2f} MFlops",
+    ]
     t = target_cpu_secs(cfg)
     if t != cfg.profile.target_cpu_secs:
         why = "--io-cpu-secs" if settings.cpu_secs is not None else "check mode"
         default = cfg.profile.target_cpu_secs
-        lines += ["#", f"# !! Attention: TARGET_CPU_SECS = {t:g} s (default {default:g} s), set by {why}"]
+        lines += [
+            "#",
+            f"# !! Attention: TARGET_CPU_SECS = {t:g} s (default {default:g} s), set by {why}",
+        ]
     return lines
 
 
 # ---------------------------------------------------------------- descriptors
 
+
 def _describe(spec: Spec) -> str:
-    who = {"S": "one process, own file", "P": "every process, common file",
-           "C": "every process collectively, common file"}[spec.cls]
+    who = {
+        "S": "one process, own file",
+        "P": "every process, common file",
+        "C": "every process collectively, common file",
+    }[spec.cls]
     if spec.pointer == "Priv":
         who = "every process, own private file"
-    how = {"Indv": "individual pointer" + (", tiled view" if spec.cls != "S" else ""),
-           "Expl": "explicit offsets", "Shared": "shared pointer" + (" (ordered)" if spec.collective else ""),
-           "Priv": "individual pointer"}[spec.pointer]
+    how = {
+        "Indv": "individual pointer" + (", tiled view" if spec.cls != "S" else ""),
+        "Expl": "explicit offsets",
+        "Shared": "shared pointer" + (" (ordered)" if spec.collective else ""),
+        "Priv": "individual pointer",
+    }[spec.pointer]
     act = "write" if spec.write else "read"
     if spec.nonblocking:
-        act = ("split-collective " if spec.collective else "nonblocking ") + act + " overlapped with CPU work"
+        act = (
+            ("split-collective " if spec.collective else "nonblocking ")
+            + act
+            + " overlapped with CPU work"
+        )
     return f"{act}, {who}, {how}"
 
 
@@ -148,20 +193,48 @@ def _bench(spec: Spec) -> Benchmark:
     else:
         kind = Kind.SINGLE_ONE if spec.cls == "S" else Kind.PARALLEL
         kernel, comps = blocking_kernel, ("t",)
-    modes = ("AGGREGATE", "NON-AGGREGATE") if spec.write and not spec.nonblocking else ("AGGREGATE",)
+    modes = (
+        ("AGGREGATE", "NON-AGGREGATE") if spec.write and not spec.nonblocking else ("AGGREGATE",)
+    )
     return Benchmark(
-        spec.name, F, kind, kernel, _describe(spec), buffers=bufs, unit=1, modes=modes, components=comps,
-        procs=ONE if spec.cls == "S" else Procs(), slots=spec.nonblocking and not spec.write, off_cache=False,
-        expected=expected, setup=setup, teardown=teardown, np_setup=np_setup, np_teardown=np_teardown,
-        dtype="int32", warmup=False, variant=spec,
+        spec.name,
+        F,
+        kind,
+        kernel,
+        _describe(spec),
+        buffers=bufs,
+        unit=1,
+        modes=modes,
+        components=comps,
+        procs=ONE if spec.cls == "S" else Procs(),
+        slots=spec.nonblocking and not spec.write,
+        off_cache=False,
+        expected=expected,
+        setup=setup,
+        teardown=teardown,
+        np_setup=np_setup,
+        np_teardown=np_teardown,
+        dtype="int32",
+        warmup=False,
+        variant=spec,
     )
 
 
 BENCHMARKS = tuple(_bench(s) for s in SPECS.values()) + (
-    Benchmark("Open_Close", F, Kind.SYNC, open_close,
-              "MPI_File_open on MY_COMM, 1-byte write, MPI_File_close", buffers=lambda x, np_: (0, 0),
-              nonaggr_cap=True, off_cache=False, warmup=False, dtype="int32",
-              np_setup=np_setup, np_teardown=np_teardown),
+    Benchmark(
+        "Open_Close",
+        F,
+        Kind.SYNC,
+        open_close,
+        "MPI_File_open on MY_COMM, 1-byte write, MPI_File_close",
+        buffers=lambda x, np_: (0, 0),
+        nonaggr_cap=True,
+        off_cache=False,
+        warmup=False,
+        dtype="int32",
+        np_setup=np_setup,
+        np_teardown=np_teardown,
+    ),
 )
 assert len(BENCHMARKS) == 37
 

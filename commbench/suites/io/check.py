@@ -62,7 +62,11 @@ def _match_any_order(got: bytes, chunks: list[bytes], n: int) -> bool:
         if (p, counts) in failed:
             return False
         for i, c in enumerate(chunks):
-            if counts[i] and got.startswith(c, p) and dfs(p + len(c), counts[:i] + (counts[i] - 1,) + counts[i + 1 :]):
+            if (
+                counts[i]
+                and got.startswith(c, p)
+                and dfs(p + len(c), counts[:i] + (counts[i] - 1,) + counts[i + 1 :])
+            ):
                 return True
         failed.add((p, counts))
         return False
@@ -91,7 +95,10 @@ def _verify_written(ctx, n: int) -> float | None:
         chunks = [buffers.pattern(ctx.world_rank, s["len"], dt)]
     else:
         fsize = fcomm.Get_size()
-        chunks = [buffers.pattern(w, policy.block_split(ctx.x, fsize, r)[1], dt) for r, w in enumerate(ctx.members)]
+        chunks = [
+            buffers.pattern(w, policy.block_split(ctx.x, fsize, r)[1], dt)
+            for r, w in enumerate(ctx.members)
+        ]
     if spec.pointer == "Shared" and not spec.collective and not spec.per_process:
         return 0.0 if _match_any_order(got.tobytes(), [c.tobytes() for c in chunks], n) else 1.0
     if np.array_equal(got, np.tile(np.concatenate(chunks), n)):

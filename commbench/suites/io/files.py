@@ -23,9 +23,12 @@ from commbench.suites.io.settings import Settings, target_cpu_secs
 
 FILENAME = "IMB_out"  # spec §16
 
+
 def amode() -> int:
     """The access mode every benchmark file is opened with."""
     return MPI.MODE_CREATE | MPI.MODE_RDWR
+
+
 FILL_CHUNK = 2**20
 OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
 
@@ -52,6 +55,7 @@ RUN = _Run()
 
 
 # ---------------------------------------------------------------- the whole run
+
 
 def start(session) -> None:
     """Every rank: cleanup handlers, the files' directory, CPU kernel calibration (spec §2)."""
@@ -122,6 +126,7 @@ def finish(session, completed: bool) -> None:
 
 # ---------------------------------------------------------------- per (benchmark, NP): the file
 
+
 def _create(path: str, nbytes: int, fill: bool, corrupt: bool = False) -> str | None:
     """Create path exclusively, pre-size it and fill it for reading; an error message or None.
 
@@ -131,8 +136,10 @@ def _create(path: str, nbytes: int, fill: bool, corrupt: bool = False) -> str | 
         fh = MPI.File.Open(MPI.COMM_SELF, path, amode() | MPI.MODE_EXCL, RUN.info)
     except MPI.Exception as e:
         if e.Get_error_class() == MPI.ERR_FILE_EXISTS:
-            return (f"{path} exists and was not created by this commbench run; it is left untouched "
-                    "(remove it or choose another --iodir)")
+            return (
+                f"{path} exists and was not created by this commbench run; it is left untouched "
+                "(remove it or choose another --iodir)"
+            )
         return f"cannot create {path}: {e.Get_error_string().splitlines()[-1]}"
     CLEANUP.add_file(path)
     try:
@@ -165,8 +172,10 @@ def np_setup(session, bench: Benchmark, layout) -> None:
     d = RUN.node_dir if per_process else fcomm.bcast(RUN.node_dir, root=0)
     err = None
     if not os.path.isdir(d):
-        err = (f"rank {wr} cannot see the IO directory {d} of its file's first process (node-local?); "
-               "pass --iodir DIR on a file system every process shares")
+        err = (
+            f"rank {wr} cannot see the IO directory {d} of its file's first process (node-local?); "
+            "pass --iodir DIR on a file system every process shares"
+        )
     _agree(layout.comm, err)
     path = os.path.join(d, name)
     nbytes = file_bytes(session.cfg, spec, layout.np) if spec is not None else 0

@@ -38,8 +38,17 @@ class Spec:
 
 
 # Default order of spec §10.1: for Write then Read, these pairs, blocking then I.
-_PAIRS = (("S", "Indv"), ("S", "Expl"), ("P", "Indv"), ("P", "Shared"), ("P", "Priv"),
-          ("P", "Expl"), ("C", "Indv"), ("C", "Shared"), ("C", "Expl"))
+_PAIRS = (
+    ("S", "Indv"),
+    ("S", "Expl"),
+    ("P", "Indv"),
+    ("P", "Shared"),
+    ("P", "Priv"),
+    ("P", "Expl"),
+    ("C", "Indv"),
+    ("C", "Shared"),
+    ("C", "Expl"),
+)
 SPECS: dict[str, Spec] = {}
 for _write in (True, False):
     for _cls, _ptr in _PAIRS:
@@ -97,8 +106,10 @@ def file_bytes(cfg, spec: Spec, np_: int) -> int:
         total = size * cfg.msgspersample
     if spec.pointer == "Priv":  # the reference's split of the common total (with slack)
         total = -(-total // np_) + (4 * cfg.msgspersample if size % np_ else 0)
-    need = max(upper_repetitions(cfg, x, np_) * (share(spec, x, np_, 0)[1] if spec.per_process else x)
-               for x in sizes)
+    need = max(
+        upper_repetitions(cfg, x, np_) * (share(spec, x, np_, 0)[1] if spec.per_process else x)
+        for x in sizes
+    )
     return max(total, need)
 
 

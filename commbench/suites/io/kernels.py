@@ -17,6 +17,7 @@ from commbench.suites.io.grammar import Spec, share
 
 # ---------------------------------------------------------------- per X: open with the view
 
+
 def _open(ctx) -> None:
     st, s = ctx.np_state, ctx.state
     fh = MPI.File.Open(st["fcomm"], st["path"], amode(), RUN.info)
@@ -59,13 +60,20 @@ def teardown(ctx) -> None:
 
 # ---------------------------------------------------------------- kernels
 
+
 def _calls(spec: Spec, fh: MPI.File) -> tuple:
     """(call, takes an offset) of the blocking elementary action (spec §10.2)."""
     c, w = spec.collective, spec.write
     if spec.pointer == "Expl":
-        return ((fh.Write_at_all if c else fh.Write_at) if w else (fh.Read_at_all if c else fh.Read_at)), True
+        return (
+            (fh.Write_at_all if c else fh.Write_at) if w else (fh.Read_at_all if c else fh.Read_at)
+        ), True
     if spec.pointer == "Shared":
-        return ((fh.Write_ordered if c else fh.Write_shared) if w else (fh.Read_ordered if c else fh.Read_shared)), False
+        return (
+            (fh.Write_ordered if c else fh.Write_shared)
+            if w
+            else (fh.Read_ordered if c else fh.Read_shared)
+        ), False
     return ((fh.Write_all if c else fh.Write) if w else (fh.Read_all if c else fh.Read)), False
 
 
@@ -126,10 +134,22 @@ def _istarts(spec: Spec, fh: MPI.File) -> tuple:
     w = spec.write
     if spec.collective:
         if spec.pointer == "Expl":
-            return (fh.Write_at_all_begin, fh.Write_at_all_end, True) if w else (fh.Read_at_all_begin, fh.Read_at_all_end, True)
+            return (
+                (fh.Write_at_all_begin, fh.Write_at_all_end, True)
+                if w
+                else (fh.Read_at_all_begin, fh.Read_at_all_end, True)
+            )
         if spec.pointer == "Shared":
-            return (fh.Write_ordered_begin, fh.Write_ordered_end, False) if w else (fh.Read_ordered_begin, fh.Read_ordered_end, False)
-        return (fh.Write_all_begin, fh.Write_all_end, False) if w else (fh.Read_all_begin, fh.Read_all_end, False)
+            return (
+                (fh.Write_ordered_begin, fh.Write_ordered_end, False)
+                if w
+                else (fh.Read_ordered_begin, fh.Read_ordered_end, False)
+            )
+        return (
+            (fh.Write_all_begin, fh.Write_all_end, False)
+            if w
+            else (fh.Read_all_begin, fh.Read_all_end, False)
+        )
     if spec.pointer == "Expl":
         return (fh.Iwrite_at if w else fh.Iread_at), None, True
     if spec.pointer == "Shared":

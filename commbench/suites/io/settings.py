@@ -18,7 +18,9 @@ from commbench.suites.base import FamilySettings
 
 def _iodir(s: str) -> str:
     if not s:
-        raise ConfigError("--iodir needs a directory (accepted: --iodir DIR, an existing writable directory)")
+        raise ConfigError(
+            "--iodir needs a directory (accepted: --iodir DIR, an existing writable directory)"
+        )
     return os.path.abspath(s)
 
 
@@ -44,13 +46,27 @@ def _info(s: str) -> tuple[tuple[str, str], ...]:
 
 
 OPTIONS = (
-    Option(("--iodir",), "iodir", "<dir>",
-           "IO: directory for the files (default: a private temporary directory); never overwrites, always cleaned",
-           _iodir),
-    Option(("--io-cpu-secs",), "io_cpu_secs", "<secs>",
-           "IO: CPU work per nonblocking transfer, TARGET_CPU_SECS (default 0.1; 0.001 with -check)", _cpu_secs),
-    Option(("--io-info",), "io_info", "<k=v[,k=v]>",
-           "IO: MPI_Info hints for every file open (user_set_info), e.g. romio_cb_write=enable", _info),
+    Option(
+        ("--iodir",),
+        "iodir",
+        "<dir>",
+        "IO: directory for the files (default: a private temporary directory); never overwrites, always cleaned",
+        _iodir,
+    ),
+    Option(
+        ("--io-cpu-secs",),
+        "io_cpu_secs",
+        "<secs>",
+        "IO: CPU work per nonblocking transfer, TARGET_CPU_SECS (default 0.1; 0.001 with -check)",
+        _cpu_secs,
+    ),
+    Option(
+        ("--io-info",),
+        "io_info",
+        "<k=v[,k=v]>",
+        "IO: MPI_Info hints for every file open (user_set_info), e.g. romio_cb_write=enable",
+        _info,
+    ),
 )
 
 

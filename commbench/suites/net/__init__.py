@@ -27,11 +27,24 @@ from commbench.suites.net.settings import Settings
 __all__ = ["FAMILY", "Settings"]
 
 BENCHMARKS = (
-    Experiment("AllPairs", "every rank pair's latency and bandwidth in P-1 shift steps: host x host matrices"),
-    Experiment("Rings", "HPCC's natural and random rings: exchange with both neighbours, latency and bandwidth"),
-    Experiment("Bisection", "random perfect matchings, pairs exchanging at once: per-pair bandwidth distribution"),
-    Experiment("FanIn", "P-1 ranks send to the first rank of each host at once: its incoming bandwidth"),
-    Experiment("FanOut", "the first rank of each host sends to P-1 ranks at once: its outgoing bandwidth"),
+    Experiment(
+        "AllPairs",
+        "every rank pair's latency and bandwidth in P-1 shift steps: host x host matrices",
+    ),
+    Experiment(
+        "Rings",
+        "HPCC's natural and random rings: exchange with both neighbours, latency and bandwidth",
+    ),
+    Experiment(
+        "Bisection",
+        "random perfect matchings, pairs exchanging at once: per-pair bandwidth distribution",
+    ),
+    Experiment(
+        "FanIn", "P-1 ranks send to the first rank of each host at once: its incoming bandwidth"
+    ),
+    Experiment(
+        "FanOut", "the first rank of each host sends to P-1 ranks at once: its outgoing bandwidth"
+    ),
 )
 
 FAMILY = Family(

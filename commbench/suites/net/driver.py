@@ -48,8 +48,10 @@ class Run:
     def ring_orders(self) -> dict[str, list[int]]:
         """HPCC's rings: the natural order and --net-rings random ones (drawn from the seed), once."""
         rng = np.random.default_rng(self.s.seed)
-        return {"natural": list(range(self.p))} | {f"random {i + 1}": [int(x) for x in rng.permutation(self.p)]
-                                                   for i in range(self.s.rings)}
+        return {"natural": list(range(self.p))} | {
+            f"random {i + 1}": [int(x) for x in rng.permutation(self.p)]
+            for i in range(self.s.rings)
+        }
 
     @functools.cached_property
     def matchings(self) -> list:
@@ -86,7 +88,7 @@ class Run:
         got: dict = {k: [] for k in keys}
         spent = dict.fromkeys(keys, 0.0)
         for _ in range(self.s.samples):
-            for i in (rng.permutation(len(keys)) if shuffle else range(len(keys))):
+            for i in rng.permutation(len(keys)) if shuffle else range(len(keys)):
                 key = keys[int(i)]
                 sample, where = steps[key]
                 self.session.progress("samples", np=self.p, **where)
@@ -125,19 +127,31 @@ class NetProcedure(Procedure):
     def open(self) -> None:
         s, session = Settings.of(self.session.cfg.params), self.session
         hosts = session.comm.allgather(MPI.Get_processor_name())
-        self.r = Run(session, s, hosts, patterns.Buffers(s.large, fan_size(s.large, session.size)
-                                                         * max(session.size - 1, 1)))
+        self.r = Run(
+            session,
+            s,
+            hosts,
+            patterns.Buffers(s.large, fan_size(s.large, session.size) * max(session.size - 1, 1)),
+        )
 
     def units(self) -> Iterator[Unit]:
         p, s = self.session.size, Settings.of(self.session.cfg.params)
-        steps = {"AllPairs": [("latency", s.small), ("bandwidth", s.large)],
-                 "Rings": [(f"{m} {label}", n) for m, n in (("latency", s.small), ("bandwidth", s.large))
-                           for label in ["natural"] + [f"random {i + 1}" for i in range(s.rings)]],
-                 "Bisection": [(f"bandwidth round {i + 1}", s.large) for i in range(s.rounds)]
-                 + [("bandwidth distribution", s.large)],
-                 "FanIn": [("bandwidth", fan_size(s.large, p))], "FanOut": [("bandwidth", fan_size(s.large, p))]}
+        steps = {
+            "AllPairs": [("latency", s.small), ("bandwidth", s.large)],
+            "Rings": [
+                (f"{m} {label}", n)
+                for m, n in (("latency", s.small), ("bandwidth", s.large))
+                for label in ["natural"] + [f"random {i + 1}" for i in range(s.rings)]
+            ],
+            "Bisection": [(f"bandwidth round {i + 1}", s.large) for i in range(s.rounds)]
+            + [("bandwidth distribution", s.large)],
+            "FanIn": [("bandwidth", fan_size(s.large, p))],
+            "FanOut": [("bandwidth", fan_size(s.large, p))],
+        }
         for name in self.session.cfg.benchmarks:
-            yield Pattern(name, p, [Row(name, p, n, mode) for mode, n in steps[name]], kind=KIND, proc=self)
+            yield Pattern(
+                name, p, [Row(name, p, n, mode) for mode, n in steps[name]], kind=KIND, proc=self
+            )
         yield Pattern("Verdicts", p, [Row("Verdicts", p)], kind=KIND, proc=self)
 
 
@@ -167,8 +181,10 @@ def all_pairs(r: Run, row: Row) -> None:
     steps = {}
     for k in range(1, r.p):
         plan = patterns.colours(r.p, k, r.session.rank)
-        steps[k] = (lambda k=k, c=plan: patterns.shift(r.comm, r.b, k, n, ack, c),
-                    {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n})
+        steps[k] = (
+            lambda k=k, c=plan: patterns.shift(r.comm, r.b, k, n, ack, c),
+            {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n},
+        )
     got = []
     for k, every in r.interleaved(steps).items():
         if r.root:
@@ -185,8 +201,14 @@ def _shift_record(r: Run, metric: str, n: int, k: int, every: list) -> list:
     extra = {"metric": metric, "shift": k, "sends_to": f"rank+{k}", "samples": len(every[0])}
     if r.p <= KEEP_SAMPLES_UP_TO:
         extra["rank_samples_s"] = secs
-    r.emit(benchmark="AllPairs", mode=f"{metric} shift {k}", x=n, repetitions=len(every[0]),
-           rank_times={"t": [_median(ts) for ts in secs]}, extra=extra)
+    r.emit(
+        benchmark="AllPairs",
+        mode=f"{metric} shift {k}",
+        x=n,
+        repetitions=len(every[0]),
+        rank_times={"t": [_median(ts) for ts in secs]},
+        extra=extra,
+    )
     return [(src, (src + k) % r.p, [conv(t) for t in every[src]]) for src in range(r.p)]
 
 
@@ -195,25 +217,66 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
     order = list(dict.fromkeys(r.hosts))
     by = verdicts.by_host_pair(got, r.hosts)
     matrix: list[list] = [[None] * len(order) for _ in order]
-    for (a, c), vals in sorted(by.items(), key=lambda kv: (order.index(kv[0][0]), order.index(kv[0][1]))):
+    for (a, c), vals in sorted(
+        by.items(), key=lambda kv: (order.index(kv[0][0]), order.index(kv[0][1]))
+    ):
         st = verdicts.stats(vals)
         matrix[order.index(a)][order.index(c)] = st["median"]
-        values = {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]} if metric == "latency" else \
-            {"bytes_per_sec": st["median"], "t_median": n / st["median"] * 1e6 if st["median"] else 0.0}
-        r.made.append(records.Measurement(
-            benchmark="AllPairs", family=F, kind=KIND, np=r.p, mode=f"{metric} {a}->{c}", bytes=n,
-            repetitions=st["n"], world_size=r.p, values=values,
-            extra={"metric": metric, "src_host": a, "dst_host": c, "intra": a == c, "stats": st,
-                   "unit": "us" if metric == "latency" else "B/s"}))
-    extra = {"metric": metric, "hosts": order, "rank_hosts": r.hosts, "host_matrix": matrix,
-             "unit": "us" if metric == "latency" else "B/s"}
+        values = (
+            {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]}
+            if metric == "latency"
+            else {
+                "bytes_per_sec": st["median"],
+                "t_median": n / st["median"] * 1e6 if st["median"] else 0.0,
+            }
+        )
+        r.made.append(
+            records.Measurement(
+                benchmark="AllPairs",
+                family=F,
+                kind=KIND,
+                np=r.p,
+                mode=f"{metric} {a}->{c}",
+                bytes=n,
+                repetitions=st["n"],
+                world_size=r.p,
+                values=values,
+                extra={
+                    "metric": metric,
+                    "src_host": a,
+                    "dst_host": c,
+                    "intra": a == c,
+                    "stats": st,
+                    "unit": "us" if metric == "latency" else "B/s",
+                },
+            )
+        )
+    extra = {
+        "metric": metric,
+        "hosts": order,
+        "rank_hosts": r.hosts,
+        "host_matrix": matrix,
+        "unit": "us" if metric == "latency" else "B/s",
+    }
     if r.p <= RANK_MATRIX_UP_TO:
         rm: list[list] = [[None] * r.p for _ in range(r.p)]
         for src, dst, vals in got:
             rm[src][dst] = statistics.median(vals) if vals else None
         extra["rank_matrix"] = rm
-    r.made.append(records.Measurement(benchmark="AllPairs", family=F, kind=KIND, np=r.p, mode=f"{metric} matrix",
-                                       bytes=n, repetitions=0, world_size=r.p, values={}, extra=extra))
+    r.made.append(
+        records.Measurement(
+            benchmark="AllPairs",
+            family=F,
+            kind=KIND,
+            np=r.p,
+            mode=f"{metric} matrix",
+            bytes=n,
+            repetitions=0,
+            world_size=r.p,
+            values={},
+            extra=extra,
+        )
+    )
 
 
 def rings(r: Run, row: Row) -> None:
@@ -222,12 +285,28 @@ def rings(r: Run, row: Row) -> None:
     order, n, me = r.ring_orders[label], row.bytes, r.session.rank
     at = order.index(me)
     left, right = order[at - 1], order[(at + 1) % r.p]
-    every = r.step(lambda: patterns.ring(r.comm, r.b, left, right, n), benchmark="Rings", mode=row.mode, bytes=n)
+    every = r.step(
+        lambda: patterns.ring(r.comm, r.b, left, right, n),
+        benchmark="Rings",
+        mode=row.mode,
+        bytes=n,
+    )
     if r.root:
-        r.emit(benchmark="Rings", mode=row.mode, x=n, repetitions=len(every[0]),
-               rank_times={"t": [_median(ts) for ts in every]}, turnover=2.0,
-               extra={"metric": metric, "ring": label, "order": order, "seed": r.s.seed,
-                      "samples": len(every[0])})
+        r.emit(
+            benchmark="Rings",
+            mode=row.mode,
+            x=n,
+            repetitions=len(every[0]),
+            rank_times={"t": [_median(ts) for ts in every]},
+            turnover=2.0,
+            extra={
+                "metric": metric,
+                "ring": label,
+                "order": order,
+                "seed": r.s.seed,
+                "samples": len(every[0]),
+            },
+        )
 
 
 def bisection(r: Run, row: Row) -> None:
@@ -237,23 +316,50 @@ def bisection(r: Run, row: Row) -> None:
     if row.mode == "bandwidth distribution":
         if r.root:
             st = verdicts.stats(r.bws)
-            r.made.append(records.Measurement(
-                benchmark="Bisection", family=F, kind=KIND, np=r.p, mode=row.mode, bytes=n,
-                repetitions=r.s.rounds, world_size=r.p, values={"bytes_per_sec": st.get("median", 0.0)},
-                extra={"stats": st, "unit": "B/s", "rounds": r.s.rounds}))
+            r.made.append(
+                records.Measurement(
+                    benchmark="Bisection",
+                    family=F,
+                    kind=KIND,
+                    np=r.p,
+                    mode=row.mode,
+                    bytes=n,
+                    repetitions=r.s.rounds,
+                    world_size=r.p,
+                    values={"bytes_per_sec": st.get("median", 0.0)},
+                    extra={"stats": st, "unit": "B/s", "rounds": r.s.rounds},
+                )
+            )
         return
     partner = r.matchings[int(row.mode.split()[-1]) - 1]
-    every = r.step(lambda: patterns.pair(r.comm, r.b, partner[r.session.rank], n),
-                   benchmark="Bisection", mode=row.mode, bytes=n)
+    every = r.step(
+        lambda: patterns.pair(r.comm, r.b, partner[r.session.rank], n),
+        benchmark="Bisection",
+        mode=row.mode,
+        bytes=n,
+    )
     if not r.root:
         return
     med = [_median(ts) for ts in every]
-    pairs = [[a, c, n / max(med[a], med[c])] for a, c in enumerate(partner)
-             if c is not None and a < c and med[a] and med[c]]
+    pairs = [
+        [a, c, n / max(med[a], med[c])]
+        for a, c in enumerate(partner)
+        if c is not None and a < c and med[a] and med[c]
+    ]
     r.bws += [bw for _, _, bw in pairs]
-    r.emit(benchmark="Bisection", mode=row.mode, x=n, repetitions=len(every[0]),
-           rank_times={"t": med}, extra={"pairs": pairs, "partner": partner, "seed": r.s.seed + 1000,
-                                          "sum_bytes_per_sec": sum(bw for _, _, bw in pairs)})
+    r.emit(
+        benchmark="Bisection",
+        mode=row.mode,
+        x=n,
+        repetitions=len(every[0]),
+        rank_times={"t": med},
+        extra={
+            "pairs": pairs,
+            "partner": partner,
+            "seed": r.s.seed + 1000,
+            "sum_bytes_per_sec": sum(bw for _, _, bw in pairs),
+        },
+    )
 
 
 def fan(r: Run, row: Row) -> None:
@@ -261,8 +367,13 @@ def fan(r: Run, row: Row) -> None:
     name, m, inward = row.benchmark, row.bytes, row.benchmark == "FanIn"
     targets = {h: r.hosts.index(h) for h in dict.fromkeys(r.hosts)}
     per_host = {}
-    steps = {h: (lambda t=t: patterns.fan(r.comm, r.b, t, m, inward),
-                 {"benchmark": name, "mode": f"bandwidth {h}", "bytes": m}) for h, t in targets.items()}
+    steps = {
+        h: (
+            lambda t=t: patterns.fan(r.comm, r.b, t, m, inward),
+            {"benchmark": name, "mode": f"bandwidth {h}", "bytes": m},
+        )
+        for h, t in targets.items()
+    }
     for h, every in r.interleaved(steps).items():
         t = targets[h]
         if not r.root:
@@ -271,9 +382,21 @@ def fan(r: Run, row: Row) -> None:
         per_host[h] = bw
         times: list = [None] * r.p
         times[t] = _median(every[t])
-        r.emit(benchmark=name, mode=f"bandwidth {h}", x=m, repetitions=len(every[t]), rank_times={"t": times},
-               turnover=float(r.p - 1), extra={"target": t, "host": h, "peers": r.p - 1,
-                                               "stats": verdicts.stats(bw), "unit": "B/s"})
+        r.emit(
+            benchmark=name,
+            mode=f"bandwidth {h}",
+            x=m,
+            repetitions=len(every[t]),
+            rank_times={"t": times},
+            turnover=float(r.p - 1),
+            extra={
+                "target": t,
+                "host": h,
+                "peers": r.p - 1,
+                "stats": verdicts.stats(bw),
+                "unit": "B/s",
+            },
+        )
     if r.root:
         r.fans[name] = per_host
 
@@ -284,7 +407,11 @@ def conclude_row(r: Run, row: Row) -> None:
 
 
 STEPS: dict[str, Callable[[Run, Row], None]] = {
-    "AllPairs": all_pairs, "Rings": rings, "Bisection": bisection, "FanIn": fan, "FanOut": fan,
+    "AllPairs": all_pairs,
+    "Rings": rings,
+    "Bisection": bisection,
+    "FanIn": fan,
+    "FanOut": fan,
     "Verdicts": conclude_row,
 }
 
@@ -294,15 +421,36 @@ def conclude(r: Run) -> None:
     thr = r.s.threshold
     found = []
     for metric, got in r.pairs.items():
-        found += verdicts.pair_verdicts(got, r.hosts, metric, r.s.latency_threshold if metric == "latency" else thr)
-    for name, per_host in r.fans.items():  # one rank per host, at the scheduler's mercy: twice the bar
+        found += verdicts.pair_verdicts(
+            got, r.hosts, metric, r.s.latency_threshold if metric == "latency" else thr
+        )
+    for (
+        name,
+        per_host,
+    ) in r.fans.items():  # one rank per host, at the scheduler's mercy: twice the bar
         found += verdicts.host_verdicts(per_host, "bandwidth", 2 * thr, name)
     hosts = list(dict.fromkeys(r.hosts))
-    r.made.append(records.Measurement(
-        benchmark="Verdicts", family=F, kind=KIND, np=r.p, mode="", bytes=None, repetitions=0, world_size=r.p,
-        values={}, extra={"verdicts": found, "threshold": thr, "latency_threshold": r.s.latency_threshold,
-                          "confidence": 0.95, "hosts": hosts,
-                          "judged": sorted(set(r.pairs) | {f"{k} bandwidth" for k in r.fans})}))
+    r.made.append(
+        records.Measurement(
+            benchmark="Verdicts",
+            family=F,
+            kind=KIND,
+            np=r.p,
+            mode="",
+            bytes=None,
+            repetitions=0,
+            world_size=r.p,
+            values={},
+            extra={
+                "verdicts": found,
+                "threshold": thr,
+                "latency_threshold": r.s.latency_threshold,
+                "confidence": 0.95,
+                "hosts": hosts,
+                "judged": sorted(set(r.pairs) | {f"{k} bandwidth" for k in r.fans}),
+            },
+        )
+    )
     for sink in r.session.sinks:  # the results file (views.results_file.JsonResults)
         if hasattr(sink, "add_section"):
             sink.add_section("verdicts", found)

@@ -150,7 +150,10 @@ def fan(comm, b: Buffers, target: int, n: int, inward: bool) -> float | None:
         return None
     others = [r for r in range(p) if r != target]
     if inward:
-        reqs = [comm.Irecv([b.fan[i * n:(i + 1) * n], n, MPI.BYTE], r, FAN) for i, r in enumerate(others)]
+        reqs = [
+            comm.Irecv([b.fan[i * n : (i + 1) * n], n, MPI.BYTE], r, FAN)
+            for i, r in enumerate(others)
+        ]
         t0 = MPI.Wtime()
     else:
         reqs = [comm.Irecv([b.ack_r[:0], 0, MPI.BYTE], r, ACK) for r in others]

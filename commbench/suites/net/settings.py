@@ -28,30 +28,81 @@ def fraction(name: str):
     def parse(s: str) -> float:
         v = positive_float(name)(s)
         if v >= 100:
-            raise ConfigError(f"{name} is a relative excess (0.5 = 50 %), got {s!r} (accepted: 0 < F < 100)")
+            raise ConfigError(
+                f"{name} is a relative excess (0.5 = 50 %), got {s!r} (accepted: 0 < F < 100)"
+            )
         return v
 
     return parse
 
 
 OPTIONS = (
-    Option(("--net-samples",), "net_samples", "<num>", "net: samples per step of every pattern (default 20)",
-           integer("--net-samples", 1), default=20),
-    Option(("--net-small",), "net_small", "<bytes>", "net: latency message size (default 8)",
-           bytes_option("--net-small"), default=8),
-    Option(("--net-large",), "net_large", "<bytes>", "net: bandwidth message size (default 256k)",
-           bytes_option("--net-large", positive=True), default=256 * 2**10),
-    Option(("--net-threshold",), "net_threshold", "<F>", "net: verdicts need a median worse than the "
-           "population's by more than F (default 0.5 = 1.5 times) and separate 95 % CIs", fraction("--net-threshold"),
-           default=0.5),
-    Option(("--net-latency-threshold",), "net_latency_threshold", "<F>", "net: the same for latency (default 2 = "
-           "3 times: small-message latency carries scheduling noise)", fraction("--net-latency-threshold"), default=2.0),
-    Option(("--net-rings",), "net_rings", "<num>", "net: random rings after the natural one (default 5)",
-           integer("--net-rings", 0), default=5),
-    Option(("--net-rounds",), "net_rounds", "<num>", "net: bisection rounds, a random perfect matching each "
-           "(default 10)", integer("--net-rounds", 1), default=10),
-    Option(("--net-seed",), "net_seed", "<num>", "net: seed of the random rings and matchings (default 1)",
-           integer("--net-seed", 0), default=1),
+    Option(
+        ("--net-samples",),
+        "net_samples",
+        "<num>",
+        "net: samples per step of every pattern (default 20)",
+        integer("--net-samples", 1),
+        default=20,
+    ),
+    Option(
+        ("--net-small",),
+        "net_small",
+        "<bytes>",
+        "net: latency message size (default 8)",
+        bytes_option("--net-small"),
+        default=8,
+    ),
+    Option(
+        ("--net-large",),
+        "net_large",
+        "<bytes>",
+        "net: bandwidth message size (default 256k)",
+        bytes_option("--net-large", positive=True),
+        default=256 * 2**10,
+    ),
+    Option(
+        ("--net-threshold",),
+        "net_threshold",
+        "<F>",
+        "net: verdicts need a median worse than the "
+        "population's by more than F (default 0.5 = 1.5 times) and separate 95 % CIs",
+        fraction("--net-threshold"),
+        default=0.5,
+    ),
+    Option(
+        ("--net-latency-threshold",),
+        "net_latency_threshold",
+        "<F>",
+        "net: the same for latency (default 2 = "
+        "3 times: small-message latency carries scheduling noise)",
+        fraction("--net-latency-threshold"),
+        default=2.0,
+    ),
+    Option(
+        ("--net-rings",),
+        "net_rings",
+        "<num>",
+        "net: random rings after the natural one (default 5)",
+        integer("--net-rings", 0),
+        default=5,
+    ),
+    Option(
+        ("--net-rounds",),
+        "net_rounds",
+        "<num>",
+        "net: bisection rounds, a random perfect matching each (default 10)",
+        integer("--net-rounds", 1),
+        default=10,
+    ),
+    Option(
+        ("--net-seed",),
+        "net_seed",
+        "<num>",
+        "net: seed of the random rings and matchings (default 1)",
+        integer("--net-seed", 0),
+        default=1,
+    ),
 )
 
 
@@ -77,5 +128,7 @@ def memory(params: dict, p: int) -> tuple[int, str]:
     """Bytes per process: a send and a receive buffer of --net-large, and the fan-in target's slices."""
     s = Settings.of(params)
     fan = fan_size(s.large, p) * max(p - 1, 1)
-    return 2 * s.large + fan, (f"net: 2 buffers of --net-large {s.large} bytes and fan-in/out's "
-                               f"{max(p - 1, 1)} x {fan_size(s.large, p)} bytes")
+    return 2 * s.large + fan, (
+        f"net: 2 buffers of --net-large {s.large} bytes and fan-in/out's "
+        f"{max(p - 1, 1)} x {fan_size(s.large, p)} bytes"
+    )

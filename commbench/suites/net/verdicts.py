@@ -37,8 +37,15 @@ def stats(values: list[float]) -> dict:
         return {"n": 0}
     qs = statistics.quantiles(xs, n=10, method="inclusive") if len(xs) > 1 else [xs[0]] * 9
     ci = median_ci(xs)
-    return {"n": len(xs), "median": statistics.median(xs), "ci95": list(ci) if ci else None,
-            "min": xs[0], "p10": qs[0], "p90": qs[-1], "max": xs[-1]}
+    return {
+        "n": len(xs),
+        "median": statistics.median(xs),
+        "ci95": list(ci) if ci else None,
+        "min": xs[0],
+        "p10": qs[0],
+        "p90": qs[-1],
+        "max": xs[-1],
+    }
 
 
 def by_host_pair(samples: list, rank_hosts: list[str]) -> dict[tuple[str, str], list[float]]:
@@ -74,22 +81,43 @@ def _fmt(metric: str, v: float) -> str:
     return f"{v * SCALE[metric]:.4g}"
 
 
-def verdict(kind: str, who: list[str], metric: str, pattern: str, x: dict, pop: dict, ratio: float,
-            against: str) -> dict:
+def verdict(
+    kind: str,
+    who: list[str],
+    metric: str,
+    pattern: str,
+    x: dict,
+    pop: dict,
+    ratio: float,
+    against: str,
+) -> dict:
     f = lambda v: _fmt(metric, v)  # noqa: E731
     unit = UNITS[metric]
     ci = x["ci95"]
     pci = pop["ci95"]
-    text = (f"{'host' if kind == 'host' else 'link'} {'-'.join(who)}: {pattern} {metric} {f(x['median'])} {unit} "
-            f"(95% CI {f(ci[0])}..{f(ci[1])}, {x['n']} samples) vs {f(pop['median'])} {unit} for {against} "
-            f"(CI {f(pci[0])}..{f(pci[1])}, p10..p90 {f(pop['p10'])}..{f(pop['p90'])}, {pop['n']} samples): "
-            f"{ratio:.2f}x {'lower' if HIGHER_IS_BETTER[metric] else 'higher'}")
-    return {"kind": kind, "hosts": who, "metric": metric, "pattern": pattern, "unit": unit,
-            "value": x, "population": pop, "against": against, "ratio": ratio, "text": text}
+    text = (
+        f"{'host' if kind == 'host' else 'link'} {'-'.join(who)}: {pattern} {metric} {f(x['median'])} {unit} "
+        f"(95% CI {f(ci[0])}..{f(ci[1])}, {x['n']} samples) vs {f(pop['median'])} {unit} for {against} "
+        f"(CI {f(pci[0])}..{f(pci[1])}, p10..p90 {f(pop['p10'])}..{f(pop['p90'])}, {pop['n']} samples): "
+        f"{ratio:.2f}x {'lower' if HIGHER_IS_BETTER[metric] else 'higher'}"
+    )
+    return {
+        "kind": kind,
+        "hosts": who,
+        "metric": metric,
+        "pattern": pattern,
+        "unit": unit,
+        "value": x,
+        "population": pop,
+        "against": against,
+        "ratio": ratio,
+        "text": text,
+    }
 
 
-def pair_verdicts(samples: list, rank_hosts: list[str], metric: str, threshold: float,
-                  pattern: str = "AllPairs") -> list[dict]:
+def pair_verdicts(
+    samples: list, rank_hosts: list[str], metric: str, threshold: float, pattern: str = "AllPairs"
+) -> list[dict]:
     """Hosts, then links, named by the inter-host samples of one metric of AllPairs."""
     pairs = by_host_pair(samples, rank_hosts)
     inter = {k: v for k, v in pairs.items() if k[0] != k[1]}
@@ -118,7 +146,9 @@ def pair_verdicts(samples: list, rank_hosts: list[str], metric: str, threshold: 
     return out
 
 
-def host_verdicts(per_host: dict[str, list[float]], metric: str, threshold: float, pattern: str) -> list[dict]:
+def host_verdicts(
+    per_host: dict[str, list[float]], metric: str, threshold: float, pattern: str
+) -> list[dict]:
     """Fan-in/out: each host's samples against every other host's."""
     out = []
     for h, vs in sorted(per_host.items()):

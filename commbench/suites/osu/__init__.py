@@ -83,6 +83,17 @@ FAMILY = Family(
     procedure=driver.procedure,
     view="osu",
     alloc="mmap",  # page-aligned plain memory, as OSU's posix_memalign'ed buffers
-    honours=frozenset({"alloc", "hugepages", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}),
+    honours=frozenset(
+        {
+            "alloc",
+            "hugepages",
+            "engine",
+            "samples",
+            "precision",
+            "precision_budget",
+            "shuffle",
+            "time",
+        }
+    ),
     memory=checks.memory,
 )

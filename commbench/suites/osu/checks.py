@@ -33,7 +33,11 @@ from commbench.suites.osu.settings import (
 )
 from commbench.suites.osu.spec import unfit
 
-LETTERS = {"H": "HOST (H)", "D": "DEVICE (D)", "M": "MANAGED (M)"}  # OMB's buffer operands, as it prints them
+LETTERS = {
+    "H": "HOST (H)",
+    "D": "DEVICE (D)",
+    "M": "MANAGED (M)",
+}  # OMB's buffer operands, as it prints them
 USED = "HOST (H)"  # where commbench's (and the CPU build's) buffers are, whatever the letters
 MOST_PROCS = 4096  # how far a refusal looks for a process count that runs
 
@@ -43,9 +47,13 @@ def operands(words: list[str]) -> tuple[list[str], dict]:
     letters are among them): at most two, the send and the receive buffer, in that order."""
     letters = [w for w in words if w in LETTERS]
     if len(letters) > 2:
-        raise ConfigError(f"{' '.join(letters)}: OMB takes two buffer operands, the send and the receive buffer's "
-                          "(H host, D device, M managed) (accepted: e.g. latency D D, or none)")
-    return [w for w in words if w not in LETTERS], ({"osu_buffers": " ".join(letters)} if letters else {})
+        raise ConfigError(
+            f"{' '.join(letters)}: OMB takes two buffer operands, the send and the receive buffer's "
+            "(H host, D device, M managed) (accepted: e.g. latency D D, or none)"
+        )
+    return [w for w in words if w not in LETTERS], (
+        {"osu_buffers": " ".join(letters)} if letters else {}
+    )
 
 
 def buffer_line(given: str | None) -> str | None:
@@ -72,17 +80,23 @@ def validate(cfg, size: int) -> None:
     for dest in cfg.params:
         letter = LETTER.get(dest)
         if letter and not any(letter in b.takes for b in benches):
-            raise ConfigError(f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
-                              f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})")
+            raise ConfigError(
+                f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
+                f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})"
+            )
     s = Settings.of(cfg.params)
     why = {b.name: w for b in benches if (w := unfit(b, s, size))}
     if len(why) == len(benches):  # the others print OSU's words as their row
         said = "; ".join(f"{n}: {w}" for n, w in why.items())
-        raise ConfigError(f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: "
-                          f"{suggest(benches, s, size)})")
+        raise ConfigError(
+            f"nothing to measure with {size} processes ({said}) (OSU's rules; accepted: "
+            f"{suggest(benches, s, size)})"
+        )
     if s.validation_warmup is not None and not s.validate:
-        raise ConfigError("-u: OSU's validation warm-up (untimed repetitions before each validated round) applies "
-                          "with -c only (accepted: -c -u N, or no -u)")
+        raise ConfigError(
+            "-u: OSU's validation warm-up (untimed repetitions before each validated round) applies "
+            "with -c only (accepted: -c -u N, or no -u)"
+        )
     for b in benches:
         if b.validate is not None:
             b.validate(s)
@@ -96,28 +110,41 @@ def sized(b, s: Settings, p: int) -> None:
     """Refuse a range that leaves b no size at p processes, naming -m or -M (whichever
     emptied it), and sizes whose P blocks' displacements pass a C int."""
     lo, hi = s.message_size or (None, None)
-    m = f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}" if s.message_size else "the default sizes"
+    m = (
+        f"-m {'' if lo is None else f'{lo}:'}{'' if hi is None else hi}"
+        if s.message_size
+        else "the default sizes"
+    )
     if s.message_size and hi is None:
         m += f" (up to {b.name}'s default {b.defaults.max_size})"
     unlimited = {t: sizes(b, s, t) for t in s.types}
     if not any(unlimited.values()):
-        raise ConfigError(f"{m}: no message size of {b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and >= "
-                          f"the -T type's size; {b.name}'s default range is {b.defaults.min_size}:"
-                          f"{b.defaults.max_size})")
+        raise ConfigError(
+            f"{m}: no message size of {b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and >= "
+            f"the -T type's size; {b.name}'s default range is {b.defaults.min_size}:"
+            f"{b.defaults.max_size})"
+        )
     got = {t: sizes(b, s, t, p) for t in s.types}
     if not any(got.values()):  # the memory limit (OSU's check_mem_limit) cut every size away
         least = min(x[0] for x in unlimited.values() if x)
-        need = next((k for k in (least, least * p) if b.limit(replace(s, mem_limit=k), p) >= least), least * p)
+        need = next(
+            (k for k in (least, least * p) if b.limit(replace(s, mem_limit=k), p) >= least),
+            least * p,
+        )
         given = f"-M {s.mem_limit}" if s.mem_limit is not None else f"-M's default {MEM_DEFAULT}"
-        raise ConfigError(f"{given}: {b.name} measures at most {b.limit(s, p)} bytes at {p} processes under it "
-                          f"(the limit{' / P' if need > least else ''}, as OMB 7.4), which leaves no size of {m} "
-                          f"(accepted: -M {need} or more, or sizes up to {b.limit(s, p)})")
+        raise ConfigError(
+            f"{given}: {b.name} measures at most {b.limit(s, p)} bytes at {p} processes under it "
+            f"(the limit{' / P' if need > least else ''}, as OMB 7.4), which leaves no size of {m} "
+            f"(accepted: -M {need} or more, or sizes up to {b.limit(s, p)})"
+        )
     top = max((max(xs) for xs in got.values() if xs), default=0)
     k = max(b.extent(p, s)) if b.extent is not None else 1
     if (k - 1) * top > INT_MAX:
-        raise ConfigError(f"{b.name} at {top} bytes and {p} processes: its {k} blocks' displacements reach "
-                          f"{(k - 1) * top} bytes, past the C int ({INT_MAX}) of MPI's displacements and of the C "
-                          f"loops (accepted: sizes up to {INT_MAX // (k - 1)} bytes, -m or -M)")
+        raise ConfigError(
+            f"{b.name} at {top} bytes and {p} processes: its {k} blocks' displacements reach "
+            f"{(k - 1) * top} bytes, past the C int ({INT_MAX}) of MPI's displacements and of the C "
+            f"loops (accepted: sizes up to {INT_MAX // (k - 1)} bytes, -m or -M)"
+        )
 
 
 # The memory pre-flight: bytes per process of every array, as the driver allocates them.
@@ -145,10 +172,14 @@ def demand(b, s: Settings, dtype: str, p: int) -> tuple[int, str]:
     times = TIME * n + (ROW + (GATHER if b.gather else 0)) * rows
     reqs = 2 * REQUEST * window if "W" in b.takes else 0
     check = CHECK * (ks + kr) * top if s.validate else 0
-    what = (f"{b.name} at {top} bytes (-m): buffers {bufs}" + (f" ({ks} + {kr} blocks)" if b.extent else "")
-            + (f" (-W {window})" if b.per_window else "")
-            + f", per-iteration times of {n} iterations (-i){f' x {p} ranks' if b.gather else ''} {times}"
-            + (f", {2 * window} requests (-W) {reqs}" if reqs else "") + (f", -c's data {check}" if check else ""))
+    what = (
+        f"{b.name} at {top} bytes (-m): buffers {bufs}"
+        + (f" ({ks} + {kr} blocks)" if b.extent else "")
+        + (f" (-W {window})" if b.per_window else "")
+        + f", per-iteration times of {n} iterations (-i){f' x {p} ranks' if b.gather else ''} {times}"
+        + (f", {2 * window} requests (-W) {reqs}" if reqs else "")
+        + (f", -c's data {check}" if check else "")
+    )
     return bufs + times + reqs + check, what
 
 
@@ -165,4 +196,3 @@ def memory(params: dict, p: int) -> tuple[int, str]:
             if n > need:
                 need, what = n, w
     return need, f"osu: {what}; {need} bytes per process"
-

@@ -34,7 +34,11 @@ from commbench.suites.osu import topology
 from commbench.suites.osu.context import cycle
 from commbench.suites.osu.settings import mem_limit
 
-DT = {"mpi_char": "int8", "mpi_int": "int32", "mpi_float": "float32"}  # names: numpy loads on first use
+DT = {
+    "mpi_char": "int8",
+    "mpi_int": "int32",
+    "mpi_float": "float32",
+}  # names: numpy loads on first use
 ROOT = 0
 
 
@@ -74,9 +78,11 @@ def no_size(s, dtype: str) -> list[int]:
 def test_calls(s) -> None:
     """-t of the nonblocking collectives: a number of MPI_Test calls."""
     if s.test_calls is not None and not str(s.test_calls).isdigit():
-        raise ConfigError(f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking "
-                          "collectives take -t CALLS, the number of MPI_Test calls during the dummy computation "
-                          "(accepted: -t CALLS, 0 or more, e.g. -t 10)")
+        raise ConfigError(
+            f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking "
+            "collectives take -t CALLS, the number of MPI_Test calls during the dummy computation "
+            "(accepted: -t CALLS, 0 or more, e.g. -t 10)"
+        )
 
 
 def _poster(ctx) -> Callable[[], MPI.Request]:
@@ -84,7 +90,9 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
     c = ctx.bench.call
     comm, t, k = ctx.state.get("comm", ctx.comm), ctx.mpi_type, ctx.count
     if not c.op.name.startswith("neighbor"):
-        args = collops.arguments(c.op, ctx.rank, ctx.p, ctx.sbuf, ctx.rbuf, k, t, ROOT, ctx.tsize, MPI.SUM)
+        args = collops.arguments(
+            c.op, ctx.rank, ctx.p, ctx.sbuf, ctx.rbuf, k, t, ROOT, ctx.tsize, MPI.SUM
+        )
         post = getattr(comm, "I" + c.op.method.lower())
         return lambda: post(*args)
     s, r = ctx.sbuf, ctx.rbuf
@@ -98,7 +106,10 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
         "neighbor_allgatherv": lambda: ([s, k, t], [r, rv, t]),
         "neighbor_alltoall": lambda: ([s, k, t], [r, k, t]),
         "neighbor_alltoallv": lambda: ([s, sv, t], [r, rv, t]),
-        "neighbor_alltoallw": lambda: ([s, (sv[0], bd[:kout]), [t] * kout], [r, (rv[0], bd[:kin]), [t] * kin]),
+        "neighbor_alltoallw": lambda: (
+            [s, (sv[0], bd[:kout]), [t] * kout],
+            [r, (rv[0], bd[:kin]), [t] * kin],
+        ),
     }[c.op.name]()
     return lambda: fn(*args)
 
@@ -121,11 +132,17 @@ def control(ctx) -> None:
     def side(counts: list[int]) -> list[int]:  # counts, displacements, byte displacements
         at = [j * c for j in range(len(counts))]
         return counts + at + [x * ctx.tsize for x in at]
+
     st["v"] = np.array(side([c] * kout) + side(recv), dtype=np.int32)
     st["out"] = np.zeros(5)
-    st["ctl"] = native_osu.OverlapCtl(rs_count=int(rs[ctx.rank]), v=st["v"].ctypes.data,
-                                      comm=MPI._addressof(st.get("comm", ctx.comm)), kout=kout, kin=kin,
-                                      out=st["out"].ctypes.data)
+    st["ctl"] = native_osu.OverlapCtl(
+        rs_count=int(rs[ctx.rank]),
+        v=st["v"].ctypes.data,
+        comm=MPI._addressof(st.get("comm", ctx.comm)),
+        kout=kout,
+        kin=kin,
+        out=st["out"].ctypes.data,
+    )
     ctx.abuf = native_osu.block(st["ctl"])
 
 
@@ -156,9 +173,13 @@ def expected(ctx, size: int) -> np.ndarray | None:
         return values(src, n, size, dt, at)
 
     if o.name.startswith("neighbor"):
-        return topology.expected_blocks(ctx, lambda src: sent(src, c * ctx.bench.call.extent(p, ctx.s)[0]))
+        return topology.expected_blocks(
+            ctx, lambda src: sent(src, c * ctx.bench.call.extent(p, ctx.s)[0])
+        )
     # the sum over ranks repeats every 31 elements, as each rank's values
-    period = np.sum([values(q, 31, size, dt).astype(np.int64) for q in range(p)], axis=0).astype(DT[dt])
+    period = np.sum([values(q, 31, size, dt).astype(np.int64) for q in range(p)], axis=0).astype(
+        DT[dt]
+    )
 
     def summed(lo, hi):
         return np.resize(period, hi)[lo:hi]

@@ -36,16 +36,28 @@ from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 
 COLL = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
 TAKES = frozenset("mixzcTfMu")
-BARRIER_TAKES = frozenset("mixzfM")  # osu_barrier refuses -c and -T; it takes -m and measures no size
+BARRIER_TAKES = frozenset(
+    "mixzfM"
+)  # osu_barrier refuses -c and -T; it takes -m and measures no size
 
 
 # OSU's title words of each program (headers.txt), in the order of OMB 7.4's list.
 TITLES = {
-    "allreduce": "Allreduce", "allgather": "Allgather", "allgatherv": "Allgatherv",
-    "alltoall": "All-to-All Personalized Exchange", "alltoallv": "All-to-Allv Personalized Exchange",
-    "alltoallw": "All-to-Allw Personalized Exchange", "barrier": "Barrier", "bcast": "Broadcast",
-    "gather": "Gather", "gatherv": "Gatherv", "reduce": "Reduce", "reduce_scatter": "Reduce_scatter",
-    "reduce_scatter_block": "Reduce_scatter_block", "scatter": "Scatter", "scatterv": "Scatterv",
+    "allreduce": "Allreduce",
+    "allgather": "Allgather",
+    "allgatherv": "Allgatherv",
+    "alltoall": "All-to-All Personalized Exchange",
+    "alltoallv": "All-to-Allv Personalized Exchange",
+    "alltoallw": "All-to-Allw Personalized Exchange",
+    "barrier": "Barrier",
+    "bcast": "Broadcast",
+    "gather": "Gather",
+    "gatherv": "Gatherv",
+    "reduce": "Reduce",
+    "reduce_scatter": "Reduce_scatter",
+    "reduce_scatter_block": "Reduce_scatter_block",
+    "scatter": "Scatter",
+    "scatterv": "Scatterv",
 }
 CALLS = tuple(calls.call(name) for name in TITLES)
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
@@ -53,7 +65,9 @@ NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_b
 
 def arguments(c, call: calls.Call) -> tuple:
     """The mpi4py arguments of one call at the context's size."""
-    return collops.arguments(call.op, c.rank, c.p, c.sbuf, c.rbuf, c.count, c.mpi_type, 0, c.tsize, MPI.SUM)
+    return collops.arguments(
+        call.op, c.rank, c.p, c.sbuf, c.rbuf, c.count, c.mpi_type, 0, c.tsize, MPI.SUM
+    )
 
 
 def control(c, call: calls.Call, req) -> native_osu.CollCtl:
@@ -63,16 +77,23 @@ def control(c, call: calls.Call, req) -> native_osu.CollCtl:
     cnt, dsp = collops.counts(call.op, c.count, c.p)
     v = np.array(cnt + dsp + [d * c.tsize for d in dsp], dtype=np.int32)
     c.state["v"] = v
-    return native_osu.CollCtl(rs_count=int(cnt[c.rank]), v=v.ctypes.data,
-                              req=MPI._addressof(req) if req is not None else None)
+    return native_osu.CollCtl(
+        rs_count=int(cnt[c.rank]),
+        v=v.ctypes.data,
+        req=MPI._addressof(req) if req is not None else None,
+    )
 
 
 def prepare(c, size: int) -> None:
     call = c.bench.call
     persistent = call.persistent
     if call.name == "barrier" and c.s.message_size and c.rank == 0:
-        print(f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it and measures "
-              "no size too)", file=sys.stderr, flush=True)
+        print(
+            f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it and measures "
+            "no size too)",
+            file=sys.stderr,
+            flush=True,
+        )
     fn = getattr(c.comm, call.op.method + ("_init" if persistent else ""))
     args = arguments(c, call)
     req = fn(*args) if persistent else None
@@ -131,9 +152,15 @@ def row(b, data, c, s) -> dict:
     us = np.array([np.asarray(t, dtype=float) for t in data]) * 1e6
     per_rank, per_round = us.mean(axis=1), us.mean(axis=0)
     t = float(per_rank.mean())
-    vals = {"t": t, "t_avg": t, "t_min": float(per_rank.min()), "t_max": float(per_rank.max()),
-            "iter_min": float(per_round.min()), "iter_max": float(per_round.max()),
-            "iter_median": float(np.median(per_round))}
+    vals = {
+        "t": t,
+        "t_avg": t,
+        "t_min": float(per_rank.min()),
+        "t_max": float(per_rank.max()),
+        "iter_min": float(per_round.min()),
+        "iter_max": float(per_round.max()),
+        "iter_median": float(np.median(per_round)),
+    }
     rounds = per_round.tolist()
     vals.update({f"t_p{q}": percentile(rounds, q) for q in s.percentiles})
     return vals
@@ -157,23 +184,41 @@ def barrier_sizes(settings, dtype: str) -> list[int]:
 
 
 def describe(call: calls.Call) -> str:
-    what = f"MPI_{call.op.method}" + ("_init once per size, then MPI_Start and MPI_Wait" if call.persistent else "")
-    return what + ("" if call.name == "barrier" else ", MPI_Barrier") + " per round; every rank timed"
+    what = f"MPI_{call.op.method}" + (
+        "_init once per size, then MPI_Start and MPI_Wait" if call.persistent else ""
+    )
+    return (
+        what + ("" if call.name == "barrier" else ", MPI_Barrier") + " per round; every rank timed"
+    )
 
 
 def benchmark(name: str, persistent: bool) -> OsuBenchmark:
     call, barrier = calls.call(name, persistent), name == "barrier"
     return OsuBenchmark(
-        name + ("_persistent" if persistent else ""), describe(call),
-        group="coll", title=f"MPI {TITLES[name]}{' Persistent' if persistent else ''} Latency",
-        metric="sync" if barrier else "collective", takes=BARRIER_TAKES if barrier else TAKES, defaults=COLL,
-        loop=loop, prepare=prepare, release=release,
+        name + ("_persistent" if persistent else ""),
+        describe(call),
+        group="coll",
+        title=f"MPI {TITLES[name]}{' Persistent' if persistent else ''} Latency",
+        metric="sync" if barrier else "collective",
+        takes=BARRIER_TAKES if barrier else TAKES,
+        defaults=COLL,
+        loop=loop,
+        prepare=prepare,
+        release=release,
         native=("barrier_persistent" if barrier else "persistent") if persistent else name,
-        buffers=sum(call.extent(2)), row=row, verify=None if barrier else calls.verify,
-        refill=None if barrier else calls.refill, gather=True, call=call, extra=extra,
-        sizes=barrier_sizes if barrier else None, extent=call.extent,
-        limit=lambda s, p, call=call: calls.limit(call, s, p))
+        buffers=sum(call.extent(2)),
+        row=row,
+        verify=None if barrier else calls.verify,
+        refill=None if barrier else calls.refill,
+        gather=True,
+        call=call,
+        extra=extra,
+        sizes=barrier_sizes if barrier else None,
+        extent=call.extent,
+        limit=lambda s, p, call=call: calls.limit(call, s, p),
+    )
 
 
 BENCHMARKS = tuple(benchmark(name, False) for name in TITLES) + tuple(
-    benchmark(name, True) for name in TITLES if name not in NOT_PERSISTENT)
+    benchmark(name, True) for name in TITLES if name not in NOT_PERSISTENT
+)

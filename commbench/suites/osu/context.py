@@ -47,7 +47,9 @@ class Ctx:
         self.mpi_type = getattr(MPI, MPI_TYPES[dtype])
         cfg = session.cfg
         blocks = bench.extent(self.p, settings) if bench.extent is not None else (1, 1)
-        self.allocs = [buffers.Allocation(max(max_size * k, 1), cfg.alloc, cfg.hugepages) for k in blocks]
+        self.allocs = [
+            buffers.Allocation(max(max_size * k, 1), cfg.alloc, cfg.hugepages) for k in blocks
+        ]
         self.allocs.append(buffers.Allocation(64, cfg.alloc, "default"))
         self.sbuf, self.rbuf, self.abuf = (a.array for a in self.allocs)
         self.sbuf.fill(ord("a"))

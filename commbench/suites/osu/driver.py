@@ -31,12 +31,20 @@ from commbench.suites.procedure import Procedure, Row, Unit
 from commbench.suites.procedure import engines as procedure_engines
 
 F = "osu"
-KIND = {"latency": records.Kind.SINGLE.value, "bandwidth": records.Kind.RATE.value,
-        "rma_latency": records.Kind.SINGLE.value, "collective": records.Kind.COLLECTIVE.value,
-        "sync": records.Kind.SYNC.value, "overlap": records.Kind.SINGLE.value,
-        "nbc": records.Kind.OVERLAP.value, "nbc_sync": records.Kind.OVERLAP_SYNC.value,
-        "neighbor": records.Kind.COLLECTIVE.value,
-        "mbw_mr": records.Kind.RATE.value, "fan": records.Kind.RATE.value, "init": records.Kind.SYNC.value}
+KIND = {
+    "latency": records.Kind.SINGLE.value,
+    "bandwidth": records.Kind.RATE.value,
+    "rma_latency": records.Kind.SINGLE.value,
+    "collective": records.Kind.COLLECTIVE.value,
+    "sync": records.Kind.SYNC.value,
+    "overlap": records.Kind.SINGLE.value,
+    "nbc": records.Kind.OVERLAP.value,
+    "nbc_sync": records.Kind.OVERLAP_SYNC.value,
+    "neighbor": records.Kind.COLLECTIVE.value,
+    "mbw_mr": records.Kind.RATE.value,
+    "fan": records.Kind.RATE.value,
+    "init": records.Kind.SYNC.value,
+}
 
 
 def engines(session: Session, bench: OsuBenchmark, cache: dict) -> dict[str, object]:
@@ -45,7 +53,9 @@ def engines(session: Session, bench: OsuBenchmark, cache: dict) -> dict[str, obj
     if not bench.native:
         return {"mpi4py": None}
     if bench.group not in cache:
-        cache[bench.group] = procedure_engines(session, lambda: native_osu.resolve(session.comm, bench.group))
+        cache[bench.group] = procedure_engines(
+            session, lambda: native_osu.resolve(session.comm, bench.group)
+        )
     return cache[bench.group]
 
 
@@ -67,27 +77,59 @@ class OsuProcedure(Procedure):
             kind = KIND.get(bench.metric, bench.metric)
             why = unfit(bench, s, p)
             if why:  # OSU's program would stop with these words; the others of the run go on
-                yield Unit(name, p, kind=kind, invalid=why, extra={"title": bench.title, "metric": bench.metric})
+                yield Unit(
+                    name,
+                    p,
+                    kind=kind,
+                    invalid=why,
+                    extra={"title": bench.title, "metric": bench.metric},
+                )
                 continue
             runners = engines(session, bench, self.cache)
             for dtype in s.types:
                 todo = sizes(bench, s, dtype, p)
                 if todo:
-                    yield OsuUnit(name, p, [Row(name, p, size, dtype.upper()) for size in todo], list(runners),
-                                  kind=kind, session=session, bench=bench, s=s, dtype=dtype, runners=runners)
+                    yield OsuUnit(
+                        name,
+                        p,
+                        [Row(name, p, size, dtype.upper()) for size in todo],
+                        list(runners),
+                        kind=kind,
+                        session=session,
+                        bench=bench,
+                        s=s,
+                        dtype=dtype,
+                        runners=runners,
+                    )
 
 
 class OsuUnit(Unit):
     """One benchmark and type: its buffers (of the largest size) and OSU's procedure per size."""
 
-    def __init__(self, *args, session: Session, bench: OsuBenchmark, s: Settings, dtype: str, runners: dict,
-                 **kw):
+    def __init__(
+        self,
+        *args,
+        session: Session,
+        bench: OsuBenchmark,
+        s: Settings,
+        dtype: str,
+        runners: dict,
+        **kw,
+    ):
         super().__init__(*args, **kw)
-        self.session, self.bench, self.s, self.dtype, self.runners = session, bench, s, dtype, runners
+        self.session, self.bench, self.s, self.dtype, self.runners = (
+            session,
+            bench,
+            s,
+            dtype,
+            runners,
+        )
         self.ctx: Ctx | None = None
 
     def open(self) -> None:
-        self.ctx = Ctx(self.session, self.bench, self.s, self.dtype, max(r.bytes or 0 for r in self.rows))
+        self.ctx = Ctx(
+            self.session, self.bench, self.s, self.dtype, max(r.bytes or 0 for r in self.rows)
+        )
 
     def close(self) -> None:
         if self.ctx is not None:
@@ -102,7 +144,9 @@ class OsuUnit(Unit):
         return record(self.bench, self.ctx, self.s, engine, row.bytes, n, warm, data, defects)
 
 
-def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner, size: int) -> tuple:
+def measure(
+    session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner, size: int
+) -> tuple:
     """OSU's procedure at one size on this rank: (n, warm-up, the timed iterations' seconds
     (every rank's on rank 0 when the benchmark gathers), the wrong bytes of -c or None)."""
     comm, cfg = session.comm, session.cfg
@@ -112,19 +156,27 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner
         bench.prepare(ctx, size)
     times = np.zeros(n)
     defects = None
-    if cfg.check and bench.verify is not None and "u" in bench.takes:  # OSU's -c: every round validated
+    if (
+        cfg.check and bench.verify is not None and "u" in bench.takes
+    ):  # OSU's -c: every round validated
         session.progress("validated rounds")
         u = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
-        if bench.check_rounds is not None:  # the nonblocking collectives' two phases, -u inside their loop
+        if (
+            bench.check_rounds is not None
+        ):  # the nonblocking collectives' two phases, -u inside their loop
+
             def rounds(out, keep=None):
                 return checked_rounds(bench, ctx, runner, size, warm, out, 1, False, True, keep)
+
             defects = comm.allreduce(bench.check_rounds(ctx, rounds, u, times))
         else:  # a barrier, -u untimed repetitions and a timed one per round
             defects = comm.allreduce(checked_rounds(bench, ctx, runner, size, warm, times, 1 + u))
     else:  # OSU's MPI_Barrier, warm-up and timed iterations, back to back
         session.progress("warm-up and the timed loop")
         loop(bench, ctx, runner, n, times, barrier=True, warm=warm)
-    if cfg.check and bench.verify is not None and defects is None:  # one checked round after the timed ones
+    if (
+        cfg.check and bench.verify is not None and defects is None
+    ):  # one checked round after the timed ones
         session.progress("validation")
         ctx.fill(size)
         if bench.refill is not None:
@@ -138,32 +190,65 @@ def measure(session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner
     return n, warm, data, defects
 
 
-def record(bench: OsuBenchmark, ctx: Ctx, s: Settings, engine: str, size: int, n: int, warm: int, data,
-           defects) -> records.Measurement:
+def record(
+    bench: OsuBenchmark,
+    ctx: Ctx,
+    s: Settings,
+    engine: str,
+    size: int,
+    n: int,
+    warm: int,
+    data,
+    defects,
+) -> records.Measurement:
     """OSU's row as a record (rank 0): the values bench.row computes, OSU's settings in extra."""
     p = ctx.p
     values = bench.row(bench, data, ctx, s)
     timed = data if bench.gather else [data] + [None] * (p - 1)
-    extra = {"engine": engine, "datatype": ctx.dtype.upper(), "warmup_iterations": warm, "title": bench.title,
-             "metric": bench.metric, "percentiles": list(s.percentiles), "message_bytes": ctx.nbytes,
-             "alloc": session_alloc(ctx)}
+    extra = {
+        "engine": engine,
+        "datatype": ctx.dtype.upper(),
+        "warmup_iterations": warm,
+        "title": bench.title,
+        "metric": bench.metric,
+        "percentiles": list(s.percentiles),
+        "message_bytes": ctx.nbytes,
+        "alloc": session_alloc(ctx),
+    }
     if "W" in bench.takes:
         extra["window_size"] = ctx.window
-    if s.buffers:  # OMB's buffer operands (D D): taken, and the buffers host memory, as OMB 7.4's CPU build
+    if (
+        s.buffers
+    ):  # OMB's buffer operands (D D): taken, and the buffers host memory, as OMB 7.4's CPU build
         extra.update(buffer_operands=s.buffers, buffers="host", buffer_line=buffer_line(s.buffers))
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
         if "u" in bench.takes:  # every round validated (OSU's -c), after -u untimed repetitions
-            extra["validated_rounds"] = (warm + n) * (2 if bench.check_rounds else 1)  # nbc: pure and overlap
-            extra["validation_warmup"] = VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
+            extra["validated_rounds"] = (warm + n) * (
+                2 if bench.check_rounds else 1
+            )  # nbc: pure and overlap
+            extra["validation_warmup"] = (
+                VALIDATION_WARMUP if s.validation_warmup is None else s.validation_warmup
+            )
     if bench.extra is not None:
         extra.update(bench.extra(ctx, s, extra))
     return records.Measurement(
-        benchmark=bench.name, family=F, kind=KIND.get(bench.metric, bench.metric), np=p, mode=ctx.dtype.upper(),
-        bytes=size, repetitions=n, groups=[list(range(p))], world_size=p, components=["t"],
+        benchmark=bench.name,
+        family=F,
+        kind=KIND.get(bench.metric, bench.metric),
+        np=p,
+        mode=ctx.dtype.upper(),
+        bytes=size,
+        repetitions=n,
+        groups=[list(range(p))],
+        world_size=p,
+        components=["t"],
         rank_times={"t": [float(np.mean(t)) if t is not None and len(t) else None for t in timed]},
         turnover=float(bench.directions) * ctx.window if bench.metric == "bandwidth" else 1.0,
-        values=values, defects=float(defects) if defects is not None else None, extra=extra)
+        values=values,
+        defects=float(defects) if defects is not None else None,
+        extra=extra,
+    )
 
 
 def session_alloc(ctx: Ctx) -> str:

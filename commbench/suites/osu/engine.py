@@ -21,7 +21,9 @@ from commbench.suites.osu.settings import INT_MAX
 from commbench.suites.osu.spec import OsuBenchmark
 
 
-def loop(bench: OsuBenchmark, ctx: Ctx, runner, n: int, times, barrier: bool = False, warm: int = -1) -> None:
+def loop(
+    bench: OsuBenchmark, ctx: Ctx, runner, n: int, times, barrier: bool = False, warm: int = -1
+) -> None:
     """n iterations on the engine: the mpi4py loop, or the group's C loop; before them an
     MPI_Barrier (barrier) and `warm` untimed iterations (warm >= 0), which the C engine
     runs in the same C call as the timed ones."""
@@ -40,18 +42,36 @@ def loop(bench: OsuBenchmark, ctx: Ctx, runner, n: int, times, barrier: bool = F
 
 def arguments(bench: OsuBenchmark, ctx: Ctx, n: int, times) -> tuple:
     """The C loop's argument block for n iterations (and what it points into, to keep)."""
-    ints = dict(n=n, count=ctx.count, window=ctx.window, peer=ctx.peer, timer=int(ctx.timer),
-                root=int(ctx.state.get("root", 0)))
+    ints = dict(
+        n=n,
+        count=ctx.count,
+        window=ctx.window,
+        peer=ctx.peer,
+        timer=int(ctx.timer),
+        root=int(ctx.state.get("root", 0)),
+    )
     if max(ints.values()) > INT_MAX:  # the options and checks.validate refuse them: never wrapped
-        raise ValueError(f"osu: a count past the C loops' int ({INT_MAX}) reached {bench.name}: {ints}")
+        raise ValueError(
+            f"osu: a count past the C loops' int ({INT_MAX}) reached {bench.name}: {ints}"
+        )
     # a group's own fields of cbosu_args, by name (latency_mt: its threads; the overlap loops')
     own = {k: int(v) for k, v in ctx.state.get("args", {}).items()}
     a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints, **own)
     return native_osu.with_times(a, times), keep
 
 
-def checked_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, out, reps: int,
-                   barrier: bool = True, always: bool = False, keep=None) -> int:
+def checked_rounds(
+    bench: OsuBenchmark,
+    ctx: Ctx,
+    runner,
+    size: int,
+    warm: int,
+    out,
+    reps: int,
+    barrier: bool = True,
+    always: bool = False,
+    keep=None,
+) -> int:
     """warm + len(out) rounds of OSU's -c: the buffers filled (ctx.fill, bench.refill), an
     MPI_Barrier (barrier; else the loop's own), `reps` repetitions (the last one's seconds in
     out[round - warm] after the warm-up; `always`: the loop is given times in every round),
@@ -78,8 +98,18 @@ def checked_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, 
     return wrong
 
 
-def native_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, out, reps: int, barrier: bool,
-                  always: bool, keep) -> int:
+def native_rounds(
+    bench: OsuBenchmark,
+    ctx: Ctx,
+    runner,
+    size: int,
+    warm: int,
+    out,
+    reps: int,
+    barrier: bool,
+    always: bool,
+    keep,
+) -> int:
     """The rounds in C (osu.h's cbosu_run_rounds): the buffers as fill and refill leave them
     are restored before every round; a round whose received bytes equal a checked round's has
     that round's count of wrong bytes, any other comes back to be checked here."""
@@ -92,13 +122,24 @@ def native_rounds(bench: OsuBenchmark, ctx: Ctx, runner, size: int, warm: int, o
     total, first, wrong, post, k_post = warm + len(out), 0, 0, None, 0
     a, hold = arguments(bench, ctx, reps, None)
     while first < total:
-        k = native_osu.Rounds(first=first, total=total, warm=warm, slen=spre.size, rlen=rpre.size,
-                              spre=spre.ctypes.data, rpre=rpre.ctypes.data,
-                              rpost=post.ctypes.data if post is not None else None, out=out.ctypes.data,
-                              keep_src=src.ctypes.data if src is not None else None,
-                              keep_dst=rows.ctypes.data if rows is not None else None,
-                              reps=reps, barrier=int(barrier), always=int(always),
-                              keep_n=src.size if src is not None else 0, verdict=bench.verdict)
+        k = native_osu.Rounds(
+            first=first,
+            total=total,
+            warm=warm,
+            slen=spre.size,
+            rlen=rpre.size,
+            spre=spre.ctypes.data,
+            rpre=rpre.ctypes.data,
+            rpost=post.ctypes.data if post is not None else None,
+            out=out.ctypes.data,
+            keep_src=src.ctypes.data if src is not None else None,
+            keep_dst=rows.ctypes.data if rows is not None else None,
+            reps=reps,
+            barrier=int(barrier),
+            always=int(always),
+            keep_n=src.size if src is not None else 0,
+            verdict=bench.verdict,
+        )
         last = runner.rounds(bench.native, a, k)  # rounds first … last - 1 matched post
         wrong += (last - first) * k_post
         if last >= total:

@@ -58,7 +58,16 @@ if session:
 else:
     MPI.Finalize()
 """
-LAUNCHER_VARS = ("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "OMPI_", "SLURM_STEP")
+LAUNCHER_VARS = (
+    "PMI_",
+    "PMIX_",
+    "HYDRA_",
+    "HYDI_",
+    "MPI_LOCALNRANKS",
+    "MPI_LOCALRANKID",
+    "OMPI_",
+    "SLURM_STEP",
+)
 
 
 def mpiexec() -> str | None:
@@ -107,8 +116,10 @@ def row(b, times, c, s) -> dict:
 
 def extra(c, s, ex) -> dict:
     got = c.state.get("init", {})
-    line = (f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: {int(got.get('max', 0))} ms, "
-            f"avg: {int(got.get('avg', 0))} ms")
+    line = (
+        f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: {int(got.get('max', 0))} ms, "
+        f"avg: {int(got.get('avg', 0))} ms"
+    )
     return {"text": [line], "session_init": s.session, "command": got.get("command", "")}
 
 
@@ -117,7 +128,20 @@ def sizes(s, dtype: str) -> list[int]:
 
 
 BENCHMARKS = (
-    OsuBenchmark("init", "MPI_Init's time in a fresh job of P processes started by rank 0 (-I: MPI sessions)",
-                 group="pt2pt_more", title="MPI Init", metric="init", takes=frozenset("I"), defaults=ONCE,
-                 nprocs=lambda p: None, loop=loop, row=row, sizes=sizes, extra=extra, fit=False, buffers=0),
+    OsuBenchmark(
+        "init",
+        "MPI_Init's time in a fresh job of P processes started by rank 0 (-I: MPI sessions)",
+        group="pt2pt_more",
+        title="MPI Init",
+        metric="init",
+        takes=frozenset("I"),
+        defaults=ONCE,
+        nprocs=lambda p: None,
+        loop=loop,
+        row=row,
+        sizes=sizes,
+        extra=extra,
+        fit=False,
+        buffers=0,
+    ),
 )

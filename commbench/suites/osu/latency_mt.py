@@ -32,7 +32,12 @@ from commbench.suites.osu.pt2pt_more import COMMON, LAT, MAX_PROCS, check_t, fro
 from commbench.suites.osu.spec import OsuBenchmark, latency_row
 
 TAG_THERE, TAG_BACK, TAG_MAX = 1, 2, 32000
-LEVELS = ("single", "funneled", "serialized", "multiple")  # by MPI.THREAD_* (0-3 in every MPI and mpi4py)
+LEVELS = (
+    "single",
+    "funneled",
+    "serialized",
+    "multiple",
+)  # by MPI.THREAD_* (0-3 in every MPI and mpi4py)
 
 
 def threads(s) -> tuple[int, int]:
@@ -47,12 +52,18 @@ def nprocs(p: int) -> str | None:
     if p != 2:
         return "This test requires exactly two processes"
     # the launcher checks the count without loading MPI; the ranks check the level too
-    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+    if (
+        deferred.loaded("mpi4py.MPI")
+        and MPI.Is_initialized()
+        and MPI.Query_thread() < MPI.THREAD_MULTIPLE
+    ):
         level = MPI.Query_thread()
         got = LEVELS[level] if 0 <= level < len(LEVELS) else str(level)
-        return (f"latency_mt needs MPI_THREAD_MULTIPLE; MPI_Init_thread gave {got}: name it on the command line "
-                "(commbench run -n 2 --suite osu latency_mt …) to start MPI with MPI_THREAD_MULTIPLE; a run "
-                "of the default list keeps the single-threaded start of the other programs, as their binaries")
+        return (
+            f"latency_mt needs MPI_THREAD_MULTIPLE; MPI_Init_thread gave {got}: name it on the command line "
+            "(commbench run -n 2 --suite osu latency_mt …) to start MPI with MPI_THREAD_MULTIPLE; a run "
+            "of the default list keeps the single-threaded start of the other programs, as their binaries"
+        )
     return None
 
 
@@ -93,13 +104,33 @@ def row(b, times, c, s) -> dict:
 
 def extra(c, s, ex) -> dict:
     senders, receivers = threads(s)
-    return {"preface": [f"# Number of Sender threads: {senders} ", f"# Number of Receiver threads: {receivers}"],
-            "sender_threads": senders, "receiver_threads": receivers}
+    return {
+        "preface": [
+            f"# Number of Sender threads: {senders} ",
+            f"# Number of Receiver threads: {receivers}",
+        ],
+        "sender_threads": senders,
+        "receiver_threads": receivers,
+    }
 
 
 BENCHMARKS = (
-    OsuBenchmark("latency_mt", f"latency between -t S:R threads (1..{MAX_PROCS}; default 1:2) of two processes, "
-                 "MPI_THREAD_MULTIPLE", group="pt2pt_more", title="MPI Multi-threaded Latency", metric="latency",
-                 takes=COMMON | {"t"}, defaults=LAT, nprocs=nprocs, loop=loop, native="latency_mt",
-                 prepare=prepare, row=row, verify=from_peer, validate=check_t, extra=extra),
+    OsuBenchmark(
+        "latency_mt",
+        f"latency between -t S:R threads (1..{MAX_PROCS}; default 1:2) of two processes, "
+        "MPI_THREAD_MULTIPLE",
+        group="pt2pt_more",
+        title="MPI Multi-threaded Latency",
+        metric="latency",
+        takes=COMMON | {"t"},
+        defaults=LAT,
+        nprocs=nprocs,
+        loop=loop,
+        native="latency_mt",
+        prepare=prepare,
+        row=row,
+        verify=from_peer,
+        validate=check_t,
+        extra=extra,
+    ),
 )

@@ -33,8 +33,12 @@ from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
 from commbench.suites.osu.topology import DEFAULT, fits, topology
 
 NBR = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
-FULL = (("Avg Latency(us)", "t"), ("Min Latency(us)", "t_min"), ("Max Latency(us)", "t_max"),
-        ("Iterations", "repetitions"))
+FULL = (
+    ("Avg Latency(us)", "t"),
+    ("Min Latency(us)", "t_min"),
+    ("Max Latency(us)", "t_max"),
+    ("Iterations", "repetitions"),
+)
 
 
 def prepare(ctx, size: int) -> None:
@@ -72,9 +76,15 @@ def row(bench, times, ctx, s) -> dict:
     ranks = np.array([np.asarray(t) * 1e6 for t in times])
     mean = ranks.mean(axis=1)
     per = list(ranks.mean(axis=0))
-    v = {"t": float(mean.mean()), "t_avg": float(mean.mean()), "t_min": float(mean.min()),
-         "t_max": float(mean.max()), "iter_min": min(per), "iter_max": max(per),
-         "iter_median": float(np.median(per))}
+    v = {
+        "t": float(mean.mean()),
+        "t_avg": float(mean.mean()),
+        "t_min": float(mean.min()),
+        "t_max": float(mean.max()),
+        "iter_min": min(per),
+        "iter_max": max(per),
+        "iter_median": float(np.median(per)),
+    }
     v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
     return v
 
@@ -82,46 +92,99 @@ def row(bench, times, ctx, s) -> dict:
 def extra(ctx, s, ex) -> dict:
     topo = s.nhbr or DEFAULT
     dims = "".join(f"{k} " for k in ctx.state["dims"])
-    pre = ([f"Dimensions size = {dims}"] if topo[0] == "cart" else []) + \
-        [f"Time took to create topology graph:{ctx.state['topology']:.2f} us."]
+    pre = ([f"Dimensions size = {dims}"] if topo[0] == "cart" else []) + [
+        f"Time took to create topology graph:{ctx.state['topology']:.2f} us."
+    ]
     named = f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}"
     if ctx.bench.call.name.startswith("i"):
-        return {**nonblocking.extra(ctx, s, ex), "preface": pre, "topology_us": ctx.state["topology"],
-                "topology": named}
+        return {
+            **nonblocking.extra(ctx, s, ex),
+            "preface": pre,
+            "topology_us": ctx.state["topology"],
+            "topology": named,
+        }
     cols = FULL if s.full else FULL[:1]
-    return {"metric": "neighbor", "columns": [list(c) for c in cols], "preface": pre, "gathered": True,
-            "topology_us": ctx.state["topology"], "topology": named, "mem_limit": mem_limit(s)}
+    return {
+        "metric": "neighbor",
+        "columns": [list(c) for c in cols],
+        "preface": pre,
+        "gathered": True,
+        "topology_us": ctx.state["topology"],
+        "topology": named,
+        "mem_limit": mem_limit(s),
+    }
 
 
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
     call = calls.call(name)
     nb = name.startswith("i")
     return OsuBenchmark(
-        name, f"{what} on OSU's -N topology (default: periodic 1-D Cartesian, neighbours -1, +1)"
+        name,
+        f"{what} on OSU's -N topology (default: periodic 1-D Cartesian, neighbours -1, +1)"
         + (": Overall, Compute, Pure Comm., Overlap(%)" if nb else ""),
-        group="neighbor", title=title, metric="nbc" if nb else "neighbor",
-        takes=frozenset("mixzcTfNMu" + ("t" if nb else "")), defaults=NBR, fits=fits,
+        group="neighbor",
+        title=title,
+        metric="nbc" if nb else "neighbor",
+        takes=frozenset("mixzcTfNMu" + ("t" if nb else "")),
+        defaults=NBR,
+        fits=fits,
         limit=lambda s, p, call=call: calls.limit(call, s, p),
-        loop=nonblocking.loop if nb else loop, prepare=prepare, release=release,
-        row=nonblocking.row if nb else row, verify=calls.verify, refill=calls.refill, extra=extra,
-        validate=nonblocking.validate if nb else None, gather=True, call=call, extent=call.extent, native=name,
-        check_rounds=nonblocking.check_rounds if nb else None)
+        loop=nonblocking.loop if nb else loop,
+        prepare=prepare,
+        release=release,
+        row=nonblocking.row if nb else row,
+        verify=calls.verify,
+        refill=calls.refill,
+        extra=extra,
+        validate=nonblocking.validate if nb else None,
+        gather=True,
+        call=call,
+        extent=call.extent,
+        native=name,
+        check_rounds=nonblocking.check_rounds if nb else None,
+    )
 
 
 BENCHMARKS = (
-    neighborhood("neighbor_allgather", "MPI Neighborhood Allgather Latency", "MPI_Neighbor_allgather"),
-    neighborhood("neighbor_allgatherv", "MPI Neighborhood Allgatherv Latency", "MPI_Neighbor_allgatherv"),
+    neighborhood(
+        "neighbor_allgather", "MPI Neighborhood Allgather Latency", "MPI_Neighbor_allgather"
+    ),
+    neighborhood(
+        "neighbor_allgatherv", "MPI Neighborhood Allgatherv Latency", "MPI_Neighbor_allgatherv"
+    ),
     neighborhood("neighbor_alltoall", "MPI Neighborhood Alltoall Latency", "MPI_Neighbor_alltoall"),
-    neighborhood("neighbor_alltoallv", "MPI Neighborhood All-to-Allv Latency", "MPI_Neighbor_alltoallv"),
+    neighborhood(
+        "neighbor_alltoallv", "MPI Neighborhood All-to-Allv Latency", "MPI_Neighbor_alltoallv"
+    ),
     # OMB 7.4's osu_neighbor_alltoallw prints the title of osu_alltoallw (headers.txt)
-    neighborhood("neighbor_alltoallw", "MPI All-to-Allw Personalized Exchange Latency", "MPI_Neighbor_alltoallw"),
-    neighborhood("ineighbor_allgather", "MPI Non-blocking Neighborhood Allgather Latency",
-                 "MPI_Ineighbor_allgather"),
-    neighborhood("ineighbor_allgatherv", "MPI Non-blocking Neighborhood Allgatherv Latency",
-                 "MPI_Ineighbor_allgatherv"),
-    neighborhood("ineighbor_alltoall", "MPI Non-blocking Neighborhood Alltoall Latency", "MPI_Ineighbor_alltoall"),
-    neighborhood("ineighbor_alltoallv", "MPI Non-blocking Neighborhood Alltoallv Latency",
-                 "MPI_Ineighbor_alltoallv"),
-    neighborhood("ineighbor_alltoallw", "MPI Non-blocking Neighborhood Alltoallw Latency",
-                 "MPI_Ineighbor_alltoallw"),
+    neighborhood(
+        "neighbor_alltoallw",
+        "MPI All-to-Allw Personalized Exchange Latency",
+        "MPI_Neighbor_alltoallw",
+    ),
+    neighborhood(
+        "ineighbor_allgather",
+        "MPI Non-blocking Neighborhood Allgather Latency",
+        "MPI_Ineighbor_allgather",
+    ),
+    neighborhood(
+        "ineighbor_allgatherv",
+        "MPI Non-blocking Neighborhood Allgatherv Latency",
+        "MPI_Ineighbor_allgatherv",
+    ),
+    neighborhood(
+        "ineighbor_alltoall",
+        "MPI Non-blocking Neighborhood Alltoall Latency",
+        "MPI_Ineighbor_alltoall",
+    ),
+    neighborhood(
+        "ineighbor_alltoallv",
+        "MPI Non-blocking Neighborhood Alltoallv Latency",
+        "MPI_Ineighbor_alltoallv",
+    ),
+    neighborhood(
+        "ineighbor_alltoallw",
+        "MPI Non-blocking Neighborhood Alltoallw Latency",
+        "MPI_Ineighbor_alltoallw",
+    ),
 )

@@ -44,9 +44,17 @@ IBARRIER = Defaults(iterations=100, iterations_large=100, skip=10, skip_large=10
 TAKES = frozenset("mixzcTtfMu")
 SUBTITLE = "Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
 # -f's columns and their value keys (the importer's names: commbench/importers/osu.py)
-FULL = (("Overall(us)", "t_ovrl"), ("Compute(us)", "t_cpu"), ("Coll. Init(us)", "t_init"),
-        ("MPI_Test(us)", "t_test"), ("MPI_Wait(us)", "t_wait"), ("Pure Comm.(us)", "t_pure"),
-        ("Min Comm.(us)", "t_pure_min"), ("Max Comm.(us)", "t_pure_max"), ("Overlap(%)", "overlap"))
+FULL = (
+    ("Overall(us)", "t_ovrl"),
+    ("Compute(us)", "t_cpu"),
+    ("Coll. Init(us)", "t_init"),
+    ("MPI_Test(us)", "t_test"),
+    ("MPI_Wait(us)", "t_wait"),
+    ("Pure Comm.(us)", "t_pure"),
+    ("Min Comm.(us)", "t_pure_min"),
+    ("Max Comm.(us)", "t_pure_max"),
+    ("Overlap(%)", "overlap"),
+)
 SHORT = (FULL[0], FULL[1], FULL[5], FULL[8])
 PARTS = ("cpu", "init", "test", "wait")
 
@@ -82,7 +90,12 @@ def prepare(ctx, size: int) -> None:
     between = int(ctx.bench.call.name != "ibarrier")  # an MPI_Barrier after each pure round
     # the overlap warm-up, -t, the barriers, the phases: fields of cbosu_args (osu.h) that
     # either loop reads (osu_overlap.h)
-    ctx.state["args"] = {"warmup": warm, "tests": int(ctx.s.test_calls or 0), "between": between, "phases": 0}
+    ctx.state["args"] = {
+        "warmup": warm,
+        "tests": int(ctx.s.test_calls or 0),
+        "between": between,
+        "phases": 0,
+    }
     calls.prepare(ctx, size)
 
 
@@ -92,7 +105,9 @@ def loop(ctx, n: int, times) -> None:
     two phases (`phases`, as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
     means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
     comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
-    warm, tests, between, phases = (ctx.state["args"][k] for k in ("warmup", "tests", "between", "phases"))
+    warm, tests, between, phases = (
+        ctx.state["args"][k] for k in ("warmup", "tests", "between", "phases")
+    )
     out = ctx.state["out"]
     if times is None:
         for _ in range(n):
@@ -149,7 +164,10 @@ def check_rounds(ctx, rounds, u: int, times) -> int:
     (engine.checked_rounds). This rank's wrong bytes."""
     st, n = ctx.state, len(times)
     own = st["args"]
-    pure, parts = np.zeros(n), np.zeros((n, 4))  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
+    pure, parts = (
+        np.zeros(n),
+        np.zeros((n, 4)),
+    )  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
     st["args"] = {**own, "warmup": u, "phases": 1}
     wrong = rounds(pure)
     mean_pure = float(np.mean(pure)) if n else 0.0
@@ -176,20 +194,41 @@ def row(bench, times, ctx, s) -> dict:
     means = np.array(ctx.state["all"]) * 1e6  # ranks x (pure, cpu, init, test, wait)
     overall = ranks.mean(axis=1)
     per = list(ranks.mean(axis=0))
-    v = {"t_ovrl": float(overall.mean()), "t_pure": float(means[:, 0].mean()),
-         "t_pure_min": float(means[:, 0].min()), "t_pure_max": float(means[:, 0].max())}
+    v = {
+        "t_ovrl": float(overall.mean()),
+        "t_pure": float(means[:, 0].mean()),
+        "t_pure_min": float(means[:, 0].min()),
+        "t_pure_max": float(means[:, 0].max()),
+    }
     v.update({f"t_{k}": float(means[:, j + 1].mean()) for j, k in enumerate(PARTS)})
-    v["overlap"] = max(0.0, 100.0 - 100.0 * (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"]) if v["t_pure"] > 0 else 0.0
-    v.update(t=v["t_ovrl"], t_avg=v["t_ovrl"], t_min=float(overall.min()), t_max=float(overall.max()),
-             iter_min=min(per), iter_max=max(per), iter_median=float(np.median(per)))
+    v["overlap"] = (
+        max(0.0, 100.0 - 100.0 * (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"])
+        if v["t_pure"] > 0
+        else 0.0
+    )
+    v.update(
+        t=v["t_ovrl"],
+        t_avg=v["t_ovrl"],
+        t_min=float(overall.min()),
+        t_max=float(overall.max()),
+        iter_min=min(per),
+        iter_max=max(per),
+        iter_median=float(np.median(per)),
+    )
     v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
     return v
 
 
 def extra(ctx, s, ex) -> dict:
     cols = FULL if s.full else SHORT
-    out = {"metric": "nbc", "columns": [list(c) for c in cols], "subtitle": [SUBTITLE],
-           "test_calls": int(s.test_calls or 0), "gathered": True, "mem_limit": mem_limit(s)}
+    out = {
+        "metric": "nbc",
+        "columns": [list(c) for c in cols],
+        "subtitle": [SUBTITLE],
+        "test_calls": int(s.test_calls or 0),
+        "gathered": True,
+        "mem_limit": mem_limit(s),
+    }
     if ctx.bench.call.name == "ibarrier":
         out.update(sized=False, datatype_line=False)
     return out
@@ -203,14 +242,30 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
     call = calls.call(name)
     barrier = name == "ibarrier"
     return OsuBenchmark(
-        name, f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
-        group="nonblocking", title=title, metric="nbc_sync" if barrier else "nbc",
-        takes=frozenset("mixztf") if barrier else TAKES, defaults=IBARRIER if barrier else NBC, loop=loop, prepare=prepare, release=release,
-        row=row, verify=None if barrier else calls.verify, refill=None if barrier else calls.refill,
-        extra=extra, validate=validate, gather=True, call=call, buffers=2, native=name,
+        name,
+        f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
+        group="nonblocking",
+        title=title,
+        metric="nbc_sync" if barrier else "nbc",
+        takes=frozenset("mixztf") if barrier else TAKES,
+        defaults=IBARRIER if barrier else NBC,
+        loop=loop,
+        prepare=prepare,
+        release=release,
+        row=row,
+        verify=None if barrier else calls.verify,
+        refill=None if barrier else calls.refill,
+        extra=extra,
+        validate=validate,
+        gather=True,
+        call=call,
+        buffers=2,
+        native=name,
         check_rounds=None if barrier else check_rounds,
-        extent=call.extent, sizes=calls.no_size if barrier else None,
-        limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)))
+        extent=call.extent,
+        sizes=calls.no_size if barrier else None,
+        limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)),
+    )
 
 
 BENCHMARKS = (
@@ -218,16 +273,27 @@ BENCHMARKS = (
     nonblocking("iallgatherv", "MPI Non-blocking Allgatherv Latency", "MPI_Iallgatherv"),
     nonblocking("iallreduce", "MPI Non-blocking Allreduce Latency", "MPI_Iallreduce (MPI_SUM)"),
     nonblocking("ialltoall", "MPI Non-blocking All-to-All Latency", "MPI_Ialltoall"),
-    nonblocking("ialltoallv", "MPI Non-blocking All-to-Allv Personalized Exchange Latency", "MPI_Ialltoallv"),
-    nonblocking("ialltoallw", "MPI Non-blocking All-to-Allw Personalized Exchange Latency", "MPI_Ialltoallw"),
+    nonblocking(
+        "ialltoallv", "MPI Non-blocking All-to-Allv Personalized Exchange Latency", "MPI_Ialltoallv"
+    ),
+    nonblocking(
+        "ialltoallw", "MPI Non-blocking All-to-Allw Personalized Exchange Latency", "MPI_Ialltoallw"
+    ),
     nonblocking("ibarrier", "MPI Non-blocking Barrier Latency", "MPI_Ibarrier"),
     nonblocking("ibcast", "MPI Non-Blocking Broadcast Latency", "MPI_Ibcast from rank 0"),
     nonblocking("igather", "MPI Non-blocking Gather Latency", "MPI_Igather to rank 0"),
     nonblocking("igatherv", "MPI Non-blocking Gatherv Latency", "MPI_Igatherv to rank 0"),
     nonblocking("ireduce", "MPI Non-blocking Reduce Latency", "MPI_Ireduce (MPI_SUM) to rank 0"),
-    nonblocking("ireduce_scatter", "MPI Non-blocking Reduce_scatter Latency", "MPI_Ireduce_scatter (MPI_SUM)"),
-    nonblocking("ireduce_scatter_block", "MPI Non-blocking Reduce_scatter_block Latency",
-                "MPI_Ireduce_scatter_block (MPI_SUM)"),
+    nonblocking(
+        "ireduce_scatter",
+        "MPI Non-blocking Reduce_scatter Latency",
+        "MPI_Ireduce_scatter (MPI_SUM)",
+    ),
+    nonblocking(
+        "ireduce_scatter_block",
+        "MPI Non-blocking Reduce_scatter_block Latency",
+        "MPI_Ireduce_scatter_block (MPI_SUM)",
+    ),
     nonblocking("iscatter", "MPI Non-blocking Scatter Latency", "MPI_Iscatter from rank 0"),
     nonblocking("iscatterv", "MPI Non-blocking Scatterv Latency", "MPI_Iscatterv from rank 0"),
 )

@@ -45,10 +45,19 @@ from commbench.suites.osu.spec import (
     latency_row,
 )
 
-WIN_CALL = {"create": "MPI_Win_create", "allocate": "MPI_Win_allocate", "dynamic": "MPI_Win_create_dynamic"}
-SYNC_CALLS = {"lock": "MPI_Win_lock/unlock", "flush": "MPI_Win_flush", "flush_local": "MPI_Win_flush_local",
-              "lock_all": "MPI_Win_lock_all/unlock_all", "pscw": "MPI_Win_post/start/complete/wait",
-              "fence": "MPI_Win_fence"}
+WIN_CALL = {
+    "create": "MPI_Win_create",
+    "allocate": "MPI_Win_allocate",
+    "dynamic": "MPI_Win_create_dynamic",
+}
+SYNC_CALLS = {
+    "lock": "MPI_Win_lock/unlock",
+    "flush": "MPI_Win_flush",
+    "flush_local": "MPI_Win_flush_local",
+    "lock_all": "MPI_Win_lock_all/unlock_all",
+    "pscw": "MPI_Win_post/start/complete/wait",
+    "fence": "MPI_Win_fence",
+}
 LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
 BASE = frozenset("mixzws")
@@ -59,19 +68,32 @@ class Rma:
     """What a one-sided program does: op (loops.OPS), the loop shape, its default
     window and sync, the syncs it accepts, its lock kinds, how its -z values divide."""
 
-    def __init__(self, op: str, shape: str, win: str = "allocate", sync: str = "flush",
-                 syncs: tuple = tuple(SYNC_CALLS), lock_x: bool = False, flush_x: bool = False,
-                 tail_halves: bool = True, dirs: int = 1):
+    def __init__(
+        self,
+        op: str,
+        shape: str,
+        win: str = "allocate",
+        sync: str = "flush",
+        syncs: tuple = tuple(SYNC_CALLS),
+        lock_x: bool = False,
+        flush_x: bool = False,
+        tail_halves: bool = True,
+        dirs: int = 1,
+    ):
         self.op, self.shape, self.win, self.sync, self.syncs = op, shape, win, sync, syncs
         self.lock_x, self.flush_x, self.tail_halves, self.dirs = lock_x, flush_x, tail_halves, dirs
 
 
 RMA = {
-    "put_latency": Rma("put", "latency"), "get_latency": Rma("get", "latency"),
-    "put_bw": Rma("put", "bw"), "get_bw": Rma("get", "bw"),
+    "put_latency": Rma("put", "latency"),
+    "get_latency": Rma("get", "latency"),
+    "put_bw": Rma("put", "bw"),
+    "get_bw": Rma("get", "bw"),
     "put_bibw": Rma("put", "bibw", sync="pscw", syncs=("pscw", "fence"), dirs=2),
     "acc_latency": Rma("acc", "latency", tail_halves=False),
-    "get_acc_latency": Rma("get_acc", "latency", win="create", sync="lock", lock_x=True, flush_x=True),
+    "get_acc_latency": Rma(
+        "get_acc", "latency", win="create", sync="lock", lock_x=True, flush_x=True
+    ),
     "fop_latency": Rma("fop", "latency", lock_x=True, tail_halves=False),
     "cas_latency": Rma("cas", "latency", lock_x=True, tail_halves=False),
 }
@@ -86,14 +108,20 @@ def chosen(b, s) -> tuple[Rma, str, str]:
 def validate(b, s) -> None:
     r = RMA[b.name]
     if s.sync and s.sync not in r.syncs:
-        raise ConfigError(f"-s {s.sync}: osu_{b.name} takes -s {' or '.join(r.syncs)} only (OSU: \"Invalid option "
-                          f"or invalid argument [-s {s.sync}]\"; accepted: -s {'|'.join(r.syncs)})")
+        raise ConfigError(
+            f'-s {s.sync}: osu_{b.name} takes -s {" or ".join(r.syncs)} only (OSU: "Invalid option '
+            f'or invalid argument [-s {s.sync}]"; accepted: -s {"|".join(r.syncs)})'
+        )
     if "T" not in b.takes and s.type != "mpi_char":
-        raise ConfigError(f"-T {s.type}: osu_{b.name} takes no -T (it moves MPI_CHAR); in OMB 7.4 the one-sided "
-                          f"programs with -T are acc_latency, fop_latency, cas_latency (run {b.name} without -T)")
+        raise ConfigError(
+            f"-T {s.type}: osu_{b.name} takes no -T (it moves MPI_CHAR); in OMB 7.4 the one-sided "
+            f"programs with -T are acc_latency, fop_latency, cas_latency (run {b.name} without -T)"
+        )
     if b.name == "cas_latency" and s.type in ("mpi_float", "all"):
-        raise ConfigError(f"-T {s.type}: MPI_Compare_and_swap takes no MPI_FLOAT (MPI allows integer types only; "
-                          f"osu_cas_latency aborts on it); accepted: -T mpi_char|mpi_int")
+        raise ConfigError(
+            f"-T {s.type}: MPI_Compare_and_swap takes no MPI_FLOAT (MPI allows integer types only; "
+            f"osu_cas_latency aborts on it); accepted: -T mpi_char|mpi_int"
+        )
 
 
 def atomic_sizes(s, dtype: str) -> list[int]:
@@ -129,7 +157,9 @@ def prepare(ctx, size: int) -> None:
     world = comm.Get_group()
     st["group"] = world.Incl([ctx.peer])
     world.Free()
-    st["lock"] = MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
+    st["lock"] = (
+        MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
+    )
     if sync in ("flush", "flush_local") and ctx.rank == 0:
         st["win"].Lock(ctx.peer, st["lock"], 0)
     loops.control_block(ctx, size)
@@ -162,15 +192,27 @@ def _bw_row(b, times, ctx, s) -> dict:
     vals = bandwidth_row(times, moved, s.percentiles)
     total = loops.total(ctx)
     t = total / len(times) * 1e6
-    vals.update(bytes_per_sec=moved * len(times) / total if total > 0 else 0.0, t=t, t_min=t, t_max=t, t_avg=t)
+    vals.update(
+        bytes_per_sec=moved * len(times) / total if total > 0 else 0.0,
+        t=t,
+        t_min=t,
+        t_max=t,
+        t_avg=t,
+    )
     return vals
 
 
 def extra(ctx, s, ex: dict) -> dict:
     """OSU's settings lines; get_acc_latency prints no datatype line; -c says passed/failed."""
     _, win_kind, sync = chosen(ctx.bench, s)
-    out = {"settings": [f"Window creation: {WIN_CALL[win_kind]}", f"Synchronization: {SYNC_CALLS[sync]}"],
-           "rma_window": win_kind, "rma_sync": sync}
+    out = {
+        "settings": [
+            f"Window creation: {WIN_CALL[win_kind]}",
+            f"Synchronization: {SYNC_CALLS[sync]}",
+        ],
+        "rma_window": win_kind,
+        "rma_sync": sync,
+    }
     if ctx.bench.name == "get_acc_latency":
         out["datatype_line"] = False
     if "validation" in ex:
@@ -182,31 +224,89 @@ def _bench(name: str, title: str, description: str, **kw) -> OsuBenchmark:
     shape = RMA[name].shape
     bw = shape != "latency"
     return OsuBenchmark(
-        name, description, group="rma", title=title, metric="bandwidth" if bw else "rma_latency",
-        defaults=BW if bw else LAT, nprocs=exactly_two, loop=loops.LOOPS[shape], native=shape,
-        row=_bw_row if bw else _latency_row, prepare=prepare, release=release, extra=extra,
-        buffers=2 if bw else 3, per_window=2 if bw else 0, directions=RMA[name].dirs if bw else 1,
-        validate=lambda s, n=name: validate(BY_NAME[n], s), **kw)
+        name,
+        description,
+        group="rma",
+        title=title,
+        metric="bandwidth" if bw else "rma_latency",
+        defaults=BW if bw else LAT,
+        nprocs=exactly_two,
+        loop=loops.LOOPS[shape],
+        native=shape,
+        row=_bw_row if bw else _latency_row,
+        prepare=prepare,
+        release=release,
+        extra=extra,
+        buffers=2 if bw else 3,
+        per_window=2 if bw else 0,
+        directions=RMA[name].dirs if bw else 1,
+        validate=lambda s, n=name: validate(BY_NAME[n], s),
+        **kw,
+    )
 
 
 BENCHMARKS = (
-    _bench("put_latency", "MPI_Put Latency", "MPI_Put of one message and the -s synchronization; us per put",
-           takes=BASE),
-    _bench("get_latency", "MPI_Get latency", "MPI_Get of one message and the -s synchronization; us per get",
-           takes=BASE),
-    _bench("put_bw", "MPI_Put Bandwidth", "-W MPI_Put to consecutive offsets per synchronization; MB/s",
-           takes=BASE | {"W"}),
-    _bench("get_bw", "MPI_Get Bandwidth", "-W MPI_Get from consecutive offsets per synchronization; MB/s",
-           takes=BASE | {"W"}),
-    _bench("put_bibw", "MPI_Put Bi-directional Bandwidth", "both ranks -W MPI_Put each way (pscw or fence); MB/s",
-           takes=BASE | {"W"}),
-    _bench("acc_latency", "MPI_Accumulate latency", "MPI_Accumulate (MPI_SUM) and the -s synchronization",
-           takes=ATOMIC, verify=check.verify, refill=check.refill),
-    _bench("get_acc_latency", "MPI_Get_accumulate latency", "MPI_Get_accumulate (MPI_SUM), -s lock by default",
-           takes=BASE),
-    _bench("fop_latency", "MPI_Fetch_and_op latency", "MPI_Fetch_and_op (MPI_SUM) of one element",
-           takes=ATOMIC, sizes=atomic_sizes, verify=check.verify, refill=check.refill),
-    _bench("cas_latency", "MPI_Compare_and_swap latency", "MPI_Compare_and_swap of one element",
-           takes=ATOMIC, sizes=atomic_sizes, verify=check.verify, refill=check.refill),
+    _bench(
+        "put_latency",
+        "MPI_Put Latency",
+        "MPI_Put of one message and the -s synchronization; us per put",
+        takes=BASE,
+    ),
+    _bench(
+        "get_latency",
+        "MPI_Get latency",
+        "MPI_Get of one message and the -s synchronization; us per get",
+        takes=BASE,
+    ),
+    _bench(
+        "put_bw",
+        "MPI_Put Bandwidth",
+        "-W MPI_Put to consecutive offsets per synchronization; MB/s",
+        takes=BASE | {"W"},
+    ),
+    _bench(
+        "get_bw",
+        "MPI_Get Bandwidth",
+        "-W MPI_Get from consecutive offsets per synchronization; MB/s",
+        takes=BASE | {"W"},
+    ),
+    _bench(
+        "put_bibw",
+        "MPI_Put Bi-directional Bandwidth",
+        "both ranks -W MPI_Put each way (pscw or fence); MB/s",
+        takes=BASE | {"W"},
+    ),
+    _bench(
+        "acc_latency",
+        "MPI_Accumulate latency",
+        "MPI_Accumulate (MPI_SUM) and the -s synchronization",
+        takes=ATOMIC,
+        verify=check.verify,
+        refill=check.refill,
+    ),
+    _bench(
+        "get_acc_latency",
+        "MPI_Get_accumulate latency",
+        "MPI_Get_accumulate (MPI_SUM), -s lock by default",
+        takes=BASE,
+    ),
+    _bench(
+        "fop_latency",
+        "MPI_Fetch_and_op latency",
+        "MPI_Fetch_and_op (MPI_SUM) of one element",
+        takes=ATOMIC,
+        sizes=atomic_sizes,
+        verify=check.verify,
+        refill=check.refill,
+    ),
+    _bench(
+        "cas_latency",
+        "MPI_Compare_and_swap latency",
+        "MPI_Compare_and_swap of one element",
+        takes=ATOMIC,
+        sizes=atomic_sizes,
+        verify=check.verify,
+        refill=check.refill,
+    ),
 )
 BY_NAME = {b.name: b for b in BENCHMARKS}

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-NUMPY = {"mpi_char": "int8", "mpi_int": "int32", "mpi_float": "float32"}  # names: numpy loads on first use (commbench.deferred)
+NUMPY = {
+    "mpi_char": "int8",
+    "mpi_int": "int32",
+    "mpi_float": "float32",
+}  # names: numpy loads on first use (commbench.deferred)
 
 
 def values(rank: int, n: int, size: int, dtype: str) -> np.ndarray:

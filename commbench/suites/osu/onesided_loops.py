@@ -15,7 +15,14 @@ from mpi4py import MPI
 from commbench import buffers
 from commbench.native import osu as native_osu
 
-SYNCS = ("lock", "flush", "flush_local", "lock_all", "pscw", "fence")  # the order of osu_rma.c's S_*
+SYNCS = (
+    "lock",
+    "flush",
+    "flush_local",
+    "lock_all",
+    "pscw",
+    "fence",
+)  # the order of osu_rma.c's S_*
 OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
 
 
@@ -42,7 +49,10 @@ def make_window(ctx, kind: str, nbytes: int) -> None:
         else:  # dynamic: attach, and swap the addresses as OSU does (rank 0 sends first)
             win = MPI.Win.Create_dynamic(comm=comm)
             win.Attach(mem)
-            mine, theirs = np.array([MPI.Get_address(mem)], dtype=np.int64), np.zeros(1, dtype=np.int64)
+            mine, theirs = (
+                np.array([MPI.Get_address(mem)], dtype=np.int64),
+                np.zeros(1, dtype=np.int64),
+            )
             if ctx.rank == 0:
                 comm.Send(mine, ctx.peer, 3)
                 comm.Recv(theirs, ctx.peer, 3)
@@ -70,10 +80,18 @@ def control_block(ctx, size: int) -> None:
     st = ctx.state
     r = st["rma"]
     st["ctl"] = native_osu.RmaCtl(
-        win=MPI._addressof(st["win"]), sync=SYNCS.index(st["sync"]), op=OPS.index(r.op), disp=st["disp"],
-        origin=st["origin"].ctypes.data, result=st["result"].ctypes.data, compare=st["compare"].ctypes.data,
-        group=MPI._addressof(st["group"]), exclusive=int(st["lock"] == MPI.LOCK_EXCLUSIVE), stride=ctx.nbytes,
-        total=0.0)
+        win=MPI._addressof(st["win"]),
+        sync=SYNCS.index(st["sync"]),
+        op=OPS.index(r.op),
+        disp=st["disp"],
+        origin=st["origin"].ctypes.data,
+        result=st["result"].ctypes.data,
+        compare=st["compare"].ctypes.data,
+        group=MPI._addressof(st["group"]),
+        exclusive=int(st["lock"] == MPI.LOCK_EXCLUSIVE),
+        stride=ctx.nbytes,
+        total=0.0,
+    )
     ctx.abuf = native_osu.block(st["ctl"])
     st["calls"] = _calls(ctx)
 
@@ -86,7 +104,14 @@ def total(ctx) -> float:
 def _calls(ctx):
     """The mpi4py calls of one operation: op(k) issues the k-th of a window."""
     st, c, t, p = ctx.state, ctx.count, ctx.mpi_type, ctx.peer
-    win, o, res, cmp, d, stride = st["win"], st["origin"], st["result"], st["compare"], st["disp"], ctx.nbytes
+    win, o, res, cmp, d, stride = (
+        st["win"],
+        st["origin"],
+        st["result"],
+        st["compare"],
+        st["disp"],
+        ctx.nbytes,
+    )
     name = st["rma"].op
 
     def target(k: int):
@@ -142,7 +167,13 @@ def _origin_epoch(ctx, ops) -> None:
 def _target_side(ctx, n: int) -> None:
     """Rank 1's iterations: its half of pscw and fence (nothing under lock and flush)."""
     st = ctx.state
-    win, sync, g, op, lat = st["win"], st["sync"], st["group"], st["calls"], st["rma"].shape == "latency"
+    win, sync, g, op, lat = (
+        st["win"],
+        st["sync"],
+        st["group"],
+        st["calls"],
+        st["rma"].shape == "latency",
+    )
     for _ in range(n):
         if sync == "pscw":
             win.Post(g, 0)

@@ -40,13 +40,18 @@ COMMON = frozenset("mixzcTu")
 LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
 MBW = Defaults(iterations=100, iterations_large=100, skip=10, skip_large=10)
-MAX_PROCS = 127  # -t's largest count: the binaries refuse 128 ("Invalid Number of Threads [-t 128]")
+MAX_PROCS = (
+    127  # -t's largest count: the binaries refuse 128 ("Invalid Number of Threads [-t 128]")
+)
 
 
 def latency_persistent(c, n: int, times) -> None:
     comm, p = c.comm, c.peer
-    first, second = ((comm.Send_init(c.smsg, p, TAG_LAT), comm.Recv_init(c.rmsg, p, TAG_LAT)) if c.rank == 0
-                     else (comm.Recv_init(c.rmsg, p, TAG_LAT), comm.Send_init(c.smsg, p, TAG_LAT)))
+    first, second = (
+        (comm.Send_init(c.smsg, p, TAG_LAT), comm.Recv_init(c.rmsg, p, TAG_LAT))
+        if c.rank == 0
+        else (comm.Recv_init(c.rmsg, p, TAG_LAT), comm.Send_init(c.smsg, p, TAG_LAT))
+    )
     timed, wtime = times is not None and c.timer, MPI.Wtime
     for i in range(n):
         t0 = wtime()
@@ -63,7 +68,10 @@ def latency_persistent(c, n: int, times) -> None:
 def bw_persistent(c, n: int, times) -> None:
     comm, p, w, wtime = c.comm, c.peer, c.window, MPI.Wtime
     sender = c.rank == 0
-    reqs = [comm.Send_init(c.smsg, p, TAG_DATA) if sender else comm.Recv_init(c.rmsg, p, TAG_DATA) for _ in range(w)]
+    reqs = [
+        comm.Send_init(c.smsg, p, TAG_DATA) if sender else comm.Recv_init(c.rmsg, p, TAG_DATA)
+        for _ in range(w)
+    ]
     timed = times is not None and sender
     for i in range(n):
         t0 = wtime()
@@ -251,7 +259,11 @@ def fan_receivers(c, size: int) -> int:
 
 # Process counts.
 def even(p: int) -> str | None:
-    return None if p >= 2 and p % 2 == 0 else "commbench: needs an even number of processes (pairs i, i + P/2)"
+    return (
+        None
+        if p >= 2 and p % 2 == 0
+        else "commbench: needs an even number of processes (pairs i, i + P/2)"
+    )
 
 
 def at_least_two(p: int) -> str | None:
@@ -263,14 +275,21 @@ def mbw_nprocs(p: int) -> str | None:
 
 
 def mbw_extra(c, s, extra) -> dict:
-    return {"settings": [f"[ pairs: {c.state['pairs']} ] [ window size: {c.window} ]"],
-            "pairs": c.state["pairs"]}
+    return {
+        "settings": [f"[ pairs: {c.state['pairs']} ] [ window size: {c.window} ]"],
+        "pairs": c.state["pairs"],
+    }
 
 
 def mp_extra(c, s, extra) -> dict:
     send, recv = procs(s)
-    return {"preface": [f"# Number of forked processes in sender: {send}",
-                        f"# Number of forked processes in receiver: {recv}"], "forked_processes": 0}
+    return {
+        "preface": [
+            f"# Number of forked processes in sender: {send}",
+            f"# Number of forked processes in receiver: {recv}",
+        ],
+        "forked_processes": 0,
+    }
 
 
 def procs(s) -> tuple[int, int]:
@@ -288,50 +307,153 @@ def check_t(s) -> None:
         return
     parts = s.test_calls.split(":")
     if not all(x.isdigit() and 1 <= int(x) <= MAX_PROCS for x in parts):
-        raise ConfigError(f"-t {s.test_calls}: latency_mt and latency_mp take -t RECV or -t SEND:RECV, each a "
-                          f"count of threads (latency_mp: processes) from 1 to {MAX_PROCS}, as their binaries "
-                          f"(accepted: e.g. -t 4, -t 2:3)")
+        raise ConfigError(
+            f"-t {s.test_calls}: latency_mt and latency_mp take -t RECV or -t SEND:RECV, each a "
+            f"count of threads (latency_mp: processes) from 1 to {MAX_PROCS}, as their binaries "
+            f"(accepted: e.g. -t 4, -t 2:3)"
+        )
 
 
 def pairs_fit(s, p: int) -> None:
     """mbw_mr's -p PAIRS needs 2 PAIRS processes."""
     if s.pairs is not None and 2 * s.pairs > p:
-        raise ConfigError(f"-p {s.pairs}: {s.pairs} pairs need {2 * s.pairs} processes, the run has {p} "
-                          f"(accepted: -p 1 to {p // 2})")
+        raise ConfigError(
+            f"-p {s.pairs}: {s.pairs} pairs need {2 * s.pairs} processes, the run has {p} "
+            f"(accepted: -p 1 to {p // 2})"
+        )
 
 
 BENCHMARKS = (
-    OsuBenchmark("latency_persistent", "latency with persistent requests: MPI_Start/MPI_Wait of a send and a receive",
-                 group="pt2pt_more", title="MPI Latency Persistent", metric="latency", takes=COMMON, defaults=LAT,
-                 nprocs=exactly_two, loop=latency_persistent, native="latency_persistent", row=_latency_row,
-                 verify=from_peer, verdict=2),
-    OsuBenchmark("bw_persistent", "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
-                 group="pt2pt_more", title="MPI Bandwidth Persistent", metric="bandwidth", takes=COMMON | {"W"},
-                 defaults=BW, nprocs=exactly_two, loop=bw_persistent, native="bw_persistent", row=_bw_row,
-                 verify=at_receiver, directions=1, verdict=102),
-    OsuBenchmark("bibw_persistent", "bibw with persistent requests: MPI_Startall of -W receives and sends, "
-                 "MPI_Waitall", group="pt2pt_more", title="MPI Bi-Directional Bandwidth Persistent",
-                 metric="bandwidth", takes=COMMON | {"W"}, defaults=BW, nprocs=exactly_two, loop=bibw_persistent,
-                 native="bibw_persistent", row=_bw_row, verify=from_peer, directions=2),
-    OsuBenchmark("mbw_mr", "pairs i, i+P/2 (-p): two barriers, a window of -W MPI_Isend, the ack; MB/s and "
-                 "messages/s of all pairs", group="pt2pt_more", title="MPI Multiple Bandwidth / Message Rate",
-                 metric="mbw_mr", takes=COMMON | {"W", "p"}, defaults=MBW, nprocs=mbw_nprocs, loop=mbw_mr,
-                 native="mbw_mr", prepare=pair_roles, row=_multi_bw_row, verify=pair_receivers, gather=True,
-                 directions=1, world=pairs_fit, extra=mbw_extra),
-    OsuBenchmark("multi_lat", "pairs i, i+P/2: an MPI_Barrier, then a ping-pong; the senders' mean half round trip",
-                 group="pt2pt_more", title="MPI Multi Latency", metric="latency", takes=COMMON, defaults=LAT,
-                 nprocs=even, loop=barrier_latency, native="barrier_latency", prepare=pair_roles,
-                 row=_senders_latency_row, verify=pair_receivers, gather=True),
-    OsuBenchmark("latency_mp", "latency with an MPI_Barrier before every round trip (OMB 7.4 forks no process)",
-                 group="pt2pt_more", title="MPI Multi-process Latency", metric="latency", takes=COMMON | {"t"},
-                 defaults=LAT, nprocs=exactly_two, loop=barrier_latency, native="barrier_latency", row=_latency_row,
-                 verify=from_peer, validate=check_t, extra=mp_extra),
-    OsuBenchmark("bw_fan_in", "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all",
-                 group="pt2pt_more", title="MPI Bandwidth", metric="fan", takes=COMMON | {"W"}, defaults=BW,
-                 nprocs=at_least_two, loop=fan_in, native="bw_fan_in", prepare=fan_roles, row=_multi_bw_row,
-                 verify=fan_receivers, gather=True, directions=1),
-    OsuBenchmark("bw_fan_out", "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all",
-                 group="pt2pt_more", title="MPI Bandwidth", metric="fan", takes=COMMON | {"W"}, defaults=BW,
-                 nprocs=at_least_two, loop=fan_out, native="bw_fan_out", prepare=fan_roles, row=_multi_bw_row,
-                 verify=fan_receivers, gather=True, directions=1),
+    OsuBenchmark(
+        "latency_persistent",
+        "latency with persistent requests: MPI_Start/MPI_Wait of a send and a receive",
+        group="pt2pt_more",
+        title="MPI Latency Persistent",
+        metric="latency",
+        takes=COMMON,
+        defaults=LAT,
+        nprocs=exactly_two,
+        loop=latency_persistent,
+        native="latency_persistent",
+        row=_latency_row,
+        verify=from_peer,
+        verdict=2,
+    ),
+    OsuBenchmark(
+        "bw_persistent",
+        "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
+        group="pt2pt_more",
+        title="MPI Bandwidth Persistent",
+        metric="bandwidth",
+        takes=COMMON | {"W"},
+        defaults=BW,
+        nprocs=exactly_two,
+        loop=bw_persistent,
+        native="bw_persistent",
+        row=_bw_row,
+        verify=at_receiver,
+        directions=1,
+        verdict=102,
+    ),
+    OsuBenchmark(
+        "bibw_persistent",
+        "bibw with persistent requests: MPI_Startall of -W receives and sends, MPI_Waitall",
+        group="pt2pt_more",
+        title="MPI Bi-Directional Bandwidth Persistent",
+        metric="bandwidth",
+        takes=COMMON | {"W"},
+        defaults=BW,
+        nprocs=exactly_two,
+        loop=bibw_persistent,
+        native="bibw_persistent",
+        row=_bw_row,
+        verify=from_peer,
+        directions=2,
+    ),
+    OsuBenchmark(
+        "mbw_mr",
+        "pairs i, i+P/2 (-p): two barriers, a window of -W MPI_Isend, the ack; MB/s and "
+        "messages/s of all pairs",
+        group="pt2pt_more",
+        title="MPI Multiple Bandwidth / Message Rate",
+        metric="mbw_mr",
+        takes=COMMON | {"W", "p"},
+        defaults=MBW,
+        nprocs=mbw_nprocs,
+        loop=mbw_mr,
+        native="mbw_mr",
+        prepare=pair_roles,
+        row=_multi_bw_row,
+        verify=pair_receivers,
+        gather=True,
+        directions=1,
+        world=pairs_fit,
+        extra=mbw_extra,
+    ),
+    OsuBenchmark(
+        "multi_lat",
+        "pairs i, i+P/2: an MPI_Barrier, then a ping-pong; the senders' mean half round trip",
+        group="pt2pt_more",
+        title="MPI Multi Latency",
+        metric="latency",
+        takes=COMMON,
+        defaults=LAT,
+        nprocs=even,
+        loop=barrier_latency,
+        native="barrier_latency",
+        prepare=pair_roles,
+        row=_senders_latency_row,
+        verify=pair_receivers,
+        gather=True,
+    ),
+    OsuBenchmark(
+        "latency_mp",
+        "latency with an MPI_Barrier before every round trip (OMB 7.4 forks no process)",
+        group="pt2pt_more",
+        title="MPI Multi-process Latency",
+        metric="latency",
+        takes=COMMON | {"t"},
+        defaults=LAT,
+        nprocs=exactly_two,
+        loop=barrier_latency,
+        native="barrier_latency",
+        row=_latency_row,
+        verify=from_peer,
+        validate=check_t,
+        extra=mp_extra,
+    ),
+    OsuBenchmark(
+        "bw_fan_in",
+        "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all",
+        group="pt2pt_more",
+        title="MPI Bandwidth",
+        metric="fan",
+        takes=COMMON | {"W"},
+        defaults=BW,
+        nprocs=at_least_two,
+        loop=fan_in,
+        native="bw_fan_in",
+        prepare=fan_roles,
+        row=_multi_bw_row,
+        verify=fan_receivers,
+        gather=True,
+        directions=1,
+    ),
+    OsuBenchmark(
+        "bw_fan_out",
+        "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all",
+        group="pt2pt_more",
+        title="MPI Bandwidth",
+        metric="fan",
+        takes=COMMON | {"W"},
+        defaults=BW,
+        nprocs=at_least_two,
+        loop=fan_out,
+        native="bw_fan_out",
+        prepare=fan_roles,
+        row=_multi_bw_row,
+        verify=fan_receivers,
+        gather=True,
+        directions=1,
+    ),
 )

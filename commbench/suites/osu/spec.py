@@ -40,7 +40,11 @@ class Defaults:
     def counts(self, size: int, iterations: int | None, skip: int | None) -> tuple[int, int]:
         """(timed iterations, warm-up iterations) of one size."""
         large = size > LARGE
-        n = iterations if iterations is not None else (self.iterations_large if large else self.iterations)
+        n = (
+            iterations
+            if iterations is not None
+            else (self.iterations_large if large else self.iterations)
+        )
         w = skip if skip is not None else (self.skip_large if large else self.skip)
         return n, w
 
@@ -80,7 +84,9 @@ class OsuBenchmark(Experiment):
     release: Callable[..., Any] | None = None
     native: str = ""
     buffers: int = 2  # buffers of the largest size per process (the memory pre-flight)
-    per_window: int = 0  # and buffers of -W x the largest size (one-sided bw: the window, the origin)
+    per_window: int = (
+        0  # and buffers of -W x the largest size (one-sided bw: the window, the origin)
+    )
     row: Callable[..., dict] | None = None
     verify: Callable[..., int] | None = None
     gather: bool = False  # every rank times (collectives): row() gets all ranks' times
@@ -88,14 +94,30 @@ class OsuBenchmark(Experiment):
     directions: int = 1  # bandwidth programs: windows sent per iteration (bibw: both ways, 2)
     call: Call | None = None  # the collective groups: the program's call (collective_calls.Call)
     # Hooks for programs that need them (one-sided: onesided.py), None elsewhere:
-    sizes: Callable[..., list[int]] | None = None  # (settings, dtype) -> its own sizes (fop, cas: one element)
-    validate: Callable[..., None] | None = None  # (settings): raise ConfigError for values OSU's program refuses
-    refill: Callable[..., Any] | None = None  # -c: (ctx, size) after ctx.fill, before the validation round
-    extra: Callable[..., dict] | None = None  # (ctx, settings, extra) -> more fields of the record's extra
-    extent: Callable[..., tuple[int, int]] | None = None  # (P, settings) -> blocks of the largest size (send, recv)
-    limit: Callable[..., int] | None = None  # (settings, P) -> the largest size OSU measures at P processes (-M)
-    world: Callable[..., None] | None = None  # (settings, P): raise ConfigError for options that do not fit P (-p)
-    fits: Callable[..., str | None] | None = None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
+    sizes: Callable[..., list[int]] | None = (
+        None  # (settings, dtype) -> its own sizes (fop, cas: one element)
+    )
+    validate: Callable[..., None] | None = (
+        None  # (settings): raise ConfigError for values OSU's program refuses
+    )
+    refill: Callable[..., Any] | None = (
+        None  # -c: (ctx, size) after ctx.fill, before the validation round
+    )
+    extra: Callable[..., dict] | None = (
+        None  # (ctx, settings, extra) -> more fields of the record's extra
+    )
+    extent: Callable[..., tuple[int, int]] | None = (
+        None  # (P, settings) -> blocks of the largest size (send, recv)
+    )
+    limit: Callable[..., int] | None = (
+        None  # (settings, P) -> the largest size OSU measures at P processes (-M)
+    )
+    world: Callable[..., None] | None = (
+        None  # (settings, P): raise ConfigError for options that do not fit P (-p)
+    )
+    fits: Callable[..., str | None] | None = (
+        None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
+    )
     verdict: int = 0  # -c: the tag of a 4-byte verdict the receiver sends the sender after each round (0: none)
     # -c's own procedure (ctx, rounds, u, times) -> wrong bytes; rounds(out, keep) runs one phase's rounds
     check_rounds: Callable[..., int] | None = None
@@ -124,8 +146,15 @@ def latency_row(times: list[float], halves: int, percentiles: tuple[int, ...]) -
     all equal t), as in every commbench record; iter_* and t_p<P> over the iterations."""
     per = [t * 1e6 / halves for t in times]
     t = sum(per) / len(per)
-    vals = {"t": t, "t_min": t, "t_max": t, "t_avg": t, "iter_min": min(per), "iter_max": max(per),
-            "iter_median": statistics.median(per)}
+    vals = {
+        "t": t,
+        "t_min": t,
+        "t_max": t,
+        "t_avg": t,
+        "iter_min": min(per),
+        "iter_max": max(per),
+        "iter_median": statistics.median(per),
+    }
     vals.update({f"t_p{p}": percentile(per, p) for p in percentiles})
     return vals
 
@@ -138,8 +167,15 @@ def bandwidth_row(times: list[float], nbytes: int, percentiles: tuple[int, ...])
     total = sum(times)
     per = [nbytes / t for t in times if t > 0]
     t = total / len(times) * 1e6
-    vals = {"bytes_per_sec": nbytes * len(times) / total if total > 0 else 0.0, "t": t, "t_min": t, "t_max": t,
-            "t_avg": t, "iter_min": min(times) * 1e6, "iter_max": max(times) * 1e6,
-            "iter_median": statistics.median(times) * 1e6}
+    vals = {
+        "bytes_per_sec": nbytes * len(times) / total if total > 0 else 0.0,
+        "t": t,
+        "t_min": t,
+        "t_max": t,
+        "t_avg": t,
+        "iter_min": min(times) * 1e6,
+        "iter_max": max(times) * 1e6,
+        "iter_median": statistics.median(times) * 1e6,
+    }
     vals.update({f"bw_p{p}": percentile(per, p) if per else 0.0 for p in percentiles})
     return vals

@@ -70,7 +70,10 @@ def degree(s, p: int) -> int:
     topo = s.nhbr or DEFAULT
     if topo[0] == "cart":
         return max((2 * topo[2] + 1) ** topo[1] - 1, 1)
-    out, into = collections.Counter(a for a, _ in topo[2]), collections.Counter(b for _, b in topo[2])
+    out, into = (
+        collections.Counter(a for a, _ in topo[2]),
+        collections.Counter(b for _, b in topo[2]),
+    )
     return max([1, *(n for c in (out, into) for q, n in c.items() if q < p)])
 
 
@@ -79,12 +82,20 @@ def fits(s, p: int) -> str | None:
     topo = s.nhbr or DEFAULT
     if topo[0] == "graph":
         far = sorted({q for e in topo[2] for q in e if q >= p})
-        return (f"Number of processes is less than graph nodes. Please increase number of processes "
-                f"({topo[1]} names rank {far[0]}; {p} processes)") if far else None
+        return (
+            (
+                f"Number of processes is less than graph nodes. Please increase number of processes "
+                f"({topo[1]} names rank {far[0]}; {p} processes)"
+            )
+            if far
+            else None
+        )
     dims = grid(s, p)
     if topo[2] > (min(dims) - 1) // 2:
-        return (f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of the minimum "
-                f"dimension size {min(dims)}. Increase the number of processes or reduce dim and rad")
+        return (
+            f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of the minimum "
+            f"dimension size {min(dims)}. Increase the number of processes or reduce dim and rad"
+        )
     return None
 
 
@@ -97,11 +108,19 @@ def topology(ctx) -> None:
     srcs, dests = layout(ctx.s, ctx.p, ctx.rank, dims)
     ctx.comm.Barrier()
     t0 = MPI.Wtime()
-    graph = (cart or ctx.comm).Create_dist_graph_adjacent(srcs, dests, sourceweights=[1] * len(srcs),
-                                                          destweights=[1] * len(dests), reorder=False)
+    graph = (cart or ctx.comm).Create_dist_graph_adjacent(
+        srcs, dests, sourceweights=[1] * len(srcs), destweights=[1] * len(dests), reorder=False
+    )
     took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
-    ctx.state.update(comm=graph, cart=cart, dims=dims, sources=srcs, dests=dests, degree=max(len(srcs), len(dests)),
-                     topology=(took or 0.0) / ctx.p * 1e6)
+    ctx.state.update(
+        comm=graph,
+        cart=cart,
+        dims=dims,
+        sources=srcs,
+        dests=dests,
+        degree=max(len(srcs), len(dests)),
+        topology=(took or 0.0) / ctx.p * 1e6,
+    )
 
 
 def expected_blocks(ctx, sent) -> np.ndarray:
@@ -117,5 +136,5 @@ def expected_blocks(ctx, sent) -> np.ndarray:
         theirs = layout(ctx.s, ctx.p, src, st["dims"])[1]
         j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
         seen[src] += 1
-        out.append(sent(src)[j * c:(j + 1) * c])
+        out.append(sent(src)[j * c : (j + 1) * c])
     return np.concatenate(out)

@@ -78,16 +78,76 @@ def _baseline(s: str) -> str:
 
 
 OPTIONS = (
-    Option(("--sizes",), "overhead_sizes", "<n1,n2,...>", "overhead: message sizes in bytes (default the seed's 16,500,1000,1500,2000)", _sizes),
-    Option(("--trials",), "overhead_trials", "<N>", "overhead: independent trials, for mean ± std per size (default 5, as the seed)", integer("--trials", 1)),
-    Option(("--reps",), "overhead_reps", "<N>", "overhead: repetitions averaged per experiment and size, plus one dropped warm-up (default 100)", integer("--reps", 2)),
-    Option(("--q",), "overhead_q", "<int|float|both>", "overhead: compute loop Q variants (default both)", _q),
-    Option(("--q-time",), "overhead_q_us", "<usec>", "overhead: duration of Q(COMPTIME) in microseconds (default 2000)", positive_float("--q-time")),
-    Option(("--max-distance",), "overhead_distance", "<k>", "overhead: echo distances 1..k through a chain of ranks (default P-1)", integer("--max-distance", 2)),
-    Option(("--loggp-n",), "overhead_loggp_n", "<n>", "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)", integer("--loggp-n", 2)),
-    Option(("--statistic",), "overhead_statistic", "<mean|median|min>", "overhead: per-experiment statistic solved (default mean, as the seed; median or min resist a loaded machine)", _statistic),
-    Option(("--baseline",), "overhead_baseline", "<calibrated|paired>", "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the seed's) or Q timed in the same round without traffic", _baseline),
-    Option(("--stream-time",), "overhead_stream_s", "<secs>", "overhead: computation timed in the interference experiment (default 0.5)", positive_float("--stream-time")),
+    Option(
+        ("--sizes",),
+        "overhead_sizes",
+        "<n1,n2,...>",
+        "overhead: message sizes in bytes (default the seed's 16,500,1000,1500,2000)",
+        _sizes,
+    ),
+    Option(
+        ("--trials",),
+        "overhead_trials",
+        "<N>",
+        "overhead: independent trials, for mean ± std per size (default 5, as the seed)",
+        integer("--trials", 1),
+    ),
+    Option(
+        ("--reps",),
+        "overhead_reps",
+        "<N>",
+        "overhead: repetitions averaged per experiment and size, plus one dropped warm-up (default 100)",
+        integer("--reps", 2),
+    ),
+    Option(
+        ("--q",),
+        "overhead_q",
+        "<int|float|both>",
+        "overhead: compute loop Q variants (default both)",
+        _q,
+    ),
+    Option(
+        ("--q-time",),
+        "overhead_q_us",
+        "<usec>",
+        "overhead: duration of Q(COMPTIME) in microseconds (default 2000)",
+        positive_float("--q-time"),
+    ),
+    Option(
+        ("--max-distance",),
+        "overhead_distance",
+        "<k>",
+        "overhead: echo distances 1..k through a chain of ranks (default P-1)",
+        integer("--max-distance", 2),
+    ),
+    Option(
+        ("--loggp-n",),
+        "overhead_loggp_n",
+        "<n>",
+        "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)",
+        integer("--loggp-n", 2),
+    ),
+    Option(
+        ("--statistic",),
+        "overhead_statistic",
+        "<mean|median|min>",
+        "overhead: per-experiment statistic solved (default mean, as the seed; median or min resist a loaded machine)",
+        _statistic,
+    ),
+    Option(
+        ("--baseline",),
+        "overhead_baseline",
+        "<calibrated|paired>",
+        "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the seed's) or Q timed in the same round without traffic",
+        _baseline,
+    ),
+    Option(
+        ("--stream-time",),
+        "overhead_stream_s",
+        "<secs>",
+        "overhead: computation timed in the interference experiment (default 0.5)",
+        positive_float("--stream-time"),
+    ),
 )
 
 
@@ -108,17 +168,24 @@ class Settings(FamilySettings):
 
 def validate(cfg, size: int) -> None:
     if "interference" in cfg.benchmarks and "decomposition" not in cfg.benchmarks:
-        raise ConfigError("interference predicts its slowdown from R and S: run it with decomposition "
-                          "(commbench overhead decomposition interference)")
+        raise ConfigError(
+            "interference predicts its slowdown from R and S: run it with decomposition "
+            "(commbench overhead decomposition interference)"
+        )
     d = cfg.params.get("overhead_distance")
     if d is not None and d > size - 1:
-        raise ConfigError(f"--max-distance {d}: a chain of {d} hops needs {d + 1} processes, got {size} (use -n {d + 1})")
+        raise ConfigError(
+            f"--max-distance {d}: a chain of {d} hops needs {d + 1} processes, got {size} (use -n {d + 1})"
+        )
 
 
 def memory(params: dict, size: int) -> tuple[int, str]:
     """Bytes per process: the largest message's send and receive buffers, the streams'."""
     biggest = max(Settings.of(params).sizes)
-    return 2 * biggest + 4 * 2000, f"overhead: two buffers of the largest --sizes entry, {biggest} bytes"
+    return (
+        2 * biggest + 4 * 2000,
+        f"overhead: two buffers of the largest --sizes entry, {biggest} bytes",
+    )
 
 
 def procedure(session: Session) -> Driver:
@@ -126,12 +193,15 @@ def procedure(session: Session) -> Driver:
 
 
 BENCHMARKS = (
-    Experiment("decomposition",
-              "E, R, S, F, U, A per size for each Q variant, fitted lines a + b*n (seed 002 sections 3-4)"),
-    Experiment("interference",
-              "rank 0 computes while 1..3 neighbours stream 2000-byte messages through it (seed 002 section 5.2)"),
-    Experiment("loggp",
-              "L, o_s, o_r, g, G from Netgauge's parametrised round trips PRTT(n,d,s)"),
+    Experiment(
+        "decomposition",
+        "E, R, S, F, U, A per size for each Q variant, fitted lines a + b*n (seed 002 sections 3-4)",
+    ),
+    Experiment(
+        "interference",
+        "rank 0 computes while 1..3 neighbours stream 2000-byte messages through it (seed 002 section 5.2)",
+    ),
+    Experiment("loggp", "L, o_s, o_r, g, G from Netgauge's parametrised round trips PRTT(n,d,s)"),
 )
 
 FAMILY = Family(

@@ -22,8 +22,15 @@ T_RAUFS, T_RS, T_FEU, T_ECHO = 21, 22, 23, 24
 
 
 # -- seed §3: one size of one trial ------------------------------------------
-def decomposition(drv: Plumbing, q: ComputeLoop, cal: Calibration, every: list[dict], kind: str, trial: int,
-                  n: int) -> None:
+def decomposition(
+    drv: Plumbing,
+    q: ComputeLoop,
+    cal: Calibration,
+    every: list[dict],
+    kind: str,
+    trial: int,
+    n: int,
+) -> None:
     base = {"q": kind, "trial": trial}
     buf = np.zeros(max(n, 1), np.uint8)
     spec = [buf[:n], MPI.BYTE]
@@ -52,10 +59,20 @@ def decomposition(drv: Plumbing, q: ComputeLoop, cal: Calibration, every: list[d
         drv.emit("2(F+E+U)", n, feu, base, calib=(every[1], "comptime"))
         for name, chains in (("echo", echoes), ("echo_idle", idle)):
             for d, (t, fwd) in enumerate(chains, 1):
-                drv.emit(name, n, t, dict(base, distance=d, forwarding_us=fwd[0] * 1e6,
-                                          forwarding_median_us=fwd[1] * 1e6,
-                                          forwarding_min_us=fwd[2] * 1e6), np_=d + 1,
-                         calib=(every[d], "sendtime") if name == "echo" else None)
+                drv.emit(
+                    name,
+                    n,
+                    t,
+                    dict(
+                        base,
+                        distance=d,
+                        forwarding_us=fwd[0] * 1e6,
+                        forwarding_median_us=fwd[1] * 1e6,
+                        forwarding_min_us=fwd[2] * 1e6,
+                    ),
+                    np_=d + 1,
+                    calib=(every[d], "sendtime") if name == "echo" else None,
+                )
 
 
 def exp_raufs(drv: Plumbing, q, cal, spec):

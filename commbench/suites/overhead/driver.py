@@ -33,13 +33,22 @@ class Driver(Plumbing, Procedure):
         if "decomposition" in self.parts:
             for kind in st.q:
                 rows = [Row("decomposition", p, None, f"calibrating Q ({kind})")]
-                rows += [Row("decomposition", p, n, f"Q {kind}, trial {t}") for t in range(st.trials) for n in st.sizes]
+                rows += [
+                    Row("decomposition", p, n, f"Q {kind}, trial {t}")
+                    for t in range(st.trials)
+                    for n in st.sizes
+                ]
                 if "interference" in self.parts:  # both Q variants, as the seed's tables
                     rows.append(Row("interference", p, None, f"Q {kind}"))
                 yield Part("decomposition", p, rows, kind=KIND, driver=self, q=kind)
         if "loggp" in self.parts:
-            yield Part("loggp", p, [Row("loggp", p, n, f"trial {t}") for t in range(st.trials) for n in st.sizes],
-                       kind=KIND, driver=self)
+            yield Part(
+                "loggp",
+                p,
+                [Row("loggp", p, n, f"trial {t}") for t in range(st.trials) for n in st.sizes],
+                kind=KIND,
+                driver=self,
+            )
         yield Part("analysis", p, [Row("analysis", p)], kind=KIND, driver=self)
 
     def analysis(self) -> None:
@@ -72,8 +81,13 @@ class Part(Unit):
         elif row.bytes is None:  # the calibration of Q
             self.calibrated = q, cal, every = drv.calibrate(self.q)
             load = os.getloadavg() if hasattr(os, "getloadavg") else None
-            drv.emit("calibration", None, None, {"q": self.q, "ranks": every, "loadavg": load,
-                                                 "cpus": os.cpu_count()}, np_=drv.size)
+            drv.emit(
+                "calibration",
+                None,
+                None,
+                {"q": self.q, "ranks": every, "loadavg": load, "cpus": os.cpu_count()},
+                np_=drv.size,
+            )
         else:
             q, cal, every = self.calibrated
             decomposition(drv, q, cal, every, self.q, int(row.mode.split()[-1]), row.bytes)

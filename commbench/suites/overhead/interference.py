@@ -41,10 +41,24 @@ def interference(drv: Plumbing, q: ComputeLoop, cal: Calibration, kind: str) -> 
         if drv.rank == 0:
             periods = [g[0] for g in got[1 : k + 1]]
             msgs = [g[1] for g in got[1 : k + 1]]
-            drv.emit("interference", BIGSIZE, [loaded[0]], {
-                "q": kind, "streams": k, "channels": 2 * k, "units": units, "t_base_s": base[0],
-                "t_loaded_s": loaded[0], "slowdown": loaded[0] / base[0], "period_us": [p * 1e6 for p in periods],
-                "messages": msgs, "forwarded": loaded[1]}, np_=2 * k + 1)
+            drv.emit(
+                "interference",
+                BIGSIZE,
+                [loaded[0]],
+                {
+                    "q": kind,
+                    "streams": k,
+                    "channels": 2 * k,
+                    "units": units,
+                    "t_base_s": base[0],
+                    "t_loaded_s": loaded[0],
+                    "slowdown": loaded[0] / base[0],
+                    "period_us": [p * 1e6 for p in periods],
+                    "messages": msgs,
+                    "forwarded": loaded[1],
+                },
+                np_=2 * k + 1,
+            )
 
 
 def _stream_round(drv: Plumbing, q, k: int, units: int):

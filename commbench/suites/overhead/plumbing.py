@@ -27,9 +27,14 @@ KIND = "overhead"
 
 def _stats(samples: list[float]) -> dict:
     us = [v * 1e6 for v in samples]
-    return {"mean_us": statistics.fmean(us), "min_us": min(us), "max_us": max(us),
-            "median_us": statistics.median(us), "std_us": statistics.stdev(us) if len(us) > 1 else 0.0,
-            "n_samples": len(us)}
+    return {
+        "mean_us": statistics.fmean(us),
+        "min_us": min(us),
+        "max_us": max(us),
+        "median_us": statistics.median(us),
+        "std_us": statistics.stdev(us) if len(us) > 1 else 0.0,
+        "n_samples": len(us),
+    }
 
 
 class Plumbing:
@@ -41,13 +46,22 @@ class Plumbing:
         self.st = st
         self.parts = tuple(b.lower() for b in session.cfg.benchmarks)
         self.q_s = st.q_us * 1e-6
-        self.distance = min(st.distance if st.distance is not None else self.size - 1, self.size - 1)
+        self.distance = min(
+            st.distance if st.distance is not None else self.size - 1, self.size - 1
+        )
         self.w = MPI.Wtime
         self.made: list = []  # the records of the measurement being made (world rank 0)
 
     # -- plumbing -------------------------------------------------------------
-    def emit(self, benchmark: str, x: int | None, samples: list[float] | None, extra: dict, np_: int = 2,
-             calib: tuple[dict, str] | None = None) -> None:
+    def emit(
+        self,
+        benchmark: str,
+        x: int | None,
+        samples: list[float] | None,
+        extra: dict,
+        np_: int = 2,
+        calib: tuple[dict, str] | None = None,
+    ) -> None:
         """One record of the measurement being made (the harness emits them). calib = (a rank's calibration, "comptime" | "sendtime"): the
         calibrated Q time the samples had subtracted (its mean, as the seed); for
         the median and min analyses median_us and min_us are shifted to subtract
@@ -63,12 +77,28 @@ class Plumbing:
                 c, key = calib
                 for stat in ("median", "min"):
                     ex[f"{stat}_us"] += (c[key] - c[f"{key}_{stat}"]) * 1e6
-                ex["subtracted_us"] = {"mean": c[key] * 1e6, "median": c[f"{key}_median"] * 1e6,
-                                       "min": c[f"{key}_min"] * 1e6}
-        self.made.append(records.build(benchmark=benchmark, family=F, kind=KIND, np_=np_, mode="", x=x,
-                                       repetitions=len(samples or ()), groups=[list(range(np_))],
-                                       world_size=self.size, components=["t"], rank_times={"t": t},
-                                       turnover=1.0, extra=ex))
+                ex["subtracted_us"] = {
+                    "mean": c[key] * 1e6,
+                    "median": c[f"{key}_median"] * 1e6,
+                    "min": c[f"{key}_min"] * 1e6,
+                }
+        self.made.append(
+            records.build(
+                benchmark=benchmark,
+                family=F,
+                kind=KIND,
+                np_=np_,
+                mode="",
+                x=x,
+                repetitions=len(samples or ()),
+                groups=[list(range(np_))],
+                world_size=self.size,
+                components=["t"],
+                rank_times={"t": t},
+                turnover=1.0,
+                extra=ex,
+            )
+        )
 
     def settle(self) -> None:
         """Barrier without busy polling, so idle ranks leave the cores to the timed ones."""
@@ -86,4 +116,3 @@ class Plumbing:
         assert mine is not None
         every = self.comm.allgather(mine.to_dict())
         return q, mine, every
-

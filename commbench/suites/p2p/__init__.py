@@ -57,7 +57,21 @@ FAMILY = Family(
     procedure=driver.procedure,
     view="p2p",
     alloc="mpi",  # IMB-P2P's buffers come from MPI_Alloc_mem
-    honours=frozenset({"iter", "msglog", "msglen", "alloc", "hugepages", "mib", "engine", "samples", "precision",
-                       "precision_budget", "shuffle", "time"}),
+    honours=frozenset(
+        {
+            "iter",
+            "msglog",
+            "msglen",
+            "alloc",
+            "hugepages",
+            "mib",
+            "engine",
+            "samples",
+            "precision",
+            "precision_budget",
+            "shuffle",
+            "time",
+        }
+    ),
     memory=settings.memory,
 )

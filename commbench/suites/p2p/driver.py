@@ -74,9 +74,22 @@ class P2pProcedure(Procedure):
             if not pat.runs_at(p):
                 yield Unit(name, p, kind=KIND, invalid=pat.invalid_line(p))
                 continue
-            runners = runners if runners is not None else engines(session, lambda: native_p2p.resolve(session.comm))
-            yield P2pUnit(name, p, [Row(name, p, size) for size in s.sizes], list(runners), kind=KIND,
-                          session=session, pattern=pat, s=s, runners=runners)
+            runners = (
+                runners
+                if runners is not None
+                else engines(session, lambda: native_p2p.resolve(session.comm))
+            )
+            yield P2pUnit(
+                name,
+                p,
+                [Row(name, p, size) for size in s.sizes],
+                list(runners),
+                kind=KIND,
+                session=session,
+                pattern=pat,
+                s=s,
+                runners=runners,
+            )
 
 
 class P2pUnit(Unit):
@@ -89,8 +102,15 @@ class P2pUnit(Unit):
 
     def open(self) -> None:
         cfg = self.session.cfg
-        self.ctx = Ctx(self.session.comm, self.pattern, max(self.s.sizes), cfg.alloc, cfg.hugepages, self.s.msgwr,
-                       self.s.msgrd)
+        self.ctx = Ctx(
+            self.session.comm,
+            self.pattern,
+            max(self.s.sizes),
+            cfg.alloc,
+            cfg.hugepages,
+            self.s.msgwr,
+            self.s.msgrd,
+        )
 
     def close(self) -> None:
         if self.ctx is not None:
@@ -100,7 +120,9 @@ class P2pUnit(Unit):
     def measure(self, row: Row, engine: str) -> tuple:
         cfg, size = self.session.cfg, row.bytes or 0
         n, w = repetitions(size, cfg.msgspersample, cfg.overall_vol)
-        seconds, msgs = measure(self.session, self.ctx, self.runners[engine], size, n, w, self.s.pause)
+        seconds, msgs = measure(
+            self.session, self.ctx, self.runners[engine], size, n, w, self.s.pause
+        )
         return n, w, self.session.comm.gather((seconds, msgs), root=0)
 
     def record(self, row: Row, engine: str, data: tuple) -> records.Measurement:
@@ -112,7 +134,9 @@ def procedure(session: Session) -> P2pProcedure:
     return P2pProcedure(session)
 
 
-def measure(session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec: int) -> tuple[float, int]:
+def measure(
+    session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec: int
+) -> tuple[float, int]:
     """One size on this rank: (seconds of the timed loop, messages sent + received).
 
     runner None: the mpi4py loops, timed here; else p2p.c's, timed in C."""
@@ -144,8 +168,9 @@ def measure(session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec:
     return seconds, msgs
 
 
-def record(pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every: list,
-           engine: str) -> records.Measurement:
+def record(
+    pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every: list, engine: str
+) -> records.Measurement:
     """IMB-P2P's row as a record (rank 0)."""
     times = [t for t, _ in every]
     counts = [m for _, m in every]
@@ -154,13 +179,35 @@ def record(pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every
     groups, rank_times = [list(range(ctx.p))], {"t": [t / n for t in times]}
     values = records.reduce_times(KIND, ["t"], rank_times, groups[0], size, msgs / n) | {
         "t": 1e6 * total / (pat.latency_halves * msgs) if msgs else 0.0,
-        "msgs_per_sec": msgs / tmax if tmax > 0 else 0.0}
-    return records.build(benchmark=pat.name, family=F, kind=KIND, np_=ctx.p, mode="", x=size, repetitions=n,
-                         groups=groups, world_size=ctx.p, components=["t"], rank_times=rank_times,
-                         turnover=msgs / n, values=values,
-                         extra={"pattern": pat.description, "engine": engine, "messages": msgs, "rank_messages": counts,
-                                "max_time_s": tmax, "sum_time_s": total, "warmup_repetitions": w,
-                                "latency_divisor": pat.latency_halves * msgs, "pause_usec": s.pause,
-                                "msgwr": s.msgwr, "msgrd": s.msgrd,
-                                **({"grid": list(ctx.dims)} if ctx.dims else {}),
-                                **({"seed": 0} if pat.name in ("Unirandom", "Birandom", "Corandom") else {})})
+        "msgs_per_sec": msgs / tmax if tmax > 0 else 0.0,
+    }
+    return records.build(
+        benchmark=pat.name,
+        family=F,
+        kind=KIND,
+        np_=ctx.p,
+        mode="",
+        x=size,
+        repetitions=n,
+        groups=groups,
+        world_size=ctx.p,
+        components=["t"],
+        rank_times=rank_times,
+        turnover=msgs / n,
+        values=values,
+        extra={
+            "pattern": pat.description,
+            "engine": engine,
+            "messages": msgs,
+            "rank_messages": counts,
+            "max_time_s": tmax,
+            "sum_time_s": total,
+            "warmup_repetitions": w,
+            "latency_divisor": pat.latency_halves * msgs,
+            "pause_usec": s.pause,
+            "msgwr": s.msgwr,
+            "msgrd": s.msgrd,
+            **({"grid": list(ctx.dims)} if ctx.dims else {}),
+            **({"seed": 0} if pat.name in ("Unirandom", "Birandom", "Corandom") else {}),
+        },
+    )

@@ -34,6 +34,7 @@ LCG_A, LCG_C, MASK64 = 7560690468208412377, 4343336064253945357, 2**64 - 1
 
 # ---------------------------------------------------------------- process grids
 
+
 def grid2d(p: int) -> tuple[int, int] | None:
     """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2, found as IMB-P2P does."""
     lx = ly = 2
@@ -131,6 +132,7 @@ def ring_partners(p: int, rank: int, count: int) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- buffers and their touches
 
+
 def _nothing() -> None:
     pass
 
@@ -146,12 +148,22 @@ class Ctx:
     (60-200 ns a touch up to 4 KiB). IMB-P2P stores a running counter; a
     constant byte here (a store dirties the line all the same)."""
 
-    def __init__(self, comm: Any, pattern: Pattern, max_size: int, alloc: str, hugepages: str,
-                 msgwr: bool, msgrd: bool):
+    def __init__(
+        self,
+        comm: Any,
+        pattern: Pattern,
+        max_size: int,
+        alloc: str,
+        hugepages: str,
+        msgwr: bool,
+        msgrd: bool,
+    ):
         self.comm, self.pattern = comm, pattern
         self.rank, self.p = comm.Get_rank(), comm.Get_size()
         self.msgwr, self.msgrd = msgwr, msgrd
-        self.allocs = [buffers.Allocation(max(max_size, 1), alloc, hugepages) for _ in range(pattern.nbuf)]
+        self.allocs = [
+            buffers.Allocation(max(max_size, 1), alloc, hugepages) for _ in range(pattern.nbuf)
+        ]
         for a in self.allocs:
             a.array.fill(self.rank & 0xFF)  # IMB-P2P memsets its buffers to the rank
         self.dims = pattern.grid(self.p) if pattern.grid else None
@@ -173,7 +185,11 @@ class Ctx:
         if not self.msgwr or not size:
             return _nothing
         value = (self.rank + 1 + size) & 0xFF
-        return partial(memoryview(a).__setitem__, 0, value) if size <= LINE else partial(a[:size:LINE].fill, value)
+        return (
+            partial(memoryview(a).__setitem__, 0, value)
+            if size <= LINE
+            else partial(a[:size:LINE].fill, value)
+        )
 
     def _reader(self, a: np.ndarray, size: int) -> Callable[[], Any]:
         if not self.msgrd or not size:
@@ -183,8 +199,16 @@ class Ctx:
     def native(self, runner: Any, size: int, plan: Any) -> tuple[Any, list, int]:
         """p2p.c's call for plan at size (untimed): (packed args, what they point into, steps)."""
         steps, partners = self.pattern.partners(self, plan)
-        a, keep = runner.args(self.comm, self.pattern.name, size, self.sends, self.recvs, self.msgwr,
-                              self.msgrd, **partners)
+        a, keep = runner.args(
+            self.comm,
+            self.pattern.name,
+            size,
+            self.sends,
+            self.recvs,
+            self.msgwr,
+            self.msgrd,
+            **partners,
+        )
         return a, keep, steps
 
     def free(self) -> None:
@@ -194,6 +218,7 @@ class Ctx:
 
 
 # ---------------------------------------------------------------- the timed loops
+
 
 def pingpong(c: Ctx, n: int) -> int:
     send, recv, s, r, ws, rd = c.comm.Send, c.comm.Recv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
@@ -296,6 +321,7 @@ def sendrecv_replace(c: Ctx, n: int) -> int:
 # (steps, keyword arguments of commbench.native.p2p.Runner.args): the same partners
 # as the loops above, as arrays.
 
+
 def _pair_partners(c: Ctx, n: int) -> tuple[int, dict]:
     half = c.p // 2
     return n, {"peers": [(c.rank + half) % c.p], "first": c.rank < half}
@@ -319,6 +345,7 @@ def _replace_partners(c: Ctx, n: int) -> tuple[int, dict]:
 
 # ---------------------------------------------------------------- the table
 
+
 def _even(p: int) -> bool:
     return p >= 2 and p % 2 == 0
 
@@ -337,7 +364,9 @@ class Pattern:
     nbuf: int = 2  # buffers of the largest size per process
     valid: Callable[[int], bool] = _two
     grid: Callable[[int], tuple | None] | None = None
-    latency_halves: int = 1  # t[usec] = summed rank time / (halves x messages): PingPong's half round trip
+    latency_halves: int = (
+        1  # t[usec] = summed rank time / (halves x messages): PingPong's half round trip
+    )
     warmup_barrier: bool = True  # a barrier between warm-up and timed run (not SendRecv_Replace)
     invalid: str = "is invalid for {p} processes"  # IMB-P2P's words, its slips kept
 
@@ -348,21 +377,71 @@ class Pattern:
         return f"# !! Benchmark {self.name} {self.invalid.format(p=p)} !!"
 
 
-PATTERNS = {pat.name: pat for pat in (
-    Pattern("PingPong", "rank r < P/2 sends to r+P/2 and receives its reply: half the round trip",
-            pingpong, _pair_partners, valid=_even, latency_halves=2),
-    Pattern("PingPing", "rank r and r+-P/2 send to each other at once (Irecv, Send, Wait)", pingping,
-            _pair_partners, valid=_even),
-    Pattern("Unirandom", "P x reps random (sender, receiver) pairs, one message each, seed 0",
-            unirandom, _random_partners, _my_pairs, invalid="invalid for {p} processes"),
-    Pattern("Birandom", "P x reps random pairs, each exchanging one message both ways, seed 0", birandom,
-            _random_partners, _my_pairs),
-    Pattern("Corandom", "every rank receives from and sends to its neighbours in a ring reshuffled "
-            "every repetition, seed 0", corandom, _ring_partners, lambda c, n: ring_partners(c.p, c.rank, n)),
-    Pattern("Stencil2D", "periodic 2D grid: Irecv and Isend with 4 neighbours, Waitall", stencil,
-            _stencil_partners, nbuf=8, grid=grid2d),
-    Pattern("Stencil3D", "periodic 3D grid: Irecv and Isend with 6 neighbours, Waitall", stencil,
-            _stencil_partners, nbuf=12, grid=grid3d),
-    Pattern("SendRecv_Replace", "ring: MPI_Sendrecv_replace to rank+1 from rank-1", sendrecv_replace,
-            _replace_partners, nbuf=1, warmup_barrier=False, invalid="is invalid for {p} process"),
-)}
+PATTERNS = {
+    pat.name: pat
+    for pat in (
+        Pattern(
+            "PingPong",
+            "rank r < P/2 sends to r+P/2 and receives its reply: half the round trip",
+            pingpong,
+            _pair_partners,
+            valid=_even,
+            latency_halves=2,
+        ),
+        Pattern(
+            "PingPing",
+            "rank r and r+-P/2 send to each other at once (Irecv, Send, Wait)",
+            pingping,
+            _pair_partners,
+            valid=_even,
+        ),
+        Pattern(
+            "Unirandom",
+            "P x reps random (sender, receiver) pairs, one message each, seed 0",
+            unirandom,
+            _random_partners,
+            _my_pairs,
+            invalid="invalid for {p} processes",
+        ),
+        Pattern(
+            "Birandom",
+            "P x reps random pairs, each exchanging one message both ways, seed 0",
+            birandom,
+            _random_partners,
+            _my_pairs,
+        ),
+        Pattern(
+            "Corandom",
+            "every rank receives from and sends to its neighbours in a ring reshuffled "
+            "every repetition, seed 0",
+            corandom,
+            _ring_partners,
+            lambda c, n: ring_partners(c.p, c.rank, n),
+        ),
+        Pattern(
+            "Stencil2D",
+            "periodic 2D grid: Irecv and Isend with 4 neighbours, Waitall",
+            stencil,
+            _stencil_partners,
+            nbuf=8,
+            grid=grid2d,
+        ),
+        Pattern(
+            "Stencil3D",
+            "periodic 3D grid: Irecv and Isend with 6 neighbours, Waitall",
+            stencil,
+            _stencil_partners,
+            nbuf=12,
+            grid=grid3d,
+        ),
+        Pattern(
+            "SendRecv_Replace",
+            "ring: MPI_Sendrecv_replace to rank+1 from rank-1",
+            sendrecv_replace,
+            _replace_partners,
+            nbuf=1,
+            warmup_barrier=False,
+            invalid="is invalid for {p} process",
+        ),
+    )
+}

@@ -48,20 +48,47 @@ def switch(name: str):
 def msgsz(s: str) -> tuple[int, ...]:
     sizes = tuple(byte_count(t) for t in s.split(","))
     if not s or any(v is None for v in sizes):
-        raise ConfigError(f"-msgsz {s!r}: accepted -msgsz <size>[,<size>…], byte counts with optional "
-                          "k/m/g suffix (e.g. -msgsz 4097,5k,2m)")
+        raise ConfigError(
+            f"-msgsz {s!r}: accepted -msgsz <size>[,<size>…], byte counts with optional "
+            "k/m/g suffix (e.g. -msgsz 4097,5k,2m)"
+        )
     return sizes  # type: ignore[return-value]
 
 
 OPTIONS = (
-    Option(("-msgsz",), "p2p_msgsz", "<size>[,<size>…]", "p2p: message sizes (k/m/g suffixes), after those "
-           "of -msglog/-msglen when given, else alone (IMB-P2P's repeated -msgsz as one list)", msgsz),
-    Option(("-msgwr",), "p2p_msgwr", "<on|off>", "p2p: write one byte per 64-byte line of the send buffer "
-           "before every send (default on)", switch("-msgwr"), default=True),
-    Option(("-msgrd",), "p2p_msgrd", "<on|off>", "p2p: read one byte per 64-byte line of the receive buffer "
-           "after every receive (default on)", switch("-msgrd"), default=True),
-    Option(("-pause",), "p2p_pause", "<usec>", "p2p: sleep before and after every size (default 100000; "
-           "-1: none)", integer("-pause", -1), default=100000),
+    Option(
+        ("-msgsz",),
+        "p2p_msgsz",
+        "<size>[,<size>…]",
+        "p2p: message sizes (k/m/g suffixes), after those "
+        "of -msglog/-msglen when given, else alone (IMB-P2P's repeated -msgsz as one list)",
+        msgsz,
+    ),
+    Option(
+        ("-msgwr",),
+        "p2p_msgwr",
+        "<on|off>",
+        "p2p: write one byte per 64-byte line of the send buffer before every send (default on)",
+        switch("-msgwr"),
+        default=True,
+    ),
+    Option(
+        ("-msgrd",),
+        "p2p_msgrd",
+        "<on|off>",
+        "p2p: read one byte per 64-byte line of the receive buffer "
+        "after every receive (default on)",
+        switch("-msgrd"),
+        default=True,
+    ),
+    Option(
+        ("-pause",),
+        "p2p_pause",
+        "<usec>",
+        "p2p: sleep before and after every size (default 100000; -1: none)",
+        integer("-pause", -1),
+        default=100000,
+    ),
 )
 
 
@@ -96,9 +123,13 @@ def sizes_of(cfg, extra: tuple) -> list[int]:
 def configure(cfg):
     """The size list and buffer count into params; maxlog covering the largest size."""
     if cfg.msglen is not None and (_given(cfg, "-msglog") or cfg.minlog >= 0):
-        raise ConfigError("-msglog contradicts -msglen (accepted: one of them; -msgsz adds sizes to either)")
+        raise ConfigError(
+            "-msglog contradicts -msglen (accepted: one of them; -msgsz adds sizes to either)"
+        )
     if cfg.argv.count("-msgsz") > 1:
-        raise ConfigError("-msgsz given more than once (accepted: one -msgsz with a comma list, e.g. -msgsz 4097,5k)")
+        raise ConfigError(
+            "-msgsz given more than once (accepted: one -msgsz with a comma list, e.g. -msgsz 4097,5k)"
+        )
     sizes = sizes_of(cfg, tuple(cfg.params.get("p2p_msgsz", ())))
     nbuf = max(PATTERNS[n].nbuf for n in cfg.benchmarks)
     params = {**cfg.params, "p2p_sizes": sizes, "p2p_buffers": nbuf}
@@ -108,15 +139,23 @@ def configure(cfg):
 
 def validate(cfg, size: int) -> None:
     """IMB-MPI1's parts of the shared options, and a run in which nothing can run."""
-    if cfg.msgs_nonaggr != PROFILE.msgs_nonaggr or cfg.iter_policy != "dynamic" or _iter_policy_word(cfg.argv):
-        raise ConfigError("-iter: IMB-P2P takes a maximum and a numerator only (accepted: -iter <max>[,<MB>], "
-                          "repetitions = min(max, round(MB x 2^20 / size)), at least 1)")
+    if (
+        cfg.msgs_nonaggr != PROFILE.msgs_nonaggr
+        or cfg.iter_policy != "dynamic"
+        or _iter_policy_word(cfg.argv)
+    ):
+        raise ConfigError(
+            "-iter: IMB-P2P takes a maximum and a numerator only (accepted: -iter <max>[,<MB>], "
+            "repetitions = min(max, round(MB x 2^20 / size)), at least 1)"
+        )
     _c_ints(cfg)
     runs = [n for n in cfg.benchmarks if PATTERNS[n].runs_at(size)]
     if not runs:
         need = "; ".join(f"{n}: {_needs(n)}" for n in cfg.benchmarks)
-        raise ConfigError(f"nothing to measure with {size} processes ({need}) (accepted: a process count "
-                          f"one of them runs at)")
+        raise ConfigError(
+            f"nothing to measure with {size} processes ({need}) (accepted: a process count "
+            f"one of them runs at)"
+        )
 
 
 INT_MAX = 2**31 - 1
@@ -129,11 +168,15 @@ def _c_ints(cfg) -> None:
         return
     big = max(cfg.params.get("p2p_sizes") or (0,))
     if big > INT_MAX:
-        raise ConfigError(f"a message of {big} bytes: the C loops of the p2p family count bytes in a C int, at most "
-                          f"{INT_MAX} (accepted: sizes up to {INT_MAX} bytes, or --engine mpi4py: MPI-4 large counts)")
+        raise ConfigError(
+            f"a message of {big} bytes: the C loops of the p2p family count bytes in a C int, at most "
+            f"{INT_MAX} (accepted: sizes up to {INT_MAX} bytes, or --engine mpi4py: MPI-4 large counts)"
+        )
     if cfg.msgspersample > INT_MAX:
-        raise ConfigError(f"-iter {cfg.msgspersample}: the C loops of the p2p family count repetitions in a C int "
-                          f"(accepted: -iter <max <= {INT_MAX}>[,<MB>], or --engine mpi4py)")
+        raise ConfigError(
+            f"-iter {cfg.msgspersample}: the C loops of the p2p family count repetitions in a C int "
+            f"(accepted: -iter <max <= {INT_MAX}>[,<MB>], or --engine mpi4py)"
+        )
 
 
 def _iter_policy_word(argv: tuple) -> bool:
@@ -142,9 +185,12 @@ def _iter_policy_word(argv: tuple) -> bool:
 
 
 def _needs(name: str) -> str:
-    return {"PingPong": "an even count", "PingPing": "an even count",
-            "Stencil2D": "a ly x lx grid, both >= 2 (4, 6, 8, 9 …)",
-            "Stencil3D": "a lz x ly x lx grid, all >= 2 (8, 12, 16 …)"}.get(name, "2 or more")
+    return {
+        "PingPong": "an even count",
+        "PingPing": "an even count",
+        "Stencil2D": "a ly x lx grid, both >= 2 (4, 6, 8, 9 …)",
+        "Stencil3D": "a lz x ly x lx grid, all >= 2 (8, 12, 16 …)",
+    }.get(name, "2 or more")
 
 
 def memory(params: dict, p: int) -> tuple[int, str]:

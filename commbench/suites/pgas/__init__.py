@@ -72,8 +72,20 @@ from commbench.suites.pgas.segment import (
 from commbench.suites.pgas.segment import memory as segment_memory
 from commbench.suites.pgas.settings import OPTIONS, Settings
 
-__all__ = ["BENCHMARKS", "FAMILY", "OPTIONS", "PROFILE", "PairingError", "Segment", "Settings",
-           "configure", "pairs", "partners", "random_draws", "validate"]
+__all__ = [
+    "BENCHMARKS",
+    "FAMILY",
+    "OPTIONS",
+    "PROFILE",
+    "PairingError",
+    "Segment",
+    "Settings",
+    "configure",
+    "pairs",
+    "partners",
+    "random_draws",
+    "validate",
+]
 
 F = "pgas"
 
@@ -93,59 +105,170 @@ def configure(cfg):
 
 # ---------------------------------------------------------------- descriptors
 
-RANDOM_NOTE = ("random target (never itself) and slot from two PCG64 streams seeded with (--pgas-seed, world rank);",
-               "the seed is recorded in the results file under config.params.pgas_seed")
+RANDOM_NOTE = (
+    "random target (never itself) and slot from two PCG64 streams seeded with (--pgas-seed, world rank);",
+    "the seed is recorded in the results file under config.params.pgas_seed",
+)
 
 
-REDUCTION_NOTE = ("MPI_Allreduce of M/4 MPI_INT with MPI_SUM (not MPI_FLOAT: integers, as in the reference,",
-                  "keep the repeated in-place sums exact, so check mode can verify them)")
+REDUCTION_NOTE = (
+    "MPI_Allreduce of M/4 MPI_INT with MPI_SUM (not MPI_FLOAT: integers, as in the reference,",
+    "keep the repeated in-place sums exact, so check mode can verify them)",
+)
 
 
-def _bench(name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=(), memory="none"):
+def _bench(
+    name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=(), memory="none"
+):
     # Latency and bandwidth tests are fitted by `run --fit` (Hockney); reductions are not.
-    return Benchmark(name, F, kind, kernel, desc, buffers=same, unit=unit, off_cache=False, procs=Procs(minimum=2),
-                     expected=check, setup=setup, teardown=close, dtype=dtype, comments=comments,
-                     fit="Reduction" not in name, memory=segment_memory(memory))
+    return Benchmark(
+        name,
+        F,
+        kind,
+        kernel,
+        desc,
+        buffers=same,
+        unit=unit,
+        off_cache=False,
+        procs=Procs(minimum=2),
+        expected=check,
+        setup=setup,
+        teardown=close,
+        dtype=dtype,
+        comments=comments,
+        fit="Reduction" not in name,
+        memory=segment_memory(memory),
+    )
 
 
 LAT, BW, COLL = Kind.COLLECTIVE, Kind.PARALLEL, Kind.COLLECTIVE
 
 BENCHMARKS = (
-    _bench("PutGet_latency", LAT, putget_latency,
-           "lower rank of each pair: PUT then GET of M bytes, N times; latency (t2-t1)/N",
-           opener(geo_putget), check_putget, memory="putget"),
-    _bench("PutPut_latency", LAT, pingpong_kernel(True),
-           "PUT to partner, synchronize with target, wait for the partner's PUT; latency (t2-t1)/N",
-           opener(geo_put, flags=True), check_put(both=True), memory="put"),
-    _bench("GetGet_latency", LAT, pingpong_kernel(False),
-           "GET from partner, synchronize with target, wait for the partner's GET; latency (t2-t1)/N",
-           opener(geo_get, flags=True), check_get(both=True), memory="get"),
-    _bench("Put_bw", BW, put_bw, "lower rank of each pair PUTs M bytes N times; M*N/(t2-t1)",
-           opener(geo_put), check_put(both=False), memory="put"),
-    _bench("Get_bw", BW, get_bw, "lower rank of each pair GETs M bytes N times; M*N/(t2-t1)",
-           opener(geo_get), check_get(both=False), memory="get"),
-    _bench("Put_bidir_bw", BW, put_bidir_bw, "both ranks of each pair PUT M bytes to each other N times",
-           opener(geo_put), check_put(both=True), memory="put"),
-    _bench("Get_bidir_bw", BW, get_bidir_bw, "both ranks of each pair GET M bytes from each other N times",
-           opener(geo_get), check_get(both=True), memory="get"),
-    _bench("Strided_put_bw", BW, strided_put_bw,
-           "lower rank PUTs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
-           strided_setup(True), check_strided_put, unit=4, memory="strided_put"),
-    _bench("Strided_get_bw", BW, strided_get_bw,
-           "lower rank GETs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
-           strided_setup(False), check_strided_get, unit=4, memory="strided_get"),
-    _bench("Random_put_bw", BW, random_put_bw,
-           "every rank PUTs M bytes to a random address at a random target N times",
-           opener(geo_random_put), check_random_put, comments=RANDOM_NOTE, memory="random_put"),
-    _bench("Random_get_bw", BW, random_get_bw,
-           "every rank GETs M bytes from a random address at a random target N times",
-           opener(geo_random_get), check_random_get, comments=RANDOM_NOTE, memory="random_get"),
-    _bench("Reduction_separate", COLL, reduction_separate,
-           "sum-to-all of M/4 ints into a non-overlapping target buffer, N times",
-           opener(None), check_reduction_separate, unit=4, dtype="int32", comments=REDUCTION_NOTE),
-    _bench("Reduction_inplace", COLL, reduction_inplace,
-           "sum-to-all of M/4 ints into the same source buffer, N times",
-           inplace_setup, check_reduction_inplace, unit=4, dtype="int32", comments=REDUCTION_NOTE),
+    _bench(
+        "PutGet_latency",
+        LAT,
+        putget_latency,
+        "lower rank of each pair: PUT then GET of M bytes, N times; latency (t2-t1)/N",
+        opener(geo_putget),
+        check_putget,
+        memory="putget",
+    ),
+    _bench(
+        "PutPut_latency",
+        LAT,
+        pingpong_kernel(True),
+        "PUT to partner, synchronize with target, wait for the partner's PUT; latency (t2-t1)/N",
+        opener(geo_put, flags=True),
+        check_put(both=True),
+        memory="put",
+    ),
+    _bench(
+        "GetGet_latency",
+        LAT,
+        pingpong_kernel(False),
+        "GET from partner, synchronize with target, wait for the partner's GET; latency (t2-t1)/N",
+        opener(geo_get, flags=True),
+        check_get(both=True),
+        memory="get",
+    ),
+    _bench(
+        "Put_bw",
+        BW,
+        put_bw,
+        "lower rank of each pair PUTs M bytes N times; M*N/(t2-t1)",
+        opener(geo_put),
+        check_put(both=False),
+        memory="put",
+    ),
+    _bench(
+        "Get_bw",
+        BW,
+        get_bw,
+        "lower rank of each pair GETs M bytes N times; M*N/(t2-t1)",
+        opener(geo_get),
+        check_get(both=False),
+        memory="get",
+    ),
+    _bench(
+        "Put_bidir_bw",
+        BW,
+        put_bidir_bw,
+        "both ranks of each pair PUT M bytes to each other N times",
+        opener(geo_put),
+        check_put(both=True),
+        memory="put",
+    ),
+    _bench(
+        "Get_bidir_bw",
+        BW,
+        get_bidir_bw,
+        "both ranks of each pair GET M bytes from each other N times",
+        opener(geo_get),
+        check_get(both=True),
+        memory="get",
+    ),
+    _bench(
+        "Strided_put_bw",
+        BW,
+        strided_put_bw,
+        "lower rank PUTs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
+        strided_setup(True),
+        check_strided_put,
+        unit=4,
+        memory="strided_put",
+    ),
+    _bench(
+        "Strided_get_bw",
+        BW,
+        strided_get_bw,
+        "lower rank GETs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
+        strided_setup(False),
+        check_strided_get,
+        unit=4,
+        memory="strided_get",
+    ),
+    _bench(
+        "Random_put_bw",
+        BW,
+        random_put_bw,
+        "every rank PUTs M bytes to a random address at a random target N times",
+        opener(geo_random_put),
+        check_random_put,
+        comments=RANDOM_NOTE,
+        memory="random_put",
+    ),
+    _bench(
+        "Random_get_bw",
+        BW,
+        random_get_bw,
+        "every rank GETs M bytes from a random address at a random target N times",
+        opener(geo_random_get),
+        check_random_get,
+        comments=RANDOM_NOTE,
+        memory="random_get",
+    ),
+    _bench(
+        "Reduction_separate",
+        COLL,
+        reduction_separate,
+        "sum-to-all of M/4 ints into a non-overlapping target buffer, N times",
+        opener(None),
+        check_reduction_separate,
+        unit=4,
+        dtype="int32",
+        comments=REDUCTION_NOTE,
+    ),
+    _bench(
+        "Reduction_inplace",
+        COLL,
+        reduction_inplace,
+        "sum-to-all of M/4 ints into the same source buffer, N times",
+        inplace_setup,
+        check_reduction_inplace,
+        unit=4,
+        dtype="int32",
+        comments=REDUCTION_NOTE,
+    ),
 )
 
 FAMILY = Family(

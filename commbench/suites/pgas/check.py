@@ -59,7 +59,9 @@ def check_get(both: bool):
     return check
 
 
-def _strided_expect(ctx, source: np.ndarray, from_strided: bool, to_strided: bool, out_len: int) -> np.ndarray:
+def _strided_expect(
+    ctx, source: np.ndarray, from_strided: bool, to_strided: bool, out_len: int
+) -> np.ndarray:
     """Where the M/4 floats of `source` land: element j of the transfer is source
     element j (or j*S when the source is strided), stored at j (or j*S)."""
     s = ctx.state["settings"].stride
@@ -113,7 +115,9 @@ def check_random_put(ctx, n):
         w = ctx.members[o]
         targets, slots = random_draws(s.seed, w, o, ctx.size, k, m)
         exp = np.zeros((k, slot), np.uint8)
-        exp[np.unique(slots[targets == ctx.rank]), : ctx.x] = buffers.pattern(w, ctx.x, ctx.bench.dtype)
+        exp[np.unique(slots[targets == ctx.rank]), : ctx.x] = buffers.pattern(
+            w, ctx.x, ctx.bench.dtype
+        )
         region = st["mem"][o * k * slot : (o + 1) * k * slot]
         devs.append(_dev(region, exp.reshape(-1)))
     return max(devs) if devs else None

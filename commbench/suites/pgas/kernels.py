@@ -63,6 +63,7 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
 
 # ---------------------------------------------------------------- latency kernels
 
+
 def _specs(ctx):
     st = ctx.state
     x = ctx.x
@@ -115,6 +116,7 @@ def pingpong_kernel(is_put: bool):
 
 # ---------------------------------------------------------------- bandwidth kernels
 
+
 def put_bw(ctx, n):
     """Lower rank of each pair PUTs M bytes to its partner N times; one flush completes them."""
     if not ctx.state["lower"]:
@@ -161,6 +163,7 @@ def get_bidir_bw(ctx, n):
 
 # ---------------------------------------------------------------- strided kernels
 
+
 def strided_put_bw(ctx, n):
     """Lower rank PUTs M bytes (M/4 floats) to its partner with stride S, N times."""
     st = ctx.state
@@ -190,6 +193,7 @@ def strided_get_bw(ctx, n):
 
 
 # ---------------------------------------------------------------- random kernels
+
 
 def _random_plan(ctx, n: int, region: bool) -> list[tuple[int, tuple]]:
     st = ctx.state
@@ -231,6 +235,7 @@ def random_get_bw(ctx, n):
 
 
 # ---------------------------------------------------------------- reductions
+
 
 def reduction_separate(ctx, n):
     """Sum-to-all of M/4 ints into a non-overlapping target buffer, N times."""

@@ -48,7 +48,8 @@ def partners(n: int, offset: int | None = None) -> list[int]:
             f"--pgas-offset {q} leaves rank {i} of {n} processes without a partner "
             f"(rank {out[i]} does not exist; the rule {{i, i+Q}} for i mod 2Q < Q, {{i-Q, i}} for i mod 2Q >= Q pairs {n} "
             f"processes only when {n} is a multiple of 2Q = {2 * q}); accepted for {n} processes: "
-            f"{', '.join(map(str, good))}")
+            f"{', '.join(map(str, good))}"
+        )
     for i, p in enumerate(out):  # the rule is symmetric by construction; keep it honest
         if out[p] != i or p == i:
             raise PairingError(f"--pgas-offset {q}: rank {i} and {p} are not a pair")
@@ -66,9 +67,13 @@ def validate(cfg, size: int) -> None:
     offset = Settings.of(cfg.params).offset
     for np_ in policy.np_sequence(size, cfg.npmin):
         if np_ % 2:
-            raise ConfigError(f"family pgas needs an even number of processes in every group: -npmin {cfg.npmin} "
-                              f"with {size} processes gives a group of {np_} (accepted: an even -npmin, e.g. -npmin 2)")
+            raise ConfigError(
+                f"family pgas needs an even number of processes in every group: -npmin {cfg.npmin} "
+                f"with {size} processes gives a group of {np_} (accepted: an even -npmin, e.g. -npmin 2)"
+            )
         try:
             partners(np_, offset)
         except PairingError as e:
-            raise ConfigError(str(e) + (f" (process count {np_} of the -npmin sequence)" if np_ != size else "")) from None
+            raise ConfigError(
+                str(e) + (f" (process count {np_} of the -npmin sequence)" if np_ != size else "")
+            ) from None

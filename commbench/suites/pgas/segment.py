@@ -101,21 +101,30 @@ def memory(kind: str):
     strided origin's local buffer (strided_setup). Counted by -mem and the
     pre-flight, so a huge --pgas-stride or --pgas-span is refused or skipped
     as out-of-mem instead of meeting the OOM killer."""
+
     def need(params: dict, x: int, np_: int) -> int:
         s = Settings.of(params)
         slot = slot_len(x)
         t_stride = s.stride if s.strided != "origin" else 1
         o_span = x * s.stride if s.strided in ("origin", "both") else x
         k = random_slots(x, s.span)
-        return {"putget": 2 * slot + x, "put": slot, "get": 2 * x,
-                "strided_put": slot_len(x * t_stride) + o_span,
-                "strided_get": 2 * x * t_stride + o_span,
-                "random_put": np_ * k * slot, "random_get": 2 * k * slot, "none": 0}[kind]
+        return {
+            "putget": 2 * slot + x,
+            "put": slot,
+            "get": 2 * x,
+            "strided_put": slot_len(x * t_stride) + o_span,
+            "strided_get": 2 * x * t_stride + o_span,
+            "random_put": np_ * k * slot,
+            "random_get": 2 * k * slot,
+            "none": 0,
+        }[kind]
 
     return need
 
 
-def random_draws(seed: int, world_rank: int, group_rank: int, np_: int, slots: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+def random_draws(
+    seed: int, world_rank: int, group_rank: int, np_: int, slots: int, n: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The first n (target group rank, slot) draws of one origin.
 
     Two PCG64 streams seeded with (seed, world rank, 0|1): the first n draws do
@@ -141,13 +150,15 @@ def opener(geometry: Geometry | None, flags: bool = False):
         win = MPI.Win.Allocate(max(total, 1), 1, comm=ctx.comm)
         mem = np.frombuffer(win.tomemory(), np.uint8)[:total]
         mem[: seg.r_len] = 0
-        mem[seg.r_len:] = seg.s_data
+        mem[seg.r_len :] = seg.s_data
         st.update(win=win, mem=mem, seg=seg)
         if flags and s.sync == "p2p":
             flag = MPI.Win.Allocate(8, 8, comm=ctx.comm)
             if flag.Get_attr(MPI.WIN_MODEL) != MPI.WIN_UNIFIED:
-                raise RuntimeError("--pgas-sync p2p polls window memory and needs MPI's unified memory "
-                                   "model; this MPI gives the separate model: use --pgas-sync barrier")
+                raise RuntimeError(
+                    "--pgas-sync p2p polls window memory and needs MPI's unified memory "
+                    "model; this MPI gives the separate model: use --pgas-sync barrier"
+                )
             flag_mem = np.frombuffer(flag.tomemory(), np.int64)[:1]
             flag_mem[0] = 0
             flag.Lock_all()
@@ -196,8 +207,11 @@ def strided_setup(is_put: bool):
         t_type = _vector(ctx, count, s.stride) if target_strided and count else MPI.FLOAT
         o_count = 1 if o_type is not MPI.FLOAT else count
         t_count = 1 if t_type is not MPI.FLOAT else count
-        st.update(local=local, origin=[local, o_count, o_type],
-                  target=(0 if is_put else st["seg"].s_off, t_count, t_type))
+        st.update(
+            local=local,
+            origin=[local, o_count, o_type],
+            target=(0 if is_put else st["seg"].s_off, t_count, t_type),
+        )
 
     return setup
 
