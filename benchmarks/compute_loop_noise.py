@@ -61,7 +61,8 @@ def main(target_s: float = 2e-3) -> None:
         print(f"{name:<40} mean {m * 1e6:9.1f} us  cv {sd / m:6.3%}  mad/median {mad / med:6.3%}")
     # cv is dominated by preemptions on a shared machine; mad/median is the loop's own jitter
     print(
-        f"jitter ratio python qint / numpy Q(int): cv {cvs[2] / cvs[0]:.2f}, mad/median {mads[2] / mads[0]:.2f}"
+        f"jitter ratio python qint / numpy Q(int): cv {cvs[2] / cvs[0]:.2f}, mad/median "
+        f"{mads[2] / mads[0]:.2f}"
     )
 
 

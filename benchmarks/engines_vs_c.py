@@ -105,7 +105,10 @@ def measure_collectives(
 
 def print_collectives(res: dict, np_: int, rounds: int) -> None:
     print(
-        f"\nAllreduce ({COLL_SIZE} B) and Barrier, {np_} processes: t_avg[usec]; median of {rounds} rounds"
+        (
+            f"\nAllreduce ({COLL_SIZE} B) and Barrier, {np_} processes: t_avg[usec]; median of "
+            f"{rounds} rounds"
+        )
         + (
             " (oversubscribed: progress throttling on both sides)"
             if np_ > (os.cpu_count() or 1)

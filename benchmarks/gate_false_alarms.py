@@ -11,7 +11,8 @@
    against MPIR_CVAR_NOLOCAL=1 (every message through the TCP netmod), which slows
    every row.
 
-    python benchmarks/gate_false_alarms.py [--pairs 10] [--samples 20] [--threshold 10%] [--trials 3]
+    python benchmarks/gate_false_alarms.py [--pairs 10] [--samples 20] [--threshold 10%]
+                                           [--trials 3]
 
 docs/statistics.md shows its output.
 """
@@ -74,11 +75,13 @@ def _named(doc: dict, verdict: str) -> list[str]:
 
 def same_config(tmp: Path, pairs: int, samples: int, threshold: str) -> None:
     print(
-        f"## same configuration: {pairs} pairs of `commbench run -n 2 {' '.join(SAME)} --samples {samples}`, "
-        f"alternating, compared with --threshold {threshold}\n"
+        f"## same configuration: {pairs} pairs of "
+        f"`commbench run -n 2 {' '.join(SAME)} --samples {samples}`, alternating, compared with "
+        f"--threshold {threshold}\n"
     )
     print(
-        f"{'pair':>4} {'exit':>4} {'tested':>6} {'slower':>6} {'faster':>6}  rows called slower / faster"
+        f"{'pair':>4} {'exit':>4} {'tested':>6} {'slower':>6} "
+        f"{'faster':>6}  rows called slower / faster"
     )
     passed = tested = slower = faster = 0
     for i in range(pairs):
@@ -94,8 +97,9 @@ def same_config(tmp: Path, pairs: int, samples: int, threshold: str) -> None:
             f"{', '.join(_named(doc, 'slower')) or '-'} / {', '.join(_named(doc, 'faster')) or '-'}"
         )
     print(
-        f"\nexit 0 in {passed} of {pairs} pairs; false alarms over rows: {slower} of {tested} tested rows called "
-        f"slower ({100 * slower / max(tested, 1):.1f} %), {faster} called faster ({100 * faster / max(tested, 1):.1f} %)\n"
+        f"\nexit 0 in {passed} of {pairs} pairs; false alarms over rows: {slower} of {tested} "
+        f"tested rows called slower ({100 * slower / max(tested, 1):.1f} %), {faster} called "
+        f"faster ({100 * faster / max(tested, 1):.1f} %)\n"
     )
 
 
@@ -130,9 +134,9 @@ def slowdown(tmp: Path, trials: int, samples: int, threshold: str) -> None:
     why = netns.available()
     if why is None:
         print(
-            f"## injected slowdown: 2 emulated hosts (tests/netns.py, OFI over TCP), `{' '.join(SLOW_SIZES)} "
-            f"--samples {samples}`, baseline at full speed against h1's link limited to {RATE_MBIT} Mbit/s "
-            f"(tbf), {trials} trials\n"
+            "## injected slowdown: 2 emulated hosts (tests/netns.py, OFI over TCP), "
+            f"`{' '.join(SLOW_SIZES)} --samples {samples}`, baseline at full speed against h1's "
+            f"link limited to {RATE_MBIT} Mbit/s (tbf), {trials} trials\n"
         )
     else:
         print(
@@ -162,8 +166,8 @@ def slowdown(tmp: Path, trials: int, samples: int, threshold: str) -> None:
         )
         print(f"{i + 1:>5} {rc:>4} {doc['summary']['tested']:>6}  {named or '-'}")
     print(
-        f"\nexit 1 with every slowed row named in {caught} of {trials} trials; {extra} rows named that the "
-        "slowdown does not reach\n"
+        f"\nexit 1 with every slowed row named in {caught} of {trials} trials; {extra} rows named "
+        "that the slowdown does not reach\n"
     )
 
 

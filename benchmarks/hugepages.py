@@ -2,8 +2,8 @@
 
 Runs `commbench run -n 2 PingPong` over 256 KiB … 4 MiB with numpy buffers
 (numpy's own choice), and mmap buffers with --hugepages on and off (madvise),
-in rotating rounds, and prints the median time per size and the ratios. The allocation kind is the kind of
-number that must be recorded with a result: this is how much it matters here.
+in rotating rounds, and prints the median time per size and the ratios. The allocation kind
+is the kind of number that must be recorded with a result: this is how much it matters here.
 
     python benchmarks/hugepages.py [--rounds 5]
 """
@@ -68,7 +68,8 @@ def main() -> None:
         f"median of {args.rounds} rotating rounds; t in usec"
     )
     print(
-        f"{'#bytes':>9} {'numpy':>9} {'mmap+huge':>10} {'mmap-huge':>10} {'off/on':>7} {'numpy/on':>9}"
+        f"{'#bytes':>9} {'numpy':>9} {'mmap+huge':>10} {'mmap-huge':>10} {'off/on':>7} "
+        f"{'numpy/on':>9}"
     )
     for x in sorted(times["on"]):
         t = {k: statistics.median(times[k][x]) for k in KINDS}

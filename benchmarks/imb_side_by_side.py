@@ -171,9 +171,10 @@ def main() -> None:
                 got[name].append(tables(run(contenders[name], env)))
     os.unlink(lens)
     print(
-        f"# {conditions()}; NP {a.np}; -iter {a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; "
-        f"commbench memory: {'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; "
-        f"medians of {a.rounds} alternating rounds"
+        f"# {conditions()}; NP {a.np}; -iter "
+        f"{a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; commbench memory: "
+        f"{'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; medians of {a.rounds} alternating "
+        "rounds"
     )
     for m in methods:
         print(

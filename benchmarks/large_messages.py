@@ -84,10 +84,12 @@ def main() -> int:
         }
     ref, big = recs[args.ref]["values"], recs[args.big]["values"]
     print(
-        f"PingPong {args.ref} B: {ref['t_max'] / 1e6:.3f} s one way, {ref['bytes_per_sec'] / 1e6:.1f} MB/s"
+        f"PingPong {args.ref} B: {ref['t_max'] / 1e6:.3f} s one way, "
+        f"{ref['bytes_per_sec'] / 1e6:.1f} MB/s"
     )
     print(
-        f"PingPong {args.big} B: {big['t_max'] / 1e6:.3f} s one way, {big['bytes_per_sec'] / 1e6:.1f} MB/s"
+        f"PingPong {args.big} B: {big['t_max'] / 1e6:.3f} s one way, "
+        f"{big['bytes_per_sec'] / 1e6:.1f} MB/s"
     )
     print(
         f"rate ratio large-count / int-count: {big['bytes_per_sec'] / ref['bytes_per_sec']:.3f} "

@@ -92,8 +92,8 @@ def job(rounds: int, reps: int, size: int) -> None:
     if rank == 0:
         load = os.getloadavg()
         print(
-            f"# {os.cpu_count()} cores, load average {load[0]:.2f}; PingPong {size} B, {reps} round trips "
-            f"x {rounds} rounds, t = half round trip [usec]"
+            f"# {os.cpu_count()} cores, load average {load[0]:.2f}; PingPong {size} B, {reps} "
+            f"round trips x {rounds} rounds, t = half round trip [usec]"
         )
         best_med = min(statistics.median(v) for k, v in times.items() if k != "commbench")
         best_min = min(min(v) for k, v in times.items() if k != "commbench")
@@ -161,15 +161,16 @@ def cpu(rounds: int, reps: int, size: int) -> None:
         for name in order if k % 2 == 0 else order[::-1]:
             times[name].append(contenders[name](reps) * 1e9)
     print(
-        f"# CPU time per Isend/Recv/Wait iteration to self [ns], {size} B, {reps} x {rounds} rounds, "
-        f"load average {os.getloadavg()[0]:.2f}"
+        f"# CPU time per Isend/Recv/Wait iteration to self [ns], {size} B, {reps} x {rounds} "
+        f"rounds, load average {os.getloadavg()[0]:.2f}"
     )
     print(f"{'loop':>14} {'median':>9} {'min':>9}")
     for name, v in times.items():
         print(f"{name:>14} {statistics.median(v):>9.1f} {min(v):>9.1f}")
     best = min(statistics.median(v) for k, v in times.items() if not k.startswith("commbench"))
     print(
-        f"commbench / best minimal loop (median): {statistics.median(times['commbench']) / best:.3f}"
+        "commbench / best minimal loop (median): "
+        f"{statistics.median(times['commbench']) / best:.3f}"
     )
 
 

@@ -76,7 +76,8 @@ def main() -> None:
                 for pat, r in run(a.np, a.iters, FORMS[name], Path(d) / "m.json").items():
                     rates.setdefault((name, pat), []).append(r)
     print(
-        f"# {conditions()}; NP {a.np}, --peers {a.np - 1}, --iters {a.iters}; medians of {a.rounds} rotating rounds"
+        f"# {conditions()}; NP {a.np}, --peers {a.np - 1}, --iters {a.iters}; medians of "
+        f"{a.rounds} rotating rounds"
     )
     print(f"{'form':32s}" + "".join(f"{p + ' [msgs/s]':>28s}{'x seed':>8s}" for p in PATTERNS))
     seed = next(iter(FORMS))

@@ -109,8 +109,8 @@ def main() -> int:
         f.write("\n".join(a.sizes.split(",")) + "\n")
         sizes_file = Path(f.name)
     print(
-        f"# {a.np} ranks on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start; "
-        f"-iter {a.iter}, median of {a.repeat}"
+        f"# {a.np} ranks on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at "
+        f"start; -iter {a.iter}, median of {a.repeat}"
     )
     print(
         f"{'mode':<8}{'benchmark':<12}{'bytes':>9}{'F':>6}{'t_pure':>11}{'t_CPU':>11}{'t_ovrl':>11}"

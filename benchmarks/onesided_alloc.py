@@ -111,9 +111,9 @@ def main() -> None:
                     ).items():
                         times[kind].setdefault(key, []).append(t)
     print(
-        f"# 2 processes, native engine; -iter {a.iter}; --hugepages {a.hugepages}; load {os.getloadavg()[0]:.2f} "
-        f"at the end; median t[usec] of {a.rounds} rounds, kinds in rotating order; ratio = kind / numpy; "
-        "wins = rounds where the kind beat numpy"
+        f"# 2 processes, native engine; -iter {a.iter}; --hugepages {a.hugepages}; load "
+        f"{os.getloadavg()[0]:.2f} at the end; median t[usec] of {a.rounds} rounds, kinds in "
+        "rotating order; ratio = kind / numpy; wins = rounds where the kind beat numpy"
     )
     head = f"{'benchmark':<12} {'mode':<13} {'#bytes':>8}" + "".join(f" {k:>9}" for k in kinds)
     head += "".join(f" {k + '/numpy':>11} {'wins':>5}" for k in kinds[1:])

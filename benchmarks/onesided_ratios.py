@@ -1,4 +1,5 @@
-"""One-sided ratios measured in one sitting: does a put progress passively, and what does aggregation save?
+"""One-sided ratios measured in one sitting: does a put progress passively, and what does
+aggregation save?
 
     python benchmarks/onesided_ratios.py [--np 2] [--msglog 16] [--time 2] [--async]
 
@@ -62,7 +63,8 @@ def passive(recs: list[dict], title: str) -> None:
     print(f"\n{title}")
     print("  t_cpu: what the target really computed per repetition (recorded, not printed by IMB)")
     print(
-        "  ovrl/(pure+cpu) near 1: no overlap; ovrl/max(pure,cpu) near 1: the put progressed passively"
+        "  ovrl/(pure+cpu) near 1: no overlap; "
+        "ovrl/max(pure,cpu) near 1: the put progressed passively"
     )
     print(
         f"{'bytes':>10} {'t_pure[us]':>12} {'t_ovrl[us]':>12} {'t_cpu[us]':>12} {'ovrl/pure':>10}"
@@ -87,7 +89,8 @@ def aggregation(recs: list[dict], name: str) -> None:
     for x, m in sorted(by.items()):
         if "AGGREGATE" in m and "NON-AGGREGATE" in m:
             print(
-                f"{x:>10} {m['NON-AGGREGATE']:>12.2f} {m['AGGREGATE']:>12.2f} {m['NON-AGGREGATE'] / m['AGGREGATE']:>10.2f}"
+                f"{x:>10} {m['NON-AGGREGATE']:>12.2f} {m['AGGREGATE']:>12.2f} "
+                f"{m['NON-AGGREGATE'] / m['AGGREGATE']:>10.2f}"
             )
 
 

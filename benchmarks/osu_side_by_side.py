@@ -1,7 +1,8 @@
 """commbench's osu family against the real OSU Micro-Benchmarks 7.4 on the same MPI (issue 14).
 
     python benchmarks/osu_side_by_side.py [--rounds 5] [--benchmarks latency,bw,bibw]
-                                          [--sizes 1,8,1024,65536,1048576,4194304] [--args "-i 1000 -x 100"]
+                                          [--sizes 1,8,1024,65536,1048576,4194304]
+                                          [--args "-i 1000 -x 100"]
 
 Runs ../shared/peers/osu/osu_<name> (unmodified OMB 7.4, linked with the mpich
 wheel commbench installs; LD_LIBRARY_PATH points it at this Python's libmpi)

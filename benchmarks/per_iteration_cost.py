@@ -151,8 +151,9 @@ def report(a: argparse.Namespace, out: dict) -> None:
         if ("sync", eng) in out:
             over, res = out[("floor", eng)]
             print(
-                f"{eng}: one clock synchronization of {a.np} ranks {out[('sync', eng)] * 1e6:.1f} usec (median); "
-                f"timer floor: resolution {res:.3f} usec, empty timed region {over:.3f} usec"
+                f"{eng}: one clock synchronization of {a.np} ranks {out[('sync', eng)] * 1e6:.1f} "
+                f"usec (median); timer floor: resolution {res:.3f} usec, empty timed region "
+                f"{over:.3f} usec"
             )
             late = out[("late", eng)]
             print(
@@ -180,8 +181,8 @@ def main() -> None:
         return
     print(conditions())
     print(
-        f"per_iteration_cost: {a.np} processes, n = {a.reps} repetitions, medians of {a.rounds} rounds "
-        "(order alternating)"
+        f"per_iteration_cost: {a.np} processes, n = {a.reps} repetitions, medians of {a.rounds} "
+        "rounds (order alternating)"
     )
     if a.busy:
         print(f"with {a.busy} busy-looping process(es) beside the job")

@@ -1,7 +1,8 @@
 """Why the PGAS suite uses MPI_Win_allocate and a put-based notification flag.
 
 Run with two processes:  mpiexec -n 2 python benchmarks/pgas_choices.py
-(the mpiexec of the mpich wheel: python -c "from commbench.launch import find_mpiexec; print(find_mpiexec())")
+(the mpiexec of the mpich wheel:
+python -c "from commbench.launch import find_mpiexec; print(find_mpiexec())")
 
 Prints, in one run so the load is the same for all:
   * put+flush and get+flush_local time and 4 MiB put bandwidth on a window from
@@ -117,12 +118,13 @@ def main() -> None:
     if rank == 0:
         for x, (cp, cg), (ap, ag) in rows:
             print(
-                f"{x:>8} B  put+flush: Win_create {cp * 1e6:9.2f} us  Win_allocate {ap * 1e6:9.2f} us"
-                f"  ratio {cp / ap:6.1f}   get: {cg * 1e6:9.2f} / {ag * 1e6:9.2f} us  ratio {cg / ag:6.1f}"
+                f"{x:>8} B  put+flush: Win_create {cp * 1e6:9.2f} us  Win_allocate "
+                f"{ap * 1e6:9.2f} us  ratio {cp / ap:6.1f}   get: {cg * 1e6:9.2f} / "
+                f"{ag * 1e6:9.2f} us  ratio {cg / ag:6.1f}"
             )
         print(
-            f"notification round trip: atomic counter {na * 1e6:9.2f} us, put counter {np_ * 1e6:9.2f} us,"
-            f" ratio {na / np_:6.1f}"
+            f"notification round trip: atomic counter {na * 1e6:9.2f} us, put counter "
+            f"{np_ * 1e6:9.2f} us, ratio {na / np_:6.1f}"
         )
 
 

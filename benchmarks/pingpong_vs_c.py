@@ -104,7 +104,8 @@ def target(engine: str, size: int, ratio: float) -> str:
 
 def print_pingpong(res: dict, sizes: list[int], engines: list[str], rounds: int) -> None:
     print(
-        f"PingPong, 2 processes: t[usec] = half round trip, t_max over the ranks; median of {rounds} rounds"
+        "PingPong, 2 processes: t[usec] = half round trip, t_max over the ranks; median of "
+        f"{rounds} rounds"
     )
     head = f"{'#bytes':>9} {'C floor':>9}" + "".join(f" {e:>9}" for e in engines)
     head += "".join(f" {e + '/C':>10} {'best ' + e + '/C':>15}" for e in engines) + "  target"

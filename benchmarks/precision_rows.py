@@ -1,7 +1,7 @@
 """--precision per row: which rows reach the target, with how many samples, and why the others stop.
 
-    python benchmarks/precision_rows.py [--precision 2%] [--np 2] [--msglog 0:20] [--budget SECS[,K]]
-                                        [-- more commbench run options]
+    python benchmarks/precision_rows.py [--precision 2%] [--np 2] [--msglog 0:20]
+                                        [--budget SECS[,K]] [-- more commbench run options]
 
 One run of `commbench run PingPong -msglog 0:20 --precision 2%` (issue 15 item 2's
 done-when), and per row: the size, the median t_max over the samples, the 95% CI
@@ -43,8 +43,8 @@ def main() -> None:
         got = "-" if p.get("achieved") is None else f"{100 * p['achieved']:.2f}%"
         reached += bool(p.get("reached"))
         print(
-            f"{r['bytes']:>8} {st.get('t_max_median', float('nan')):>16.2f} {got:>9} {p.get('k', 0):>8} "
-            f"{p.get('secs', 0):>6.2f}  {p.get('stopped', r['status'])}"
+            f"{r['bytes']:>8} {st.get('t_max_median', float('nan')):>16.2f} {got:>9} "
+            f"{p.get('k', 0):>8} {p.get('secs', 0):>6.2f}  {p.get('stopped', r['status'])}"
         )
     print(
         f"{reached} of {len(doc['records'])} rows reached +-{a.precision}; "

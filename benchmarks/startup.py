@@ -97,9 +97,10 @@ def main() -> None:
         print(f"{name:20s} {median(v):7.3f} s   x C {median(v) / c:5.2f}")
     floor = median(times["+ numpy"]) + median(times["python -c pass"])
     print(
-        f"floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and numpy): {floor:.3f} s; "
-        f"commbench's own share: {median(times['commbench -n N']) - floor:.3f} s, of which the launcher's "
-        f"parse {median(times['launcher parse']) - median(times['python -c pass']):.3f} s"
+        "floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and "
+        f"numpy): {floor:.3f} s; commbench's own share: "
+        f"{median(times['commbench -n N']) - floor:.3f} s, of which the launcher's parse "
+        f"{median(times['launcher parse']) - median(times['python -c pass']):.3f} s"
     )
 
 

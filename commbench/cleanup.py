@@ -150,7 +150,9 @@ class Cleanup:
                 try:
                     os.write(
                         2,
-                        f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n".encode(),
+                        (
+                            f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n"
+                        ).encode(),
                     )
                 finally:
                     os._exit(128 + b[0])
@@ -215,7 +217,7 @@ if registry:
         os.remove(registry)
     except OSError:
         pass
-"""
+"""  # noqa: E501
 
 
 def new_registry() -> str:

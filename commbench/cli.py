@@ -1,4 +1,5 @@
-"""Command line: `commbench run|list|report …` (thin: parsing lives in config, measuring in harness)."""
+"""Command line: `commbench run|list|report …` (thin: parsing lives in config, measuring in
+harness)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ commands:
                                IMB, OSU or nccl-tests output as a results file (docs/import.md)
   schema                       the results file's JSON Schema (docs/schema.md)
 
-`python -m commbench` is the same program."""
+`python -m commbench` is the same program."""  # noqa: E501
 
 
 def _err(msg: str) -> int:
@@ -153,7 +154,8 @@ def cmd_report(argv: list[str]) -> int:
         except ValueError as e:
             return _err(str(e))
         print(
-            f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} written to {out}",
+            f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} "
+            f"written to {out}",
             file=sys.stderr,
         )
         return 0
@@ -169,7 +171,8 @@ def cmd_report(argv: list[str]) -> int:
             )
         except OSError as e:
             return _err(
-                f"--csv {out!r}: cannot write ({e.strerror}) (accepted: --csv <file in a writable directory>)"
+                f"--csv {out!r}: cannot write ({e.strerror}) "
+                "(accepted: --csv <file in a writable directory>)"
             )
         if out != "-":
             print(f"commbench: {len(recs)} records written to {out}", file=sys.stderr)
@@ -183,8 +186,8 @@ def cmd_report(argv: list[str]) -> int:
         # mistypes what its family's text needs: the file's problem, said as such
         what = f"it has no {e.args[0]!r}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
         return _err(
-            f"{path}: cannot print the text of this {doc['config'].get('family')} run: {what}, which the "
-            "text needs (was the file edited? `commbench schema` prints the format)"
+            f"{path}: cannot print the text of this {doc['config'].get('family')} run: {what}, "
+            "which the text needs (was the file edited? `commbench schema` prints the format)"
         )
     return 0
 
@@ -221,7 +224,8 @@ def _report_arguments(argv: list[str]) -> tuple[str, str | None]:
 
 
 def cmd_compare(argv: list[str]) -> int:
-    """Exit 0 (no regression), 1 (a regression), 2 (bad input, incomparable runs): views.compare_gate."""
+    """Exit 0 (no regression), 1 (a regression), 2 (bad input, incomparable runs):
+    views.compare_gate."""
     from commbench.views import compare_gate
 
     return compare_gate.run(argv)
@@ -318,8 +322,9 @@ def _unexpected(command: str, e: BaseException) -> int:
     if command in ("run", "overhead") or os.environ.get("COMMBENCH_DEBUG") == "1":
         raise e
     return _err(
-        f"internal error in `commbench {command}`: {type(e).__name__}: {e} (a bug in commbench: please "
-        "report it with the command and its files; COMMBENCH_DEBUG=1 shows where it happened)"
+        f"internal error in `commbench {command}`: {type(e).__name__}: {e} (a bug in commbench: "
+        "please report it with the command and its files; COMMBENCH_DEBUG=1 shows where it "
+        "happened)"
     )
 
 

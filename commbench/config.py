@@ -158,7 +158,8 @@ OPTIONS: tuple[Option, ...] = (
         ("--alloc",),
         "alloc",
         "<kind>",
-        "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap",
+        "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi "
+        "(MPI.Alloc_mem) | mmap",
         choice("--alloc", ALLOC_KINDS),
     ),
     Option(
@@ -172,14 +173,16 @@ OPTIONS: tuple[Option, ...] = (
         ("--engine",),
         "engine",
         "<native|mpi4py|both>",
-        "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: binding overhead",
+        "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: "
+        "binding overhead",
         choice("--engine", ENGINES),
     ),
     Option(
         ("--samples",),
         "samples",
         "<K>",
-        "repeat every measurement K times: the row shows the per-rank median, the results file every sample and a 95% CI of the median (default 1, as IMB)",
+        "repeat every measurement K times: the row shows the per-rank median, the results file "
+        "every sample and a 95% CI of the median (default 1, as IMB)",
         integer("--samples", 1),
     ),
     Option(
@@ -192,13 +195,15 @@ OPTIONS: tuple[Option, ...] = (
         ("--fit",),
         "fit",
         "",
-        "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms family by default)",
+        "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms "
+        "family by default)",
     ),
     Option(
         ("--int-counts",),
         "int_counts",
         "",
-        "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic with an MPI without large counts)",
+        "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic "
+        "with an MPI without large counts)",
     ),
     Option(
         ("--no-fit",),
@@ -229,14 +234,16 @@ OPTIONS: tuple[Option, ...] = (
         ("--timeout",),
         "timeout",
         "<secs>",
-        "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 x -time); 0 = off)",
+        "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 "
+        "x -time); 0 = off)",
         positive_float("--timeout", zero_ok=True),
     ),
     Option(
         ("--maxlog",),
         "maxlog",
         "<31..40>",
-        "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 GiB (MPI-4 large counts)",
+        "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 "
+        "GiB (MPI-4 large counts)",
         integer("--maxlog", 1),
     ),
     *methodology.OPTIONS,
@@ -363,7 +370,8 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
         fam = suites.canonical_family(suite)
         if fam is None:
             raise ConfigError(
-                f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} or IMB-MPI1, IMB-EXT, …)"
+                f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} "
+                "or IMB-MPI1, IMB-EXT, …)"
             )
         return fam
     found: set[str] = set()
@@ -376,7 +384,8 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
             found |= fams
     if len(found) > 1:
         raise ConfigError(
-            f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them separately or choose one with --suite"
+            f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them "
+            "separately or choose one with --suite"
         )
     if not found:  # a name shared by families (Accumulate, Unidir_Put/Unidir_put) needs --suite
         for n in names:
@@ -384,7 +393,8 @@ def _resolve_family(suite: str | None, names: list[str]) -> str:
             if len(fams) > 1:
                 choices = " or ".join(f"--suite {f}" for f in fams)
                 raise ConfigError(
-                    f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one with {choices}"
+                    f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one "
+                    f"with {choices}"
                 )
     return found.pop() if found else suites.DEFAULT_FAMILY
 
@@ -403,7 +413,8 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
             others = [f.name for f, _ in suites.families_with(base)]
             if others:
                 raise ConfigError(
-                    f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose with --suite {others[0]})"
+                    f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose "
+                    f"with --suite {others[0]})"
                 )
             choices = [x.name for x in fam.benchmarks]
             near = difflib.get_close_matches(base, choices, n=3, cutoff=0.5)
@@ -520,13 +531,16 @@ def _msglen_and_np(
     msglen = read_msglen_file(values["msglen"]) if "msglen" in values else None
     if msglen is not None and not any(msglen) and values.get("zero_size") is False:
         raise ConfigError(
-            "-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or -zero_size on)"
+            "-zero_size off leaves no size of the -msglen file (accepted: a size > 0 in it, or "
+            "-zero_size on)"
         )
     np_ = values.get("np")
     if np_ is not None and world_size is not None and np_ != world_size:
         raise ConfigError(
-            f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a job "
-            f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside any job)"
+            f"-n {np_} given inside an MPI job of {world_size} processes (accepted: no -n inside a "
+            "job "
+            f"started by mpiexec/srun, or -n {world_size}; or run commbench run -n {np_} outside "
+            "any job)"
         )
     return msglen, np_
 
@@ -560,16 +574,20 @@ def _loaded(path: str) -> tuple[dict[str, Any], list[str]]:
         if dest in loaded:
             name = next(o.names[0] for o in OPTIONS if o.dest == dest)
             raise ConfigError(
-                f"-load {path}: its argv has {name} {loaded[dest]}, which says where the job starts, "
-                f"not what it measures, and cannot apply to a job already started (accepted: {name} "
-                f"on the command line, e.g. commbench run {name} {loaded[dest]} -load {path}; remove "
+                f"-load {path}: its argv has {name} {loaded[dest]}, which says where the job "
+                "starts, "
+                "not what it measures, and cannot apply to a job already started (accepted: "
+                f"{name} "
+                f"on the command line, e.g. commbench run {name} {loaded[dest]} -load {path}; "
+                "remove "
                 f"{name} from the file's argv)"
             )
     return loaded, names
 
 
 def _fits(fam: suites.Family, values: dict) -> bool:
-    """--fit, --breakpoint, or the family's default (comms, seed 000); --no-fit wins over a default only."""
+    """--fit, --breakpoint, or the family's default (comms, seed 000); --no-fit wins over a
+    default only."""
     asked = bool(values.get("fit")) or "breakpoints" in values
     if values.get("no_fit") and asked:
         raise ConfigError("--no-fit contradicts --fit / --breakpoint (accepted: one of them)")
@@ -670,7 +688,8 @@ def check_world(cfg: RunConfig, size: int) -> None:
         )
     if fam.even_world and size % 2:
         raise ConfigError(
-            f"family {fam.name} needs an even number of processes (communicating pairs), got {size} "
+            f"family {fam.name} needs an even number of processes (communicating pairs), got "
+            f"{size} "
             "(accepted: mpiexec -n <even N>)"
         )
     _something_runs(cfg, fam, size)

@@ -63,7 +63,8 @@ def read(path: str) -> list[str]:
         raise ConfigError(f"-load {path}: cannot read it ({e})") from None
     except json.JSONDecodeError as e:
         raise ConfigError(
-            f"-load {path}: not JSON ({e.msg} at line {e.lineno}) (accepted: a file written by -dump)"
+            f"-load {path}: not JSON ({e.msg} at line "
+            f"{e.lineno}) (accepted: a file written by -dump)"
         ) from None
     argv = doc.get("argv") if isinstance(doc, dict) else None
     if doc.get("format") != FORMAT if isinstance(doc, dict) else True:

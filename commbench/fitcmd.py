@@ -151,7 +151,8 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
 def _fit_kw(a: argparse.Namespace) -> dict:
     if a.breakpoint and a.auto_breakpoints:
         raise ValueError(
-            "--breakpoint and --auto-breakpoints exclude each other (give positions, or let them be found)"
+            "--breakpoint and --auto-breakpoints exclude "
+            "each other (give positions, or let them be found)"
         )
     return {
         "model": a.model,

@@ -2,8 +2,9 @@
 
 Rank 0 parses and validates the command line and tells every rank; rank 0
 builds the views (sinks) and the run header; a Session carries the run to
-the harness (the family's per-size kernels, or the rows of its procedure); any failure keeps every record written so far and ends every
-rank, and the watchdog can end the run from its own thread at any time.
+the harness (the family's per-size kernels, or the rows of its procedure); any failure keeps every
+record written so far and ends every rank, and the watchdog can end the run from its own thread at
+any time.
 """
 
 from __future__ import annotations
@@ -143,8 +144,8 @@ class Finisher:
             if self.outcome == "complete":
                 if self._saved():
                     print(
-                        f"commbench: {reason} after the run completed; its results (complete: true) are "
-                        f"in {self.output}",
+                        f"commbench: {reason} after the run completed; its results (complete: "
+                        f"true) are in {self.output}",
                         file=sys.stderr,
                         flush=True,
                     )

@@ -94,8 +94,9 @@ def world_mismatch(world_size: int, env=os.environ) -> str | None:
         else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it)"
     )
     return (
-        f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the MPI "
-        f"library did not meet (each process would run alone and write the same results); use {fix}"
+        f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the "
+        "MPI library did not meet (each process would run alone and write the same results); use "
+        f"{fix}"
     )
 
 

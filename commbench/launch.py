@@ -95,8 +95,8 @@ def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[l
         # 64 idle polls) makes oversubscribed runs ~70x faster; recorded in mpi_env.
         env.update(jobenv.THROTTLE)
         print(
-            f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling enabled "
-            "(oversubscribed timings are not representative)",
+            f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling "
+            "enabled (oversubscribed timings are not representative)",
             file=sys.stderr,
         )
     env.pop(jobenv.TERMINAL, None)
@@ -130,8 +130,10 @@ def exit_meaning(rc: int) -> str:
         11: "a process crashed (signal 11, SIGSEGV)",
         6: "a process aborted (signal 6, SIGABRT)",
         3: "a process reported an internal or MPI error",
-        ABORTED: "the job was aborted (MPI_Abort, or an MPI library's fatal error) before rank 0 wrote "
-        "its summary",
+        ABORTED: (
+            "the job was aborted (MPI_Abort, or an MPI library's fatal error) before rank 0 "
+            "wrote its summary"
+        ),
     }
     return known.get(
         rc,
@@ -190,9 +192,9 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
             if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
                 stuck = True
                 print(
-                    f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a process that "
-                    "cannot reach a peer: a down interface, a firewall, a wrong netmod?); ending it "
-                    "(COMMBENCH_STARTUP_TIMEOUT sets the limit)",
+                    f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a "
+                    "process that cannot reach a peer: a down interface, a firewall, a wrong "
+                    "netmod?); ending it (COMMBENCH_STARTUP_TIMEOUT sets the limit)",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -341,7 +343,8 @@ def launch(
             else "no mpiexec found beside Python or on PATH"
         )
         print(
-            f"commbench: {what} (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)",
+            f"commbench: {what} (install the mpich wheel: "
+            "pip install mpich, or pass --mpiexec PATH)",
             file=sys.stderr,
         )
         return 2
@@ -381,8 +384,9 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
     ended early is marked so (complete: false, the reason)."""
     if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
         print(
-            f"commbench: {mpiexec} ended with status {rc} without running commbench: no process started "
-            "it and no results were written (is it an mpiexec? accepted: --mpiexec <path of an mpiexec>)",
+            f"commbench: {mpiexec} ended with status {rc} without running commbench: no process "
+            "started it and no results were written (is it an mpiexec? accepted: --mpiexec <path "
+            "of an mpiexec>)",
             file=sys.stderr,
         )
         return 3
@@ -400,8 +404,11 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
             # or 9 from a rank it killed afterwards): the watchdog's is the job's.
             rc = 124
         reason = why or (
-            "the MPI job was aborted (mpiexec's status 1 from an unfinished run: MPI_Abort, or an MPI "
-            "library's fatal error) before rank 0 wrote its summary; commbench's status 4"
+            (
+                "the MPI job was aborted (mpiexec's status 1 from an unfinished run: MPI_Abort, "
+                "or an MPI library's fatal error) before rank 0 wrote its summary; commbench's "
+                "status 4"
+            )
             if rc == ABORTED
             else f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
         )

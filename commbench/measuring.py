@@ -81,8 +81,8 @@ OPTIONS: tuple[Option, ...] = (
         ("--sync-start",),
         "sync_start",
         "<barrier|window>",
-        "collectives: start after barriers (default, IMB) or at a common time of synchronized clocks "
-        "(window)",
+        "collectives: start after barriers (default, IMB) or at a common time of synchronized "
+        "clocks (window)",
         choice("--sync-start", STARTS),
     ),
     Option(
@@ -147,7 +147,8 @@ def resolve(values: dict) -> Measuring:
 
 
 def _check_precision(values: dict) -> None:
-    """--precision's budget must allow a 95% CI; --samples K with it is the least number of samples."""
+    """--precision's budget must allow a 95% CI;
+    --samples K with it is the least number of samples."""
     k = (values.get("precision_budget") or (0, None))[1]
     if k is not None and k < MIN_SAMPLES:
         raise ConfigError(
@@ -157,8 +158,9 @@ def _check_precision(values: dict) -> None:
     want = values.get("samples", 1)
     if "precision" in values and k is not None and want > k:
         raise ConfigError(
-            f"--samples {want} with --precision is the least number of samples of a row, more than "
-            f"the {k} samples of --precision-budget (accepted: --samples <= {k}, or a larger budget)"
+            f"--samples {want} with --precision is the least number of samples of a row, more "
+            f"than the {k} samples of --precision-budget (accepted: --samples <= {k}, or a larger "
+            "budget)"
         )
 
 

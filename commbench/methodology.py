@@ -2,16 +2,23 @@
 
 The two differ in how collectives are timed, where their root is, which source
 PingPong/PingPing receive from and how the warm-up runs (docs/imb2021.md has
-the evidence, benchmark by benchmark):
+the evidence, benchmark by benchmark). Knob by knob, imb4 (seed 001, spec)
+against imb2021 (IMB 2021.11), and the option that sets it alone:
 
-| knob | imb4 (seed 001, spec) | imb2021 (IMB 2021.11) | option |
-|---|---|---|---|
-| collective timing | the n-call loop as a whole | each call alone, then `-sync` barrier(s) | `-sync on\\|off` |
-| root of rooted collectives | i % NP, rotating | 0, fixed | `-root_shift on\\|off` |
-| PingPong, PingPing source | MPI_ANY_SOURCE | the partner rank | (the *AnySource/*SpecificSource names) |
-| warm-up | N_WARMUP runs before a mode's first size | n/10 runs before every size | `-warm_up on\\|off` |
-| CPU exploit of the overlap benchmarks | y += A·x, A 100×100 (spec §7.6) | A 10×10 (IMB 2021.11's `IMB_cpu_exploit.c`, `#define SIZE 10`): 100× finer, so t_CPU can follow a sub-µs t_pure | (none) |
-| EXT/RMA window sections without `-off_cache` | disjoint, n0 slots of X (spec §6.3, A2) | one section, as IMB's C code (`r_cache_iter = 1`) | (none) |
+- collective timing: imb4 the n-call loop as a whole; imb2021 each call alone,
+  then `-sync` barrier(s); `-sync on|off`
+- root of rooted collectives: imb4 i % NP, rotating; imb2021 0, fixed;
+  `-root_shift on|off`
+- PingPong, PingPing source: imb4 MPI_ANY_SOURCE; imb2021 the partner rank;
+  (the *AnySource/*SpecificSource names)
+- warm-up: imb4 N_WARMUP runs before a mode's first size; imb2021 n/10 runs
+  before every size; `-warm_up on|off`
+- CPU exploit of the overlap benchmarks: imb4 y += A·x, A 100×100 (spec §7.6);
+  imb2021 A 10×10 (IMB 2021.11's `IMB_cpu_exploit.c`, `#define SIZE 10`): 100×
+  finer, so t_CPU can follow a sub-µs t_pure; (no option)
+- EXT/RMA window sections without `-off_cache`: imb4 disjoint, n0 slots of X
+  (spec §6.3, A2); imb2021 one section, as IMB's C code (`r_cache_iter = 1`);
+  (no option)
 
 `--methodology` picks the set; the single options override one knob each and
 the results file records the resolved knobs. Nothing here imports MPI.
@@ -98,15 +105,16 @@ OPTIONS: tuple[Option, ...] = (
         ("--methodology",),
         "methodology",
         "<imb4|imb2021>",
-        "IMB 4.0's methodology (default, the seed's) or IMB 2021's: collective timing, root, PingPong source, "
-        "warm-up (docs/imb2021.md)",
+        "IMB 4.0's methodology (default, the seed's) or IMB 2021's: collective timing, root, "
+        "PingPong source, warm-up (docs/imb2021.md)",
         choice("--methodology", METHODOLOGIES),
     ),
     Option(
         ("-sync",),
         "sync",
         "<on|off>",
-        "time each collective call alone with a barrier after it (IMB 2021) or the whole loop (IMB 4.0)",
+        "time each collective call alone with a barrier "
+        "after it (IMB 2021) or the whole loop (IMB 4.0)",
         on_off("-sync"),
     ),
     Option(

@@ -249,7 +249,8 @@ ENGINES = ("native", "mpi4py", "both")
 def parse_multi(s: str) -> int:
     if s not in ("0", "1"):
         raise ConfigError(
-            f"-multi takes 0 or 1 (-multi 0: one row per size; -multi 1: one row per group), got {s!r}"
+            "-multi takes 0 or 1 (-multi 0: one row per "
+            f"size; -multi 1: one row per group), got {s!r}"
         )
     return int(s)
 
@@ -368,8 +369,9 @@ def _entries(option: str, path: str, accepted: str) -> list[tuple[int, str]]:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(
-            f"{option} {path!r}: cannot read ({e.strerror if isinstance(e, OSError) else 'not text'}) "
-            f"(accepted: {option} <text file>, {accepted})"
+            f"{option} {path!r}: cannot read "
+            f"({e.strerror if isinstance(e, OSError) else 'not text'}) (accepted: {option} <text "
+            f"file>, {accepted})"
         ) from None
     out = []
     for num, line in enumerate(lines, 1):
@@ -407,6 +409,7 @@ def read_msglen_file(path: str) -> tuple[int, ...]:
         sizes.append(size)
     if not sizes:
         raise ConfigError(
-            f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per line, optional k/m suffix)"
+            f"-msglen {path!r}: no valid message length (accepted: one non-negative integer per "
+            "line, optional k/m suffix)"
         )
     return tuple(sizes)

@@ -46,7 +46,8 @@ def check_writable(option: str, path: str | None) -> None:
     ):  # a FIFO would block, a device refuse
         raise ConfigError(
             f"{option} {path!r}: is not a regular file (a device, a FIFO, a socket); commbench "
-            f"writes its files as records arrive and replaces the results file whole at the end ({form})"
+            "writes its files as records arrive and replaces the results file whole at the end "
+            f"({form})"
         )
     if option == "-o" and existed and not _is_results_file(path):
         raise ConfigError(

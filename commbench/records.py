@@ -30,7 +30,8 @@ class Kind(str, Enum):
     OVERLAP_SYNC = "overlap_sync"  # Ibarrier: overlap columns without size
     PASSIVE = "passive"  # Truly_passive_put: t_pure, t_ovrl
     SINGLE_ONE = "single_one"  # S_ IO: one process
-    RATE = "rate"  # Uniband/Biband: NP sequence, Mbytes/sec and Msg/sec (turnover = messages per repetition)
+    # Uniband/Biband: NP sequence, Mbytes/sec and Msg/sec (turnover = messages per repetition)
+    RATE = "rate"
 
 
 # Status of a row; anything but OK prints a message instead of numbers (spec §14.4).
@@ -248,7 +249,8 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 
 @functools.lru_cache(maxsize=4096)
 def _ci_rank(k: int, confidence: float) -> int | None:
-    """l of median_ci for K values (scipy.stats.binom); cached: --precision asks it after every sample."""
+    """l of median_ci for K values (scipy.stats.binom); cached:
+    --precision asks it after every sample."""
     if k < 1:
         return None
     from scipy.stats import binom  # loaded only where a CI is computed

@@ -32,7 +32,8 @@ def mem_available() -> int | None:
 def preflight(
     plan, ranks_per_host: int, mpi_version: tuple[int, int], available: int | None = None
 ) -> str | None:
-    """An error message when the run (a commbench.harness.plan.Plan) cannot be honoured here, else None."""
+    """An error message when the run (a commbench.harness.plan.Plan) cannot be honoured here,
+    else None."""
     peak, biggest, where = plan.peak()
     if biggest > INT_MAX and mpi_version < (4, 0):
         return (
@@ -49,16 +50,17 @@ def preflight(
         if plan.family.memory is not None:  # a driver family: its own options set the size
             return (
                 f"the run needs {peak / gib:.3f} GiB per process ({where}); x {ranks_per_host} "
-                f"process{'es' if ranks_per_host > 1 else ''} on one host = {total / gib:.3f} GiB, but only "
-                f"{available / gib:.3f} GiB is available there (MemAvailable) (accepted: smaller values of "
-                "the options named, within the memory of a host)"
+                f"process{'es' if ranks_per_host > 1 else ''} on one host = {total / gib:.3f} "
+                f"GiB, but only {available / gib:.3f} GiB is available there (MemAvailable) "
+                "(accepted: smaller values of the options named, within the memory of a host)"
             )
         return (
-            f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); "
-            f"x {ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
+            f"the run needs {peak / gib:.3f} GiB of message buffers per process ({where}); x "
+            f"{ranks_per_host} process{'es' if ranks_per_host > 1 else ''} on one host = "
             f"{total / gib:.3f} GiB, but only {available / gib:.3f} GiB is available there "
-            f"(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / --maxlog, "
-            f"or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are skipped as out-of-mem)"
+            "(MemAvailable) (accepted: sizes whose buffers fit, i.e. lower -msglen / -msglog / "
+            f"--maxlog, or -mem <= {available / ranks_per_host / gib:.3f} so larger sizes are "
+            "skipped as out-of-mem)"
         )
     return None
 
@@ -86,8 +88,8 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
 
     Each row repeats its timed run up to K times, cut once -time seconds have
     passed (commbench.harness.core), and a sweep's later sizes time out past
-    its time budget (Plan.samples_bound); the results file keeps every sample of every rank. A plan whose samples
-    could pass SAMPLES_FILE_LIMIT is refused unless --force: past a few hundred
+    its time budget (Plan.samples_bound); the results file keeps every sample of every rank. A plan
+    whose samples could pass SAMPLES_FILE_LIMIT is refused unless --force: past a few hundred
     samples the median's confidence interval hardly narrows (it shrinks as
     1/sqrt(K)), while the file grows in proportion.
     """
@@ -107,7 +109,10 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
         if target
         else f"--samples {k}: {rows_s}, each cut at -time {cfg.secs:g} s"
     )
-    say = f"{what}: at most about {_duration(seconds)} and {_bytes(size)} of samples in the results file"
+    say = (
+        f"{what}: at most about {_duration(seconds)} and "
+        f"{_bytes(size)} of samples in the results file"
+    )
     if size > SAMPLES_FILE_LIMIT and not cfg.force:
         most = max(2, SAMPLES_FILE_LIMIT // per_k)
         fewer = (

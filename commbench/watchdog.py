@@ -302,8 +302,9 @@ class Watchdog:
             if time.monotonic() - self._gone_at >= LOST_GRACE:
                 self.ending = "rank 0 gone"
                 print(
-                    f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection ended: killed, "
-                    "crashed, or its node failed) and nothing ended the job; leaving",
+                    f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection "
+                    "ended: killed, crashed, or its node failed) and nothing ended the job; "
+                    "leaving",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -333,8 +334,8 @@ class Watchdog:
         if not lost:
             return ""
         return (
-            f"; rank{'s' if len(lost) > 1 else ''} {self.where(lost)} had ended before (killed, crashed, "
-            "or the node failed)"
+            f"; rank{'s' if len(lost) > 1 else ''} {self.where(lost)} had ended before (killed, "
+            "crashed, or the node failed)"
         )
 
     def _lost(self) -> None:
@@ -346,8 +347,8 @@ class Watchdog:
             self.hub.poll(0.2)  # the others of the same node
             lost = sorted(self.hub.lost)
         reason = (
-            f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing the run "
-            f"(killed, crashed, or the node failed), in {describe(self.state)}"
+            f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing "
+            f"the run (killed, crashed, or the node failed), in {describe(self.state)}"
         )
         print(
             f"commbench: {reason}; ending the job; every record measured so far is kept",
@@ -404,8 +405,8 @@ class Watchdog:
         if self.rank != 0:  # one voice: rank 0's
             return
         print(
-            f"commbench: watchdog: {describe(self.state)} is slow but moving "
-            f"({steps} steps in the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
+            f"commbench: watchdog: {describe(self.state)} is slow but moving ({steps} steps in "
+            f"the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
             file=sys.stderr,
             flush=True,
         )
@@ -447,8 +448,8 @@ class Watchdog:
             mine["partial"] = self.partial()
         if self.rank != 0:
             print(
-                f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no progress "
-                f"for {self.timeout:g} s: {describe(state)}, at {mine['at']}",
+                f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no "
+                f"progress for {self.timeout:g} s: {describe(state)}, at {mine['at']}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -482,7 +483,10 @@ class Watchdog:
         silent = [r for r in range(self.size) if r not in reports]
         members = state.get("members")
         lines = [
-            f"commbench: watchdog: no progress for {self.timeout:g} s (--timeout) in {describe(state)}"
+            (
+                f"commbench: watchdog: no progress for {self.timeout:g} s (--timeout) in "
+                f"{describe(state)}"
+            )
         ]
         for r in sorted(reports):
             rep = reports[r]

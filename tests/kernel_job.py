@@ -1,4 +1,5 @@
-"""A kernel-level job without the CLI: `mpiexec -n 2 python tests/kernel_job.py FAMILY NAME… [-- OPTIONS]`.
+"""A kernel-level job without the CLI:
+`mpiexec -n 2 python tests/kernel_job.py FAMILY NAME… [-- OPTIONS]`.
 
 It builds the RunConfig, a Session whose only view collects the records, and
 runs the Harness directly; world rank 0 prints one JSON line per record. Used

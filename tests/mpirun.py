@@ -118,7 +118,8 @@ def wait_for_records(path: Path, n: int = 1, timeout: float = 60, proc=None) -> 
 
 @contextmanager
 def tiny_tmpfs(where: Path, size: str):
-    """A small tmpfs at `where` (a disk that fills up); skips the test where it cannot be mounted."""
+    """A small tmpfs at `where` (a disk that fills up);
+    skips the test where it cannot be mounted."""
     import pytest
 
     if os.geteuid() != 0 or not shutil.which("mount"):
@@ -138,7 +139,8 @@ def tiny_tmpfs(where: Path, size: str):
 
 
 def fill(f) -> None:
-    """Write to an unbuffered file (open(..., "wb", buffering=0)) until its disk is full; close it."""
+    """Write to an unbuffered file (open(..., "wb", buffering=0)) until its disk is full;
+    close it."""
     with f:
         try:
             while True:

@@ -253,7 +253,8 @@ class Cluster:
 
     # -- shaping ---------------------------------------------------------------
     def limit(self, host: str, rate_mbit: float, burst_kb: int = 64, latency_ms: int = 50) -> None:
-        """Token-bucket limit on host's link, both directions (eth0 egress and its bridge port's egress)."""
+        """Token-bucket limit on host's link,
+        both directions (eth0 egress and its bridge port's egress)."""
         rate = f"{rate_mbit}mbit"
         for ns, dev in ((self.ns(host), "eth0"), (self.prefix + "sw", f"{self.ns(host)}a")):
             _run(

@@ -117,7 +117,7 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     assert doc["complete"] is False and len(doc["records"]) >= 1
 
 
-# ---------------------------------------------------------------- the command line's own mistakes (issue 31 item 9)
+# ------------------------------------------------ the command line's own mistakes (issue 31 item 9)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ for o in collops.OPS.values():
 every = comm.gather(bad, root=0)
 if rank == 0:
     print("\n".join(b for r in every for b in r) or "ok")
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.parametrize("np_", [3, 4])

@@ -1,4 +1,5 @@
-"""COMMS1/COMMS2 on real MPI (2 ranks), `run --fit`, `commbench fit` and `commbench plot` end to end."""
+"""COMMS1/COMMS2 on real MPI (2 ranks), `run --fit`,
+`commbench fit` and `commbench plot` end to end."""
 
 import json
 
@@ -17,7 +18,8 @@ FAST = ["-iter", "40", "-time", "3"]
 def comms_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("comms")
     csv_path = tmp / "comms.csv"
-    # no --fit: COMMS fits each table by default, as the COMMS benchmarks print r_inf and n_1/2 (seed 000)
+    # no --fit: COMMS fits each table by default, as the COMMS benchmarks print r_inf and n_1/2
+    # (seed 000)
     p, doc = run_json(tmp, 2, *FAST, *SWEEP, "-check", "--csv", str(csv_path), "COMMS1", "COMMS2")
     return tmp, p, doc, csv_path
 

@@ -169,7 +169,8 @@ def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path):
 
 
 def test_two_runs_of_one_configuration_pass(sampled, tmp_path):
-    """A generous 50 % here (a shared machine); up to three pairs, one must pass, none may fail to compare."""
+    """A generous 50 % here (a shared machine);
+    up to three pairs, one must pass, none may fail to compare."""
     outcomes = []
     for i in range(3):
         new = run(tmp_path / f"again{i}.json", *SAMPLED)
@@ -306,7 +307,7 @@ def test_runs_without_samples_are_refused_unless_gated_by_ratio(unsampled):
     )
 
 
-# ---------------------------------------------------------------- incomparable runs, bad input: exit 2
+# ------------------------------------------------------------- incomparable runs, bad input: exit 2
 
 
 def test_incomparable_runs_are_refused(sampled, tmp_path):

@@ -220,7 +220,7 @@ def test_bad_arguments_say_what_is_accepted(args, needle, tmp_path):
     assert not (tmp_path / "out.html").exists()
 
 
-# ---------------------------------------------------------------- the page at the edges (issue 31 item 10)
+# --------------------------------------------------------- the page at the edges (issue 31 item 10)
 # Each page is laid out by Chromium at 1280 px with every <details> open, and a
 # script in a copy of it reports where every element and cell lies: nothing may
 # reach beyond the page's right edge (no column pushed off by a long name, a
@@ -245,7 +245,7 @@ GEOMETRY = """(function () {
   pre.id = "geometry";
   pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
-})();"""
+})();"""  # noqa: E501
 BARE = re.compile(r"(?<![\w.])[-+]?(nan|inf|infinity)(?![\w.])|\?", re.I)
 IMPORT = Path(__file__).parent / "data" / "import"
 
@@ -387,7 +387,8 @@ def test_imported_runs_say_what_their_logs_do_not_record(log, tool, runs, chromi
     assert "Not recorded in this file: " in meta and f"imported from {tool}" in meta
     assert "family are its own" not in page and f"Imported from {tool}" in _section(page, "tables")
     _laid_out(chromium, tmp_path / "one.html")
-    # Beside a run of commbench: each run's own values, "not recorded" (saying why) where the log has none.
+    # Beside a run of commbench: each run's own values, "not recorded" (saying why) where the log
+    # has none.
     page = _report(tmp_path / "two.html", runs[0], imp)
     for label in ("repetitions", "Python", "memory", "MPI variables"):
         ours, theirs = _meta_row(page, label)

@@ -205,7 +205,10 @@ def _text_with(tmp_path: Path, old: str, new: str, version: bool = True) -> Path
     return log
 
 
-ROW = "         512           128     float     sum      -1    10.82    0.05    0.05       0    10.37    0.05    0.05       0"
+ROW = (
+    "         512           128     float     sum      -1    10.82    0.05    0.05       0    "
+    "10.37    0.05    0.05       0"
+)
 
 
 @pytest.mark.parametrize(

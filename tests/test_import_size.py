@@ -72,10 +72,10 @@ def test_a_log_past_the_cap_is_refused_before_it_is_read(tmp_path):
     assert said and rows < int(said[1].replace(",", "")) < 1.02 * rows
     assert int(said[2].replace(",", "")) > SAMPLES_FILE_LIMIT / 1e6
     assert (
-        f"past the cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of commbench run "
-        "--samples); nothing was read or written (accepted: logs that fit, e.g. split into several imports, "
-        "or --force" in p.stderr
-    )
+        f"past the cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of "
+        "commbench run --samples); nothing was read or written (accepted: logs that fit, e.g. "
+        "split into several imports, or --force"
+    ) in p.stderr
     assert "not a number as" not in p.stderr, "refused before reading: the bad row is never reached"
     assert took < 10, took
     assert sorted(os.listdir(tmp_path)) == ["big.txt", "out", "probe.txt"] and not os.listdir(
@@ -100,7 +100,7 @@ PEAK = """
 import resource, subprocess, sys
 subprocess.run([sys.executable, "-m", "commbench", "import", *sys.argv[1:]], check=True, capture_output=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
+"""  # noqa: E501
 
 
 def peak_kib(*args: str) -> int:

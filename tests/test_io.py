@@ -363,7 +363,8 @@ def _wait_for_files(d, pred, timeout=120):
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_interrupted_run_leaves_nothing(tmp_path, how):
-    """The signal goes to mpiexec's process group, as a Ctrl-C, a scheduler or a kill -9 would send it."""
+    """The signal goes to mpiexec's process group, as a Ctrl-C,
+    a scheduler or a kill -9 would send it."""
     d = tmp_path / "files"
     d.mkdir()
     user_dir = how != "SIGTERM"  # SIGTERM: the private temporary directory under TMPDIR

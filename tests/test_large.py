@@ -60,7 +60,8 @@ def test_bcast_beyond_2_31_bytes(tmp_path):
 
 
 def test_sizes_beyond_maxlog_are_truncated_without_maxlog(tmp_path):
-    """Spec §4: without --maxlog the size is cut to 2^maxlog with a note, nothing is allocated big."""
+    """Spec §4: without --maxlog the size is cut to 2^maxlog with a note,
+    nothing is allocated big."""
     cfg = config.parse_run_args(["-msglen", _write(tmp_path, f"{BIG}\n"), "Bcast"], world_size=1)
     plan = Plan(cfg, 1)
     assert plan.sizes(plan.family.get("Bcast")) == [2**22]
@@ -141,7 +142,8 @@ def test_int_overflow_rows_where_counts_are_c_ints(tmp_path):
         )
     assert "    800000000 int-overflow.; The production rank*size caused int overflow" in p.stdout
     assert json.loads(out.read_text())["config"]["int_counts"] is True
-    # MPI-4 large counts without --int-counts: the same row is possible (here over -mem, so out-of-mem)
+    # MPI-4 large counts without --int-counts: the same row is possible (here over -mem, so
+    # out-of-mem)
     if MPI.Get_version() >= (4, 0):
         p = mpiexec(
             4,

@@ -192,7 +192,8 @@ def test_per_call_timing_with_a_fixed_root_changes_bcast(tmp_path):
 
 
 def test_dump_then_load_runs_the_same_configuration(tmp_path):
-    """-dump writes the options (JSON, editable); -load runs them again, the command line winning."""
+    """-dump writes the options (JSON, editable);
+    -load runs them again, the command line winning."""
     dump = tmp_path / "opts.json"
     p, first = run_json(
         tmp_path,

@@ -153,7 +153,8 @@ def test_every_benchmark_checked(tmp_path, np_, variant):
 
 @pytest.mark.parametrize("np_,bad", [(2, 0), (2, 1), (4, 3)])
 def test_check_mode_catches_a_corrupted_sender(np_, bad):
-    """Root 0 fixed (imb2021): Bcast/Scatterv from another rank are only seen by the per-root sweep."""
+    """Root 0 fixed (imb2021): Bcast/Scatterv from another rank are only seen by the per-root
+    sweep."""
     names = [
         "Bcast_persist",
         "Scatterv_persist_pure",

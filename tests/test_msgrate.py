@@ -116,9 +116,9 @@ def test_single_direction_pairs_as_the_seed_or_the_c_code(tmp_path):
     )
     assert p.returncode == 0, p.stderr[-3000:]
     assert (
-        "# single direction pairs: odd-even; barrier before each timed iteration: pre-post and all-start only"
-        in p.stdout
-    )
+        "# single direction pairs: odd-even; barrier before each timed iteration: pre-post and "
+        "all-start only"
+    ) in p.stdout
     single, pair = json.loads(out.read_text())["records"]
     assert single["extra"]["partners"] == [1, 0, 3, 2] and single["extra"]["senders"] == [1, 3]
     assert single["extra"]["pairing"] == "odd-even" and not single["extra"]["barrier"]

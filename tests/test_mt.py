@@ -279,7 +279,7 @@ def test_thread_level_below_multiple_is_refused():
     )
 
 
-# ---------------------------------------------------------------- limits refused up front (issue 31 item 6)
+# -------------------------------------------------------- limits refused up front (issue 31 item 6)
 
 
 @pytest.mark.parametrize("threads", ["10000", "2046"])

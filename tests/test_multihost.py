@@ -142,8 +142,8 @@ def test_rate_limited_link_is_recovered(tmp_path):
     big_rate = recs[-1]["values"]["bytes_per_sec"]
     print(
         f"tbf {RATE_MBIT} Mbit/s = {expected / 1e6:.2f} MB/s; fitted r_inf {r_inf / 1e6:.2f} MB/s "
-        f"({r_inf / expected:.3f}); 4 MiB PingPong {big_rate / 1e6:.2f} MB/s ({big_rate / expected:.3f}); "
-        f"t0 {fit.a * 1e6:.0f} us"
+        f"({r_inf / expected:.3f}); 4 MiB PingPong {big_rate / 1e6:.2f} MB/s "
+        f"({big_rate / expected:.3f}); t0 {fit.a * 1e6:.0f} us"
     )
     assert abs(r_inf / expected - 1) < 0.05
     assert abs(big_rate / expected - 1) < 0.05
@@ -157,7 +157,8 @@ def test_rate_limited_link_is_recovered(tmp_path):
 
 
 def comms_r_inf(doc: dict) -> float:
-    """COMMS1's fitted r_inf (bytes/s) from its results file (the one place to adapt to its records)."""
+    """COMMS1's fitted r_inf (bytes/s) from its results file (the one place to adapt to its
+    records)."""
     # `run --fit` stores one fit per table; its last segment holds the largest sizes.
     for fit in doc.get("fits", []):
         if fit.get("benchmark") == "COMMS1" and fit.get("segments"):

@@ -193,7 +193,10 @@ NEW_ROW = (
 KERNELS = native.SOURCE
 
 
-LAST_ROW = "P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root * a->slots + k]; MPI_Start(rq))\n"
+LAST_ROW = (
+    "P(persist,           persist,        START,  "
+    "rq = (MPI_Request *)a->preqs[root * a->slots + k]; MPI_Start(rq))\n"
+)
 
 
 def _with_row(tmp_path, row: str = NEW_ROW, name: str = "kernels.c"):

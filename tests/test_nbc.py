@@ -1,4 +1,5 @@
-"""IMB-NBC in real MPI processes at 1, 2 and 4 ranks: rows, columns, records, check mode, overlap."""
+"""IMB-NBC in real MPI processes at 1, 2 and 4 ranks:
+rows, columns, records, check mode, overlap."""
 
 import csv
 

@@ -323,13 +323,14 @@ def test_shared_names_need_suite():
     p = commbench("run", "-n", "2", "Accumulate", timeout=120)
     assert p.returncode == 2
     assert (
-        "benchmark 'Accumulate' exists in several families (ext, rma); choose one with --suite ext or --suite rma"
-        in p.stderr
-    )
+        "benchmark 'Accumulate' exists in several families (ext, rma); choose one with --suite "
+        "ext or --suite rma"
+    ) in p.stderr
 
 
 def test_alloc_default_is_alloc_mem_for_one_sided():
-    # spec §6.1: EXT/RMA buffers SHOULD come from MPI_Alloc_mem; --alloc overrides; MPI-1 keeps numpy
+    # spec §6.1: EXT/RMA buffers SHOULD come from MPI_Alloc_mem; --alloc overrides; MPI-1 keeps
+    # numpy
     assert config.parse_run_args(["--suite", "ext"]).alloc == "mpi"
     assert config.parse_run_args(["IMB-RMA"]).alloc == "mpi"
     assert config.parse_run_args(["Fetch_and_op"]).alloc == "mpi"  # family settled by the name

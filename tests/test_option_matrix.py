@@ -126,7 +126,8 @@ def test_refused_exactly_where_unused(family, tmp_path):
                 bad.append(f"{' '.join(full)}: want the refusal {want!r}, got {got!r}")
             elif want is not None and not (got.startswith(opt.names[0]) and "accepted:" in got):
                 bad.append(
-                    f"{' '.join(full)}: the refusal must name the option and the accepted form: {got}"
+                    f"{' '.join(full)}: the refusal must name "
+                    f"the option and the accepted form: {got}"
                 )
             elif (
                 want is None
@@ -180,7 +181,7 @@ def test_accepted_lists_are_what_the_family_takes(family):
         assert o.names[0] in listed
 
 
-# ---------------------------------------------------------------- the rules against the code that uses the options
+# ------------------------------------------------- the rules against the code that uses the options
 
 
 def _kernels():
@@ -191,7 +192,9 @@ def _rule(dest: str, fam, b, values: dict | None = None) -> bool:
     return uses.RULES[dest].rule(fam, b, values or {}) is None
 
 
-CHANGES = {  # option -> what it changes in a RunConfig, and what of the harness's plan of a benchmark it may change
+# option -> what it changes in a RunConfig, and what of the harness's plan of a benchmark it may
+# change
+CHANGES = {
     "msglog": (lambda c: {"maxlog": 5}, lambda plan, b: plan.sizes(b)),
     "npmin": (lambda c: {"npmin": 4}, lambda plan, b: plan.np_sequence(b)),
     "sync": (lambda c: {"method": replace(c.method, sync=1)}, lambda plan, b: plan.sync(b)),
@@ -223,7 +226,8 @@ def test_rules_follow_the_harness_plan():
             )
             if _rule(dest, fam, b) != changed:
                 wrong.append(
-                    f"{fam.name} {b.name} {dest}: rule says {_rule(dest, fam, b)}, the plan changes {changed}"
+                    f"{fam.name} {b.name} {dest}: rule says {_rule(dest, fam, b)}, the plan "
+                    f"changes {changed}"
                 )
     assert not wrong, "\n".join(wrong[:20])
 
@@ -249,7 +253,7 @@ def test_mib_rule_follows_the_columns_printed():
     assert not wrong, "\n".join(wrong)
 
 
-# ---------------------------------------------------------------- the records show what was accepted
+# --------------------------------------------------------------- the records show what was accepted
 
 OBSERVED = {  # option -> argv, and whether a record of a benchmark shows it used
     "per_iteration": (

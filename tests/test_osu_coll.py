@@ -328,7 +328,8 @@ BAD = [
         ["alltoall", "-M", "1", "-m", "1048576:"],
         "-M 1: alltoall measures at most 524288 bytes at 2 processes",
     ),
-    # sizes past a C int are refused (OMB 7.4 measures none); the pre-flight's P blocks: test_osu_limits.py
+    # sizes past a C int are refused (OMB 7.4 measures none); the pre-flight's P blocks:
+    # test_osu_limits.py
     (
         ["alltoall", "-m", "17179869184:17179869184", "-M", "99999999999"],
         "sizes past 2147483647 bytes",

@@ -296,7 +296,8 @@ def peak_kb(np_: int, *args: str) -> list[int]:
     """Every rank's peak resident memory (kB) in a run of commbench with these arguments."""
     code = (
         "import atexit, resource, sys\n"
-        "atexit.register(lambda: sys.stderr.write(f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
+        "atexit.register(lambda: sys.stderr.write("
+        "f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
         "from commbench.cli import main\nsys.exit(main())"
     )
     p = subprocess.run(
@@ -434,8 +435,11 @@ def test_the_count_refusal_in_a_run(tmp_path):
     [
         (
             ["alltoall", "-M", "1000", "-m", "1048576:4194304"],
-            "-M 1000: alltoall measures at most 524288 bytes at 2 processes under it (the limit / P, as OMB 7.4), which "
-            "leaves no size of -m 1048576:4194304 (accepted: -M 2097152 or more",
+            (
+                "-M 1000: alltoall measures at most 524288 bytes at 2 processes under it (the "
+                "limit / P, as OMB 7.4), which leaves no size of -m 1048576:4194304 (accepted: "
+                "-M 2097152 or more"
+            ),
         ),
         (
             ["alltoall", "-m", "1073741824:1073741824"],
@@ -443,7 +447,10 @@ def test_the_count_refusal_in_a_run(tmp_path):
         ),
         (
             ["allreduce", "-M", "1048576", "-m", "2097152:4194304"],
-            "-M 1048576: allreduce measures at most 1048576 bytes at 2 processes under it (the limit, as OMB 7.4)",
+            (
+                "-M 1048576: allreduce measures at most 1048576 bytes at 2 processes under it (the "
+                "limit, as OMB 7.4)"
+            ),
         ),
         (
             ["iallgather", "-M", "2000000", "-m", "4194304:8388608"],

@@ -184,7 +184,8 @@ def test_overlap_arithmetic_and_columns_of_full(tmp_path):
 
 @pytest.mark.parametrize("np_", [2, 4])
 def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
-    """COMMBENCH_FAULT_CORRUPT=0: rank 0 (every call's root) sends a spoilt first byte; -c says Fail, exit 1."""
+    """COMMBENCH_FAULT_CORRUPT=0: rank 0 (every call's root) sends a spoilt first byte;
+    -c says Fail, exit 1."""
     names = [n for n in NBC if n != "ibarrier"] + (NBR if np_ > 2 else [])
     out = tmp_path / "r.json"
     p = mpiexec(
@@ -210,7 +211,8 @@ def test_validation_catches_a_corrupted_buffer(tmp_path, np_):
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     res = json.loads(out.read_text())
     failed = {r["benchmark"] for r in res["records"] if r["extra"]["check"] == "failed"}
-    # 16 bytes: 4 ints, so that ireduce_scatter_block moves count / 4 >= 1 of them per rank at 4 ranks
+    # 16 bytes: 4 ints, so that ireduce_scatter_block moves count / 4 >= 1 of them per rank at 4
+    # ranks
     assert failed == set(names), set(names) - failed
     assert "Fail" in p.stdout
 

@@ -106,7 +106,8 @@ def test_options_print_osus_columns(tmp_path, ref, args):
 
 
 def steps_reference() -> dict[tuple[int, str], list[tuple]]:
-    """ref/pt2pt-steps.txt: {(np, program): [(size, values)]} of the binaries under the made-up clocks."""
+    """ref/pt2pt-steps.txt: {(np, program): [(size, values)]} of the binaries under the made-up
+    clocks."""
     out: dict = {}
     for part in (REF / "pt2pt-steps.txt").read_text().split("## ")[1:]:
         cmd, _, text = part.partition("\n")
@@ -182,7 +183,8 @@ def test_four_ranks_pairs_fans_and_idle_ranks(tmp_path):
     assert "# [ pairs: 2 ] [ window size: 64 ]" in p.stdout
     fans = [r for r in recs if r["benchmark"] in FAN]
     assert all(r["kind"] == "rate" and r["values"]["bytes_per_sec"] > 0 for r in fans)
-    # OSU's bw_fan_* title and column ("MPI Bandwidth", "Avg Latency(us)") over MB/s: read so by the importer
+    # OSU's bw_fan_* title and column ("MPI Bandwidth", "Avg Latency(us)") over MB/s: read so by the
+    # importer
     assert sorted({r[0] for r in shape(p.stdout)}) == ["bw", "mbw_mr", "multi_lat"]
     p, res = run_json(
         tmp_path, 4, "--suite", "osu", "mbw_mr", "-m", "1:64", "-i", "10", "-x", "2", "-p", "1"

@@ -205,7 +205,8 @@ def test_spread_single_value():
 
 
 def test_analyse_records_with_both_baselines_and_statistics():
-    """analyse() rebuilds the combinations from records; a paired baseline replaces the calibration."""
+    """analyse() rebuilds the combinations from records;
+    a paired baseline replaces the calibration."""
     from types import SimpleNamespace
 
     from commbench.models.overhead import analyse
@@ -256,5 +257,6 @@ def test_analyse_records_with_both_baselines_and_statistics():
     assert paired["values"]["F"][16].mean == pytest.approx(TABLE1["F"][0] - 10)
     assert paired["values"]["U"][16].mean == pytest.approx(TABLE1["U"][0] + 10)
     med = analyse(recs, statistic="median", baseline="paired")["decomposition"]["int"]
-    # median_us is stored as median(raw) - calibration median (890): raw = m + 890, minus the paired 910
+    # median_us is stored as median(raw) - calibration median (890): raw = m + 890, minus the paired
+    # 910
     assert med["values"]["R"][16].mean == pytest.approx(TABLE1["R"][0] - 20)

@@ -116,7 +116,7 @@ wd.start(info)
 print(json.dumps(info), flush=True)
 wd.progress(benchmark="Allreduce", np=2, bytes=8, phase="the timed kernel")
 time.sleep(60)
-"""
+"""  # noqa: E501
 RANK1 = """
 import json, sys, time
 from commbench.watchdog import Watchdog

@@ -162,7 +162,7 @@ for bench in h.plan.benchmarks():
         print(bench.name, defect, flush=True)
     h.close(ctx)
     layout.free()
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.parametrize("engine", ["native", "mpi4py"])

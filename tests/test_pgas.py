@@ -1,4 +1,5 @@
-"""The PGAS suite in real MPI processes at 2 and 4 ranks (3 is refused): rows, records, pairing, check mode."""
+"""The PGAS suite in real MPI processes at 2 and 4 ranks (3 is refused):
+rows, records, pairing, check mode."""
 
 import json
 

@@ -89,7 +89,10 @@ def test_offset_checked_against_every_group():
     assert parse("--pgas-offset", "2", world=4).params["pgas_offset"] == 2
     with pytest.raises(
         config.ConfigError,
-        match=r"--pgas-offset 3 leaves rank 1 of 4 processes without a partner \(rank 4 does not exist",
+        match=(
+            r"--pgas-offset 3 leaves rank 1 of 4 processes "
+            r"without a partner \(rank 4 does not exist"
+        ),
     ):
         parse("--pgas-offset", "3", world=4)
     with pytest.raises(config.ConfigError, match="process count 2 of the -npmin sequence"):

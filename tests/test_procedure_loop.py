@@ -55,7 +55,8 @@ def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path):
     assert text.returncode == 0 and "# OSU MPI Latency Test v7.4" in text.stdout
     rc, verdict = gate(path, path)
     assert rc == 0 and verdict["summary"]["tested"] == 27 and verdict["verdict"] != "refused"
-    # the even and the odd samples of one run: the same conditions by construction (tests/test_gate.py)
+    # the even and the odd samples of one run: the same conditions by construction
+    # (tests/test_gate.py)
     halves = []
     for start in (0, 1):
         half = json.loads(path.read_text())

@@ -134,7 +134,10 @@ def test_every_broken_field_is_refused_or_read(good, tmp_path, capsys):
         (
             "records.3.values.t_max",
             "NaN",
-            "record 3 (PingPong np=2 bytes=4), field values.t_max: NaN is not a number a results file may hold",
+            (
+                "record 3 (PingPong np=2 bytes=4), field values.t_max: NaN is not a number a "
+                "results file may hold"
+            ),
         ),
         (
             "records.3.extra.samples.t_max_samples",

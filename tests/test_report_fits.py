@@ -19,7 +19,8 @@ FIT_HEADS = ("# Hockney fit of ", "# Linear fit of ")
 
 
 def fit_blocks(stdout: str) -> list[tuple[str, list[str], list[str]]]:
-    """(line before, block, three lines after) of every fit block: its head line and the '#   ' lines under it."""
+    """(line before, block, three lines after) of every fit block:
+    its head line and the '#   ' lines under it."""
     lines = stdout.splitlines()
     out = []
     for i, line in enumerate(lines):
@@ -97,7 +98,10 @@ def test_not_possible_entry():
         "error": "a line needs at least 2 distinct sizes, got 1",
     }
     assert fit_text.entry_lines(entry, "PingPong, 2 processes") == [
-        "# Hockney fit of PingPong, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"
+        (
+            "# Hockney fit of PingPong, 2 processes: not possible: a line needs at least 2 "
+            "distinct sizes, got 1"
+        )
     ]
 
 
@@ -159,7 +163,8 @@ def test_report_without_fits_prints_no_fit_block(tmp_path, sweep):
     run, rep, _ = _run_and_report(tmp_path, "nofit", "-msglog", "0:4", "PingPong", "Sendrecv")
     assert not fit_blocks(run) and not fit_blocks(rep)
     assert "fit of" not in rep
-    # a results file of an older version (no "fits" section): the report as before, without the blocks
+    # a results file of an older version (no "fits" section): the report as before, without the
+    # blocks
     _, with_fits, path = sweep
     doc = json.loads(path.read_text())
     del doc["fits"]
@@ -178,7 +183,10 @@ def test_report_reprints_not_possible(tmp_path):
     blocks = fit_blocks(run)
     assert [b[1] for b in blocks] == [
         [
-            f"# Hockney fit of {b}, 2 processes: not possible: a line needs at least 2 distinct sizes, got 1"
+            (
+                f"# Hockney fit of {b}, 2 processes: not possible: a line needs at least 2 "
+                "distinct sizes, got 1"
+            )
         ]
         for b in ("PingPong", "Sendrecv")
     ], run[-3000:]
@@ -186,7 +194,8 @@ def test_report_reprints_not_possible(tmp_path):
 
 
 def test_report_fit_before_unsuccessful_line(tmp_path):
-    """-check with corrupted data: the fit comes between the table and "!!! Benchmark unsuccessful !!!"."""
+    """-check with corrupted data: the fit comes between the table and
+    "!!! Benchmark unsuccessful !!!"."""
     run, rep, _ = _run_and_report(
         tmp_path,
         "corrupt",

@@ -135,8 +135,8 @@ def test_srun_across_nodes(cluster, tmp_path, nodes, ppn):
 
 
 def test_rate_limited_node_shows_in_timings(cluster, tmp_path):
-    """tbf at 200 Mbit/s on h1's link: PingPong h0<->h1 under srun measures its 25 MB/s (within 10%):
-    the bytes between Slurm nodes cross the emulated links."""
+    """tbf at 200 Mbit/s on h1's link: PingPong h0<->h1 under srun measures its 25 MB/s (within
+    10%): the bytes between Slurm nodes cross the emulated links."""
     lens = tmp_path / "lens"
     lens.write_text("1048576\n4194304\n")
     out = tmp_path / "rate.json"
@@ -174,7 +174,8 @@ def test_rate_limited_node_shows_in_timings(cluster, tmp_path):
     assert doc["metadata"]["rank_hosts"] == ["h0", "h1"]
     rate = doc["records"][-1]["values"]["bytes_per_sec"]
     print(
-        f"4 MiB PingPong h0<->h1 at tbf 200 Mbit/s: {rate / 1e6:.2f} MB/s ({rate / 25e6:.3f} of 25 MB/s)"
+        "4 MiB PingPong h0<->h1 at tbf 200 Mbit/s: "
+        f"{rate / 1e6:.2f} MB/s ({rate / 25e6:.3f} of 25 MB/s)"
     )
     assert abs(rate / 25e6 - 1) < 0.10
 

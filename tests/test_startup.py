@@ -24,7 +24,7 @@ for name in suites.family_names():
     except config.ConfigError as e:
         print("refused", name, e)
 print("numpy", deferred.loaded("numpy"), "MPI", deferred.loaded("mpi4py.MPI"))
-"""
+"""  # noqa: E501
 
 
 def test_the_launcher_parses_every_family_without_numpy_or_mpi():

@@ -176,7 +176,8 @@ class Harness:
             self.emit_status(
                 row,
                 records.TIMEOUT,
-                'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to increase it',
+                'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to '
+                "increase it",
                 self.engines_for(bench),
             )
             return "stop"
@@ -237,7 +238,8 @@ class Harness:
         sweep.n_prev = n
 
     def timed_runs(self, ctx: Context | None, n: int, engine: str) -> tuple[list, Any]:
-        """This rank's --samples K timed runs of n repetitions (none when idle) and its check defect."""
+        """This rank's --samples K timed runs of n repetitions (none when idle) and its check
+        defect."""
         if ctx is None:
             return [], None
         self.session.progress("the timed kernel")
@@ -388,7 +390,8 @@ class Harness:
     def emit_status(
         self, base: dict, status: str, message: str, engines: list[str] | None = None
     ) -> None:
-        """A row without numbers; one per engine when given (the later ones held to their tables)."""
+        """A row without numbers; one per engine when given (the later ones held to their
+        tables)."""
         if self.world_rank == 0:
             for e, engine in enumerate(engines or [None]):
                 extra = ({"engine": engine} if engine else {}) | (

@@ -34,7 +34,10 @@ METHOD = (
 ALIGNED = (
     "per repetition the slowest rank's time, each rank timed from its own start after a barrier"
 )
-WINDOWED = "per repetition the slowest rank's end minus the common start (rank 0's clock); late starts left out"
+WINDOWED = (
+    "per repetition the slowest rank's end minus the "
+    "common start (rank 0's clock); late starts left out"
+)
 
 
 def percentiles(values: np.ndarray, floor: float) -> dict:
@@ -65,7 +68,8 @@ def percentiles(values: np.ndarray, floor: float) -> dict:
 
 
 def _floor(have: dict[int, dict], factor: float) -> dict[str, float]:
-    """The largest resolution, Wtick and overhead over the ranks (µs, factor applied), and the floor."""
+    """The largest resolution, Wtick and overhead over the ranks (µs, factor applied),
+    and the floor."""
     fl = {
         k: max(d["floor"][k] for d in have.values()) * factor
         for k in ("resolution", "wtick", "overhead")

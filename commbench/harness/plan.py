@@ -231,8 +231,9 @@ class Plan:
             return BufferPlan(
                 send_len, recv_len, min(ss.count, rs.count), ss.stride, rs.stride, extra
             )
-        # Disjoint window sections (spec §6.3, A2); IMB 2021.11 targets one section, but -check keeps
-        # them apart: thousands of float accumulations into one section round past the tolerance.
+        # Disjoint window sections (spec §6.3, A2); IMB 2021.11 targets one section, but -check
+        # keeps them apart: thousands of float accumulations into one section round past the
+        # tolerance.
         if bench.slots and (self.cfg.method.disjoint_sections or self.cfg.check):
             return BufferPlan(send_len, recv_len, n0, send_len, recv_len, extra)
         return BufferPlan(send_len, recv_len, 1, send_len, recv_len, extra)

@@ -114,7 +114,8 @@ class RowLoop:
             )
 
     def run(self, procedure: Procedure) -> int:
-        """Every unit; the number of rows whose check failed (world rank 0's count, on every rank)."""
+        """Every unit; the number of rows whose check failed (world rank 0's count, on every
+        rank)."""
         fam, completed, count = self.family, False, 0
         try:
             if fam.start is not None:

@@ -100,10 +100,10 @@ def _lines(f, digest: Digest):
                 )
             raise LogError(
                 n,
-                f"the log ends inside this line ({decode(raw).strip()[:60]!r}, no newline after it): "
-                "it was cut while the tool wrote it, and the line is not read (accepted: a log whose "
-                "lines all end with their newline, as the tools write them; copy it again once the "
-                "run is over)",
+                f"the log ends inside this line ({decode(raw).strip()[:60]!r}, no newline after "
+                "it): it was cut while the tool wrote it, and the line is not read (accepted: a "
+                "log whose lines all end with their newline, as the tools write them; copy it "
+                "again once the run is over)",
             )
         yield decode(raw).rstrip("\r\n")
 

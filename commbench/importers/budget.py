@@ -60,8 +60,8 @@ def refusal(records: int, size: int, force: bool) -> str | None:
     if size <= SAMPLES_FILE_LIMIT or force:
         return None
     return (
-        f"the logs hold up to {records:,} rows: the results file would be about {size / 1e6:,.0f} MB, past the "
-        f"cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of commbench run --samples); "
-        "nothing was read or written (accepted: logs that fit, e.g. split into several imports, or --force "
-        "to write it all the same)"
+        f"the logs hold up to {records:,} rows: the results file would be about {size / 1e6:,.0f} "
+        f"MB, past the cap of {SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results file (the cap of "
+        "commbench run --samples); nothing was read or written (accepted: logs that fit, e.g. "
+        "split into several imports, or --force to write it all the same)"
     )

@@ -42,8 +42,8 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="commbench import",
         usage=USAGE,
-        description="Read IMB, OSU Micro-Benchmarks or nccl-tests output into a commbench results file, "
-        "for report, compare, fit and plot (docs/import.md).",
+        description="Read IMB, OSU Micro-Benchmarks or nccl-tests output into a commbench "
+        "results file, for report, compare, fit and plot (docs/import.md).",
     )
     p.add_argument(
         "logs", nargs="+", metavar="LOG", help="the tool's output (text; nccl-tests -J: JSON)"
@@ -53,8 +53,8 @@ def parser() -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="OUT.json",
-        help="the results file to write (missing directories are made; - or /dev/null: none, the logs "
-        "are only checked)",
+        help="the results file to write (missing directories are made; - or /dev/null: none, the "
+        "logs are only checked)",
     )
     p.add_argument(
         "--format",
@@ -66,14 +66,14 @@ def parser() -> argparse.ArgumentParser:
         "--np",
         type=_np,
         metavar="N",
-        help="processes of the run, where the log does not say (OSU collectives; nccl-tests without "
-        "its Rank lines)",
+        help="processes of the run, where the log does not say (OSU collectives; nccl-tests "
+        "without its Rank lines)",
     )
     p.add_argument(
         "--force",
         action="store_true",
-        help=f"write a results file past the cap of {budget.SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a results "
-        "file (the cap of commbench run --samples)",
+        help=f"write a results file past the cap of {budget.SAMPLES_FILE_LIMIT / 1e6:.0f} MB on a "
+        "results file (the cap of commbench run --samples)",
     )
     return p
 
@@ -131,7 +131,10 @@ def _read_all(a, sniffed: list, out: document.Output, errors: list[str]) -> list
                 print(
                     f"commbench import: warning: {log.path}: {kept[0]}"
                     + (
-                        f" (and {len(kept) + more - 1} more, in metadata.source.logs[{log.index}].warnings)"
+                        (
+                            f" (and {len(kept) + more - 1} more, in "
+                            f"metadata.source.logs[{log.index}].warnings)"
+                        )
                         if len(kept) + more > 1
                         else ""
                     ),
@@ -159,7 +162,8 @@ def main(argv: list[str]) -> int:
         out = document.Output(path)
     except OSError as e:
         _err(
-            f"{e.filename or a.output}: {e.strerror} (accepted: readable logs, -o in a writable directory)"
+            f"{e.filename or a.output}: {e.strerror} (accepted: "
+            "readable logs, -o in a writable directory)"
         )
         return 2
     try:
@@ -170,8 +174,8 @@ def main(argv: list[str]) -> int:
         out.write(doc)
     except OSError as e:
         _err(
-            f"-o {a.output!r}: cannot write ({e.strerror}) (accepted: a file in a writable directory with room "
-            "for it)"
+            f"-o {a.output!r}: cannot write ({e.strerror}) (accepted: a file in a writable "
+            "directory with room for it)"
         )
         return 2
     except (
@@ -190,7 +194,8 @@ def main(argv: list[str]) -> int:
         )
         return 2
     print(
-        f"commbench: {n} records from {len(logs)} log{'s' if len(logs) > 1 else ''} written to {where}",
+        f"commbench: {n} records from {len(logs)} "
+        f"log{'s' if len(logs) > 1 else ''} written to {where}",
         file=sys.stderr,
     )
     return 0

@@ -95,7 +95,8 @@ class Log:
         self._settled = len(self.records)
 
     def warn(self, line: int, message: str) -> None:
-        """Something the document should name: a value the tool printed as nan, a result left out."""
+        """Something the document should name:
+        a value the tool printed as nan, a result left out."""
         warnings = self.source.setdefault("warnings", [])
         if len(warnings) < WARNINGS_KEPT:
             warnings.append(f"line {line}: {message}")

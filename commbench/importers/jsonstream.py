@@ -97,7 +97,8 @@ class JsonStream:
                     self.pos = end
                     return v
             except json.JSONDecodeError as e:
-                # where more text may mend it: near the end ("tr" of true, "1e" of 1e5), or in a string
+                # where more text may mend it: near the end ("tr" of true, "1e" of 1e5), or in a
+                # string
                 unterminated = e.msg.startswith("Unterminated string")
                 end = len(self.buf.rstrip())
                 if self.eof or not (unterminated or e.pos >= end - 32):

@@ -226,8 +226,8 @@ class TextReader:
             return v
         raise LogError(
             n,
-            f"{what} {tok!r} is not a number as nccl-tests prints it: the row was cut (or edited) and "
-            f"is not imported (accepted: {_float_forms(width, versioned)})",
+            f"{what} {tok!r} is not a number as nccl-tests prints it: the row was cut (or edited) "
+            f"and is not imported (accepted: {_float_forms(width, versioned)})",
         )
 
     def block(self, n: int, placement: str, cells: dict) -> dict:
@@ -236,8 +236,8 @@ class TextReader:
         if wrong is not None and not WRONG.fullmatch(wrong):
             raise LogError(
                 n,
-                f"{placement} #wrong {wrong!r} is not a count as nccl-tests prints it: the row was cut "
-                "(or edited) and is not imported (accepted: %6g of a count, or N/A)",
+                f"{placement} #wrong {wrong!r} is not a count as nccl-tests prints it: the row "
+                "was cut (or edited) and is not imported (accepted: %6g of a count, or N/A)",
             )
         out = {
             "time": self.value(n, "time", t, placement),
@@ -251,8 +251,8 @@ class TextReader:
         if out["time"] is None:
             raise LogError(
                 n,
-                f"the {placement} time is {t!r}: nccl-tests measured no time, the row is not imported "
-                "(accepted: a time in us)",
+                f"the {placement} time is {t!r}: nccl-tests measured no time, the row is not "
+                "imported (accepted: a time in us)",
             )
         return out
 

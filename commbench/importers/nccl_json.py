@@ -32,7 +32,8 @@ _NAN = object()  # a double nccl-tests could not compute
 
 
 def _num(v):
-    """A number of the file: the value, _NAN for "nan" (or NaN, Infinity), None for anything else."""
+    """A number of the file: the value, _NAN for "nan" (or NaN, Infinity),
+    None for anything else."""
     if isinstance(v, bool):
         return None
     if isinstance(v, int | float):
@@ -157,7 +158,8 @@ def _placement(log: Log, n: int, size: int, key: str, b) -> dict | None:
         if v is _NAN:
             log.warn(
                 n,
-                f"result of size {size}: {key} {field} is {json.dumps(b[field])}, left out of the record",
+                f"result of size {size}: {key} {field} is "
+                f"{json.dumps(b[field])}, left out of the record",
             )
         elif v is None and not (field == "nwrong" and b[field] is None):
             raise LogError(

@@ -114,7 +114,8 @@ CHECK = {
     "skipped": records.NOT_CHECKED,
 }  # the one-sided programs: passed/failed/skipped
 # What OMB 7.4's one-sided programs print after their table under -c (each rank's "Atomic Data
-# Validation results"), not rows; a rank's "FAILED:" can land glued before a row ("FAILED:1   0.15  passed").
+# Validation results"), not rows; a rank's "FAILED:" can land glued before a row
+# ("FAILED:1   0.15  passed").
 REPORT = re.compile(
     r"^\s*(-{3,}\s*$|Atomic Data Validation results|(PASSED|FAILED|SKIPPED):|First failure|"
     r"Dimensions size =|Time took to create topology graph|"  # the neighborhood programs' topology
@@ -145,7 +146,10 @@ def program(title: str) -> tuple[str, str | None]:
     short = PROGRAMS.get(key)
     if short is None:
         return title.strip(), None
-    name = f"osu_{'i' if nonblocking else ''}{'neighbor_' if neighbor else ''}{short}{'_persistent' if persistent else ''}"
+    name = (
+        f"osu_{'i' if nonblocking else ''}{'neighbor_' if neighbor else ''}{short}"
+        f"{'_persistent' if persistent else ''}"
+    )
     return name, short
 
 
@@ -215,7 +219,8 @@ class OsuReader:
             self.pairs = int(m.group("pairs"))
             self.src["settings"].update(pairs=self.pairs, window_size=int(m.group("w")))
             return
-        # Headings are apart by 2+ spaces, but OSU's 18-character fields leave one before "P50 Tail BW(MB/s)".
+        # Headings are apart by 2+ spaces, but OSU's 18-character fields leave one before
+        # "P50 Tail BW(MB/s)".
         heads = [h for h in re.split(r"\s{2,}|\s(?=P\d+ Tail )", line[1:].strip()) if h]
         keys = [heading_key(h) for h in heads]
         if heads and (keys[0] == "bytes" or all(keys)) and any(k and k != "bytes" for k in keys):
@@ -253,8 +258,9 @@ class OsuReader:
                 if tok not in CHECK:
                     raise LogError(
                         n,
-                        f"{head} {tok!r} is not a verdict OMB prints: the row was cut (or edited) and "
-                        "is not imported (accepted: Pass, Fail; one-sided: passed, failed, skipped)",
+                        f"{head} {tok!r} is not a verdict OMB prints: the row was cut (or edited) "
+                        "and is not imported (accepted: Pass, Fail; one-sided: passed, failed, "
+                        "skipped)",
                     )
                 extra["check"] = CHECK[tok]
             elif key is None:
@@ -286,7 +292,8 @@ class OsuReader:
             extra.update(pairs=self.pairs, window_size=settings["window_size"])
         comps = ["t_ovrl", "t_pure", "t_cpu"] if kind.startswith("overlap") else ["t"]
         # Rows are named as commbench's osu family names them (the program without "osu_"),
-        # so that compare pairs an imported OSU log with a commbench OSU run; the source keeps the program.
+        # so that compare pairs an imported OSU log with a commbench OSU run; the source keeps the
+        # program.
         self.log.add(
             n,
             benchmark=self.name.removeprefix("osu_"),

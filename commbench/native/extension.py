@@ -121,7 +121,8 @@ def build(
     lib_name: str,
     flags: tuple[str, ...] = (),
 ) -> Path:
-    """The compiled library of `source`, built now unless the cache has it; raises NativeUnavailable."""
+    """The compiled library of `source`, built now unless the cache has it;
+    raises NativeUnavailable."""
     key = build_key(mpicc, abi, library_version, source)
     target_dir = cache_dir() / "native" / key
     lib = target_dir / lib_name
@@ -204,7 +205,8 @@ def check_sizes(dll: ctypes.CDLL, path: Path, prefix: str, structs: dict[str, ty
 def open_built(
     path: Path, prefix: str, abi_version: int | None, structs: dict[str, type]
 ) -> tuple[ctypes.CDLL, int]:
-    """(library, the thread level MPI provides) of the built `path`, checked; raises NativeUnavailable."""
+    """(library, the thread level MPI provides) of the built `path`, checked;
+    raises NativeUnavailable."""
     from mpi4py import MPI
 
     try:

@@ -230,7 +230,8 @@ class Family:
             )
 
     def default_list(self, methodology: str = "imb4") -> list[str]:
-        """The run list without names: the seed's, plus IMB 2021's additions under its methodology."""
+        """The run list without names: the seed's,
+        plus IMB 2021's additions under its methodology."""
         names = [
             b.name
             for b in self.benchmarks

@@ -125,7 +125,9 @@ FAMILY = Family(
     title="COMMS",
     part="COMMS part",
     benchmarks=BENCHMARKS,
-    description="Hockney's COMMS1 pingpong and COMMS2 exchange (seed 000), for r_inf and n_1/2 fits",
+    description=(
+        "Hockney's COMMS1 pingpong and COMMS2 exchange (seed 000), for r_inf and n_1/2 fits"
+    ),
     aliases=("COMMS",),
     fits=True,  # COMMS1/COMMS2 print r_inf, n_1/2, t0 and pi0 after each table (seed 000)
 )

@@ -221,7 +221,10 @@ FAMILY = Family(
     title="IMB-EXT",
     part="MPI-2 part",
     benchmarks=BENCHMARKS,
-    description="MPI-2 one-sided communication, active target with MPI_Win_fence (Intel MPI Benchmarks EXT part)",
+    description=(
+        "MPI-2 one-sided communication, active target "
+        "with MPI_Win_fence (Intel MPI Benchmarks EXT part)"
+    ),
     aliases=("IMB-EXT",),
     alloc="mpi",  # spec §6.1: one-sided buffers SHOULD come from MPI_Alloc_mem; --alloc overrides
 )

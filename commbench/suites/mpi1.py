@@ -334,7 +334,8 @@ def bcast(ctx, n):
 
 
 def bcast_check(op_of=None):
-    """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see scatter_check)."""
+    """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see
+    scatter_check)."""
 
     def expected(ctx, n):
         me = ctx.rank

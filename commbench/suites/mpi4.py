@@ -199,7 +199,10 @@ FAMILY = Family(
     title="IMB-MPI4",
     part="MPI-4 part",
     benchmarks=BENCHMARKS,
-    description="MPI-4 persistent collectives, pure and overlapped with computation (Intel MPI Benchmarks MPI-4 part)",
+    description=(
+        "MPI-4 persistent collectives, pure and overlapped with computation (Intel MPI "
+        "Benchmarks MPI-4 part)"
+    ),
     aliases=("IMB-MPI4",),
     methodology=True,
     validate=_validate,

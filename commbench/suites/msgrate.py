@@ -11,7 +11,8 @@ message a process sends *and* every one it receives, divided by the average
 over processes of the time spent in the timed sections:
 
   single direction: iters * msgs / avg_time            (a process only sends or only receives;
-                                                        odd ranks send to rank-1, as the seed's pseudo-code)
+                                                        odd ranks send to rank-1, as the seed's
+                                                        pseudo-code)
   the others:       iters * peers * msgs * 2 / avg_time
 
 Peers follow the seed's layout: npeers/2 "lower" and npeers/2 "higher"
@@ -119,8 +120,8 @@ OPTIONS = (
         ("--pairing",),
         "msgrate_pairing",
         "<odd-even|halves>",
-        "msgrate: single direction's pairs: odd ranks send to "
-        "rank-1 (default, the seed's pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
+        "msgrate: single direction's pairs: odd ranks send to rank-1 (default, the seed's "
+        "pseudo-code) or the lower half to rank+P/2 (the Sandia C code)",
         choice("--pairing", PAIRINGS),
         uses=lambda b: b.name == "single_direction",
     ),

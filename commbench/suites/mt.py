@@ -192,9 +192,11 @@ def _limits() -> list[tuple[int, str]]:
         out.append(
             (
                 MPICH_CONTEXT_IDS - HELD_COMMS,
-                f"each thread needs a communicator of its own (MPI_Comm_dup) and "
-                f"MPICH has {MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
-                "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world",
+                (
+                    "each thread needs a communicator of its own (MPI_Comm_dup) and MPICH has "
+                    f"{MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
+                    "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world"
+                ),
             )
         )
     local = jobenv.tasks_on_this_node() or int(
@@ -233,8 +235,8 @@ def validate(cfg, size: int) -> None:
     before MPI would abort on it."""
     s = Settings.of(cfg.params)
     need = (
-        f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per rank at "
-        "once and needs MPI_THREAD_MULTIPLE"
+        f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per "
+        "rank at once and needs MPI_THREAD_MULTIPLE"
     )
     for most, why in _limits():
         if s.threads > most:
@@ -247,7 +249,8 @@ def validate(cfg, size: int) -> None:
         got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
         if cfg.thread_level is None:
             raise ConfigError(
-                f"{need}; without -thread_level MPI was initialised with {got} (accepted: -thread_level multiple)"
+                f"{need}; without -thread_level MPI was initialised with {got} (accepted: "
+                "-thread_level multiple)"
             )
         raise ConfigError(
             f"{need}, but this MPI provides only {got} (accepted: an MPI library built with thread "
@@ -291,7 +294,7 @@ def preamble(cfg) -> list[str]:
     return lines + (gil_note() if cfg.engine != "native" else [])
 
 
-# ---------------------------------------------------------------- the procedure (commbench.harness.rows runs it)
+# --------------------------------------------------- the procedure (commbench.harness.rows runs it)
 
 
 def _thread_comms(comm, n: int) -> list:
@@ -310,8 +313,8 @@ def _thread_comms(comm, n: int) -> list:
             c.Free()
         raise RunError(
             f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
-            f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread needs "
-            f"one (accepted: --mt-threads {max(1, len(out))} or fewer)"
+            f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread "
+            f"needs one (accepted: --mt-threads {max(1, len(out))} or fewer)"
         ) from None
     return out
 
@@ -419,7 +422,8 @@ def _measure(
 def row_record(
     bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool
 ):
-    """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank 0)."""
+    """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank
+    0)."""
     divider = bench.divide * (s.window_size if bench.window else 1)
     per_rep = 1.0 / (s.repeat * divider)
     nres = sum(sum(took) for _, took, _ in every)
@@ -487,7 +491,10 @@ FAMILY = Family(
     title="IMB-MT",
     part="MT part",
     benchmarks=BENCHMARKS,
-    description="IMB-MT: the MPI-1 patterns from T threads per rank, one communicator each (-thread_level multiple)",
+    description=(
+        "IMB-MT: the MPI-1 patterns from T threads per rank, one communicator each "
+        "(-thread_level multiple)"
+    ),
     aliases=("IMB-MT",),
     options=OPTIONS,
     configure=configure,

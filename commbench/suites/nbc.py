@@ -412,7 +412,10 @@ FAMILY = Family(
     title="IMB-NBC",
     part="MPI-NBC part",
     benchmarks=BENCHMARKS,
-    description="nonblocking collectives, pure and overlapped with computation (Intel MPI Benchmarks NBC part)",
+    description=(
+        "nonblocking collectives, pure and overlapped "
+        "with computation (Intel MPI Benchmarks NBC part)"
+    ),
     aliases=("IMB-NBC",),
     methodology=True,
     options=(

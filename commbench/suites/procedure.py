@@ -7,9 +7,9 @@ warm-up and timed iterations, IMB-P2P's pauses and barriers) give it instead, pe
 one whole measurement: `Unit.measure(row, engine)`, which runs the procedure on every rank
 of the run and returns what this rank has of it, and `Unit.record(row, engine, data)`,
 which builds the row's record on world rank 0 from rank 0's data of one measurement (a row
-whose record has defects beyond the tolerance under -check is a check failure). Everything around a measurement
-belongs to the harness: the order of the rows (--shuffle), the engines, invalid rows, the
-samples of a row (--samples K, cut at -time; --precision), the progress line and the
+whose record has defects beyond the tolerance under -check is a check failure). Everything around a
+measurement belongs to the harness: the order of the rows (--shuffle), the engines, invalid rows,
+the samples of a row (--samples K, cut at -time; --precision), the progress line and the
 watchdog's steps, what a signal keeps of a row, and the extras every record carries
 (engine, samples, precision, position).
 

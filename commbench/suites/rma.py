@@ -714,7 +714,10 @@ FAMILY = Family(
         "Truly_passive_put",
     ),
     benchmarks=BENCHMARKS,
-    description="MPI-3 one-sided communication, passive target with lock/flush (Intel MPI Benchmarks RMA part)",
+    description=(
+        "MPI-3 one-sided communication, passive target "
+        "with lock/flush (Intel MPI Benchmarks RMA part)"
+    ),
     aliases=("IMB-RMA",),
     alloc="mpi",  # spec §6.1: one-sided buffers SHOULD come from MPI_Alloc_mem; --alloc overrides
 )

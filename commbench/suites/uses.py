@@ -215,7 +215,8 @@ RULES: dict[str, Use] = {
 
 
 def rule_of(opt: Option) -> Use | None:
-    """The declaration that says which benchmarks use opt (None: every one of a family that takes it)."""
+    """The declaration that says which benchmarks use opt (None: every one of a family that takes
+    it)."""
     if opt.uses is not None:
         uses = opt.uses
         return Use(
@@ -255,11 +256,14 @@ def why_unused(
         owner = next((f for f in families if opt in f.options), None)
         if owner is not None:
             return (
-                f"{name} is an option of the {owner.name} family ({owner.title}), not of {fam.name} "
-                f"(accepted: --suite {owner.name}, or no {name})"
+                f"{name} is an option of the {owner.name} family ({owner.title}), not of "
+                f"{fam.name} (accepted: --suite {owner.name}, or no {name})"
             )
     if not takes(opt, fam, general):
-        return f"{name}: the {fam.name} family does not use it (accepted: {accepted_options(fam, general, run_level)}; no {name})"
+        return (
+            f"{name}: the {fam.name} family does not use it (accepted: "
+            f"{accepted_options(fam, general, run_level)}; no {name})"
+        )
     use = rule_of(opt)
     if use is None:
         return None
@@ -276,8 +280,8 @@ def why_unused(
     )
     shown = ", ".join(those[:8]) + (f" … ({len(those)} in all)" if len(those) > 8 else "")
     return (
-        f"{name}: no benchmark of this run uses it ({said}) (accepted: with a benchmark that uses it, "
-        f"{shown}; or no {name})"
+        f"{name}: no benchmark of this run uses it ({said}) (accepted: with a benchmark that uses "
+        f"it, {shown}; or no {name})"
     )
 
 
@@ -334,8 +338,8 @@ def thread_level_refusal(fam: Family, run: list[str], level: str | None) -> str 
         else (", ".join(need), "s" * (len(need) == 1))
     )
     return (
-        f"{what} call{s} MPI from several threads at once and need{s} MPI_THREAD_MULTIPLE, but -thread_level "
-        f"{level} was given (accepted: -thread_level multiple, or no -thread_level)"
+        f"{what} call{s} MPI from several threads at once and need{s} MPI_THREAD_MULTIPLE, but "
+        f"-thread_level {level} was given (accepted: -thread_level multiple, or no -thread_level)"
     )
 
 

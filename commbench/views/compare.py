@@ -350,17 +350,22 @@ def _short(v: object) -> str:
 # ---------------------------------------------------------------- text and JSON
 
 METHOD = {
-    "test": "Mann-Whitney U, one-sided, of new against old scaled by (1 + threshold) (and the mirror for "
-    "faster), on the per-sample t_max of --samples K",
+    "test": (
+        "Mann-Whitney U, one-sided, of new against old scaled by (1 + threshold) (and the "
+        "mirror for faster), on the per-sample t_max of --samples K"
+    ),
     "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
     "effect": "ratio of the medians new/old with a percentile bootstrap interval",
     "regression": "a tested row with q_slower <= alpha and a ratio of medians above 1 + threshold",
-    "untested": "rows without samples in both runs: ratio against the threshold and the rank spread only",
+    "untested": (
+        "rows without samples in both runs: ratio against the threshold and the rank spread only"
+    ),
 }
 
 
 def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> list[str]:
-    """What the comparison cannot conclude: untested rows, tests without the power to call anything."""
+    """What the comparison cannot conclude:
+    untested rows, tests without the power to call anything."""
     out = []
     untested = [r for r in rows if not r.tested]
     if untested and (
@@ -376,9 +381,12 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
             else f"{len(untested)} of {len(rows)} rows untested"
         )
         out.append(
-            f"{head} ({why}): their verdicts compare one ratio with the threshold and the rank spread, "
-            "so nothing says whether a change there is more than run-to-run noise, nor that an unchanged "
-            "row hides no regression; run both with --samples K (K >= 10) to test them. "
+            (
+                f"{head} ({why}): their verdicts compare one ratio with the threshold and the rank "
+                "spread, so nothing says whether a change there is more than run-to-run noise, nor "
+                "that an unchanged row hides no regression; run both with --samples K (K >= 10) to "
+                "test them. "
+            )
             + (
                 "--gate-unsampled: their 'slower' verdicts count as regressions."
                 if gate_unsampled
@@ -393,8 +401,8 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
     if weak:
         ks = ", ".join(f"{a} and {b}" for a, b in sorted(weak))
         out.append(
-            f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are never "
-            "called slower or faster; run with more --samples"
+            f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are "
+            "never called slower or faster; run with more --samples"
         )
     shift = _whole_run_shift(rows)
     return [*out, shift] if shift else out
@@ -410,8 +418,9 @@ def _whole_run_shift(rows: list[Row]) -> str | None:
         return None
     return (
         f"{len(slow)} of {len(tested)} tested rows are slower by one factor ({min(slow):.2f} to "
-        f"{max(slow):.2f}): a whole run shifted, as another job on the machine or another placement of "
-        "the processes makes, looks the same; run both again to tell it from a regression"
+        f"{max(slow):.2f}): a whole run shifted, as another job on the machine or another "
+        "placement of the processes makes, looks the same; run both again to tell it from a "
+        "regression"
     )
 
 
@@ -483,11 +492,17 @@ def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled:
         plain = 0 if gate_unsampled else sum(1 for r in rows if not r.tested)
         if plain:
             return [
-                f"# gate: no regression in the {len(rows) - plain} tested rows (none slower by more than "
-                f"{threshold:.0%} with q <= {alpha:g}); {plain} untested rows not judged"
+                (
+                    f"# gate: no regression in the {len(rows) - plain} tested rows (none slower "
+                    f"by more than {threshold:.0%} with q <= {alpha:g}); {plain} untested rows "
+                    "not judged"
+                )
             ]
         return [
-            f"# gate: no regression (no row slower by more than {threshold:.0%} with q <= {alpha:g})"
+            (
+                "# gate: no regression (no row slower by more "
+                f"than {threshold:.0%} with q <= {alpha:g})"
+            )
         ]
     out = [
         f"# gate: REGRESSION in {len(bad)} row{'s' if len(bad) > 1 else ''} (slower by more than "
@@ -551,8 +566,8 @@ def to_json(
     unmatched_rows: tuple[int, int] = (0, 0),
     findings: list[dict] = (),
 ) -> dict:
-    """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict pass,
-    regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
+    """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict
+    pass, regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
     refused = any(f["effect"] == "refused" for f in findings)
     bad = regressions(rows, gate_unsampled)
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("slower", "faster", "same")}

@@ -151,7 +151,10 @@ def _emit_json(args: Args, payload: dict) -> str | None:
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
-        return f"--json {args.json!r}: cannot write ({e.strerror}) (accepted: --json FILE in a writable directory, or -)"
+        return (
+            f"--json {args.json!r}: cannot write ({e.strerror}) (accepted: --json FILE in a "
+            "writable directory, or -)"
+        )
     return None
 
 
@@ -250,13 +253,17 @@ def _report(
     refused = compare_trust.refused(found)
     status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
     lines = [
-        f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: {f.message}"
+        (
+            f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} "
+            f"[{f.code}]: {f.message}"
+        )
         for f in found
     ]
     if args.json == "-":
         for f in found:
             print(
-                f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: [{f.code}] {f.message}",
+                f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: "
+                f"[{f.code}] {f.message}",
                 file=sys.stderr,
             )
         for w in warns:

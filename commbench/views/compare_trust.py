@@ -27,7 +27,10 @@ RULES: dict[str, tuple[str, str | None, str]] = {
     "incomplete-run": (
         REFUSED,
         "--allow-incomplete",
-        "a file says complete: false (an interrupted run, a log cut short): rows it lacks are not gated",
+        (
+            "a file says complete: false (an interrupted run, "
+            "a log cut short): rows it lacks are not gated"
+        ),
     ),
     "check-failed": (
         REFUSED,
@@ -42,9 +45,11 @@ RULES: dict[str, tuple[str, str | None, str]] = {
     "options-differ": (
         REFUSED,
         "--allow-different",
-        "the runs differ in what changes the numbers (world size, placement, --alloc, --hugepages, MPI "
-        "library and standard, thread level, methodology, --per-iteration, --sync-start, -off_cache, "
-        "-multi, -map, engine, MPI environment variables)",
+        (
+            "the runs differ in what changes the numbers (world size, placement, --alloc, "
+            "--hugepages, MPI library and standard, thread level, methodology, --per-iteration, "
+            "--sync-start, -off_cache, -multi, -map, engine, MPI environment variables)"
+        ),
     ),
     "family-options-differ": (
         WARNING,
@@ -76,7 +81,9 @@ RULES: dict[str, tuple[str, str | None, str]] = {
 
 
 OVERRIDES = {
-    "--gate-unsampled": "judges untested rows by their ratio against the threshold and the rank spread"
+    "--gate-unsampled": (
+        "judges untested rows by their ratio against the threshold and the rank spread"
+    )
 }
 
 
@@ -146,8 +153,8 @@ def runs(
                 finding(
                     "check-failed",
                     f"{side} run {path} comes from a run whose -check FAILED "
-                    f"({len(failed) or count} rows{': ' + _few(failed) if failed else ''}): its timings "
-                    "are not valid; fix the failure and run again",
+                    f"({len(failed) or count} rows{': ' + _few(failed) if failed else ''}): its "
+                    "timings are not valid; fix the failure and run again",
                     allowed,
                     side,
                     failed,
@@ -216,13 +223,17 @@ def statuses(
 def untested(
     rows: list, threshold: float, gate_unsampled: bool, allowed: set[str]
 ) -> list[Finding]:
-    """Rows the statistics could not test: none at all (refused), or slower ones among tested (warned)."""
+    """Rows the statistics could not test: none at all (refused),
+    or slower ones among tested (warned)."""
     if not rows or gate_unsampled:
         return []
     plain = [r for r in rows if not r.tested]
     slow = sorted((r for r in plain if r.ratio > 1 + threshold), key=lambda r: -r.ratio)
     span = (
-        f"; they read new/old {min(r.ratio for r in plain):.2f} to {max(r.ratio for r in plain):.2f}"
+        (
+            f"; they read new/old {min(r.ratio for r in plain):.2f} to "
+            f"{max(r.ratio for r in plain):.2f}"
+        )
         if plain
         else ""
     )
@@ -242,8 +253,8 @@ def untested(
         return [
             finding(
                 "untested-slower",
-                f"{len(slow)} untested rows read slower by more than {threshold:.0%} "
-                f"(up to {slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they have no samples "
+                f"{len(slow)} untested rows read slower by more than {threshold:.0%} (up to "
+                f"{slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they have no samples "
                 "to test, so the gate does not judge them (--gate-unsampled counts them)",
                 allowed,
                 "",

@@ -81,7 +81,8 @@ def format_fit(fit: hockney.Fit, title: str, mb_unit: int = 10**6) -> list[str]:
         out.append(f"# Hockney fit of {title}: t = (n + n_1/2)/r_inf, {how}, [{pct} CI]")
         if fit.turnover != 1:
             out.append(
-                f"#   turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}·n / t)"
+                f"#   turnover {fit.turnover:g}: r_inf is the rate of the {mb} column "
+                f"({fit.turnover:g}·n / t)"
             )
         out.append("#   " + describe_breakpoints(fit))
         head = [
@@ -155,7 +156,8 @@ _FIT_KEYS = {
 
 
 def _num(v, missing: float) -> float:
-    """JSON has no infinity: to_dict writes an unbounded end as null (-inf low, inf high or a value)."""
+    """JSON has no infinity: to_dict writes an unbounded end as null (-inf low, inf high or a
+    value)."""
     return missing if v is None else float(v)
 
 
@@ -216,7 +218,8 @@ def fit_from_dict(d: dict) -> hockney.Fit:
 
 
 def entry_lines(entry: dict, title: str, mb_unit: int = 10**6) -> list[str]:
-    """The text of one "fits" entry of a results file: a fit (fit.to_dict()) or why there is none."""
+    """The text of one "fits" entry of a results file:
+    a fit (fit.to_dict()) or why there is none."""
     if "error" in entry:
         return [f"# Hockney fit of {title}: not possible: {entry['error']}"]
     return format_fit(fit_from_dict(entry), title, mb_unit)

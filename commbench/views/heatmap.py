@@ -105,8 +105,8 @@ def figure(doc: dict, path, fmt: str | None = None) -> int:
         _panel(ax, e, hosts_named, named(metric_named)[1])
     meta = doc.get("metadata", {})
     fig.suptitle(
-        f"commbench net: {meta.get('world_size', '?')} processes on {len(meta.get('hosts', []))} hosts "
-        f"({meta.get('date', '')})",
+        f"commbench net: {meta.get('world_size', '?')} processes on {len(meta.get('hosts', []))} "
+        f"hosts ({meta.get('date', '')})",
         fontsize=11,
     )
     shown = lines[:8] + ([f"... and {len(lines) - 8} more"] if len(lines) > 8 else [])

@@ -100,7 +100,10 @@ def _complete(doc: dict) -> str:
             if isinstance(secs, int | float)
             else ""
         )
-    return f'<span class="slower">no: {esc(summary.get("interrupted") or "the file says complete: false")}</span>'
+    return (
+        '<span class="slower">no: '
+        f"{esc(summary.get('interrupted') or 'the file says complete: false')}</span>"
+    )
 
 
 def _made_by(doc: dict) -> str | None:
@@ -252,7 +255,10 @@ def _table(runs: list, rows: list[tuple[str, list]], caption: str = "") -> str:
 
 def _same(runs: list, rows: list[tuple[str, list]]) -> str:
     body = [
-        f"<tr><th>{label}</th><td>{not_recorded(runs[0]) if cells[0] is None else cells[0]}</td></tr>"
+        (
+            f"<tr><th>{label}</th><td>"
+            f"{not_recorded(runs[0]) if cells[0] is None else cells[0]}</td></tr>"
+        )
         for label, cells in rows
     ]
     return (
@@ -319,7 +325,8 @@ def metadata(runs: list) -> str:
             else ""
         )
         out.append(
-            f'<p class="unrecorded">Not recorded in {"any of these files" if len(runs) > 1 else "this file"}: '
+            '<p class="unrecorded">Not recorded in '
+            f"{'any of these files' if len(runs) > 1 else 'this file'}: "
             f"{esc(', '.join(missing))}{esc(why)}.</p>"
         )
     for r in runs:

@@ -117,7 +117,8 @@ def _estimate(e, scale: float, pct: str) -> str:
 
 
 def _columns(model: str, mb: str) -> list[tuple[str, str, float | None]]:
-    """(heading, attribute of a segment, scale; None: the run's MB unit) of the estimates of a model."""
+    """(heading, attribute of a segment, scale; None: the run's MB unit) of the estimates of a
+    model."""
     if model == "hockney":
         return [
             (f"r_inf [{mb}]", "r_inf", None),
@@ -163,14 +164,18 @@ def _fit_rows(label: str, fit, why: str | None, cols: list, mb_unit: int, width:
 
 
 def _how(fit, source: str, mb: str) -> str:
-    """How one fit was made, in the words of `commbench fit` (its numbers as the page shows them)."""
+    """How one fit was made, in the words of `commbench fit` (its numbers as the page shows
+    them)."""
     weighting = (
         "relative-error weighted least squares"
         if fit.weighting == "relative"
         else "ordinary least squares"
     )
     turnover = (
-        f"; turnover {fit.turnover:g}: r_inf is the rate of the {mb} column ({fit.turnover:g}\u00b7n / t)"
+        (
+            f"; turnover {fit.turnover:g}: r_inf is the rate of the {mb} column "
+            f"({fit.turnover:g}\u00b7n / t)"
+        )
         if fit.turnover != 1 and fit.model == "hockney"
         else ""
     )
@@ -190,7 +195,8 @@ def _how(fit, source: str, mb: str) -> str:
 
 
 def fit_table(members: list, fits: list, mb_unit: int) -> str:
-    """The fits of one table's series: a row per run and region, the estimates with their intervals."""
+    """The fits of one table's series: a row per run and region,
+    the estimates with their intervals."""
     mb = "MB/s" if mb_unit == 10**6 else "MiB/s"
     model = next((f.model for f, _, _ in fits if f is not None), "hockney")
     cols = _columns(model, mb)
@@ -205,8 +211,8 @@ def fit_table(members: list, fits: list, mb_unit: int) -> str:
     formula = "t = (n + n_1/2) / r_inf" if model == "hockney" else "t = a + b*n"
     pct = next((f"{f.confidence * 100:g}% " for f, _, _ in fits if f is not None), "")
     caption = (
-        f"{'Hockney' if model == 'hockney' else 'Linear'} fits, {formula} per region; under each value its "
-        f"{pct}confidence interval"
+        f"{'Hockney' if model == 'hockney' else 'Linear'} fits, {formula} per region; under each "
+        f"value its {pct}confidence interval"
     )
     return table(head, rows, caption, text=(0,)) + (
         f'<ul class="fits">{"".join(how)}</ul>' if how else ""
@@ -240,7 +246,8 @@ def _figures(title: str, members: list, fits: list, several: bool) -> list[str]:
         out.append(
             f'<figure><img src="{svg_uri(items, several)}" '
             f'alt="{esc(title)}: time and rate against message size">'
-            f"<figcaption>{esc(title)}{which}: {', '.join(esc(r.label) for r, _ in part)}</figcaption>"
+            f"<figcaption>{esc(title)}{which}: "
+            f"{', '.join(esc(r.label) for r, _ in part)}</figcaption>"
             "</figure>"
         )
     return out
@@ -253,11 +260,14 @@ def plots(runs: list) -> str | None:
         return None
     several = len(runs) > 1
     out = [
-        "<p>Left: the reported time (t_max) against message size, bars t_min .. t_max over the ranks, "
-        "and the fitted Hockney lines t = (n + n_1/2) / r_inf per region. Right: the rate with r_inf "
-        "dotted and n_1/2 marked. Dashed verticals: breakpoints (protocol switches). Zero sizes are "
-        f"fitted but not drawn (log axes). With more than {PER_FIGURE} runs, one figure per {PER_FIGURE} of "
-        "them. Under the figures, the fits as <code>commbench fit</code> gives them.</p>"
+        (
+            "<p>Left: the reported time (t_max) against message size, bars t_min .. t_max over "
+            "the ranks, and the fitted Hockney lines t = (n + n_1/2) / r_inf per region. Right: "
+            "the rate with r_inf dotted and n_1/2 marked. Dashed verticals: breakpoints "
+            "(protocol switches). Zero sizes are fitted but not drawn (log axes). With more than "
+            f"{PER_FIGURE} runs, one figure per {PER_FIGURE} of them. Under the figures, the fits "
+            "as <code>commbench fit</code> gives them.</p>"
+        )
     ]
     for members in groups.values():
         fits = [fit_of(run.doc, s) for run, s in members]

@@ -74,7 +74,8 @@ def arguments(argv: list[str]) -> tuple[str, list[str]]:
 
 
 def load(paths: list[str]) -> list[Run]:
-    """The runs of the page, in the order given; ValueError for a file that is not a results file."""
+    """The runs of the page, in the order given;
+    ValueError for a file that is not a results file."""
     runs = []
     for i, path in enumerate(paths, start=1):
         doc, recs = results_file.read(path)
@@ -113,9 +114,12 @@ def render(runs: list[Run]) -> str:
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="generator" content="commbench {esc(__version__)}">\n'
-        f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n<body>\n"
-        f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by commbench "
-        f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n</header>\n"
+        f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n"
+        "<body>\n"
+        f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by "
+        "commbench "
+        f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n"
+        "</header>\n"
         f"<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
 

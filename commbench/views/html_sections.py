@@ -65,11 +65,12 @@ figcaption { color: #5b6572; font-size: 13px; }
 pre { background: #f3f5f8; border: 1px solid #e3e7ec; padding: 8px; overflow-x: auto; font-size: 12px;
       overflow-wrap: normal; }
 details summary { cursor: pointer; font-weight: 600; margin: 6px 0; }
-"""
+"""  # noqa: E501
 
 
 def esc(v) -> str:
-    """Text for the page: every character of a results file's strings shown, never read as markup."""
+    """Text for the page: every character of a results file's strings shown,
+    never read as markup."""
     return html.escape("" if v is None else str(v), quote=True)
 
 
@@ -240,7 +241,8 @@ _HEAD = [
 
 
 def _notes(base, run) -> list[str]:
-    """What differs between the two runs beyond the rows (compare.context_notes), without its '# note: '."""
+    """What differs between the two runs beyond the rows (compare.context_notes),
+    without its '# note: '."""
     return [n.removeprefix("# note: ") for n in compare.context_notes(base.doc, run.doc)]
 
 
@@ -310,13 +312,14 @@ def comparison(runs: list) -> str | None:
     if len(runs) < 2:
         return None
     intro = (
-        f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported time "
-        "(t_max; t_ovrl for overlap tables) per matched row, as <code>commbench compare</code> gives it. "
-        f"Rows with --samples in both runs are tested: <span class=slower>slower</span> means more than "
-        f"{THRESHOLD:.0%} slower by the ratio of medians and significant by Mann-Whitney U after "
-        "Benjamini-Hochberg at 0.05 (docs/statistics.md). Other rows: a change within "
-        f"{THRESHOLD:.0%} or within the larger rank-to-rank spread (t_max &minus; t_min) "
-        "/ t_max of the two rows is <span class=same>same</span>.</p>"
+        f"<p>Each run against the first ({esc(runs[0].label)}): the ratio new/old of the reported "
+        "time (t_max; t_ovrl for overlap tables) per matched row, as "
+        "<code>commbench compare</code> gives it. Rows with --samples in both runs are tested: "
+        f"<span class=slower>slower</span> means more than {THRESHOLD:.0%} slower by the ratio of "
+        "medians and significant by Mann-Whitney U after Benjamini-Hochberg at 0.05 "
+        f"(docs/statistics.md). Other rows: a change within {THRESHOLD:.0%} or within the larger "
+        "rank-to-rank spread (t_max &minus; t_min) / t_max of the two rows is "
+        "<span class=same>same</span>.</p>"
     )
     outcomes = [_outcome(runs[0], r) for r in runs[1:]]
     if len(runs) == 2:
@@ -335,7 +338,8 @@ def comparison(runs: list) -> str | None:
 
 
 def imported_from(doc: dict) -> str | None:
-    """'osu_latency 7.4 (OSU Micro-Benchmarks)' for a file of `commbench import`; None for a run of commbench."""
+    """'osu_latency 7.4 (OSU Micro-Benchmarks)' for a file of `commbench import`;
+    None for a run of commbench."""
     meta, fam = doc.get("metadata") or {}, doc.get("family") or {}
     src = meta.get("source")
     if not isinstance(src, dict) and fam.get("profile") != "imported" and "imported" not in meta:
@@ -367,8 +371,11 @@ def _rows(rec: records.Measurement, cols: list[str], cfg: dict) -> list:
     mb = cfg.get("mb_unit", 10**6)
     if rec.status != records.OK:
         return [
-            f'<tr class="status"><td>{esc(rec.bytes or 0)}</td><td class=text colspan="{max(len(cols) - 1, 1)}">'
-            f"{esc(rec.status)}: {esc(rec.message)}</td></tr>"
+            (
+                f'<tr class="status"><td>{esc(rec.bytes or 0)}</td>'
+                f'<td class=text colspan="{max(len(cols) - 1, 1)}">'
+                f"{esc(rec.status)}: {esc(rec.message)}</td></tr>"
+            )
         ]
     if cfg.get("multi") == 1 and len(rec.groups) > 1:
         return [
@@ -409,7 +416,8 @@ def imb_tables(run) -> str:
 
 
 def _view(run) -> str:
-    """The text view of the run's family (or the file's own: `commbench import`'s), as report_text picks it."""
+    """The text view of the run's family (or the file's own: `commbench import`'s),
+    as report_text picks it."""
     fam = suites.canonical_family(run.family or "mpi1")
     return (run.doc.get("family") or {}).get("view") or (suites.family(fam).view if fam else "imb")
 
@@ -423,7 +431,8 @@ def tables(runs: list) -> str:
             out.append(imb_tables(run))
         elif source:
             out.append(
-                f"<p>Imported from {esc(source)}: its tables, as the log has them, are in its text report "
+                f"<p>Imported from {esc(source)}: its tables, as the log has them, are in its "
+                "text report "
                 '(<a href="#text">Text reports</a>).</p>'
             )
         else:

@@ -110,15 +110,16 @@ def per_iteration_cell(c: str, rec: records.Measurement, group: int | None) -> s
     return "-" if v is None else f"{v:.2f}"
 
 
-FEW = "!few"  # after a row whose estimate rests on too few valid repetitions (records' few_repetitions)
+# after a row whose estimate rests on too few valid repetitions (records' few_repetitions)
+FEW = "!few"
 
 
 def few_note(rows: list[records.Measurement]) -> list[str]:
     """The closing note naming every row marked FEW, and why."""
     out = [
-        f"# {FEW}: {len(rows)} row{'s' if len(rows) > 1 else ''} rest on too few valid repetitions (their "
-        "percentiles, and under --sync-start window their times, come from those alone): not estimates of the "
-        "row's typical time; compare leaves them untested:"
+        f"# {FEW}: {len(rows)} row{'s' if len(rows) > 1 else ''} rest on too few valid repetitions "
+        "(their percentiles, and under --sync-start window their times, come from those alone): "
+        "not estimates of the row's typical time; compare leaves them untested:"
     ]
     for r in rows:
         what = (
@@ -136,8 +137,8 @@ def per_iteration_lines(cfg: dict) -> list[str]:
     out = []
     if m.get("per_iteration"):
         out.append(
-            "# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of the "
-            "slowest rank per repetition, '-' below the timer floor (docs/statistics.md)"
+            "# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of "
+            "the slowest rank per repetition, '-' below the timer floor (docs/statistics.md)"
         )
     if m.get("sync_start") == "window":
         out.append(
@@ -271,10 +272,12 @@ class ImbText:
             self.p("#")
             params = cfg.get("params", {})
             self.p(
-                f"# MPI_Datatype                   :   MPI_{params.get('mpi1_data_type', 'byte').upper()} "
+                "# MPI_Datatype                   :   "
+                f"MPI_{params.get('mpi1_data_type', 'byte').upper()} "
             )
             self.p(
-                f"# MPI_Datatype for reductions    :   MPI_{params.get('mpi1_red_data_type', 'float').upper()}"
+                "# MPI_Datatype for reductions    :   "
+                f"MPI_{params.get('mpi1_red_data_type', 'float').upper()}"
             )
             self.p("# MPI_Op                         :   MPI_SUM  ")
             self.p(f"# Methodology                    :   {methodology_line(cfg)}")
@@ -361,7 +364,8 @@ class ImbText:
         idle = rec.world_size - sum(len(g) for g in rec.groups)
         if idle > 0:
             self.p(
-                f"# ( {idle} additional {'process' if idle == 1 else 'processes'} waiting in MPI_Barrier)"
+                f"# ( {idle} additional {'process' if idle == 1 else 'processes'} waiting in "
+                "MPI_Barrier)"
             )
         self.p(d)
         if rec.mode:

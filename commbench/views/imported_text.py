@@ -61,14 +61,16 @@ class ImportedText:
         line = "#" + "-" * 60
         self.p(line)
         self.p(
-            f"#    commbench {meta.get('commbench_version', '')}: imported from {src.get('tool') or '?'} "
-            f"{src.get('version') or ''}".rstrip()
+            (
+                f"#    commbench {meta.get('commbench_version', '')}: imported from "
+                f"{src.get('tool') or '?'} {src.get('version') or ''}"
+            ).rstrip()
         )
         self.p(line)
         for log in src.get("logs", []):
             self.p(
-                f"# Source                : {log.get('file')} ({log.get('suite')}, {log.get('format')} format, "
-                f"{log.get('lines')} lines)"
+                f"# Source                : {log.get('file')} ({log.get('suite')}, "
+                f"{log.get('format')} format, {log.get('lines')} lines)"
             )
             for k, v in (log.get("header") or {}).items():
                 self.p(f"# {k:<22}: {v}")
@@ -79,7 +81,8 @@ class ImportedText:
         imported = meta.get("imported", {})
         if imported:
             self.p(
-                f"# Imported              : {imported.get('date')} by {' '.join(imported.get('command_line', []))}"
+                f"# Imported              : {imported.get('date')} by "
+                f"{' '.join(imported.get('command_line', []))}"
             )
         if self.mb_unit != 10**6:
             self.p("# Mbytes                : 2^20 bytes (IMB before 2018)")

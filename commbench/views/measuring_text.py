@@ -18,12 +18,14 @@ def measuring_lines(cfg: dict) -> list[str]:
         secs, k = m.get("precision_budget") or (cfg.get("secs"), None)
         k = k or max(PRECISION_SAMPLES, cfg.get("samples") or 1)
         out.append(
-            f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the median t_max), "
+            f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the "
+            "median t_max), "
             f"at most {secs:g} s and {k} samples per row; * marks rows that missed it"
         )
     if m.get("shuffle") is not None:
         out.append(
-            f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes of each sweep "
+            f"# Order                          :   shuffled, seed {m.get('shuffle_seed')} (sizes "
+            "of each sweep "
             "and benchmarks); rows are printed as measured"
         )
     return out
@@ -39,7 +41,8 @@ def precision_note(rows: list[records.Measurement], cfg: dict) -> list[str]:
     target = 100 * cfg["measuring"]["precision"]
     out = [
         "",
-        f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI of the "
+        f"# precision: {len(rows) - len(missed)} of {len(rows)} rows reached +-{target:g}% (95% CI "
+        "of the "
         f"median t_max)" + (f"; {len(missed)} did not (*):" if missed else ""),
     ]
     for r in missed:

@@ -30,7 +30,8 @@ class MsgrateText:
         w = self.out.write
         w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
         w(
-            f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: {meta['ranks_per_host']}\n"
+            f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: "
+            f"{meta['ranks_per_host']}\n"
         )
         for label, v in zip(
             ("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head

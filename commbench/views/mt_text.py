@@ -57,9 +57,10 @@ class MtText:
             self.p(extra)
             self.gil_said |= "GIL" in extra
         self.p(
-            f"# Options               : -count {','.join(map(str, s.count))} -datatype {s.datatype} "
-            f"-repeat {s.repeat} -warmup {s.warmup} -barrier {s.barrier} -stride {s.stride} "
-            f"-window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo {s.malloc_algo}"
+            f"# Options               : -count {','.join(map(str, s.count))} -datatype "
+            f"{s.datatype} -repeat {s.repeat} -warmup {s.warmup} -barrier {s.barrier} -stride "
+            f"{s.stride} -window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo "
+            f"{s.malloc_algo}"
         )
         self.p("# Calling sequence was:")
         self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))

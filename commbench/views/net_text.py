@@ -75,9 +75,10 @@ class NetText:
         )
         self.p(f"# {'Benchmarks':<12}: {' '.join(cfg['benchmarks'])}")
         self.p(
-            f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; latency "
-            f"{s.small} bytes, bandwidth {s.large} bytes; thresholds {s.threshold:g} (latency {s.latency_threshold:g}); {s.rings} random "
-            f"rings; {s.rounds} bisection rounds; seed {s.seed}"
+            f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; "
+            f"latency {s.small} bytes, bandwidth {s.large} bytes; thresholds {s.threshold:g} "
+            f"(latency {s.latency_threshold:g}); {s.rings} random rings; {s.rounds} bisection "
+            f"rounds; seed {s.seed}"
         )
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
@@ -138,7 +139,8 @@ class NetText:
             "Rings",
             f"Rings (HPCC): exchange with both neighbours at once, {rec.np} processes",
             f"{'ring':>22} {'#bytes':>10} {'#samples':>9} {'t[usec]':>12} {'Mbytes/sec':>12}\n"
-            "# t: the slowest rank's median time of one step (2 sends, 2 receives); Mbytes/sec: 2 x #bytes / t",
+            "# t: the slowest rank's median time of one step (2 sends, 2 receives); Mbytes/sec: "
+            "2 x #bytes / t",
         )
         v = rec.values
         rate = (
@@ -147,29 +149,32 @@ class NetText:
             else "-"
         )
         self.p(
-            f"{rec.mode:>22} {rec.bytes:>10} {rec.repetitions:>9} {v.get('t_max', 0.0):>12.2f} {rate:>12}"
+            f"{rec.mode:>22} {rec.bytes:>10} {rec.repetitions:>9} "
+            f"{v.get('t_max', 0.0):>12.2f} {rate:>12}"
         )
 
     def _bisection(self, rec: records.Measurement) -> None:
         self._head(
             "Bisection",
             f"Bisection: random perfect matchings, {rec.bytes} bytes both ways per pair",
-            f"{'round':>22} {'#pairs':>8} {'min MB/s':>12} {'median MB/s':>12} {'max MB/s':>12} {'sum MB/s':>12}",
+            f"{'round':>22} {'#pairs':>8} {'min MB/s':>12} {'median MB/s':>12} {'max MB/s':>12} "
+            f"{'sum MB/s':>12}",
         )
         if "stats" in rec.extra:
             st = rec.extra["stats"]
             if st.get("n"):
                 self.p(
-                    f"# per-pair bandwidth over {rec.extra.get('rounds')} rounds ({st['n']} pairs), MB/s: "
-                    f"min {st['min'] / MB:.1f}, p10 {st['p10'] / MB:.1f}, median {st['median'] / MB:.1f}, "
-                    f"p90 {st['p90'] / MB:.1f}, max {st['max'] / MB:.1f}"
+                    f"# per-pair bandwidth over {rec.extra.get('rounds')} rounds ({st['n']} "
+                    f"pairs), MB/s: min {st['min'] / MB:.1f}, p10 {st['p10'] / MB:.1f}, median "
+                    f"{st['median'] / MB:.1f}, p90 {st['p90'] / MB:.1f}, max {st['max'] / MB:.1f}"
                 )
             return
         bws = sorted(bw for _, _, bw in rec.extra.get("pairs", []))
         if bws:
             self.p(
-                f"{rec.mode:>22} {len(bws):>8} {bws[0] / MB:>12.1f} {statistics.median(bws) / MB:>12.1f} "
-                f"{bws[-1] / MB:>12.1f} {rec.extra.get('sum_bytes_per_sec', 0.0) / MB:>12.1f}"
+                f"{rec.mode:>22} {len(bws):>8} {bws[0] / MB:>12.1f} "
+                f"{statistics.median(bws) / MB:>12.1f} {bws[-1] / MB:>12.1f} "
+                f"{rec.extra.get('sum_bytes_per_sec', 0.0) / MB:>12.1f}"
             )
 
     def _fan(self, rec: records.Measurement) -> None:
@@ -194,11 +199,13 @@ class NetText:
         self._head(
             "Verdicts",
             f"Verdicts: worse than the population by more than {rec.extra.get('threshold')} "
-            f"(latency {rec.extra.get('latency_threshold')}) and beyond both 95% CIs ({', '.join(rec.extra.get('judged', []))})",
+            f"(latency {rec.extra.get('latency_threshold')}) and beyond both 95% CIs "
+            f"({', '.join(rec.extra.get('judged', []))})",
         )
         if len(rec.extra.get("hosts", [])) < 3:
             self.p(
-                "# fewer than 3 hosts: a host cannot be told from its links (3+ hosts needed to name one)"
+                "# fewer than 3 hosts: a host cannot be told "
+                "from its links (3+ hosts needed to name one)"
             )
         if not found:
             self.p("# no host or link stands out")

@@ -31,7 +31,8 @@ COLUMNS = {
     "bandwidth": ("Bandwidth (MB/s)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
     "rma_latency": ("Latency (us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "overlap": ("Overall(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
-    # records whose extra names their columns ("columns": [[heading, value key], …]; nonblocking.py, neighbor.py)
+    # records whose extra names their columns ("columns": [[heading, value key], …]; nonblocking.py,
+    # neighbor.py)
     "nbc": ("Overall(us)", "t_ovrl", 1.0, "Tail Lat(us)", "t_p"),
     "neighbor": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "collective": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # collectives.py
@@ -112,8 +113,9 @@ def row_line(rec: records.Measurement) -> str:
 
 
 def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
-    """extra "columns": the headings (rec None) or the row's cells, Validation and -z's after them; without
-    a size column ("sized" False: osu_ibarrier) the first is as wide as "# " and its heading."""
+    """extra "columns": the headings (rec None) or the row's cells, Validation and -z's after them;
+    without a size column ("sized" False: osu_ibarrier) the first is as wide as "# " and its
+    heading."""
     _, _, scale, tail, prefix = COLUMNS[ex.get("metric", "nbc")]
     cols = [(h, k, 12 if k == "repetitions" else FIELD_W) for h, k in ex["columns"]]
     cols += [("Validation", "", FIELD_W)] if "validation" in ex else []
@@ -159,7 +161,10 @@ class OsuText:
         if given := cfg.get("params", {}).get(
             "osu_buffers"
         ):  # OMB's buffer operands, taken as its CPU build
-            self.alloc += f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on host memory)"
+            self.alloc += (
+                f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on "
+                "host memory)"
+            )
         for note in header.get("notes", []):
             self.p(note if note.startswith("#") else f"# {note}")
         for line in self.notes.start(cfg):  # --precision, --shuffle

@@ -62,11 +62,13 @@ class OverheadText:
         self.p(f"# Date                  : {meta['date_asctime']}")
         self.p(f"# MPI Version           : {meta['mpi_version']}")
         self.p(
-            f"# Processes             : {sum(meta['ranks_per_host'].values())} on {len(meta['ranks_per_host'])} host(s), "
-            f"{meta.get('cpu_count', '?')} CPUs; parts: {', '.join(self.cfg['benchmarks'])}"
+            f"# Processes             : {sum(meta['ranks_per_host'].values())} on "
+            f"{len(meta['ranks_per_host'])} host(s), {meta.get('cpu_count', '?')} CPUs; parts: "
+            f"{', '.join(self.cfg['benchmarks'])}"
         )
         self.p(
-            "# Times in microseconds. Seed 002 (Krumme & Greenfield) experiments over MPI_Send/MPI_Recv;"
+            "# Times in microseconds. Seed 002 (Krumme & Greenfield) experiments over "
+            "MPI_Send/MPI_Recv;"
         )
         self.p("# see docs/overhead.md for what each quantity means in MPI.")
         self.out.flush()
@@ -79,9 +81,10 @@ class OverheadText:
             r0 = rec.extra["ranks"][0]
             self.p("")
             self.p(
-                f"# Q ({rec.extra['q']}): unit {r0['unit_s'] * 1e6:.2f} us; Q(COMPTIME) = {r0['comp_units']} units = "
-                f"{r0['comptime'] * 1e6:.1f} us (std {r0['comptime_std'] * 1e6:.1f}); Q(SENDTIME) = {r0['send_units']} units "
-                f"= {r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]"
+                f"# Q ({rec.extra['q']}): unit {r0['unit_s'] * 1e6:.2f} us; Q(COMPTIME) = "
+                f"{r0['comp_units']} units = {r0['comptime'] * 1e6:.1f} us (std "
+                f"{r0['comptime_std'] * 1e6:.1f}); Q(SENDTIME) = {r0['send_units']} units = "
+                f"{r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]"
             )
             load, cpus = rec.extra.get("loadavg"), rec.extra.get("cpus")
             if load and cpus and load[0] > cpus:
@@ -118,8 +121,8 @@ class OverheadText:
         st = Settings.of(params)
         stat, base = st.statistic, st.baseline
         self.p(
-            f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial {stat}s; "
-            f"{base} Q baseline"
+            f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial "
+            f"{stat}s; {base} Q baseline"
         )
         self.p(f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes))
         for k in SIX:
@@ -132,7 +135,8 @@ class OverheadText:
     def table3(self, q: str, dec: dict) -> None:
         self.p("")
         self.p(
-            f"# Table 3 (Q = {q}): lines a + b*n (us, n in bytes) with 95% confidence intervals; max err:"
+            f"# Table 3 (Q = {q}): lines a + b*n (us, n in "
+            "bytes) with 95% confidence intervals; max err:"
         )
         self.p("# the largest distance of a size's mean from the line (the seed's \"max. error\")")
         self.lines(dec["fits"], dec["max_error"], SIX, "as seed 002 Table 3")
@@ -145,7 +149,10 @@ class OverheadText:
     def lines(self, fits: dict, worst: dict, names: tuple[str, ...], tail: str) -> None:
         w = max(len(k) for k in names) + 1
         self.p(
-            f"{'':<{w}}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7} {'max err':>8}   {tail}".rstrip()
+            (
+                f"{'':<{w}}{'a':>10} {'[95% CI]':>21} {'b':>10} {'[95% CI]':>21} {'r2':>7} "
+                f"{'max err':>8}   {tail}"
+            ).rstrip()
         )
         for k in names:
             fit = fits[k]
@@ -192,10 +199,12 @@ class OverheadText:
             return
         self.p("")
         self.p(
-            f"# Unloaded latency (seed 002 section 5.1, test 7; Q = {q}): E from the same echo chains with"
+            "# Unloaded latency (seed 002 section 5.1, test "
+            f"7; Q = {q}): E from the same echo chains with"
         )
         self.p(
-            "# every rank idle (waiting in MPI) instead of computing Q; mean over trials, us, 95% CI of the difference"
+            "# every rank idle (waiting in MPI) instead of computing Q; mean over trials, us, "
+            "95% CI of the difference"
         )
         self.p(f"{'Size':<6}{'E computing':>13}{'E idle':>10}{'difference':>12}{'[95% CI]':>22}")
         for n, c in by_size.items():
@@ -210,23 +219,28 @@ class OverheadText:
     def interference(self, rows: list[dict]) -> None:
         self.p("")
         self.p(
-            "# Interference (seed 002 section 5.2): rank 0 computes a fixed Q while k sources stream 2000-byte"
+            "# Interference (seed 002 section 5.2): rank 0 computes a fixed Q while k sources "
+            "stream 2000-byte"
         )
         self.p(
-            "# messages through it to k sinks (it forwards them between compute units, polling with MPI_Testsome);"
+            "# messages through it to k sinks (it forwards them between compute units, polling "
+            "with MPI_Testsome);"
         )
         self.p(
-            "# each stream keeps 2 of its channels active. Per message: each stream's period against E(2000), the"
+            "# each stream keeps 2 of its channels active. Per message: each stream's period "
+            "against E(2000), the"
         )
         self.p(
-            "# one-channel transfer time. Slowdown predicted = 1/(1 - sum load/period); load R+S as the seed"
+            "# one-channel transfer time. Slowdown predicted "
+            "= 1/(1 - sum load/period); load R+S as the seed"
         )
         self.p(
-            "# (system forwarding) and R+S+A+U+F (MPI: the application receives and re-sends each message)."
+            "# (system forwarding) and R+S+A+U+F (MPI: the application receives and re-sends "
+            "each message)."
         )
         self.p(
-            f"{'Q':>5} {'channels':>8} {'us/msg per stream':>24} {'E(2000)':>8} {'forwarded':>9} {'measured':>9} "
-            f"{'pred R+S':>9} {'pred +AUF':>9}"
+            f"{'Q':>5} {'channels':>8} {'us/msg per stream':>24} {'E(2000)':>8} {'forwarded':>9} "
+            f"{'measured':>9} {'pred R+S':>9} {'pred +AUF':>9}"
         )
         for r in rows:
             per = ",".join(f"{p:.1f}" for p in r["period_us"])
@@ -234,20 +248,23 @@ class OverheadText:
                 "channels", r["streams"]
             )  # files before the sinks: streams came back to their source
             self.p(
-                f"{r['q']:>5} {chans:8d} {per:>24} {_f(r.get('e_2000_us', math.nan), 8, 1)} {r['forwarded']:9d} "
-                f"{r['slowdown']:9.3f} {_f(r['predicted_seed'], 9, 3)} {_f(r['predicted_mpi'], 9, 3)}"
+                f"{r['q']:>5} {chans:8d} {per:>24} {_f(r.get('e_2000_us', math.nan), 8, 1)} "
+                f"{r['forwarded']:9d} {r['slowdown']:9.3f} {_f(r['predicted_seed'], 9, 3)} "
+                f"{_f(r['predicted_mpi'], 9, 3)}"
             )
 
     def loggp(self, lg: dict) -> None:
         fit = lg["fit"]
         self.p("")
         self.p(
-            f"# LogGP (Netgauge PRTT(n,d,s), n = {lg['n']}, d = PRTT(1,0,s)); 95% confidence intervals"
+            f"# LogGP (Netgauge PRTT(n,d,s), n = {lg['n']}, "
+            "d = PRTT(1,0,s)); 95% confidence intervals"
         )
         L, Ln = lg["L"], lg["L_netgauge"]
         self.p(
-            f"L   = {L.mean:10.3f} us [{_f(L.ci[0], 8, 3)},{_f(L.ci[1], 8, 3)}]   (PRTT(1,0,s)/2 - o_s - o_r - (s-1)G at s = {lg['sizes'][0]};"
-            f" Netgauge prints PRTT/2 = {Ln.mean:.3f})"
+            f"L   = {L.mean:10.3f} us [{_f(L.ci[0], 8, 3)},{_f(L.ci[1], 8, 3)}]   (PRTT(1,0,s)/2 "
+            f"- o_s - o_r - (s-1)G at s = {lg['sizes'][0]}; Netgauge prints PRTT/2 = "
+            f"{Ln.mean:.3f})"
         )
         if fit is not None:
             self.p(f"g   = {fit.a:10.3f} us [{_f(fit.ci_a[0], 8, 3)},{_f(fit.ci_a[1], 8, 3)}]")
@@ -257,12 +274,13 @@ class OverheadText:
                 else "G <= 0: no bandwidth; noise exceeds the per-byte cost"
             )
             self.p(
-                f"G   = {fit.b * 1e3:10.4f} ns/byte [{_f(fit.ci_b[0] * 1e3, 8, 4)},{_f(fit.ci_b[1] * 1e3, 8, 4)}]"
-                f"  ({rate})"
+                f"G   = {fit.b * 1e3:10.4f} ns/byte "
+                f"[{_f(fit.ci_b[0] * 1e3, 8, 4)},{_f(fit.ci_b[1] * 1e3, 8, 4)}]  ({rate})"
             )
         ps = lg["per_size"]
         self.p(
-            f"{'Size':<6}{'o_s':>10}{'[95% CI]':>20}{'o_r':>10}{'[95% CI]':>20}{'g+(s-1)G':>10}{'PRTT/2':>10}"
+            f"{'Size':<6}{'o_s':>10}{'[95% CI]':>20}{'o_r':>10}{'[95% CI]':>20}"
+            f"{'g+(s-1)G':>10}{'PRTT/2':>10}"
         )
         for s in lg["sizes"]:
             os_, or_ = ps["o_s"][s], ps["o_r"][s]
@@ -279,7 +297,8 @@ class OverheadText:
     def relation(self, rows: list[dict]) -> None:
         self.p("")
         self.p(
-            "# LogGP against the decomposition on the same run (us): o_s ~ F+S, o_r ~ A+U+R, L+(s-1)G ~ E,"
+            "# LogGP against the decomposition on the same run (us): o_s ~ F+S, o_r ~ A+U+R, "
+            "L+(s-1)G ~ E,"
         )
         self.p("# gap >= max(F+S, A+U+R), PRTT(1,0,s)/2 ~ F+E+U")
         cols = (

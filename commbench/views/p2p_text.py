@@ -74,10 +74,10 @@ class P2PText:
         self.p(f"# Maximum message length in bytes:   {max(sizes)}")
         self.p("#")
         self.p(
-            f"# commbench: -iter {cfg['msgspersample']},{cfg['overall_vol'] // 2**20} -pause {s.pause} "
-            f"-msgwr {'on' if s.msgwr else 'off'} -msgrd {'on' if s.msgrd else 'off'}; buffers: "
-            f"{meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; Mbytes = "
-            f"{'2^20' if self.mb_unit == 2**20 else '10^6'} bytes"
+            f"# commbench: -iter {cfg['msgspersample']},{cfg['overall_vol'] // 2**20} -pause "
+            f"{s.pause} -msgwr {'on' if s.msgwr else 'off'} -msgrd {'on' if s.msgrd else 'off'}; "
+            f"buffers: {meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; "
+            f"Mbytes = {'2^20' if self.mb_unit == 2**20 else '10^6'} bytes"
         )
         for line in self.notes.start(cfg):  # --precision, --shuffle
             self.p(line)
@@ -99,7 +99,8 @@ class P2PText:
                 v = rec.values
                 self.p(
                     f" {rec.bytes:12d} {rec.repetitions:12d} {v.get('t', 0.0):12.2f} "
-                    f"{v.get('bytes_per_sec', 0.0) / self.mb_unit:12.2f} {v.get('msgs_per_sec', 0.0):12.0f}"
+                    f"{v.get('bytes_per_sec', 0.0) / self.mb_unit:12.2f} "
+                    f"{v.get('msgs_per_sec', 0.0):12.0f}"
                 )
         self.out.flush()
 

@@ -128,8 +128,9 @@ def _fit_lines(ax_t, ax_r, fit, c, bench: str, marks: bool = True) -> None:
         lab = None
         if fit.model == "hockney":
             lab = (
-                f"{bench} fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 {_si(seg.n_half.value, 'B')}, "
-                f"t0 {seg.t0.value:.3g} us ({seg.sizes[0]}..{seg.sizes[1]} B)"
+                f"{bench} fit: r_inf {_si(seg.r_inf.value, 'B/s')}, n_1/2 "
+                f"{_si(seg.n_half.value, 'B')}, t0 {seg.t0.value:.3g} us "
+                f"({seg.sizes[0]}..{seg.sizes[1]} B)"
             )
         ax_t.plot(x[ok], tf[ok], "-", color=c, lw=1.6, alpha=0.85, label=lab or f"{bench} fit")
         ax_r.plot(x[ok], seg.rate(x[ok]) / 1e6, "-", color=c, lw=1.6, alpha=0.85)

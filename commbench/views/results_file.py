@@ -70,8 +70,8 @@ class JsonResults:
         except OSError:
             os.close(fd)
             return (
-                f"-o {self.path!r}: another commbench run is writing it now; refusing to overwrite its "
-                "records (accepted: another -o, or wait until that run ends)"
+                f"-o {self.path!r}: another commbench run is writing it now; refusing to "
+                "overwrite its records (accepted: another -o, or wait until that run ends)"
             )
         self._f = fd
         return None
@@ -222,9 +222,9 @@ def load(path: str) -> dict:
     where = _where_not_a_number(doc) if seen else None  # walked only when there is one
     if where is not None:
         raise ValueError(
-            f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results file "
-            "may hold (not a finite number; commbench never writes one) (not a valid commbench results file: "
-            "was it edited?)"
+            f"{path}: {_place(doc, list(where))}: {_get(doc, where)} is not a number a results "
+            "file may hold (not a finite number; commbench never writes one) (not a valid "
+            "commbench results file: was it edited?)"
         )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a commbench results file (no "format": "{FORMAT}")')
@@ -261,9 +261,9 @@ def read(path: str) -> tuple[dict, list[records.Measurement]]:
     if twice:
         first = twice[0]
         raise ValueError(
-            f"{path}: {len(twice)} rows repeat another row of the file ({first}): which one holds the "
-            "measurement is ambiguous, as when two logs of one run are imported into one file "
-            "(accepted: files with one row per benchmark, size, process count and engine; "
+            f"{path}: {len(twice)} rows repeat another row of the file ({first}): which one holds "
+            "the measurement is ambiguous, as when two logs of one run are imported into one "
+            "file (accepted: files with one row per benchmark, size, process count and engine; "
             "import each run into a file of its own)"
         )
     if stamp is not None:
@@ -290,7 +290,10 @@ def _place(doc: dict, where: list) -> str:
     """'record 3 (PingPong np=2 bytes=4), field values.t_max' or 'field metadata'."""
     if len(where) >= 2 and where[0] == "records" and isinstance(where[1], int):
         field = ".".join(str(p) for p in where[2:])
-        return f"record {where[1]} ({_label(doc['records'][where[1]])}){f', field {field}' if field else ''}"
+        return (
+            f"record {where[1]} "
+            f"({_label(doc['records'][where[1]])}){f', field {field}' if field else ''}"
+        )
     return f"field {'.'.join(str(p) for p in where) or '(the document)'}"
 
 

@@ -246,13 +246,13 @@ def why_none(path: str) -> str:
             else "; their families have no pure flavours of them"
         )
         return (
-            f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, t_pure, t_CPU), "
-            f"which t(n) models do not describe{hint}"
+            f"its rows ({', '.join(b for _, b in overlap)}) are overlap measurements (t_ovrl, "
+            f"t_pure, t_CPU), which t(n) models do not describe{hint}"
         )
     if kinds <= {Kind.SYNC.value}:
         return "its benchmarks have no message size (Barrier-like: one time per process count)"
     fams = sorted({r.family for r in ok})
     return (
-        f"its rows ({', '.join(fams)}: kinds {', '.join(sorted(kinds))}) are not one time per message "
-        "size; `commbench report FILE` shows them with their own analyses"
+        f"its rows ({', '.join(fams)}: kinds {', '.join(sorted(kinds))}) are not one time per "
+        "message size; `commbench report FILE` shows them with their own analyses"
     )

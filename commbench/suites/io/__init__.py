@@ -77,7 +77,8 @@ F = "io"
 
 
 def _directory(given: str | None) -> tuple[str, str]:
-    """(directory, how errors name it): --iodir checked for foreign files, else the temporary one."""
+    """(directory, how errors name it): --iodir checked for foreign files,
+    else the temporary one."""
     if given is not None:
         d, what = given, f"--iodir {given!r}"
         if not os.path.exists(d):
@@ -109,7 +110,8 @@ def _directory(given: str | None) -> tuple[str, str]:
 
 
 def validate(cfg, size: int) -> None:
-    """Before anything runs: the directory exists, is writable, holds no IMB_out* and has the space."""
+    """Before anything runs: the directory exists, is writable,
+    holds no IMB_out* and has the space."""
     d, what = _directory(Settings.of(cfg.params).dir)
     try:  # a real probe: os.access says yes to root even on read-only mounts
         fd, probe = tempfile.mkstemp(dir=d, prefix=".commbench-probe-")
@@ -244,7 +246,9 @@ FAMILY = Family(
     part="MPI-IO part",
     benchmarks=BENCHMARKS,
     profile=policy.IO,
-    description="MPI-IO: single, parallel and collective write/read, nonblocking overlap, Open_Close",
+    description=(
+        "MPI-IO: single, parallel and collective write/read, nonblocking overlap, Open_Close"
+    ),
     aliases=("IMB-IO",),
     options=OPTIONS,
     validate=validate,

@@ -1,4 +1,5 @@
-"""Check mode of IMB-IO (spec §15): every byte read against the file pattern, every byte written read back.
+"""Check mode of IMB-IO (spec §15): every byte read against the file pattern, every byte written
+read back.
 
 Reads are verified transfer by transfer inside the kernels (verify_read keeps
 the worst deviation in ctx.state); writes after the timed run, by file rank 0

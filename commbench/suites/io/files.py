@@ -1,4 +1,5 @@
-"""Where the IO files live and their life cycle: run-wide hooks and the file of each (benchmark, NP).
+"""Where the IO files live and their life cycle: run-wide hooks and the file of each (benchmark,
+NP).
 
 start(session) sets the run-wide state RUN on every rank (the node's
 directory, its cleanup guardian, MPI_Info hints, t_CPU); np_setup creates and
@@ -86,7 +87,10 @@ def start(session) -> None:
             else:  # a user's directory: the guardian removes only what the run lists
                 registry = new_registry()
         except OSError as e:
-            err = f"cannot create a temporary directory or file for the IO files ({e}); pass --iodir DIR"
+            err = (
+                "cannot create a temporary directory or file "
+                f"for the IO files ({e}); pass --iodir DIR"
+            )
         if err is None:
             RUN.guardian = guardian(given or made, given is None, registry or "")
     made, err, registry = node.bcast((made, err, registry), root=0)

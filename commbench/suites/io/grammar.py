@@ -25,7 +25,10 @@ class Spec:
 
     @property
     def name(self) -> str:
-        return f"{self.cls}_{'I' if self.nonblocking else ''}{'Write' if self.write else 'Read'}_{self.pointer}"
+        return (
+            f"{self.cls}_{'I' if self.nonblocking else ''}{'Write' if self.write else 'Read'}_"
+            f"{self.pointer}"
+        )
 
     @property
     def per_process(self) -> bool:
@@ -63,7 +66,8 @@ def nonblocking(names) -> bool:
 
 
 def file_pattern(start: int, nbytes: int) -> np.ndarray:
-    """Bytes [start, start+nbytes) of a Read benchmark's file: int32 BUF_VALUE(0, i) at element i."""
+    """Bytes [start, start+nbytes) of a Read benchmark's file:
+    int32 BUF_VALUE(0, i) at element i."""
     if nbytes <= 0:
         return np.empty(0, np.uint8)
     e0, e1 = start // 4, (start + nbytes + 3) // 4

@@ -35,7 +35,10 @@ def _cpu_secs(s: str) -> float:
 
 
 def _info(s: str) -> tuple[tuple[str, str], ...]:
-    form = "accepted: --io-info key=value[,key=value…], e.g. --io-info romio_cb_write=enable,striping_factor=4"
+    form = (
+        "accepted: --io-info key=value[,key=value…], e.g. --io-info "
+        "romio_cb_write=enable,striping_factor=4"
+    )
     pairs = []
     for item in s.split(","):
         key, eq, value = item.partition("=")
@@ -50,7 +53,8 @@ OPTIONS = (
         ("--iodir",),
         "iodir",
         "<dir>",
-        "IO: directory for the files (default: a private temporary directory); never overwrites, always cleaned",
+        "IO: directory for the files (default: a private temporary directory); never overwrites, "
+        "always cleaned",
         _iodir,
     ),
     Option(

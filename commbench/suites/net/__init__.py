@@ -1,4 +1,5 @@
-"""Family "net" (alias "diagnose"): cluster diagnosis, with verdicts that name the slow host or link.
+"""Family "net" (alias "diagnose"): cluster diagnosis, with verdicts that name the slow host or
+link.
 
 Patterns (docs/diagnose.md): AllPairs (shift steps k = 1 … P-1: every rank
 sends to rank+k while answering rank-k, a P x P latency and bandwidth matrix
@@ -53,7 +54,10 @@ FAMILY = Family(
     part="cluster diagnosis",
     benchmarks=BENCHMARKS,
     profile=settings.PROFILE,
-    description="cluster diagnosis: all-pairs matrices, rings, bisection, fan-in/out; verdicts name slow hosts and links",
+    description=(
+        "cluster diagnosis: all-pairs matrices, rings, bisection, fan-in/out; verdicts name slow "
+        "hosts and links"
+    ),
     aliases=("diagnose",),
     min_world=2,
     options=settings.OPTIONS,

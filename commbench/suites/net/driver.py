@@ -46,7 +46,7 @@ class Run:
 
     @functools.cached_property
     def ring_orders(self) -> dict[str, list[int]]:
-        """HPCC's rings: the natural order and --net-rings random ones (drawn from the seed), once."""
+        """HPCC's rings: the natural order and --net-rings random ones (from the seed), once."""
         rng = np.random.default_rng(self.s.seed)
         return {"natural": list(range(self.p))} | {
             f"random {i + 1}": [int(x) for x in rng.permutation(self.p)]

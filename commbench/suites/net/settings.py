@@ -120,12 +120,14 @@ class Settings(FamilySettings):
 
 
 def fan_size(large: int, p: int) -> int:
-    """Fan-in/out message size: --net-large, capped so the target moves at most FANIN_CAP per sample."""
+    """Fan-in/out message size: --net-large,
+    capped so the target moves at most FANIN_CAP per sample."""
     return max(1, min(large, FANIN_CAP // max(p - 1, 1)))
 
 
 def memory(params: dict, p: int) -> tuple[int, str]:
-    """Bytes per process: a send and a receive buffer of --net-large, and the fan-in target's slices."""
+    """Bytes per process: a send and a receive buffer of --net-large,
+    and the fan-in target's slices."""
     s = Settings.of(params)
     fan = fan_size(s.large, p) * max(p - 1, 1)
     return 2 * s.large + fan, (

@@ -49,7 +49,8 @@ def stats(values: list[float]) -> dict:
 
 
 def by_host_pair(samples: list, rank_hosts: list[str]) -> dict[tuple[str, str], list[float]]:
-    """{(src host, dst host): every sample of every rank pair between them}; samples: (src, dst, values)."""
+    """{(src host, dst host): every sample of every rank pair between them}; samples:
+    (src, dst, values)."""
     out: dict[tuple[str, str], list[float]] = defaultdict(list)
     for src, dst, vals in samples:
         out[(rank_hosts[src], rank_hosts[dst])].extend(vals)
@@ -96,10 +97,11 @@ def verdict(
     ci = x["ci95"]
     pci = pop["ci95"]
     text = (
-        f"{'host' if kind == 'host' else 'link'} {'-'.join(who)}: {pattern} {metric} {f(x['median'])} {unit} "
-        f"(95% CI {f(ci[0])}..{f(ci[1])}, {x['n']} samples) vs {f(pop['median'])} {unit} for {against} "
-        f"(CI {f(pci[0])}..{f(pci[1])}, p10..p90 {f(pop['p10'])}..{f(pop['p90'])}, {pop['n']} samples): "
-        f"{ratio:.2f}x {'lower' if HIGHER_IS_BETTER[metric] else 'higher'}"
+        f"{'host' if kind == 'host' else 'link'} {'-'.join(who)}: {pattern} {metric} "
+        f"{f(x['median'])} {unit} (95% CI {f(ci[0])}..{f(ci[1])}, {x['n']} samples) vs "
+        f"{f(pop['median'])} {unit} for {against} (CI {f(pci[0])}..{f(pci[1])}, p10..p90 "
+        f"{f(pop['p10'])}..{f(pop['p90'])}, {pop['n']} samples): {ratio:.2f}x "
+        f"{'lower' if HIGHER_IS_BETTER[metric] else 'higher'}"
     )
     return {
         "kind": kind,

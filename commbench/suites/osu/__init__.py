@@ -73,7 +73,9 @@ FAMILY = Family(
     title="OSU Micro-Benchmarks 7.4",
     part="OSU MPI",
     benchmarks=BENCHMARKS,
-    description="OSU Micro-Benchmarks 7.4: OSU's programs, options (-m -i -x -W -z -c -T …) and output",
+    description=(
+        "OSU Micro-Benchmarks 7.4: OSU's programs, options (-m -i -x -W -z -c -T …) and output"
+    ),
     aliases=("omb",),
     min_world=2,
     options=settings.OPTIONS,

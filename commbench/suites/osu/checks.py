@@ -48,8 +48,8 @@ def operands(words: list[str]) -> tuple[list[str], dict]:
     letters = [w for w in words if w in LETTERS]
     if len(letters) > 2:
         raise ConfigError(
-            f"{' '.join(letters)}: OMB takes two buffer operands, the send and the receive buffer's "
-            "(H host, D device, M managed) (accepted: e.g. latency D D, or none)"
+            f"{' '.join(letters)}: OMB takes two buffer operands, the send and the receive "
+            "buffer's (H host, D device, M managed) (accepted: e.g. latency D D, or none)"
         )
     return [w for w in words if w not in LETTERS], (
         {"osu_buffers": " ".join(letters)} if letters else {}
@@ -65,7 +65,10 @@ def suggest(benches, s: Settings, size: int) -> str:
     """-n P: the smallest process count at which one of the run's programs runs (OSU's rules)."""
     for p in range(2, MOST_PROCS + 1):
         if p != size and any(unfit(b, s, p) is None for b in benches):
-            return f"-n {p}, the smallest process count at which {', '.join(b.name for b in benches)} can run"
+            return (
+                f"-n {p}, the smallest process count at which "
+                f"{', '.join(b.name for b in benches)} can run"
+            )
     return "a process count one of them runs at"
 
 
@@ -94,8 +97,8 @@ def validate(cfg, size: int) -> None:
         )
     if s.validation_warmup is not None and not s.validate:
         raise ConfigError(
-            "-u: OSU's validation warm-up (untimed repetitions before each validated round) applies "
-            "with -c only (accepted: -c -u N, or no -u)"
+            "-u: OSU's validation warm-up (untimed repetitions before each validated round) "
+            "applies with -c only (accepted: -c -u N, or no -u)"
         )
     for b in benches:
         if b.validate is not None:
@@ -120,9 +123,9 @@ def sized(b, s: Settings, p: int) -> None:
     unlimited = {t: sizes(b, s, t) for t in s.types}
     if not any(unlimited.values()):
         raise ConfigError(
-            f"{m}: no message size of {b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and >= "
-            f"the -T type's size; {b.name}'s default range is {b.defaults.min_size}:"
-            f"{b.defaults.max_size})"
+            f"{m}: no message size of {b.name} in that range (accepted: MIN <= MAX, MAX >= 1 and "
+            f">= the -T type's size; {b.name}'s default range is "
+            f"{b.defaults.min_size}:{b.defaults.max_size})"
         )
     got = {t: sizes(b, s, t, p) for t in s.types}
     if not any(got.values()):  # the memory limit (OSU's check_mem_limit) cut every size away
@@ -142,20 +145,23 @@ def sized(b, s: Settings, p: int) -> None:
     if (k - 1) * top > INT_MAX:
         raise ConfigError(
             f"{b.name} at {top} bytes and {p} processes: its {k} blocks' displacements reach "
-            f"{(k - 1) * top} bytes, past the C int ({INT_MAX}) of MPI's displacements and of the C "
-            f"loops (accepted: sizes up to {INT_MAX // (k - 1)} bytes, -m or -M)"
+            f"{(k - 1) * top} bytes, past the C int ({INT_MAX}) of MPI's displacements and of the "
+            f"C loops (accepted: sizes up to {INT_MAX // (k - 1)} bytes, -m or -M)"
         )
 
 
 # The memory pre-flight: bytes per process of every array, as the driver allocates them.
-# Per-iteration bytes were measured (rank 0's peak RSS at -i 202000 less at -i 2000, -z, 2 ranks): 61
-# latency, 60 put_latency, 61 latency_mt, 94 bw, 107 multi_lat, 98 allreduce and iallreduce (every
-# rank's values gathered: 49 a value); tests/test_osu_limits.py keeps them under these.
+# Per-iteration bytes were measured (rank 0's peak RSS at -i 202000 less at -i 2000, -z, 2 ranks):
+# 61 latency, 60 put_latency, 61 latency_mt, 94 bw, 107 multi_lat, 98 allreduce and iallreduce
+# (every rank's values gathered: 49 a value); tests/test_osu_limits.py keeps them under these.
 TIME = 8  # a float64 per timed iteration, on every rank (driver.measure's `times`)
-ROW = 112  # rank 0 per value of its row: Python floats in lists, numpy scalars, sorted copies (spec.latency_row …)
+# rank 0 per value of its row: Python floats in lists, numpy scalars, sorted copies
+# (spec.latency_row …)
+ROW = 112
 GATHER = 16  # rank 0 per gathered value: the pickled arrays and their copies (comm.gather)
 REQUEST = 128  # a request of a window (the C array, mpi4py's Request objects and their list)
-CHECK = 3  # -c: bytes of temporaries per byte of the buffers (the patterns, the expected data, compares)
+# -c: bytes of temporaries per byte of the buffers (the patterns, the expected data, compares)
+CHECK = 3
 
 
 def demand(b, s: Settings, dtype: str, p: int) -> tuple[int, str]:
@@ -176,7 +182,10 @@ def demand(b, s: Settings, dtype: str, p: int) -> tuple[int, str]:
         f"{b.name} at {top} bytes (-m): buffers {bufs}"
         + (f" ({ks} + {kr} blocks)" if b.extent else "")
         + (f" (-W {window})" if b.per_window else "")
-        + f", per-iteration times of {n} iterations (-i){f' x {p} ranks' if b.gather else ''} {times}"
+        + (
+            f", per-iteration times of {n} iterations "
+            f"(-i){f' x {p} ranks' if b.gather else ''} {times}"
+        )
         + (f", {2 * window} requests (-W) {reqs}" if reqs else "")
         + (f", -c's data {check}" if check else "")
     )

@@ -79,9 +79,9 @@ def test_calls(s) -> None:
     """-t of the nonblocking collectives: a number of MPI_Test calls."""
     if s.test_calls is not None and not str(s.test_calls).isdigit():
         raise ConfigError(
-            f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the nonblocking "
-            "collectives take -t CALLS, the number of MPI_Test calls during the dummy computation "
-            "(accepted: -t CALLS, 0 or more, e.g. -t 10)"
+            f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the "
+            "nonblocking collectives take -t CALLS, the number of MPI_Test calls during the "
+            "dummy computation (accepted: -t CALLS, 0 or more, e.g. -t 10)"
         )
 
 
@@ -120,9 +120,9 @@ def prepare(ctx, size: int) -> None:
 
 
 def control(ctx) -> None:
-    """The C loops' control block (cbosu_overlap_ctl of osu.h) as ctx.abuf: this rank's reduce_scatter
-    count, the counts and displacements (elements, bytes) per destination and per source,
-    the call's communicator, the two degrees, and five doubles the timed loop fills (its
+    """The C loops' control block (cbosu_overlap_ctl of osu.h) as ctx.abuf: this rank's
+    reduce_scatter count, the counts and displacements (elements, bytes) per destination and per
+    source, the call's communicator, the two degrees, and five doubles the timed loop fills (its
     means: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
     c, st = ctx.count, ctx.state
     kout, kin = len(st.get("dests", range(ctx.p))), len(st.get("sources", range(ctx.p)))

@@ -89,8 +89,8 @@ def prepare(c, size: int) -> None:
     persistent = call.persistent
     if call.name == "barrier" and c.s.message_size and c.rank == 0:
         print(
-            f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it and measures "
-            "no size too)",
+            f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it "
+            "and measures no size too)",
             file=sys.stderr,
             flush=True,
         )

@@ -57,7 +57,7 @@ if session:
     s.Finalize()
 else:
     MPI.Finalize()
-"""
+"""  # noqa: E501
 LAUNCHER_VARS = (
     "PMI_",
     "PMIX_",
@@ -117,8 +117,8 @@ def row(b, times, c, s) -> dict:
 def extra(c, s, ex) -> dict:
     got = c.state.get("init", {})
     line = (
-        f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: {int(got.get('max', 0))} ms, "
-        f"avg: {int(got.get('avg', 0))} ms"
+        f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: "
+        f"{int(got.get('max', 0))} ms, avg: {int(got.get('avg', 0))} ms"
     )
     return {"text": [line], "session_init": s.session, "command": got.get("command", "")}
 

@@ -60,9 +60,10 @@ def nprocs(p: int) -> str | None:
         level = MPI.Query_thread()
         got = LEVELS[level] if 0 <= level < len(LEVELS) else str(level)
         return (
-            f"latency_mt needs MPI_THREAD_MULTIPLE; MPI_Init_thread gave {got}: name it on the command line "
-            "(commbench run -n 2 --suite osu latency_mt …) to start MPI with MPI_THREAD_MULTIPLE; a run "
-            "of the default list keeps the single-threaded start of the other programs, as their binaries"
+            f"latency_mt needs MPI_THREAD_MULTIPLE; MPI_Init_thread gave {got}: name it on the "
+            "command line (commbench run -n 2 --suite osu latency_mt …) to start MPI with "
+            "MPI_THREAD_MULTIPLE; a run of the default list keeps the single-threaded start of "
+            "the other programs, as their binaries"
         )
     return None
 

@@ -243,7 +243,8 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
     barrier = name == "ibarrier"
     return OsuBenchmark(
         name,
-        f"{what} with a dummy computation: Overall, Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
+        f"{what} with a dummy computation: Overall, "
+        "Compute, Pure Comm., Overlap(%) (-t MPI_Test calls)",
         group="nonblocking",
         title=title,
         metric="nbc_sync" if barrier else "nbc",

@@ -38,7 +38,8 @@ SYNCS = ("pscw", "fence", "lock", "flush", "flush_local", "lock_all")
 TAIL = (50, 90, 99)  # OSU's -z without a list: P50, P90, P99
 MEM_DEFAULT, MEM_FLOOR = 512 << 20, 1 << 20  # OSU's -M default and its lower limit
 VALIDATION_WARMUP, VALIDATION_WARMUP_MAX = 5, 10  # OSU's -u default and limit
-INT_MAX = C_INT_MAX  # OMB 7.4's counts are C ints (-i 2147483648: "Invalid Number of Iterations"), as the C loops'
+# OMB 7.4's counts are C ints (-i 2147483648: "Invalid Number of Iterations"), as the C loops'
+INT_MAX = C_INT_MAX
 
 
 def count(letter: str, low: int, what: str):
@@ -72,16 +73,17 @@ def message_size(s: str) -> tuple[int | None, int | None]:
         )
     if any(v is not None and v > INT_MAX for v in vals):
         raise ConfigError(
-            f"-m {s}: sizes past {INT_MAX} bytes are not measured: OMB 7.4's sizes and counts are C "
-            f"ints, as commbench's C loops' (osu_latency -m 2147483648:4294967296 prints an empty table "
-            f"and -m 1:4294967296 stops at 1 GiB, without a word) (accepted: MIN and MAX <= {INT_MAX})"
+            f"-m {s}: sizes past {INT_MAX} bytes are not measured: OMB 7.4's sizes and counts are "
+            "C ints, as commbench's C loops' (osu_latency -m 2147483648:4294967296 prints an "
+            "empty table and -m 1:4294967296 stops at 1 GiB, without a word) (accepted: MIN and "
+            f"MAX <= {INT_MAX})"
         )
     return vals
 
 
 T_FORMS = (
-    "-t CALLS for the nonblocking collectives (MPI_Test calls, 0 or more), -t RECV or -t SEND:RECV for "
-    "latency_mt and latency_mp (threads or processes, each 1 to 127)"
+    "-t CALLS for the nonblocking collectives (MPI_Test calls, 0 or more), -t RECV or -t "
+    "SEND:RECV for latency_mt and latency_mp (threads or processes, each 1 to 127)"
 )
 
 
@@ -100,7 +102,8 @@ def calls(s: str) -> str:
 
 def tail_list(s: str) -> tuple[int, ...]:
     """OSU's -z<list> (glued: -z50,75,99): up to 5 percentiles (OMB 7.4 keeps 5 and writes past its
-    array with more), each 1-100 (OSU takes 0 and reads before its array: its element is floor(n·P/100) - 1)."""
+    array with more), each 1-100 (OSU takes 0 and reads before its array: its element is
+    floor(n·P/100) - 1)."""
     parts = s.split(",")
     if not (1 <= len(parts) <= 5) or not all(x.isdigit() and 1 <= int(x) <= 100 for x in parts):
         raise ConfigError(
@@ -151,11 +154,12 @@ def validation_warmup(v: str) -> int:
 
 
 def no_log(s: str) -> bool:
-    """-c glued to a value: OSU's -clog:<dir> (a file per rank of every wrong element), not written here."""
+    """-c glued to a value: OSU's -clog:<dir> (a file per rank of every wrong element),
+    not written here."""
     raise ConfigError(
-        f"-c{s}: OSU's validation log (-clog:<dir>, a file per rank listing every wrong element) is "
-        "not written by commbench; each row says Pass or Fail and its record holds the count of "
-        "wrong bytes (defects) (accepted: -c)"
+        f"-c{s}: OSU's validation log (-clog:<dir>, a file per rank listing every wrong element) "
+        "is not written by commbench; each row says Pass or Fail and its record holds the count "
+        "of wrong bytes (defects) (accepted: -c)"
     )
 
 
@@ -303,13 +307,18 @@ NOT_OFFERED = {
     "R": ("<0|1>", "mbw_mr's -R is not offered: its rows always carry Messages/s, OSU's default"),
     "l": (
         "",
-        "MPI_IN_PLACE (-l) is not offered: the calls use separate send and receive buffers, OSU's default",
+        (
+            "MPI_IN_PLACE (-l) is not offered: the calls use separate send and receive buffers, "
+            "OSU's default"
+        ),
     ),
     "V": ("", "mbw_mr's varied windows (-V) are not offered: -W sets one window size"),
     "v": (
         "",
-        "OSU's -v prints its version: commbench's osu family follows OMB 7.4, and every results file "
-        "records commbench's own version",
+        (
+            "OSU's -v prints its version: commbench's osu family follows OMB 7.4, and every "
+            "results file records commbench's own version"
+        ),
     ),
 }
 
@@ -343,7 +352,10 @@ SCOPE = {
     "t": "the nonblocking collectives; latency_mt, latency_mp",
     "w": "the one-sided programs",
     "s": "the one-sided programs",
-    "I": "init (commbench starts MPI with MPI_Init_thread: it times no session initialization elsewhere)",
+    "I": (
+        "init (commbench starts MPI with MPI_Init_thread: "
+        "it times no session initialization elsewhere)"
+    ),
     "M": "the collectives",
     "u": "point-to-point and the blocking and persistent collectives, with -c",
     "N": "the neighborhood collectives",

@@ -118,8 +118,10 @@ class OsuBenchmark(Experiment):
     fits: Callable[..., str | None] | None = (
         None  # (settings, P): OSU's words when it cannot run so (-N); None: it can
     )
-    verdict: int = 0  # -c: the tag of a 4-byte verdict the receiver sends the sender after each round (0: none)
-    # -c's own procedure (ctx, rounds, u, times) -> wrong bytes; rounds(out, keep) runs one phase's rounds
+    # -c: the tag of a 4-byte verdict the receiver sends the sender after each round (0: none)
+    verdict: int = 0
+    # -c's own procedure (ctx, rounds, u, times) -> wrong bytes; rounds(out, keep) runs one phase's
+    # rounds
     check_rounds: Callable[..., int] | None = None
 
 

@@ -84,8 +84,8 @@ def fits(s, p: int) -> str | None:
         far = sorted({q for e in topo[2] for q in e if q >= p})
         return (
             (
-                f"Number of processes is less than graph nodes. Please increase number of processes "
-                f"({topo[1]} names rank {far[0]}; {p} processes)"
+                "Number of processes is less than graph nodes. Please increase number of "
+                f"processes ({topo[1]} names rank {far[0]}; {p} processes)"
             )
             if far
             else None
@@ -93,8 +93,9 @@ def fits(s, p: int) -> str | None:
     dims = grid(s, p)
     if topo[2] > (min(dims) - 1) // 2:
         return (
-            f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of the minimum "
-            f"dimension size {min(dims)}. Increase the number of processes or reduce dim and rad"
+            f"ERROR: the given neighborhood radius (r = {topo[2]}) is greater than the half of "
+            f"the minimum dimension size {min(dims)}. Increase the number of processes or reduce "
+            "dim and rad"
         )
     return None
 

@@ -96,7 +96,8 @@ OPTIONS = (
         ("--reps",),
         "overhead_reps",
         "<N>",
-        "overhead: repetitions averaged per experiment and size, plus one dropped warm-up (default 100)",
+        "overhead: repetitions averaged per experiment and size, plus one dropped warm-up "
+        "(default 100)",
         integer("--reps", 2),
     ),
     Option(
@@ -131,14 +132,16 @@ OPTIONS = (
         ("--statistic",),
         "overhead_statistic",
         "<mean|median|min>",
-        "overhead: per-experiment statistic solved (default mean, as the seed; median or min resist a loaded machine)",
+        "overhead: per-experiment statistic solved (default mean, as the seed; median or min "
+        "resist a loaded machine)",
         _statistic,
     ),
     Option(
         ("--baseline",),
         "overhead_baseline",
         "<calibrated|paired>",
-        "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the seed's) or Q timed in the same round without traffic",
+        "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the "
+        "seed's) or Q timed in the same round without traffic",
         _baseline,
     ),
     Option(
@@ -175,7 +178,8 @@ def validate(cfg, size: int) -> None:
     d = cfg.params.get("overhead_distance")
     if d is not None and d > size - 1:
         raise ConfigError(
-            f"--max-distance {d}: a chain of {d} hops needs {d + 1} processes, got {size} (use -n {d + 1})"
+            f"--max-distance {d}: a chain of {d} hops needs "
+            f"{d + 1} processes, got {size} (use -n {d + 1})"
         )
 
 
@@ -195,11 +199,13 @@ def procedure(session: Session) -> Driver:
 BENCHMARKS = (
     Experiment(
         "decomposition",
-        "E, R, S, F, U, A per size for each Q variant, fitted lines a + b*n (seed 002 sections 3-4)",
+        "E, R, S, F, U, A per size for each Q variant, "
+        "fitted lines a + b*n (seed 002 sections 3-4)",
     ),
     Experiment(
         "interference",
-        "rank 0 computes while 1..3 neighbours stream 2000-byte messages through it (seed 002 section 5.2)",
+        "rank 0 computes while 1..3 neighbours stream 2000-byte messages through it (seed 002 "
+        "section 5.2)",
     ),
     Experiment("loggp", "L, o_s, o_r, g, G from Netgauge's parametrised round trips PRTT(n,d,s)"),
 )
@@ -209,7 +215,10 @@ FAMILY = Family(
     title="commbench overhead",
     part="Krumme-Greenfield overhead decomposition and LogGP",
     benchmarks=BENCHMARKS,
-    description="F/S/R/A/U/E per message size with fitted lines (seed 002), interference, LogGP (Netgauge PRTT)",
+    description=(
+        "F/S/R/A/U/E per message size with fitted lines (seed 002), interference, LogGP "
+        "(Netgauge PRTT)"
+    ),
     min_world=3,
     options=OPTIONS,
     procedure=procedure,

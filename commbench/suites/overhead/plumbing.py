@@ -62,10 +62,10 @@ class Plumbing:
         np_: int = 2,
         calib: tuple[dict, str] | None = None,
     ) -> None:
-        """One record of the measurement being made (the harness emits them). calib = (a rank's calibration, "comptime" | "sendtime"): the
-        calibrated Q time the samples had subtracted (its mean, as the seed); for
-        the median and min analyses median_us and min_us are shifted to subtract
-        the calibration's median and minimum instead."""
+        """One record of the measurement being made (the harness emits them). calib = (a rank's
+        calibration, "comptime" | "sendtime"): the calibrated Q time the samples had subtracted (its
+        mean, as the seed); for the median and min analyses median_us and min_us are shifted to
+        subtract the calibration's median and minimum instead."""
         if self.rank != 0:
             return
         t = [None] * self.size

@@ -48,7 +48,10 @@ FAMILY = Family(
     part="IMB-P2P part",
     benchmarks=BENCHMARKS,
     profile=settings.PROFILE,
-    description="IMB-P2P: ping-pong, random pairs and rings, 2D/3D stencils, Sendrecv_replace on all processes",
+    description=(
+        "IMB-P2P: ping-pong, random pairs and rings, "
+        "2D/3D stencils, Sendrecv_replace on all processes"
+    ),
     aliases=("IMB-P2P",),
     min_world=2,
     options=settings.OPTIONS,

@@ -36,7 +36,8 @@ LCG_A, LCG_C, MASK64 = 7560690468208412377, 4343336064253945357, 2**64 - 1
 
 
 def grid2d(p: int) -> tuple[int, int] | None:
-    """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2, found as IMB-P2P does."""
+    """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2,
+    found as IMB-P2P does."""
     lx = ly = 2
     while lx * ly < p:
         lx, ly = lx + 1, ly + 1

@@ -128,7 +128,8 @@ def configure(cfg):
         )
     if cfg.argv.count("-msgsz") > 1:
         raise ConfigError(
-            "-msgsz given more than once (accepted: one -msgsz with a comma list, e.g. -msgsz 4097,5k)"
+            "-msgsz given more than once (accepted: one "
+            "-msgsz with a comma list, e.g. -msgsz 4097,5k)"
         )
     sizes = sizes_of(cfg, tuple(cfg.params.get("p2p_msgsz", ())))
     nbuf = max(PATTERNS[n].nbuf for n in cfg.benchmarks)
@@ -169,13 +170,14 @@ def _c_ints(cfg) -> None:
     big = max(cfg.params.get("p2p_sizes") or (0,))
     if big > INT_MAX:
         raise ConfigError(
-            f"a message of {big} bytes: the C loops of the p2p family count bytes in a C int, at most "
-            f"{INT_MAX} (accepted: sizes up to {INT_MAX} bytes, or --engine mpi4py: MPI-4 large counts)"
+            f"a message of {big} bytes: the C loops of the p2p family count bytes in a C int, at "
+            f"most {INT_MAX} (accepted: sizes up to {INT_MAX} bytes, or --engine mpi4py: MPI-4 "
+            "large counts)"
         )
     if cfg.msgspersample > INT_MAX:
         raise ConfigError(
-            f"-iter {cfg.msgspersample}: the C loops of the p2p family count repetitions in a C int "
-            f"(accepted: -iter <max <= {INT_MAX}>[,<MB>], or --engine mpi4py)"
+            f"-iter {cfg.msgspersample}: the C loops of the p2p family count repetitions in a C "
+            f"int (accepted: -iter <max <= {INT_MAX}>[,<MB>], or --engine mpi4py)"
         )
 
 

@@ -106,7 +106,10 @@ def configure(cfg):
 # ---------------------------------------------------------------- descriptors
 
 RANDOM_NOTE = (
-    "random target (never itself) and slot from two PCG64 streams seeded with (--pgas-seed, world rank);",
+    (
+        "random target (never itself) and slot from two PCG64 streams seeded with (--pgas-seed, "
+        "world rank);"
+    ),
     "the seed is recorded in the results file under config.params.pgas_seed",
 )
 
@@ -277,7 +280,10 @@ FAMILY = Family(
     part="PGAS microbenchmarks part",
     benchmarks=BENCHMARKS,
     profile=PROFILE,
-    description="PGAS microbenchmark suite: one-sided put/get latency, bandwidth, strided, random, reductions (seed 004)",
+    description=(
+        "PGAS microbenchmark suite: one-sided put/get latency, bandwidth, strided, random, "
+        "reductions (seed 004)"
+    ),
     aliases=("PGAS",),
     min_world=2,
     even_world=True,

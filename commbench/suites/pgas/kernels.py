@@ -135,7 +135,8 @@ def _put_stream(ctx, n):
 
 
 def get_bw(ctx, n):
-    """Lower rank of each pair GETs M bytes from its partner N times (blocking gets, as in SHMEM)."""
+    """Lower rank of each pair GETs M bytes from its partner N times (blocking gets, as in
+    SHMEM)."""
     if not ctx.state["lower"]:
         return -1.0
     return _get_stream(ctx, n)

@@ -45,10 +45,10 @@ def partners(n: int, offset: int | None = None) -> list[int]:
         i = bad[0]
         good = [d for d in range(1, n // 2 + 1) if n % (2 * d) == 0]
         raise PairingError(
-            f"--pgas-offset {q} leaves rank {i} of {n} processes without a partner "
-            f"(rank {out[i]} does not exist; the rule {{i, i+Q}} for i mod 2Q < Q, {{i-Q, i}} for i mod 2Q >= Q pairs {n} "
-            f"processes only when {n} is a multiple of 2Q = {2 * q}); accepted for {n} processes: "
-            f"{', '.join(map(str, good))}"
+            f"--pgas-offset {q} leaves rank {i} of {n} processes without a partner (rank {out[i]} "
+            "does not exist; the rule {i, i+Q} for i mod 2Q < Q, {i-Q, i} for i mod 2Q >= Q "
+            f"pairs {n} processes only when {n} is a multiple of 2Q = {2 * q}); accepted for {n} "
+            f"processes: {', '.join(map(str, good))}"
         )
     for i, p in enumerate(out):  # the rule is symmetric by construction; keep it honest
         if out[p] != i or p == i:
@@ -68,8 +68,9 @@ def validate(cfg, size: int) -> None:
     for np_ in policy.np_sequence(size, cfg.npmin):
         if np_ % 2:
             raise ConfigError(
-                f"family pgas needs an even number of processes in every group: -npmin {cfg.npmin} "
-                f"with {size} processes gives a group of {np_} (accepted: an even -npmin, e.g. -npmin 2)"
+                "family pgas needs an even number of processes in every group: -npmin "
+                f"{cfg.npmin} with {size} processes gives a group of {np_} (accepted: an even "
+                "-npmin, e.g. -npmin 2)"
             )
         try:
             partners(np_, offset)

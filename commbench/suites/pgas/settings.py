@@ -39,7 +39,8 @@ OPTIONS = (
         ("--pgas-reps",),
         "pgas_reps",
         "<N>",
-        "fixed repetitions N per size (same as -iter N -iter_policy off; default: IMB's dynamic policy)",
+        "fixed repetitions N per size (same as -iter N "
+        "-iter_policy off; default: IMB's dynamic policy)",
         integer("--pgas-reps", 1),
     ),
     Option(
@@ -82,7 +83,8 @@ OPTIONS = (
         ("--pgas-span",),
         "pgas_span",
         "<bytes>",
-        f"random tests: bytes of segment each origin may address at a target (default {DEFAULT_SPAN})",
+        "random tests: bytes of segment each origin may address at a target (default "
+        f"{DEFAULT_SPAN})",
         bytes_option("--pgas-span", positive=True),
         default=DEFAULT_SPAN,
         uses=_random,

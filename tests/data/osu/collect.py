@@ -75,11 +75,11 @@ REFS = {
     "cas_latency-c-s-lock_all": "-i 100 -x 10 -c -s lock_all",
     "cas_latency-T-int-z": "-i 100 -x 10 -T mpi_int -z",
 }
-# The blocking and persistent collectives (tests/test_osu_coll.py): every program with -f -z (-c where it
-# takes it) at 2 processes, and a few at 4 (names ending in -np4).
+# The blocking and persistent collectives (tests/test_osu_coll.py): every program with -f -z (-c
+# where it takes it) at 2 processes, and a few at 4 (names ending in -np4).
 COLL = (
-    "allreduce allgather allgatherv alltoall alltoallv alltoallw bcast gather gatherv reduce reduce_scatter "
-    "reduce_scatter_block scatter scatterv"
+    "allreduce allgather allgatherv alltoall alltoallv alltoallw bcast gather gatherv reduce "
+    "reduce_scatter reduce_scatter_block scatter scatterv"
 ).split()
 REFS.update(
     {
@@ -100,7 +100,8 @@ REFS.update(
         "gather-m-3-100-np4": "-m 3:100 -i 20 -x 2",
     }
 )
-# The rest of point-to-point and init (tests/test_osu_pt2pt.py); bw_fan_in/out refuse one node (README.md).
+# The rest of point-to-point and init (tests/test_osu_pt2pt.py); bw_fan_in/out refuse one node
+# (README.md).
 REFS.update(
     {
         "latency_persistent": "-m 1:4096 -i 100 -x 10",
@@ -125,8 +126,8 @@ REFS.update(
         "bw-c-z-list": "-m 1:64 -i 20 -x 2 -c -z99,100",
     }
 )
-# OMB's buffer operands after the options, as ReFrame's OSU tests pass them (tests/test_osu_limits.py):
-# the CPU build runs them on host memory and prints nothing of them
+# OMB's buffer operands after the options, as ReFrame's OSU tests pass them
+# (tests/test_osu_limits.py): the CPU build runs them on host memory and prints nothing of them
 REFS.update(
     {
         "latency-D-D": "-m 1:64 -i 100 -x 10 D D",
