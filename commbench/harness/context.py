@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import cycle, islice, repeat
 from typing import Any
 
@@ -23,7 +23,9 @@ class Layout:
     groups: list[list[int]]  # world ranks per group in group-rank order
     comm: MPI.Comm | None  # MY_COMM, None on idle ranks
     group: int  # my group index, -1 when idle
-    state: dict = field(default_factory=dict)  # per-(benchmark, NP) state of np_setup
+    # What a family's np_setup keeps for every size and mode of this (benchmark, NP): an
+    # object of the family's own type (IMB-IO: suites.io.files.Shared), None when it has none.
+    own: Any = None
 
     def free(self) -> None:
         if self.comm is not None and self.comm != MPI.COMM_NULL:
@@ -79,8 +81,20 @@ class Context:
         self.recv_len = recv_len
         self.slots = bufs.slots
         self.params = session.cfg.params
-        self.state: dict[str, Any] = {}
-        self.np_state = layout.state  # shared by every size and mode of this NP
+        self.layout = layout  # layout.own: what the family's np_setup keeps for this NP
+        # What a family's setup leaves for this row's kernels and native loops, each field
+        # set by the one function named beside it (nothing travels as string keys):
+        self.win: MPI.Win | None = None  # IMB-EXT/RMA's window (suites.onesided.create_window)
+        self.disp_unit = 1  # its displacement unit
+        self.disps: list[int] = []  # the target displacement of each slot, in disp_unit
+        self.uses: np.ndarray | None = None  # -check: repetitions per slot (onesided.count_uses)
+        self.requests: dict[int, list] = {}  # IMB-MPI4's persistent requests, {root: [slot k's]}
+        # the overlap rows' computation: factor x t_pure, capped at cap s (0: none; nbc)
+        self.cpu_target: tuple[float, float] = (1.0, 0.0)
+        self.prebuilt: dict[Any, Any] = {}  # a family's argument lists, built once per row
+        self.row_timer: Any = None  # --per-iteration's RowTimer while the timed runs last
+        self.row_timer_done: Any = None  # and once they are done, until the gather (periter)
+        self.own: Any = None  # a family's own row state, of its own type (pgas: suites.pgas.Row)
         method = session.cfg.method
         # The methodology's knobs (commbench.methodology): the root of call i, and whether
         # PingPong/PingPing receive from MPI_ANY_SOURCE. `first` is the index of the

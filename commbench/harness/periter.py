@@ -42,8 +42,6 @@ from commbench import measuring, native
 from commbench.harness import clocksync
 from commbench.harness.context import Context
 
-KEY = "per_iteration"  # Context.state: this row's RowTimer while its timed runs last
-DONE = "per_iteration_done"  # Context.state: the RowTimer once they are done, until the gather
 WARM = 7  # untimed calls that size the window
 MARGIN = (
     2e-3  # seconds from rank 0's choice of the first start to it (the broadcast reaches every rank)
@@ -234,7 +232,7 @@ class RowTimer:
 
 def arm(ctx: Context, how: measuring.Measuring, engine: str) -> None:
     """Per-repetition timing for this row's timed runs (engine), where it applies."""
-    ctx.state.pop(KEY, None)
+    ctx.row_timer = None
     b = ctx.bench
     kind = b.kind.value if hasattr(b.kind, "value") else str(b.kind)
     window = how.sync_start == "window" and measuring.window_applies(
@@ -244,21 +242,23 @@ def arm(ctx: Context, how: measuring.Measuring, engine: str) -> None:
         how.per_iteration and measuring.per_iteration_skip(b.family, b.name, kind, ctx.mode) is None
     )
     if window or each:
-        ctx.state[KEY] = RowTimer(ctx, engine, window)
+        ctx.row_timer = RowTimer(ctx, engine, window)
 
 
 def timer(ctx: Context) -> RowTimer | None:
     """The armed RowTimer of the row's timed runs, or None (IMB's loop)."""
-    return ctx.state.get(KEY)
+    return ctx.row_timer
 
 
 def finish(ctx: Context | None) -> None:
     """The timed runs are done: later calls (another engine's warm-up) run IMB's loop."""
-    if ctx is not None and KEY in ctx.state:
-        ctx.state[DONE] = ctx.state.pop(KEY)
+    if ctx is not None and ctx.row_timer is not None:
+        ctx.row_timer_done, ctx.row_timer = ctx.row_timer, None
 
 
 def data(ctx: Context | None) -> dict | None:
     """What this rank sends to world rank 0 for the row: None when it did not time it so."""
-    t = ctx.state.pop(DONE, None) if ctx is not None else None
-    return t.mine() if t is not None else None
+    if ctx is None or ctx.row_timer_done is None:
+        return None
+    t, ctx.row_timer_done = ctx.row_timer_done, None
+    return t.mine()

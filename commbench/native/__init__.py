@@ -32,9 +32,8 @@ from typing import Any
 
 from commbench.native import abi, extension
 
-# The cb_args of the kernels and their builders (what the one-sided and overlap
-# setups leave for them in ctx.state: args.WIN, DISPS, USES, REQUESTS, CPU_TARGET).
-from commbench.native.args import ARGS, CPU_TARGET, KERNELS, REQUESTS, TYPE_CODES, Args  # noqa: F401
+# The cb_args of the kernels and their builders (what they read of the row's Context: args.py).
+from commbench.native.args import ARGS, KERNELS, TYPE_CODES, Args  # noqa: F401
 
 # The loader, one for every native library (re-exported: the names this package had).
 from commbench.native.extension import (  # noqa: F401
@@ -175,7 +174,7 @@ def kernel_for(bench, lib: Library | None = None) -> Callable | None:
         if ncomp > 1:
             from commbench import policy
 
-            a.cpu_factor, a.cpu_cap = ctx.state.get(CPU_TARGET, (1.0, 0.0))
+            a.cpu_factor, a.cpu_cap = ctx.cpu_target
             a.n_barr = policy.N_BARR
         t = fn(ctypes.byref(a), n)
         del keep

@@ -119,37 +119,35 @@ def _vbytes(ctx):
 
 # ---------------------------------------------------------------- one-sided, nonblocking
 
-# What the one-sided and MPI-4 setups leave in ctx.state for the kernels (both
-# engines): commbench.suites.onesided.create_window's window and per-slot target
-# displacements, its check-mode use counts (onesided.count_uses), and
-# commbench.suites.mpi4's persistent requests, {root: [request of slot k]}.
-WIN, DISPS, USES, REQUESTS = "win", "disps", "uses", "mpi4_requests"
-# What the overlap benchmarks' setup leaves there (commbench.suites.nbc): the
-# computation per repetition, (factor x t_pure, capped at cap seconds; cap 0: none).
-CPU_TARGET = "cpu_target"
+# What the one-sided and MPI-4 setups leave in the row's Context (typed fields,
+# commbench.harness.context) for the kernels of both engines: ctx.win and ctx.disps
+# (commbench.suites.onesided.create_window: the window, each slot's target displacement),
+# ctx.uses (its check-mode use counts, onesided.count_uses), ctx.requests (MPI-4's
+# persistent requests, {root: [request of slot k]}), ctx.cpu_target (the overlap rows'
+# computation, commbench.suites.nbc).
 
 
 def _onesided(elements: int, active: str) -> Callable:
     """A one-sided pattern's arguments: X bytes (elements 1) or X/4 floats (4) a call, the
-    window of ctx.state, slot k's target displacement k * tstride, and which ranks make
+    window of ctx.win, slot k's target displacement k * tstride, and which ranks make
     the RMA calls: 'r0' (rank 0), 'r1' (rank 1) or 'all'. In check mode the C loop
-    counts the uses of each slot into ctx.state[USES], as onesided.count_uses does."""
+    counts the uses of each slot into ctx.uses, as onesided.count_uses does."""
 
     def args(ctx):
         import numpy as np
         from mpi4py import MPI
 
         a, keep = _base(ctx, ctx.x // elements)
-        a.win = MPI._addressof(ctx.state[WIN])
-        disps = ctx.state[DISPS]
+        a.win = MPI._addressof(ctx.win)
+        disps = ctx.disps
         a.tstride = disps[1] if len(disps) > 1 else 0  # disps[k] = k * disps[1]
         a.active = int(active == "all" or ctx.rank == int(active[1:]))
         a.agg = int(ctx.mode == "AGGREGATE")
         a.soff2 = ctx.x  # Exchange: the second block, in bytes and in displacement units (1)
         if ctx.cfg.check:
-            uses = ctx.state.get(USES)
+            uses = ctx.uses
             if uses is None:
-                uses = ctx.state[USES] = np.zeros(ctx.slots, dtype=np.int64)
+                uses = ctx.uses = np.zeros(ctx.slots, dtype=np.int64)
             a.uses = uses.ctypes.data
         return a, keep
 
@@ -157,12 +155,12 @@ def _onesided(elements: int, active: str) -> Callable:
 
 
 def _persist(ctx):
-    """MPI-4: the addresses of the persistent requests of ctx.state[REQUESTS], one per
+    """MPI-4: the addresses of the persistent requests of ctx.requests, one per
     (root, slot) at [root * slots + slot]; a non-rooted operation's for every root."""
     from mpi4py import MPI
 
     a, keep = _base(ctx, 0)
-    by_root = ctx.state[REQUESTS]
+    by_root = ctx.requests
     first = next(iter(by_root.values()))
     table = [MPI._addressof(req) for root in range(ctx.size) for req in by_root.get(root, first)]
     arr = (ctypes.c_void_p * len(table))(*table)

@@ -124,7 +124,7 @@ class Benchmark:
     fit: bool = False  # --fit fits it (a latency/bandwidth benchmark)
     variant: Any = None  # family data its kernels read (IO's Spec, RMA's operation)
     # per-(benchmark, NP) preparation on the member ranks, f(session, bench, layout),
-    # sharing layout.state with every size and mode (IO files); np_teardown runs
+    # keeping what every size and mode shares in layout.own (IO files); np_teardown runs
     # only after a successful NP, so it may be collective.
     np_setup: Callable[[Any, Benchmark, Any], Any] | None = None
     np_teardown: Callable[[Any, Benchmark, Any], Any] | None = None

@@ -26,7 +26,7 @@ MODES = (AGG, NONAGG)  # aggregate first (spec §9)
 
 def _epochs(ctx, n: int, call, args: list | None) -> float:
     """The timed loop of one rank: its transfers (args per slot, None: no role) and fences."""
-    fence = ctx.state["win"].Fence
+    fence = ctx.win.Fence
     if ctx.mode == AGG:
         t0 = MPI.Wtime()
         if args is not None:
@@ -58,8 +58,8 @@ def _put(bidir: bool):
         partner = 1 - ctx.rank
         args = None
         if ctx.rank == 0 or bidir:
-            args = [(s, partner, d) for s, d in zip(ctx.send_specs(), ctx.state["disps"])]
-        return _epochs(ctx, n, ctx.state["win"].Put, args)
+            args = [(s, partner, d) for s, d in zip(ctx.send_specs(), ctx.disps)]
+        return _epochs(ctx, n, ctx.win.Put, args)
 
     return kernel
 
@@ -69,8 +69,8 @@ def _get(bidir: bool):
         partner = 1 - ctx.rank
         args = None
         if ctx.rank == 1 or bidir:  # reference: rank 1 gets from rank 0
-            args = [(r, partner, d) for r, d in zip(ctx.recv_specs(), ctx.state["disps"])]
-        return _epochs(ctx, n, ctx.state["win"].Get, args)
+            args = [(r, partner, d) for r, d in zip(ctx.recv_specs(), ctx.disps)]
+        return _epochs(ctx, n, ctx.win.Get, args)
 
     return kernel
 
@@ -92,14 +92,14 @@ def _check_pair(bidir: bool, receiver: int):
 
 def accumulate(ctx, n):
     # Every active rank adds L = X/4 floats into rank 0's window, slot i (A1).
-    args = [(s, 0, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])]
-    return _epochs(ctx, n, ctx.state["win"].Accumulate, args)
+    args = [(s, 0, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.disps)]
+    return _epochs(ctx, n, ctx.win.Accumulate, args)
 
 
 def _check_accumulate(ctx, n):
     if ctx.rank != 0:
         return None
-    uses = ctx.state["uses"]  # repetitions per slot over every run of this size
+    uses = ctx.uses  # repetitions per slot over every run of this size
     one = {}
 
     def expect(k):

@@ -34,7 +34,6 @@ from commbench.suites import nbc
 from commbench.suites.base import Family, FamilySettings
 
 F = "mpi4"
-_REQUESTS = "mpi4_requests"  # ctx.state key: {root: [request of slot k]}
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def _bind(stem: str, shape):
         init = getattr(ctx.comm, f"{stem}_init")
         slots = len(lists[0]) if lists else 1
         roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]
-        ctx.state[_REQUESTS] = {
+        ctx.requests = {
             root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
             for root in roots
         }
@@ -63,14 +62,15 @@ def _bind(stem: str, shape):
 
 
 def _free(ctx) -> None:
-    for reqs in ctx.state.pop(_REQUESTS, {}).values():
+    by_root, ctx.requests = ctx.requests, {}
+    for reqs in by_root.values():
         for req in reqs:
             req.Free()
 
 
 def _calls(ctx, n: int) -> list:
     """The requests of calls first … first+n-1: each call's slot's, for its root."""
-    by_root = ctx.state[_REQUESTS]
+    by_root = ctx.requests
     roots = list(by_root)
     index = {root: j for j, root in enumerate(roots)}
     per_slot = ctx.each(n, *(by_root[r] for r in roots))

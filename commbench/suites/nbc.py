@@ -157,7 +157,7 @@ def _plan(stem: str, shape):
     key = f"nbc_{stem}"
 
     def plan(ctx, n):
-        lists, make = ctx.state.get(key) or ctx.state.setdefault(key, shape(ctx))
+        lists, make = ctx.prebuilt.get(key) or ctx.prebuilt.setdefault(key, shape(ctx))
         calls = zip(ctx.roots(n), ctx.each(n, *lists))
         return getattr(ctx.comm, _nbc_name(stem)), [make(root, specs) for root, specs in calls]
 
@@ -264,14 +264,12 @@ def calibrate(ctx) -> None:
 
 def overlap_setup(settings, then=None):
     """The setup of an overlap benchmark: calibrate, and leave the sizing of the
-    computation (settings' cpu_factor, the check-mode cap) where the native loops
-    read it (commbench.native.CPU_TARGET); then then(ctx)."""
+    computation (settings' cpu_factor, the check-mode cap) in ctx.cpu_target, where the
+    native loops read it; then then(ctx)."""
 
     def setup(ctx):
-        from commbench import native
-
         calibrate(ctx)
-        ctx.state[native.CPU_TARGET] = (
+        ctx.cpu_target = (
             settings.of(ctx.params).cpu_factor,
             CHECK_CPU_SECS if ctx.cfg.check else 0.0,
         )

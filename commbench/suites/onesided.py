@@ -33,8 +33,8 @@ def user_set_info(ctx) -> MPI.Info:
 def create_window(ctx, over: str, unit: int = 1, fence: bool = False) -> MPI.Win:
     """MPI_Win_create over ctx's receive (PUT) or send (GET) buffer on MY_COMM.
 
-    Stores win, the displacement unit and the target displacement of every
-    slot in ctx.state. A displacement unit of 4 (float/int) falls back to 1
+    Sets ctx.win, ctx.disp_unit and ctx.disps (the target displacement of every
+    slot). A displacement unit of 4 (float/int) falls back to 1
     when an -off_cache stride is not a multiple of 4, so every slot stays
     addressable.
     """
@@ -45,14 +45,13 @@ def create_window(ctx, over: str, unit: int = 1, fence: bool = False) -> MPI.Win
     win = MPI.Win.Create(buf, unit, user_set_info(ctx), ctx.comm)
     if fence:
         win.Fence(0)  # IMB-EXT opens the first epoch (spec §6.5)
-    ctx.state["win"] = win
-    ctx.state["disp_unit"] = unit
-    ctx.state["disps"] = [k * stride // unit for k in range(ctx.slots)]
+    ctx.win, ctx.disp_unit = win, unit
+    ctx.disps = [k * stride // unit for k in range(ctx.slots)]
     return win
 
 
 def free_window(ctx) -> None:
-    win = ctx.state.pop("win", None)
+    win, ctx.win = ctx.win, None
     if win is not None:
         win.Free()
 
@@ -79,9 +78,9 @@ def count_uses(ctx, n: int) -> None:
     Accumulating operations add up over the preliminary runs of the dynamic
     policy too, so the expected target contents follow from these counts.
     """
-    counts = ctx.state.get("uses")
+    counts = ctx.uses
     if counts is None:
-        counts = ctx.state["uses"] = np.zeros(ctx.slots, dtype=np.int64)
+        counts = ctx.uses = np.zeros(ctx.slots, dtype=np.int64)
     full, rest = divmod(n, ctx.slots)
     counts += full
     counts[(ctx.first + np.arange(rest)) % ctx.slots] += 1  # from call `first`'s slot
@@ -91,12 +90,12 @@ def restart_uses(ctx) -> None:
     """After a verification of accumulated contents: count the uses from 0 again, as the
     next engine of --engine both starts from a cleared receive buffer (the harness
     clears it; a run with one engine verifies once per size)."""
-    ctx.state["uses"][:] = 0
+    ctx.uses[:] = 0
 
 
 def sync_local(ctx) -> None:
     """Make remote updates of my window visible to my loads (passive target, check mode)."""
-    win = ctx.state["win"]
+    win = ctx.win
     win.Lock(ctx.rank, MPI.LOCK_SHARED)
     win.Sync()
     win.Unlock(ctx.rank)
@@ -143,9 +142,9 @@ def each_source(
     timed loop. Gets: a receiver (mine) fetches from every other rank by itself
     (passive target). Puts: the ranks take turns, each putting its slot 0 to
     every other between barriers; every rank must call this (collective)."""
-    win, me, x = ctx.state["win"], ctx.rank, ctx.x
+    win, me, x = ctx.win, ctx.rank, ctx.x
     area = ctx.rbuf[:x]
-    disp = ctx.state["disps"][0]
+    disp = ctx.disps[0]
     devs = []
     if get:
         if mine:

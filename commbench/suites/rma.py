@@ -31,24 +31,22 @@ NO_TIME = -1.0
 
 
 def _put_args(ctx, target):
-    return [(s, target, d) for s, d in zip(ctx.send_specs(), ctx.state["disps"])]
+    return [(s, target, d) for s, d in zip(ctx.send_specs(), ctx.disps)]
 
 
 def _get_args(ctx, target):
-    return [(r, target, d) for r, d in zip(ctx.recv_specs(), ctx.state["disps"])]
+    return [(r, target, d) for r, d in zip(ctx.recv_specs(), ctx.disps)]
 
 
 def _acc_args(ctx, target):
-    return [
-        (s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.state["disps"])
-    ]
+    return [(s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.disps)]
 
 
 def _getacc_args(ctx, target):
     return [
         (s, r, target, d, MPI.SUM)
         for s, r, d in zip(
-            ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.state["disps"]
+            ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.disps
         )
     ]
 
@@ -59,7 +57,7 @@ def _fop_args(ctx, target):
         for s, r, d in zip(
             ctx.send_specs(4, dtype=MPI.FLOAT),
             ctx.recv_specs(4, dtype=MPI.FLOAT),
-            ctx.state["disps"],
+            ctx.disps,
         )
     ]
 
@@ -70,7 +68,7 @@ def _cas_args(ctx, target):
     res = ctx.recv_specs(4, 0, MPI.INT)
     cmp_ = ctx.recv_specs(4, 4, MPI.INT)
     org = ctx.recv_specs(4, 8, MPI.INT)
-    return [(o, c, r, target, d) for o, c, r, d in zip(org, cmp_, res, ctx.state["disps"])]
+    return [(o, c, r, target, d) for o, c, r, d in zip(org, cmp_, res, ctx.disps)]
 
 
 OPS = {  # name -> (MPI.Win method, argument builder, window over, the native patterns' stem)
@@ -84,10 +82,10 @@ OPS = {  # name -> (MPI.Win method, argument builder, window over, the native pa
 
 
 def _args(ctx, op: str, target: int) -> list:
-    key = ("args", op, target)
-    got = ctx.state.get(key)
+    key = (op, target)
+    got = ctx.prebuilt.get(key)
     if got is None:
-        got = ctx.state[key] = OPS[op][1](ctx, target)
+        got = ctx.prebuilt[key] = OPS[op][1](ctx, target)
     return got
 
 
@@ -111,7 +109,7 @@ def _pair(op: str, completion: str, bidir: bool):
             _cas_values(ctx)  # --engine both: the second engine finds the receive buffer cleared
         if me == 0 or bidir:
             partner = 1 - me
-            win = ctx.state["win"]
+            win = ctx.win
             call, done = getattr(win, method), getattr(win, completion)
             items = osd.reps(n, _args(ctx, op, partner), ctx.first)
             win.Lock(partner, MPI.LOCK_SHARED)
@@ -150,7 +148,7 @@ def _to_all(op: str, completion: str, everyone: bool):
         me = ctx.rank
         t = NO_TIME
         if me == 0 or everyone:
-            win = ctx.state["win"]
+            win = ctx.win
             call, done = getattr(win, method), getattr(win, completion)
             per_target = [_args(ctx, op, tgt) for tgt in _targets(me, ctx.size)]
             per_slot = [[args[k] for args in per_target] for k in range(ctx.slots)]
@@ -178,9 +176,9 @@ def _exchange(op: str):
     def kernel(ctx, n):
         me, size, x = ctx.rank, ctx.size, ctx.x
         left, right = (me - 1) % size, (me + 1) % size
-        win = ctx.state["win"]
+        win = ctx.win
         call, flush = getattr(win, method), win.Flush
-        disps = ctx.state["disps"]
+        disps = ctx.disps
         if op == "put":  # send[0:X] -> left at slot, send[X:2X] -> right at slot+X
             first = [(s, left, d) for s, d in zip(ctx.send_specs(), disps)]
             second = [(s, right, d + x) for s, d in zip(ctx.send_specs(offset=x), disps)]
@@ -232,7 +230,7 @@ def truly_passive_put(ctx, n):
     computation per repetition, kept in the records next to the two printed
     columns so a reader can tell whether it matched t_pure.
     """
-    win, comm = ctx.state["win"], ctx.comm
+    win, comm = ctx.win, ctx.comm
     barrier = comm.Barrier
     box = np.zeros(1, dtype=np.float64)
     if ctx.rank == 0:
@@ -347,7 +345,7 @@ def _check_accumulate(fetches: bool, nbytes=None):
 
     def expected(ctx, n):
         size = ctx.x if nbytes is None else nbytes
-        uses = ctx.state["uses"]
+        uses = ctx.uses
         m0 = [ctx.members[0]]
         dev = None
         if ctx.rank == 1:
@@ -379,7 +377,7 @@ def _cas_setup(ctx):
 def _check_cas(ctx, n):
     value = _pat(ctx, 0, 4)
     zero = np.zeros(4, dtype=np.uint8)
-    uses = ctx.state["uses"]
+    uses = ctx.uses
     stride = ctx.bufs.recv_stride
     if ctx.rank == 1:  # the first swap succeeded, later ones found a non-matching value
         osd.sync_local(ctx)

@@ -2,7 +2,7 @@
 read back.
 
 Reads are verified transfer by transfer inside the kernels (verify_read keeps
-the worst deviation in ctx.state); writes after the timed run, by file rank 0
+the worst deviation in the row state, Row.dev); writes after the timed run, by file rank 0
 (`expected`, the descriptors' verifier).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.suites.io.files import RUN
+from commbench.suites.io.files import RUN, Row, Shared
 from commbench.suites.io.grammar import PATTERN_BASE, Spec, file_pattern
 from commbench.suites.verify import worst
 
@@ -38,17 +38,17 @@ def _find_in_file(got: np.ndarray, limit: int) -> bool:
 
 
 def verify_read(ctx, k: int, got: np.ndarray) -> None:
-    """Transfer k's data against the known file pattern; the worst deviation goes to ctx.state."""
-    spec: Spec = ctx.np_state["spec"]
-    s = ctx.state
-    ln = s["len"]
+    """Transfer k's data against the known file pattern; the worst deviation goes to Row.dev."""
+    spec: Spec = ctx.layout.own.spec
+    s: Row = ctx.own
+    ln = s.len
     if ln == 0:
         return
     if spec.pointer == "Shared" and not spec.collective:
-        dev = 0.0 if _find_in_file(got, ctx.np_state["file_bytes"] - ln + 1) else 1.0
+        dev = 0.0 if _find_in_file(got, ctx.layout.own.file_bytes - ln + 1) else 1.0
     else:
-        dev = buffers.deviation(got, file_pattern(s["pos1"] + k * s["span"], ln), "int32")
-    s["dev"] = dev if s["dev"] is None else max(s["dev"], dev)
+        dev = buffers.deviation(got, file_pattern(s.pos1 + k * s.span, ln), "int32")
+    s.dev = dev if s.dev is None else max(s.dev, dev)
 
 
 def _match_any_order(got: bytes, chunks: list[bytes], n: int) -> bool:
@@ -77,23 +77,24 @@ def _match_any_order(got: bytes, chunks: list[bytes], n: int) -> bool:
 
 def _verify_written(ctx, n: int) -> float | None:
     """File rank 0 reads the file back and compares every rank's chunks (spec §15)."""
-    spec: Spec = ctx.np_state["spec"]
-    st, s = ctx.np_state, ctx.state
-    fcomm = st["fcomm"]
+    st: Shared = ctx.layout.own
+    spec: Spec = st.spec
+    s: Row = ctx.own
+    fcomm = st.fcomm
     if fcomm.Get_rank() != 0:
         return None
-    region = n * s["span"]
+    region = n * s.span
     if region == 0:
         return 0.0
     got = np.empty(region, np.uint8)
-    fh = MPI.File.Open(MPI.COMM_SELF, st["path"], MPI.MODE_RDONLY, RUN.info)
+    fh = MPI.File.Open(MPI.COMM_SELF, st.path, MPI.MODE_RDONLY, RUN.info)
     try:
         fh.Read_at(0, [got, MPI.BYTE])
     finally:
         fh.Close()
     dt = ctx.bench.dtype
     if spec.per_process:
-        chunks = [buffers.pattern(ctx.world_rank, s["len"], dt)]
+        chunks = [buffers.pattern(ctx.world_rank, s.len, dt)]
     else:
         fsize = fcomm.Get_size()
         chunks = [
@@ -113,7 +114,7 @@ def _verify_written(ctx, n: int) -> float | None:
 
 
 def expected(ctx, n: int) -> float | None:
-    spec: Spec = ctx.np_state["spec"]
+    spec: Spec = ctx.layout.own.spec
     if spec.write:
         return _verify_written(ctx, n)
-    return ctx.state["dev"] if ctx.state["dev"] is not None else 0.0
+    return ctx.own.dev if ctx.own.dev is not None else 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass, field
 
 from mpi4py import MPI
 
@@ -21,6 +22,31 @@ from commbench.options import RunError
 from commbench.suites.base import Benchmark
 from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
 from commbench.suites.io.settings import Settings, target_cpu_secs
+
+
+@dataclass
+class Shared:
+    """The file of one (benchmark, NP), kept in Layout.own by np_setup for every size."""
+
+    spec: Spec | None  # the benchmark's name read (None: Open_Close)
+    fcomm: MPI.Comm  # the processes that share the file
+    path: str
+    file_bytes: int  # its size when read benchmarks start
+
+
+@dataclass
+class Row:
+    """One rank's view of the file for one size X, kept in Context.own (kernels.setup)."""
+
+    pos1: int  # the file offset of this rank's first transfer
+    len: int  # bytes per transfer
+    span: int  # file bytes between consecutive transfers
+    ftype: MPI.Datatype  # the view's filetype
+    own_type: MPI.Datatype | None  # the one made for it (freed by teardown)
+    bufs: list = field(default_factory=list)  # the transfers' buffers, one per slot
+    fh: MPI.File | None = None  # the file, open with the view
+    dev: float | None = None  # -check: the worst deviation of a read so far
+
 
 FILENAME = "IMB_out"  # spec §16
 
@@ -190,17 +216,17 @@ def np_setup(session, bench: Benchmark, layout) -> None:
         if err is None:
             CLEANUP.add_file(path)
     _agree(layout.comm, err)
-    layout.state.update(spec=spec, fcomm=fcomm, path=path, file_bytes=nbytes)
+    layout.own = Shared(spec=spec, fcomm=fcomm, path=path, file_bytes=nbytes)
     if os.environ.get("COMMBENCH_FAULT_IO_FAIL") == str(wr):  # tests: a failure mid-run
         raise IOFileError(f"injected failure on rank {wr} (COMMBENCH_FAULT_IO_FAIL)")
 
 
 def np_teardown(session, bench: Benchmark, layout) -> None:
-    st = layout.state
+    st: Shared = layout.own
     layout.comm.Barrier()  # every handle is closed
-    if st["fcomm"].Get_rank() == 0:
-        CLEANUP.remove_file(st["path"])
+    if st.fcomm.Get_rank() == 0:
+        CLEANUP.remove_file(st.path)
     else:
         with CLEANUP.lock:
-            CLEANUP.files.discard(st["path"])
+            CLEANUP.files.discard(st.path)
     layout.comm.Barrier()

@@ -12,23 +12,23 @@ from mpi4py import MPI
 
 from commbench import cpu, policy
 from commbench.suites.io.check import verify_read
-from commbench.suites.io.files import RUN, amode
+from commbench.suites.io.files import RUN, Row, Shared, amode
 from commbench.suites.io.grammar import Spec, share
 
 # ---------------------------------------------------------------- per X: open with the view
 
 
 def _open(ctx) -> None:
-    st, s = ctx.np_state, ctx.state
-    fh = MPI.File.Open(st["fcomm"], st["path"], amode(), RUN.info)
-    fh.Set_view(0, MPI.BYTE, s["ftype"], "native", RUN.info)
-    s["fh"] = fh
+    st: Shared = ctx.layout.own
+    row: Row = ctx.own
+    row.fh = MPI.File.Open(st.fcomm, st.path, amode(), RUN.info)
+    row.fh.Set_view(0, MPI.BYTE, row.ftype, "native", RUN.info)
 
 
 def setup(ctx) -> None:
-    st, s = ctx.np_state, ctx.state
-    spec: Spec = st["spec"]
-    fcomm = st["fcomm"]
+    st: Shared = ctx.layout.own
+    spec: Spec = st.spec
+    fcomm = st.fcomm
     frank, fsize = fcomm.Get_rank(), fcomm.Get_size()
     x = ctx.x
     pos1, ln = share(spec, x, ctx.size if spec.pointer == "Priv" else fsize, frank)
@@ -40,22 +40,25 @@ def setup(ctx) -> None:
         own_type = base.Create_resized(0, x).Commit()
         base.Free()
         ftype = own_type
-    s.update(pos1=pos1, len=ln, span=span, ftype=ftype, own_type=own_type, dev=None)
     if spec.write:
-        s["bufs"] = [[ctx.sbuf[:ln], MPI.BYTE]]
+        bufs = [[ctx.sbuf[:ln], MPI.BYTE]]
     else:
         stride = ctx.bufs.recv_stride
-        s["bufs"] = [[ctx.rbuf[k * stride : k * stride + ln], MPI.BYTE] for k in range(ctx.slots)]
+        bufs = [[ctx.rbuf[k * stride : k * stride + ln], MPI.BYTE] for k in range(ctx.slots)]
+    ctx.own = Row(pos1=pos1, len=ln, span=span, ftype=ftype, own_type=own_type, bufs=bufs)
     _open(ctx)
 
 
 def teardown(ctx) -> None:
-    s = ctx.state
-    fh = s.pop("fh", None)
+    row: Row | None = ctx.own
+    if row is None:
+        return
+    fh, row.fh = row.fh, None
     if fh is not None:
         fh.Close()
-    if s.get("own_type") is not None:
-        s["own_type"].Free()
+    if row.own_type is not None:
+        row.own_type.Free()
+        row.own_type = None
 
 
 # ---------------------------------------------------------------- kernels
@@ -87,16 +90,16 @@ def _reset_pointers(spec: Spec, fh: MPI.File) -> None:
 
 def _blocking(ctx, n: int, aggregate: bool) -> float:
     """n blocking transfers; writes end with the sync-barrier-sync triplet (spec §10.3)."""
-    spec: Spec = ctx.np_state["spec"]
-    s = ctx.state
-    fh: MPI.File = s["fh"]
+    spec: Spec = ctx.layout.own.spec
+    s: Row = ctx.own
+    fh: MPI.File = s.fh
     _reset_pointers(spec, fh)
     call, at = _calls(spec, fh)
-    bufs = s["bufs"]
+    bufs = s.bufs
     items = [bufs[k % len(bufs)] for k in range(n)]
-    offs = [s["pos1"] + k * s["span"] for k in range(n)]
+    offs = [s.pos1 + k * s.span for k in range(n)]
     check = ctx.cfg.check and not spec.write
-    sync, barrier = fh.Sync, ctx.np_state["fcomm"].Barrier
+    sync, barrier = fh.Sync, ctx.layout.own.fcomm.Barrier
     if check:
         t0 = MPI.Wtime()
         for k in range(n):
@@ -159,19 +162,19 @@ def _istarts(spec: Spec, fh: MPI.File) -> tuple:
 
 def nonblocking_kernel(ctx, n: int) -> tuple[float, float, float]:
     """t_pure from the blocking pattern, then the overlapped run on a reopened file (spec §10.3)."""
-    spec: Spec = ctx.np_state["spec"]
-    s = ctx.state
+    spec: Spec = ctx.layout.own.spec
+    s: Row = ctx.own
     t_pure = _blocking(ctx, n, aggregate=True)
-    s["fh"].Close()
+    s.fh.Close()
     _open(ctx)  # reopening resets every file pointer
-    fh: MPI.File = s["fh"]
+    fh: MPI.File = s.fh
     begin, end, at = _istarts(spec, fh)
-    bufs = s["bufs"]
+    bufs = s.bufs
     items = [bufs[k % len(bufs)] for k in range(n)]  # I-reads: one slot per request
-    offs = [s["pos1"] + k * s["span"] for k in range(n)]
+    offs = [s.pos1 + k * s.span for k in range(n)]
     exploit, target = cpu.shared().exploit, RUN.target
     barrier = ctx.comm.Barrier
-    fbarrier, sync = ctx.np_state["fcomm"].Barrier, fh.Sync
+    fbarrier, sync = ctx.layout.own.fcomm.Barrier, fh.Sync
     reqs: list = [None] * n
     for _ in range(policy.N_BARR):
         barrier()
@@ -202,7 +205,7 @@ def nonblocking_kernel(ctx, n: int) -> tuple[float, float, float]:
 
 def open_close(ctx, n: int) -> float:
     """n × {open on MY_COMM; write 1 byte; close} (spec §10.3, A20)."""
-    open_, comm, path, info = MPI.File.Open, ctx.comm, ctx.np_state["path"], RUN.info
+    open_, comm, path, info = MPI.File.Open, ctx.comm, ctx.layout.own.path, RUN.info
     one = [np.zeros(1, np.uint8), MPI.BYTE]
     t0 = MPI.Wtime()
     for _ in range(n):

@@ -11,7 +11,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites.pgas.segment import random_draws, random_slots, slot_len
+from commbench.suites.pgas.segment import Row, random_draws, random_slots, slot_len
 
 
 def _dev(got: np.ndarray, exp: np.ndarray, dtype: str = "float32") -> float:
@@ -21,30 +21,30 @@ def _dev(got: np.ndarray, exp: np.ndarray, dtype: str = "float32") -> float:
 def _quiesce(ctx) -> None:
     """Every origin has flushed (its kernel returned) before a target reads its segment."""
     ctx.comm.Barrier()
-    win = ctx.state.get("win")
+    win = ctx.own.win
     if win is not None:
         win.Sync()
 
 
 def _peer_pattern(ctx, nbytes: int) -> np.ndarray:
-    return buffers.pattern(ctx.state["peer"], nbytes, ctx.bench.dtype)
+    return buffers.pattern(ctx.own.peer, nbytes, ctx.bench.dtype)
 
 
 def check_putget(ctx, n):
     _quiesce(ctx)
-    st = ctx.state
-    if st["lower"]:  # fetched the partner's S area
+    st: Row = ctx.own
+    if st.lower:  # fetched the partner's S area
         return _dev(ctx.rbuf[: ctx.x], _peer_pattern(ctx, ctx.x))
-    return _dev(st["mem"][: ctx.x], _peer_pattern(ctx, ctx.x))  # the partner's put landed
+    return _dev(st.mem[: ctx.x], _peer_pattern(ctx, ctx.x))  # the partner's put landed
 
 
 def check_put(both: bool):
     def check(ctx, n):
         _quiesce(ctx)
-        st = ctx.state
-        if st["lower"] and not both:
+        st: Row = ctx.own
+        if st.lower and not both:
             return None
-        return _dev(st["mem"][: ctx.x], _peer_pattern(ctx, ctx.x))
+        return _dev(st.mem[: ctx.x], _peer_pattern(ctx, ctx.x))
 
     return check
 
@@ -52,7 +52,7 @@ def check_put(both: bool):
 def check_get(both: bool):
     def check(ctx, n):
         _quiesce(ctx)
-        if not (both or ctx.state["lower"]):
+        if not (both or ctx.own.lower):
             return None
         return _dev(ctx.rbuf[: ctx.x], _peer_pattern(ctx, ctx.x))
 
@@ -64,7 +64,7 @@ def _strided_expect(
 ) -> np.ndarray:
     """Where the M/4 floats of `source` land: element j of the transfer is source
     element j (or j*S when the source is strided), stored at j (or j*S)."""
-    s = ctx.state["settings"].stride
+    s = ctx.own.settings.stride
     count = ctx.x // 4
     src = source.view(np.float32)
     vals = src[: count * s : s] if from_strided else src[:count]
@@ -78,25 +78,25 @@ def _strided_expect(
 
 def check_strided_put(ctx, n):
     _quiesce(ctx)
-    st = ctx.state
-    if st["lower"]:
+    st: Row = ctx.own
+    if st.lower:
         return None
-    s = st["settings"]
+    s = st.settings
     o, t = s.strided in ("origin", "both"), s.strided in ("target", "both")
     src_len = ctx.x * (s.stride if o else 1)
-    exp = _strided_expect(ctx, _peer_pattern(ctx, src_len), o, t, st["seg"].r_len // 4 * 4)
-    return _dev(st["mem"][: exp.nbytes], exp)
+    exp = _strided_expect(ctx, _peer_pattern(ctx, src_len), o, t, st.seg.r_len // 4 * 4)
+    return _dev(st.mem[: exp.nbytes], exp)
 
 
 def check_strided_get(ctx, n):
     _quiesce(ctx)
-    st = ctx.state
-    if not st["lower"]:
+    st: Row = ctx.own
+    if not st.lower:
         return None
-    s = st["settings"]
+    s = st.settings
     o, t = s.strided in ("origin", "both"), s.strided in ("target", "both")
     src_len = ctx.x * (s.stride if t else 1)
-    local = st["local"]
+    local = st.local
     exp = _strided_expect(ctx, _peer_pattern(ctx, src_len), t, o, local.nbytes)
     return _dev(local[: exp.nbytes], exp)
 
@@ -104,10 +104,10 @@ def check_strided_get(ctx, n):
 def check_random_put(ctx, n):
     """My region for each origin: the slots it drew for me hold its data, the rest zeros."""
     _quiesce(ctx)
-    st = ctx.state
-    s = st["settings"]
+    st: Row = ctx.own
+    s = st.settings
     slot, k = slot_len(ctx.x), random_slots(ctx.x, s.span)
-    m = st.get("max_n", 0)
+    m = st.max_n
     devs = []
     for o in range(ctx.size):
         if o == ctx.rank:
@@ -118,7 +118,7 @@ def check_random_put(ctx, n):
         exp[np.unique(slots[targets == ctx.rank]), : ctx.x] = buffers.pattern(
             w, ctx.x, ctx.bench.dtype
         )
-        region = st["mem"][o * k * slot : (o + 1) * k * slot]
+        region = st.mem[o * k * slot : (o + 1) * k * slot]
         devs.append(_dev(region, exp.reshape(-1)))
     return max(devs) if devs else None
 
@@ -130,16 +130,16 @@ def check_random_get(ctx, n):
     survives them; a target whose data is wrong would pass unless it was drawn
     last. Each rank's segment is read once more (slot 0 of its S area)."""
     _quiesce(ctx)
-    last = ctx.state.get("last_target")
+    last = ctx.own.last_target
     if last is None:
         return None
     exp = buffers.pattern(ctx.members[last], ctx.x, ctx.bench.dtype)
     devs = [_dev(ctx.rbuf[: ctx.x], exp)]
-    win, got = ctx.state["win"], ctx.rbuf[: ctx.x]
+    win, got = ctx.own.win, ctx.rbuf[: ctx.x]
     for t in range(ctx.size):
         if t != ctx.rank:
             got[:] = 0
-            win.Get([got, MPI.BYTE], t, ctx.state["seg"].s_off)
+            win.Get([got, MPI.BYTE], t, ctx.own.seg.s_off)
             win.Flush_local(t)
             devs.append(_dev(got, buffers.pattern(ctx.members[t], ctx.x, ctx.bench.dtype)))
     return max(devs)
@@ -166,7 +166,7 @@ def check_reduction_inplace(ctx, n):
     result alone cannot show a wrong sum: one more in-place sum of the original
     data (this rank's source, as the set-up copied it), after the timed loop and
     collective like it, is checked against the plain sum as well."""
-    k = ctx.state["done"]
+    k = ctx.own.done
     if k == 0:
         return None
     total = _int_sum(ctx)

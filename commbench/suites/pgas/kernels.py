@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from mpi4py import MPI
 
-from commbench.suites.pgas.segment import random_draws, random_slots, slot_len
+from commbench.suites.pgas.segment import Row, random_draws, random_slots, slot_len
 
 
 def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -33,26 +33,26 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
     for the target's progress engine); benchmarks/pgas_choices.py compares.
     barrier: MPI_Barrier of the whole group, the reference's other variant.
     """
-    st = ctx.state
-    if st["settings"].sync == "barrier":
+    st: Row = ctx.own
+    if st.settings.sync == "barrier":
         b = ctx.comm.Barrier
         return b, b  # lower: op, B, B; upper: B, op, B (the reference's barrier variant)
-    flag, part = st["flag"], st["partner"]
+    flag, part = st.flag, st.partner
     put, flush, sync = flag.Put, flag.Flush, flag.Sync
-    mine = st["flag_mem"]
+    mine = st.flag_mem
     out = np.zeros(1, np.int64)
     origin, spec = [out, 1, MPI.INT64_T], (0, 1, MPI.INT64_T)
     yield_cpu = os.sched_yield
 
     def notify() -> None:
-        st["sent"] += 1
-        out[0] = st["sent"]
+        st.sent += 1
+        out[0] = st.sent
         put(origin, part, spec)
         flush(part)
 
     def wait() -> None:
-        st["seen"] += 1
-        want = st["seen"]
+        st.seen += 1
+        want = st.seen
         sync()
         while mine[0] != want:
             yield_cpu()  # oversubscribed nodes: let the partner run
@@ -65,16 +65,16 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
 
 
 def _specs(ctx):
-    st = ctx.state
+    st: Row = ctx.own
     x = ctx.x
     src = [ctx.sbuf[:x], MPI.BYTE]
     dst = [ctx.rbuf[:x], MPI.BYTE]
-    return st["win"], st["partner"], src, dst, (0, x, MPI.BYTE), (st["seg"].s_off, x, MPI.BYTE)
+    return st.win, st.partner, src, dst, (0, x, MPI.BYTE), (st.seg.s_off, x, MPI.BYTE)
 
 
 def putget_latency(ctx, n):
     """Lower rank of each pair: PUT to the partner, then GET from it, N times."""
-    if not ctx.state["lower"]:
+    if not ctx.own.lower:
         return -1.0
     win, part, src, dst, r_at, s_at = _specs(ctx)
     put, get, flush, flush_local = win.Put, win.Get, win.Flush, win.Flush_local
@@ -95,7 +95,7 @@ def pingpong_kernel(is_put: bool):
         else:
             op, buf, at, done = win.Get, dst, s_at, win.Flush_local
         notify, wait = _notifier(ctx)
-        if ctx.state["lower"]:
+        if ctx.own.lower:
             t0 = MPI.Wtime()
             for _ in range(n):
                 op(buf, part, at)
@@ -119,7 +119,7 @@ def pingpong_kernel(is_put: bool):
 
 def put_bw(ctx, n):
     """Lower rank of each pair PUTs M bytes to its partner N times; one flush completes them."""
-    if not ctx.state["lower"]:
+    if not ctx.own.lower:
         return -1.0
     return _put_stream(ctx, n)
 
@@ -137,7 +137,7 @@ def _put_stream(ctx, n):
 def get_bw(ctx, n):
     """Lower rank of each pair GETs M bytes from its partner N times (blocking gets, as in
     SHMEM)."""
-    if not ctx.state["lower"]:
+    if not ctx.own.lower:
         return -1.0
     return _get_stream(ctx, n)
 
@@ -167,10 +167,10 @@ def get_bidir_bw(ctx, n):
 
 def strided_put_bw(ctx, n):
     """Lower rank PUTs M bytes (M/4 floats) to its partner with stride S, N times."""
-    st = ctx.state
-    if not st["lower"]:
+    st: Row = ctx.own
+    if not st.lower:
         return -1.0
-    win, part, origin, target = st["win"], st["partner"], st["origin"], st["target"]
+    win, part, origin, target = st.win, st.partner, st.origin, st.target
     put = win.Put
     t0 = MPI.Wtime()
     for _ in range(n):
@@ -181,10 +181,10 @@ def strided_put_bw(ctx, n):
 
 def strided_get_bw(ctx, n):
     """Lower rank GETs M bytes (M/4 floats) from its partner with stride S, N times."""
-    st = ctx.state
-    if not st["lower"]:
+    st: Row = ctx.own
+    if not st.lower:
         return -1.0
-    win, part, origin, target = st["win"], st["partner"], st["origin"], st["target"]
+    win, part, origin, target = st.win, st.partner, st.origin, st.target
     get, flush_local = win.Get, win.Flush_local
     t0 = MPI.Wtime()
     for _ in range(n):
@@ -197,14 +197,14 @@ def strided_get_bw(ctx, n):
 
 
 def _random_plan(ctx, n: int, region: bool) -> list[tuple[int, tuple]]:
-    st = ctx.state
-    s = st["settings"]
+    st: Row = ctx.own
+    s = st.settings
     slot = slot_len(ctx.x)
     k = random_slots(ctx.x, s.span)
     targets, slots = random_draws(s.seed, ctx.world_rank, ctx.rank, ctx.size, k, n)
-    base = ctx.rank * k * slot if region else st["seg"].s_off
-    st["max_n"] = max(st.get("max_n", 0), n)
-    st["last_target"] = int(targets[-1]) if n else None
+    base = ctx.rank * k * slot if region else st.seg.s_off
+    st.max_n = max(st.max_n, n)
+    st.last_target = int(targets[-1]) if n else None
     x, BYTE = ctx.x, MPI.BYTE
     return [(int(t), (base + int(j) * slot, x, BYTE)) for t, j in zip(targets, slots)]
 
@@ -212,7 +212,7 @@ def _random_plan(ctx, n: int, region: bool) -> list[tuple[int, tuple]]:
 def random_put_bw(ctx, n):
     """Every process PUTs M bytes to a random slot at a random other process, N times."""
     plan = _random_plan(ctx, n, region=True)
-    win = ctx.state["win"]
+    win = ctx.own.win
     put = win.Put
     src = [ctx.sbuf[: ctx.x], MPI.BYTE]
     t0 = MPI.Wtime()
@@ -225,7 +225,7 @@ def random_put_bw(ctx, n):
 def random_get_bw(ctx, n):
     """Every process GETs M bytes from a random slot at a random other process, N times."""
     plan = _random_plan(ctx, n, region=False)
-    win = ctx.state["win"]
+    win = ctx.own.win
     get, flush_local = win.Get, win.Flush_local
     dst = [ctx.rbuf[: ctx.x], MPI.BYTE]
     t0 = MPI.Wtime()
@@ -258,5 +258,5 @@ def reduction_inplace(ctx, n):
     for _ in range(n):
         op(IN_PLACE, buf, SUM)
     t = (MPI.Wtime() - t0) / n
-    ctx.state["done"] += n
+    ctx.own.done += n
     return t

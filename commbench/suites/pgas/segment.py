@@ -14,7 +14,7 @@ the setup that allocates and fills the window, `close` the teardown.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,31 @@ class Segment:
 
 
 Geometry = Callable[[Any, Settings], Segment]
+
+
+@dataclass
+class Row:
+    """What a PGAS test's setup keeps for one size on this rank (Context.own): its pair,
+    its symmetric segment and, per test, the flag, strided types and random draws."""
+
+    settings: Settings
+    partner: int  # my partner's group rank
+    peer: int  # and its world rank (whose pattern lands here)
+    lower: bool  # the lower rank of the pair (the origin of one-way tests)
+    win: MPI.Win | None = None  # the symmetric segment (opener)
+    mem: np.ndarray | None = None  # its memory
+    seg: Segment | None = None  # its geometry
+    flag: MPI.Win | None = None  # --pgas-sync p2p: the flag window
+    flag_mem: np.ndarray | None = None  # and its memory
+    seen: int = 0  # flags seen
+    sent: int = 0  # flags raised
+    types: list = field(default_factory=list)  # the datatypes made for the row (freed by close)
+    local: np.ndarray | None = None  # strided tests: the origin's local buffer
+    origin: list | None = None  # and the origin and target arguments of its call
+    target: tuple | None = None
+    max_n: int = 0  # random tests: the most calls of one run
+    last_target: int | None = None  # and the last call's target
+    done: int = 0  # in-place tests: calls made so far
 
 
 def _no_s() -> np.ndarray:
@@ -139,10 +164,9 @@ def random_draws(
 
 def opener(geometry: Geometry | None, flags: bool = False):
     def setup(ctx) -> None:
-        st = ctx.state
         s = Settings.of(ctx.params)
         part = partners(ctx.size, s.offset)[ctx.rank]
-        st.update(settings=s, partner=part, peer=ctx.members[part], lower=ctx.rank < part)
+        st = ctx.own = Row(settings=s, partner=part, peer=ctx.members[part], lower=ctx.rank < part)
         if geometry is None:
             return
         seg = geometry(ctx, s)
@@ -151,7 +175,7 @@ def opener(geometry: Geometry | None, flags: bool = False):
         mem = np.frombuffer(win.tomemory(), np.uint8)[:total]
         mem[: seg.r_len] = 0
         mem[seg.r_len :] = seg.s_data
-        st.update(win=win, mem=mem, seg=seg)
+        st.win, st.mem, st.seg = win, mem, seg
         if flags and s.sync == "p2p":
             flag = MPI.Win.Allocate(8, 8, comm=ctx.comm)
             if flag.Get_attr(MPI.WIN_MODEL) != MPI.WIN_UNIFIED:
@@ -162,7 +186,7 @@ def opener(geometry: Geometry | None, flags: bool = False):
             flag_mem = np.frombuffer(flag.tomemory(), np.int64)[:1]
             flag_mem[0] = 0
             flag.Lock_all()
-            st.update(flag=flag, flag_mem=flag_mem, seen=0, sent=0)
+            st.flag, st.flag_mem, st.seen, st.sent = flag, flag_mem, 0, 0
         win.Lock_all()
         win.Sync()
         ctx.comm.Barrier()  # every segment initialised before anyone reaches it
@@ -171,21 +195,23 @@ def opener(geometry: Geometry | None, flags: bool = False):
 
 
 def close(ctx) -> None:
-    st = ctx.state
-    st.pop("mem", None)  # views of window memory die with their windows
-    st.pop("flag_mem", None)
-    for key in ("win", "flag"):
-        w = st.pop(key, None)
+    st: Row | None = ctx.own
+    if st is None:
+        return
+    st.mem = st.flag_mem = None  # views of window memory die with their windows
+    for w in (st.win, st.flag):
         if w is not None:
             w.Unlock_all()
             w.Free()
-    for t in st.pop("types", ()):
+    st.win = st.flag = None
+    for t in st.types:
         t.Free()
+    st.types = []
 
 
 def _vector(ctx, count: int, stride: int):
     t = MPI.FLOAT.Create_vector(count, 1, stride).Commit()
-    ctx.state.setdefault("types", []).append(t)
+    ctx.own.types.append(t)
     return t
 
 
@@ -194,8 +220,8 @@ def strided_setup(is_put: bool):
 
     def setup(ctx):
         base(ctx)
-        st = ctx.state
-        s = st["settings"]
+        st: Row = ctx.own
+        s = st.settings
         count = ctx.x // 4
         origin_strided = s.strided in ("origin", "both")
         target_strided = s.strided in ("target", "both")
@@ -207,11 +233,8 @@ def strided_setup(is_put: bool):
         t_type = _vector(ctx, count, s.stride) if target_strided and count else MPI.FLOAT
         o_count = 1 if o_type is not MPI.FLOAT else count
         t_count = 1 if t_type is not MPI.FLOAT else count
-        st.update(
-            local=local,
-            origin=[local, o_count, o_type],
-            target=(0 if is_put else st["seg"].s_off, t_count, t_type),
-        )
+        st.local, st.origin = local, [local, o_count, o_type]
+        st.target = (0 if is_put else st.seg.s_off, t_count, t_type)
 
     return setup
 
@@ -219,4 +242,4 @@ def strided_setup(is_put: bool):
 def inplace_setup(ctx):
     opener(None)(ctx)
     ctx.rbuf[: ctx.x] = ctx.sbuf[: ctx.x]  # the source buffer is also the result
-    ctx.state["done"] = 0
+    ctx.own.done = 0
