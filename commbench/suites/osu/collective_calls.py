@@ -10,7 +10,7 @@ displacement j x count (alltoallw's displacements in bytes); MPI_SUM for the
 reductions; reduce_scatter's receive counts are count / P, the first count mod
 P ranks one more; reduce_scatter_block's block is count / P. The neighbourhood
 forms move one block per neighbour of the topology's communicator
-(ctx.state["comm"]; topology.py).
+(Ctx.topology; topology.py).
 
 -c: every rank writes its values (i + 7 (rank + 1) + size) mod 31, typed, over
 its whole send buffer (COMMBENCH_FAULT_CORRUPT's rank then spoils its first
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -85,10 +86,25 @@ def test_calls(s) -> None:
         )
 
 
+@dataclass
+class Coll:
+    """One size's set-up of a collective program on this rank (Ctx.own): the call bound to
+    its buffers, the C loops' control block and what it points into."""
+
+    post: Callable[[], Any] | None = None  # nonblocking, neighbourhood: posts one call
+    call: tuple | None = None  # blocking, persistent: (the mpi4py call, its arguments)
+    req: MPI.Request | None = None  # persistent: the request
+    v: np.ndarray | None = None  # the control block's counts and displacements
+    out: np.ndarray | None = None  # the overlap loops' five means (Pure Comm., … MPI_Wait)
+    ctl: Any = None  # the control block (native.osu's CollCtl or OverlapCtl)
+    all: list | None = None  # rank 0: every rank's five means (nonblocking.release)
+
+
 def _poster(ctx) -> Callable[[], MPI.Request]:
     """A function that posts this benchmark's call on ctx's buffers at the current size."""
     c = ctx.bench.call
-    comm, t, k = ctx.state.get("comm", ctx.comm), ctx.mpi_type, ctx.count
+    topo = ctx.topology
+    comm, t, k = topo.comm if topo else ctx.comm, ctx.mpi_type, ctx.count
     if not c.op.name.startswith("neighbor"):
         args = collops.arguments(
             c.op, ctx.rank, ctx.p, ctx.sbuf, ctx.rbuf, k, t, ROOT, ctx.tsize, MPI.SUM
@@ -97,7 +113,7 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
         return lambda: post(*args)
     s, r = ctx.sbuf, ctx.rbuf
     # neighbourhoods: receive from the sources, send to the destinations (-N graph: not as many)
-    kin, kout = len(ctx.state.get("sources", ())), len(ctx.state.get("dests", ()))
+    kin, kout = len(topo.sources), len(topo.dests)
     rv, sv = collops.counts(c.op, k, kin), collops.counts(c.op, k, kout)
     bd = [j * k * ctx.tsize for j in range(max(kin, kout))]
     fn = getattr(comm, "I" + c.op.method.lower() if c.name.startswith("i") else c.op.method)
@@ -115,7 +131,7 @@ def _poster(ctx) -> Callable[[], MPI.Request]:
 
 
 def prepare(ctx, size: int) -> None:
-    ctx.state["post"] = _poster(ctx)
+    ctx.own = Coll(post=_poster(ctx))
     control(ctx)
 
 
@@ -124,8 +140,8 @@ def control(ctx) -> None:
     reduce_scatter count, the counts and displacements (elements, bytes) per destination and per
     source, the call's communicator, the two degrees, and five doubles the timed loop fills (its
     means: Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
-    c, st = ctx.count, ctx.state
-    kout, kin = len(st.get("dests", range(ctx.p))), len(st.get("sources", range(ctx.p)))
+    c, st, topo = ctx.count, ctx.own, ctx.topology
+    kout, kin = (len(topo.dests), len(topo.sources)) if topo else (ctx.p, ctx.p)
     rs = collops.split(c, ctx.p)
     recv = rs if ctx.bench.call.op.name == "reduce_scatter" else [c] * kin
 
@@ -133,21 +149,21 @@ def control(ctx) -> None:
         at = [j * c for j in range(len(counts))]
         return counts + at + [x * ctx.tsize for x in at]
 
-    st["v"] = np.array(side([c] * kout) + side(recv), dtype=np.int32)
-    st["out"] = np.zeros(5)
-    st["ctl"] = native_osu.OverlapCtl(
+    st.v = np.array(side([c] * kout) + side(recv), dtype=np.int32)
+    st.out = np.zeros(5)
+    st.ctl = native_osu.OverlapCtl(
         rs_count=int(rs[ctx.rank]),
-        v=st["v"].ctypes.data,
-        comm=MPI._addressof(st.get("comm", ctx.comm)),
+        v=st.v.ctypes.data,
+        comm=MPI._addressof(topo.comm if topo else ctx.comm),
         kout=kout,
         kin=kin,
-        out=st["out"].ctypes.data,
+        out=st.out.ctypes.data,
     )
-    ctx.abuf = native_osu.block(st["ctl"])
+    ctx.abuf = native_osu.block(st.ctl)
 
 
 def release(ctx, size: int) -> None:
-    ctx.state.pop("post", None)
+    ctx.own.post = None
 
 
 def values(rank: int, n: int, size: int, dtype: str, start: int = 0) -> np.ndarray:

@@ -76,7 +76,7 @@ def control(c, call: calls.Call, req) -> native_osu.CollCtl:
     each), the persistent request (or none)."""
     cnt, dsp = collops.counts(call.op, c.count, c.p)
     v = np.array(cnt + dsp + [d * c.tsize for d in dsp], dtype=np.int32)
-    c.state["v"] = v
+    c.own.v = v
     return native_osu.CollCtl(
         rs_count=int(cnt[c.rank]),
         v=v.ctypes.data,
@@ -97,23 +97,23 @@ def prepare(c, size: int) -> None:
     fn = getattr(c.comm, call.op.method + ("_init" if persistent else ""))
     args = arguments(c, call)
     req = fn(*args) if persistent else None
-    c.state.update(call=(fn, args), req=req)
-    c.state["ctl"] = control(c, call, req)
-    c.abuf = native_osu.block(c.state["ctl"])  # what the driver hands the C loop as abuf
+    c.own = calls.Coll(call=(fn, args), req=req)
+    c.own.ctl = control(c, call, req)
+    c.abuf = native_osu.block(c.own.ctl)  # what the driver hands the C loop as abuf
 
 
 def release(c, size: int) -> None:
-    req = c.state.pop("req", None)
+    req, c.own.req = c.own.req, None
     if req is not None:
         req.Free()
-    c.state.pop("call", None)
+    c.own.call = None
 
 
 def loop(c, n: int, times) -> None:
     """n rounds: MPI_Wtime, the collective (or MPI_Start, MPI_Wait), MPI_Wtime, MPI_Barrier
     (none for barrier), as OSU: every rank times, the warm-up too (its times are dropped)."""
     wtime, bar = MPI.Wtime, c.comm.Barrier
-    req = c.state["req"]
+    req = c.own.req
     if req is not None:
         start, wait = req.Start, req.Wait
         between = c.bench.call.name != "barrier"
@@ -127,7 +127,7 @@ def loop(c, n: int, times) -> None:
             if between:
                 bar()
         return
-    fn, args = c.state["call"]
+    fn, args = c.own.call
     if c.bench.call.name == "barrier":
         for i in range(n):
             t0 = wtime()

@@ -14,6 +14,7 @@ from rank src's pattern.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,20 @@ def pattern(rank: int, nbytes: int, size: int) -> np.ndarray:
     return cycle(nbytes, 251, 7 * (rank + 1) + size, np.uint8)
 
 
+@dataclass
+class LoopInts:
+    """The group-specific int fields of the C loops' cbosu_args (osu.h), by their names there;
+    the mpi4py loops read the same fields."""
+
+    root: int = 0  # mbw_mr: 1 on an active rank
+    senders: int = 0  # latency_mt: rank 0's sender threads
+    receivers: int = 0  # and rank 1's receiver threads
+    warmup: int = 0  # the overlap loops (osu_overlap.h): the overlap rounds' warm-up
+    tests: int = 0  # their MPI_Test calls (-t)
+    between: int = 0  # 1: an MPI_Barrier after each pure-communication round
+    phases: int = 0  # the timed phases: 0 both; -c's checked rounds 1 pure, 2 overlap
+
+
 class Ctx:
     def __init__(self, session: Any, bench: Any, settings: Any, dtype: str, max_size: int):
         self.session, self.bench, self.s, self.dtype = session, bench, settings, dtype
@@ -56,7 +71,9 @@ class Ctx:
         self.rbuf.fill(ord("b"))
         self.abuf.fill(0)
         self.window = settings.window or bench.defaults.window
-        self.state: dict = {}  # what a group's prepare() keeps per size (windows, requests …)
+        self.ints = LoopInts()  # what a group hands the C loops beyond the common fields
+        self.own: Any = None  # what a group's prepare() keeps, of the group's own type
+        self.topology: Any = None  # the neighbourhood programs' topology.Topology
         self.at(0)
 
     def at(self, size: int) -> None:

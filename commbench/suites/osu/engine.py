@@ -12,6 +12,8 @@ rank's descheduling, which a timed repetition right after the barrier then absor
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from mpi4py import MPI
 
@@ -48,15 +50,13 @@ def arguments(bench: OsuBenchmark, ctx: Ctx, n: int, times) -> tuple:
         window=ctx.window,
         peer=ctx.peer,
         timer=int(ctx.timer),
-        root=int(ctx.state.get("root", 0)),
+        **dataclasses.asdict(ctx.ints),
     )
     if max(ints.values()) > INT_MAX:  # the options and checks.validate refuse them: never wrapped
         raise ValueError(
             f"osu: a count past the C loops' int ({INT_MAX}) reached {bench.name}: {ints}"
         )
-    # a group's own fields of cbosu_args, by name (latency_mt: its threads; the overlap loops')
-    own = {k: int(v) for k, v in ctx.state.get("args", {}).items()}
-    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints, **own)
+    a, keep = native_osu.pack(ctx.comm, ctx.mpi_type, ctx.sbuf, ctx.rbuf, ctx.abuf, **ints)
     return native_osu.with_times(a, times), keep
 
 

@@ -98,24 +98,24 @@ def loop(c, n: int, times) -> None:
         return
     if c.rank == 0:
         got = fresh_job(c.p, c.s.session)
-        c.state["init"] = got
+        c.own = got  # the fresh job's report (min, max, avg ms; np; command) or its error
         times[:] = got.get("avg", 0.0) / 1e3
     done = c.comm.Ibarrier()
     while not done.Test():
         time.sleep(0.001)
-    err = c.comm.bcast(c.state["init"].get("error") if c.rank == 0 else None, root=0)
+    err = c.comm.bcast(c.own.get("error") if c.rank == 0 else None, root=0)
     if err:
         raise RuntimeError(f"osu init: the fresh job failed: {err}")
 
 
 def row(b, times, c, s) -> dict:
-    got = c.state["init"]
+    got = c.own
     us = {k: got[k] * 1e3 for k in ("min", "max", "avg")}
     return {"t": us["avg"], "t_avg": us["avg"], "t_min": us["min"], "t_max": us["max"]}
 
 
 def extra(c, s, ex) -> dict:
-    got = c.state.get("init", {})
+    got = c.own or {}
     line = (
         f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: "
         f"{int(got.get('max', 0))} ms, avg: {int(got.get('avg', 0))} ms"

@@ -69,7 +69,7 @@ def nprocs(p: int) -> str | None:
 
 
 def prepare(c, size: int) -> None:
-    c.state["args"] = dict(zip(("senders", "receivers"), threads(c.s)))  # cbosu_args' (osu.h)
+    c.ints.senders, c.ints.receivers = threads(c.s)
 
 
 def loop(c, n: int, times) -> None:

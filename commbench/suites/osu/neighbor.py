@@ -42,7 +42,7 @@ FULL = (
 
 
 def prepare(ctx, size: int) -> None:
-    if "comm" not in ctx.state:
+    if ctx.topology is None or ctx.topology.comm is None:  # --shuffle: sizes after the largest
         topology(ctx)
     if ctx.bench.call.name.startswith("i"):
         nonblocking.prepare(ctx, size)
@@ -56,14 +56,12 @@ def release(ctx, size: int) -> None:
     else:
         calls.release(ctx, size)
     if size == max(sizes(ctx.bench, ctx.s, ctx.dtype)):
-        for key in ("comm", "cart"):
-            if ctx.state.get(key) is not None:
-                ctx.state.pop(key).Free()
+        ctx.topology.free()
 
 
 def loop(ctx, n: int, times) -> None:
     """The blocking form: MPI_Barrier, then the call between two MPI_Wtime."""
-    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
+    comm, post, wtime = ctx.comm, ctx.own.post, MPI.Wtime
     for i in range(n):
         comm.Barrier()
         t0 = wtime()
@@ -91,16 +89,17 @@ def row(bench, times, ctx, s) -> dict:
 
 def extra(ctx, s, ex) -> dict:
     topo = s.nhbr or DEFAULT
-    dims = "".join(f"{k} " for k in ctx.state["dims"])
+    topo_of = ctx.topology
+    dims = "".join(f"{k} " for k in topo_of.dims)
     pre = ([f"Dimensions size = {dims}"] if topo[0] == "cart" else []) + [
-        f"Time took to create topology graph:{ctx.state['topology']:.2f} us."
+        f"Time took to create topology graph:{topo_of.us:.2f} us."
     ]
     named = f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}"
     if ctx.bench.call.name.startswith("i"):
         return {
             **nonblocking.extra(ctx, s, ex),
             "preface": pre,
-            "topology_us": ctx.state["topology"],
+            "topology_us": topo_of.us,
             "topology": named,
         }
     cols = FULL if s.full else FULL[:1]
@@ -109,7 +108,7 @@ def extra(ctx, s, ex) -> dict:
         "columns": [list(c) for c in cols],
         "preface": pre,
         "gathered": True,
-        "topology_us": ctx.state["topology"],
+        "topology_us": topo_of.us,
         "topology": named,
         "mem_limit": mem_limit(s),
     }

@@ -30,6 +30,8 @@ osu_neighbor.c), which return the means through collective_calls.control's block
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from mpi4py import MPI
 
@@ -90,12 +92,9 @@ def prepare(ctx, size: int) -> None:
     between = int(ctx.bench.call.name != "ibarrier")  # an MPI_Barrier after each pure round
     # the overlap warm-up, -t, the barriers, the phases: fields of cbosu_args (osu.h) that
     # either loop reads (osu_overlap.h)
-    ctx.state["args"] = {
-        "warmup": warm,
-        "tests": int(ctx.s.test_calls or 0),
-        "between": between,
-        "phases": 0,
-    }
+    ctx.ints = dataclasses.replace(
+        ctx.ints, warmup=warm, tests=int(ctx.s.test_calls or 0), between=between, phases=0
+    )
     calls.prepare(ctx, size)
 
 
@@ -104,11 +103,9 @@ def loop(ctx, n: int, times) -> None:
     Timed: n pure-communication rounds, then warm-up + n overlap rounds; or one of the
     two phases (`phases`, as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
     means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
-    comm, post, wtime = ctx.comm, ctx.state["post"], MPI.Wtime
-    warm, tests, between, phases = (
-        ctx.state["args"][k] for k in ("warmup", "tests", "between", "phases")
-    )
-    out = ctx.state["out"]
+    comm, post, wtime, a = ctx.comm, ctx.own.post, MPI.Wtime, ctx.ints
+    warm, tests, between, phases = a.warmup, a.tests, a.between, a.phases
+    out = ctx.own.out
     if times is None:
         for _ in range(n):
             post().Wait()
@@ -162,36 +159,36 @@ def check_rounds(ctx, rounds, u: int, times) -> int:
     -u calls and the barrier of each round: `args`). Pure Comm. is the timed pure rounds' mean,
     which the overlap rounds compute for; `rounds(out, keep)` runs the rounds of one phase
     (engine.checked_rounds). This rank's wrong bytes."""
-    st, n = ctx.state, len(times)
-    own = st["args"]
+    st, n = ctx.own, len(times)
+    own = ctx.ints
     pure, parts = (
         np.zeros(n),
         np.zeros((n, 4)),
     )  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
-    st["args"] = {**own, "warmup": u, "phases": 1}
+    ctx.ints = dataclasses.replace(own, warmup=u, phases=1)
     wrong = rounds(pure)
     mean_pure = float(np.mean(pure)) if n else 0.0
     ctx.comm.Barrier()
     ctx.comm.Barrier()
-    st["out"][0] = mean_pure
-    st["args"] = {**own, "warmup": u, "phases": 2}
-    wrong += rounds(times, (st["out"][1:], parts))
-    st["out"][:] = [mean_pure, *(parts.mean(axis=0) if n else np.zeros(4))]
-    st["args"] = own
+    st.out[0] = mean_pure
+    ctx.ints = dataclasses.replace(own, warmup=u, phases=2)
+    wrong += rounds(times, (st.out[1:], parts))
+    st.out[:] = [mean_pure, *(parts.mean(axis=0) if n else np.zeros(4))]
+    ctx.ints = own
     return wrong
 
 
 def release(ctx, size: int) -> None:
     """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0:
     the mpi4py loop's, or those the C loop wrote into the control block."""
-    ctx.state["all"] = ctx.comm.gather([float(x) for x in ctx.state["out"]], root=0)
+    ctx.own.all = ctx.comm.gather([float(x) for x in ctx.own.out], root=0)
     calls.release(ctx, size)
 
 
 def row(bench, times, ctx, s) -> dict:
     """OSU's averages over the ranks (us); t = Overall."""
     ranks = np.array([np.asarray(t) * 1e6 for t in times])  # ranks x iterations of Overall
-    means = np.array(ctx.state["all"]) * 1e6  # ranks x (pure, cpu, init, test, wait)
+    means = np.array(ctx.own.all) * 1e6  # ranks x (pure, cpu, init, test, wait)
     overall = ranks.mean(axis=1)
     per = list(ranks.mean(axis=0))
     v = {

@@ -144,42 +144,36 @@ def prepare(ctx, size: int) -> None:
     modes' lock, and the control block the loops read."""
     b, comm = ctx.bench, ctx.comm
     r, win_kind, sync = chosen(b, ctx.s)
-    st = ctx.state
-    st.update(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
-    loops.make_window(ctx, win_kind, st["nbytes"])
+    st = ctx.own = loops.Rma(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
+    loops.make_window(ctx, win_kind, st.nbytes)
     if r.shape in ("bw", "bibw"):
-        loops.own_buffer(ctx, "obuf", ctx.window * size)
-        origin = result = st["obuf"]
+        st.origin = st.result = loops.own_buffer(ctx, "obuf", ctx.window * size)
     else:
-        origin, result = ctx.sbuf, ctx.rbuf
-    st["origin"], st["result"] = origin, result
-    st["compare"] = loops.own_buffer(ctx, "cbuf", 8)
+        st.origin, st.result = ctx.sbuf, ctx.rbuf
+    st.compare = loops.own_buffer(ctx, "cbuf", 8)
     world = comm.Get_group()
-    st["group"] = world.Incl([ctx.peer])
+    st.group = world.Incl([ctx.peer])
     world.Free()
-    st["lock"] = (
-        MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
-    )
+    st.lock = MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
     if sync in ("flush", "flush_local") and ctx.rank == 0:
-        st["win"].Lock(ctx.peer, st["lock"], 0)
+        st.win.Lock(ctx.peer, st.lock, 0)
     loops.control_block(ctx, size)
 
 
 def release(ctx, size: int) -> None:
-    st = ctx.state
-    if st["sync"] in ("flush", "flush_local") and ctx.rank == 0:
-        st["win"].Unlock(ctx.peer)
+    st: loops.Rma = ctx.own
+    if st.sync in ("flush", "flush_local") and ctx.rank == 0:
+        st.win.Unlock(ctx.peer)
     ctx.comm.Barrier()
     loops.free_window(ctx)
-    st["group"].Free()
+    st.group.Free()
+    st.origin = st.result = st.compare = None
     for k in ("obuf", "cbuf"):
-        if k in st:
-            st.pop(k + "_alloc").free()
-            st.pop(k)
+        loops.free_buffer(ctx, k)
 
 
 def _latency_row(b, times, ctx, s) -> dict:
-    r, sync = ctx.state["rma"], ctx.state["sync"]
+    r, sync = ctx.own.rma, ctx.own.sync
     halves = 2 if sync in ("pscw", "fence") else 1
     vals = latency_row(times, halves if r.tail_halves else 1, s.percentiles)
     t = loops.total(ctx) * 1e6 / (halves * len(times))
@@ -188,7 +182,7 @@ def _latency_row(b, times, ctx, s) -> dict:
 
 
 def _bw_row(b, times, ctx, s) -> dict:
-    moved = ctx.nbytes * ctx.window * ctx.state["rma"].dirs
+    moved = ctx.nbytes * ctx.window * ctx.own.rma.dirs
     vals = bandwidth_row(times, moved, s.percentiles)
     total = loops.total(ctx)
     t = total / len(times) * 1e6

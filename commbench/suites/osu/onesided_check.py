@@ -38,22 +38,22 @@ def typed(buf: np.ndarray, n: int, dtype: str) -> np.ndarray:
 
 
 def both_ways(ctx) -> bool:
-    return ctx.state["sync"] in ("pscw", "fence")
+    return ctx.own.sync in ("pscw", "fence")
 
 
 def elements(ctx) -> int:
-    return 1 if ctx.state["rma"].op in ("fop", "cas") else ctx.count
+    return 1 if ctx.own.rma.op in ("fop", "cas") else ctx.count
 
 
 def refill(ctx, size: int) -> None:
-    st, n, dt = ctx.state, elements(ctx), ctx.dtype
+    st, n, dt = ctx.own, elements(ctx), ctx.dtype
     ctx.comm.Barrier()
-    typed(st["origin"], n, dt)[:] = values(ctx.rank, n, size, dt)
+    typed(st.origin, n, dt)[:] = values(ctx.rank, n, size, dt)
     if ctx.session.corrupt:
-        st["origin"][0] ^= 0xFF
-    typed(st["wbuf"], n, dt)[:] = initial(ctx.rank, n, dt)
-    typed(st["result"], n, dt)[:] = 0
-    typed(st["compare"], 1, dt)[:] = initial(ctx.peer, 1, dt)
+        st.origin[0] ^= 0xFF
+    typed(st.wbuf, n, dt)[:] = initial(ctx.rank, n, dt)
+    typed(st.result, n, dt)[:] = 0
+    typed(st.compare, 1, dt)[:] = initial(ctx.peer, 1, dt)
 
 
 def wrong(got: np.ndarray, want: np.ndarray) -> int:
@@ -61,14 +61,14 @@ def wrong(got: np.ndarray, want: np.ndarray) -> int:
 
 
 def verify(ctx, size: int) -> int:
-    st, n, dt, op = ctx.state, elements(ctx), ctx.dtype, ctx.state["rma"].op
+    st, n, dt, op = ctx.own, elements(ctx), ctx.dtype, ctx.own.rma.op
     ctx.comm.Barrier()
     bad = 0
     if ctx.rank == 1 or both_ways(ctx):  # a target
         want = initial(ctx.rank, n, dt)
         sent = values(ctx.peer, n, size, dt)
         want = sent if op == "cas" else (want + sent).astype(want.dtype)
-        bad += wrong(typed(st["wbuf"], n, dt), want)
+        bad += wrong(typed(st.wbuf, n, dt), want)
     if op in ("fop", "cas") and (ctx.rank == 0 or both_ways(ctx)):  # an origin that fetches
-        bad += wrong(typed(st["result"], 1, dt), initial(ctx.peer, 1, dt))
+        bad += wrong(typed(st.result, 1, dt), initial(ctx.peer, 1, dt))
     return bad

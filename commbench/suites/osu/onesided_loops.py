@@ -9,6 +9,9 @@ the operation, the first target displacement, the lock kind, the stride, and
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 from mpi4py import MPI
 
@@ -26,24 +29,52 @@ SYNCS = (
 OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
 
 
+@dataclass
+class Rma:
+    """One size's one-sided set-up on this rank (Ctx.own), made by onesided.prepare."""
+
+    rma: Any  # the program's operation (onesided.Rma)
+    sync: str  # one of SYNCS
+    nbytes: int  # the window's bytes
+    win: MPI.Win | None = None  # make_window
+    win_kind: str = "allocate"  # allocate | create | dynamic
+    disp: int = 0  # the first target displacement (dynamic: the peer's address)
+    wbuf: np.ndarray | None = None  # the window's memory
+    origin: np.ndarray | None = None  # the origin buffer of the calls
+    result: np.ndarray | None = None  # their result buffer (get_acc, fop, cas)
+    compare: np.ndarray | None = None  # cas's compare value
+    group: MPI.Group | None = None  # pscw: the peer's group
+    lock: int = MPI.LOCK_SHARED  # the lock kind of lock and the flush modes
+    ctl: Any = None  # the control block (control_block)
+    calls: Any = None  # the mpi4py engine's bound call (_calls)
+    # the buffers of the run's --alloc kind made for it, by name (freed by release)
+    allocs: dict[str, buffers.Allocation] = field(default_factory=dict)
+
+
 def own_buffer(ctx, key: str, nbytes: int) -> np.ndarray:
-    """A buffer of the run's --alloc kind kept in ctx.state[key] (freed by release)."""
+    """A buffer of the run's --alloc kind kept in Rma.allocs[key] (freed by release)."""
     a = buffers.Allocation(max(nbytes, 1), ctx.session.cfg.alloc, ctx.session.cfg.hugepages)
     a.array.fill(ord("a"))
-    ctx.state[key], ctx.state[key + "_alloc"] = a.array, a
+    ctx.own.allocs[key] = a
     return a.array
 
 
+def free_buffer(ctx, key: str) -> None:
+    a = ctx.own.allocs.pop(key, None)
+    if a is not None:
+        a.free()
+
+
 def make_window(ctx, kind: str, nbytes: int) -> None:
-    """OSU's window of nbytes (displacement unit 1): state win, wbuf (its memory), disp."""
-    comm, st = ctx.comm, ctx.state
-    st["disp"] = 0
+    """OSU's window of nbytes (displacement unit 1): Rma's win, wbuf (its memory), disp."""
+    comm, st = ctx.comm, ctx.own
+    st.disp = 0
     if kind == "allocate":
         win = MPI.Win.Allocate(nbytes, 1, comm=comm)
-        st["wbuf"] = np.frombuffer(win.tomemory(), dtype=np.uint8)
+        st.wbuf = np.frombuffer(win.tomemory(), dtype=np.uint8)
     else:
         mem = own_buffer(ctx, "wmem", nbytes)
-        st["wbuf"] = mem
+        st.wbuf = mem
         if kind == "create":
             win = MPI.Win.Create(mem, 1, comm=comm)
         else:  # dynamic: attach, and swap the addresses as OSU does (rank 0 sends first)
@@ -59,60 +90,58 @@ def make_window(ctx, kind: str, nbytes: int) -> None:
             else:
                 comm.Recv(theirs, ctx.peer, 3)
                 comm.Send(mine, ctx.peer, 3)
-            st["disp"] = int(theirs[0])
-    st["win"], st["win_kind"] = win, kind
+            st.disp = int(theirs[0])
+    st.win, st.win_kind = win, kind
 
 
 def free_window(ctx) -> None:
-    st = ctx.state
-    win = st.pop("win")
-    if st["win_kind"] == "dynamic":
-        win.Detach(st["wmem"])
-    st["wbuf"] = None
+    st: Rma = ctx.own
+    win, st.win = st.win, None
+    if st.win_kind == "dynamic":
+        win.Detach(st.allocs["wmem"].array)
+    st.wbuf = None
     win.Free()
-    if "wmem" in st:
-        st.pop("wmem")
-        st.pop("wmem_alloc").free()
+    free_buffer(ctx, "wmem")
 
 
 def control_block(ctx, size: int) -> None:
     """ctx.abuf := the control block of this size (what the C loops read)."""
-    st = ctx.state
-    r = st["rma"]
-    st["ctl"] = native_osu.RmaCtl(
-        win=MPI._addressof(st["win"]),
-        sync=SYNCS.index(st["sync"]),
+    st: Rma = ctx.own
+    r = st.rma
+    st.ctl = native_osu.RmaCtl(
+        win=MPI._addressof(st.win),
+        sync=SYNCS.index(st.sync),
         op=OPS.index(r.op),
-        disp=st["disp"],
-        origin=st["origin"].ctypes.data,
-        result=st["result"].ctypes.data,
-        compare=st["compare"].ctypes.data,
-        group=MPI._addressof(st["group"]),
-        exclusive=int(st["lock"] == MPI.LOCK_EXCLUSIVE),
+        disp=st.disp,
+        origin=st.origin.ctypes.data,
+        result=st.result.ctypes.data,
+        compare=st.compare.ctypes.data,
+        group=MPI._addressof(st.group),
+        exclusive=int(st.lock == MPI.LOCK_EXCLUSIVE),
         stride=ctx.nbytes,
         total=0.0,
     )
-    ctx.abuf = native_osu.block(st["ctl"])
-    st["calls"] = _calls(ctx)
+    ctx.abuf = native_osu.block(st.ctl)
+    st.calls = _calls(ctx)
 
 
 def total(ctx) -> float:
     """Rank 0's seconds of the last timed loop (either engine)."""
-    return float(ctx.state["ctl"].total)
+    return float(ctx.own.ctl.total)
 
 
 def _calls(ctx):
     """The mpi4py calls of one operation: op(k) issues the k-th of a window."""
-    st, c, t, p = ctx.state, ctx.count, ctx.mpi_type, ctx.peer
+    st, c, t, p = ctx.own, ctx.count, ctx.mpi_type, ctx.peer
     win, o, res, cmp, d, stride = (
-        st["win"],
-        st["origin"],
-        st["result"],
-        st["compare"],
-        st["disp"],
+        st.win,
+        st.origin,
+        st.result,
+        st.compare,
+        st.disp,
         ctx.nbytes,
     )
-    name = st["rma"].op
+    name = st.rma.op
 
     def target(k: int):
         return (d + k * stride, c, t)
@@ -137,10 +166,10 @@ def _calls(ctx):
 
 def _origin_epoch(ctx, ops) -> None:
     """One iteration of rank 0 by sync (pscw: after MPI_Win_start); ops() issues the operations."""
-    st, p = ctx.state, ctx.peer
-    win, sync, shape = st["win"], st["sync"], st["rma"].shape
+    st, p = ctx.own, ctx.peer
+    win, sync, shape = st.win, st.sync, st.rma.shape
     if sync == "lock":
-        win.Lock(p, st["lock"], 0)
+        win.Lock(p, st.lock, 0)
         ops()
         win.Unlock(p)
     elif sync in ("flush", "flush_local"):
@@ -154,7 +183,7 @@ def _origin_epoch(ctx, ops) -> None:
         ops()
         win.Complete()
         if shape == "latency":
-            win.Post(st["group"], 0)
+            win.Post(st.group, 0)
             win.Wait()
     else:
         win.Fence(0)
@@ -166,13 +195,13 @@ def _origin_epoch(ctx, ops) -> None:
 
 def _target_side(ctx, n: int) -> None:
     """Rank 1's iterations: its half of pscw and fence (nothing under lock and flush)."""
-    st = ctx.state
+    st: Rma = ctx.own
     win, sync, g, op, lat = (
-        st["win"],
-        st["sync"],
-        st["group"],
-        st["calls"],
-        st["rma"].shape == "latency",
+        st.win,
+        st.sync,
+        st.group,
+        st.calls,
+        st.rma.shape == "latency",
     )
     for _ in range(n):
         if sync == "pscw":
@@ -191,8 +220,8 @@ def _target_side(ctx, n: int) -> None:
 
 
 def _origin(ctx, n: int, times, ops) -> None:
-    st = ctx.state
-    win, g, pscw, wtime = st["win"], st["group"], st["sync"] == "pscw", MPI.Wtime
+    st: Rma = ctx.own
+    win, g, pscw, wtime = st.win, st.group, st.sync == "pscw", MPI.Wtime
     t_start = 0.0
     for i in range(n):
         if pscw:
@@ -204,14 +233,14 @@ def _origin(ctx, n: int, times, ops) -> None:
         if times is not None:
             times[i] = wtime() - t0
     if times is not None:
-        st["ctl"].total = wtime() - t_start
+        st.ctl.total = wtime() - t_start
 
 
 def latency(ctx, n: int, times) -> None:
     if ctx.rank != 0:
         _target_side(ctx, n)
         return
-    op = ctx.state["calls"]
+    op = ctx.own.calls
     _origin(ctx, n, times, lambda: op(0))
 
 
@@ -219,18 +248,18 @@ def bw(ctx, n: int, times) -> None:
     if ctx.rank != 0:
         _target_side(ctx, n)
         return
-    op, w = ctx.state["calls"], ctx.window
+    op, w = ctx.own.calls, ctx.window
     _origin(ctx, n, times, lambda: [op(k) for k in range(w)])
 
 
 def bibw(ctx, n: int, times) -> None:
-    st = ctx.state
-    win, g, op, w, wtime = st["win"], st["group"], st["calls"], ctx.window, MPI.Wtime
+    st: Rma = ctx.own
+    win, g, op, w, wtime = st.win, st.group, st.calls, ctx.window, MPI.Wtime
     timed = times is not None and ctx.rank == 0
     t_start = wtime() if timed else 0.0
     for i in range(n):
         t0 = wtime()
-        if st["sync"] == "pscw":
+        if st.sync == "pscw":
             win.Post(g, 0)
             win.Start(g, 0)
             for k in range(w):
@@ -245,7 +274,7 @@ def bibw(ctx, n: int, times) -> None:
         if timed:
             times[i] = wtime() - t0
     if timed:
-        st["ctl"].total = wtime() - t_start
+        st.ctl.total = wtime() - t_start
 
 
 LOOPS = {"latency": latency, "bw": bw, "bibw": bibw}

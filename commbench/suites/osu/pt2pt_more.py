@@ -23,6 +23,8 @@ their arithmetic with the made-up clocks wtime_steps.c and wtime_rank_steps.c
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from mpi4py import MPI
 
@@ -108,7 +110,7 @@ def bibw_persistent(c, n: int, times) -> None:
 def mbw_mr(c, n: int, times) -> None:
     comm, p, w, wtime = c.comm, c.peer, c.window, MPI.Wtime
     isend, irecv, waitall, barrier = comm.Isend, comm.Irecv, MPI.Request.Waitall, comm.Barrier
-    active, timed = c.state["active"], times is not None and c.timer
+    active, timed = c.own.active, times is not None and c.timer
     for i in range(n):
         barrier()
         barrier()
@@ -175,20 +177,28 @@ def pairs_of(c) -> int:
     return c.s.pairs or c.p // 2
 
 
+@dataclass
+class Streams:
+    """mbw_mr, multi_lat, bw_fan_*: this rank's part (Ctx.own, set by the roles below)."""
+
+    active: bool = True  # sends or receives (mbw_mr: ranks past 2 x pairs only synchronise)
+    pairs: int = 0  # mbw_mr, multi_lat: the pairs
+    senders: int = 0  # bw_fan_*: the ranks that send (or receive) at once
+
+
 def pair_roles(c, size: int) -> None:
     """mbw_mr (-p PAIRS, default P/2) and multi_lat (P/2): rank i < pairs sends to i + pairs."""
     k = pairs_of(c) if c.bench.name == "mbw_mr" else c.p // 2
     c.peer = c.rank + k if c.rank < k else c.rank - k
     c.timer = c.rank < k
-    c.state["active"] = c.rank < 2 * k
-    c.state["root"] = int(c.state["active"])
-    c.state["pairs"] = k
+    c.own = Streams(active=c.rank < 2 * k, pairs=k)
+    c.ints.root = int(c.own.active)  # the C loop's flag: an active rank
 
 
 def fan_roles(c, size: int) -> None:
     c.peer = 0
     c.timer = (c.rank == 0) == (c.bench.name == "bw_fan_out")
-    c.state["senders"] = c.p - 1
+    c.own = Streams(senders=c.p - 1)
 
 
 # Rows: the timing ranks' arrays (gather=True: None for the others).
@@ -219,7 +229,7 @@ def _multi_bw_row(b, data, c, s) -> dict:
     (OSU's arithmetic, tests/data/osu/README.md); -z: rank 0's per-window values
     (fan_in: the first sender's) x the number of windows moved at once."""
     timed = _timed(data)
-    streams = c.state.get("pairs") or c.state.get("senders") or 1
+    streams = c.own.pairs or c.own.senders or 1
     nbytes = c.nbytes * c.window
     v = bandwidth_row(list(timed[0]), nbytes, s.percentiles)
     mean_total = float(np.mean([t.sum() for t in timed]))
@@ -244,7 +254,7 @@ def at_receiver(c, size: int) -> int:
 
 def pair_receivers(c, size: int) -> int:
     """mbw_mr: the receivers got their sender's data; multi_lat: both sides did."""
-    if not c.state.get("active"):
+    if not c.own.active:
         return 0
     return c.mismatches(c.peer, size) if (not c.timer or c.bench.name == "multi_lat") else 0
 
@@ -276,8 +286,8 @@ def mbw_nprocs(p: int) -> str | None:
 
 def mbw_extra(c, s, extra) -> dict:
     return {
-        "settings": [f"[ pairs: {c.state['pairs']} ] [ window size: {c.window} ]"],
-        "pairs": c.state["pairs"],
+        "settings": [f"[ pairs: {c.own.pairs} ] [ window size: {c.window} ]"],
+        "pairs": c.own.pairs,
     }
 
 

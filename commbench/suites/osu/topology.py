@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
@@ -100,6 +101,26 @@ def fits(s, p: int) -> str | None:
     return None
 
 
+@dataclass
+class Topology:
+    """A neighbourhood program's topology on this rank (Ctx.topology, once per benchmark and
+    type, freed after its largest size)."""
+
+    comm: MPI.Comm | None  # the distributed graph the calls run on (None once freed)
+    cart: MPI.Cartcomm | None  # the Cartesian communicator it was made from (cart:D:R)
+    dims: list[int]  # its dimensions ([] for graph:<file>)
+    sources: list[int]  # the ranks this rank receives from, in order
+    dests: list[int]  # and sends to
+    us: float  # OSU's "Time took to create topology graph": the ranks' mean, in us
+
+    def free(self) -> None:
+        """Free the communicators (the rest stays for the row's record)."""
+        for c in (self.comm, self.cart):
+            if c is not None:
+                c.Free()
+        self.comm = self.cart = None
+
+
 def topology(ctx) -> None:
     """The Cartesian communicator (cart) and the distributed graph (once per benchmark and type)."""
     topo, cart = ctx.s.nhbr or DEFAULT, None
@@ -113,28 +134,20 @@ def topology(ctx) -> None:
         srcs, dests, sourceweights=[1] * len(srcs), destweights=[1] * len(dests), reorder=False
     )
     took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
-    ctx.state.update(
-        comm=graph,
-        cart=cart,
-        dims=dims,
-        sources=srcs,
-        dests=dests,
-        degree=max(len(srcs), len(dests)),
-        topology=(took or 0.0) / ctx.p * 1e6,
-    )
+    ctx.topology = Topology(graph, cart, dims, srcs, dests, (took or 0.0) / ctx.p * 1e6)
 
 
 def expected_blocks(ctx, sent) -> np.ndarray:
     """-c: the blocks this rank receives, from its sources in order (alltoall: the block each
     source sends to it; a source named twice sends its blocks for this rank in order)."""
-    c, name, st = ctx.count, ctx.bench.call.name, ctx.state
-    if not st["sources"]:
+    c, name, st = ctx.count, ctx.bench.call.name, ctx.topology
+    if not st.sources:
         return np.zeros(0, dtype="uint8")
     if "allgather" in name:
-        return np.concatenate([sent(src)[:c] for src in st["sources"]])
+        return np.concatenate([sent(src)[:c] for src in st.sources])
     out, seen = [], collections.Counter()
-    for src in st["sources"]:
-        theirs = layout(ctx.s, ctx.p, src, st["dims"])[1]
+    for src in st.sources:
+        theirs = layout(ctx.s, ctx.p, src, st.dims)[1]
         j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
         seen[src] += 1
         out.append(sent(src)[j * c : (j + 1) * c])
