@@ -5,10 +5,9 @@ the settings lines ("# Datatype: MPI_CHAR."), the column line ("# Size" in 10
 characters, then every column right-aligned in 18: OSU's FIELD_WIDTH), and rows
 of the size (left-aligned in 10) and the numbers with 2 decimals. -c adds OSU's
 "Validation" column (Pass/Fail), -z the "P50 Tail Lat(us)" … columns after it;
--T all repeats the datatype and column lines per type, as OSU does. The one-sided
-programs (extra "settings") print no blank line, their "# Window creation: …" and
-"# Synchronization: …" lines after the title and the whole header per type;
-osu_get_acc_latency prints no datatype line (extra "datatype_line" False).
+-T all repeats the datatype and column lines per type, as OSU does. What each program
+prints beyond that (settings lines, prefaces, named columns, no size column…) is its
+layout, derived from the record's facts by osu_layout.py.
 
 commbench's own facts (engine, buffers) go in one '#' line after the last table;
 --engine both (or a native engine that was unavailable) adds a '#' line naming
@@ -21,6 +20,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
+from commbench.views import osu_layout
 from commbench.views.measuring_text import Notes
 
 VERSION = "7.4"
@@ -31,8 +31,7 @@ COLUMNS = {
     "bandwidth": ("Bandwidth (MB/s)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
     "rma_latency": ("Latency (us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "overlap": ("Overall(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
-    # records whose extra names their columns ("columns": [[heading, value key], …]; nonblocking.py,
-    # neighbor.py)
+    # programs with named columns (osu_layout: nonblocking.py, neighbor.py)
     "nbc": ("Overall(us)", "t_ovrl", 1.0, "Tail Lat(us)", "t_p"),
     "neighbor": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),
     "collective": ("Avg Latency(us)", "t", 1.0, "Tail Lat(us)", "t_p"),  # collectives.py
@@ -82,12 +81,10 @@ def column_line(
     )
     heads[1:1] = FULL if full else ()
     line = "".join(f"{h:>{12 if h == 'Iterations' else FIELD_W}}" for h in heads)
-    return (
-        f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]
-    )  # extra "sized" False: osu_barrier
+    return f"{'# Size':<{SIZE_W}}" + line if sized else "#" + line[2:]  # unsized: osu_barrier
 
 
-def row_line(rec: records.Measurement) -> str:
+def row_line(rec: records.Measurement, sized: bool = True) -> str:
     main, key, scale, _, prefix = COLUMNS[rec.extra.get("metric", "latency")]
     v = rec.values
     cells = [f"{v.get(key, 0.0) * scale:>{FIELD_W}.2f}"]
@@ -105,26 +102,21 @@ def row_line(rec: records.Measurement) -> str:
         f"{v.get(f'{prefix}{p}', 0.0) * scale:>{FIELD_W}.2f}"
         for p in rec.extra.get("percentiles", [])
     ]
-    return (
-        f"{rec.bytes:<{SIZE_W}d}" + "".join(cells)
-        if rec.extra.get("sized", True)
-        else "".join(cells)[1:]
-    )
+    return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells) if sized else "".join(cells)[1:]
 
 
-def named_cells(rec: records.Measurement | None, ex: dict) -> list[str]:
-    """extra "columns": the headings (rec None) or the row's cells, Validation and -z's after them;
-    without a size column ("sized" False: osu_ibarrier) the first is as wide as "# " and its
-    heading."""
+def named_cells(rec: records.Measurement | None, ex: dict, lay: osu_layout.Layout) -> list[str]:
+    """Named columns: the headings (rec None) or the row's cells, Validation and -z's after
+    them; without a size column (osu_ibarrier) the first is as wide as "# " and its heading."""
     _, _, scale, tail, prefix = COLUMNS[ex.get("metric", "nbc")]
-    cols = [(h, k, 12 if k == "repetitions" else FIELD_W) for h, k in ex["columns"]]
+    cols = [(h, k, 12 if k == "repetitions" else FIELD_W) for h, k in lay.columns or []]
     cols += [("Validation", "", FIELD_W)] if "validation" in ex else []
     cols += [(tail_head(p, tail), f"{prefix}{p}", FIELD_W) for p in ex.get("percentiles", [])]
-    if not ex.get("sized", True):
+    if not lay.sized:
         cols[0] = ("# " + cols[0][0], cols[0][1], len(cols[0][0]) + 2)
     if rec is None:
-        return [f"{'# Size':<{SIZE_W}}"] * ex.get("sized", True) + [f"{h:>{w}}" for h, _, w in cols]
-    v, cells = rec.values, [f"{rec.bytes:<{SIZE_W}d}"] * ex.get("sized", True)
+        return [f"{'# Size':<{SIZE_W}}"] * lay.sized + [f"{h:>{w}}" for h, _, w in cols]
+    v, cells = rec.values, [f"{rec.bytes:<{SIZE_W}d}"] * lay.sized
     for h, k, w in cols:
         cells.append(
             f"{ex['validation']:>{w}}"
@@ -142,6 +134,7 @@ class OsuText:
         self.current: tuple | None = None
         self.engine = "native"
         self.both = False
+        self.full = False  # the run's -f
         self.alloc = ""
         self.mode: str | None = None
         self.notes = Notes()
@@ -153,6 +146,7 @@ class OsuText:
         cfg = header["config"]
         self.engine = cfg.get("engine") or "native"
         self.both = self.engine == "both"
+        self.full = bool(cfg.get("params", {}).get("osu_full"))
         self.alloc = (
             header.get("metadata", {})
             .get("buffer_allocation", {})
@@ -173,67 +167,71 @@ class OsuText:
     def record(self, rec: records.Measurement) -> None:
         ex = rec.extra
         self.notes.record(rec)
+        title = f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}"
         if rec.status == records.INVALID:  # a program OSU would not run at this process count
             self.p("")
-            self.p(
-                f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}: not run: {rec.message}"
-            )
+            self.p(f"{title}: not run: {rec.message}")
             self.current = None
             return
-        if "text" in ex:  # osu_init: its own lines under the title, no table
-            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
-            for line in ex["text"]:
+        lay = osu_layout.of(rec, self.full)
+        if lay.text is not None:  # osu_init: its own lines under the title, no table
+            self.p(title)
+            for line in lay.text:
                 self.p(line)
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))
-        settings = ex.get(
-            "settings"
-        )  # one-sided: "Window creation: …" lines, the whole header per type
-        if key != self.current or (settings and rec.mode != self.mode):
-            for line in (
-                ex.get("preface", []) if key != self.current else []
-            ):  # neighborhood: the topology
-                self.p(line)
-            if not settings:
-                self.p("")
-            if self.both or ex.get("engine", self.engine) != self.engine:
-                self.p(
-                    f"# commbench engine: {ex.get('engine')}"
-                    + ("" if self.both else " (the native osu engine was unavailable)")
-                )
-            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
-            for line in settings or []:
-                self.p(f"# {line}")
-            for line in ex.get(
-                "subtitle", []
-            ):  # the nonblocking collectives' "# Overall = …" and a blank line
-                self.p(f"# {line}")
-                self.p("")
+        if key != self.current or (lay.settings and rec.mode != self.mode):
+            self._title(rec, lay, title, key)
         if key != self.current or rec.mode != self.mode:
-            if ex.get("datatype_line", True):
-                self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
-            if ex.get(
-                "buffer_line"
-            ):  # OMB's buffer operands (D D): where the buffers are, in OMB's words
-                self.p(f"# {ex['buffer_line']}")
-            self.p(
-                "".join(named_cells(None, ex))
-                if "columns" in ex
-                else column_line(
-                    ex.get("metric", "latency"),
-                    "validation" in ex,
-                    ex.get("percentiles", []),
-                    bool(ex.get("full")),
-                    ex.get("sized", True),
-                )
-            )
+            self._columns(rec, lay)
         self.current, self.mode = key, rec.mode
         if rec.status != records.OK:
             self.p(f"# {rec.bytes or 0} {rec.status}: {rec.message}")
+        elif lay.columns is not None:
+            self.p("".join(named_cells(rec, ex, lay)))
         else:
-            self.p("".join(named_cells(rec, ex)) if "columns" in ex else row_line(rec))
+            self.p(row_line(rec, lay.sized))
         self.out.flush()
+
+    def _title(self, rec: records.Measurement, lay: osu_layout.Layout, title: str, key) -> None:
+        """A program's (or, for the programs with settings lines, a type's) heading: its
+        preface, a blank line, the engine where it varies, the title, the settings."""
+        ex = rec.extra
+        for line in lay.preface if key != self.current else []:
+            self.p(line)
+        if not lay.settings:
+            self.p("")
+        if self.both or ex.get("engine", self.engine) != self.engine:
+            self.p(
+                f"# commbench engine: {ex.get('engine')}"
+                + ("" if self.both else " (the native osu engine was unavailable)")
+            )
+        self.p(title)
+        for line in lay.settings:
+            self.p(f"# {line}")
+        for line in lay.subtitle:  # the nonblocking collectives' "# Overall = …", a blank line
+            self.p(f"# {line}")
+            self.p("")
+
+    def _columns(self, rec: records.Measurement, lay: osu_layout.Layout) -> None:
+        """A type's datatype line, the operands line, the column line."""
+        ex = rec.extra
+        if lay.datatype_line:
+            self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
+        if lay.buffer_line:  # OMB's buffer operands (D D): where the buffers are, in OMB's words
+            self.p(f"# {lay.buffer_line}")
+        self.p(
+            "".join(named_cells(None, ex, lay))
+            if lay.columns is not None
+            else column_line(
+                ex.get("metric", "latency"),
+                "validation" in ex,
+                ex.get("percentiles", []),
+                bool(ex.get("full")),
+                lay.sized,
+            )
+        )
 
     def finish(self, summary: dict) -> None:
         for line in self.notes.finish():

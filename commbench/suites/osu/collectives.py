@@ -173,8 +173,6 @@ def extra(c, s, ex) -> dict:
         more["full"] = True
     if call.op.reduces:
         more["op"] = "MPI_SUM"
-    if call.name == "barrier":
-        more.update(sized=False, datatype_line=False)
     return more
 
 

@@ -22,7 +22,6 @@ import numpy as np
 from commbench import records
 from commbench.native import osu as native_osu
 from commbench.session import Session
-from commbench.suites.osu.checks import buffer_line
 from commbench.suites.osu.context import Ctx
 from commbench.suites.osu.engine import checked_rounds, loop
 from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
@@ -220,7 +219,7 @@ def record(
     if (
         s.buffers
     ):  # OMB's buffer operands (D D): taken, and the buffers host memory, as OMB 7.4's CPU build
-        extra.update(buffer_operands=s.buffers, buffers="host", buffer_line=buffer_line(s.buffers))
+        extra.update(buffer_operands=s.buffers, buffers="host")
     if defects is not None:
         extra["validation"] = "Pass" if defects == 0 else "Fail"
         if "u" in bench.takes:  # every round validated (OSU's -c), after -u untimed repetitions

@@ -116,11 +116,12 @@ def row(b, times, c, s) -> dict:
 
 def extra(c, s, ex) -> dict:
     got = c.own or {}
-    line = (
-        f"nprocs: {got.get('np', c.p)}, min: {int(got.get('min', 0))} ms, max: "
-        f"{int(got.get('max', 0))} ms, avg: {int(got.get('avg', 0))} ms"
-    )
-    return {"text": [line], "session_init": s.session, "command": got.get("command", "")}
+    return {
+        "init_np": got.get("np", c.p),
+        "init_ms": {k: got.get(k, 0) for k in ("min", "max", "avg")},
+        "session_init": s.session,
+        "command": got.get("command", ""),
+    }
 
 
 def sizes(s, dtype: str) -> list[int]:

@@ -105,14 +105,7 @@ def row(b, times, c, s) -> dict:
 
 def extra(c, s, ex) -> dict:
     senders, receivers = threads(s)
-    return {
-        "preface": [
-            f"# Number of Sender threads: {senders} ",
-            f"# Number of Receiver threads: {receivers}",
-        ],
-        "sender_threads": senders,
-        "receiver_threads": receivers,
-    }
+    return {"sender_threads": senders, "receiver_threads": receivers}
 
 
 BENCHMARKS = (

@@ -88,30 +88,16 @@ def row(bench, times, ctx, s) -> dict:
 
 
 def extra(ctx, s, ex) -> dict:
-    topo = s.nhbr or DEFAULT
-    topo_of = ctx.topology
-    dims = "".join(f"{k} " for k in topo_of.dims)
-    pre = ([f"Dimensions size = {dims}"] if topo[0] == "cart" else []) + [
-        f"Time took to create topology graph:{topo_of.us:.2f} us."
-    ]
-    named = f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}"
-    if ctx.bench.call.name.startswith("i"):
-        return {
-            **nonblocking.extra(ctx, s, ex),
-            "preface": pre,
-            "topology_us": topo_of.us,
-            "topology": named,
-        }
-    cols = FULL if s.full else FULL[:1]
-    return {
-        "metric": "neighbor",
-        "columns": [list(c) for c in cols],
-        "preface": pre,
-        "gathered": True,
-        "topology_us": topo_of.us,
-        "topology": named,
-        "mem_limit": mem_limit(s),
+    """The topology's facts (OSU's lines about it: views/osu_layout.py)."""
+    topo, made = s.nhbr or DEFAULT, ctx.topology
+    facts = {
+        "topology_us": made.us,
+        "topology": f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}",
+        "topology_dims": list(made.dims),
     }
+    if ctx.bench.call.name.startswith("i"):
+        return {**nonblocking.extra(ctx, s, ex), **facts}
+    return {"metric": "neighbor", "gathered": True, **facts, "mem_limit": mem_limit(s)}
 
 
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:

@@ -217,18 +217,12 @@ def row(bench, times, ctx, s) -> dict:
 
 
 def extra(ctx, s, ex) -> dict:
-    cols = FULL if s.full else SHORT
-    out = {
+    return {
         "metric": "nbc",
-        "columns": [list(c) for c in cols],
-        "subtitle": [SUBTITLE],
         "test_calls": int(s.test_calls or 0),
         "gathered": True,
         "mem_limit": mem_limit(s),
     }
-    if ctx.bench.call.name == "ibarrier":
-        out.update(sized=False, datatype_line=False)
-    return out
 
 
 def validate(s) -> None:

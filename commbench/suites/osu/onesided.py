@@ -197,18 +197,9 @@ def _bw_row(b, times, ctx, s) -> dict:
 
 
 def extra(ctx, s, ex: dict) -> dict:
-    """OSU's settings lines; get_acc_latency prints no datatype line; -c says passed/failed."""
+    """The window and synchronization chosen; -c says passed/failed, as OSU."""
     _, win_kind, sync = chosen(ctx.bench, s)
-    out = {
-        "settings": [
-            f"Window creation: {WIN_CALL[win_kind]}",
-            f"Synchronization: {SYNC_CALLS[sync]}",
-        ],
-        "rma_window": win_kind,
-        "rma_sync": sync,
-    }
-    if ctx.bench.name == "get_acc_latency":
-        out["datatype_line"] = False
+    out = {"rma_window": win_kind, "rma_sync": sync}
     if "validation" in ex:
         out["validation"] = "passed" if ex["validation"] == "Pass" else "failed"
     return out

@@ -285,21 +285,12 @@ def mbw_nprocs(p: int) -> str | None:
 
 
 def mbw_extra(c, s, extra) -> dict:
-    return {
-        "settings": [f"[ pairs: {c.own.pairs} ] [ window size: {c.window} ]"],
-        "pairs": c.own.pairs,
-    }
+    return {"pairs": c.own.pairs}
 
 
 def mp_extra(c, s, extra) -> dict:
     send, recv = procs(s)
-    return {
-        "preface": [
-            f"# Number of forked processes in sender: {send}",
-            f"# Number of forked processes in receiver: {recv}",
-        ],
-        "forked_processes": 0,
-    }
+    return {"forked_asked": [send, recv], "forked_processes": 0}
 
 
 def procs(s) -> tuple[int, int]:
