@@ -12,6 +12,7 @@ No family sees the harness.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Sequence
@@ -65,7 +66,9 @@ class Session:
             return
         if self.cfg.check and rec.status == records.OK:
             # Every row says whether a verifier looked at it: never "successful" unchecked.
-            rec.extra["check"] = records.check_verdict(rec.defects)
+            rec = dataclasses.replace(
+                rec, extra={**rec.extra, "check": records.check_verdict(rec.defects)}
+            )
         with self.lock:
             self.live = None  # the row is whole: nothing of it is left to keep at a stop
             if hold:

@@ -224,7 +224,7 @@ class Harness:
                     self.timed(ctx, w, engine)
             runs, defect = self.timed_runs(ctx, n, engine)
             rec = self.publish(bench, row, n, runs, defect, engine)
-            self.per_iteration(ctx, rec, bench)
+            rec = self.per_iteration(ctx, rec, bench)
             if rec is not None:  # --engine both: the second engine's rows form their own table
                 self.session.emit(rec, hold=e > 0)
             self.session.live = None
@@ -335,15 +335,16 @@ class Harness:
 
     def per_iteration(
         self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark
-    ) -> None:
-        """Every rank's per-repetition times to world rank 0, into the row's record there
+    ) -> records.Measurement | None:
+        """Every rank's per-repetition times to world rank 0: the row's record there with them
         (commbench.harness.perrow); collective over the world."""
         if not self.measuring_each:
-            return
+            return rec
         self.session.progress("the gather of per-repetition times to rank 0")
         gathered = self.world.gather(periter.data(ctx), root=0)
-        if rec is not None:
-            perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
+        if rec is None:
+            return None
+        return perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
 
     def _row(
         self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None, turnover: float

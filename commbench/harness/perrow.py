@@ -18,6 +18,7 @@ every rank, the largest taken) is refused: null, its value kept under
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -78,16 +79,20 @@ def _floor(have: dict[int, dict], factor: float) -> dict[str, float]:
     return fl
 
 
-def attach(rec: records.Measurement, gathered: list, factor: float, per_iteration: bool) -> None:
-    """Complete the row's record from every world rank's per-repetition data (or None)."""
+def attach(
+    rec: records.Measurement, gathered: list, factor: float, per_iteration: bool
+) -> records.Measurement:
+    """The row's record completed from every world rank's per-repetition data (or None): a new
+    record, rec is not changed."""
     members = [r for g in rec.groups for r in g]
     have = {r: gathered[r] for r in members if r < len(gathered) and gathered[r] is not None}
     timed = [r for r, d in have.items() if d["t"] and max(d["t"]) >= 0]
+    extra = dict(rec.extra)
     if not timed:
         if per_iteration and rec.ok:
             why = measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode)
-            rec.extra["per_iteration"] = {"skipped": why or "no rank timed its repetitions"}
-        return
+            extra["per_iteration"] = {"skipped": why or "no rank timed its repetitions"}
+        return dataclasses.replace(rec, extra=extra)
     n = min(len(have[r]["t"]) for r in timed)
     t = np.array([have[r]["t"][:n] for r in timed]) * factor  # seconds, ranks x repetitions
     valid = np.ones(n, dtype=bool)
@@ -95,15 +100,14 @@ def attach(rec: records.Measurement, gathered: list, factor: float, per_iteratio
     if window:
         late = np.array([have[r]["late"][:n] for r in have], dtype=bool).any(axis=0)
         valid = ~late
-        rec.extra["sync"] = sync_record(rec, have, late)
-        imb_columns(rec, timed, t, valid)
+        extra["sync"] = sync_record(rec, have, late)
+        rec = imb_columns(rec, timed, t, valid)
     if per_iteration:
-        rec.extra["per_iteration"] = distribution(
-            rec, timed, t, valid, _floor(have, factor), window
-        )
+        extra["per_iteration"] = distribution(rec, timed, t, valid, _floor(have, factor), window)
     few = few_repetitions(int(valid.sum()), n, window)
     if few:
-        rec.extra["few_repetitions"] = few
+        extra["few_repetitions"] = few
+    return dataclasses.replace(rec, extra=extra)
 
 
 def few_repetitions(valid: int, run: int, window: bool) -> dict | None:
@@ -158,24 +162,26 @@ def distribution(
 
 def imb_columns(
     rec: records.Measurement, timed: list[int], t: np.ndarray, valid: np.ndarray
-) -> None:
-    """With --sync-start window the IMB columns come from the repetitions valid on every rank."""
+) -> records.Measurement:
+    """With --sync-start window the IMB columns come from the repetitions valid on every rank:
+    the record with those times and values (a new one; rec is not changed)."""
     if not valid.any():
-        return
+        return rec
     comp = rec.components[0]
+    rank_times = {k: list(v) for k, v in rec.rank_times.items()}
     for i, r in enumerate(timed):
-        rec.rank_times[comp][r] = float(t[i, valid].mean())
+        rank_times[comp][r] = float(t[i, valid].mean())
     members = [r for g in rec.groups for r in g]
-    rec.values = records.reduce_times(
-        rec.kind, rec.components, rec.rank_times, members, rec.bytes, rec.turnover
+
+    def values(ranks: list[int]) -> dict:
+        return records.reduce_times(
+            rec.kind, rec.components, rank_times, ranks, rec.bytes, rec.turnover
+        )
+
+    groups = [values(g) for g in rec.groups] if len(rec.groups) > 1 else rec.group_values
+    return dataclasses.replace(
+        rec, rank_times=rank_times, values=values(members), group_values=groups
     )
-    if len(rec.groups) > 1:
-        rec.group_values = [
-            records.reduce_times(
-                rec.kind, rec.components, rec.rank_times, g, rec.bytes, rec.turnover
-            )
-            for g in rec.groups
-        ]
 
 
 def sync_record(rec: records.Measurement, have: dict[int, dict], late: np.ndarray) -> dict:
