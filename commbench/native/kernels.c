@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include "abi.h"  /* the argument block's declaration that Python reads too */
+#include "collectives.h"  /* each collective's MPI call */
 
 /* ================================================================ the patterns
  *
@@ -61,6 +62,9 @@
  *            off2: a->soff2; req, reqs[2]; a: the cb_args; win: the window;
  *            disp: the slot's target displacement; target: TO_ALL's target;
  *            rq: the request a START call fills (&req unless the call sets it).
+ *          A collective's call is collectives.h's, CB_BLOCKING(op) or CB_NONBLOCKING(op)
+ *          (START), over the names above and, bound in CB_LOCALS, op (MPI_SUM), bcnt
+ *          (c), scnt, rcnt (a->counts) and sdsp, rdsp (a->displs).
  *
  * A new pattern is one row (plus a builder in ARGS where its argument shape is
  * new). Rows are read by Python up to the `args` field; keep each row starting
@@ -104,25 +108,25 @@ P(exchange,          exchange,       EACH,   MPI_Isend(s, c, dt, right, 1, comm,
                                              MPI_Recv(r, c, dt, left, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Recv(r, c, dt, right, MPI_ANY_TAG, comm, MPI_STATUS_IGNORE); \
                                              MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)) \
-/* ---- collectives: reductions on X/4 floats, SUM */ \
-P(allreduce,         floats,         EACH,   MPI_Allreduce(s, r, c, dt, MPI_SUM, comm)) \
-P(reduce,            floats,         ROOTED, MPI_Reduce(s, r, c, dt, MPI_SUM, root, comm)) \
-P(reduce_scatter,    reduce_scatter, EACH,   MPI_Reduce_scatter(s, r, a->counts, dt, MPI_SUM, comm)) \
+/* ---- collectives (their calls: collectives.h): reductions on X/4 floats, SUM */ \
+P(allreduce,         floats,         EACH,   CB_BLOCKING(allreduce)) \
+P(reduce,            floats,         ROOTED, CB_BLOCKING(reduce)) \
+P(reduce_scatter,    reduce_scatter, EACH,   CB_BLOCKING(reduce_scatter)) \
 /* ---- collectives on X bytes per rank */ \
-P(allgather,         bytes,          EACH,   MPI_Allgather(s, c, dt, r, c, dt, comm)) \
-P(allgatherv,        vbytes,         EACH,   MPI_Allgatherv(s, c, dt, r, a->counts, a->displs, dt, comm)) \
-P(gather,            bytes,          ROOTED, MPI_Gather(s, c, dt, r, c, dt, root, comm)) \
-P(gatherv,           vbytes,         ROOTED, MPI_Gatherv(s, c, dt, r, a->counts, a->displs, dt, root, comm)) \
-P(scatter,           bytes,          ROOTED, MPI_Scatter(s, c, dt, r, c, dt, root, comm)) \
-P(scatterv,          vbytes,         ROOTED, MPI_Scatterv(s, a->counts, a->displs, dt, r, c, dt, root, comm)) \
-P(alltoall,          bytes,          EACH,   MPI_Alltoall(s, c, dt, r, c, dt, comm)) \
-P(alltoallv,         vbytes,         EACH,   MPI_Alltoallv(s, a->counts, a->displs, dt, r, a->counts, a->displs, dt, comm)) \
+P(allgather,         bytes,          EACH,   CB_BLOCKING(allgather)) \
+P(allgatherv,        vbytes,         EACH,   CB_BLOCKING(allgatherv)) \
+P(gather,            bytes,          ROOTED, CB_BLOCKING(gather)) \
+P(gatherv,           vbytes,         ROOTED, CB_BLOCKING(gatherv)) \
+P(scatter,           bytes,          ROOTED, CB_BLOCKING(scatter)) \
+P(scatterv,          vbytes,         ROOTED, CB_BLOCKING(scatterv)) \
+P(alltoall,          bytes,          EACH,   CB_BLOCKING(alltoall)) \
+P(alltoallv,         vbytes,         EACH,   CB_BLOCKING(alltoallv)) \
 /* the root sends from sbuf, the others receive into rbuf */ \
-P(bcast,             bytes,          ROOTED, MPI_Bcast(root == me ? s : r, c, dt, root, comm)) \
-P(barrier,           bytes,          BARE,   MPI_Barrier(comm)) \
+P(bcast,             bytes,          ROOTED, CB_BLOCKING(bcast)) \
+P(barrier,           bytes,          BARE,   CB_BLOCKING(barrier)) \
 /* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1_2021.py) */ \
 P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, dt, MPI_SUM)) \
-P(reduce_scatter_block, floats,     EACH,   MPI_Reduce_scatter_block(s, r, c, dt, MPI_SUM, comm)) \
+P(reduce_scatter_block, floats,     EACH,   CB_BLOCKING(reduce_scatter_block)) \
 /* windows of a->window messages to/from peer, then a 1-byte ack: written out below */ \
 P(uniband,           window,         OWN,    0) \
 P(biband,            window,         OWN,    1) \
@@ -173,20 +177,19 @@ P(rma_exchange_get,  win_all,        XCHG,   MPI_Get(r, c, MPI_BYTE, right, disp
 P(rma_truly_passive_put, win_r0,     OWN,    0) \
 /* ---- IMB-NBC (suites/nbc.py): the start of one operation into *rq, the arguments of */ \
 /* its blocking IMB-MPI1 counterpart; pure, or overlapped with computation (a->ncomp 3) */ \
-P(ibcast,            bytes,          START,  MPI_Ibcast(root == me ? s : r, c, dt, root, comm, rq)) \
-P(iallgather,        bytes,          START,  MPI_Iallgather(s, c, dt, r, c, dt, comm, rq)) \
-P(iallgatherv,       vbytes,         START,  MPI_Iallgatherv(s, c, dt, r, a->counts, a->displs, dt, comm, rq)) \
-P(igather,           bytes,          START,  MPI_Igather(s, c, dt, r, c, dt, root, comm, rq)) \
-P(igatherv,          vbytes,         START,  MPI_Igatherv(s, c, dt, r, a->counts, a->displs, dt, root, comm, rq)) \
-P(iscatter,          bytes,          START,  MPI_Iscatter(s, c, dt, r, c, dt, root, comm, rq)) \
-P(iscatterv,         vbytes,         START,  MPI_Iscatterv(s, a->counts, a->displs, dt, r, c, dt, root, comm, rq)) \
-P(ialltoall,         bytes,          START,  MPI_Ialltoall(s, c, dt, r, c, dt, comm, rq)) \
-P(ialltoallv,        vbytes,         START,  MPI_Ialltoallv(s, a->counts, a->displs, dt, r, a->counts, a->displs, \
-                                                            dt, comm, rq)) \
-P(ireduce,           floats,         START,  MPI_Ireduce(s, r, c, dt, MPI_SUM, root, comm, rq)) \
-P(ireduce_scatter,   reduce_scatter, START,  MPI_Ireduce_scatter(s, r, a->counts, dt, MPI_SUM, comm, rq)) \
-P(iallreduce,        floats,         START,  MPI_Iallreduce(s, r, c, dt, MPI_SUM, comm, rq)) \
-P(ibarrier,          bytes,          START,  MPI_Ibarrier(comm, rq)) \
+P(ibcast,            bytes,          START,  CB_NONBLOCKING(bcast)) \
+P(iallgather,        bytes,          START,  CB_NONBLOCKING(allgather)) \
+P(iallgatherv,       vbytes,         START,  CB_NONBLOCKING(allgatherv)) \
+P(igather,           bytes,          START,  CB_NONBLOCKING(gather)) \
+P(igatherv,          vbytes,         START,  CB_NONBLOCKING(gatherv)) \
+P(iscatter,          bytes,          START,  CB_NONBLOCKING(scatter)) \
+P(iscatterv,         vbytes,         START,  CB_NONBLOCKING(scatterv)) \
+P(ialltoall,         bytes,          START,  CB_NONBLOCKING(alltoall)) \
+P(ialltoallv,        vbytes,         START,  CB_NONBLOCKING(alltoallv)) \
+P(ireduce,           floats,         START,  CB_NONBLOCKING(reduce)) \
+P(ireduce_scatter,   reduce_scatter, START,  CB_NONBLOCKING(reduce_scatter)) \
+P(iallreduce,        floats,         START,  CB_NONBLOCKING(allreduce)) \
+P(ibarrier,          bytes,          START,  CB_NONBLOCKING(barrier)) \
 /* ---- IMB-MPI4 (suites/mpi4.py): MPI_Start of the persistent request Python bound */ \
 /* to this call's root and slot; every operation the same row */ \
 P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root * a->slots + k]; MPI_Start(rq))
@@ -292,11 +295,17 @@ const char *cb_patterns(void) { return CB_PATTERNS(CB_ROW_STRING); }
     MPI_Request req, reqs[2], *rq = &req; \
     int sy = a->sync, shift = a->root_shift; \
     MPI_Datatype dt = cb_datatype(a->dtype); \
+    /* collectives.h's other names: IMB's v forms give both sides the same arrays */ \
+    MPI_Op op = MPI_SUM; \
+    int bcnt = c; \
+    const int *scnt = a->counts, *sdsp = a->displs, *rcnt = a->counts, *rdsp = a->displs; \
     MPI_Win win = a->win ? *(const MPI_Win *)a->win : MPI_WIN_NULL; \
     MPI_Aint disp = (MPI_Aint)k * (MPI_Aint)a->tstride; \
     double acc = 0.0, t1 = 0.0; \
     (void)shift; (void)t1; (void)dt; (void)c; (void)k; (void)root; (void)peer; (void)src; (void)right; (void)left; \
-    (void)s; (void)r; (void)off2; (void)req; (void)reqs; (void)rq; (void)win; (void)disp; (void)sy; (void)acc; (void)comm;
+    (void)s; (void)r; (void)off2; (void)req; (void)reqs; (void)rq; (void)win; (void)disp; \
+    (void)sy; (void)acc; (void)comm; (void)op; (void)bcnt; (void)scnt; (void)sdsp; (void)rcnt; \
+    (void)rdsp;
 
 /* The slot cursor: k cycles 0..slots-1 as mpi4py's itertools.cycle does. */
 #define NEXT_SLOT() do { if (++k == a->slots) { k = 0; s = a->sbuf; r = a->rbuf; } \

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "abi.h"
+#include "collectives.h"
 
 #define CBMT_ABI_VERSION 2
 
@@ -237,7 +238,11 @@ static int p2p(thr_t *t, int reps)
 static double collective(thr_t *t)
 {
     const cbmt_args *a = t->s->a;
-    int c = a->count, root = 0, me_root = t->rank == root, n = t->size;
+    int c = a->count, root = 0, me = t->rank, me_root = me == root, n = t->size;
+    void *s = t->in, *r = t->out;  /* the names of collectives.h's calls */
+    MPI_Datatype dt = t->type;
+    MPI_Op op = MPI_SUM;
+    MPI_Comm comm = t->comm;
     double sum = 0.0;
     fill(t, t->in, a->bench != BCAST, 0, a->bench != BCAST || me_root);
     if (a->bench == BCAST && a->check && me_root)
@@ -249,14 +254,14 @@ static double collective(thr_t *t)
         switch (a->bench) {
         case BARRIER:
             pthread_barrier_wait(&t->s->bar);
-            MPI_Barrier(t->comm);
+            CB_BLOCKING(barrier);
             break;
-        case BCAST: MPI_Bcast(me_root ? t->in : t->out, c, t->type, root, t->comm); break;
-        case REDUCE: MPI_Reduce(t->in, t->out, c, t->type, MPI_SUM, root, t->comm); break;
-        case ALLREDUCE: MPI_Allreduce(t->in, t->out, c, t->type, MPI_SUM, t->comm); break;
+        case BCAST: CB_BLOCKING(bcast); break;
+        case REDUCE: CB_BLOCKING(reduce); break;
+        case ALLREDUCE: CB_BLOCKING(allreduce); break;
         }
-        double dt = MPI_Wtime() - t0;
-        if (i >= a->warmup) sum += dt;
+        double took = MPI_Wtime() - t0;
+        if (i >= a->warmup) sum += took;
         if (a->bench != BARRIER)
             for (int k = 0; k < 5; k++) sync_all(t);
     }

@@ -4,34 +4,39 @@
  * `count` elements per destination and receiving as many per source.
  *
  * Blocking: per round MPI_Barrier (the run's communicator), MPI_Wtime, the call,
- * MPI_Wtime, on every rank. Nonblocking: the overlap procedure of osu_overlap.h. */
+ * MPI_Wtime, on every rank. Nonblocking: the overlap procedure of osu_overlap.h. One
+ * loop of each form, cbosu_neighbor_<op> and cbosu_neighbor_i<op>, for every operation of
+ * collectives.h's neighbourhood table, whose calls they make. */
 #include "osu.h"
 #include "osu_overlap.h"
+#include "collectives.h"
 
 CBOSU_EXPORTS(cbosu_neighbor_)
 
-enum { ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV, ALLTOALLW };
+#define OP_ENUM(name) OP_##name,
+enum { CB_NEIGHBOR_COLLECTIVES(OP_ENUM) };
 
-/* The nonblocking call (req) or, with req NULL, the blocking one. */
-static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *req)
+/* The names collectives.h's calls use, bound in each case (what a call does not use the
+ * compiler drops there). */
+#define POST_NAMES                                                                    \
+    const int *scnt = k->scnt, *sdsp = k->sdsp, *rcnt = k->rcnt, *rdsp = k->rdsp;     \
+    const MPI_Aint *sba = k->sba, *rba = k->rba;                                      \
+    MPI_Datatype *sts = k->sts, *rts = k->rts;                                        \
+    (void)scnt, (void)sdsp, (void)rcnt, (void)rdsp, (void)sba, (void)rba, (void)sts;  \
+    (void)rts;
+#define BLOCKING_CASE(name) case OP_##name: { POST_NAMES return CB_BLOCKING(name); }
+#define NONBLOCKING_CASE(name) case 10 + OP_##name: { POST_NAMES return CB_NONBLOCKING(name); }
+
+/* The nonblocking call (rq) or, with rq NULL, the blocking one. */
+static int post(cbosu_args *a, const nbc_ctl *k, int call, MPI_Request *rq)
 {
-    MPI_Comm g = k->comm;
-    MPI_Datatype t = CBOSU_TYPE(a);
+    MPI_Comm comm = k->comm;
+    MPI_Datatype dt = CBOSU_TYPE(a);
     int c = a->count;
     char *s = (char *)a->sbuf, *r = (char *)a->rbuf;
-    switch (call + (req ? 10 : 0)) {
-    case ALLGATHER: return MPI_Neighbor_allgather(s, c, t, r, c, t, g);
-    case ALLGATHERV: return MPI_Neighbor_allgatherv(s, c, t, r, k->rcnt, k->rdsp, t, g);
-    case ALLTOALL: return MPI_Neighbor_alltoall(s, c, t, r, c, t, g);
-    case ALLTOALLV: return MPI_Neighbor_alltoallv(s, k->scnt, k->sdsp, t, r, k->rcnt, k->rdsp, t, g);
-    case ALLTOALLW: return MPI_Neighbor_alltoallw(s, k->scnt, k->sba, k->sts, r, k->rcnt, k->rba, k->rts, g);
-    case 10 + ALLGATHER: return MPI_Ineighbor_allgather(s, c, t, r, c, t, g, req);
-    case 10 + ALLGATHERV: return MPI_Ineighbor_allgatherv(s, c, t, r, k->rcnt, k->rdsp, t, g, req);
-    case 10 + ALLTOALL: return MPI_Ineighbor_alltoall(s, c, t, r, c, t, g, req);
-    case 10 + ALLTOALLV:
-        return MPI_Ineighbor_alltoallv(s, k->scnt, k->sdsp, t, r, k->rcnt, k->rdsp, t, g, req);
-    case 10 + ALLTOALLW:
-        return MPI_Ineighbor_alltoallw(s, k->scnt, k->sba, k->sts, r, k->rcnt, k->rba, k->rts, g, req);
+    switch (call + (rq ? 10 : 0)) {
+        CB_NEIGHBOR_COLLECTIVES(BLOCKING_CASE)
+        CB_NEIGHBOR_COLLECTIVES(NONBLOCKING_CASE)
     }
     return MPI_ERR_OTHER;
 }
@@ -52,16 +57,7 @@ static int blocking(cbosu_args *a, int call)
     return 0;
 }
 
-#define BLOCKING_LOOP(name, CALL) \
-    int cbosu_neighbor_##name(cbosu_args *a) { return blocking(a, CALL); }
-
-BLOCKING_LOOP(neighbor_allgather, ALLGATHER)
-BLOCKING_LOOP(neighbor_allgatherv, ALLGATHERV)
-BLOCKING_LOOP(neighbor_alltoall, ALLTOALL)
-BLOCKING_LOOP(neighbor_alltoallv, ALLTOALLV)
-BLOCKING_LOOP(neighbor_alltoallw, ALLTOALLW)
-OVERLAP_LOOP(cbosu_neighbor_, ineighbor_allgather, ALLGATHER)
-OVERLAP_LOOP(cbosu_neighbor_, ineighbor_allgatherv, ALLGATHERV)
-OVERLAP_LOOP(cbosu_neighbor_, ineighbor_alltoall, ALLTOALL)
-OVERLAP_LOOP(cbosu_neighbor_, ineighbor_alltoallv, ALLTOALLV)
-OVERLAP_LOOP(cbosu_neighbor_, ineighbor_alltoallw, ALLTOALLW)
+#define LOOPS(name)                                                              \
+    int cbosu_neighbor_##name(cbosu_args *a) { return blocking(a, OP_##name); }  \
+    OVERLAP_LOOP(cbosu_neighbor_, i##name, OP_##name)
+CB_NEIGHBOR_COLLECTIVES(LOOPS)
