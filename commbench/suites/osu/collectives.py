@@ -63,60 +63,60 @@ CALLS = tuple(calls.call(name) for name in TITLES)
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
 
 
-def arguments(c, call: calls.Call) -> tuple:
+def arguments(ctx, call: calls.Call) -> tuple:
     """The mpi4py arguments of one call at the context's size."""
     return collops.arguments(
-        call.op, c.rank, c.p, c.sbuf, c.rbuf, c.count, c.mpi_type, 0, c.tsize, MPI.SUM
+        call.op, ctx.rank, ctx.p, ctx.sbuf, ctx.rbuf, ctx.count, ctx.mpi_type, 0, ctx.tsize, MPI.SUM
     )
 
 
-def control(c, call: calls.Call, req) -> native_osu.CollCtl:
+def control(ctx, call: calls.Call, req) -> native_osu.CollCtl:
     """The native loops' control block (cbosu_coll_ctl of osu.h): the receive count of
     reduce_scatter, the int32 arrays counts, displacements and byte displacements (P
     each), the persistent request (or none)."""
-    cnt, dsp = collops.counts(call.op, c.count, c.p)
-    v = np.array(cnt + dsp + [d * c.tsize for d in dsp], dtype=np.int32)
-    c.own.v = v
+    cnt, dsp = collops.counts(call.op, ctx.count, ctx.p)
+    v = np.array(cnt + dsp + [d * ctx.tsize for d in dsp], dtype=np.int32)
+    ctx.own.v = v
     return native_osu.CollCtl(
-        rs_count=int(cnt[c.rank]),
+        rs_count=int(cnt[ctx.rank]),
         v=v.ctypes.data,
         req=MPI._addressof(req) if req is not None else None,
     )
 
 
-def prepare(c, size: int) -> None:
-    call = c.bench.call
+def prepare(ctx, size: int) -> None:
+    call = ctx.bench.call
     persistent = call.persistent
-    if call.name == "barrier" and c.s.message_size and c.rank == 0:
+    if call.name == "barrier" and ctx.s.message_size and ctx.rank == 0:
         print(
-            f"commbench: osu {c.bench.name}: -m does not apply (no message; osu_barrier takes it "
+            f"commbench: osu {ctx.bench.name}: -m does not apply (no message; osu_barrier takes it "
             "and measures no size too)",
             file=sys.stderr,
             flush=True,
         )
-    fn = getattr(c.comm, call.op.method + ("_init" if persistent else ""))
-    args = arguments(c, call)
+    fn = getattr(ctx.comm, call.op.method + ("_init" if persistent else ""))
+    args = arguments(ctx, call)
     req = fn(*args) if persistent else None
-    c.own = calls.Coll(call=(fn, args), req=req)
-    c.own.ctl = control(c, call, req)
-    c.abuf = native_osu.block(c.own.ctl)  # what the driver hands the C loop as abuf
+    ctx.own = calls.Coll(call=(fn, args), req=req)
+    ctx.own.ctl = control(ctx, call, req)
+    ctx.abuf = native_osu.block(ctx.own.ctl)  # what the driver hands the C loop as abuf
 
 
-def release(c, size: int) -> None:
-    req, c.own.req = c.own.req, None
+def release(ctx, size: int) -> None:
+    req, ctx.own.req = ctx.own.req, None
     if req is not None:
         req.Free()
-    c.own.call = None
+    ctx.own.call = None
 
 
-def loop(c, n: int, times) -> None:
+def loop(ctx, n: int, times) -> None:
     """n rounds: MPI_Wtime, the collective (or MPI_Start, MPI_Wait), MPI_Wtime, MPI_Barrier
     (none for barrier), as OSU: every rank times, the warm-up too (its times are dropped)."""
-    wtime, bar = MPI.Wtime, c.comm.Barrier
-    req = c.own.req
+    wtime, bar = MPI.Wtime, ctx.comm.Barrier
+    req = ctx.own.req
     if req is not None:
         start, wait = req.Start, req.Wait
-        between = c.bench.call.name != "barrier"
+        between = ctx.bench.call.name != "barrier"
         for i in range(n):
             t0 = wtime()
             start()
@@ -127,8 +127,8 @@ def loop(c, n: int, times) -> None:
             if between:
                 bar()
         return
-    fn, args = c.own.call
-    if c.bench.call.name == "barrier":
+    fn, args = ctx.own.call
+    if ctx.bench.call.name == "barrier":
         for i in range(n):
             t0 = wtime()
             fn()
@@ -145,7 +145,7 @@ def loop(c, n: int, times) -> None:
         bar()
 
 
-def row(b, data, c, s) -> dict:
+def row(ctx, s, data) -> dict:
     """OSU's row from every rank's per-round seconds: t = the mean over ranks of each rank's
     mean (us), t_min/t_max their extremes (-f); iter_* and t_p<P> over the rounds' times
     averaged over the ranks (OSU's -z)."""
@@ -166,8 +166,8 @@ def row(b, data, c, s) -> dict:
     return vals
 
 
-def extra(c, s, ex) -> dict:
-    call = c.bench.call
+def extra(ctx, s, ex) -> dict:
+    call = ctx.bench.call
     more = {"root": 0, "mem_limit": mem_limit(s)}
     if s.full:
         more["full"] = True

@@ -202,7 +202,7 @@ def record(
 ) -> records.Measurement:
     """OSU's row as a record (rank 0): the values bench.row computes, OSU's settings in extra."""
     p = ctx.p
-    values = bench.row(bench, data, ctx, s)
+    values = bench.row(ctx, s, data)
     timed = data if bench.gather else [data] + [None] * (p - 1)
     extra = {
         "engine": engine,

@@ -92,32 +92,32 @@ def fresh_job(p: int, session: bool) -> dict:
     return {**json.loads(lines[-1]), "command": f"mpiexec -n {p} python -c <MPI_Init timer>"}
 
 
-def loop(c, n: int, times) -> None:
+def loop(ctx, n: int, times) -> None:
     """The timed call (times set) starts the fresh job on rank 0; the warm-up does nothing."""
     if times is None:
         return
-    if c.rank == 0:
-        got = fresh_job(c.p, c.s.session)
-        c.own = got  # the fresh job's report (min, max, avg ms; np; command) or its error
+    if ctx.rank == 0:
+        got = fresh_job(ctx.p, ctx.s.session)
+        ctx.own = got  # the fresh job's report (min, max, avg ms; np; command) or its error
         times[:] = got.get("avg", 0.0) / 1e3
-    done = c.comm.Ibarrier()
+    done = ctx.comm.Ibarrier()
     while not done.Test():
         time.sleep(0.001)
-    err = c.comm.bcast(c.own.get("error") if c.rank == 0 else None, root=0)
+    err = ctx.comm.bcast(ctx.own.get("error") if ctx.rank == 0 else None, root=0)
     if err:
         raise RuntimeError(f"osu init: the fresh job failed: {err}")
 
 
-def row(b, times, c, s) -> dict:
-    got = c.own
+def row(ctx, s, times) -> dict:
+    got = ctx.own
     us = {k: got[k] * 1e3 for k in ("min", "max", "avg")}
     return {"t": us["avg"], "t_avg": us["avg"], "t_min": us["min"], "t_max": us["max"]}
 
 
-def extra(c, s, ex) -> dict:
-    got = c.own or {}
+def extra(ctx, s, ex) -> dict:
+    got = ctx.own or {}
     return {
-        "init_np": got.get("np", c.p),
+        "init_np": got.get("np", ctx.p),
         "init_ms": {k: got.get(k, 0) for k in ("min", "max", "avg")},
         "session_init": s.session,
         "command": got.get("command", ""),

@@ -68,29 +68,29 @@ def nprocs(p: int) -> str | None:
     return None
 
 
-def prepare(c, size: int) -> None:
-    c.ints.senders, c.ints.receivers = threads(c.s)
+def prepare(ctx, size: int) -> None:
+    ctx.ints.senders, ctx.ints.receivers = threads(ctx.s)
 
 
-def loop(c, n: int, times) -> None:
-    senders, receivers = threads(c.s)
-    k = senders if c.rank == 0 else receivers
-    comm, p, count, wtime = c.comm, c.peer, c.count, MPI.Wtime
-    timed = times is not None and c.rank == 0
+def loop(ctx, n: int, times) -> None:
+    senders, receivers = threads(ctx.s)
+    k = senders if ctx.rank == 0 else receivers
+    comm, p, count, wtime = ctx.comm, ctx.peer, ctx.count, MPI.Wtime
+    timed = times is not None and ctx.rank == 0
 
     def work(j: int) -> None:
         for i in range(j, n, k):
             there = i % TAG_MAX if senders > 1 else TAG_THERE
             back = there if senders > 1 else TAG_BACK
-            if c.rank == 0:
+            if ctx.rank == 0:
                 t0 = wtime()
-                comm.Send([c.sbuf, count, c.mpi_type], p, there)
-                comm.Recv([c.rbuf, count, c.mpi_type], p, back)
+                comm.Send([ctx.sbuf, count, ctx.mpi_type], p, there)
+                comm.Recv([ctx.rbuf, count, ctx.mpi_type], p, back)
                 if timed:
                     times[i] = wtime() - t0
             else:
-                comm.Recv([c.rbuf, count, c.mpi_type], p, there)
-                comm.Send([c.sbuf, count, c.mpi_type], p, back)
+                comm.Recv([ctx.rbuf, count, ctx.mpi_type], p, there)
+                comm.Send([ctx.sbuf, count, ctx.mpi_type], p, back)
 
     pool = [threading.Thread(target=work, args=(j,), daemon=True) for j in range(k)]
     for t in pool:
@@ -99,11 +99,11 @@ def loop(c, n: int, times) -> None:
         t.join()
 
 
-def row(b, times, c, s) -> dict:
+def row(ctx, s, times) -> dict:
     return latency_row(times, 2, s.percentiles)
 
 
-def extra(c, s, ex) -> dict:
+def extra(ctx, s, ex) -> dict:
     senders, receivers = threads(s)
     return {"sender_threads": senders, "receiver_threads": receivers}
 

@@ -70,7 +70,7 @@ def loop(ctx, n: int, times) -> None:
             times[i] = wtime() - t0
 
 
-def row(bench, times, ctx, s) -> dict:
+def row(ctx, s, times) -> dict:
     ranks = np.array([np.asarray(t) * 1e6 for t in times])
     mean = ranks.mean(axis=1)
     per = list(ranks.mean(axis=0))

@@ -185,7 +185,7 @@ def release(ctx, size: int) -> None:
     calls.release(ctx, size)
 
 
-def row(bench, times, ctx, s) -> dict:
+def row(ctx, s, times) -> dict:
     """OSU's averages over the ranks (us); t = Overall."""
     ranks = np.array([np.asarray(t) * 1e6 for t in times])  # ranks x iterations of Overall
     means = np.array(ctx.own.all) * 1e6  # ranks x (pure, cpu, init, test, wait)

@@ -172,7 +172,7 @@ def release(ctx, size: int) -> None:
         loops.free_buffer(ctx, k)
 
 
-def _latency_row(b, times, ctx, s) -> dict:
+def _latency_row(ctx, s, times) -> dict:
     r, sync = ctx.own.rma, ctx.own.sync
     halves = 2 if sync in ("pscw", "fence") else 1
     vals = latency_row(times, halves if r.tail_halves else 1, s.percentiles)
@@ -181,7 +181,7 @@ def _latency_row(b, times, ctx, s) -> dict:
     return vals
 
 
-def _bw_row(b, times, ctx, s) -> dict:
+def _bw_row(ctx, s, times) -> dict:
     moved = ctx.nbytes * ctx.window * ctx.own.rma.dirs
     vals = bandwidth_row(times, moved, s.percentiles)
     total = loops.total(ctx)

@@ -36,10 +36,10 @@ LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
 
 
-def latency(c, n: int, times) -> None:
-    comm, s, r, p, wtime = c.comm, c.smsg, c.rmsg, c.peer, MPI.Wtime
+def latency(ctx, n: int, times) -> None:
+    comm, s, r, p, wtime = ctx.comm, ctx.smsg, ctx.rmsg, ctx.peer, MPI.Wtime
     send, recv = comm.Send, comm.Recv
-    if c.rank == 0:
+    if ctx.rank == 0:
         if times is None:
             for _ in range(n):
                 send(s, p, TAG_LAT)
@@ -56,10 +56,11 @@ def latency(c, n: int, times) -> None:
             send(s, p, TAG_LAT)
 
 
-def bw(c, n: int, times) -> None:
-    comm, s, r, a, p, w, wtime = c.comm, c.smsg, c.rmsg, c.amsg, c.peer, c.window, MPI.Wtime
+def bw(ctx, n: int, times) -> None:
+    comm, s, r, a, p = ctx.comm, ctx.smsg, ctx.rmsg, ctx.amsg, ctx.peer
+    w, wtime = ctx.window, MPI.Wtime
     isend, irecv, waitall = comm.Isend, comm.Irecv, MPI.Request.Waitall
-    if c.rank == 0:
+    if ctx.rank == 0:
         for i in range(n):
             t0 = wtime()
             waitall([isend(s, p, TAG_DATA) for _ in range(w)])
@@ -72,11 +73,11 @@ def bw(c, n: int, times) -> None:
             comm.Send(a, p, TAG_ACK)
 
 
-def bibw(c, n: int, times) -> None:
-    comm, s, r, p, w, wtime = c.comm, c.smsg, c.rmsg, c.peer, c.window, MPI.Wtime
+def bibw(ctx, n: int, times) -> None:
+    comm, s, r, p, w, wtime = ctx.comm, ctx.smsg, ctx.rmsg, ctx.peer, ctx.window, MPI.Wtime
     isend, irecv, waitall = comm.Isend, comm.Irecv, MPI.Request.Waitall
-    rtag, stag = (TAG_BACK, TAG_DATA) if c.rank == 0 else (TAG_DATA, TAG_BACK)
-    timed = times is not None and c.rank == 0
+    rtag, stag = (TAG_BACK, TAG_DATA) if ctx.rank == 0 else (TAG_DATA, TAG_BACK)
+    timed = times is not None and ctx.rank == 0
     for i in range(n):
         t0 = wtime()
         recvs = [irecv(r, p, rtag) for _ in range(w)]
@@ -86,22 +87,22 @@ def bibw(c, n: int, times) -> None:
             times[i] = wtime() - t0
 
 
-def _latency_row(b, times, c, s) -> dict:
+def _latency_row(ctx, s, times) -> dict:
     return latency_row(times, 2, s.percentiles)
 
 
-def _bw_row(b, times, c, s) -> dict:
-    return bandwidth_row(times, c.nbytes * c.window * b.directions, s.percentiles)
+def _bw_row(ctx, s, times) -> dict:
+    return bandwidth_row(times, ctx.nbytes * ctx.window * ctx.bench.directions, s.percentiles)
 
 
-def from_peer(c, size: int) -> int:
+def from_peer(ctx, size: int) -> int:
     """-c: both ranks received the other's data."""
-    return c.mismatches(c.peer, size)
+    return ctx.mismatches(ctx.peer, size)
 
 
-def at_receiver(c, size: int) -> int:
+def at_receiver(ctx, size: int) -> int:
     """-c: rank 1 received rank 0's data (rank 0 only an ack)."""
-    return c.mismatches(c.peer, size) if c.rank == 1 else 0
+    return ctx.mismatches(ctx.peer, size) if ctx.rank == 1 else 0
 
 
 BENCHMARKS = (

@@ -47,14 +47,14 @@ MAX_PROCS = (
 )
 
 
-def latency_persistent(c, n: int, times) -> None:
-    comm, p = c.comm, c.peer
+def latency_persistent(ctx, n: int, times) -> None:
+    comm, p = ctx.comm, ctx.peer
     first, second = (
-        (comm.Send_init(c.smsg, p, TAG_LAT), comm.Recv_init(c.rmsg, p, TAG_LAT))
-        if c.rank == 0
-        else (comm.Recv_init(c.rmsg, p, TAG_LAT), comm.Send_init(c.smsg, p, TAG_LAT))
+        (comm.Send_init(ctx.smsg, p, TAG_LAT), comm.Recv_init(ctx.rmsg, p, TAG_LAT))
+        if ctx.rank == 0
+        else (comm.Recv_init(ctx.rmsg, p, TAG_LAT), comm.Send_init(ctx.smsg, p, TAG_LAT))
     )
-    timed, wtime = times is not None and c.timer, MPI.Wtime
+    timed, wtime = times is not None and ctx.timer, MPI.Wtime
     for i in range(n):
         t0 = wtime()
         first.Start()
@@ -67,11 +67,11 @@ def latency_persistent(c, n: int, times) -> None:
     second.Free()
 
 
-def bw_persistent(c, n: int, times) -> None:
-    comm, p, w, wtime = c.comm, c.peer, c.window, MPI.Wtime
-    sender = c.rank == 0
+def bw_persistent(ctx, n: int, times) -> None:
+    comm, p, w, wtime = ctx.comm, ctx.peer, ctx.window, MPI.Wtime
+    sender = ctx.rank == 0
     reqs = [
-        comm.Send_init(c.smsg, p, TAG_DATA) if sender else comm.Recv_init(c.rmsg, p, TAG_DATA)
+        comm.Send_init(ctx.smsg, p, TAG_DATA) if sender else comm.Recv_init(ctx.rmsg, p, TAG_DATA)
         for _ in range(w)
     ]
     timed = times is not None and sender
@@ -80,21 +80,21 @@ def bw_persistent(c, n: int, times) -> None:
         MPI.Prequest.Startall(reqs)
         MPI.Request.Waitall(reqs)
         if sender:
-            comm.Recv(c.amsg, p, TAG_ACK)
+            comm.Recv(ctx.amsg, p, TAG_ACK)
         else:
-            comm.Send(c.amsg, p, TAG_ACK)
+            comm.Send(ctx.amsg, p, TAG_ACK)
         if timed:
             times[i] = wtime() - t0
     for r in reqs:
         r.Free()
 
 
-def bibw_persistent(c, n: int, times) -> None:
-    comm, p, w, wtime = c.comm, c.peer, c.window, MPI.Wtime
-    stag, rtag = (TAG_DATA, TAG_ACK) if c.rank == 0 else (TAG_ACK, TAG_DATA)
-    sends = [comm.Send_init(c.smsg, p, stag) for _ in range(w)]
-    recvs = [comm.Recv_init(c.rmsg, p, rtag) for _ in range(w)]
-    timed = times is not None and c.rank == 0
+def bibw_persistent(ctx, n: int, times) -> None:
+    comm, p, w, wtime = ctx.comm, ctx.peer, ctx.window, MPI.Wtime
+    stag, rtag = (TAG_DATA, TAG_ACK) if ctx.rank == 0 else (TAG_ACK, TAG_DATA)
+    sends = [comm.Send_init(ctx.smsg, p, stag) for _ in range(w)]
+    recvs = [comm.Recv_init(ctx.rmsg, p, rtag) for _ in range(w)]
+    timed = times is not None and ctx.rank == 0
     for i in range(n):
         t0 = wtime()
         MPI.Prequest.Startall(recvs)
@@ -107,33 +107,33 @@ def bibw_persistent(c, n: int, times) -> None:
         r.Free()
 
 
-def mbw_mr(c, n: int, times) -> None:
-    comm, p, w, wtime = c.comm, c.peer, c.window, MPI.Wtime
+def mbw_mr(ctx, n: int, times) -> None:
+    comm, p, w, wtime = ctx.comm, ctx.peer, ctx.window, MPI.Wtime
     isend, irecv, waitall, barrier = comm.Isend, comm.Irecv, MPI.Request.Waitall, comm.Barrier
-    active, timed = c.own.active, times is not None and c.timer
+    active, timed = ctx.own.active, times is not None and ctx.timer
     for i in range(n):
         barrier()
         barrier()
         if not active:
             continue
-        if c.timer:
+        if ctx.timer:
             t0 = wtime()
-            waitall([isend(c.smsg, p, TAG_DATA) for _ in range(w)])
-            comm.Recv(c.amsg, p, TAG_ACK)
+            waitall([isend(ctx.smsg, p, TAG_DATA) for _ in range(w)])
+            comm.Recv(ctx.amsg, p, TAG_ACK)
             if timed:
                 times[i] = wtime() - t0
         else:
-            waitall([irecv(c.rmsg, p, TAG_DATA) for _ in range(w)])
-            comm.Send(c.amsg, p, TAG_ACK)
+            waitall([irecv(ctx.rmsg, p, TAG_DATA) for _ in range(w)])
+            comm.Send(ctx.amsg, p, TAG_ACK)
 
 
-def barrier_latency(c, n: int, times) -> None:
+def barrier_latency(ctx, n: int, times) -> None:
     """multi_lat, latency_mp: an MPI_Barrier, then the ping-pong; the sender times it."""
-    comm, s, r, p, wtime = c.comm, c.smsg, c.rmsg, c.peer, MPI.Wtime
-    timed = times is not None and c.timer
+    comm, s, r, p, wtime = ctx.comm, ctx.smsg, ctx.rmsg, ctx.peer, MPI.Wtime
+    timed = times is not None and ctx.timer
     for i in range(n):
         comm.Barrier()
-        if c.timer:
+        if ctx.timer:
             t0 = wtime()
             comm.Send(s, p, TAG_LAT)
             comm.Recv(r, p, TAG_LAT)
@@ -144,37 +144,37 @@ def barrier_latency(c, n: int, times) -> None:
             comm.Send(s, p, TAG_LAT)
 
 
-def fan(c, n: int, times, out: bool) -> None:
-    comm, w, wtime, waitall = c.comm, c.window, MPI.Wtime, MPI.Request.Waitall
-    others = range(1, c.p)
-    timed = times is not None and c.timer
+def fan(ctx, n: int, times, out: bool) -> None:
+    comm, w, wtime, waitall = ctx.comm, ctx.window, MPI.Wtime, MPI.Request.Waitall
+    others = range(1, ctx.p)
+    timed = times is not None and ctx.timer
     for i in range(n):
         t0 = wtime()
-        if c.rank == 0:
+        if ctx.rank == 0:
             post = comm.Isend if out else comm.Irecv
-            msg = c.smsg if out else c.rmsg
+            msg = ctx.smsg if out else ctx.rmsg
             waitall([post(msg, q, TAG_DATA) for _ in range(w) for q in others])
             for q in others:
-                (comm.Recv if out else comm.Send)(c.amsg, q, TAG_ACK)
+                (comm.Recv if out else comm.Send)(ctx.amsg, q, TAG_ACK)
         else:
-            post, msg = (comm.Irecv, c.rmsg) if out else (comm.Isend, c.smsg)
+            post, msg = (comm.Irecv, ctx.rmsg) if out else (comm.Isend, ctx.smsg)
             waitall([post(msg, 0, TAG_DATA) for _ in range(w)])
-            (comm.Send if out else comm.Recv)(c.amsg, 0, TAG_ACK)
+            (comm.Send if out else comm.Recv)(ctx.amsg, 0, TAG_ACK)
         if timed:
             times[i] = wtime() - t0
 
 
-def fan_in(c, n: int, times) -> None:
-    fan(c, n, times, out=False)
+def fan_in(ctx, n: int, times) -> None:
+    fan(ctx, n, times, out=False)
 
 
-def fan_out(c, n: int, times) -> None:
-    fan(c, n, times, out=True)
+def fan_out(ctx, n: int, times) -> None:
+    fan(ctx, n, times, out=True)
 
 
 # Roles per size (prepare): the partner, who times, who takes part.
-def pairs_of(c) -> int:
-    return c.s.pairs or c.p // 2
+def pairs_of(ctx) -> int:
+    return ctx.s.pairs or ctx.p // 2
 
 
 @dataclass
@@ -186,19 +186,19 @@ class Streams:
     senders: int = 0  # bw_fan_*: the ranks that send (or receive) at once
 
 
-def pair_roles(c, size: int) -> None:
+def pair_roles(ctx, size: int) -> None:
     """mbw_mr (-p PAIRS, default P/2) and multi_lat (P/2): rank i < pairs sends to i + pairs."""
-    k = pairs_of(c) if c.bench.name == "mbw_mr" else c.p // 2
-    c.peer = c.rank + k if c.rank < k else c.rank - k
-    c.timer = c.rank < k
-    c.own = Streams(active=c.rank < 2 * k, pairs=k)
-    c.ints.root = int(c.own.active)  # the C loop's flag: an active rank
+    k = pairs_of(ctx) if ctx.bench.name == "mbw_mr" else ctx.p // 2
+    ctx.peer = ctx.rank + k if ctx.rank < k else ctx.rank - k
+    ctx.timer = ctx.rank < k
+    ctx.own = Streams(active=ctx.rank < 2 * k, pairs=k)
+    ctx.ints.root = int(ctx.own.active)  # the C loop's flag: an active rank
 
 
-def fan_roles(c, size: int) -> None:
-    c.peer = 0
-    c.timer = (c.rank == 0) == (c.bench.name == "bw_fan_out")
-    c.own = Streams(senders=c.p - 1)
+def fan_roles(ctx, size: int) -> None:
+    ctx.peer = 0
+    ctx.timer = (ctx.rank == 0) == (ctx.bench.name == "bw_fan_out")
+    ctx.own = Streams(senders=ctx.p - 1)
 
 
 # Rows: the timing ranks' arrays (gather=True: None for the others).
@@ -206,15 +206,15 @@ def _timed(data) -> list[np.ndarray]:
     return [np.asarray(t) for t in data if t is not None]
 
 
-def _latency_row(b, times, c, s) -> dict:
+def _latency_row(ctx, s, times) -> dict:
     return latency_row(times, 2, s.percentiles)
 
 
-def _bw_row(b, times, c, s) -> dict:
-    return bandwidth_row(times, c.nbytes * c.window * b.directions, s.percentiles)
+def _bw_row(ctx, s, times) -> dict:
+    return bandwidth_row(times, ctx.nbytes * ctx.window * ctx.bench.directions, s.percentiles)
 
 
-def _senders_latency_row(b, data, c, s) -> dict:
+def _senders_latency_row(ctx, s, data) -> dict:
     """multi_lat: the senders' mean latency (OSU: the sum over ranks / pairs), min/max
     over them; -z over all senders' half round trips (OSU 7.4 prints none)."""
     timed = _timed(data)
@@ -224,13 +224,13 @@ def _senders_latency_row(b, data, c, s) -> dict:
     return v
 
 
-def _multi_bw_row(b, data, c, s) -> dict:
+def _multi_bw_row(ctx, s, data) -> dict:
     """mbw_mr, bw_fan_*: every timing rank's bytes over the timing ranks' mean time
     (OSU's arithmetic, tests/data/osu/README.md); -z: rank 0's per-window values
     (fan_in: the first sender's) x the number of windows moved at once."""
     timed = _timed(data)
-    streams = c.own.pairs or c.own.senders or 1
-    nbytes = c.nbytes * c.window
+    streams = ctx.own.pairs or ctx.own.senders or 1
+    nbytes = ctx.nbytes * ctx.window
     v = bandwidth_row(list(timed[0]), nbytes, s.percentiles)
     mean_total = float(np.mean([t.sum() for t in timed]))
     v["bytes_per_sec"] = streams * nbytes * len(timed[0]) / mean_total if mean_total > 0 else 0.0
@@ -238,33 +238,33 @@ def _multi_bw_row(b, data, c, s) -> dict:
     v.update(t=float(np.mean(per)), t_avg=float(np.mean(per)), t_min=min(per), t_max=max(per))
     for p in s.percentiles:
         v[f"bw_p{p}"] *= streams
-    if b.name == "mbw_mr":
-        v["msgs_per_sec"] = v["bytes_per_sec"] / c.size if c.size else 0.0
+    if ctx.bench.name == "mbw_mr":
+        v["msgs_per_sec"] = v["bytes_per_sec"] / ctx.size if ctx.size else 0.0
     return v
 
 
 # -c: what each rank received.
-def from_peer(c, size: int) -> int:
-    return c.mismatches(c.peer, size)
+def from_peer(ctx, size: int) -> int:
+    return ctx.mismatches(ctx.peer, size)
 
 
-def at_receiver(c, size: int) -> int:
-    return c.mismatches(c.peer, size) if c.rank == 1 else 0
+def at_receiver(ctx, size: int) -> int:
+    return ctx.mismatches(ctx.peer, size) if ctx.rank == 1 else 0
 
 
-def pair_receivers(c, size: int) -> int:
+def pair_receivers(ctx, size: int) -> int:
     """mbw_mr: the receivers got their sender's data; multi_lat: both sides did."""
-    if not c.own.active:
+    if not ctx.own.active:
         return 0
-    return c.mismatches(c.peer, size) if (not c.timer or c.bench.name == "multi_lat") else 0
+    return ctx.mismatches(ctx.peer, size) if (not ctx.timer or ctx.bench.name == "multi_lat") else 0
 
 
-def fan_receivers(c, size: int) -> int:
+def fan_receivers(ctx, size: int) -> int:
     """fan_in: rank 0's buffer holds the message that landed last, from one of the senders
     (the fewest wrong bytes against any sender's pattern); fan_out: every other rank's, rank 0's."""
-    if c.bench.name == "bw_fan_in":
-        return min(c.mismatches(q, size) for q in range(1, c.p)) if c.rank == 0 else 0
-    return c.mismatches(0, size) if c.rank != 0 else 0
+    if ctx.bench.name == "bw_fan_in":
+        return min(ctx.mismatches(q, size) for q in range(1, ctx.p)) if ctx.rank == 0 else 0
+    return ctx.mismatches(0, size) if ctx.rank != 0 else 0
 
 
 # Process counts.
@@ -284,11 +284,11 @@ def mbw_nprocs(p: int) -> str | None:
     return None if p >= 2 else "This test requires at least two processes"
 
 
-def mbw_extra(c, s, extra) -> dict:
-    return {"pairs": c.own.pairs}
+def mbw_extra(ctx, s, extra) -> dict:
+    return {"pairs": ctx.own.pairs}
 
 
-def mp_extra(c, s, extra) -> dict:
+def mp_extra(ctx, s, extra) -> dict:
     send, recv = procs(s)
     return {"forked_asked": [send, recv], "forked_processes": 0}
 

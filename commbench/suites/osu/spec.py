@@ -67,11 +67,13 @@ class OsuBenchmark(Experiment):
     be None), a barrier, loop(ctx, skip, None) (the warm-up), loop(ctx, n, times)
     (times: a float64 array of n per-iteration seconds that the timing ranks fill),
     release(ctx, size); native: the loop's name in osu_<group>.c (cbosu_<group>_<native>),
-    "" for none (then the mpi4py loop runs under every --engine). row(bench,
-    times, ctx, settings) turns the timing ranks' per-iteration seconds (rank 0's;
-    a list of every rank's when gather is True) into the record's values;
-    verify(ctx, size) counts this rank's wrong received bytes after a -c round
-    (None: the benchmark is reported "not checked")."""
+    "" for none (then the mpi4py loop runs under every --engine). row(ctx, settings,
+    times) turns the timing ranks' per-iteration seconds (rank 0's; a list of every
+    rank's when gather is True) into the record's values; verify(ctx, size) counts
+    this rank's wrong received bytes after a -c round (None: the benchmark is reported
+    "not checked"). Every hook takes the program's Ctx first, named ctx, then the size,
+    or the settings and what the hook turns into the record (row: the times; extra:
+    the record's extra so far)."""
 
     group: str = ""
     title: str = ""
