@@ -21,7 +21,8 @@ from commbench import cleanup, config, jobenv, metadata, policy, resources, suit
 from commbench.harness import Harness, Plan, rows
 from commbench.options import RunError
 from commbench.session import Session
-from commbench.watchdog import Watchdog, describe
+from commbench.watchdog import Watchdog
+from commbench.watchdog_report import describe
 
 
 def error(msg: str) -> int:

@@ -52,14 +52,9 @@ from collections.abc import Callable
 from typing import Any
 
 from commbench import peers
+from commbench.watchdog_report import SIGNAL_WHY, describe, hosts, main_thread_at, stuck
 
 END_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-SIGNAL_WHY = {
-    signal.SIGINT: "interrupted by SIGINT (Ctrl-C)",
-    signal.SIGTERM: "terminated by SIGTERM (job cancelled, or the process manager ended the job "
-    "after another process failed)",
-    signal.SIGHUP: "terminated by SIGHUP (terminal closed)",
-}
 EXIT_TIMEOUT = 124
 # sigtimedwait is POSIX but not on macOS: there the watchdog keeps only its clock
 # and the signals keep Python's default handling.
@@ -127,43 +122,6 @@ def unblock_signals() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, END_SIGNALS)
 
 
-def main_thread_at() -> str:
-    """Where the main thread is now: the innermost commbench line it runs, as
-    'suites/nbc.py:175 exploit(target, False)' (inside a C call: the line that made it)."""
-    import linecache
-
-    frame = sys._current_frames().get(threading.main_thread().ident)
-    here = os.path.dirname(os.path.abspath(__file__))
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if path.startswith(here + os.sep):
-            line = linecache.getline(path, frame.f_lineno).strip()
-            return f"{os.path.relpath(path, here)}:{frame.f_lineno} {line}"
-        frame = frame.f_back
-    return "outside commbench's code"
-
-
-def describe(state: dict) -> str:
-    """'PingPong, NP 2, group 0 (world ranks 0 1), 4194304 bytes, in the timed kernel'."""
-    if not state.get("benchmark"):
-        return state.get("phase", "start-up")  # callers say "in …" themselves
-    parts = [state["benchmark"]]
-    if state.get("mode"):
-        parts.append(f"mode {state['mode']}")
-    parts.append(f"NP {state.get('np')}")
-    members = state.get("members")
-    if members is not None:
-        g = state.get("group", 0)
-        parts.append(
-            f"group {g} (world ranks {' '.join(map(str, members))})"
-            if g >= 0
-            else "idle rank (waiting for the groups)"
-        )
-    if state.get("bytes") is not None:
-        parts.append(f"{state['bytes']} bytes")
-    return ", ".join(parts) + f", in {state.get('phase', '?')}"
-
-
 class Watchdog:
     """One per rank. Rank 0 passes on_end(reason) to finish the results file."""
 
@@ -186,9 +144,8 @@ class Watchdog:
         self.beats = 0  # beat(): steps of a long stage that are progress within it
         self._beats_seen = 0
         self._said_overdue = False
-        self.lock = (
-            threading.Lock()
-        )  # the channel to rank 0 (main thread: stop; watchdog thread: the rest)
+        # the channel to rank 0 (main thread: stop; watchdog thread: the rest)
+        self.lock = threading.Lock()
         self.hub: peers.Hub | None = None  # rank 0: every other rank's connection
         self.link: peers.Link | None = None  # the others: theirs to rank 0
         self.rank0: tuple | None = None
@@ -313,17 +270,14 @@ class Watchdog:
 
     def where(self, ranks) -> str:
         """'2 3 on h2, 5 on h3' (hosts from the ranks' hellos; rank 0's own), or '2 3 5'."""
+        return hosts(ranks, self._hosts())
+
+    def _hosts(self) -> dict[int, str]:
         hub = self.hub
-        host = {
+        return {
             0: self.host,
             **({r: p.host for r, p in hub.known.items()} if hub is not None else {}),
         }
-        groups: dict[str, list[str]] = {}
-        for r in sorted(ranks):
-            groups.setdefault(host.get(r, ""), []).append(str(r))
-        if list(groups) == [""]:
-            return " ".join(groups[""])
-        return ", ".join(" ".join(rs) + (f" on {h}" if h else "") for h, rs in groups.items())
 
     def lost_note(self) -> str:
         """Rank 0: '; rank 2 on h2 had ended …' when ranks were lost, else ''."""
@@ -442,9 +396,7 @@ class Watchdog:
             "state": state,
             "at": main_thread_at(),
         }
-        if (
-            self.partial is not None
-        ):  # --samples: the completed samples of the stuck row travel along
+        if self.partial is not None:  # --samples: the completed samples of the stuck row go too
             mine["partial"] = self.partial()
         if self.rank != 0:
             print(
@@ -468,9 +420,7 @@ class Watchdog:
             os._exit(EXIT_TIMEOUT)
         reports = {0: mine}
         reports.update(self._collect(REPORT_GRACE))
-        if (
-            self.partial is not None
-        ):  # a stuck rank sent nothing: the row says whose samples are missing
+        if self.partial is not None:  # a stuck rank sent none: the row says whose are missing
             self.partials = {r: rep.get("partial") for r, rep in reports.items()}
         reason = self.report(state, reports)
         self._finish(reason)
@@ -480,48 +430,8 @@ class Watchdog:
 
     def report(self, state: dict, reports: dict[int, dict]) -> str:
         """Print which measurement and which ranks were stuck; returns a one-line reason."""
-        silent = [r for r in range(self.size) if r not in reports]
-        members = state.get("members")
-        lines = [
-            (
-                f"commbench: watchdog: no progress for {self.timeout:g} s (--timeout) in "
-                f"{describe(state)}"
-            )
-        ]
-        for r in sorted(reports):
-            rep = reports[r]
-            lines.append(
-                f"commbench: watchdog:   rank {r} ({rep.get('host')}, pid {rep.get('pid')}) "
-                f"answered: {describe(rep.get('state', {}))}, at {rep.get('at', '?')}"
-            )
         lost = set(self.hub.lost) if self.hub is not None else set()
-        if silent:
-            on = self.where(silent)
-            lines.append(
-                f"commbench: watchdog:   rank{'s' if len(silent) > 1 else ''} "
-                f"{' '.join(map(str, silent))} did not answer (stopped, hung outside Python, "
-                "or dead): these are the stuck ranks"
-                + (f" ({on})" if " on " in on else "")
-                + (
-                    f"; of them, {self.where(lost)} ended (killed, crashed, or the node failed)"
-                    if lost
-                    else ""
-                )
-            )
-        lines.append("commbench: watchdog: ending the job; every record measured so far is kept")
-        print("\n".join(lines), file=sys.stderr, flush=True)
-        what = state.get("benchmark") or state.get("phase", "start-up")
-        at = f" at {state['bytes']} bytes" if state.get("bytes") is not None else ""
-        np_ = f", NP {state['np']}" if state.get("np") else ""
-        grp = f", group world ranks {' '.join(map(str, members))}" if members else ""
-        # Every rank answered, each still inside the call named above: waiting on each
-        # other in MPI (a deadlock), or one long computation or loop (see where).
-        stuck = (
-            f"; ranks not answering: {self.where(silent)}"
-            if silent
-            else f"; every rank answered, none moved (rank 0 at {reports[0].get('at', '?')})"
-        )
-        return f"watchdog: {what}{np_}{at}{grp} made no progress for {self.timeout:g} s{stuck}"
+        return stuck(self.timeout, self.size, state, reports, self._hosts(), lost)
 
     def _finish(self, reason: str) -> None:
         if self.on_end is None:

@@ -269,7 +269,8 @@ def test_mark_interrupted_salvages_a_cut_file(tmp_path):
 
 def test_watchdog_report_names_stuck_ranks(capsys):
     """The report logic alone: who answered, who did not, and the one-line reason."""
-    from commbench.watchdog import Watchdog, describe
+    from commbench.watchdog import Watchdog
+    from commbench.watchdog_report import describe
 
     state = {
         "benchmark": "Allreduce",

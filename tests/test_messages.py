@@ -13,7 +13,7 @@ import numpy as np
 from commbench.views import plot
 from commbench.views.fit_text import fit_series
 from commbench.views.series import Series
-from commbench.watchdog import describe
+from commbench.watchdog_report import describe
 from tests.mpirun import commbench
 
 OVERHEAD = [

@@ -2,7 +2,8 @@
 
 - plan: pure planning (process counts, sizes, repetitions, buffers), no MPI;
 - context: the process groups of one NP and what a kernel sees of one row;
-- core: the Harness that sweeps, times, checks and emits the records.
+- core: the Harness that sweeps, times, checks and emits the records;
+- publish: the records of its rows, built on world rank 0, and the check verdicts.
 """
 
 from commbench.harness.context import Context, Layout

@@ -4,12 +4,12 @@ It owns process groups (-npmin, -multi, -map), the sweep over sizes with the
 repetition policy and time budget (planned in commbench.harness.plan), buffer
 allocation and contents, warm-up, barriers, the reduction of per-rank times
 and check mode, and hands one Measurement per row to the session's views on
-world rank 0. Benchmarks only say what one repetition does (commbench.suites).
+world rank 0 (built by commbench.harness.publish). Benchmarks only say what one
+repetition does (commbench.suites).
 """
 
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,11 +18,12 @@ from typing import Any
 from mpi4py import MPI
 
 from commbench import buffers, methodology, native, policy, records
-from commbench.harness import periter, perrow
+from commbench.harness import periter
 from commbench.harness.context import Context, Layout
-from commbench.harness.live import LiveRow, first, median_run
+from commbench.harness.live import first
 from commbench.harness.plan import Plan
-from commbench.harness.precision import least, repeat, sample_until, worst
+from commbench.harness.precision import least, repeat, sample_until
+from commbench.harness.publish import Publisher
 from commbench.harness.quiet import quiet_gc
 from commbench.session import Session
 from commbench.suites.base import Benchmark, Kind
@@ -57,25 +58,15 @@ class Harness:
         self.world_size = session.size
         self.plan = Plan(cfg, self.world_size, large_counts=MPI.Get_version() >= (4, 0))
         self.family = self.plan.family
-        self.checked: dict[str, bool] = {}
         # Engine selection, once for the run (collective): ["native"], ["mpi4py"],
         # or both for --engine both; a benchmark without a native pattern runs on mpi4py.
         self.engines, note = native.resolve(cfg.engine, self.world)
         if note and self.world_rank == 0:
             print(f"commbench: {note}", file=sys.stderr, flush=True)
         self.native_kernels: dict[str, Any] = {}
-        if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
+        self.publisher = Publisher(session, self.plan)
+        if self.publisher.sampling and session.watchdog is not None:  # a signal keeps samples
             session.watchdog.partial = self._my_samples
-        self.outcome: tuple[int, dict] | None = (
-            None  # --precision: (group, how this rank's row ended)
-        )
-        self.positions = itertools.count()  # --shuffle: rows in the order measured
-        self.position: int | None = None  # --shuffle: the current row's place in that order
-
-    @property
-    def sampling(self) -> bool:
-        """Rows of several samples, every one kept: --samples K or --precision."""
-        return self.cfg.samples > 1 or self.cfg.measuring.precision is not None
 
     def _my_samples(self) -> list | None:
         """The watchdog thread, at a signal: this rank's completed samples of the current row."""
@@ -98,7 +89,7 @@ class Harness:
                 for np_ in self.plan.np_sequence(bench):
                     self.run_np(bench, np_)
             completed = True
-            return sum(1 for ok in self.checked.values() if not ok)
+            return self.publisher.failures()
         finally:
             if fam.finish is not None:
                 fam.finish(self.session, completed)
@@ -111,7 +102,7 @@ class Harness:
                         repetitions=0,
                         rank_times={},
                         status=records.INVALID,
-                        **self._row(bench, np_, [], "", None, 1.0),
+                        **self.publisher.row(bench, np_, [], "", None, 1.0),
                     )
                 )
             return
@@ -141,9 +132,10 @@ class Harness:
             history=[] if self.cfg.msglen is not None or shuffled else None,
         )
         sizes = self.plan.order(bench, layout.np, mode)
+        pub = self.publisher
         for x in sizes:
-            self.position = next(self.positions) if shuffled else None
-            row = self._row(
+            pub.position = next(pub.positions) if shuffled else None
+            row = pub.row(
                 bench,
                 layout.np,
                 layout.groups,
@@ -159,13 +151,13 @@ class Harness:
                 continue
             self.measure(sweep, row, x, n0, sizes)
             sweep.first = False
-        self.position = None
+        pub.position = None
         self.session.release()  # --engine both: the later engines' tables
 
     # -- guard: the time budget and -mem, agreed by every rank --------------------------
     def guard(self, sweep: Sweep, row: dict, x: int, n0: int) -> str | None:
         """'stop' when the time budget is spent, 'skip' when the buffers exceed -mem."""
-        bench = sweep.bench
+        bench, emit = sweep.bench, self.publisher.emit_status
         self.watch("the time-budget check", sweep, row["x"])
         over = (
             sweep.member
@@ -173,7 +165,7 @@ class Harness:
             and not sweep.first
         )
         if self.world.allreduce(over, op=MPI.LOR):
-            self.emit_status(
+            emit(
                 row,
                 records.TIMEOUT,
                 'Time limit (secs_per_sample * msg_sizes_list_len) is over; use "-time X" to '
@@ -183,11 +175,11 @@ class Harness:
             return "stop"
         overflow = self.plan.int_overflow(bench, x, sweep.layout.np)
         if overflow:
-            self.emit_status(row, records.INT_OVERFLOW, overflow, self.engines_for(bench))
+            emit(row, records.INT_OVERFLOW, overflow, self.engines_for(bench))
             return "skip"
         need = self.plan.buffers(bench, x, sweep.layout.np, n0).gib
         if need > self.cfg.max_mem:
-            self.emit_status(
+            emit(
                 row,
                 records.OUT_OF_MEM,
                 f'needed X={need:8.3f} GB; use flag "-mem X" with X > {need:.3f}',
@@ -201,7 +193,7 @@ class Harness:
         bench, layout, mode = sweep.bench, sweep.layout, sweep.mode
         n = BIG
         ctx = None
-        method = self.cfg.method
+        method, pub = self.cfg.method, self.publisher
         if sweep.member:
             if sweep.first and bench.warmup and method.warmup and not method.warmup_each_size:
                 self.session.progress("warm-up")
@@ -213,8 +205,8 @@ class Harness:
         self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
         n = self.world.allreduce(n, op=MPI.MIN)
         for e, engine in enumerate(self.engines_for(bench, x, layout.np)):
-            if self.sampling:  # what a stop keeps of the row (commbench.harness.live)
-                self.session.live = self.live_row(bench, row, n, engine)
+            if pub.sampling:  # what a stop keeps of the row (commbench.harness.live)
+                self.session.live = pub.live_row(bench, row, n, engine)
             if ctx is not None and e > 0 and ctx.bufs.recv is not None:
                 ctx.rbuf[:] = 0  # the next engine's check sees its own data, its warm-up's too
             if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
@@ -223,8 +215,8 @@ class Harness:
                     self.session.progress("warm-up")
                     self.timed(ctx, w, engine)
             runs, defect = self.timed_runs(ctx, n, engine)
-            rec = self.publish(bench, row, n, runs, defect, engine)
-            rec = self.per_iteration(ctx, rec, bench)
+            rec = pub.publish(bench, row, n, runs, defect, engine)
+            rec = pub.per_iteration(ctx, rec, bench)
             if rec is not None:  # --engine both: the second engine's rows form their own table
                 self.session.emit(rec, hold=e > 0)
             self.session.live = None
@@ -243,7 +235,7 @@ class Harness:
         if ctx is None:
             return [], None
         self.session.progress("the timed kernel")
-        if self.measuring_each:
+        if self.publisher.measuring_each:
             periter.arm(ctx, self.cfg.measuring, engine)
         runs = self.samples(ctx, n, engine)
         periter.finish(ctx)
@@ -283,130 +275,8 @@ class Harness:
             least(self.cfg.samples),
             self.session.beat,
         )
-        self.outcome = (ctx.group, out.as_dict())
+        self.publisher.outcome = (ctx.group, out.as_dict())
         return runs
-
-    def live_row(self, bench: Benchmark, row: dict, n: int, engine: str) -> LiveRow:
-        secs, k = self.plan.row_budget()
-        target = self.cfg.measuring.precision
-        return LiveRow(
-            bench,
-            row,
-            n,
-            engine,
-            k,
-            self.world_size,
-            self.make_record,
-            precision=target,
-            budget_secs=secs if target is not None else None,
-        )
-
-    def publish(
-        self, bench: Benchmark, row: dict, n: int, runs: list, defect: Any, engine: str
-    ) -> records.Measurement | None:
-        """Gather every rank's times to world rank 0 and build the row's record there."""
-        self.session.progress("the gather to rank 0")
-        t = (runs[0] if len(runs) == 1 else median_run(runs)) if runs else None
-        gathered = self.world.gather((t, defect), root=0)
-        extra: dict[str, Any] = {"engine": engine}
-        if (
-            self.sampling
-        ):  # --samples K, --precision: the row from each rank's median, every sample kept
-            per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
-            if self.world_rank == 0:
-                extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
-                if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
-                    extra["samples"]["k_requested"] = self.cfg.samples
-                extra["rank_samples"] = per_rank
-        if self.cfg.measuring.precision is not None:
-            outcomes, self.outcome = self.world.gather(self.outcome, root=0), None
-            if self.world_rank == 0:
-                extra["precision"] = worst(outcomes)
-        if self.position is not None:
-            extra["position"] = self.position
-        if self.world_rank != 0:
-            return None
-        return self.make_record(bench, row, n, gathered, extra=extra)
-
-    @property
-    def measuring_each(self) -> bool:
-        """Rows timed one repetition at a time: --per-iteration or --sync-start window."""
-        return self.cfg.measuring.per_iteration or self.cfg.measuring.sync_start == "window"
-
-    def per_iteration(
-        self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark
-    ) -> records.Measurement | None:
-        """Every rank's per-repetition times to world rank 0: the row's record there with them
-        (commbench.harness.perrow); collective over the world."""
-        if not self.measuring_each:
-            return rec
-        self.session.progress("the gather of per-repetition times to rank 0")
-        gathered = self.world.gather(periter.data(ctx), root=0)
-        if rec is None:
-            return None
-        return perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
-
-    def _row(
-        self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None, turnover: float
-    ) -> dict:
-        """The fields every record of a row shares."""
-        return dict(
-            benchmark=bench.name,
-            family=bench.family,
-            kind=bench.kind,
-            np_=np_,
-            mode=mode,
-            x=x,
-            groups=groups,
-            world_size=self.world_size,
-            components=list(bench.components),
-            turnover=turnover,
-        )
-
-    def make_record(
-        self,
-        bench: Benchmark,
-        base: dict,
-        n: int,
-        gathered: list,
-        extra: dict | None = None,
-        **fields,
-    ) -> records.Measurement:
-        comps = list(bench.components)
-        rank_times: dict[str, list[float | None]] = {c: [] for c in comps}
-        defects = [d for _, d in gathered if d is not None]
-        for t, _ in gathered:
-            vals = t if isinstance(t, tuple) else (t,)
-            for c, v in zip(comps, vals if t is not None else (None,) * len(comps)):
-                rank_times[c].append(None if v is None else v * bench.time_factor)
-        defect = max(defects) if defects else None
-        if self.cfg.check and bench.expected is not None:
-            defect = defect or 0.0  # verified, nothing received (e.g. Bcast at NP=1)
-            ok = defect is None or defect <= policy.TOL
-            self.checked[bench.name] = self.checked.get(bench.name, True) and ok
-        return records.build(
-            repetitions=n, rank_times=rank_times, defects=defect, extra=extra, **base, **fields
-        )
-
-    def emit_status(
-        self, base: dict, status: str, message: str, engines: list[str] | None = None
-    ) -> None:
-        """A row without numbers; one per engine when given (the later ones held to their
-        tables)."""
-        if self.world_rank == 0:
-            for e, engine in enumerate(engines or [None]):
-                extra = ({"engine": engine} if engine else {}) | (
-                    {} if self.position is None else {"position": self.position}
-                )
-                rec = records.build(
-                    repetitions=0,
-                    rank_times={c: [None] * self.world_size for c in base["components"]},
-                    extra=extra or None,
-                    status=status,
-                    message=message,
-                    **base,
-                )
-                self.session.emit(rec, hold=e > 0)
 
     def watch(self, phase: str, sweep: Sweep, x: int | None) -> None:
         """A new measurement clock for the watchdog, naming the row."""

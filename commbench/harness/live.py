@@ -27,12 +27,12 @@ from commbench.suites.base import Benchmark
 @dataclass
 class LiveRow:
     bench: Benchmark
-    base: dict  # the fields every record of the row shares (Harness._row)
+    base: dict  # the fields every record of the row shares (Publisher.row)
     n: int  # repetitions of one sample
     engine: str
     requested: int  # K
     world_size: int
-    make: Callable[..., records.Measurement]  # Harness.make_record
+    make: Callable[..., records.Measurement]  # Publisher.make_record (commbench.harness.publish)
     runs: list = field(default_factory=list)  # this rank's completed samples (seconds)
     precision: float | None = (
         None  # --precision's target (then `requested` is the row's sample budget)

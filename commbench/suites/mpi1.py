@@ -2,7 +2,9 @@
 
 Each benchmark is a descriptor plus a kernel of a few lines: the timed loop
 between two MPI.Wtime() calls, with buffer specs prebuilt by the harness.
-Kernels return seconds per repetition on this rank.
+Kernels return seconds per repetition on this rank. Here: the point-to-point
+benchmarks, IMB 2021's additions (commbench.suites.mpi1_2021), IMB's order and
+the family; the collectives are commbench.suites.mpi1_coll.
 """
 
 from __future__ import annotations
@@ -11,14 +13,12 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.options import ConfigError, Option, choice, integer
-from commbench.suites import collops, mpi1_2021
+from commbench.suites import mpi1_2021, mpi1_coll
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
+from commbench.suites.mpi1_coll import F
 from commbench.suites.specs import lean_recv as _recv
 from commbench.suites.specs import lean_send as _send
-from commbench.suites.verify import check_slots, last_rep, worst
-
-F = "mpi1"
-
+from commbench.suites.verify import check_slots
 
 # ---------------------------------------------------------------- point to point
 
@@ -111,273 +111,6 @@ def _check_exchange(ctx, n):
     return check_slots(ctx, n, lambda k: [(0, exp)])
 
 
-# ---------------------------------------------------------------- collectives
-
-
-def allreduce(ctx, n):
-    op, SUM = ctx.comm.Allreduce, MPI.SUM
-    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
-    t0 = MPI.Wtime()
-    for s, r in items:
-        op(s, r, SUM)
-    return (MPI.Wtime() - t0) / n
-
-
-def reduce(ctx, n):
-    op, SUM = ctx.comm.Reduce, MPI.SUM
-    items = zip(
-        ctx.roots(n), ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
-    )
-    t0 = MPI.Wtime()
-    for root, (s, r) in items:
-        op(s, r, SUM, root)
-    return (MPI.Wtime() - t0) / n
-
-
-def reduce_scatter(ctx, n):
-    op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
-    counts = collops.split(ctx.x // ctx.red_width, ctx.size)
-    items = ctx.each(
-        n,
-        _send(ctx, dtype=ctx.red_dtype),
-        _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype),
-    )
-    t0 = MPI.Wtime()
-    for s, r in items:
-        op(s, r, counts, SUM)
-    return (MPI.Wtime() - t0) / n
-
-
-def _check_allreduce(ctx, n):
-    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)
-    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
-
-
-def _check_reduce(ctx, n):
-    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)
-    me = ctx.rank
-    return check_slots(
-        ctx,
-        n,
-        lambda k: (
-            [(0, exp)]
-            if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None
-            else None
-        ),
-        dtype=ctx.red_np,
-    )
-
-
-def _check_reduce_scatter(ctx, n):
-    w = ctx.red_width
-    counts = collops.split(ctx.x // w, ctx.size)
-    start = w * sum(counts[: ctx.rank])
-    exp = buffers.reduce_pattern(ctx.members, ctx.x, ctx.red_np)[
-        start : start + w * counts[ctx.rank]
-    ]
-    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
-
-
-def _vspec(ctx, specs, x):
-    """The v-collectives' spec: X bytes from/to each rank at j·X, counted in elements of
-    the message datatype (-data_type)."""
-    counts, displs = collops.counts(collops.OPS["allgatherv"], x // ctx.width, ctx.size)
-    return [[s[0], (counts, displs), ctx.dtype] for s in specs]
-
-
-def allgather(ctx, n):
-    op = ctx.comm.Allgather
-    items = ctx.each(n, _send(ctx), _recv(ctx, count=ctx.size * ctx.x))
-    t0 = MPI.Wtime()
-    for s, r in items:
-        op(s, r)
-    return (MPI.Wtime() - t0) / n
-
-
-def allgatherv(ctx, n):
-    op = ctx.comm.Allgatherv
-    items = ctx.each(n, _send(ctx), _vspec(ctx, _recv(ctx, count=ctx.size * ctx.x), ctx.x))
-    t0 = MPI.Wtime()
-    for s, r in items:
-        op(s, r)
-    return (MPI.Wtime() - t0) / n
-
-
-def _rooted_loop(op, items, n: int) -> float:
-    """The timed loop of Gather/Scatter(v): op(send, recv, root), root i % NP."""
-    t0 = MPI.Wtime()
-    for root, (s, r) in items:
-        op(s, r, root)
-    return (MPI.Wtime() - t0) / n
-
-
-def _gather(v: bool):
-    def kernel(ctx, n):
-        op = ctx.comm.Gatherv if v else ctx.comm.Gather
-        recv = _recv(ctx, count=ctx.size * ctx.x)
-        items = zip(ctx.roots(n), ctx.each(n, _send(ctx), _vspec(ctx, recv, ctx.x) if v else recv))
-        return _rooted_loop(op, items, n)
-
-    return kernel
-
-
-def _scatter(v: bool):
-    def kernel(ctx, n):
-        op = ctx.comm.Scatterv if v else ctx.comm.Scatter
-        send = _send(ctx, count=ctx.size * ctx.x)
-        items = zip(ctx.roots(n), ctx.each(n, _vspec(ctx, send, ctx.x) if v else send, _recv(ctx)))
-        return _rooted_loop(op, items, n)
-
-    return kernel
-
-
-def _alltoall(v: bool):
-    def kernel(ctx, n):
-        op = ctx.comm.Alltoallv if v else ctx.comm.Alltoall
-        send = _send(ctx, count=ctx.size * ctx.x)
-        recv = _recv(ctx, count=ctx.size * ctx.x)
-        if v:
-            send, recv = _vspec(ctx, send, ctx.x), _vspec(ctx, recv, ctx.x)
-        items = ctx.each(n, send, recv)
-        t0 = MPI.Wtime()
-        for s, r in items:
-            op(s, r)
-        return (MPI.Wtime() - t0) / n
-
-    return kernel
-
-
-def _gathered(ctx):
-    return [
-        (j * ctx.x, buffers.pattern(w, ctx.x, ctx.bench.dtype)) for j, w in enumerate(ctx.members)
-    ]
-
-
-def _check_allgather(ctx, n):
-    exp = _gathered(ctx)
-    return check_slots(ctx, n, lambda k: exp)
-
-
-def _check_gather(ctx, n):
-    exp = _gathered(ctx)
-    me = ctx.rank
-    return check_slots(
-        ctx,
-        n,
-        lambda k: (
-            exp if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None else None
-        ),
-    )
-
-
-def _block_of(ctx, world_rank: int) -> tuple[int, object]:
-    """My block of another rank's NP·X' send buffer."""
-    full = buffers.pattern(world_rank, ctx.size * xp(ctx.x), ctx.bench.dtype)
-    return full[ctx.rank * ctx.x : ctx.rank * ctx.x + ctx.x]
-
-
-def _every_root(ctx, one, expect) -> float | None:
-    """Check mode of a rooted operation whose data only its root sends (Scatter(v), Bcast).
-
-    Each slot of the timed loop keeps only the data of the last root that used
-    it, so a rank whose send buffer is wrong would pass unless it happened to be
-    that root. After the timed data is verified, one more untimed operation per
-    root into receive slot 0 — one(root) runs and completes it — is verified
-    too, so every rank's data is looked at (the slot's timed data is gone by
-    then, which is why it is verified first)."""
-    devs = []
-    rlen = ctx.bufs.recv_stride if ctx.slots > 1 else ctx.rbuf.nbytes
-    for root in range(ctx.size):
-        ctx.rbuf[:rlen] = 0
-        one(root)
-        exp = expect(root)
-        if exp is not None:
-            devs.append(buffers.deviation(ctx.rbuf[: exp.nbytes], exp, ctx.bench.dtype))
-    return worst(devs)
-
-
-def scatter_check(v: bool, op_of=None):
-    """Scatter(v)'s verifier; op_of(ctx) -> op(send, recv, root) completing one operation
-    (the blocking MPI_Scatter(v) here; IMB-NBC passes its start-and-wait)."""
-
-    def expected(ctx, n):
-        timed = check_slots(
-            ctx,
-            n,
-            lambda k: [(0, _block_of(ctx, ctx.members[ctx.root_of(last_rep(n, ctx.slots, k))]))],
-        )
-        op = (op_of or (lambda c: c.comm.Scatterv if v else c.comm.Scatter))(ctx)
-        send = _send(ctx, count=ctx.size * ctx.x)
-        s = _vspec(ctx, send, ctx.x)[0] if v else send[0]
-        r = _recv(ctx)[0]
-        swept = _every_root(
-            ctx, lambda root: op(s, r, root), lambda root: _block_of(ctx, ctx.members[root])
-        )
-        return worst([timed, swept])
-
-    return expected
-
-
-def _check_alltoall(ctx, n):
-    exp = [(j * ctx.x, _block_of(ctx, w)) for j, w in enumerate(ctx.members)]
-    return check_slots(ctx, n, lambda k: exp)
-
-
-def bcast(ctx, n):
-    op = ctx.comm.Bcast
-    me = ctx.rank
-    items = zip(ctx.roots(n), ctx.each(n, _send(ctx), _recv(ctx)))
-    t0 = MPI.Wtime()
-    for root, (s, r) in items:
-        op(s if root == me else r, root)
-    return (MPI.Wtime() - t0) / n
-
-
-def bcast_check(op_of=None):
-    """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see
-    scatter_check)."""
-
-    def expected(ctx, n):
-        me = ctx.rank
-
-        def last(k):
-            i = last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) != me)
-            if i is None:
-                return None
-            return [(0, buffers.pattern(ctx.members[ctx.root_of(i)], ctx.x, ctx.bench.dtype))]
-
-        timed = check_slots(ctx, n, last)
-        op = (op_of or (lambda c: c.comm.Bcast))(ctx)
-        s, r = _send(ctx)[0], _recv(ctx)[0]
-        swept = _every_root(
-            ctx,
-            lambda root: op(s if root == me else r, root),
-            lambda root: (
-                None if root == me else buffers.pattern(ctx.members[root], ctx.x, ctx.bench.dtype)
-            ),
-        )
-        return worst([timed, swept])
-
-    return expected
-
-
-# The verifiers that re-run their operation once per root, by MPI-1 name: IMB-NBC
-# builds its own from these with its nonblocking operation.
-ROOT_SWEPT = {
-    "Scatter": lambda op_of: scatter_check(False, op_of),
-    "Scatterv": lambda op_of: scatter_check(True, op_of),
-    "Bcast": bcast_check,
-}
-
-
-def barrier(ctx, n):
-    op = ctx.comm.Barrier
-    t0 = MPI.Wtime()
-    for _ in range(n):
-        op()
-    return (MPI.Wtime() - t0) / n
-
-
 # ---------------------------------------------------------------- descriptors
 
 
@@ -397,31 +130,6 @@ def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
         native=pattern,
         fit=True,
     )
-
-
-def _coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
-    """A collective; unit 4 marks a reduction (-red_data_type, float by default)."""
-    default = {"default": False, "default_in": (since,)} if since else {}
-    return Benchmark(
-        name,
-        F,
-        Kind.COLLECTIVE,
-        kernel,
-        desc,
-        buffers=buffers,
-        unit=unit,
-        **default,
-        typed="red" if unit == 4 else "data",
-        root_based=root_based,
-        expected=expected,
-        native=name.lower(),
-        int_extent=_last_displacement if name.endswith("v") else None,
-    )
-
-
-def _last_displacement(x: int, np_: int) -> int:
-    """The v-collectives' displacements are j*X: the last one, (NP-1)*X (IMB: "rank*size")."""
-    return (np_ - 1) * x
 
 
 _DESCRIPTORS = (
@@ -501,92 +209,7 @@ _DESCRIPTORS = (
         fit=True,
         typed="data",
     ),
-    _coll("Allreduce", allreduce, _check_allreduce, "MPI_Allreduce of X/4 floats, MPI_SUM", unit=4),
-    _coll(
-        "Reduce",
-        reduce,
-        _check_reduce,
-        "MPI_Reduce of X/4 floats to root i%NP",
-        unit=4,
-        root_based=True,
-    ),
-    _coll(
-        "Reduce_scatter",
-        reduce_scatter,
-        _check_reduce_scatter,
-        "MPI_Reduce_scatter of X/4 floats, even split",
-        unit=4,
-    ),
-    _coll(
-        "Allgather",
-        allgather,
-        _check_allgather,
-        "MPI_Allgather, X bytes from each",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-    ),
-    _coll(
-        "Allgatherv",
-        allgatherv,
-        _check_allgather,
-        "MPI_Allgatherv with the data of Allgather",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-    ),
-    _coll(
-        "Gather",
-        _gather(False),
-        _check_gather,
-        "MPI_Gather of X bytes from each to root i%NP",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-        root_based=True,
-    ),
-    _coll(
-        "Gatherv",
-        _gather(True),
-        _check_gather,
-        "MPI_Gatherv with the data of Gather",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-        root_based=True,
-    ),
-    _coll(
-        "Scatter",
-        _scatter(False),
-        scatter_check(False),
-        "MPI_Scatter of X bytes to each from root i%NP",
-        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
-        root_based=True,
-    ),
-    _coll(
-        "Scatterv",
-        _scatter(True),
-        scatter_check(True),
-        "MPI_Scatterv with the data of Scatter",
-        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
-        root_based=True,
-    ),
-    _coll(
-        "Alltoall",
-        _alltoall(False),
-        _check_alltoall,
-        "MPI_Alltoall, X bytes per pair",
-        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
-    ),
-    _coll(
-        "Alltoallv",
-        _alltoall(True),
-        _check_alltoall,
-        "MPI_Alltoallv, X bytes per pair",
-        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
-    ),
-    _coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
-    Benchmark(
-        "Barrier",
-        F,
-        Kind.SYNC,
-        barrier,
-        "MPI_Barrier",
-        buffers=lambda x, np_: (0, 0),
-        native="barrier",
-    ),
+    *mpi1_coll.COLLECTIVES,
     # IMB 2021's additions (commbench.suites.mpi1_2021); Uniband/Biband only by name, as there.
     *(
         Benchmark(
@@ -613,7 +236,7 @@ _DESCRIPTORS = (
             ("Biband", True, "Uniband in both directions at once"),
         )
     ),
-    _coll(
+    mpi1_coll.coll(
         "Reduce_local",
         mpi1_2021.reduce_local,
         mpi1_2021.check_reduce_local,
@@ -621,7 +244,7 @@ _DESCRIPTORS = (
         unit=4,
         since="imb2021",
     ),
-    _coll(
+    mpi1_coll.coll(
         "Reduce_scatter_block",
         mpi1_2021.reduce_scatter_block,
         mpi1_2021.check_reduce_scatter_block,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers
+from commbench.suites import mpi1_coll
 from commbench.suites.specs import lean_recv, lean_send
 from commbench.suites.verify import check_slots
 
@@ -117,9 +118,6 @@ def reduce_scatter_block(ctx, n):
 
 
 def check_reduce_scatter_block(ctx, n):
-    """Block j of the NP·X/4-float SUM goes to rank j."""
-    block = ctx.x // ctx.red_width * ctx.red_width
-    exp = buffers.reduce_pattern(ctx.members, ctx.size * ctx.x, ctx.red_np)[
-        ctx.rank * block : (ctx.rank + 1) * block
-    ]
-    return check_slots(ctx, n, lambda k: [(0, exp)], dtype=ctx.red_np)
+    """Block j of the NP·X/4-float SUM goes to rank j (commbench.suites.collops)."""
+    exp = mpi1_coll.pieces(ctx, "reduce_scatter_block")
+    return check_slots(ctx, n, lambda k: exp, dtype=ctx.red_np)

@@ -24,18 +24,15 @@ calls runs one thread at a time, so its times include that serialisation.
 from __future__ import annotations
 
 import os
-import resource
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
-from mpi4py import MPI
-
-from commbench import deferred, jobenv, records
+from commbench import records
 from commbench.native import mt as native_mt
-from commbench.options import C_INT_MAX, ConfigError, Option, RunError, choice, integer
+from commbench.options import C_INT_MAX, ConfigError, Option, choice, integer
 from commbench.session import Session
-from commbench.suites import mpi1
+from commbench.suites import mpi1, mt_limits
 from commbench.suites.base import Family
 from commbench.suites.mt_python import PyRun
 from commbench.suites.mt_spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, Settings
@@ -172,96 +169,6 @@ def configure(cfg):
     return replace(cfg, params=p)
 
 
-# MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
-# "Too many communicators (0/2048 free on this process)"). MPI_COMM_WORLD and MPI_COMM_SELF
-# hold two and mpi4py's duplicate of the world for its object collectives (comm.allreduce …)
-# one; each thread needs one more (with this wheel's MPICH 5.0.2 2045 threads run, 2046 end
-# in that abort). Other libraries' limits are not known here: their ranks meet _thread_comms.
-MPICH_CONTEXT_IDS = 2048
-HELD_COMMS = 3
-
-
-def _limits() -> list[tuple[int, str]]:
-    """(most threads per rank, why) that this MPI library and this host allow."""
-    out = []
-    if (
-        deferred.loaded("mpi4py.MPI")
-        and MPI.Is_initialized()
-        and "MPICH" in MPI.Get_library_version()
-    ):
-        out.append(
-            (
-                MPICH_CONTEXT_IDS - HELD_COMMS,
-                (
-                    "each thread needs a communicator of its own (MPI_Comm_dup) and MPICH has "
-                    f"{MPICH_CONTEXT_IDS} per process (context ids), {HELD_COMMS} of them held by "
-                    "MPI_COMM_WORLD, MPI_COMM_SELF and mpi4py's copy of the world"
-                ),
-            )
-        )
-    local = jobenv.tasks_on_this_node() or int(
-        os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1
-    )
-    for cap, what in (
-        (
-            resource.getrlimit(resource.RLIMIT_NPROC)[0],
-            "RLIMIT_NPROC (ulimit -u), the threads one user may run",
-        ),
-        (_threads_max(), "the kernel's threads-max"),
-    ):
-        if 0 < cap != resource.RLIM_INFINITY:
-            out.append(
-                (
-                    max(1, cap // local),
-                    f"{local} rank{'s' * (local > 1)} on this host may start at most "
-                    f"{cap} threads together ({what})",
-                )
-            )
-    return out
-
-
-def _threads_max() -> int:
-    try:
-        with open("/proc/sys/kernel/threads-max", encoding="ascii") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 0
-
-
-def validate(cfg, size: int) -> None:
-    """MPI_THREAD_MULTIPLE (a -thread_level below it: commbench.suites.uses); without
-    -thread_level the ranks (MPI initialised) refuse what MPI_Init_thread provided. The
-    thread count within what this MPI and this host allow: refused, naming the limit,
-    before MPI would abort on it."""
-    s = Settings.of(cfg.params)
-    need = (
-        f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per "
-        "rank at once and needs MPI_THREAD_MULTIPLE"
-    )
-    for most, why in _limits():
-        if s.threads > most:
-            raise ConfigError(f"--mt-threads {s.threads}: {why} (accepted: --mt-threads 1..{most})")
-    if (
-        deferred.loaded("mpi4py.MPI")
-        and MPI.Is_initialized()
-        and MPI.Query_thread() < MPI.THREAD_MULTIPLE
-    ):
-        got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
-        if cfg.thread_level is None:
-            raise ConfigError(
-                f"{need}; without -thread_level MPI was initialised with {got} (accepted: "
-                "-thread_level multiple)"
-            )
-        raise ConfigError(
-            f"{need}, but this MPI provides only {got} (accepted: an MPI library built with thread "
-            "support, e.g. the mpich wheel, and -thread_level multiple)"
-        )
-    if cfg.check and s.datatype != "int":
-        raise ConfigError(
-            "-check verifies int data only, as IMB-MT (accepted: -check with -datatype int)"
-        )
-
-
 def memory(params: dict, size: int) -> tuple[int, str]:
     s, big = Settings.of(params), max(Settings.of(params).count, default=0)
     return s.threads * (
@@ -297,28 +204,6 @@ def preamble(cfg) -> list[str]:
 # --------------------------------------------------- the procedure (commbench.harness.rows runs it)
 
 
-def _thread_comms(comm, n: int) -> list:
-    """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id; an MPI
-    whose limit validate() did not know ends the run naming it, not with its own abort."""
-    out: list = []
-    try:
-        for i in range(n):
-            info = MPI.Info.Create({"thread_id": str(i)})
-            try:
-                out.append(comm.Dup(info))
-            finally:
-                info.Free()
-    except MPI.Exception as e:
-        for c in out:
-            c.Free()
-        raise RunError(
-            f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
-            f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread "
-            f"needs one (accepted: --mt-threads {max(1, len(out))} or fewer)"
-        ) from None
-    return out
-
-
 class MtProcedure(Procedure):
     """The run's benchmarks on T threads per rank: a unit per benchmark, a row per count;
     the threads' communicators are the whole run's."""
@@ -331,7 +216,7 @@ class MtProcedure(Procedure):
 
     def open(self) -> None:
         self.runners = engines(self.session, lambda: native_mt.resolve(self.session.comm))
-        self.comms = _thread_comms(self.session.comm, self.s.threads)
+        self.comms = mt_limits.thread_comms(self.session.comm, self.s.threads)
 
     def close(self) -> None:
         for c in self.comms:
@@ -434,37 +319,6 @@ def row_record(
     ]
     total = count * s.unit * s.threads  # IMB-MT's #bytes: the data of all threads of a rank
     fails = [list(f) for _, _, f in every]
-    extra = {
-        "engine": engine,
-        "threads": s.threads,
-        "count": count,
-        "datatype": s.datatype,
-        "message_bytes": count * s.unit,
-        "processes": nres // s.threads,
-        "thread_times": threads,
-        "repeat": s.repeat,
-        "warmup": s.warmup,
-        "barrier": s.barrier,
-        "stride": s.stride,
-        "columns": bench.columns,
-        "check_failures": fails if check else None,
-    }
-    if bench.window:
-        extra["window_size"] = s.window_size
-    v: dict = {}
-    if timed:
-        t_avg, t_max = sum(timed) / nres, max(timed)
-        v = {
-            "t_min": min(timed) * 1e6,
-            "t_max": t_max * 1e6,
-            "t_avg": t_avg * 1e6,
-            "t": t_max * 1e6,
-        }
-        if bench.columns == "p2p":
-            v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
-        elif bench.columns == "rate":
-            v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
-            v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
     return records.build(
         benchmark=bench.name,
         family=F,
@@ -479,11 +333,52 @@ def row_record(
         rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
         turnover=1.0,
         defects=float(sum(map(sum, fails))) if check and bench.checked else None,
-        extra=extra,
-        values=v,
+        extra=_extra(bench, s, engine, count, nres, threads, fails if check else None),
+        values=_values(bench, s, timed, nres, total),
         status=records.OK if timed else records.INVALID,
         message="" if timed else "NO SUCCESSFUL EXECUTIONS",
     )
+
+
+def _extra(
+    bench: MtBench, s: Settings, engine: str, count: int, nres: int, threads: list, fails
+) -> dict:
+    """What IMB-MT ran a row with, and every thread's time per repetition (None: it took no
+    part) and -check failures (None without -check)."""
+    extra = {
+        "engine": engine,
+        "threads": s.threads,
+        "count": count,
+        "datatype": s.datatype,
+        "message_bytes": count * s.unit,
+        "processes": nres // s.threads,
+        "thread_times": threads,
+        "repeat": s.repeat,
+        "warmup": s.warmup,
+        "barrier": s.barrier,
+        "stride": s.stride,
+        "columns": bench.columns,
+        "check_failures": fails,
+    }
+    if bench.window:
+        extra["window_size"] = s.window_size
+    return extra
+
+
+def _values(bench: MtBench, s: Settings, timed: list, nres: int, total: int) -> dict:
+    """IMB-MT's columns over the nres threads that took part (timed: their seconds per
+    repetition; total: #bytes): t_min, t_max, t_avg (usec) and, by the benchmark's columns,
+    the bandwidth and message rate; none when no thread was timed."""
+    if not timed:
+        return {}
+    t_avg, t_max = sum(timed) / nres, max(timed)
+    v = {"t_min": min(timed) * 1e6, "t_max": t_max * 1e6, "t_avg": t_avg * 1e6, "t": t_max * 1e6}
+    if bench.columns == "p2p":
+        v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
+    elif bench.columns == "rate":
+        v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
+        v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
+    return v
 
 
 FAMILY = Family(
@@ -498,7 +393,7 @@ FAMILY = Family(
     aliases=("IMB-MT",),
     options=OPTIONS,
     configure=configure,
-    validate=validate,
+    validate=mt_limits.validate,
     preamble=preamble,
     procedure=procedure,
     view="mt",

@@ -222,35 +222,46 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
     ):
         st = verdicts.stats(vals)
         matrix[order.index(a)][order.index(c)] = st["median"]
-        values = (
-            {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]}
-            if metric == "latency"
-            else {
-                "bytes_per_sec": st["median"],
-                "t_median": n / st["median"] * 1e6 if st["median"] else 0.0,
-            }
-        )
-        r.made.append(
-            records.Measurement(
-                benchmark="AllPairs",
-                family=F,
-                kind=KIND,
-                np=r.p,
-                mode=f"{metric} {a}->{c}",
-                bytes=n,
-                repetitions=st["n"],
-                world_size=r.p,
-                values=values,
-                extra={
-                    "metric": metric,
-                    "src_host": a,
-                    "dst_host": c,
-                    "intra": a == c,
-                    "stats": st,
-                    "unit": "us" if metric == "latency" else "B/s",
-                },
-            )
-        )
+        r.made.append(_host_pair_record(r, metric, n, a, c, st))
+    r.made.append(_matrix_record(r, metric, n, got, order, matrix))
+
+
+def _host_pair_record(r: Run, metric: str, n: int, a: str, c: str, st: dict) -> records.Measurement:
+    """The record of host a to host c: the statistics st of its pairs' values."""
+    values = (
+        {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]}
+        if metric == "latency"
+        else {
+            "bytes_per_sec": st["median"],
+            "t_median": n / st["median"] * 1e6 if st["median"] else 0.0,
+        }
+    )
+    return records.Measurement(
+        benchmark="AllPairs",
+        family=F,
+        kind=KIND,
+        np=r.p,
+        mode=f"{metric} {a}->{c}",
+        bytes=n,
+        repetitions=st["n"],
+        world_size=r.p,
+        values=values,
+        extra={
+            "metric": metric,
+            "src_host": a,
+            "dst_host": c,
+            "intra": a == c,
+            "stats": st,
+            "unit": "us" if metric == "latency" else "B/s",
+        },
+    )
+
+
+def _matrix_record(
+    r: Run, metric: str, n: int, got: list, order: list, matrix: list[list]
+) -> records.Measurement:
+    """The matrix record: the host pairs' medians, and each rank pair's up to
+    RANK_MATRIX_UP_TO ranks."""
     extra = {
         "metric": metric,
         "hosts": order,
@@ -263,19 +274,17 @@ def _pair_records(r: Run, metric: str, n: int, got: list) -> None:
         for src, dst, vals in got:
             rm[src][dst] = statistics.median(vals) if vals else None
         extra["rank_matrix"] = rm
-    r.made.append(
-        records.Measurement(
-            benchmark="AllPairs",
-            family=F,
-            kind=KIND,
-            np=r.p,
-            mode=f"{metric} matrix",
-            bytes=n,
-            repetitions=0,
-            world_size=r.p,
-            values={},
-            extra=extra,
-        )
+    return records.Measurement(
+        benchmark="AllPairs",
+        family=F,
+        kind=KIND,
+        np=r.p,
+        mode=f"{metric} matrix",
+        bytes=n,
+        repetitions=0,
+        world_size=r.p,
+        values={},
+        extra=extra,
     )
 
 

@@ -1,0 +1,424 @@
+"""IMB-MPI1's collectives (spec §8): their kernels, verifiers and descriptors.
+
+The kernels are the timed loops of Allreduce … Barrier, with buffer specs prebuilt
+by the harness; each returns seconds per repetition on this rank. The verifiers
+take what a rank must hold after one call from commbench.suites.collops.expected,
+given IMB's data (spec §6.3): a rank's send buffer holds buffers.pattern of its
+world rank, a reduction's result is buffers.reduce_pattern over the group.
+IMB-NBC and IMB-MPI4 reuse these verifiers through the descriptors (FAMILY.get)
+and ROOT_SWEPT; the family itself (order, options) is commbench.suites.mpi1.
+"""
+
+from __future__ import annotations
+
+from mpi4py import MPI
+
+from commbench import buffers
+from commbench.suites import collops
+from commbench.suites.base import Benchmark, Kind, same, xp
+from commbench.suites.specs import lean_recv as _recv
+from commbench.suites.specs import lean_send as _send
+from commbench.suites.verify import check_slots, last_rep, worst
+
+F = "mpi1"  # the family: commbench.suites.mpi1
+
+# ---------------------------------------------------------------- the data a call leaves
+
+
+def received(ctx, name: str, root: int = 0):
+    """The bytes this rank's receive buffer must hold, from its start, after one call of
+    the collective `name` (collops' spelling) rooted at group rank `root`; None when it
+    receives nothing. IMB's data: group rank src sends the bytes of buffers.pattern of
+    its world rank (ctx.members[src]) in a send buffer of X bytes, NP·X' for an
+    operation that sends a block per rank; a reduction counts in elements of
+    -red_data_type (ctx.red_width bytes) over X bytes, NP·X for Reduce_scatter_block."""
+    o, x, p = collops.OPS[name], ctx.x, ctx.size
+    nbytes = p * xp(x) if o.blocks[0] == "P" else x
+
+    def sent(src: int, n: int, at: int):
+        return buffers.pattern(ctx.members[src], nbytes, ctx.bench.dtype)[at : at + n]
+
+    if not o.reduces:
+        return collops.expected(o, ctx.rank, p, x, sent, None, root)
+    w = ctx.red_width
+    total = p * x if name == "reduce_scatter_block" else x
+
+    def summed(lo: int, hi: int):
+        return buffers.reduce_pattern(ctx.members, total, ctx.red_np)[lo * w : hi * w]
+
+    return collops.expected(o, ctx.rank, p, total // w, sent, summed, root)
+
+
+def pieces(ctx, name: str, root: int = 0) -> list | None:
+    """received() as check_slots compares it: [(offset, bytes)], a piece per rank's block
+    (X bytes at j·X) where the buffer holds one block per rank, else the whole."""
+    exp = received(ctx, name, root)
+    if exp is None:
+        return None
+    if collops.OPS[name].blocks[1] != "P":
+        return [(0, exp)]
+    x = ctx.x
+    return [(j * x, exp[j * x : j * x + x]) for j in range(ctx.size)]
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def allreduce(ctx, n):
+    op, SUM = ctx.comm.Allreduce, MPI.SUM
+    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
+    t0 = MPI.Wtime()
+    for s, r in items:
+        op(s, r, SUM)
+    return (MPI.Wtime() - t0) / n
+
+
+def reduce(ctx, n):
+    op, SUM = ctx.comm.Reduce, MPI.SUM
+    items = zip(
+        ctx.roots(n), ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
+    )
+    t0 = MPI.Wtime()
+    for root, (s, r) in items:
+        op(s, r, SUM, root)
+    return (MPI.Wtime() - t0) / n
+
+
+def reduce_scatter(ctx, n):
+    op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
+    counts = collops.split(ctx.x // ctx.red_width, ctx.size)
+    items = ctx.each(
+        n,
+        _send(ctx, dtype=ctx.red_dtype),
+        _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype),
+    )
+    t0 = MPI.Wtime()
+    for s, r in items:
+        op(s, r, counts, SUM)
+    return (MPI.Wtime() - t0) / n
+
+
+def _dtype(ctx, name: str) -> str | None:
+    """How a verifier compares: a reduction's -red_data_type, else the benchmark's type."""
+    return ctx.red_np if collops.OPS[name].reduces else None
+
+
+def _check_every_slot(name: str):
+    """The verifier of an unrooted collective: every used slot holds one call's data."""
+
+    def expected(ctx, n):
+        exp = pieces(ctx, name)
+        return check_slots(ctx, n, lambda k: exp, dtype=_dtype(ctx, name))
+
+    return expected
+
+
+def _check_as_root(name: str):
+    """The verifier of Reduce and Gather(v): the slots that a call rooted here used last
+    hold the root's data."""
+
+    def expected(ctx, n):
+        me = ctx.rank
+        exp = pieces(ctx, name, root=me)
+
+        def mine(k):
+            return (
+                exp
+                if last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) == me) is not None
+                else None
+            )
+
+        return check_slots(ctx, n, mine, dtype=_dtype(ctx, name))
+
+    return expected
+
+
+# ---------------------------------------------------------------- gather, scatter, alltoall
+
+
+def vspec(ctx, specs, x):
+    """The v-collectives' spec: X bytes from/to each rank at j·X, counted in elements of
+    the message datatype (-data_type)."""
+    counts, displs = collops.counts(collops.OPS["allgatherv"], x // ctx.width, ctx.size)
+    return [[s[0], (counts, displs), ctx.dtype] for s in specs]
+
+
+def allgather(ctx, n):
+    op = ctx.comm.Allgather
+    items = ctx.each(n, _send(ctx), _recv(ctx, count=ctx.size * ctx.x))
+    t0 = MPI.Wtime()
+    for s, r in items:
+        op(s, r)
+    return (MPI.Wtime() - t0) / n
+
+
+def allgatherv(ctx, n):
+    op = ctx.comm.Allgatherv
+    items = ctx.each(n, _send(ctx), vspec(ctx, _recv(ctx, count=ctx.size * ctx.x), ctx.x))
+    t0 = MPI.Wtime()
+    for s, r in items:
+        op(s, r)
+    return (MPI.Wtime() - t0) / n
+
+
+def _rooted_loop(op, items, n: int) -> float:
+    """The timed loop of Gather/Scatter(v): op(send, recv, root), root i % NP."""
+    t0 = MPI.Wtime()
+    for root, (s, r) in items:
+        op(s, r, root)
+    return (MPI.Wtime() - t0) / n
+
+
+def _gather(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Gatherv if v else ctx.comm.Gather
+        recv = _recv(ctx, count=ctx.size * ctx.x)
+        items = zip(ctx.roots(n), ctx.each(n, _send(ctx), vspec(ctx, recv, ctx.x) if v else recv))
+        return _rooted_loop(op, items, n)
+
+    return kernel
+
+
+def _scatter(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Scatterv if v else ctx.comm.Scatter
+        send = _send(ctx, count=ctx.size * ctx.x)
+        items = zip(ctx.roots(n), ctx.each(n, vspec(ctx, send, ctx.x) if v else send, _recv(ctx)))
+        return _rooted_loop(op, items, n)
+
+    return kernel
+
+
+def _alltoall(v: bool):
+    def kernel(ctx, n):
+        op = ctx.comm.Alltoallv if v else ctx.comm.Alltoall
+        send = _send(ctx, count=ctx.size * ctx.x)
+        recv = _recv(ctx, count=ctx.size * ctx.x)
+        if v:
+            send, recv = vspec(ctx, send, ctx.x), vspec(ctx, recv, ctx.x)
+        items = ctx.each(n, send, recv)
+        t0 = MPI.Wtime()
+        for s, r in items:
+            op(s, r)
+        return (MPI.Wtime() - t0) / n
+
+    return kernel
+
+
+def _every_root(ctx, one, expect) -> float | None:
+    """Check mode of a rooted operation whose data only its root sends (Scatter(v), Bcast).
+
+    Each slot of the timed loop keeps only the data of the last root that used
+    it, so a rank whose send buffer is wrong would pass unless it happened to be
+    that root. After the timed data is verified, one more untimed operation per
+    root into receive slot 0 — one(root) runs and completes it — is verified
+    too, so every rank's data is looked at (the slot's timed data is gone by
+    then, which is why it is verified first)."""
+    devs = []
+    rlen = ctx.bufs.recv_stride if ctx.slots > 1 else ctx.rbuf.nbytes
+    for root in range(ctx.size):
+        ctx.rbuf[:rlen] = 0
+        one(root)
+        exp = expect(root)
+        if exp is not None:
+            devs.append(buffers.deviation(ctx.rbuf[: exp.nbytes], exp, ctx.bench.dtype))
+    return worst(devs)
+
+
+def scatter_check(v: bool, op_of=None):
+    """Scatter(v)'s verifier; op_of(ctx) -> op(send, recv, root) completing one operation
+    (the blocking MPI_Scatter(v) here; IMB-NBC passes its start-and-wait)."""
+    name = "scatterv" if v else "scatter"
+
+    def expected(ctx, n):
+        timed = check_slots(
+            ctx, n, lambda k: pieces(ctx, name, ctx.root_of(last_rep(n, ctx.slots, k)))
+        )
+        op = (op_of or (lambda c: c.comm.Scatterv if v else c.comm.Scatter))(ctx)
+        send = _send(ctx, count=ctx.size * ctx.x)
+        s = vspec(ctx, send, ctx.x)[0] if v else send[0]
+        r = _recv(ctx)[0]
+        swept = _every_root(
+            ctx, lambda root: op(s, r, root), lambda root: received(ctx, name, root)
+        )
+        return worst([timed, swept])
+
+    return expected
+
+
+# ---------------------------------------------------------------- bcast, barrier
+
+
+def bcast(ctx, n):
+    op = ctx.comm.Bcast
+    me = ctx.rank
+    items = zip(ctx.roots(n), ctx.each(n, _send(ctx), _recv(ctx)))
+    t0 = MPI.Wtime()
+    for root, (s, r) in items:
+        op(s if root == me else r, root)
+    return (MPI.Wtime() - t0) / n
+
+
+def bcast_check(op_of=None):
+    """Bcast's verifier; op_of(ctx) -> op(buf, root) completing one operation (see
+    scatter_check)."""
+
+    def expected(ctx, n):
+        me = ctx.rank
+
+        def last(k):
+            i = last_rep(n, ctx.slots, k, lambda i: ctx.root_of(i) != me)
+            return None if i is None else pieces(ctx, "bcast", ctx.root_of(i))
+
+        timed = check_slots(ctx, n, last)
+        op = (op_of or (lambda c: c.comm.Bcast))(ctx)
+        s, r = _send(ctx)[0], _recv(ctx)[0]
+        swept = _every_root(
+            ctx,
+            lambda root: op(s if root == me else r, root),
+            lambda root: received(ctx, "bcast", root),
+        )
+        return worst([timed, swept])
+
+    return expected
+
+
+# The verifiers that re-run their operation once per root, by MPI-1 name: IMB-NBC
+# builds its own from these with its nonblocking operation.
+ROOT_SWEPT = {
+    "Scatter": lambda op_of: scatter_check(False, op_of),
+    "Scatterv": lambda op_of: scatter_check(True, op_of),
+    "Bcast": bcast_check,
+}
+
+
+def barrier(ctx, n):
+    op = ctx.comm.Barrier
+    t0 = MPI.Wtime()
+    for _ in range(n):
+        op()
+    return (MPI.Wtime() - t0) / n
+
+
+# ---------------------------------------------------------------- descriptors
+
+
+def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
+    """A collective of IMB-MPI1; unit 4 marks a reduction (-red_data_type, float by default)."""
+    default = {"default": False, "default_in": (since,)} if since else {}
+    return Benchmark(
+        name,
+        F,
+        Kind.COLLECTIVE,
+        kernel,
+        desc,
+        buffers=buffers,
+        unit=unit,
+        **default,
+        typed="red" if unit == 4 else "data",
+        root_based=root_based,
+        expected=expected,
+        native=name.lower(),
+        int_extent=_last_displacement if name.endswith("v") else None,
+    )
+
+
+def _last_displacement(x: int, np_: int) -> int:
+    """The v-collectives' displacements are j*X: the last one, (NP-1)*X (IMB: "rank*size")."""
+    return (np_ - 1) * x
+
+
+COLLECTIVES = (
+    coll(
+        "Allreduce",
+        allreduce,
+        _check_every_slot("allreduce"),
+        "MPI_Allreduce of X/4 floats, MPI_SUM",
+        unit=4,
+    ),
+    coll(
+        "Reduce",
+        reduce,
+        _check_as_root("reduce"),
+        "MPI_Reduce of X/4 floats to root i%NP",
+        unit=4,
+        root_based=True,
+    ),
+    coll(
+        "Reduce_scatter",
+        reduce_scatter,
+        _check_every_slot("reduce_scatter"),
+        "MPI_Reduce_scatter of X/4 floats, even split",
+        unit=4,
+    ),
+    coll(
+        "Allgather",
+        allgather,
+        _check_every_slot("allgather"),
+        "MPI_Allgather, X bytes from each",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Allgatherv",
+        allgatherv,
+        _check_every_slot("allgatherv"),
+        "MPI_Allgatherv with the data of Allgather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Gather",
+        _gather(False),
+        _check_as_root("gather"),
+        "MPI_Gather of X bytes from each to root i%NP",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Gatherv",
+        _gather(True),
+        _check_as_root("gatherv"),
+        "MPI_Gatherv with the data of Gather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Scatter",
+        _scatter(False),
+        scatter_check(False),
+        "MPI_Scatter of X bytes to each from root i%NP",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Scatterv",
+        _scatter(True),
+        scatter_check(True),
+        "MPI_Scatterv with the data of Scatter",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Alltoall",
+        _alltoall(False),
+        _check_every_slot("alltoall"),
+        "MPI_Alltoall, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Alltoallv",
+        _alltoall(True),
+        _check_every_slot("alltoallv"),
+        "MPI_Alltoallv, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
+    coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
+    Benchmark(
+        "Barrier",
+        F,
+        Kind.SYNC,
+        barrier,
+        "MPI_Barrier",
+        buffers=lambda x, np_: (0, 0),
+        native="barrier",
+    ),
+)
