@@ -32,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import types
 from itertools import repeat
 from pathlib import Path
 
@@ -115,17 +116,19 @@ def cpu(rounds: int, reps: int, size: int) -> None:
     from mpi4py import MPI
 
     from commbench.harness import Context
-    from commbench.suites import mpi1
+    from commbench.suites import specs
 
     c = MPI.COMM_SELF.Dup()
     sb, rb = np.ones(max(size, 4), np.uint8), np.zeros(max(size, 4), np.uint8)
     sview, rview = sb[:size], rb[:size]
     ctime, src, tag = time.thread_time, MPI.ANY_SOURCE, MPI.ANY_TAG
 
+    one_slot = types.SimpleNamespace(first=0, slots=1)  # a row's Context, for its each()
+
     def each_loop(sspec, rspec):  # commbench's loop shape
         def loop(n):
             isend, recv = c.Isend, c.Recv
-            items = Context.each(n, [sspec], [rspec])
+            items = Context.each(one_slot, n, [sspec], [rspec])
             t0 = ctime()
             for s, r in items:
                 q = isend(s, 0, 1)
@@ -147,7 +150,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
 
         return loop
 
-    lean = mpi1._lean([[sview, MPI.BYTE], [rview, MPI.BYTE]])
+    lean = specs.lean([[sview, MPI.BYTE], [rview, MPI.BYTE]])
     contenders = {
         "commbench": each_loop(*lean),
         "numpy-specs": minimal([sview, MPI.BYTE], [rview, MPI.BYTE]),
