@@ -6,395 +6,33 @@ MPI_Barrier(MY_COMM). Targets make no RMA calls — they wait in that barrier �
 and return a negative time, which the records leave out of min/max/avg.
 "Agg" benchmarks run NON-AGGREGATE (a completion call after every operation)
 then AGGREGATE (n operations to disjoint slots, one completion call).
-The window is created per size in the descriptor's setup, without a fence.
+The window is created per size in the descriptor's setup, without a fence. The kernels are
+in rma_kernels.py, the check mode in rma_check.py; this module declares the benchmarks.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from mpi4py import MPI
-
-from commbench import buffers, cpu
 from commbench.suites import onesided as osd
 from commbench.suites.base import TWO, Benchmark, Family, Kind, xp
-from commbench.suites.verify import check_slots, worst
-
-F = "rma"
-AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
-MODES = (NONAGG, AGG)  # non-aggregate first [ref order] (spec §12)
-NO_TIME = -1.0
-
-
-# ---------------------------------------------------------------- argument lists per slot
-# Each builder returns, per slot k, the argument tuple of one RMA call towards
-# `target`; the timed loops only unpack prebuilt tuples.
-
-
-def _put_args(ctx, target):
-    return [(s, target, d) for s, d in zip(ctx.send_specs(), ctx.disps)]
-
-
-def _get_args(ctx, target):
-    return [(r, target, d) for r, d in zip(ctx.recv_specs(), ctx.disps)]
-
-
-def _acc_args(ctx, target):
-    return [(s, target, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.disps)]
-
-
-def _getacc_args(ctx, target):
-    return [
-        (s, r, target, d, MPI.SUM)
-        for s, r, d in zip(
-            ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(dtype=MPI.FLOAT), ctx.disps
-        )
-    ]
-
-
-def _fop_args(ctx, target):
-    return [
-        (s, r, target, d, MPI.SUM)
-        for s, r, d in zip(
-            ctx.send_specs(4, dtype=MPI.FLOAT),
-            ctx.recv_specs(4, dtype=MPI.FLOAT),
-            ctx.disps,
-        )
-    ]
-
-
-def _cas_args(ctx, target):
-    # origin, compare and result values live in the origin's receive slot:
-    # result @0, compare @4, origin @8 (spec §12)
-    res = ctx.recv_specs(4, 0, MPI.INT)
-    cmp_ = ctx.recv_specs(4, 4, MPI.INT)
-    org = ctx.recv_specs(4, 8, MPI.INT)
-    return [(o, c, r, target, d) for o, c, r, d in zip(org, cmp_, res, ctx.disps)]
-
-
-OPS = {  # name -> (MPI.Win method, argument builder, window over, the native patterns' stem)
-    "put": ("Put", _put_args, osd.PUT, "rma_put"),
-    "get": ("Get", _get_args, osd.GET, "rma_get"),
-    "acc": ("Accumulate", _acc_args, osd.PUT, "rma_accumulate"),
-    "getacc": ("Get_accumulate", _getacc_args, osd.PUT, "rma_get_accumulate"),
-    "fop": ("Fetch_and_op", _fop_args, osd.PUT, "rma_fetch_and_op"),
-    "cas": ("Compare_and_swap", _cas_args, osd.PUT, "rma_compare_and_swap"),
-}
-
-
-def _args(ctx, op: str, target: int) -> list:
-    key = (op, target)
-    got = ctx.prebuilt.get(key)
-    if got is None:
-        got = ctx.prebuilt[key] = OPS[op][1](ctx, target)
-    return got
-
-
-def _done(ctx, n: int) -> None:
-    ctx.comm.Barrier()  # targets wait here while the origin works
-    if ctx.cfg.check:
-        osd.count_uses(ctx, n)
-
-
-# ---------------------------------------------------------------- single transfer (pair)
-
-
-def _pair(op: str, completion: str, bidir: bool):
-    """Unidir/Bidir put/get, Put_local/Get_local, Accumulate, Get_accumulate, Fetch_and_op, CAS."""
-    method = OPS[op][0]
-
-    def kernel(ctx, n):
-        me = ctx.rank
-        t = NO_TIME
-        if op == "cas" and me == 0:
-            _cas_values(ctx)  # --engine both: the second engine finds the receive buffer cleared
-        if me == 0 or bidir:
-            partner = 1 - me
-            win = ctx.win
-            call, done = getattr(win, method), getattr(win, completion)
-            items = osd.reps(n, _args(ctx, op, partner), ctx.first)
-            win.Lock(partner, MPI.LOCK_SHARED)
-            if ctx.mode == AGG:
-                t0 = MPI.Wtime()
-                for a in items:
-                    call(*a)
-                done(partner)
-                t = (MPI.Wtime() - t0) / n
-            else:
-                t0 = MPI.Wtime()
-                for a in items:
-                    call(*a)
-                    done(partner)
-                t = (MPI.Wtime() - t0) / n
-            win.Unlock(partner)
-        _done(ctx, n)
-        return t
-
-    return kernel
-
-
-# ---------------------------------------------------------------- one/all to all
-
-
-def _targets(me: int, size: int) -> list[int]:
-    """(p + rank) % NP for p = 0..NP-1, skipping itself: staggered, no hot spot."""
-    return [t for t in ((p + me) % size for p in range(size)) if t != me]
-
-
-def _to_all(op: str, completion: str, everyone: bool):
-    """One_put_all/One_get_all (rank 0), Put_all_local/Get_all_local, All_put_all/All_get_all."""
-    method = OPS[op][0]
-
-    def kernel(ctx, n):
-        me = ctx.rank
-        t = NO_TIME
-        if me == 0 or everyone:
-            win = ctx.win
-            call, done = getattr(win, method), getattr(win, completion)
-            per_target = [_args(ctx, op, tgt) for tgt in _targets(me, ctx.size)]
-            per_slot = [[args[k] for args in per_target] for k in range(ctx.slots)]
-            items = osd.reps(n, per_slot, ctx.first)
-            win.Lock_all(0)
-            t0 = MPI.Wtime()
-            for batch in items:
-                for a in batch:
-                    call(*a)
-            done()  # one completion after all n repetitions (A10)
-            t = (MPI.Wtime() - t0) / n
-            win.Unlock_all()
-        _done(ctx, n)
-        return t
-
-    return kernel
-
-
-# ---------------------------------------------------------------- exchange
-
-
-def _exchange(op: str):
-    method = OPS[op][0]
-
-    def kernel(ctx, n):
-        me, size, x = ctx.rank, ctx.size, ctx.x
-        left, right = (me - 1) % size, (me + 1) % size
-        win = ctx.win
-        call, flush = getattr(win, method), win.Flush
-        disps = ctx.disps
-        if op == "put":  # send[0:X] -> left at slot, send[X:2X] -> right at slot+X
-            first = [(s, left, d) for s, d in zip(ctx.send_specs(), disps)]
-            second = [(s, right, d + x) for s, d in zip(ctx.send_specs(offset=x), disps)]
-        else:  # right's send[0:X] -> recv[0:X], left's send[X:2X] -> recv[X:2X]
-            first = [(r, right, d) for r, d in zip(ctx.recv_specs(), disps)]
-            second = [(r, left, d + x) for r, d in zip(ctx.recv_specs(offset=x), disps)]
-        items = osd.reps(n, list(zip(first, second)), ctx.first)
-        two = left != right
-        win.Lock(left, MPI.LOCK_SHARED)
-        if two:
-            win.Lock(right, MPI.LOCK_SHARED)
-        t0 = MPI.Wtime()
-        if two:
-            for a, b in items:
-                call(*a)
-                call(*b)
-                flush(left)
-                flush(right)
-        else:  # two processes: both transfers go to the one neighbour
-            for a, b in items:
-                call(*a)
-                call(*b)
-                flush(left)
-        t = (MPI.Wtime() - t0) / n
-        win.Unlock(left)
-        if two:
-            win.Unlock(right)
-        _done(ctx, n)
-        return t
-
-    return kernel
-
-
-# ---------------------------------------------------------------- Truly_passive_put
-
-
-def _passive_setup(ctx):
-    from commbench import native
-
-    osd.create_window(ctx, osd.PUT)
-    cpu.shared(ctx.cfg.method.cpu_matrix)  # calibrate the CPU kernel outside any timing
-    native.calibrate_cpu(ctx.cfg.method.cpu_matrix)  # and the native engine's, where it runs
-
-
-def truly_passive_put(ctx, n):
-    """Put+flush+barrier while the target waits in MPI (t_pure), then while it computes (t_ovrl).
-
-    Returns (t_pure, t_ovrl, t_cpu) on the origin; t_cpu is the target's
-    computation per repetition, kept in the records next to the two printed
-    columns so a reader can tell whether it matched t_pure.
-    """
-    win, comm = ctx.win, ctx.comm
-    barrier = comm.Barrier
-    box = np.zeros(1, dtype=np.float64)
-    if ctx.rank == 0:
-        put, flush = win.Put, win.Flush
-        args = _args(ctx, "put", 1)
-        win.Lock(1, MPI.LOCK_SHARED)
-        t0 = MPI.Wtime()
-        for a in osd.reps(n, args):
-            put(*a)
-            flush(1)
-            barrier()
-        t_pure = (MPI.Wtime() - t0) / n
-        box[0] = t_pure
-        comm.Send([box, MPI.DOUBLE], 1, 2)
-        barrier()
-        t0 = MPI.Wtime()
-        for a in osd.reps(n, args):
-            put(*a)
-            flush(1)
-            barrier()
-        t_ovrl = (MPI.Wtime() - t0) / n
-        win.Unlock(1)
-        comm.Recv([box, MPI.DOUBLE], 1, 3)
-        out = (t_pure, t_ovrl, float(box[0]))
-    else:
-        for _ in range(n):
-            barrier()
-        comm.Recv([box, MPI.DOUBLE], 0, 2)
-        kernel = cpu.shared(ctx.cfg.method.cpu_matrix)
-        t_cpu = float(box[0])
-        kernel.exploit(t_cpu, True)  # size the computation to one pure put
-        barrier()
-        work = kernel.exploit
-        spent = 0.0
-        for _ in range(n):
-            spent += work(t_cpu, False)
-            barrier()
-        # what the target really computed per repetition (the kernel's smallest
-        # amount of work can exceed a short t_pure): recorded as t_cpu, not printed
-        box[0] = spent / n
-        comm.Send([box, MPI.DOUBLE], 0, 3)
-        out = (NO_TIME, NO_TIME, NO_TIME)
-    _done(ctx, n)
-    return out
-
-
-# ---------------------------------------------------------------- check mode (spec §15)
-
-
-def _pat(ctx, group_rank: int, nbytes: int | None = None) -> np.ndarray:
-    return buffers.pattern(
-        ctx.members[group_rank], ctx.x if nbytes is None else nbytes, ctx.bench.dtype
-    )
-
-
-def _arrived(receivers, source):
-    """Put targets / get origins hold the source's pattern in every used slot."""
-
-    def expected(ctx, n):
-        me = ctx.rank
-        if me not in receivers(ctx):
-            return None
-        if not op_is_get(ctx):  # get origins read their own buffer, complete after the flush
-            osd.sync_local(ctx)
-        exp = _pat(ctx, source(ctx))
-        return check_slots(ctx, n, lambda k: [(0, exp)])
-
-    return expected
-
-
-def op_is_get(ctx) -> bool:
-    return ctx.bench.variant == osd.GET
-
-
-def _from_one_of(receivers, sources):
-    """Concurrent transfers into one area (One_get_all, All_*): one source's data survives.
-
-    So a source whose data is wrong would pass whenever another's survived:
-    after the timed data, every source's is verified once more, one source at a
-    time, into slot 0 (onesided.each_source)."""
-
-    def expected(ctx, n):
-        mine = ctx.rank in receivers(ctx)
-        timed = None
-        cands = [_pat(ctx, s) for s in sources(ctx)] if mine else []
-        if cands:
-            if not op_is_get(ctx):
-                osd.sync_local(ctx)
-            stride = ctx.bufs.recv_stride
-            timed = osd.each_used_slot(
-                ctx,
-                n,
-                lambda k: osd.one_of(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, ctx.x), cands),
-            )
-        swept = osd.each_source(ctx, mine, _others(ctx), lambda s: _pat(ctx, s), op_is_get(ctx))
-        return worst([timed, swept]) if cands else None
-
-    return expected
-
-
-def _check_exchange(ctx, n):
-    if not op_is_get(ctx):
-        osd.sync_local(ctx)
-    x = ctx.x
-    right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
-    exp = [(0, _pat(ctx, right)), (x, _pat(ctx, left, 2 * xp(x))[x : 2 * x])]
-    return check_slots(ctx, n, lambda k: exp)
-
-
-def _check_accumulate(fetches: bool, nbytes=None):
-    """Target: uses×pattern of rank 0 per slot; origin (fetching ops): (uses−1)×pattern."""
-
-    def expected(ctx, n):
-        size = ctx.x if nbytes is None else nbytes
-        uses = ctx.uses
-        m0 = [ctx.members[0]]
-        dev = None
-        if ctx.rank == 1:
-            osd.sync_local(ctx)
-            dev = check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k])))])
-        elif fetches:
-            dev = check_slots(ctx, n, lambda k: [(0, osd.scaled(m0, size, int(uses[k]) - 1))])
-        osd.restart_uses(ctx)
-        return dev
-
-    return expected
-
-
-def _cas_values(ctx):
-    # The origin swaps in the first int of its send slot (so corrupted send data
-    # is caught); compare value 0 = the target's initial contents.
-    for k in range(ctx.slots):
-        a, s = k * ctx.bufs.recv_stride, k * ctx.bufs.send_stride
-        ctx.rbuf[a + 4 : a + 8] = 0
-        ctx.rbuf[a + 8 : a + 12] = ctx.sbuf[s : s + 4]
-
-
-def _cas_setup(ctx):
-    if ctx.rank == 0:
-        _cas_values(ctx)
-    osd.create_window(ctx, osd.PUT, 4)
-
-
-def _check_cas(ctx, n):
-    value = _pat(ctx, 0, 4)
-    zero = np.zeros(4, dtype=np.uint8)
-    uses = ctx.uses
-    stride = ctx.bufs.recv_stride
-    if ctx.rank == 1:  # the first swap succeeded, later ones found a non-matching value
-        osd.sync_local(ctx)
-        dev = osd.each_used_slot(
-            ctx, n, lambda k: osd.exact(osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), value)
-        )
-    else:  # origin: the first result is the old value 0, later results the swapped-in value
-        dev = osd.each_used_slot(
-            ctx,
-            n,
-            lambda k: osd.exact(
-                osd.slot_area(ctx, ctx.rbuf, stride, k, 0, 4), zero if uses[k] == 1 else value
-            ),
-        )
-    osd.restart_uses(ctx)
-    return dev
-
+from commbench.suites.rma_check import (
+    arrived,
+    cas_setup,
+    check_accumulate,
+    check_cas,
+    check_exchange,
+    from_one_of,
+    others,
+)
+from commbench.suites.rma_kernels import (
+    MODES,
+    OPS,
+    F,
+    exchange,
+    pair,
+    passive_setup,
+    to_all,
+    truly_passive_put,
+)
 
 # ---------------------------------------------------------------- descriptors
 
@@ -415,10 +53,6 @@ def _partner(ctx):
     return 1 - ctx.rank
 
 
-def _others(ctx):
-    return [r for r in range(ctx.size) if r != ctx.rank]
-
-
 def _not_r0(ctx):
     return tuple(range(1, ctx.size))
 
@@ -434,7 +68,7 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
         name,
         F,
         Kind.SINGLE,
-        _pair(op, completion, bidir),
+        pair(op, completion, bidir),
         desc,
         unit=unit,
         default=default,
@@ -459,7 +93,7 @@ def _multiple(name, op, completion, expected, desc, default=True):
         name,
         F,
         Kind.MULTIPLE,
-        _to_all(op, completion, False),
+        to_all(op, completion, False),
         desc,
         default=default,
         turnover=lambda np_: float(np_ - 1),
@@ -477,7 +111,7 @@ def _all_to_all(name, op, expected, desc):
         name,
         F,
         Kind.COLLECTIVE,
-        _to_all(op, "Flush_all", True),
+        to_all(op, "Flush_all", True),
         desc,
         setup=osd.setup_window(over),
         teardown=osd.free_window,
@@ -493,12 +127,12 @@ def _exchange_bench(name, op, desc):
         name,
         F,
         Kind.COLLECTIVE,
-        _exchange(op),
+        exchange(op),
         desc,
         buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
         setup=osd.setup_window(over),
         teardown=osd.free_window,
-        expected=_check_exchange,
+        expected=check_exchange,
         variant=over,
         native=f"rma_exchange_{op}",
     )
@@ -516,7 +150,7 @@ BENCHMARKS = (
         "put",
         "Flush",
         False,
-        _arrived(_r1, lambda c: 0),
+        arrived(_r1, lambda c: 0),
         "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush",
     ),
     _single(
@@ -524,7 +158,7 @@ BENCHMARKS = (
         "get",
         "Flush",
         False,
-        _arrived(_r0, lambda c: 1),
+        arrived(_r0, lambda c: 1),
         "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush",
     ),
     _single(
@@ -532,7 +166,7 @@ BENCHMARKS = (
         "put",
         "Flush",
         True,
-        _arrived(_both, _partner),
+        arrived(_both, _partner),
         "both ranks MPI_Put X bytes into each other, MPI_Win_flush",
     ),
     _single(
@@ -540,33 +174,33 @@ BENCHMARKS = (
         "get",
         "Flush",
         True,
-        _arrived(_both, _partner),
+        arrived(_both, _partner),
         "both ranks MPI_Get X bytes from each other, MPI_Win_flush",
     ),
     _multiple(
         "One_put_all",
         "put",
         "Flush_all",
-        _arrived(_not_r0, lambda c: 0),
+        arrived(_not_r0, lambda c: 0),
         "rank 0 MPI_Put of X bytes to every other rank, one MPI_Win_flush_all",
     ),
     _multiple(
         "One_get_all",
         "get",
         "Flush_all",
-        _from_one_of(_r0, _others),
+        from_one_of(_r0, others),
         "rank 0 MPI_Get of X bytes from every other rank, one MPI_Win_flush_all",
     ),
     _all_to_all(
         "All_put_all",
         "put",
-        _from_one_of(_all, _others),
+        from_one_of(_all, others),
         "every rank MPI_Put of X bytes to every other rank (staggered), MPI_Win_flush_all",
     ),
     _all_to_all(
         "All_get_all",
         "get",
-        _from_one_of(_all, _others),
+        from_one_of(_all, others),
         "every rank MPI_Get of X bytes from every other rank (staggered), MPI_Win_flush_all",
     ),
     _single(
@@ -574,7 +208,7 @@ BENCHMARKS = (
         "put",
         "Flush_local",
         False,
-        _arrived(_r1, lambda c: 0),
+        arrived(_r1, lambda c: 0),
         "as Unidir_put, local completion MPI_Win_flush_local",
     ),
     _single(
@@ -582,7 +216,7 @@ BENCHMARKS = (
         "get",
         "Flush_local",
         False,
-        _arrived(_r0, lambda c: 1),
+        arrived(_r0, lambda c: 1),
         "as Unidir_get, local completion MPI_Win_flush_local",
         default=False,
     ),
@@ -590,14 +224,14 @@ BENCHMARKS = (
         "Put_all_local",
         "put",
         "Flush_local_all",
-        _arrived(_not_r0, lambda c: 0),
+        arrived(_not_r0, lambda c: 0),
         "as One_put_all, local completion MPI_Win_flush_local_all",
     ),
     _multiple(
         "Get_all_local",
         "get",
         "Flush_local_all",
-        _from_one_of(_r0, _others),
+        from_one_of(_r0, others),
         "as One_get_all, local completion MPI_Win_flush_local_all",
         default=False,
     ),
@@ -614,7 +248,7 @@ BENCHMARKS = (
         "acc",
         "Flush",
         False,
-        _check_accumulate(False),
+        check_accumulate(False),
         "rank 0 MPI_Accumulate of X/4 floats (MPI_SUM) into rank 1, MPI_Win_flush",
         unit=4,
     ),
@@ -623,7 +257,7 @@ BENCHMARKS = (
         "getacc",
         "Flush",
         False,
-        _check_accumulate(True),
+        check_accumulate(True),
         "rank 0 MPI_Get_accumulate of X/4 floats (MPI_SUM) with rank 1, MPI_Win_flush",
         unit=4,
     ),
@@ -632,7 +266,7 @@ BENCHMARKS = (
         "fop",
         "Flush",
         False,
-        _check_accumulate(True, 4),
+        check_accumulate(True, 4),
         "rank 0 MPI_Fetch_and_op of one float (MPI_SUM) on rank 1, MPI_Win_flush",
         unit=4,
         fixed_sizes=(4,),
@@ -642,12 +276,12 @@ BENCHMARKS = (
         "cas",
         "Flush",
         False,
-        _check_cas,
+        check_cas,
         "rank 0 MPI_Compare_and_swap of one int on rank 1, MPI_Win_flush",
         unit=4,
         fixed_sizes=(4,),
         buffers=lambda x, np_: (xp(x), 3 * xp(x)),
-        setup=_cas_setup,
+        setup=cas_setup,
         comments=("Uses MPI_INT data type",),
     ),
     Benchmark(
@@ -658,9 +292,9 @@ BENCHMARKS = (
         "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
         procs=TWO,
         components=("t_pure", "t_ovrl", "t_cpu"),
-        setup=_passive_setup,
+        setup=passive_setup,
         teardown=osd.free_window,
-        expected=_arrived(_r1, lambda c: 0),
+        expected=arrived(_r1, lambda c: 0),
         comments=PASSIVE_COMMENTS,
         variant=osd.PUT,
         native="rma_truly_passive_put",
