@@ -187,53 +187,58 @@ class OsuText:
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))
-        settings = ex.get(
-            "settings"
-        )  # one-sided: "Window creation: …" lines, the whole header per type
+        # one-sided: "Window creation: …" lines, the whole header per type
+        settings = ex.get("settings")
         if key != self.current or (settings and rec.mode != self.mode):
-            for line in (
-                ex.get("preface", []) if key != self.current else []
-            ):  # neighborhood: the topology
-                self.p(line)
-            if not settings:
-                self.p("")
-            if self.both or ex.get("engine", self.engine) != self.engine:
-                self.p(
-                    f"# commbench engine: {ex.get('engine')}"
-                    + ("" if self.both else " (the native osu engine was unavailable)")
-                )
-            self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
-            for line in settings or []:
-                self.p(f"# {line}")
-            for line in ex.get(
-                "subtitle", []
-            ):  # the nonblocking collectives' "# Overall = …" and a blank line
-                self.p(f"# {line}")
-                self.p("")
+            self._title(rec, key != self.current, settings)
         if key != self.current or rec.mode != self.mode:
-            if ex.get("datatype_line", True):
-                self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
-            if ex.get(
-                "buffer_line"
-            ):  # OMB's buffer operands (D D): where the buffers are, in OMB's words
-                self.p(f"# {ex['buffer_line']}")
-            self.p(
-                "".join(named_cells(None, ex))
-                if "columns" in ex
-                else column_line(
-                    ex.get("metric", "latency"),
-                    "validation" in ex,
-                    ex.get("percentiles", []),
-                    bool(ex.get("full")),
-                    ex.get("sized", True),
-                )
-            )
+            self._column_head(rec)
         self.current, self.mode = key, rec.mode
         if rec.status != records.OK:
             self.p(f"# {rec.bytes or 0} {rec.status}: {rec.message}")
         else:
             self.p("".join(named_cells(rec, ex)) if "columns" in ex else row_line(rec))
         self.out.flush()
+
+    def _title(self, rec: records.Measurement, new: bool, settings: list | None) -> None:
+        """A program's title (new: another program or engine), and its settings and
+        subtitle."""
+        ex = rec.extra
+        for line in ex.get("preface", []) if new else []:  # neighborhood: the topology
+            self.p(line)
+        if not settings:
+            self.p("")
+        if self.both or ex.get("engine", self.engine) != self.engine:
+            self.p(
+                f"# commbench engine: {ex.get('engine')}"
+                + ("" if self.both else " (the native osu engine was unavailable)")
+            )
+        self.p(f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}")
+        for line in settings or []:
+            self.p(f"# {line}")
+        # the nonblocking collectives' "# Overall = …" and a blank line
+        for line in ex.get("subtitle", []):
+            self.p(f"# {line}")
+            self.p("")
+
+    def _column_head(self, rec: records.Measurement) -> None:
+        """The datatype line, OMB's buffer line, and the column line of a table."""
+        ex = rec.extra
+        if ex.get("datatype_line", True):
+            self.p(f"# Datatype: {ex.get('datatype', rec.mode)}.")
+        if ex.get("buffer_line"):  # OMB's buffer operands (D D): where the buffers are
+            self.p(f"# {ex['buffer_line']}")
+        self.p(
+            "".join(named_cells(None, ex))
+            if "columns" in ex
+            else column_line(
+                ex.get("metric", "latency"),
+                "validation" in ex,
+                ex.get("percentiles", []),
+                bool(ex.get("full")),
+                ex.get("sized", True),
+            )
+        )
 
     def finish(self, summary: dict) -> None:
         for line in self.notes.finish():
