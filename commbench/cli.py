@@ -58,12 +58,12 @@ def cmd_run(argv: list[str]) -> int:
         from commbench import deferred
 
         deferred.defer("numpy", "mpi4py.MPI")  # the launcher never measures (commbench.deferred)
-        from commbench import config, launch
+        from commbench import config, launch, runoptions
 
         try:
             cfg = config.parse_run_args(argv)
         except config.HelpRequested:
-            print(config.usage(argv))
+            print(runoptions.usage(argv))
             return 0
         except config.ConfigError as e:
             return _err(str(e))
@@ -105,10 +105,10 @@ def cmd_run(argv: list[str]) -> int:
 def option_table() -> list[str]:
     """Which general option applies to which family (docs/options.md; commbench list --options),
     generated from the declarations the refusals come from (commbench.suites.uses)."""
-    from commbench import config, suites
+    from commbench import runoptions, suites
     from commbench.suites import uses
 
-    return uses.table(config.OPTIONS, config.RUN_LEVEL, suites.families())
+    return uses.table(runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families())
 
 
 def cmd_list(argv: list[str]) -> int:

@@ -1,255 +1,29 @@
 """Every `commbench run` option parsed and validated in one place, into one RunConfig.
 
-IMB options keep IMB's own syntax (single dash, value in the next argv item,
-spec §13); commbench's own options use a double dash (plus `-n`). Bad input
-raises ConfigError with one line naming what was wrong and the accepted form;
-nothing downstream re-parses strings. Nothing here imports MPI.
+The options are commbench.runoptions' table, the family and its benchmarks what
+commbench.selection makes of the names. Bad input raises ConfigError with one line
+naming what was wrong and the accepted form; nothing downstream re-parses strings.
+Nothing here imports MPI.
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commbench import configfile, jobenv, measuring, methodology, policy, suites
-from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested, Option: the config vocabulary
-    ALLOC_KINDS,
-    ENGINES,
-    HUGEPAGES,
-    POLICIES,
+from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the config vocabulary
     THREAD_LEVELS,
     ConfigError,
     HelpRequested,
-    Option,
-    byte_list,
-    choice,
-    integer,
-    parse_iter,
-    parse_map,
-    parse_msglog,
-    parse_multi,
-    parse_off_cache,
-    positive_float,
     read_msglen_file,
     read_name_file,
     readable_file,
-    split_argv,
-    text,
 )
 from commbench.outputs import check_distinct, check_writable, default_output, normal_output  # noqa: F401 - API
+from commbench.runoptions import OPTIONS, RUN_LEVEL, all_options, hinted_family, split_run_argv
+from commbench.selection import select
 from commbench.suites import uses
-
-OPTIONS: tuple[Option, ...] = (
-    Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
-    Option(
-        ("-npmin",),
-        "npmin",
-        "<NPmin>",
-        "first process count of the sequence NPmin, 2NPmin, …, P",
-        integer("-npmin", 1),
-    ),
-    Option(
-        ("-multi",),
-        "multi",
-        "<0|1>",
-        "run groups simultaneously (0: one row per size, 1: one row per group)",
-        parse_multi,
-    ),
-    Option(
-        ("-off_cache",),
-        "off_cache",
-        "<cs[,cls]>|-1",
-        "avoid cache reuse: cache size MB [, line bytes]; -1 for 8 MB/64 B (not IO)",
-        parse_off_cache,
-    ),
-    Option(
-        ("-iter",),
-        "iter",
-        "<msgs[,MB[,nonaggr]]>[,policy]",
-        "repetition caps and/or policy",
-        parse_iter,
-    ),
-    Option(
-        ("-iter_policy",),
-        "iter_policy",
-        "<policy>",
-        "dynamic|multiple_np|auto|off",
-        choice("-iter_policy", POLICIES),
-    ),
-    Option(
-        ("-time",),
-        "time",
-        "<secs>",
-        "run-time target per size for the dynamic policy (default 10)",
-        positive_float("-time"),
-    ),
-    Option(
-        ("-mem",),
-        "mem",
-        "<GB>",
-        "per-process memory cap for message buffers (default 1)",
-        positive_float("-mem"),
-    ),
-    Option(
-        ("-input",),
-        "input",
-        "<file>",
-        "file with benchmark names, one per line",
-        readable_file("-input"),
-    ),
-    Option(
-        ("-msglen",),
-        "msglen",
-        "<file>",
-        "file with message lengths, one per line",
-        readable_file("-msglen"),
-    ),
-    Option(
-        ("-map",),
-        "map",
-        "<A>x<B>",
-        "rank placement: ranks fill A rows column-wise, groups taken row-wise",
-        parse_map,
-    ),
-    Option(
-        ("-include",),
-        "include",
-        "<b1> [b2 …]",
-        "add benchmarks (e.g. PingPongSpecificSource)",
-        multi_names=True,
-    ),
-    Option(("-exclude",), "exclude", "<b1> [b2 …]", "remove benchmarks", multi_names=True),
-    Option(("-msglog",), "msglog", "[<min>:]<max>", "sizes 0, 2^min … 2^max", parse_msglog),
-    Option(
-        ("-thread_level",),
-        "thread_level",
-        "<level>",
-        "single|funneled|serialized|multiple",
-        choice("-thread_level", THREAD_LEVELS),
-    ),
-    Option(
-        ("-check", "--check"), "check", "", "verify every received buffer (timings then not valid)"
-    ),
-    Option(
-        ("-n", "--np"),
-        "np",
-        "<N>",
-        "start N processes under mpiexec (outside an MPI job)",
-        integer("-n", 1),
-    ),
-    Option(
-        ("--mpiexec",),
-        "mpiexec",
-        "<path>",
-        "mpiexec to launch with (default: the one of mpi4py's MPI)",
-        text,
-    ),
-    Option(("--suite",), "suite", "<name>", "family: " + "|".join(suites.family_names()), text),
-    Option(
-        ("-o", "--output"),
-        "output",
-        "<file.json>",
-        "results file (default results/commbench-<suite>-<date>.json; '-' or /dev/null for none)",
-        text,
-    ),
-    Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
-    Option(
-        ("--alloc",),
-        "alloc",
-        "<kind>",
-        "buffer allocation: numpy (default; mpi for ext/rma, as the spec says) | mpi "
-        "(MPI.Alloc_mem) | mmap",
-        choice("--alloc", ALLOC_KINDS),
-    ),
-    Option(
-        ("--hugepages",),
-        "hugepages",
-        "<on|off|default>",
-        "transparent huge pages for buffers (madvise)",
-        choice("--hugepages", HUGEPAGES),
-    ),
-    Option(
-        ("--engine",),
-        "engine",
-        "<native|mpi4py|both>",
-        "timed loops in C (native, default; mpi4py when it cannot be built) or Python; both: "
-        "binding overhead",
-        choice("--engine", ENGINES),
-    ),
-    Option(
-        ("--samples",),
-        "samples",
-        "<K>",
-        "repeat every measurement K times: the row shows the per-rank median, the results file "
-        "every sample and a 95% CI of the median (default 1, as IMB)",
-        integer("--samples", 1),
-    ),
-    Option(
-        ("--force",),
-        "force",
-        "",
-        "run a --samples plan whose samples could pass 256 MB in the results file",
-    ),
-    Option(
-        ("--fit",),
-        "fit",
-        "",
-        "fit t = (n + n_1/2)/r_inf after each fittable benchmark (automatic breakpoints; the comms "
-        "family by default)",
-    ),
-    Option(
-        ("--int-counts",),
-        "int_counts",
-        "",
-        "C int counts and displacements, as IMB: sizes that need more read int-overflow (automatic "
-        "with an MPI without large counts)",
-    ),
-    Option(
-        ("--no-fit",),
-        "no_fit",
-        "",
-        "no fits, also for the comms family (which fits by default, as COMMS does)",
-    ),
-    Option(
-        ("--no-progress",),
-        "no_progress",
-        "",
-        "no progress line on stderr (drawn by default when stderr is a terminal)",
-    ),
-    Option(
-        ("--breakpoint",),
-        "breakpoints",
-        "<n[,n…]>",
-        "fit with these breakpoints (sizes in bytes) instead of automatic ones; implies --fit",
-        byte_list("--breakpoint"),
-    ),
-    Option(
-        ("--mib",),
-        "mib",
-        "",
-        "print Mbytes/sec in 2^20 bytes/s (IMB 4.0) instead of 10^6 (current IMB)",
-    ),
-    Option(
-        ("--timeout",),
-        "timeout",
-        "<secs>",
-        "watchdog: end the job when one measurement makes no progress for secs (default max(300, 3 "
-        "x -time); 0 = off)",
-        positive_float("--timeout", zero_ok=True),
-    ),
-    Option(
-        ("--maxlog",),
-        "maxlog",
-        "<31..40>",
-        "largest size 2^maxlog beyond -msglog's range (< 31), e.g. with -msglen, for messages >= 2 "
-        "GiB (MPI-4 large counts)",
-        integer("--maxlog", 1),
-    ),
-    *methodology.OPTIONS,
-    *configfile.OPTIONS,
-    *measuring.OPTIONS,
-)
 
 
 @dataclass(frozen=True)
@@ -316,146 +90,10 @@ class RunConfig:
         return out
 
 
-def _hint() -> str | None:
-    return suites.canonical_family(jobenv.family_hint() or "-")
-
-
-def _all_options() -> list[Option]:
-    opts = list(OPTIONS)
-    hint = _hint()
-    for fam in [suites.family(hint)] if hint else suites.families():
-        opts.extend(fam.options)
-    return opts
-
-
-def usage(argv: list[str] | None = None) -> str:
-    """`run -h`: every option; with --suite of a family that takes only some (overhead,
-    msgrate: `commbench overhead -h`), those it takes, under its own command name."""
-    fam = None
-    if argv and "--suite" in argv[:-1]:
-        name = suites.canonical_family(argv[argv.index("--suite") + 1])
-        fam = suites.family(name) if name else None
-    opts = _all_options()
-    prog = "commbench run"
-    if fam is not None and fam.honours is not None:
-        prog = (
-            f"commbench {fam.name}"
-            if fam.name == "overhead"
-            else f"commbench run --suite {fam.name}"
-        )
-        opts = [o for o in OPTIONS if o.dest in RUN_LEVEL | fam.honours] + list(fam.options)
-    lines = [
-        f"usage: {prog} [options] [benchmark ...]",
-        "",
-        "Benchmarks are case-insensitive names (see `commbench list`); without names the",
-        "family's default list runs. Families: "
-        + ", ".join(suites.family_names())
-        + " (IMB-MPI1 … accepted).",
-        "",
-        "options:",
-    ]
-    for opt in opts:
-        head = ", ".join(opt.names) + (f" {opt.metavar}" if opt.metavar else "")
-        lines.append(f"  {head:<40} {opt.help}")
-    return "\n".join(lines)
-
-
-def _split_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """Options into raw values, the rest into bare benchmark names."""
-    return split_argv(argv, _all_options())
-
-
-def _resolve_family(suite: str | None, names: list[str]) -> str:
-    if suite is not None:
-        fam = suites.canonical_family(suite)
-        if fam is None:
-            raise ConfigError(
-                f"--suite {suite!r}: unknown family (accepted: {'|'.join(suites.family_names())} "
-                "or IMB-MPI1, IMB-EXT, …)"
-            )
-        return fam
-    found: set[str] = set()
-    for n in names:
-        base = _strip_multi(n)
-        if suites.canonical_family(base):  # a family name given as a benchmark name
-            continue
-        fams = suites.claimants(base)
-        if len(fams) == 1:
-            found |= fams
-    if len(found) > 1:
-        raise ConfigError(
-            f"benchmarks from several families ({', '.join(sorted(found))}) in one run; run them "
-            "separately or choose one with --suite"
-        )
-    if not found:  # a name shared by families (Accumulate, Unidir_Put/Unidir_put) needs --suite
-        for n in names:
-            fams = [f.name for f, _ in suites.families_with(_strip_multi(n))]
-            if len(fams) > 1:
-                choices = " or ".join(f"--suite {f}" for f in fams)
-                raise ConfigError(
-                    f"benchmark {n!r} exists in several families ({', '.join(fams)}); choose one "
-                    f"with {choices}"
-                )
-    return found.pop() if found else suites.DEFAULT_FAMILY
-
-
-def _strip_multi(name: str) -> str:
-    return name[6:] if name.lower().startswith("multi-") else name
-
-
-def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[list[str], bool]:
-    out, multi_prefix = [], False
-    for n in names:
-        base = _strip_multi(n)
-        multi_prefix |= base != n
-        b = fam.get(base)
-        if b is None:
-            others = [f.name for f, _ in suites.families_with(base)]
-            if others:
-                raise ConfigError(
-                    f"{what}{n!r} belongs to family {'/'.join(others)}, not {fam.name} (choose "
-                    f"with --suite {others[0]})"
-                )
-            choices = [x.name for x in fam.benchmarks]
-            near = difflib.get_close_matches(base, choices, n=3, cutoff=0.5)
-            near = near or difflib.get_close_matches(
-                base.lower(), [c.lower() for c in choices], n=3, cutoff=0.5
-            )
-            hint = (
-                f"; did you mean {', '.join(near)}?"
-                if near
-                else f"; see `commbench list {fam.name}`"
-            )
-            raise ConfigError(f"{what}invalid benchmark name {n!r} in family {fam.name}{hint}")
-        out.append(b.name)
-    return out, multi_prefix
-
-
-# Options every family takes: where and how the job runs and what it writes.
-RUN_LEVEL = frozenset(
-    {
-        "help",
-        "np",
-        "mpiexec",
-        "suite",
-        "output",
-        "csv",
-        "timeout",
-        "thread_level",
-        "include",
-        "exclude",
-        "input",
-        "dump",
-        "load",
-        "no_progress",
-    }
-)
-
-
 def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> None:
     """An option the run would not use is an error that names it, never silently recorded:
     decided by commbench.suites.uses from the families' and benchmarks' declarations."""
-    why = uses.refusal(fam, run_list, values, _all_options(), OPTIONS, RUN_LEVEL, suites.families())
+    why = uses.refusal(fam, run_list, values, all_options(), OPTIONS, RUN_LEVEL, suites.families())
     why = why or uses.thread_level_refusal(fam, run_list, values.get("thread_level"))
     if why:
         raise ConfigError(why)
@@ -469,7 +107,7 @@ def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> Non
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
     values, names = _options_and_names(argv)
-    fam, run_list, multi_prefix = _select(values, names)
+    fam, run_list, multi_prefix = select(values, names, hinted_family())
     _refuse_unused(fam, run_list, values)
     prof = fam.profile
     multi = values.get("multi")
@@ -547,7 +185,7 @@ def _msglen_and_np(
 
 def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The options and bare names of argv, with a -load file's under them (commbench.configfile)."""
-    values, names = _split_argv(list(argv))
+    values, names = split_run_argv(list(argv))
     if "load" in values:
         loaded, loaded_names = _loaded(values["load"])
         values, names = {**loaded, **values}, names or loaded_names
@@ -563,7 +201,7 @@ def _loaded(path: str) -> tuple[dict[str, Any], list[str]]:
     """The options and names of a -load file; ConfigError for what a file cannot set."""
     file_argv = configfile.read(path)
     try:
-        loaded, names = _split_argv(file_argv)
+        loaded, names = split_run_argv(file_argv)
     except HelpRequested:
         raise ConfigError(
             f"-load {path}: its argv asks for -h (accepted: options and benchmark names)"
@@ -592,42 +230,6 @@ def _fits(fam: suites.Family, values: dict) -> bool:
     if values.get("no_fit") and asked:
         raise ConfigError("--no-fit contradicts --fit / --breakpoint (accepted: one of them)")
     return (asked or fam.fits) and not values.get("no_fit")
-
-
-def _select(values: dict, names: list[str]) -> tuple[suites.Family, list[str], bool]:
-    """The family and its run list; whether a Multi- prefix was used."""
-    # A family name among the bare names (e.g. `commbench run IMB-EXT`) selects it.
-    suite = values.get("suite") or _hint()
-    bare = []
-    for n in names:
-        fam = suites.canonical_family(n)
-        if fam is not None and suites.family(fam).get(n) is None:
-            if suite is not None and suites.canonical_family(suite) != fam:
-                raise ConfigError(f"family {n!r} contradicts --suite {suite!r}")
-            suite = fam
-        else:
-            bare.append(n)
-    input_names = read_name_file(values["input"]) if "input" in values else []
-    explicit = bare + input_names
-    fam = suites.family(_resolve_family(suite, explicit + values.get("include", [])))
-    if (
-        fam.operands is not None
-    ):  # words the family takes besides names (osu: OMB's `D D`), into its params
-        explicit, values["operands"] = fam.operands(explicit)
-    explicit_c, multi_prefix = _canonical_names(fam, explicit, "")
-    include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
-    exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
-    run_list = include_c + (
-        explicit_c or fam.default_list(values.get("methodology", methodology.DEFAULT))
-    )
-    excluded = {e.lower() for e in exclude_c}
-    run_list = [b for b in run_list if b.lower() not in excluded]
-    if not run_list:
-        raise ConfigError(
-            "no benchmark left to run after -exclude (accepted: -exclude names that leave at "
-            "least one benchmark; see `commbench list`)"
-        )
-    return fam, run_list, multi_prefix or mp2
 
 
 def _size_range(values: dict, prof: policy.Profile) -> tuple[int, int]:

@@ -17,7 +17,17 @@ from dataclasses import dataclass
 
 from mpi4py import MPI
 
-from commbench import cleanup, config, jobenv, metadata, policy, resources, suites, watchdog
+from commbench import (
+    cleanup,
+    config,
+    jobenv,
+    metadata,
+    policy,
+    resources,
+    runoptions,
+    suites,
+    watchdog,
+)
 from commbench.harness import Harness, Plan, rows
 from commbench.options import RunError
 from commbench.session import Session
@@ -50,7 +60,7 @@ def parse_on_root(comm, argv: list[str]):
                 config.configfile.write(dump, argv, cfg.resolved())
             msg = ("ok", cfg)
         except config.HelpRequested:
-            msg = ("help", config.usage(argv))
+            msg = ("help", runoptions.usage(argv))
         except config.ConfigError as e:
             msg = ("error", str(e))
     return comm.bcast(msg, root=0)

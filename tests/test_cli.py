@@ -139,7 +139,7 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     ],
 )
 def test_unknown_option_suggests_only_what_resembles_it(arg, meant):
-    from commbench import config
+    from commbench import config, runoptions
 
     with pytest.raises(config.ConfigError) as e:
         config.parse_run_args([arg, "3"])
@@ -150,7 +150,7 @@ def test_unknown_option_suggests_only_what_resembles_it(arg, meant):
         return
     said = msg.split("did you mean ", 1)[1].rstrip("?)").split(", ")
     assert said[0] == meant, msg
-    names = {n for o in config._all_options() for n in o.names}
+    names = {n for o in runoptions.all_options() for n in o.names}
     assert set(said) <= names  # every suggestion is an option that exists
 
 

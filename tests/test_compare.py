@@ -2,7 +2,8 @@
 
 from commbench import records
 from commbench.suites.base import Kind
-from commbench.views.compare import compare, render
+from commbench.views.compare import compare
+from commbench.views.compare_text import render
 from tests.mpirun import FAST, commbench, run_json
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from mpi4py import MPI
 
-from commbench import config, policy, records, suites
+from commbench import config, policy, records, runoptions, suites
 from commbench.harness import Harness
 from commbench.session import Session
 from commbench.suites import uses
@@ -36,13 +36,13 @@ def fast(family: str, names: list[str]) -> list[str]:
     verifier): a run refuses an option it would not use (commbench.suites.uses)."""
     fam, out, i = suites.family(family), [], 0
     while i < len(FAST):
-        opt = next(o for o in config.OPTIONS if FAST[i] in o.names)
+        opt = next(o for o in runoptions.OPTIONS if FAST[i] in o.names)
         given = FAST[i : i + (1 if opt.parse is None else 2)]
         i += len(given)
-        values = config._split_argv(given)[0]
+        values = runoptions.split_run_argv(given)[0]
         if (
             uses.why_unused(
-                opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, suites.families()
+                opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families()
             )
             is None
         ):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from commbench import config, policy
+from commbench import config, policy, runoptions
 from tests.mpirun import commbench, mpiexec, run_json
 
 ITER = ["-iter", "20,40,10", "-time", "10"]  # small counts; -time only bounds the budget
@@ -339,7 +339,7 @@ def test_alloc_default_is_alloc_mem_for_one_sided():
     assert config.parse_run_args(["PingPong"]).alloc == "numpy"
     assert (
         "numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap"
-        in config.usage()
+        in runoptions.usage()
     )
     p = commbench("run", "-h", timeout=60)
     assert p.returncode == 0 and "mpi for ext/rma, as the spec says" in p.stdout

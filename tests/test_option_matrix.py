@@ -1,6 +1,6 @@
 """An option a run would not use is refused; an option a run takes shows in its records.
 
-Generated, not hand-listed: the options are the parser's own table (config._all_options,
+Generated, not hand-listed: the options are the parser's own table (runoptions.all_options,
 every family's), their values found by their own parsers, the families and benchmarks
 the registry's, and what uses what comes from the declarations commbench.suites.uses
 reads (Family.honours, Option.uses, RULES over the descriptors).
@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import pytest
 
-from commbench import config, measuring, records, suites
+from commbench import config, measuring, records, runoptions, suites
 from commbench.harness.plan import Plan
 from commbench.options import ConfigError
 from commbench.suites import uses
@@ -52,8 +52,8 @@ UNUSED_FORMS = ("does not use it", "no benchmark of this run uses it", "is an op
 
 def _options() -> list:
     out, seen = [], set()
-    for o in config._all_options():
-        if id(o) not in seen and o.dest not in config.RUN_LEVEL:
+    for o in runoptions.all_options():
+        if id(o) not in seen and o.dest not in runoptions.RUN_LEVEL:
             seen.add(id(o))
             out.append(o)
     return out
@@ -97,7 +97,7 @@ def _forms() -> tuple[str, ...]:
 def _representatives(fam, opt, values) -> dict:
     """One benchmark per verdict of opt's rule over fam's benchmarks (None: it uses it)."""
     use = uses.rule_of(opt)
-    if use is None or not uses.takes(opt, fam, config.OPTIONS):
+    if use is None or not uses.takes(opt, fam, runoptions.OPTIONS):
         return {None: fam.benchmarks[0].name}
     out: dict = {}
     for b in fam.benchmarks:
@@ -107,16 +107,16 @@ def _representatives(fam, opt, values) -> dict:
 
 @pytest.mark.parametrize("family", suites.family_names())
 def test_refused_exactly_where_unused(family, tmp_path):
-    fam, general, fams = suites.family(family), config.OPTIONS, suites.families()
+    fam, general, fams = suites.family(family), runoptions.OPTIONS, suites.families()
     forms, bad = _forms(), []
     for opt in OPTIONS:
         argv = _value(opt, tmp_path)
         if argv is None:
             continue
-        values = config._split_argv(argv)[0]
+        values = runoptions.split_run_argv(argv)[0]
         for name in _representatives(fam, opt, values).values():
             full = ["--suite", family, *argv, name]
-            want = uses.why_unused(opt, fam, [name], values, general, config.RUN_LEVEL, fams)
+            want = uses.why_unused(opt, fam, [name], values, general, runoptions.RUN_LEVEL, fams)
             try:
                 config.parse_run_args(full)
                 got = None
@@ -163,18 +163,18 @@ def test_accepted_lists_are_what_the_family_takes(family):
     every kind it does not take is refused."""
     fam = suites.family(family)
     refused = next(
-        o for o in OPTIONS if o in config.OPTIONS and not uses.takes(o, fam, config.OPTIONS)
+        o for o in OPTIONS if o in runoptions.OPTIONS and not uses.takes(o, fam, runoptions.OPTIONS)
     )
     with pytest.raises(ConfigError) as e:
         config.parse_run_args(
             ["--suite", family, refused.names[0], *(["2"] if refused.parse else [])]
         )
     listed = str(e.value).split("(accepted: ", 1)[1]
-    for o in config.OPTIONS:
+    for o in runoptions.OPTIONS:
         if (
             o.dest != "help"
-            and uses.takes(o, fam, config.OPTIONS)
-            or o.dest in config.RUN_LEVEL - {"help"}
+            and uses.takes(o, fam, runoptions.OPTIONS)
+            or o.dest in runoptions.RUN_LEVEL - {"help"}
         ):
             assert re.search(rf"(^| ){re.escape(o.names[0])}[,;]", listed), (o.names[0], listed)
     for o in fam.options:
@@ -313,8 +313,11 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
     argv = []
     for dest, (opt_argv, _) in OBSERVED.items():
         opt = next(o for o in OPTIONS if o.dest == dest)
-        values = config._split_argv(opt_argv)[0]
-        if uses.why_unused(opt, fam, names, values, config.OPTIONS, config.RUN_LEVEL, fams) is None:
+        values = runoptions.split_run_argv(opt_argv)[0]
+        if (
+            uses.why_unused(opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, fams)
+            is None
+        ):
             argv += opt_argv
     small = (
         ["--mt-threads", "2", "-repeat", "2", "-warmup", "0", "-count", "1"]
@@ -334,7 +337,8 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
                 r for r in doc["records"] if r["benchmark"] == name and r["status"] == records.OK
             ]
             rule = (
-                uses.RULES[dest].rule(fam, fam.get(name), config._split_argv(opt_argv)[0]) is None
+                uses.RULES[dest].rule(fam, fam.get(name), runoptions.split_run_argv(opt_argv)[0])
+                is None
             )
             if rows and rule != any(shows(r, doc) for r in rows):
                 wrong.append(

@@ -275,6 +275,36 @@ def fit_segment(
         raise ValueError(f"turnover must be positive, got {turnover}")
     w = _irls_weights(n, t, weighting)
     line = fit_line(n, t, w, confidence)
+    t0, r_inf, n_half, pi0, warnings = _derived(line, turnover, confidence)
+    f = line.predict(n)
+    # relative to the measurement where the line is not positive
+    rel = (t - f) / np.where(f > 0, f, t)
+    residuals = [
+        {"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
+        for x, y, p, r in zip(n, t, f, rel)
+    ]
+    return Segment(
+        lower,
+        upper,
+        (int(n[0]), int(n[-1])),
+        len(n),
+        line,
+        turnover,
+        t0,
+        r_inf,
+        n_half,
+        pi0,
+        residuals,
+        float(np.sqrt(np.mean(rel**2))),
+        warnings,
+    )
+
+
+def _derived(
+    line: LineFit, turnover: float, confidence: float
+) -> tuple[Estimate, Estimate, Estimate, Estimate, list[str]]:
+    """t0, r_inf, n_1/2 and pi0 of a fitted line with their intervals, and what the line
+    does not support (no interval from 2 points, no growth with size, no startup cost)."""
     a, b = line.a, line.b
     warnings = []
     if line.dof == 0:
@@ -303,29 +333,7 @@ def fit_segment(
     pi0 = Estimate(
         scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s"
     )
-    f = line.predict(n)
-    rel = (t - f) / np.where(
-        f > 0, f, t
-    )  # relative to the measurement where the line is not positive
-    residuals = [
-        {"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
-        for x, y, p, r in zip(n, t, f, rel)
-    ]
-    return Segment(
-        lower,
-        upper,
-        (int(n[0]), int(n[-1])),
-        len(n),
-        line,
-        turnover,
-        t0,
-        r_inf,
-        n_half,
-        pi0,
-        residuals,
-        float(np.sqrt(np.mean(rel**2))),
-        warnings,
-    )
+    return t0, r_inf, n_half, pi0, warnings
 
 
 # ---------------------------------------------------------------- regions

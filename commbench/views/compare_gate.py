@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 
 from commbench import outputs
-from commbench.views import compare, compare_trust, results_file
+from commbench.views import compare, compare_runs, compare_text, compare_trust, results_file
 
 USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
@@ -159,7 +159,7 @@ def _emit_json(args: Args, payload: dict) -> str | None:
 
 
 def _payload(args: Args, rows: list, status: int, **kw) -> dict:
-    return compare.to_json(
+    return compare_text.to_json(
         rows,
         old=args.old,
         new=args.new,
@@ -205,8 +205,8 @@ def run(argv: list[str]) -> int:
         (old_doc, new_doc), (old, new) = _load(args)
     except ValueError as e:
         return _refuse(args, str(e))
-    notes = compare.context_notes(old_doc, new_doc)
-    hard = compare.incomparable(old_doc, new_doc)
+    notes = compare_runs.context_notes(old_doc, new_doc)
+    hard = compare_runs.incomparable(old_doc, new_doc)
     if hard and not args.allow_different:
         found = [compare_trust.finding("options-differ", "; ".join(hard), args.allowed)]
         return _refuse(
@@ -249,7 +249,7 @@ def _findings(
 def _report(
     args: Args, rows: list, notes: list[str], found: list, unmatched: tuple[int, int]
 ) -> int:
-    warns = compare.warnings(rows, args.alpha, args.gate_unsampled)
+    warns = compare_text.warnings(rows, args.alpha, args.gate_unsampled)
     refused = compare_trust.refused(found)
     status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
     lines = [
@@ -270,7 +270,7 @@ def _report(
             print(f"commbench: warning: {w}", file=sys.stderr)
     else:
         print(
-            compare.render(
+            compare_text.render(
                 rows,
                 args.old,
                 args.new,

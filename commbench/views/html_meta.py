@@ -20,7 +20,7 @@ page's width, and a long value wraps within its column.
 
 from __future__ import annotations
 
-from commbench.views import imb_text
+from commbench.views import imb_preamble
 from commbench.views.html_sections import esc, imported_from, number
 
 RUNS_PER_TABLE = 4
@@ -222,7 +222,7 @@ ROWS = (
     (
         "methodology",
         lambda run: (
-            esc(imb_text.methodology_line(run.doc["config"]))
+            esc(imb_preamble.methodology_line(run.doc["config"]))
             if (run.doc.get("config") or {}).get("methodology")
             else None
         ),

@@ -22,7 +22,7 @@ import math
 import re
 
 from commbench import records, suites
-from commbench.views import compare, imb_text
+from commbench.views import compare, compare_runs, imb_text
 
 CSS = """\
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2430;
@@ -241,9 +241,9 @@ _HEAD = [
 
 
 def _notes(base, run) -> list[str]:
-    """What differs between the two runs beyond the rows (compare.context_notes),
+    """What differs between the two runs beyond the rows (compare_runs.context_notes),
     without its '# note: '."""
-    return [n.removeprefix("# note: ") for n in compare.context_notes(base.doc, run.doc)]
+    return [n.removeprefix("# note: ") for n in compare_runs.context_notes(base.doc, run.doc)]
 
 
 def _one_comparison(base, run, rows: list[compare.Row] | None, why: str) -> str:

@@ -2,7 +2,8 @@
 
 It reads only the run header (metadata and resolved config as plain data) and
 the records, so the same text can be printed live on rank 0 or rebuilt later
-from a results file (`commbench report`).
+from a results file (`commbench report`). The preamble's lines are
+commbench.views.imb_preamble's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TextIO
 
 from commbench import measuring, records
 from commbench.records import Kind
-from commbench.views.measuring_text import measuring_lines, precise, precision_note
+from commbench.views.imb_preamble import preamble
+from commbench.views.measuring_text import precise, precision_note
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)
@@ -131,23 +133,6 @@ def few_note(rows: list[records.Measurement]) -> list[str]:
     return out
 
 
-def per_iteration_lines(cfg: dict) -> list[str]:
-    """The preamble's lines of --per-iteration and --sync-start window (none without them)."""
-    m = cfg.get("measuring") or {}
-    out = []
-    if m.get("per_iteration"):
-        out.append(
-            "# Per-iteration                  :   each repetition timed alone; P50/P90/P99/max of "
-            "the slowest rank per repetition, '-' below the timer floor (docs/statistics.md)"
-        )
-    if m.get("sync_start") == "window":
-        out.append(
-            "# Start of collectives           :   window: a common time of synchronized clocks "
-            "(SKaMPI offsets, HCA tree); 'late': repetitions left out (docs/statistics.md)"
-        )
-    return out
-
-
 def cell(
     c: str, rec: records.Measurement, values: dict, mb_unit: int, group: int | None = None
 ) -> str:
@@ -177,24 +162,6 @@ def row(
 
 # Trailer verdicts of a run that ended early (never stored in records).
 INTERRUPTED, NOT_RUN = "interrupted", "not run"
-
-
-def methodology_line(cfg: dict) -> str:
-    """How this run times and roots its collectives (commbench.methodology), in one line."""
-    m = cfg.get("methodology") or {}
-    if not m:
-        return "imb4"
-    timing = (
-        f"-sync on ({m['sync']} barrier(s) after each call)"
-        if m["sync"]
-        else "-sync off (loop timed)"
-    )
-    return (
-        f"{m['name']}: {timing}, -root_shift {'on' if m['root_shift'] else 'off'}, "
-        f"PingPong source {'any' if m['any_source'] else 'partner'}, warm-up "
-        f"{('every size' if m['warmup_each_size'] else 'first size') if m['warmup'] else 'off'}, "
-        f"CPU exploit {m.get('cpu_matrix', 100)}x{m.get('cpu_matrix', 100)}"
-    )
 
 
 PREC = "prec[%]"  # --precision: the row's achieved +-% of its median, * where it missed the target
@@ -233,71 +200,8 @@ class ImbText:
     def start(self, header: dict) -> None:
         cfg, meta, fam = header["config"], header["metadata"], header["family"]
         self.cfg = cfg
-        for note in header.get("notes", []):
-            self.p(note)
-        line = "#" + "-" * 60
-        self.p(line)
-        self.p(f"#    commbench {meta['commbench_version']}, {fam['part']}    ")
-        self.p(line)
-        u = meta["uname"]
-        self.p(f"# Date                  : {meta['date_asctime']}")
-        self.p(f"# Machine               : {u['machine']}")
-        self.p(f"# System                : {u['system']}")
-        self.p(f"# Release               : {u['release']}")
-        self.p(f"# Version               : {u['version']}")
-        self.p(f"# MPI Version           : {meta['mpi_version']}")
-        self.p(f"# MPI Thread Environment: {meta['thread_level']}")
-        self.p("")
-        self.p("")
-        self.p("# The number of repetitions per message size is cut down at run time")
-        self.p("# when one size is expected to run longer than SECS_PER_SAMPLE")
-        self.p(f"# ({cfg['secs']:g} s, set with -time); see -iter and -iter_policy.")
-        self.p("")
-        self.p("")
-        self.p("")
-        self.p("# Calling sequence was: ")
-        self.p("")
-        self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))
-        self.p("")
-        io = fam["profile"] == "io"
-        if cfg["msglen"] is not None:
-            self.p(
-                "# IO lengths were user defined" if io else "# Message lengths were user defined"
-            )
-        else:
-            what = "io portion" if io else "message length"
-            self.p(f"# Minimum {what} in bytes:   0")
-            self.p(f"# Maximum {what} in bytes:   {2 ** cfg['maxlog']}")
-        if not io:
-            self.p("#")
-            params = cfg.get("params", {})
-            self.p(
-                "# MPI_Datatype                   :   "
-                f"MPI_{params.get('mpi1_data_type', 'byte').upper()} "
-            )
-            self.p(
-                "# MPI_Datatype for reductions    :   "
-                f"MPI_{params.get('mpi1_red_data_type', 'float').upper()}"
-            )
-            self.p("# MPI_Op                         :   MPI_SUM  ")
-            self.p(f"# Methodology                    :   {methodology_line(cfg)}")
-            self.p("#")
-            self.p("#")
-        for extra in [*header.get("preamble_extra", []), *measuring_lines(cfg)]:
-            self.p(extra)
-        for line in per_iteration_lines(cfg):
+        for line in preamble(header, cfg, meta, fam):
             self.p(line)
-        self.p("")
-        self.p("# List of Benchmarks to run:")
-        self.p("")
-        prefix = "(Multi-)" if cfg["multi"] is not None else ""
-        comments = header.get("comments", {})
-        for name in cfg["benchmarks"]:
-            self.p(f"# {prefix}{name}")
-            if comments.get(name):
-                self.p("#     Comments on this Benchmark:")
-                for c in comments[name]:
-                    self.p(f"#     {c}")
 
     # -- tables ---------------------------------------------------------------
     def record(self, rec: records.Measurement) -> None:

@@ -126,6 +126,15 @@ def from_csv(path: str) -> list[Series]:
     tcol = "t_max_usec" if export else "t_usec"
     if "bytes" not in cols or tcol not in cols:
         raise ValueError(f"{path}: columns {cols} lack bytes and t_usec (accepted: {CSV_FORM})")
+    groups = _csv_groups(reader, path, export, tcol)
+    if not groups:
+        raise ValueError(f"{path}: no data rows (accepted: {CSV_FORM})")
+    return [_csv_series(key, g, path) for key, g in groups.items()]
+
+
+def _csv_groups(reader: csv.DictReader, path: str, export: bool, tcol: str) -> dict[tuple, dict]:
+    """The rows of a CSV file by series (benchmark, np, mode, groups): their sizes, times,
+    time ranges and (an export's) turnovers; an export's rows not timed are left out."""
     groups: dict[tuple, dict] = {}
     stem = os.path.splitext(os.path.basename(path))[0]
     for i, row in enumerate(reader, start=2):
@@ -159,26 +168,25 @@ def from_csv(path: str) -> list[Series]:
         bps = row.get("bytes_per_sec")
         if export and bps not in (None, "") and n > 0 and t > 0:
             g["turn"].append(float(bps) * t * 1e-6 / n)
-    if not groups:
-        raise ValueError(f"{path}: no data rows (accepted: {CSV_FORM})")
-    out = []
-    for (bench, np_, mode, ngroups), g in groups.items():
-        turnover = round(float(np.median(g["turn"])), 6) if g["turn"] else 1.0
-        out.append(
-            Series(
-                bench,
-                np_,
-                mode,
-                ngroups,
-                turnover,
-                path,
-                np.array(g["n"]),
-                np.array(g["t"]),
-                np.array(g["lo"]),
-                np.array(g["hi"]),
-            )
-        )
-    return out
+    return groups
+
+
+def _csv_series(key: tuple, g: dict, path: str) -> Series:
+    """One series of a CSV file from its group of rows (_csv_groups)."""
+    bench, np_, mode, ngroups = key
+    turnover = round(float(np.median(g["turn"])), 6) if g["turn"] else 1.0
+    return Series(
+        bench,
+        np_,
+        mode,
+        ngroups,
+        turnover,
+        path,
+        np.array(g["n"]),
+        np.array(g["t"]),
+        np.array(g["lo"]),
+        np.array(g["hi"]),
+    )
 
 
 def load(path: str) -> list[Series]:

@@ -1,0 +1,265 @@
+"""The comparison of `commbench compare` as text and as JSON (no MPI): the table of the
+rows, their warnings (what the comparison cannot conclude), the gate's lines, and the
+machine-readable verdict of `--json` (docs/statistics.md). The rows and their verdicts
+are commbench.views.compare's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from commbench.models import twosample
+from commbench.views.compare import Row, geometric_mean, regressions, summary
+
+METHOD = {
+    "test": (
+        "Mann-Whitney U, one-sided, of new against old scaled by (1 + threshold) (and the "
+        "mirror for faster), on the per-sample t_max of --samples K"
+    ),
+    "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
+    "effect": "ratio of the medians new/old with a percentile bootstrap interval",
+    "regression": "a tested row with q_slower <= alpha and a ratio of medians above 1 + threshold",
+    "untested": (
+        "rows without samples in both runs: ratio against the threshold and the rank spread only"
+    ),
+}
+
+
+def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> list[str]:
+    """What the comparison cannot conclude:
+    untested rows, tests without the power to call anything."""
+    out = []
+    untested = [r for r in rows if not r.tested]
+    if untested and (
+        gate_unsampled or len(untested) < len(rows)
+    ):  # none tested: compare_trust refuses
+        reasons: dict[str, int] = {}
+        for r in untested:
+            reasons[r.why_untested] = reasons.get(r.why_untested, 0) + 1
+        why = "; ".join(f"{w}: {n}" for w, n in reasons.items())
+        head = (
+            "no row can be tested"
+            if len(untested) == len(rows)
+            else f"{len(untested)} of {len(rows)} rows untested"
+        )
+        out.append(
+            (
+                f"{head} ({why}): their verdicts compare one ratio with the threshold and the rank "
+                "spread, so nothing says whether a change there is more than run-to-run noise, nor "
+                "that an unchanged row hides no regression; run both with --samples K (K >= 10) to "
+                "test them. "
+            )
+            + (
+                "--gate-unsampled: their 'slower' verdicts count as regressions."
+                if gate_unsampled
+                else "They do not decide the exit status (--gate-unsampled makes them)."
+            )
+        )
+    weak = {
+        (r.k_old, r.k_new)
+        for r in rows
+        if r.tested and twosample.smallest_p(r.k_old, r.k_new) > alpha
+    }
+    if weak:
+        ks = ", ".join(f"{a} and {b}" for a, b in sorted(weak))
+        out.append(
+            f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are "
+            "never called slower or faster; run with more --samples"
+        )
+    shift = _whole_run_shift(rows)
+    return [*out, shift] if shift else out
+
+
+def _whole_run_shift(rows: list[Row]) -> str | None:
+    """Most tested rows slower by about one factor: what a run-level difference (another job,
+    another placement of the processes) looks like; said, not judged (the samples of one run
+    cannot tell it from a regression)."""
+    tested = [r for r in rows if r.tested]
+    slow = [r.ratio for r in tested if r.verdict == "slower"]
+    if len(tested) < 5 or len(slow) < 0.75 * len(tested) or max(slow) > 1.5 * min(slow):
+        return None
+    return (
+        f"{len(slow)} of {len(tested)} tested rows are slower by one factor ({min(slow):.2f} to "
+        f"{max(slow):.2f}): a whole run shifted, as another job on the machine or another "
+        "placement of the processes makes, looks the same; run both again to tell it from a "
+        "regression"
+    )
+
+
+def _q(r: Row) -> str:
+    q = r.q_slower if r.ratio >= 1 else r.q_faster
+    return "-" if q is None else (f"{q:.4f}" if q >= 1e-4 else f"{q:.0e}")
+
+
+def _verdict(r: Row) -> str:
+    return r.verdict + ("" if r.tested else " (untested)")
+
+
+def render(
+    rows: list[Row],
+    old_name: str,
+    new_name: str,
+    threshold: float = 0.05,
+    alpha: float = 0.05,
+    notes: list[str] = (),
+    warns: list[str] = (),
+    gate_unsampled: bool = False,
+    gate: str | None = None,
+) -> str:
+    """The comparison as text; gate: the gate line when something else than the rows decides it."""
+    tested = sum(1 for r in rows if r.tested)
+    lines = [f"# old: {old_name}", f"# new: {new_name}"]
+    if tested:
+        lines.append(
+            f"# test: Mann-Whitney U of a change beyond {threshold:.0%} on the samples, "
+            f"Benjamini-Hochberg q over {tested} tested rows at alpha {alpha:g}; "
+            "95% bootstrap interval of the ratio of medians"
+        )
+    lines += [*notes, *(f"# warning: {w}" for w in warns), ""]
+    lines.append(
+        f"{'benchmark':<24}{'np':>4} {'mode':<14}{'bytes':>10}{'old[usec]':>13}{'new[usec]':>13}"
+        f"{'new/old':>9}" + (f"  {'95% CI':<15}{'q':>8}" if tested else "") + "  verdict"
+    )
+    engines = _engines(rows)
+    for r in rows:
+        name, np_, mode, x, groups = r.key
+        label = (name if groups <= 1 else f"Multi-{name}") + (
+            f" ({r.extras.get('engine')})" if engines else ""
+        )
+        ci = f"{r.ci[0]:.3f}-{r.ci[1]:.3f}" if r.ci else "-"
+        lines.append(
+            f"{label:<24}{np_:>4} {mode or '-':<14}{'' if x is None else x:>10}"
+            f"{r.old:13.2f}{r.new:13.2f}{r.ratio:9.3f}"
+            + (f"  {ci:<15}{_q(r):>8}" if tested else "")
+            + f"  {_verdict(r)}"
+        )
+    lines.append("")
+    lines += (
+        [gate, *_gate_lines(rows, threshold, alpha, gate_unsampled)[1:]]
+        if gate
+        else _gate_lines(rows, threshold, alpha, gate_unsampled)
+    )
+    return "\n".join([*lines, f"# {summary(rows)}"])
+
+
+def _engines(rows: list[Row]) -> bool:
+    return len({r.extras.get("engine") for r in rows}) > 1
+
+
+def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled: bool) -> list[str]:
+    bad = regressions(rows, gate_unsampled)
+    if not rows:
+        return []
+    if not bad:
+        plain = 0 if gate_unsampled else sum(1 for r in rows if not r.tested)
+        if plain:
+            return [
+                (
+                    f"# gate: no regression in the {len(rows) - plain} tested rows (none slower "
+                    f"by more than {threshold:.0%} with q <= {alpha:g}); {plain} untested rows "
+                    "not judged"
+                )
+            ]
+        return [
+            (
+                "# gate: no regression (no row slower by more "
+                f"than {threshold:.0%} with q <= {alpha:g})"
+            )
+        ]
+    out = [
+        f"# gate: REGRESSION in {len(bad)} row{'s' if len(bad) > 1 else ''} (slower by more than "
+        f"{threshold:.0%}" + (f", q <= {alpha:g}" if any(r.tested for r in bad) else "") + ")"
+    ]
+    for r in bad:
+        detail = (
+            f"new/old {r.ratio:.3f} (95% CI {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {_q(r)}"
+            if r.tested
+            else f"new/old {r.ratio:.3f}, untested"
+        )
+        out.append(f"# regression: {r.label(_engines(rows))}: {detail}")
+    return out
+
+
+def _num(v: float | None) -> float | None:
+    return v if v is None or math.isfinite(v) else None
+
+
+def row_json(r: Row, with_engine: bool = False) -> dict:
+    name, np_, mode, x, groups = r.key
+    return {
+        "family": r.family,
+        "benchmark": name,
+        "np": np_,
+        "mode": mode,
+        "bytes": x,
+        "groups": groups,
+        "extras": r.extras,
+        "label": r.label(with_engine),
+        "old_us": r.old,
+        "new_us": r.new,
+        "ratio": _num(r.ratio),
+        "ci": list(r.ci) if r.ci else None,
+        "k_old": r.k_old or None,
+        "k_new": r.k_new or None,
+        "p_slower": _num(r.p_slower),
+        "q_slower": _num(r.q_slower),
+        "p_faster": _num(r.p_faster),
+        "q_faster": _num(r.q_faster),
+        "spread": r.noise,
+        "tested": r.tested,
+        "untested_reason": r.why_untested or None,
+        "verdict": r.verdict,
+        "regression": r.regression,
+    }
+
+
+def to_json(
+    rows: list[Row],
+    *,
+    old: str,
+    new: str,
+    threshold: float,
+    alpha: float,
+    gate_unsampled: bool,
+    status: int,
+    notes: list[str] = (),
+    warns: list[str] = (),
+    errors: list[str] = (),
+    unmatched_rows: tuple[int, int] = (0, 0),
+    findings: list[dict] = (),
+) -> dict:
+    """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict
+    pass, regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
+    refused = any(f["effect"] == "refused" for f in findings)
+    bad = regressions(rows, gate_unsampled)
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("slower", "faster", "same")}
+    engines = _engines(rows)
+    return {
+        "format": "commbench-compare",
+        "format_version": 1,
+        "old": old,
+        "new": new,
+        "threshold": threshold,
+        "alpha": alpha,
+        "confidence": 0.95,
+        "gate_unsampled": gate_unsampled,
+        "method": METHOD,
+        "exit_status": status,
+        "verdict": {0: "pass", 1: "regression"}.get(status, "refused" if refused else "error"),
+        "regressions": [r.label(engines) for r in bad],
+        "summary": {
+            "matched": len(rows),
+            "tested": sum(1 for r in rows if r.tested),
+            "untested": sum(1 for r in rows if not r.tested),
+            **counts,
+            "geometric_mean": _num(geometric_mean([r.ratio for r in rows])) if rows else None,
+            "unmatched_old": unmatched_rows[0],
+            "unmatched_new": unmatched_rows[1],
+            "text": summary(rows),
+        },
+        "notes": [n.removeprefix("# note: ") for n in notes],
+        "warnings": list(warns),
+        "errors": list(errors),
+        "findings": list(findings),
+        "rows": [row_json(r, engines) for r in rows],
+    }
