@@ -311,7 +311,7 @@ def aggregate(groups: list[dict]) -> dict:
     smallest t_min, the largest t_max (and t), the mean t_avg (groups of equal size),
     the smallest rates (those of the slowest group)."""
     out: dict = {}
-    for k in set().union(*groups):
+    for k in dict.fromkeys(k for g in groups for k in g):  # the columns' order, not a set's
         vs = [g[k] for g in groups if k in g]
         if k in ("t_min",):
             out[k] = min(vs)
