@@ -44,7 +44,7 @@ class Rma:
     result: np.ndarray | None = None  # their result buffer (get_acc, fop, cas)
     compare: np.ndarray | None = None  # cas's compare value
     group: MPI.Group | None = None  # pscw: the peer's group
-    lock: int = MPI.LOCK_SHARED  # the lock kind of lock and the flush modes
+    lock: int = 0  # the lock kind of lock and the flush modes (MPI.LOCK_*; set by prepare)
     ctl: Any = None  # the control block (control_block)
     calls: Any = None  # the mpi4py engine's bound call (_calls)
     # the buffers of the run's --alloc kind made for it, by name (freed by release)
