@@ -74,7 +74,8 @@ def collect(comm, cfg) -> dict | None:
         "python_version": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
         "mpi_version": f"{major}.{minor}",
-        "mpi_library_version": MPI.Get_library_version().strip(),
+        # Open MPI 5 ends the string with its terminating NUL (issue 33): never carried on
+        "mpi_library_version": MPI.Get_library_version().replace("\x00", "").strip(),
         "thread_level": THREAD_NAMES.get(thread, str(thread)),
         "world_size": comm.Get_size(),
         "hosts": sorted(per_host),

@@ -166,21 +166,42 @@ _ORDER = [
 assert [b.name for b in BENCHMARKS if b.default] == _ORDER
 
 
-def missing(version: tuple[int, int], library: str, has_init: bool) -> str | None:
-    """Why persistent collectives cannot run, or None: they need MPI ≥ 4.0 and an
-    mpi4py with MPI_Bcast_init & co."""
-    if version < (4, 0):
-        return (
-            f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but the MPI library "
-            f"implements MPI {version[0]}.{version[1]} ({library}) (accepted: an MPI-4.0 library, "
-            "e.g. MPICH >= 4.0, Open MPI >= 5.0)"
-        )
-    if not has_init:
-        return (
-            f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but this mpi4py "
-            "has no Comm.Bcast_init (accepted: mpi4py >= 4.0)"
-        )
+def probe() -> str | None:
+    """What fails when this MPI library runs a persistent collective, or None: MPI_Barrier_init
+    and MPI_Allreduce_init on MPI_COMM_SELF, each started, completed and freed, the reduction's
+    result read. The capability itself, not a version number: Open MPI 5.0 implements them
+    and reports MPI 3.1 (issue 33)."""
+    import numpy as np
+
+    if not hasattr(MPI.Comm, "Bcast_init"):
+        return "this mpi4py has no Comm.Bcast_init (accepted: mpi4py >= 4.0)"
+    try:
+        req = MPI.COMM_SELF.Barrier_init()
+        req.Start()
+        req.Wait()
+        req.Free()
+        got, one = np.zeros(1, np.int32), np.ones(1, np.int32)
+        req = MPI.COMM_SELF.Allreduce_init(one, got, MPI.SUM)
+        req.Start()
+        req.Wait()
+        req.Free()
+    except (NotImplementedError, MPI.Exception) as e:  # a missing symbol, an MPI error
+        return f"{type(e).__name__}: {str(e).strip() or 'not implemented'}"
+    if got[0] != 1:
+        return f"MPI_Allreduce_init on MPI_COMM_SELF delivered {int(got[0])}, not 1"
     return None
+
+
+def missing(failure: str | None, library: str, version: tuple[int, int]) -> str | None:
+    """Why persistent collectives cannot run (probe()'s failure on this library), or None."""
+    if failure is None:
+        return None
+    return (
+        f"the {F} family (IMB-MPI4) needs MPI-4 persistent collectives, but this MPI library "
+        f"({library}, reporting MPI {version[0]}.{version[1]}) cannot run them: {failure} "
+        "(accepted: an MPI library with MPI_Bcast_init & co., e.g. MPICH >= 4.0, Open MPI "
+        ">= 5.0, and mpi4py >= 4.0)"
+    )
 
 
 def _validate(cfg, size: int) -> None:
@@ -188,8 +209,8 @@ def _validate(cfg, size: int) -> None:
     does not load the MPI library to parse a run (commbench.deferred): the job checks."""
     if not deferred.loaded("mpi4py.MPI"):
         return
-    lib = (MPI.Get_library_version().strip().splitlines() or ["unknown"])[0].strip()
-    problem = missing(MPI.Get_version(), lib, hasattr(MPI.Comm, "Bcast_init"))
+    lib = (MPI.Get_library_version().replace("\x00", "").strip().splitlines() or ["unknown"])[0]
+    problem = missing(probe(), lib, MPI.Get_version())
     if problem:
         raise ConfigError(problem)
 
