@@ -1,8 +1,8 @@
 """The layout of an osu record in OMB 7.4's text (osu_text.py): the lines each program prints
 around its table and the columns of the table, derived from what the record says was measured
-(its program, the facts in its extra, the run's -f). Records carry those facts, never the
-layout, so a results file is read the same by every view and stays the same when the text
-changes.
+(its program and the facts in its extra, -f's `full` among them). Records carry those facts,
+never the layout, so a results file is read the same by every view and stays the same when the
+text changes.
 
 What each program prints beyond the common header (title, "# Datatype: …", the column line):
 - preface, before the title: the neighbourhood programs' topology (extra topology,
@@ -44,14 +44,14 @@ class Layout:
     text: list[str] | None  # lines instead of a table (init)
 
 
-def of(rec: records.Measurement, full: bool) -> Layout:
-    """rec's layout; full: the run's -f."""
+def of(rec: records.Measurement) -> Layout:
+    """rec's layout."""
     ex, name = rec.extra, rec.benchmark
     return Layout(
         preface=_preface(rec),
         settings=_settings(rec),
         subtitle=[nonblocking.SUBTITLE] if ex.get("metric") == "nbc" else [],
-        columns=_columns(ex.get("metric"), full),
+        columns=_columns(ex.get("metric"), bool(ex.get("full"))),
         sized=name not in UNSIZED,
         datatype_line=name not in NO_DATATYPE,
         buffer_line=buffer_line(ex.get("buffer_operands")),

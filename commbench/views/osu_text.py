@@ -134,7 +134,6 @@ class OsuText:
         self.current: tuple | None = None
         self.engine = "native"
         self.both = False
-        self.full = False  # the run's -f
         self.alloc = ""
         self.mode: str | None = None
         self.notes = Notes()
@@ -146,7 +145,6 @@ class OsuText:
         cfg = header["config"]
         self.engine = cfg.get("engine") or "native"
         self.both = self.engine == "both"
-        self.full = bool(cfg.get("params", {}).get("osu_full"))
         self.alloc = (
             header.get("metadata", {})
             .get("buffer_allocation", {})
@@ -173,7 +171,7 @@ class OsuText:
             self.p(f"{title}: not run: {rec.message}")
             self.current = None
             return
-        lay = osu_layout.of(rec, self.full)
+        lay = osu_layout.of(rec)
         if lay.text is not None:  # osu_init: its own lines under the title, no table
             self.p(title)
             for line in lay.text:

@@ -97,7 +97,8 @@ def extra(ctx, s, ex) -> dict:
     }
     if ctx.bench.call.name.startswith("i"):
         return {**nonblocking.extra(ctx, s, ex), **facts}
-    return {"metric": "neighbor", "gathered": True, **facts, "mem_limit": mem_limit(s)}
+    more = {"full": True} if s.full else {}  # -f, as the blocking collectives record it
+    return {"metric": "neighbor", "gathered": True, **facts, "mem_limit": mem_limit(s), **more}
 
 
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:

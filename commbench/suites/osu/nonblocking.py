@@ -222,7 +222,7 @@ def extra(ctx, s, ex) -> dict:
         "test_calls": int(s.test_calls or 0),
         "gathered": True,
         "mem_limit": mem_limit(s),
-    }
+    } | ({"full": True} if s.full else {})  # -f, as the blocking collectives record it
 
 
 def validate(s) -> None:
