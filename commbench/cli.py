@@ -85,9 +85,7 @@ def cmd_run(argv: list[str]) -> int:
     from commbench.launch import mark_started
 
     mark_started()
-    note = jobenv.throttle_if_oversubscribed()  # before MPI_Init reads the environment
-    if note and os.environ.get("SLURM_PROCID") == "0":
-        print(note, file=sys.stderr)
+    jobenv.throttle_if_oversubscribed()  # before MPI_Init reads the environment
     if os.environ.get("COMMBENCH_FAULT_INIT_HANG") == os.environ.get("PMI_RANK", "-"):
         # tests: this rank never reaches MPI_Init, so the others wait inside it
         time.sleep(3600)

@@ -22,6 +22,7 @@ from commbench import (
     config,
     jobenv,
     metadata,
+    mpilib,
     policy,
     resources,
     runoptions,
@@ -219,12 +220,36 @@ class Job:
     shm_guard: object = None  # the node leader's segment guardian (cleanup.segment_guardian)
 
 
+def srun_throttle(lib: mpilib.Library) -> str | None:
+    """The note on the progress throttling jobenv set under an oversubscribing srun, now
+    that the library is known; its variables go where the library lacks them."""
+    if not jobenv.in_srun_step() or not any(
+        s["name"] in jobenv.THROTTLE for s in jobenv.launch_settings()
+    ):
+        return None
+    where = f"{jobenv.tasks_on_this_node()} srun tasks on {os.cpu_count()} cores"
+    if "MPIR_CVAR_CH4_PROGRESS_THROTTLE" in mpilib.has_cvars(lib.path):
+        return (
+            f"{where}: {lib.name}'s progress throttling enabled "
+            "(oversubscribed timings are not representative; recorded under launch_settings)"
+        )
+    jobenv.untrottle()
+    return (
+        f"{where}: {lib.name} has no MPIR_CVAR_CH4_PROGRESS_THROTTLE, so "
+        "commbench sets nothing (oversubscribed timings are not representative)"
+    )
+
+
 def configure(comm, argv: list[str]) -> Job | int:
     """Parse, build the views, check the run fits this machine; an exit status on failure."""
     rank = comm.Get_rank()
-    mismatch = jobenv.world_mismatch(comm.Get_size())
+    lib = mpilib.here()
+    mismatch = jobenv.world_mismatch(comm.Get_size(), library=lib.describe())
     if mismatch:  # every process is its own world: each says it (no collective possible)
         return error(mismatch)
+    throttled = srun_throttle(lib)
+    if throttled and comm.Get_rank() == 0:
+        print(f"commbench: {throttled}", file=sys.stderr)
     # Signals only until the configuration is known; then the --timeout clock too.
     wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
     status, payload = parse_on_root(comm, argv)

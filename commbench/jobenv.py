@@ -35,6 +35,21 @@ THROTTLE = {
 }
 
 
+# Set by the launchers for the ranks: what they set for this MPI and why, a JSON list of
+# [name, value, why] (commbench.mpilib.Setting), recorded as the run's launch_settings.
+SETTINGS = "COMMBENCH_LAUNCH_SETTINGS"
+
+
+def launch_settings(env=os.environ) -> list[dict]:
+    import json
+
+    try:
+        rows = json.loads(env.get(SETTINGS) or "[]")
+    except ValueError:
+        return []
+    return [{"name": n, "value": v, "why": w} for n, v, w in rows]
+
+
 def throttle_chosen(env=os.environ) -> bool:
     """The user set MPICH's progress throttling: theirs wins."""
     return any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env)
@@ -82,8 +97,9 @@ def started_tasks(env=os.environ) -> tuple[int, str] | None:
     return None
 
 
-def world_mismatch(world_size: int, env=os.environ) -> str | None:
-    """An error message when the launcher started more processes than MPI put in this world."""
+def world_mismatch(world_size: int, env=os.environ, library: str = "") -> str | None:
+    """An error message when the launcher started more processes than MPI put in this world
+    (library: the MPI library mpi4py loaded, named in it)."""
     got = started_tasks(env)
     if got is None or got[0] <= world_size:
         return None
@@ -91,12 +107,14 @@ def world_mismatch(world_size: int, env=os.environ) -> str | None:
     fix = (
         "srun --mpi=pmi2 (the mpich wheel speaks PMI-2; srun --mpi=list shows what this Slurm has)"
         if who == "srun"
-        else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it)"
+        else "an mpiexec of the MPI library mpi4py uses (commbench run -n N picks it; "
+        "--mpiexec PATH names one)"
     )
+    lib = f" (mpi4py runs on {library})" if library else ""
     return (
         f"{who} started {n} processes but MPI sees {world_size} in this one: the launcher and the "
-        "MPI library did not meet (each process would run alone and write the same results); use "
-        f"{fix}"
+        f"MPI library{lib} did not meet (each process would run alone and write the same "
+        f"results); use {fix}"
     )
 
 
@@ -115,20 +133,34 @@ def tasks_on_this_node(env=os.environ) -> int | None:
     return counts[i] if i < len(counts) else (max(counts) if counts else None)
 
 
-def throttle_if_oversubscribed(env=os.environ) -> str | None:
+def throttle_if_oversubscribed(env=os.environ) -> bool:
     """Under srun with more tasks on this node than cores: MPICH's throttled progress
-    polling (set before MPI_Init; an MPIR_CVAR is ignored by other MPIs), unless the
-    user set it. Returns the note to print (by task 0), else None."""
+    polling, set before MPI_Init (the library is not known yet: once it is, job.configure
+    keeps it and says so only where the library has it, `untrottle`), unless the user set
+    it. True when set."""
+    import json
+
     if not in_srun_step(env) or throttle_chosen(env):
-        return None
+        return False
     tasks, cores = tasks_on_this_node(env), os.cpu_count() or 1
     if tasks is None or tasks <= cores:
-        return None
+        return False
     env.update(THROTTLE)
-    return (
-        f"commbench: {tasks} srun tasks on {cores} cores: MPICH progress throttling enabled "
-        "(oversubscribed timings are not representative; recorded under mpi_env)"
-    )
+    why = f"{tasks} srun tasks on {cores} cores: busy polling waits for scheduler time slices"
+    rows = json.loads(env.get(SETTINGS) or "[]") + [[k, v, why] for k, v in THROTTLE.items()]
+    env[SETTINGS] = json.dumps(rows)
+    return True
+
+
+def untrottle(env=os.environ) -> None:
+    """The library has no progress throttling: the variables set for it go (never recorded
+    as if they had been applied)."""
+    import json
+
+    for k in THROTTLE:
+        env.pop(k, None)
+    rows = [r for r in json.loads(env.get(SETTINGS) or "[]") if r[0] not in THROTTLE]
+    env[SETTINGS] = json.dumps(rows)
 
 
 # Set by the self-launcher for its ranks: the family its own parse of the same

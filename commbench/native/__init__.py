@@ -191,6 +191,8 @@ def describe(requested: str, engines: list[str], note: str | None) -> dict:
         "engines": engines,
         "note": note,
         "library": str(lib.path) if lib else None,
+        # the wrapper, what commbench set for it, and the MPI library it was built for
+        "build": extension.BUILT.get(str(lib.path)) if lib else None,
         "mpi_abi": mpi_abi(),
         "native_patterns": sorted(PATTERNS),
     }

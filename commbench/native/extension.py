@@ -1,7 +1,8 @@
 """The one loader of commbench's native libraries (kernels.c, osu_<group>.c, p2p.c, mt.c):
-each is compiled at first use with the mpicc of the MPI that mpi4py loaded (the mpich
-wheel's, beside Python) into a per-user cache directory keyed by the source, what it
-includes, the compiler and the MPI library (`build_library`), loaded with ctypes and
+each is compiled at first use with the mpicc of the MPI that mpi4py loaded (`find_mpicc`;
+with the settings the wrapper needs, `wrapper_env`) into a per-user cache directory keyed
+by the source, what it includes, the compiler and the MPI library's version and file, so
+a cached library serves only the MPI it was built for (`build_library`), loaded with ctypes and
 checked (`open_built`): its ABI number (<prefix>abi_version()), the size of every struct
 Python fills against its ctypes mirror (<prefix>sizeof(name), abi.h), and that it runs
 on the very MPI that mpi4py initialised (<prefix>probe). Whatever fails raises
@@ -9,7 +10,8 @@ NativeUnavailable, and `resolve` turns that, agreed by every rank, into the note
 which the engine falls back to its mpi4py loops.
 
 Environment:
-  COMMBENCH_MPICC       compiler to build with (default: mpicc beside Python)
+  COMMBENCH_MPICC       compiler to build with (default: the mpicc mpi4py was built with,
+                        else the loaded MPI library's own: commbench.mpilib)
   COMMBENCH_CACHE_DIR   where built libraries are kept (default ~/.cache/commbench)
 """
 
@@ -50,26 +52,54 @@ def mpi_abi() -> str:
     )
 
 
-def find_mpicc(abi: str | None = None) -> str | None:
-    """The C compiler wrapper of mpi4py's MPI: COMMBENCH_MPICC, else beside Python, else PATH.
+def find_mpicc(abi: str | None = None, lib=None) -> str | None:
+    """The C compiler wrapper of mpi4py's MPI: COMMBENCH_MPICC; else the one mpi4py was
+    built with (a source build records it); else the library's own (commbench.mpilib:
+    beside it, under a distribution's name such as mpicc.mpich, beside Python, on PATH).
 
-    Looked up like commbench.launch.find_mpiexec. For the MPI standard ABI
-    (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
+    For the MPI standard ABI (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
     """
+    from commbench import mpilib
+
     given = os.environ.get("COMMBENCH_MPICC")
     if given:
         return shutil.which(given) or (given if os.path.isfile(given) else None)
+    try:
+        import mpi4py
+
+        built_with = (mpi4py.get_config() or {}).get("mpicc")
+    except (ImportError, AttributeError):
+        built_with = None
+    if built_with and (shutil.which(built_with) or os.path.isfile(built_with)):
+        return shutil.which(built_with) or built_with
     names = ("mpicc_abi", "mpicc") if abi == "mpiabi" else ("mpicc",)
-    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        for name in names:
-            p = os.path.join(d, name)
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                return p
-    for name in names:
-        p = shutil.which(name)
-        if p:
-            return p
-    return None
+    dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    return next(mpilib.tool_candidates(lib, names, dirs), None)
+
+
+def wrapper_env(mpicc: str, lib) -> dict[str, str]:
+    """What the wrapper needs in its environment that the user did not set: Intel MPI's
+    wheel ships mpicc with its install folder left as a placeholder, so without I_MPI_ROOT
+    it finds no mpi.h; its own prefix is that folder."""
+    if os.environ.get("I_MPI_ROOT") or lib is None or lib.flavour != "intel":
+        return {}
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(mpicc)))
+    if os.path.isfile(os.path.join(prefix, "include", "mpi.h")):
+        return {"I_MPI_ROOT": prefix}
+    return {}
+
+
+def first_error(output: str, status: int) -> str:
+    """The compiler's first error line (not its last: 'compilation terminated.')."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if re.search(r"\berror\b", ln, re.I):
+            return ln
+    return lines[0] if lines else f"exit {status}"
+
+
+# What each library loaded in this process was built with: path -> {mpicc, env, library}.
+BUILT: dict[str, dict] = {}
 
 
 def cache_dir() -> Path:
@@ -95,7 +125,7 @@ def local_includes(source: Path) -> list[Path]:
     return found
 
 
-def build_key(mpicc: str, abi: str, library_version: str, source: Path) -> str:
+def build_key(mpicc: str, abi: str, library_version: str, source: Path, library_path="") -> str:
     h = hashlib.sha256()
     for part in (source, *local_includes(source)):  # the source and what it includes
         h.update(part.read_bytes())
@@ -107,10 +137,28 @@ def build_key(mpicc: str, abi: str, library_version: str, source: Path) -> str:
         str(st.st_size),
         abi,
         library_version,
+        library_path,  # the MPI it runs on: a cached library serves that one only
         platform.machine(),
     ):
         h.update(part.encode() + b"\0")
     return h.hexdigest()[:16]
+
+
+def _compile(mpicc: str, cmd: list[str], env: dict[str, str]) -> None:
+    """Run the compiler; raises NativeUnavailable naming the wrapper and its first error."""
+    try:
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=120, check=False, env={**os.environ, **env}
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise NativeUnavailable(f"cannot run {mpicc} ({e})") from None
+    if p.returncode != 0:
+        told = " ".join(f"{k}={v}" for k, v in env.items())
+        raise NativeUnavailable(
+            f"{mpicc}{' with ' + told if told else ''} failed: "
+            f"{first_error(p.stderr or p.stdout, p.returncode)} (COMMBENCH_MPICC names another "
+            "compiler wrapper)"
+        )
 
 
 def build(
@@ -120,10 +168,12 @@ def build(
     source: Path,
     lib_name: str,
     flags: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    library_path: str = "",
 ) -> Path:
     """The compiled library of `source`, built now unless the cache has it;
     raises NativeUnavailable."""
-    key = build_key(mpicc, abi, library_version, source)
+    key = build_key(mpicc, abi, library_version, source, library_path)
     target_dir = cache_dir() / "native" / key
     lib = target_dir / lib_name
     if lib.is_file():
@@ -147,36 +197,39 @@ def build(
             return lib
         fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=target_dir)
         os.close(fd)
-        cmd = [mpicc, "-O2", "-fPIC", "-shared", *flags, "-o", tmp, str(source)]
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            os.unlink(tmp)
-            raise NativeUnavailable(f"cannot run {mpicc} ({e})") from None
-        if p.returncode != 0:
-            os.unlink(tmp)
-            err = (p.stderr or p.stdout).strip().splitlines()
-            raise NativeUnavailable(
-                f"{mpicc} failed: {err[-1] if err else 'exit ' + str(p.returncode)}"
+            _compile(
+                mpicc, [mpicc, "-O2", "-fPIC", "-shared", *flags, "-o", tmp, str(source)], env or {}
             )
+        except NativeUnavailable:
+            os.unlink(tmp)
+            raise
         os.replace(tmp, lib)
     return lib
 
 
 def build_library(source: Path, lib_name: str, flags: tuple[str, ...] = ()) -> Path:
-    """`source` built (or found in the cache) with mpi4py's mpicc; raises NativeUnavailable."""
-    from mpi4py import MPI
+    """`source` built (or found in the cache) with the mpicc of mpi4py's MPI;
+    raises NativeUnavailable."""
+    from commbench import mpilib
 
     if not source.is_file():
         raise NativeUnavailable(f"{source} is missing from the installation")
     abi = mpi_abi()
-    mpicc = find_mpicc(abi)
+    here = mpilib.here()
+    mpicc = find_mpicc(abi, here)
     if mpicc is None:
         given = os.environ.get("COMMBENCH_MPICC")
         raise NativeUnavailable(
-            f"COMMBENCH_MPICC={given!r} not found" if given else "no mpicc beside Python or on PATH"
+            f"COMMBENCH_MPICC={given!r} not found"
+            if given
+            else f"no mpicc of {here.describe()} found beside it, beside Python or on PATH "
+            "(COMMBENCH_MPICC names one)"
         )
-    return build(mpicc, abi, MPI.Get_library_version(), source, lib_name, flags)
+    env = wrapper_env(mpicc, here)
+    path = build(mpicc, abi, here.version, source, lib_name, flags, env, here.path or "")
+    BUILT[str(path)] = {"mpicc": mpicc, "env": env, "for": here.describe()}
+    return path
 
 
 # ---------------------------------------------------------------- loading
@@ -227,7 +280,12 @@ def open_built(
     )
     # A second MPI library in the process would not be initialised, or would see another world.
     if not init.value:
-        raise NativeUnavailable(f"{path} links an MPI library other than mpi4py's")
+        made = BUILT.get(str(path), {})
+        raise NativeUnavailable(
+            f"{path}, built with {made.get('mpicc', 'an mpicc')}, links an MPI library other "
+            f"than mpi4py's ({made.get('for', 'unknown')}): COMMBENCH_MPICC names the "
+            "compiler wrapper of mpi4py's library"
+        )
     if (rank.value, size.value) != (comm.Get_rank(), comm.Get_size()):
         raise NativeUnavailable(
             f"{path}: MPI_COMM_WORLD handle mismatch (ABI differs from mpi4py's)"

@@ -28,7 +28,7 @@ from typing import ClassVar
 
 from mpi4py import MPI
 
-from commbench import deferred
+from commbench import deferred, mpilib
 from commbench.options import ConfigError, Option
 from commbench.suites import nbc
 from commbench.suites.base import Family, FamilySettings
@@ -209,8 +209,7 @@ def _validate(cfg, size: int) -> None:
     does not load the MPI library to parse a run (commbench.deferred): the job checks."""
     if not deferred.loaded("mpi4py.MPI"):
         return
-    lib = (MPI.Get_library_version().replace("\x00", "").strip().splitlines() or ["unknown"])[0]
-    problem = missing(probe(), lib, MPI.Get_version())
+    problem = missing(probe(), mpilib.here().describe(), MPI.Get_version())
     if problem:
         raise ConfigError(problem)
 

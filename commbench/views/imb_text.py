@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from commbench import measuring, records
+from commbench import measuring, mpilib, records
 from commbench.records import Kind
 from commbench.views.imb_preamble import preamble
 from commbench.views.measuring_text import precise, precision_note
@@ -185,6 +185,7 @@ class ImbText:
         self.current: str | None = None
         self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
         self.cfg: dict = {}
+        self.meta: dict = {}
         self.precision_rows: list[records.Measurement] = []  # every row measured to a target
         self.few_rows: list[records.Measurement] = []  # rows resting on too few valid repetitions
 
@@ -199,7 +200,7 @@ class ImbText:
     # -- preamble -------------------------------------------------------------
     def start(self, header: dict) -> None:
         cfg, meta, fam = header["config"], header["metadata"], header["family"]
-        self.cfg = cfg
+        self.cfg, self.meta = cfg, meta
         for line in preamble(header, cfg, meta, fam):
             self.p(line)
 
@@ -361,3 +362,9 @@ class ImbText:
         }
         for name, v in verdicts.items():
             self.p(f"{name}    : {words[v]}")
+        library = self.meta.get("mpi_library_version") or ""
+        defects = [
+            mpilib.known_defect(n, library) for n, v in verdicts.items() if v == records.FAILED
+        ]
+        for note in filter(None, defects):
+            self.p(f"# {note}")

@@ -1,0 +1,324 @@
+"""Which MPI library mpi4py runs on, and what belongs to it: its launcher (mpiexec), its
+compiler wrapper (mpicc), the settings a run on it needs.
+
+Nothing here loads MPI at import. The library is learnt two ways:
+- in a rank, where mpi4py has loaded it: `here()` (the file from /proc/self/maps and
+  MPI_Get_library_version);
+- in the launcher, which must not load it (a launcher's start stays cheap and a second
+  libmpi in it could clash): `of_python(python)` asks a child Python that imports mpi4py
+  without initialising MPI (~0.1 s), and asks the library through MPI_T, which works
+  before MPI_Init, which of the control variables commbench may set it has.
+
+The tools of a library are looked for beside it (a wheel's or a prefix's bin/), under
+the names a distribution gives them (Debian: mpiexec.mpich, mpicc.openmpi), beside
+Python, then on PATH; an mpiexec is taken only when `mpiexec --version` says it belongs
+to the library's family (Hydra for MPICH and Intel MPI, PRRTE/ORTE for Open MPI).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+# MPI_T control variables commbench may set, asked of the library before it sets them.
+CVARS = ("MPIR_CVAR_CH4_PROGRESS_THROTTLE",)
+
+FLAVOURS = {  # flavour -> (what its MPI_Get_library_version starts with, launcher family)
+    "intel": ("Intel(R) MPI Library", "hydra"),
+    "mpich": ("MPICH Version:", "hydra"),
+    "openmpi": ("Open MPI v", "openmpi"),
+}
+SUFFIXES = {  # the names distributions give a flavour's tools (Debian's alternatives)
+    "mpich": (".mpich", ".hydra"),
+    "openmpi": (".openmpi",),
+    "intel": (".hydra",),
+}
+
+
+def flavour_of(version: str) -> str:
+    """'mpich', 'openmpi', 'intel' or 'other' from MPI_Get_library_version's text."""
+    v = version.lstrip()
+    for name, (start, _) in FLAVOURS.items():
+        if v.startswith(start):
+            return name
+    return "other"
+
+
+def short_name(version: str) -> str:
+    """'MPICH 5.0.2', 'Open MPI 5.0.11', 'Intel MPI 2021.18.1', else the first line."""
+    v = version.replace("\x00", "").strip()
+    first = v.splitlines()[0] if v else "unknown MPI"
+    for pattern, name in (
+        (r"MPICH Version:\s*(\S+)", "MPICH"),
+        (r"Open MPI v(\S+?),", "Open MPI"),
+        (r"Intel\(R\) MPI Library (\S+)", "Intel MPI"),
+    ):
+        m = re.match(pattern, v)
+        if m:
+            return f"{name} {m.group(1)}"
+    return first[:60]
+
+
+@dataclass(frozen=True)
+class Library:
+    path: str | None  # the libmpi file mpi4py loaded
+    version: str  # MPI_Get_library_version, without Open MPI's trailing NUL
+    cvars: frozenset[str] = frozenset()  # those of CVARS the library has
+
+    @property
+    def flavour(self) -> str:
+        return flavour_of(self.version)
+
+    @property
+    def name(self) -> str:
+        return short_name(self.version)
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.path})" if self.path else self.name
+
+
+def _mapped_libmpi() -> str | None:
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1]
+                if re.search(r"/lib(mpi|mpich|impi)[^/]*\.so", p):
+                    return p
+    except OSError:
+        pass
+    return None
+
+
+def here() -> Library:
+    """The library mpi4py loaded in this process (MPI imported)."""
+    from mpi4py import MPI
+
+    return Library(_mapped_libmpi(), MPI.Get_library_version().replace("\x00", "").strip())
+
+
+def has_cvars(path: str | None, names=CVARS) -> frozenset[str]:
+    """Those of `names` the library at `path` has as MPI_T control variables (MPI_T works
+    before MPI_Init and after it); empty when it cannot be asked."""
+    import ctypes
+
+    if not path:
+        return frozenset()
+    try:
+        dll = ctypes.CDLL(path)
+        provided, index = ctypes.c_int(), ctypes.c_int()
+        if dll.MPI_T_init_thread(0, ctypes.byref(provided)) != 0:
+            return frozenset()
+        found = [n for n in names if dll.MPI_T_cvar_get_index(n.encode(), ctypes.byref(index)) == 0]
+        dll.MPI_T_finalize()
+    except (OSError, AttributeError, TypeError):
+        return frozenset()
+    return frozenset(found)
+
+
+_CHILD = r"""
+import json
+import mpi4py
+mpi4py.rc.initialize = mpi4py.rc.finalize = False
+from mpi4py import MPI
+from commbench import mpilib
+lib = mpilib.here()
+print(json.dumps({"path": lib.path, "version": lib.version,
+                  "cvars": sorted(mpilib.has_cvars(lib.path))}))
+"""
+
+
+@functools.lru_cache(maxsize=4)
+def of_python(python: str = sys.executable) -> Library | None:
+    """The library `python`'s mpi4py loads, asked of a child process; None when it cannot
+    tell (no mpi4py, no MPI library: the ranks will say why)."""
+    env = dict(os.environ)
+    here_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here_dir, env.get("PYTHONPATH")) if p)
+    try:
+        p = subprocess.run(
+            [python, "-c", _CHILD], capture_output=True, text=True, timeout=60, env=env
+        )
+        doc = json.loads(p.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+    return Library(doc["path"], doc["version"], frozenset(doc["cvars"]))
+
+
+# ---------------------------------------------------------------- its tools
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: list[str]):
+    """Paths where `names` (e.g. mpiexec, mpirun) of lib may be, best first, each once."""
+    dirs: list[str] = []
+    if lib is not None and lib.path:
+        libdir = os.path.dirname(os.path.realpath(lib.path))
+        dirs += [os.path.join(libdir, "..", "bin"), os.path.join(libdir, "..", "..", "bin")]
+    dirs += python_dirs
+    seen: set[str] = set()
+    flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
+    for d in dirs:
+        for name in names:
+            for suffix in ("", *flavoured):
+                p = os.path.normpath(os.path.join(d, name + suffix))
+                if p not in seen and _executable(p):
+                    seen.add(p)
+                    yield p
+    for name in names:
+        for suffix in (*flavoured, ""):
+            p = shutil.which(name + suffix)
+            if p and p not in seen:
+                seen.add(p)
+                yield p
+
+
+@functools.lru_cache(maxsize=16)
+def launcher_family(mpiexec: str) -> tuple[str, str]:
+    """('openmpi' | 'hydra' | 'other', the first line of `mpiexec --version`)."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
+        text = out.stdout + out.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return "other", ""
+    low = text.lower()
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if "open mpi" in low or "open-mpi" in low or "prrte" in low or "orte" in low:
+        return "openmpi", first
+    if "hydra" in low or "intel(r) mpi" in low or "mpich" in low:
+        return "hydra", first
+    return "other", first
+
+
+def family_of(lib: Library) -> str | None:
+    return FLAVOURS.get(lib.flavour, (None, None))[1]
+
+
+def matching_mpiexec(lib: Library | None, python_dirs: list[str]) -> tuple[str | None, str | None]:
+    """(the mpiexec of lib's family found first, None) or, when none matches, (the first
+    found, a note naming both libraries and --mpiexec). lib None: the first found."""
+    found = list(tool_candidates(lib, ("mpiexec", "mpirun"), python_dirs))
+    if not found:
+        return None, None
+    want = family_of(lib) if lib is not None else None
+    if want is None:
+        return found[0], None
+    for p in found:
+        if launcher_family(p)[0] == want:
+            return p, None
+    fam, line = launcher_family(found[0])
+    return found[0], (
+        f"mpi4py runs on {lib.describe()}, but no mpiexec of that library was found; "
+        f"{found[0]} is {line or fam!r}'s, which would start separate one-process worlds "
+        "(pass --mpiexec <the mpiexec of the library mpi4py loads>)"
+    )
+
+
+# ---------------------------------------------------------------- settings of a run
+
+
+def no_rdma_devices() -> bool:
+    """No InfiniBand/RoCE device on this host (/sys/class/infiniband empty or absent)."""
+    try:
+        return not os.listdir("/sys/class/infiniband")
+    except OSError:
+        return True
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str  # the environment variable or mpiexec option
+    value: str
+    why: str
+
+
+def oversubscribed(lib: Library | None, np_: int, cores: int, env) -> tuple[list[Setting], str]:
+    """What a run of np_ processes on `cores` cores gets on lib, and the note to print."""
+    if np_ <= cores:
+        return [], ""
+    name = lib.name if lib is not None else "this MPI"
+    if lib is not None and lib.flavour == "openmpi":
+        return [Setting("--oversubscribe", "", "Open MPI refuses more processes than cores")], (
+            f"{np_} processes on {cores} cores: {name} runs them with --oversubscribe "
+            "(oversubscribed timings are not representative)"
+        )
+    if any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env):
+        return (
+            [],
+            f"{np_} processes on {cores} cores: progress throttling as set in the environment",
+        )
+    if lib is not None and "MPIR_CVAR_CH4_PROGRESS_THROTTLE" in lib.cvars:
+        # Busy polling makes every collective wait for scheduler time slices (~8 ms here);
+        # throttled polling (usleep(1) after 64 idle polls) makes such runs ~70x faster.
+        why = "busy polling of oversubscribed ranks waits for scheduler time slices"
+        return [
+            Setting("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1", why),
+            Setting("MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT", "64", why),
+        ], (
+            f"{np_} processes on {cores} cores: {name}'s progress throttling enabled "
+            "(oversubscribed timings are not representative)"
+        )
+    return [], (
+        f"{np_} processes on {cores} cores, oversubscribed: commbench sets nothing for {name} "
+        "(oversubscribed timings are not representative)"
+    )
+
+
+def open_mpi_settings(lib: Library | None, env) -> list[Setting]:
+    """Open MPI: running as root, and osc/ucx on a host without RDMA devices (its component
+    query fails and it prints an error per window and rank, while osc/rdma or osc/sm serve)."""
+    if lib is None or lib.flavour != "openmpi":
+        return []
+    out = []
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        why = "Open MPI refuses to run as root unless told"
+        for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+            if not env.get(var):
+                out.append(Setting(var, "1", why))
+    if "OMPI_MCA_osc" not in env and no_rdma_devices():
+        out.append(
+            Setting(
+                "OMPI_MCA_osc",
+                "^ucx",
+                "no RDMA device on this host: osc/ucx fails its component query and floods "
+                "stderr with an error per window and rank",
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------- defects of libraries
+
+# A check that fails on these libraries fails because of the library: a C program of a few
+# dozen lines in repro/, built with that library's mpicc, shows the same wrong data
+# (docs/mpis.md gives its output). The check stays FAILED (that is the check doing its
+# job); the output names the defect. (benchmark, library name pattern, what is wrong, repro)
+KNOWN_DEFECTS = (
+    (
+        "Scatter_persist",
+        r"Intel MPI 2021\.18\.|MPICH 4\.0\.",
+        "the second and later MPI_Start of an MPI_Scatter_init request deliver nothing to the "
+        "non-root ranks",
+        "repro/scatter_init_restart.c",
+    ),
+)
+
+
+def known_defect(benchmark: str, library_version: str) -> str | None:
+    """The note on a FAILED check of `benchmark` that a known defect of the library explains."""
+    name = short_name(library_version)
+    for bench, pattern, what, repro in KNOWN_DEFECTS:
+        if bench == benchmark and re.match(pattern, name):
+            return (
+                f"{benchmark}: a known defect of {name}: {what} ({repro} shows it without "
+                "commbench; docs/mpis.md)"
+            )
+    return None
