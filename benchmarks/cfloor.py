@@ -1,9 +1,11 @@
 """Shared by the benchmark scripts: build and run the C floor, run commbench, take medians.
 
-The C programs in benchmarks/c/ are built with the bundled mpicc (found like
-commbench finds mpiexec: beside Python) into benchmarks/build/ (gitignored),
-rebuilt when their source changes. Everything runs from this checkout: the
-commbench measured is the one in this repository, not an installed copy.
+Everything runs on the MPI that benchmarks/mpis.py selects (a script's --python,
+--mpiexec, --mpicc; by default the one this Python's mpi4py loads, the mpich
+wheel's here). The C programs in benchmarks/c/ are built with that MPI's mpicc
+into benchmarks/build/<wrapper>/ (gitignored), rebuilt when their source
+changes. Everything runs from this checkout: the commbench measured is the one
+in this repository, not an installed copy.
 """
 
 from __future__ import annotations
@@ -18,46 +20,34 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from commbench.launch import find_mpiexec  # noqa: E402 - this checkout's commbench first
-from commbench.native import find_mpicc  # noqa: E402
+import mpis
+from mpis import CORES, REPO
 
 C_DIR = REPO / "benchmarks" / "c"
 BUILD = REPO / "benchmarks" / "build"
-CORES = os.cpu_count() or 1
-# commbench's own oversubscription setting (commbench.launch): more MPICH processes
-# than cores need throttled polling; both sides of a comparison get the same env.
-THROTTLE = {
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
-}
 
 
 def env_for(np_: int) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    if np_ > CORES:
-        env.update(THROTTLE)
-    return env
+    """The environment of a run of np_ processes on the selected MPI (mpis.MPI.env)."""
+    return mpis.current().env(np_)
 
 
 def build(name: str) -> Path:
-    """benchmarks/build/<name>, compiled from benchmarks/c/<name>.c with the bundled mpicc."""
-    mpicc = find_mpicc()
-    if mpicc is None:
-        sys.exit("no mpicc beside Python or on PATH (pip install mpich)")
+    """benchmarks/build/<wrapper>/<name>, compiled from benchmarks/c/<name>.c with the selected
+    MPI's mpicc (Intel MPI's wheel wrapper with I_MPI_ROOT: mpis.MPI.compiler_env)."""
+    mpi = mpis.current()
+    if mpi.mpicc is None:
+        sys.exit(f"no mpicc of {mpi.name} beside it or on PATH (pass --mpicc PATH)")
     sources = [C_DIR / f"{name}.c", C_DIR / "floor.h"]
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + mpicc.encode()).hexdigest()[
-        :12
-    ]
-    exe, stamp = BUILD / name, BUILD / f".{name}.hash"
+    where = hashlib.sha256(mpi.mpicc.encode()).hexdigest()[:8]  # one folder per wrapper
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + mpi.mpicc.encode())
+    digest = digest.hexdigest()[:12]
+    exe, stamp = BUILD / where / name, BUILD / where / f".{name}.hash"
     if exe.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return exe
-    BUILD.mkdir(parents=True, exist_ok=True)
-    cmd = [mpicc, "-O2", "-o", str(exe), str(sources[0])]
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [mpi.mpicc, "-O2", "-o", str(exe), str(sources[0])]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=mpi.compiler_env(), check=False)
     if p.returncode != 0:
         sys.exit(f"building {name} failed:\n{' '.join(cmd)}\n{p.stderr}")
     stamp.write_text(digest)
@@ -65,14 +55,12 @@ def build(name: str) -> Path:
 
 
 def mpiexec() -> str:
-    m = find_mpiexec()
-    if m is None:
-        sys.exit("no mpiexec beside Python or on PATH (pip install mpich)")
-    return m
+    """The selected MPI's mpiexec."""
+    return mpis.current().mpiexec
 
 
 def run_c(np_: int, exe: Path, items: list[str], alloc: list[str]) -> list[list[str]]:
-    cmd = [mpiexec(), "-n", str(np_), str(exe), *alloc, *items]
+    cmd = [*mpis.current().launch(np_), str(exe), *alloc, *items]
     p = subprocess.run(
         cmd, capture_output=True, text=True, timeout=600, env=env_for(np_), check=False
     )
@@ -82,21 +70,11 @@ def run_c(np_: int, exe: Path, items: list[str], alloc: list[str]) -> list[list[
 
 
 def run_commbench(np_: int, args: list[str]) -> dict:
-    """`mpiexec -n np python -m commbench run ARGS` from this checkout; the results document."""
+    """`<python> -m commbench run -n np --mpiexec <mpiexec> ARGS` of the selected MPI, from this
+    checkout; the results document."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
-        cmd = [
-            mpiexec(),
-            "-n",
-            str(np_),
-            sys.executable,
-            "-m",
-            "commbench",
-            "run",
-            *args,
-            "-o",
-            str(out),
-        ]
+        cmd = mpis.current().commbench(np_, [*args, "-o", str(out)])
         p = subprocess.run(
             cmd,
             capture_output=True,
@@ -134,16 +112,11 @@ def median(v: list[float]) -> float:
 
 
 def conditions() -> str:
+    mpi = mpis.current()
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",) * 3
-    try:
-        from importlib.metadata import version
-
-        mpich = version("mpich")
-    except Exception:  # noqa: BLE001 -- only for the printed conditions
-        mpich = "?"
     return (
         f"{CORES} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
-        f"mpich wheel {mpich}, Python {sys.version.split()[0]}"
+        f"{mpi.name}, {mpi.versions}"
     )
 
 

@@ -2,14 +2,16 @@
 """commbench's engines (native C loops, mpi4py Python loops) against the C floor, in one run.
 
     python benchmarks/engines_vs_c.py [--rounds 5] [--alloc mmap|numpy] [--hugepages on|off|default]
-                                      [--skip-startup]
+                                      [--skip-startup] [--python PATH] [--mpiexec PATH]
+                                      [--mpicc PATH] [--sizes 0,8,1024,...]
 
 1. PingPong at 0 B, 8 B, 1 KiB, 64 KiB, 1 MiB, 4 MiB (2 processes) against
    benchmarks/c/pingpong.c; targets: native within 5 % of C at 0-8 B and within
    2 % at >= 1 MiB.
 2. Allreduce at 8 B and Barrier at 2 and 4 processes against
    benchmarks/c/collectives.c (t_avg over the ranks; 4 processes on fewer cores
-   run with MPICH progress throttling on both sides, as commbench sets it).
+   run with what commbench sets for them on both sides: MPICH's progress
+   throttling, Open MPI's --oversubscribe).
 3. Start-up cost: wall time of `commbench run -n 2 PingPong -msglog 0:1` (each
    engine) against the same run of the C floor (sizes 0, 1, 2 with the
    repetitions commbench chose). (-msglog 0:0 is invalid: the spec, section 13,
@@ -19,22 +21,29 @@ Same sizes, repetition counts (-iter N -iter_policy off) and buffer kind on
 both sides; every contender is launched afresh each round, the order rotates
 every round, and the tables show medians over the rounds (and the ratio of the
 best times, steadier on a busy machine).
+
+The MPI (benchmarks/mpis.py) is the one --python's mpi4py loads (default: this
+Python's, the mpich wheel here): commbench runs as `<python> -m commbench run
+-n N --mpiexec <that library's mpiexec>`, the C floors are built with that
+library's mpicc (--mpicc; Intel MPI's wheel wrapper gets I_MPI_ROOT, its
+venv's prefix, when unset) and run under the same mpiexec with the same
+settings (Open MPI as root, --oversubscribe past the cores, OMPI_MCA_osc=^ucx
+without RDMA devices, MPICH's progress throttling). The header names the
+library, the Python, the mpiexec, the mpicc and what was set.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 
+import mpis
 from cfloor import (
-    REPO,
     build,
     conditions,
     env_for,
     median,
-    mpiexec,
     msglen_file,
     rotate,
     run_c,
@@ -110,7 +119,7 @@ def print_collectives(res: dict, np_: int, rounds: int) -> None:
             f"{rounds} rounds"
         )
         + (
-            " (oversubscribed: progress throttling on both sides)"
+            " (oversubscribed: both sides get the settings the header names)"
             if np_ > (os.cpu_count() or 1)
             else ""
         )
@@ -139,14 +148,13 @@ def measure_startup(rounds: int) -> dict:
         # The repetitions commbench chooses for this run (dynamic policy), for the C floor.
         doc = run_commbench(2, ["PingPong", "-msglog", "0:1"])
         items = [f"{r['bytes']}:{r['repetitions']}" for r in doc["records"] if r["status"] == "ok"]
-        cb = [sys.executable, "-m", "commbench", "run", "-n", "2", "PingPong", "-msglog", "0:1"]
-        env = env_for(2)
-        env["PYTHONPATH"] = str(REPO)  # the commbench of this checkout, run from elsewhere
+        cb = mpis.current().commbench(2, ["PingPong", "-msglog", "0:1"])
+        env = env_for(2)  # PYTHONPATH: the commbench of this checkout, run from elsewhere
         for k in range(rounds):
             for who in rotate(["C", *ENGINES], k):
                 if who == "C":
                     out.setdefault("C", []).append(
-                        wall([mpiexec(), "-n", "2", str(exe), *items], env, d)
+                        wall([*mpis.current().launch(2), str(exe), *items], env, d)
                     )
                 else:
                     out.setdefault(who, []).append(wall([*cb, "--engine", who], env, d))
@@ -184,12 +192,21 @@ def main() -> None:
     )
     ap.add_argument("--skip-startup", action="store_true")
     ap.add_argument(
+        "--sizes",
+        default=",".join(map(str, PP_SIZES)),
+        help="PingPong's message sizes (smoke tests)",
+    )
+    ap.add_argument(
         "--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)"
     )
+    mpis.add_arguments(ap)
     a = ap.parse_args()
+    mpi = mpis.select(a)
+    print("\n".join(mpi.header([2, 4], f"C floors: benchmarks/c/*.c, {mpi.c_floor()}")))
     print(f"# conditions: {conditions()}; --alloc {a.alloc} --hugepages {a.hugepages}")
-    pp = measure_pingpong(PP_SIZES, ENGINES, a.rounds, a.alloc, a.scale, a.hugepages)
-    print_pingpong(pp, PP_SIZES, ENGINES, a.rounds)
+    sizes = [int(x) for x in a.sizes.split(",") if x]
+    pp = measure_pingpong(sizes, ENGINES, a.rounds, a.alloc, a.scale, a.hugepages)
+    print_pingpong(pp, sizes, ENGINES, a.rounds)
     for np_ in (2, 4):
         print_collectives(
             measure_collectives(np_, a.rounds, a.alloc, a.scale, a.hugepages), np_, a.rounds

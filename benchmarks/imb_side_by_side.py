@@ -1,17 +1,17 @@
-"""commbench against the real IMB 2021.11 on the same MPI, side by side (issue 13, item 5).
+"""commbench against the real IMB 2021.11 on the same MPI, side by side (issues 13 and 33).
 
     python benchmarks/imb_side_by_side.py [--family mpi1|ext|rma|nbc|p2p] [--rounds 3] [--np 2]
                                           [--memory same|defaults] [--methodology imb2021|imb4|both]
                                           [--benchmarks PingPong,Bcast,...] [--sizes 0,8,1024,...]
+                                          [--python PATH] [--mpiexec PATH] [--peers DIR]
 
-Runs ../shared/peers/imb/IMB-<FAMILY> (unmodified IMB 2021.11, built against the
-mpich wheel commbench installs; LD_LIBRARY_PATH points it at this Python's
-libmpi) and `commbench run` with the same benchmarks, sizes (-msglen) and
-repetitions (-iter N -iter_policy off), each a fresh job, alternating which
-goes first every round. Both texts are parsed by the same IMB table parser
-(commbench prints IMB's layout), and the table shows, per benchmark and size,
-the median over rounds of commbench's time / IMB's time: t[usec] of the
-single-transfer tables, t_avg[usec] of the collectives, t_ovrl[usec] of IMB-NBC's
+Runs <peers>/IMB-<FAMILY> (unmodified IMB 2021.11) and `commbench run` with
+the same benchmarks, sizes (-msglen) and repetitions (-iter N -iter_policy
+off), each a fresh job, alternating which goes first every round. Both texts
+are parsed by the same IMB table parser (commbench prints IMB's layout), and
+the table shows, per benchmark and size, the median over rounds of
+commbench's time / IMB's time: t[usec] of the single-transfer tables,
+t_avg[usec] of the collectives, t_ovrl[usec] of IMB-NBC's
 overlap tables; EXT/RMA tables are named with their mode (/agg, /non).
 
 --family p2p runs IMB-P2P against `commbench run --suite p2p` with IMB-P2P's
@@ -28,6 +28,17 @@ imb2021, IMB 2021's: collectives timed call by call with a barrier in between,
 4.0's, commbench's default: the whole loop timed, the root rotating), whose
 ratios far from 1 at small sizes of rooted collectives come from that
 difference. Every commbench contender runs in the same alternating rounds.
+
+The MPI (benchmarks/mpis.py) is the one --python's mpi4py loads (default: this
+Python's, the mpich wheel here): commbench runs as `<python> -m commbench run
+-n NP --mpiexec <that library's mpiexec>`, IMB under the same mpiexec with
+LD_LIBRARY_PATH at the library's folder (the peers carry no search path) and
+the same settings as commbench's launcher gives its runs (Open MPI as root,
+--oversubscribe past the cores, OMPI_MCA_osc=^ucx without RDMA devices). The
+peers: --peers DIR, by default ../shared/peers/imb (built against the mpich
+wheel: the MPICH ABI, so Intel MPI's too), for Open MPI
+../shared/peers/openmpi/imb. The header names the library, the Python, the
+mpiexec, the peers and what was set.
 """
 
 from __future__ import annotations
@@ -39,9 +50,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cfloor import REPO, conditions, env_for, median, mpiexec, msglen_file, rotate
+import mpis
+from cfloor import REPO, conditions, median, msglen_file, rotate
 
-PEERS = REPO.parent / "shared" / "peers" / "imb"
 BENCHMARKS = {
     "mpi1": [
         "PingPong",
@@ -109,14 +120,16 @@ def run(cmd: list[str], env: dict) -> str:
 
 
 def commands(
-    a, benches: list[str], lens: str, out: str, methods: list[str]
+    a, mpi: mpis.MPI, benches: list[str], lens: str, out: str, methods: list[str]
 ) -> dict[str, list[str]]:
     """Each contender's command line: IMB, then commbench per methodology (p2p: one)."""
-    imb = [mpiexec(), "-n", str(a.np), str(PEERS / f"IMB-{a.family.upper()}")]
-    me = [mpiexec(), "-n", str(a.np), sys.executable, "-m", "commbench", "run", "--suite", a.family]
+    imb = [*mpi.launch(a.np), str(mpi.peers("imb") / f"IMB-{a.family.upper()}")]
     if a.family == "p2p":
         common = ["-msglen", lens, "-iter", str(a.reps), "-pause", "0", *benches]
-        return {"IMB": imb + common, "p2p": me + common + ["-o", out]}
+        return {
+            "IMB": imb + common,
+            "p2p": mpi.commbench(a.np, ["--suite", "p2p", *common, "-o", out]),
+        }
     common = [
         "-msglen",
         lens,
@@ -131,11 +144,14 @@ def commands(
     mem = ["--alloc", "mmap", "--hugepages", "off"] if a.memory == "same" else []
     contenders = {"IMB": imb + common + ["-time", "1000"]}
     for m in methods:
-        contenders[m] = me + common + ["-time", "1000", *mem, "--methodology", m, "-o", out]
+        contenders[m] = mpi.commbench(
+            a.np,
+            ["--suite", a.family, *common, "-time", "1000", *mem, "--methodology", m, "-o", out],
+        )
     return contenders
 
 
-def main() -> None:
+def parse() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--np", type=int, default=2)
@@ -145,37 +161,11 @@ def main() -> None:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--reps", type=int, default=REPS, help="-iter N -iter_policy off on both sides")
     ap.add_argument("--methodology", choices=("imb2021", "imb4", "both"), default="imb2021")
-    a = ap.parse_args()
-    imb = PEERS / f"IMB-{a.family.upper()}"
-    if not imb.is_file():
-        sys.exit(f"{imb} not found: the IMB 2021.11 peers live in ../shared/peers (see its README)")
-    benches = [b for b in a.benchmarks.split(",") if b] or BENCHMARKS[a.family]
-    sizes = [int(s) for s in a.sizes.split(",") if s]
-    env = env_for(a.np)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(
-        p for p in (str(Path(sys.prefix) / "lib"), env.get("LD_LIBRARY_PATH")) if p
-    )
-    lens = msglen_file(sizes)
-    methods = (
-        ["p2p"]
-        if a.family == "p2p"
-        else ["imb2021", "imb4"]
-        if a.methodology == "both"
-        else [a.methodology]
-    )
-    with tempfile.TemporaryDirectory() as d:
-        contenders = commands(a, benches, lens, str(Path(d) / "r.json"), methods)
-        got: dict[str, list] = {k: [] for k in contenders}
-        for r in range(a.rounds):
-            for name in rotate(list(contenders), r):
-                got[name].append(tables(run(contenders[name], env)))
-    os.unlink(lens)
-    print(
-        f"# {conditions()}; NP {a.np}; -iter "
-        f"{a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; commbench memory: "
-        f"{'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; medians of {a.rounds} alternating "
-        "rounds"
-    )
+    mpis.add_arguments(ap, peers="IMB-<FAMILY>")
+    return ap.parse_args()
+
+
+def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: list[str]) -> None:
     for m in methods:
         print(
             f"{'benchmark':<18}"
@@ -200,6 +190,41 @@ def main() -> None:
                         ratios.append(time_of(rc) / time_of(ri))
                 cells.append(f"{median(ratios):10.2f}" if ratios else f"{'-':>10}")
             print(f"{b:<18}" + "".join(cells))
+
+
+def main() -> None:
+    a = parse()
+    mpi = mpis.select(a)
+    imb = mpi.peers("imb") / f"IMB-{a.family.upper()}"
+    if not imb.is_file():
+        sys.exit(f"{imb} not found: the IMB 2021.11 peers live in ../shared/peers (its README)")
+    benches = [b for b in a.benchmarks.split(",") if b] or BENCHMARKS[a.family]
+    sizes = [int(s) for s in a.sizes.split(",") if s]
+    env = mpi.env(a.np)
+    lens = msglen_file(sizes)
+    methods = (
+        ["p2p"]
+        if a.family == "p2p"
+        else ["imb2021", "imb4"]
+        if a.methodology == "both"
+        else [a.methodology]
+    )
+    with tempfile.TemporaryDirectory() as d:
+        contenders = commands(a, mpi, benches, lens, str(Path(d) / "r.json"), methods)
+        got: dict[str, list] = {k: [] for k in contenders}
+        for r in range(a.rounds):
+            for name in rotate(list(contenders), r):
+                got[name].append(tables(run(contenders[name], env)))
+    os.unlink(lens)
+    tools = f"peers: {mpis.shown(imb)} (IMB 2021.11; {mpi.linked(imb)})"
+    print("\n".join(mpi.header([a.np], tools)))
+    print(
+        f"# {conditions()}; NP {a.np}; -iter "
+        f"{a.reps}{'' if a.family == 'p2p' else ' -iter_policy off'}; commbench memory: "
+        f"{'MPI_Alloc_mem' if a.family == 'p2p' else a.memory}; medians of {a.rounds} alternating "
+        "rounds"
+    )
+    print_tables(a, got, benches, sizes, methods)
 
 
 if __name__ == "__main__":

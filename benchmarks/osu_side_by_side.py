@@ -3,30 +3,39 @@
     python benchmarks/osu_side_by_side.py [--rounds 5] [--benchmarks latency,bw,bibw]
                                           [--sizes 1,8,1024,65536,1048576,4194304]
                                           [--args "-i 1000 -x 100"]
+                                          [--python PATH] [--mpiexec PATH] [--peers DIR]
 
-Runs ../shared/peers/osu/osu_<name> (unmodified OMB 7.4, linked with the mpich
-wheel commbench installs; LD_LIBRARY_PATH points it at this Python's libmpi)
-and `commbench run -n 2 --suite osu <name>` with the same OSU options
-(-m 1:<largest size> and --args, by default OSU's own counts), each a fresh
-job, alternating which goes first every round. Both print OSU's layout; the
-same parser reads the rows. The table shows per benchmark and size the
-median over rounds of each tool's number (latency in us, bandwidth in MB/s)
-and commbench/OSU of those medians: near 1 is the same, above 1 for latency
-is commbench slower, above 1 for bandwidth is commbench faster. Buffers:
-commbench's osu default (--alloc mmap, no huge-page advice) against OSU's
-posix_memalign'ed ones (no THP under "madvise").
+Runs <peers>/osu_<name> (unmodified OMB 7.4) and `commbench run -n 2 --suite
+osu <name>` with the same OSU options (-m 1:<largest size> and --args, by
+default OSU's own counts), each a fresh job, alternating which goes first
+every round. Both print OSU's layout; the same parser reads the rows. The
+table shows per benchmark and size the median over rounds of each tool's
+number (latency in us, bandwidth in MB/s) and commbench/OSU of those medians:
+near 1 is the same, above 1 for latency is commbench slower, above 1 for
+bandwidth is commbench faster. Buffers: commbench's osu default (--alloc mmap,
+no huge-page advice) against OSU's posix_memalign'ed ones (no THP under
+"madvise").
+
+The MPI (benchmarks/mpis.py) is the one --python's mpi4py loads (default: this
+Python's, the mpich wheel here): commbench runs as `<python> -m commbench run
+-n 2 --mpiexec <that library's mpiexec>`, OSU under the same mpiexec with
+LD_LIBRARY_PATH at the library's folder (the peers carry no search path) and
+the same settings as commbench's launcher gives its runs (Open MPI as root,
+OMPI_MCA_osc=^ucx without RDMA devices). The peers: --peers DIR, by default
+../shared/peers/osu (built against the mpich wheel: the MPICH ABI, so Intel
+MPI's too), for Open MPI ../shared/peers/openmpi/osu. The header names the
+library, the Python, the mpiexec, the peers and what was set.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 
-from cfloor import REPO, conditions, env_for, median, mpiexec, rotate
+import mpis
+from cfloor import conditions, median, rotate
 
-PEERS = REPO.parent / "shared" / "peers" / "osu"
 SIZES = [1, 8, 1024, 65536, 2**20, 4 * 2**20]
 
 
@@ -56,23 +65,10 @@ def run(cmd: list[str], env: dict) -> dict[int, float]:
     return rows(p.stdout)
 
 
-def contenders(name: str, args: list[str]) -> dict[str, list[str]]:
+def contenders(mpi: mpis.MPI, name: str, args: list[str]) -> dict[str, list[str]]:
     return {
-        "osu": [mpiexec(), "-n", "2", str(PEERS / f"osu_{name}"), *args],
-        "commbench": [
-            sys.executable,
-            "-m",
-            "commbench",
-            "run",
-            "-n",
-            "2",
-            "--suite",
-            "osu",
-            name,
-            *args,
-            "-o",
-            "-",
-        ],
+        "osu": [*mpi.launch(2), str(mpi.peers("osu") / f"osu_{name}"), *args],
+        "commbench": mpi.commbench(2, ["--suite", "osu", name, *args, "-o", "-"]),
     }
 
 
@@ -82,19 +78,24 @@ def main() -> None:
     ap.add_argument("--benchmarks", "--bench", default="latency,bw,bibw")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--args", default="", help="more OSU options for both, e.g. '-i 1000 -x 100'")
+    mpis.add_arguments(ap, peers="osu_<name>")
     a = ap.parse_args()
+    mpi = mpis.select(a)
     sizes = [int(s) for s in a.sizes.split(",")]
     args = ["-m", f"1:{max(sizes)}", *a.args.split()]
-    env = env_for(2)
-    env["LD_LIBRARY_PATH"] = (
-        os.path.join(sys.prefix, "lib") + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-    )
+    missing = [n for n in a.benchmarks.split(",") if not (mpi.peers("osu") / f"osu_{n}").is_file()]
+    if missing:
+        sys.exit(f"no osu_{missing[0]} in {mpi.peers('osu')} (the OMB 7.4 peers: ../shared/peers)")
+    env = mpi.env(2)
+    first = mpi.peers("osu") / f"osu_{a.benchmarks.split(',')[0]}"
+    which = f"peers: {mpis.shown(first.parent)} (OMB 7.4; {mpi.linked(first)})"
+    print("\n".join(mpi.header([2], which)))
     print(f"# {conditions()}")
     print(f"# {a.rounds} rounds, alternating; OSU options: {' '.join(args)}")
     print(f"{'benchmark':<10} {'bytes':>9} {'OSU':>12} {'commbench':>12} {'cb/OSU':>8}")
     for name in a.benchmarks.split(","):
         got: dict[str, dict[int, list[float]]] = {"osu": {}, "commbench": {}}
-        tools = contenders(name, args)
+        tools = contenders(mpi, name, args)
         for k in range(a.rounds):
             for tool in rotate(list(tools), k):
                 for size, v in run(tools[tool], env).items():

@@ -3,8 +3,11 @@
 
     python benchmarks/pingpong_vs_c.py [--rounds 7] [--engines native,mpi4py] [--alloc mmap|numpy]
                                        [--hugepages on|off|default] [--sizes 1048576,4194304]
+                                       [--python PATH] [--mpiexec PATH] [--mpicc PATH]
 
-The C floor (benchmarks/c/pingpong.c, built here with the bundled mpicc) runs
+The MPI is the one --python's mpi4py loads (default: this Python's; the C floor
+is built with its mpicc and run under its mpiexec: benchmarks/mpis.py).
+The C floor (benchmarks/c/pingpong.c, built here with that MPI's mpicc) runs
 the IMB PingPong pattern and timed region: rank 0 Send / Recv(ANY_SOURCE),
 rank 1 Recv / Send, two barriers before the loop, t = dt / (2 n), t_max over
 the ranks. commbench runs PingPong with the same sizes (-msglen), the same
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 
+import mpis
 from cfloor import build, conditions, median, msglen_file, rotate, run_c, run_commbench
 
 SIZES = [0, 8, 1024, 2**20, 4 * 2**20]
@@ -146,7 +150,10 @@ def main() -> None:
     ap.add_argument(
         "--scale", type=float, default=1.0, help="multiply the repetition counts (smoke tests)"
     )
+    mpis.add_arguments(ap)
     a = ap.parse_args()
+    mpi = mpis.select(a)
+    print("\n".join(mpi.header([2], f"C floor: benchmarks/c/pingpong.c, {mpi.c_floor()}")))
     engines = [e for e in a.engines.split(",") if e]
     sizes = [int(x) for x in a.sizes.split(",") if x]
     print(f"# conditions: {conditions()}; --alloc {a.alloc} --hugepages {a.hugepages}")
