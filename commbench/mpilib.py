@@ -300,25 +300,46 @@ def open_mpi_settings(lib: Library | None, env) -> list[Setting]:
 # A check that fails on these libraries fails because of the library: a C program of a few
 # dozen lines in repro/, built with that library's mpicc, shows the same wrong data
 # (docs/mpis.md gives its output). The check stays FAILED (that is the check doing its
-# job); the output names the defect. (benchmark, library name pattern, what is wrong, repro)
+# job); the output names the defect. Where the defect also hangs or aborts the job above
+# some process count, the benchmark is not run there (records.LIBRARY_DEFECT) unless
+# --force. (benchmark, library name pattern, what is wrong, repro, hangs above NP)
 KNOWN_DEFECTS = (
     (
         "Scatter_persist",
         r"Intel MPI 2021\.18\.|MPICH 4\.0\.",
         "the second and later MPI_Start of an MPI_Scatter_init request deliver nothing to the "
-        "non-root ranks",
+        "non-root ranks, and with more than 2 processes they hang or abort",
         "repro/scatter_init_restart.c",
+        2,
     ),
 )
 
 
+def _defect(benchmark: str, library_version: str):
+    name = short_name(library_version)
+    for row in KNOWN_DEFECTS:
+        if row[0] == benchmark and re.match(row[1], name):
+            return name, row
+    return None, None
+
+
 def known_defect(benchmark: str, library_version: str) -> str | None:
     """The note on a FAILED check of `benchmark` that a known defect of the library explains."""
-    name = short_name(library_version)
-    for bench, pattern, what, repro in KNOWN_DEFECTS:
-        if bench == benchmark and re.match(pattern, name):
-            return (
-                f"{benchmark}: a known defect of {name}: {what} ({repro} shows it without "
-                "commbench; docs/mpis.md)"
-            )
-    return None
+    name, row = _defect(benchmark, library_version)
+    if row is None:
+        return None
+    return (
+        f"{benchmark}: a known defect of {name}: {row[2]} ({row[3]} shows it without "
+        "commbench; docs/mpis.md)"
+    )
+
+
+def known_hang(benchmark: str, library_version: str, np_: int) -> str | None:
+    """Why `benchmark` is not run at np_ processes on this library, or None."""
+    name, row = _defect(benchmark, library_version)
+    if row is None or row[4] is None or np_ <= row[4]:
+        return None
+    return (
+        f"not run: a known defect of {name} hangs or aborts it at more than {row[4]} "
+        f"processes ({row[3]}; docs/mpis.md; --force runs it)"
+    )

@@ -41,6 +41,7 @@ OUT_OF_MEM = "out-of-mem"
 INT_OVERFLOW = "int-overflow"
 INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
 STUCK = "stuck"  # the watchdog ended the measurement
+LIBRARY_DEFECT = "library-defect"  # not run: a known defect of the MPI library hangs it here
 INTERRUPTED = (
     "interrupted"  # a --samples row stopped by a signal: its completed samples (harness.live)
 )

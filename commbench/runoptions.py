@@ -183,7 +183,8 @@ OPTIONS: tuple[Option, ...] = (
         ("--force",),
         "force",
         "",
-        "run a --samples plan whose samples could pass 256 MB in the results file",
+        "run what commbench would refuse: a --samples plan whose samples could pass 256 MB in "
+        "the results file, a benchmark a known defect of the MPI library hangs",
     ),
     Option(
         ("--fit",),

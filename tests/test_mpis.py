@@ -1,0 +1,170 @@
+"""Every family on every MPI besides the mpich wheel (issue 33): the Open MPI wheel, the Intel
+MPI wheel and Debian's MPICH 4.0 with mpi4py compiled against it, each installed by the
+tests (tests/mpi_envs.py; a skip says why one cannot be). At 2 and 4 processes, with
+-check wherever the family checks its data and short sizes: the run ends 0, every check
+passes or fails only where a defect of the library explains it (and the C reproducer of
+that defect, built with the library's own mpicc, shows it without commbench), the launcher
+took the library's own mpiexec, the native engine built with the library's own compiler
+wrapper, and stderr carries commbench's notes only (no flood from the MPI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests import mpi_envs
+
+SHORT = ["-msglog", "0:2", "-iter", "30"]
+IO = ["P_Write_Indv", "P_Read_Shared", "P_IWrite_Expl", "C_Write_Indv", "C_Read_Expl"]
+FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
+    "mpi1": (["-check", *SHORT], 2),
+    "ext": (["-check", *SHORT], 2),
+    "rma": (["-check", *SHORT], 2),
+    "nbc": (["-check", *SHORT], 2),
+    "mpi4": (["-check", *SHORT], 2),
+    "io": ([*IO, "-check", *SHORT], 2),
+    "comms": (["-check", *SHORT], 2),
+    "pgas": (["-check", *SHORT], 2),
+    "mt": (["-check", "-thread_level", "multiple", "--mt-threads", "2", "-repeat", "30"], 2),
+    "p2p": (["-msglog", "0:2", "-iter", "100"], 2),
+    "msgrate": (["--peers", "2", "--iters", "3", "--msgs", "8", "--cache-size", "256k"], 3),
+    "overhead": (
+        ["--trials", "2", "--reps", "4", "--sizes", "16,1000", "--q-time", "300"]
+        + ["--stream-time", "0.05"],
+        3,
+    ),
+    "net": ([], 2),
+    "osu": (["latency", "bw", "allreduce", "put_latency", "-c", "-m", "8", "-i", "20"], 2),
+}
+# Lines commbench itself may write to stderr in these runs.
+OWN = re.compile(r"^commbench: ")
+MPIS = list(mpi_envs.SPECS)
+
+
+def _env(name: str) -> mpi_envs.MpiEnv:
+    try:
+        return mpi_envs.get(name)
+    except mpi_envs.Unavailable as e:
+        pytest.skip(f"{name} cannot be installed here: {e}")
+
+
+def _failed_checks(stdout: str) -> list[str]:
+    return re.findall(r"^(\S+)\s+: FAILED", stdout, re.M)
+
+
+def _run_family(mpi: mpi_envs.MpiEnv, np_: int, family: str, args: list[str], out) -> list[str]:
+    """What is wrong with one family's run on `mpi`, [] when nothing."""
+    cmd = [str(mpi.python), "-m", "commbench", "run", "-n", str(np_), family, *args]
+    started = time.monotonic()
+    p = subprocess.run(
+        [*cmd, "-o", str(out), "--no-progress", "--timeout", "150"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=mpi.env(),
+    )
+    took = time.monotonic() - started
+    print(f"{mpi.name} np={np_} {family}: exit {p.returncode} in {took:.1f} s")
+    wrong = []
+    failed = _failed_checks(p.stdout)
+    explained = [
+        b for b in failed if re.search(rf"^# {re.escape(b)}: a known defect", p.stdout, re.M)
+    ]
+    if p.returncode not in (0, 1) or (p.returncode == 1 and (not failed or explained != failed)):
+        wrong.append(f"{family}: exit {p.returncode}: {p.stderr.strip()[-600:]}")
+    if set(failed) - set(explained):
+        wrong.append(f"{family}: checks FAILED without a known cause: {sorted(set(failed))}")
+    noise = [ln for ln in p.stderr.splitlines() if ln.strip() and not OWN.match(ln)]
+    if noise:
+        wrong.append(f"{family}: stderr not commbench's ({len(noise)} lines): {noise[:3]}")
+    if "native engine unavailable" in p.stderr:
+        wrong.append(f"{family}: {next(ln for ln in p.stderr.splitlines() if 'native' in ln)}")
+    if p.returncode in (0, 1):
+        meta = json.loads(out.read_text())["metadata"]
+        if meta["mpi_library"]["flavour"] == "mpich" and mpi.name != "debian-mpich":
+            wrong.append(f"{family}: ran on {meta['mpi_library']} (the mpich wheel?)")
+    return wrong
+
+
+@pytest.mark.parametrize("np_", [2, 4])
+@pytest.mark.parametrize("name", MPIS)
+def test_every_family_checks_on(name, np_, tmp_path):
+    mpi = _env(name)
+    wrong = []
+    for family, (args, least) in FAMILIES.items():
+        if np_ >= least:
+            wrong += _run_family(mpi, np_, family, args, tmp_path / f"{family}.json")
+    assert not wrong, f"{name} at {np_} processes:\n" + "\n".join(wrong)
+
+
+CHOICE = """
+import json, sys
+from commbench import launch, mpilib
+lib = mpilib.of_python(sys.executable)
+mpiexec, _ = launch.choose_mpiexec(None, lib)
+applied, _ = launch.settings(lib, mpiexec, 2, {})
+print(json.dumps([mpiexec, {s.name: s.value for s in applied if not s.name.startswith("-")}]))
+"""
+
+
+def _launcher_choice(mpi: mpi_envs.MpiEnv) -> tuple[str, dict]:
+    """The mpiexec commbench's launcher takes for `mpi`, and the variables it sets for 2
+    processes."""
+    p = subprocess.run(
+        [str(mpi.python), "-c", CHOICE], capture_output=True, text=True, env=mpi.env(), timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    mpiexec, env = json.loads(p.stdout)
+    return mpiexec, env
+
+
+def _reproduce(mpi: mpi_envs.MpiEnv | None, source: str, tmp_path) -> subprocess.CompletedProcess:
+    """Build repro/<source> with the MPI's own mpicc and run it on 2 processes with the
+    mpiexec commbench's launcher takes."""
+    from tests.mpirun import ENV, MPIEXEC
+
+    exe = tmp_path / source.removesuffix(".c")
+    src = mpi_envs.REPO / "repro" / source
+    if mpi is None:
+        from commbench.native.extension import find_mpicc
+
+        mpicc, env, mpiexec = find_mpicc(), dict(os.environ, **ENV), MPIEXEC  # the wheel
+    else:
+        mpiexec, settings = _launcher_choice(mpi)
+        mpicc, env = str(mpi.mpicc), {**mpi.compiler_env(), **settings}
+    b = subprocess.run(
+        [mpicc, "-O2", "-o", str(exe), str(src)], capture_output=True, text=True, env=env
+    )
+    assert b.returncode == 0, b.stderr[-1000:]
+    return subprocess.run(
+        [mpiexec, "-n", "2", str(exe)], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("name", [None, *MPIS])
+def test_scatter_init_reproducer_agrees_with_the_check(name, tmp_path):
+    """Where commbench's Scatter_persist check fails, the C reproducer built with the same
+    MPI shows the library defect; where it passes, the reproducer passes."""
+    mpi = _env(name) if name else None
+    r = _reproduce(mpi, "scatter_init_restart.c", tmp_path)
+    assert r.returncode in (0, 1) and "scatter_init_restart:" in r.stdout, r.stdout + r.stderr
+    defect = r.returncode == 1
+    assert ("LIBRARY DEFECT" in r.stdout) == defect
+    python = str(mpi.python) if mpi else sys.executable
+    env = mpi.env() if mpi else None
+    p = subprocess.run(
+        [python, "-m", "commbench", "run", "-n", "2", "mpi4", "Scatter_persist", "-check", *SHORT]
+        + ["-o", "-", "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert (_failed_checks(p.stdout) == ["Scatter_persist"]) == defect, p.stdout[-1500:]
+    assert ("a known defect of" in p.stdout) == defect, p.stdout[-1500:]
