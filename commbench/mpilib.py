@@ -168,7 +168,9 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
     flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
     for d in dirs:
         for name in names:
-            for suffix in ("", *flavoured):
+            # a distribution's name for this flavour's tool first: Debian's plain mpicc is
+            # whichever MPI update-alternatives chose last
+            for suffix in (*flavoured, ""):
                 p = os.path.normpath(os.path.join(d, name + suffix))
                 if p not in seen and _executable(p):
                     seen.add(p)

@@ -124,6 +124,21 @@ def _launcher_choice(mpi: mpi_envs.MpiEnv) -> tuple[str, dict]:
     return mpiexec, env
 
 
+@pytest.mark.parametrize("name", MPIS)
+def test_the_launcher_takes_the_library_s_own_mpiexec(name):
+    """The mpiexec of the library mpi4py loads, even where the plain `mpiexec` on PATH is
+    another MPI's (Debian's alternatives point it at whichever MPI was installed last)."""
+    from commbench import mpilib
+
+    mpi = _env(name)
+    mpiexec, _ = _launcher_choice(mpi)
+    code = "import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
+    code += "print(MPI.Get_library_version())"
+    p = subprocess.run([str(mpi.python), "-c", code], capture_output=True, text=True)
+    family = mpilib.family_of(mpilib.Library(None, p.stdout))
+    assert family and mpilib.launcher_family(mpiexec)[0] == family, (mpiexec, p.stdout)
+
+
 def _reproduce(mpi: mpi_envs.MpiEnv | None, source: str, tmp_path) -> subprocess.CompletedProcess:
     """Build repro/<source> with the MPI's own mpicc and run it on 2 processes with the
     mpiexec commbench's launcher takes."""
