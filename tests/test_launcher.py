@@ -108,3 +108,26 @@ def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
     assert not _procs_with(str(out))
     # rank 0 made its segment inside MPI_Init and was killed there: the launcher removed it
     assert not (set(shm.glob("mpich_shm_*")) - before if shm.is_dir() else set())
+
+
+def test_the_launcher_remembers_which_library_mpi4py_loads(tmp_path):
+    """The launcher learns the library from a child Python once, then from the cache, until
+    the library file changes (here: its recorded stamp no longer matches)."""
+    code = (
+        "import sys; from commbench import mpilib; lib = mpilib.of_python(sys.executable); "
+        "print(lib.name, lib.flavour, lib.path)"
+    )
+    env = dict(os.environ, COMMBENCH_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert first.returncode == 0 and " mpich " in first.stdout, first.stderr
+    (saved,) = (tmp_path / "mpilib").glob("*.json")
+    doc = json.loads(saved.read_text())
+    assert doc["stamp"].startswith(doc["path"] + ":") and doc["version"].startswith("MPICH")
+    doc["version"] = "Open MPI v9.9.9, not this library"  # an answer the cache must not serve
+    saved.write_text(json.dumps(doc))
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert again.stdout.startswith("Open MPI 9.9.9 openmpi")  # served from the cache
+    doc["stamp"] = doc["path"] + ":0:0"  # as if the library file had changed
+    saved.write_text(json.dumps(doc))
+    third = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert third.stdout == first.stdout and json.loads(saved.read_text())["stamp"] != doc["stamp"]

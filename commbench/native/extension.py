@@ -103,11 +103,9 @@ BUILT: dict[str, dict] = {}
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("COMMBENCH_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "commbench"
+    from commbench import mpilib
+
+    return mpilib.cache_dir()
 
 
 def local_includes(source: Path) -> list[Path]:
