@@ -23,7 +23,12 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
     shmem_int_wait. Each process has a counter in a flag window; notify PUTs
     the next count into the partner's counter and flushes; wait polls its own
     counter (MPI_Win_sync, then a load: the unified memory model) until it
-    equals the count it expects. Testing for equality is safe against a torn
+    equals the count it expects, calling MPI_Iprobe between polls: MPI_Win_sync
+    is only a memory barrier, and a library whose puts need the target's
+    progress (Debian's MPICH 4.0.2, ch4:ucx, on one node) completes the
+    partner's put only while this rank is in a call that must progress (a
+    repeated test or probe, weak progress); with Win_sync alone the partner
+    sat in MPI_Win_flush for good. Testing for equality is safe against a torn
     read of a concurrent put, and the protocol never lets the partner run more
     than one notification ahead. The data operation was flushed before the
     notification, so a raised flag means the put has landed (or the get has
@@ -43,6 +48,7 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
     out = np.zeros(1, np.int64)
     origin, spec = [out, 1, MPI.INT64_T], (0, 1, MPI.INT64_T)
     yield_cpu = os.sched_yield
+    probe, anyone, anytag = ctx.comm.Iprobe, MPI.ANY_SOURCE, MPI.ANY_TAG
 
     def notify() -> None:
         st.sent += 1
@@ -55,6 +61,7 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
         want = st.seen
         sync()
         while mine[0] != want:
+            probe(anyone, anytag)  # progress: the partner's put may need it
             yield_cpu()  # oversubscribed nodes: let the partner run
             sync()
 

@@ -21,6 +21,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
+from commbench.options import RunError
 from commbench.suites.pgas.pairing import partners
 from commbench.suites.pgas.settings import Settings
 
@@ -162,6 +163,56 @@ def random_draws(
     return t, k
 
 
+# The flag window: its counter alone in a cache line. A multiple of 16 bytes too: Debian's
+# MPICH 4.0.2 packs a node's MPI_Win_allocate windows one after the other but takes each
+# rank's base (MPI_WIN_BASE, which mpi4py's memory reads, and the target of puts and gets)
+# rounded down to 16 bytes (repro/win_allocate_offset.c): 8-byte flag windows overlapped,
+# and every notification landed in the counter its sender polled.
+FLAG_BYTES = 64
+
+
+def _open_flag(ctx, st: Row) -> None:
+    """--pgas-sync p2p: the flag window, locked, its counter at 0, and tried once: each rank
+    PUTs a token into its partner's counter and reads its own, so a library that
+    delivers the notification elsewhere stops the run here, said, instead of leaving a
+    partner polling until the watchdog's --timeout."""
+    flag = MPI.Win.Allocate(FLAG_BYTES, 8, comm=ctx.comm)
+    if flag.Get_attr(MPI.WIN_MODEL) != MPI.WIN_UNIFIED:
+        flag.Free()
+        raise RunError(
+            "--pgas-sync p2p polls window memory and needs MPI's unified memory "
+            "model; this MPI gives the separate model: use --pgas-sync barrier"
+        )
+    mine = np.frombuffer(flag.tomemory(), np.int64)[:1]
+    mine[0] = 0
+    flag.Lock_all()
+    flag.Sync()
+    ctx.comm.Barrier()
+    token = np.array([-1 - ctx.world_rank], np.int64)  # negative: never a count
+    flag.Put([token, 1, MPI.INT64_T], st.partner, (0, 1, MPI.INT64_T))
+    flag.Flush(st.partner)
+    ctx.comm.Barrier()
+    flag.Sync()
+    got = int(mine[0])
+    mine[0] = 0
+    flag.Sync()
+    wrong = ctx.comm.allgather(None if got == -1 - st.peer else got)
+    st.flag, st.flag_mem, st.seen, st.sent = flag, mine, 0, 0
+    bad = [(r, g) for r, g in enumerate(wrong) if g is not None]
+    if bad:
+        r, g = bad[0]
+        sender = partners(ctx.size, st.settings.offset)[r]
+        own = (
+            " (its own token: its put landed in its own window)" if g == -1 - ctx.members[r] else ""
+        )
+        raise RunError(
+            "--pgas-sync p2p: the MPI library did not deliver a flushed MPI_Put to the "
+            f"partner's {FLAG_BYTES}-byte MPI_Win_allocate window: rank {r} of the group "
+            f"holds {g}{own} where rank {sender} put {-1 - ctx.members[sender]} (a library "
+            "defect; --pgas-sync barrier avoids the flag window)"
+        )
+
+
 def opener(geometry: Geometry | None, flags: bool = False):
     def setup(ctx) -> None:
         s = Settings.of(ctx.params)
@@ -177,16 +228,7 @@ def opener(geometry: Geometry | None, flags: bool = False):
         mem[seg.r_len :] = seg.s_data
         st.win, st.mem, st.seg = win, mem, seg
         if flags and s.sync == "p2p":
-            flag = MPI.Win.Allocate(8, 8, comm=ctx.comm)
-            if flag.Get_attr(MPI.WIN_MODEL) != MPI.WIN_UNIFIED:
-                raise RuntimeError(
-                    "--pgas-sync p2p polls window memory and needs MPI's unified memory "
-                    "model; this MPI gives the separate model: use --pgas-sync barrier"
-                )
-            flag_mem = np.frombuffer(flag.tomemory(), np.int64)[:1]
-            flag_mem[0] = 0
-            flag.Lock_all()
-            st.flag, st.flag_mem, st.seen, st.sent = flag, flag_mem, 0, 0
+            _open_flag(ctx, st)
         win.Lock_all()
         win.Sync()
         ctx.comm.Barrier()  # every segment initialised before anyone reaches it
