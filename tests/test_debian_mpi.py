@@ -21,11 +21,19 @@ from tests.mpirun import MPIEXEC
 REPO = Path(__file__).resolve().parents[1]
 MPICH_CC, MPICH_EXEC = "/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"
 OMPI_CC = "/usr/bin/mpicc.openmpi"
-needs_debian_mpich = pytest.mark.skipif(
-    not (os.path.exists(MPICH_CC) and os.path.exists(MPICH_EXEC)),
-    reason=f"Debian's MPICH is not installed ({MPICH_CC}, {MPICH_EXEC}: apt-get install "
-    "libmpich-dev mpich)",
-)
+
+
+@pytest.fixture(scope="module")
+def debian():
+    """Debian's MPICH (and Open MPI) packages, installed by tests/mpi_envs.py when missing."""
+    from tests import mpi_envs
+
+    try:
+        return mpi_envs.get("debian-mpich")
+    except mpi_envs.Unavailable as e:
+        pytest.skip(f"Debian's MPICH cannot be installed here: {e}")
+
+
 WHEEL_CC = os.path.join(os.path.dirname(MPIEXEC or ""), "mpicc")
 
 
@@ -47,9 +55,10 @@ def _mpich_version() -> str:
     return m.group(1) if m else ""
 
 
-@needs_debian_mpich
 @pytest.mark.parametrize("name", ["win_allocate_offset", "romio_large_count_view"])
-def test_reproducer_shows_the_defect_on_debian_mpich_and_passes_on_the_wheel(name, tmp_path):
+def test_reproducer_shows_the_defect_on_debian_mpich_and_passes_on_the_wheel(
+    name, tmp_path, debian
+):
     """MPICH 4.0.2 (Debian 12): RMA reaches a node-local window at its base rounded down to
     16 bytes; ROMIO aborts in MPI_File_set_view on a filetype of MPI-4's _c constructors.
     Both reproducers pass on the mpich wheel (5.0), which is what makes them the library's."""
@@ -71,17 +80,11 @@ def test_reproducer_shows_the_defect_on_debian_mpich_and_passes_on_the_wheel(nam
         assert re.search(r"flatten\.c|MPI_Type_get_envelope_c|Internal error", out), out
 
 
-@needs_debian_mpich
-def test_pgas_notifier_runs_on_debian_mpich(tmp_path):
+def test_pgas_notifier_runs_on_debian_mpich(tmp_path, debian):
     """PutPut and GetGet at sizes whose segments MPICH 4.0.2 addresses right: every check
     passes, in seconds. Before the notifier probed for progress and had a 64-byte flag window,
     the first warm-up deadlocked until --timeout."""
-    from tests import mpi_envs
-
-    try:
-        mpi = mpi_envs.get("debian-mpich")
-    except mpi_envs.Unavailable as e:
-        pytest.skip(f"debian-mpich cannot be installed here: {e}")
+    mpi = debian
     args = ["PutPut_latency", "GetGet_latency", "-check", "-msglog", "4:5", "--pgas-reps", "20"]
     cmd = [str(mpi.python), "-m", "commbench", "run", "-n", "2", *args, "--timeout", "60"]
     cmd += ["--mpiexec", MPICH_EXEC, "--no-progress", "-o", str(tmp_path / "pgas.json")]
@@ -95,10 +98,7 @@ int logical8(void) { int n; MPI_Type_size(MPI_LOGICAL8, &n); return n; }
 """
 
 
-@pytest.mark.skipif(
-    not os.path.exists(OMPI_CC), reason=f"no {OMPI_CC} (apt-get install libopenmpi-dev openmpi-bin)"
-)
-def test_an_extension_linked_to_the_prefix_libmpi_is_explained(tmp_path):
+def test_an_extension_linked_to_the_prefix_libmpi_is_explained(tmp_path, debian):
     """What docs/cluster.md's recipe did from a Python whose prefix holds the mpich wheel's
     libmpi: Open MPI's mpicc with Python's own link flags (-L<prefix>/lib -Wl,-rpath, as
     setuptools builds mpi4py) links that libmpi.so.12, which lacks Open MPI's symbols. The

@@ -173,7 +173,9 @@ class Harness:
                 self.engines_for(bench),
             )
             return "stop"
-        defect = mpilib.known_hang(bench.name, MPI.Get_library_version(), sweep.layout.np)
+        defect = mpilib.known_hang(
+            self.family.name, bench.name, MPI.Get_library_version(), sweep.layout.np
+        )
         if defect and not self.cfg.force:
             emit(row, records.LIBRARY_DEFECT, defect, self.engines_for(bench))
             return "skip"

@@ -186,6 +186,7 @@ class ImbText:
         self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
         self.cfg: dict = {}
         self.meta: dict = {}
+        self.family = ""
         self.precision_rows: list[records.Measurement] = []  # every row measured to a target
         self.few_rows: list[records.Measurement] = []  # rows resting on too few valid repetitions
 
@@ -200,7 +201,7 @@ class ImbText:
     # -- preamble -------------------------------------------------------------
     def start(self, header: dict) -> None:
         cfg, meta, fam = header["config"], header["metadata"], header["family"]
-        self.cfg, self.meta = cfg, meta
+        self.cfg, self.meta, self.family = cfg, meta, fam.get("name", "")
         for line in preamble(header, cfg, meta, fam):
             self.p(line)
 
@@ -364,7 +365,9 @@ class ImbText:
             self.p(f"{name}    : {words[v]}")
         library = self.meta.get("mpi_library_version") or ""
         defects = [
-            mpilib.known_defect(n, library) for n, v in verdicts.items() if v == records.FAILED
+            mpilib.known_defect(self.family, n, library)
+            for n, v in verdicts.items()
+            if v == records.FAILED
         ]
         for note in filter(None, defects):
             self.p(f"# {note}")
