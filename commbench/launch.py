@@ -283,16 +283,13 @@ def mark_started(mark: str = "r") -> None:
 
 
 def _unfinished(output: str) -> bool:
-    """The results file still says what it says while the run goes on: rank 0 never finished."""
+    """The results file is not a finished run's: missing, unreadable (even where salvage
+    could recover its records), or still saying what it says while the run goes on."""
     from commbench.views import results_file
 
     try:
         doc = results_file.load(output)
-    except ValueError:
-        try:
-            doc = results_file.salvage(output)
-        except (OSError, ValueError):
-            return False
+    except (OSError, ValueError):  # a finished run always leaves a whole file
         return True
     return bool((doc.get("summary") or {}).get("provisional"))
 
