@@ -47,6 +47,34 @@ def _library(d: dict):
     return " ".join(v.split()) if isinstance(v, str) else ABSENT
 
 
+# Variables a launcher sets for each job (its command, working directory, process counts,
+# each rank's place): a description of the job, not a setting, so that two runs of one
+# configuration under Open MPI's prterun always differ in them.
+JOB_VARIABLES = (
+    "OMPI_ARGV",
+    "OMPI_COMMAND",
+    "OMPI_FILE_LOCATION",
+    "OMPI_MCA_initial_wdir",
+    "OMPI_MCA_num_procs",
+    "OMPI_NUM_APP_CTX",
+    "OMPI_UNIVERSE_SIZE",
+    "OMPI_FIRST_RANKS",
+    "OMPI_APP_CTX_NUM_PROCS",
+    "PRTE_LAUNCHED",
+)
+JOB_PREFIXES = ("OMPI_COMM_WORLD_", "OMPI_WORLD_")
+
+
+def mpi_env_settings(d: dict):
+    """The MPI environment variables a run records, less those its launcher sets per job."""
+    env = (d.get("metadata") or {}).get("mpi_env")
+    if not isinstance(env, dict):
+        return _recorded(env)
+    return {
+        k: v for k, v in env.items() if k not in JOB_VARIABLES and not k.startswith(JOB_PREFIXES)
+    }
+
+
 def _measuring(key: str):
     return lambda d: (
         ((d.get("config") or {}).get("measuring") or {}).get(key, ABSENT) if _ran(d) else ABSENT
@@ -72,7 +100,7 @@ DIFFERENCES = (
     ("concurrent groups (-multi)", _conf("multi"), True),
     ("process mapping (-map)", _conf("map"), True),
     ("engine (--engine)", _meta("engine"), True),
-    ("MPI environment variables", _meta("mpi_env"), True),
+    ("MPI environment variables", mpi_env_settings, True),
     ("family", lambda d: _recorded((d.get("family") or {}).get("name")), False),
     ("family options", _conf("params"), False),
     ("check mode (-check)", _conf("check"), False),
