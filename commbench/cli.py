@@ -16,6 +16,7 @@ commands:
   report --html OUT FILE [FILE ...]   one self-contained HTML page: metadata, tables, plots, comparison
   compare OLD NEW [--threshold 10%] [--alpha A] [--json FILE|-] [--gate-unsampled] [--allow-different]
                                regression gate: per-row tests on --samples, exit 1 on a regression
+  compare A B --across mpi [--html OUT.html]   which of two MPI libraries is faster, row by row (exit 0/2)
   overhead [options]           F/S/R/A/U/E decomposition and LogGP (= run --suite overhead)
   fit FILE [options]           Hockney (or linear) fit of time against size, with CIs
   plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)

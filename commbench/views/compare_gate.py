@@ -6,21 +6,31 @@ buffer allocation, huge pages, MPI library, options that change the numbers; no
 matching rows), or a comparison the gate cannot vouch for (an incomplete run, a
 failed -check, rows not measured, no row tested: commbench.views.compare_trust).
 `--json FILE` (or `-`, stdout) writes the verdict for CI systems.
+
+`--across mpi` is another comparison, not a gate: two runs of one configuration under two MPI
+libraries, which is faster row by row (commbench.views.compare_mpis; exit 0 or 2).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
 
-from commbench import outputs
-from commbench.views import compare, compare_runs, compare_text, compare_trust, results_file
+from commbench.views import (
+    compare,
+    compare_mpis,
+    compare_runs,
+    compare_text,
+    compare_trust,
+    results_file,
+)
 
 USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
-    "[--gate-unsampled] [--allow-different] [--allow-incomplete]"
+    "[--gate-unsampled] [--allow-different] [--allow-incomplete]\n"
+    "       commbench compare A.json B.json --across mpi [--html OUT.html] [--threshold 10%|0.1] "
+    "[--alpha 0.05] [--json FILE|-] [--allow-incomplete]"
 )
 
 HELP = """Matches the rows of two results files and judges each: new/old of the reported time.
@@ -39,13 +49,27 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
                       -map, engine, MPI environment (default: refused, exit status 2)
   --allow-incomplete  compare the rows an interrupted run (or a cut log) holds, and rows
                       not measured in NEW (default: refused, exit status 2)
+  --across mpi        not a gate: which of two MPI libraries is faster, row by row. A and B
+                      may differ in the MPI library and what goes with it (MPI standard
+                      version, library file, launcher and its settings, MPI environment
+                      variables) and must agree in all
+                      else that changes the numbers (world size, hosts, placement, --alloc,
+                      options, family options, benchmarks, process counts, sizes); the
+                      columns are named by the MPIs, each row says which is faster, by how
+                      much, and whether the test supports it; a summary ends it
+  --html OUT.html     with --across mpi: also a self-contained page of the comparison (the two
+                      libraries, the rows, a figure of B/A per table, each run's metadata,
+                      plots and tables)
 
 The gate never passes what it cannot vouch for: an incomplete run, a failed -check,
 rows OLD measured and NEW did not, no row with samples. Each is a named finding
 (refused: exit 2; or a warning) in the text and the JSON.
 
 Exit status: 0 no regression, 1 regression, 2 bad input, incomparable runs, or a
-comparison the gate cannot vouch for. docs/statistics.md describes the method."""
+comparison the gate cannot vouch for. With --across mpi: 0 the MPIs were compared
+(whichever is faster), 2 refused: bad input, one library in both files, runs that differ
+beyond the library, other rows, an interrupted run or failed -check, no row with samples;
+never 1. docs/statistics.md describes the method."""
 
 
 @dataclass
@@ -58,6 +82,8 @@ class Args:
     gate_unsampled: bool = False
     allow_different: bool = False
     allow_incomplete: bool = False
+    across: str | None = None
+    html: str | None = None
 
     @property
     def allowed(self) -> set[str]:
@@ -95,10 +121,29 @@ def _alpha(text: str) -> float:
     return v
 
 
+def _across(text: str) -> str:
+    if text != compare_mpis.FACTOR:
+        raise ValueError(
+            f"--across {text!r}: the runs may differ in the MPI library only (accepted: "
+            "--across mpi)"
+        )
+    return text
+
+
+def _html(text: str) -> str:
+    if not text.lower().endswith((".html", ".htm")):
+        raise ValueError(
+            f"--html {text!r}: the page must be an .html file (accepted: --html OUT.html)"
+        )
+    return text
+
+
 VALUED = {
     "--threshold": ("threshold", _threshold),
     "--alpha": ("alpha", _alpha),
     "--json": ("json", str),
+    "--across": ("across", _across),
+    "--html": ("html", _html),
 }
 FLAGS = {
     "--gate-unsampled": "gate_unsampled",
@@ -131,7 +176,30 @@ def arguments(argv: list[str]) -> Args:
         i += 1
     if len(paths) != 2:
         raise ValueError(f"compare needs two results files, got {len(paths)} (accepted: {USAGE})")
+    _exclusive(given)
     return Args(paths[0], paths[1], **given)
+
+
+def _exclusive(given: dict) -> None:
+    """Options of the gate that --across mpi has no use for, and --html without it."""
+    if not given.get("across"):
+        if given.get("html"):
+            raise ValueError(
+                "--html is the page of --across mpi (accepted: commbench compare A B --across "
+                "mpi --html OUT.html; any runs side by side: commbench report --html OUT.html "
+                "A B)"
+            )
+        return
+    for dest, why in (
+        ("gate_unsampled", "there is no gate to count untested rows in"),
+        ("allow_different", "--across mpi lets the MPI library differ and nothing else"),
+    ):
+        if given.get(dest):
+            flag = "--" + dest.replace("_", "-")
+            raise ValueError(
+                f"{flag} does not go with --across mpi: {why} (accepted: --across mpi with "
+                "--threshold, --alpha, --json, --html, --allow-incomplete)"
+            )
 
 
 def _load(args: Args) -> tuple[list[dict], list[list]]:
@@ -140,22 +208,7 @@ def _load(args: Args) -> tuple[list[dict], list[list]]:
 
 
 def _emit_json(args: Args, payload: dict) -> str | None:
-    """Write the JSON verdict (missing directories made, as -o and --csv make them); a message
-    when it cannot be written."""
-    text = json.dumps(payload, indent=1, allow_nan=False) + "\n"
-    if args.json == "-":
-        sys.stdout.write(text)
-        return None
-    try:
-        outputs.ensure_parent(args.json)
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        return (
-            f"--json {args.json!r}: cannot write ({e.strerror}) (accepted: --json FILE in a "
-            "writable directory, or -)"
-        )
-    return None
+    return compare_text.write_json(args.json, payload)
 
 
 def _payload(args: Args, rows: list, status: int, **kw) -> dict:
@@ -205,6 +258,8 @@ def run(argv: list[str]) -> int:
         (old_doc, new_doc), (old, new) = _load(args)
     except ValueError as e:
         return _refuse(args, str(e))
+    if args.across:
+        return compare_mpis.run(args, [(args.old, old_doc, old), (args.new, new_doc, new)])
     notes = compare_runs.context_notes(old_doc, new_doc)
     hard = compare_runs.incomparable(old_doc, new_doc)
     if hard and not args.allow_different:

@@ -5,6 +5,10 @@ incomparable difference (another library, another way of timing, other buffers) 
 `commbench compare` refuse (commbench.views.compare_gate); the others are notes said
 before the ratios. A value one file does not record (an imported log's) is not held
 against it.
+
+`--across mpi` (commbench.views.compare_mpis) turns it around: the factors that go with
+the MPI library (WITH_THE_MPI) may differ, and everything else that changes the numbers
+must agree, ACROSS_ALSO and the settings in STRICT_ACROSS included.
 """
 
 from __future__ import annotations
@@ -108,11 +112,51 @@ DIFFERENCES = (
 )
 
 
+# What goes with the MPI library: `--across mpi` lets these differ (and the launcher, which
+# no other comparison reads).
+WITH_THE_MPI = ("MPI library", "MPI standard version", "MPI environment variables")
+# Said before the rows of an ordinary comparison, refused across MPIs: they change what a
+# row measures, so a ratio across them would mix that change with the library's.
+STRICT_ACROSS = ("family", "family options", "check mode (-check)")
+
+
+def _hosts(d: dict):
+    hosts = (d.get("metadata") or {}).get("hosts")
+    return sorted(map(str, hosts)) if isinstance(hosts, list) and hosts else ABSENT
+
+
+def _repetitions(d: dict):
+    keys = ("msgspersample", "overall_vol", "msgs_nonaggr", "iter_policy", "secs")
+    conf = d.get("config") or {}
+    return {k: conf.get(k) for k in keys} if _ran(d) and any(k in conf for k in keys) else ABSENT
+
+
+# Refused across MPIs only: an ordinary comparison (a CI gate on two machines of one kind)
+# may run on other hosts; two MPIs compared on other hosts compare the hosts too.
+ACROSS_ALSO = (
+    ("hosts", _hosts, True),
+    ("repetitions (-iter, -iter_policy, -time)", _repetitions, True),
+)
+
+
+def _table(across: str | None) -> tuple:
+    if across is None:
+        return DIFFERENCES
+    return (
+        tuple(
+            (label, get, hard or label in STRICT_ACROSS)
+            for label, get, hard in DIFFERENCES
+            if label not in WITH_THE_MPI
+        )
+        + ACROSS_ALSO
+    )
+
+
 def _differences(
-    old_doc: dict, new_doc: dict, hard: bool | None
+    old_doc: dict, new_doc: dict, hard: bool | None, across: str | None = None
 ) -> list[tuple[str, object, object]]:
     out = []
-    for label, get, is_hard in DIFFERENCES:
+    for label, get, is_hard in _table(across):
         if hard is not None and is_hard != hard:
             continue
         a, b = get(old_doc), get(new_doc)
@@ -124,21 +168,43 @@ def _differences(
     return out
 
 
-def incomparable(old_doc: dict, new_doc: dict) -> list[str]:
+def incomparable(
+    old_doc: dict,
+    new_doc: dict,
+    names: tuple[str, str] = ("old", "new"),
+    across: str | None = None,
+) -> list[str]:
     """Why the two runs cannot be compared row by row (empty: they can). A value that
-    one file does not record (an imported log's) is not held against it."""
+    one file does not record (an imported log's) is not held against it. across="mpi":
+    what differs beyond the MPI library (and what goes with it)."""
     return [
-        f"{label} differs: old {_short(a)}, new {_short(b)}"
-        for label, a, b in _differences(old_doc, new_doc, True)
+        f"{label} differs: {names[0]} {_short(a)}, {names[1]} {_short(b)}"
+        for label, a, b in _differences(old_doc, new_doc, True, across)
     ]
 
 
-def context_notes(old_doc: dict, new_doc: dict, hard: bool | None = None) -> list[str]:
+def context_notes(
+    old_doc: dict,
+    new_doc: dict,
+    hard: bool | None = None,
+    names: tuple[str, str] = ("old", "new"),
+    across: str | None = None,
+) -> list[str]:
     """What differs between the two runs beyond the rows: said before the ratios
     (every difference by default, the incomparable ones too; hard=False: only the others)."""
     return [
-        f"# note: {label} differs: old {_short(a)}, new {_short(b)}; ratios include that difference"
-        for label, a, b in _differences(old_doc, new_doc, hard)
+        f"# note: {label} differs: {names[0]} {_short(a)}, {names[1]} {_short(b)}; "
+        "ratios include that difference"
+        for label, a, b in _differences(old_doc, new_doc, hard, across)
+    ]
+
+
+def agreeing(old_doc: dict, new_doc: dict, across: str | None = None) -> list[str]:
+    """The settings that change the numbers and that both files record alike."""
+    return [
+        label
+        for label, get, hard in _table(across)
+        if hard and get(old_doc) is not ABSENT and get(old_doc) == get(new_doc)
     ]
 
 

@@ -6,8 +6,11 @@ are commbench.views.compare's.
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 
+from commbench import outputs
 from commbench.models import twosample
 from commbench.views.compare import Row, geometric_mean, regressions, summary
 
@@ -55,19 +58,25 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
                 else "They do not decide the exit status (--gate-unsampled makes them)."
             )
         )
+    out += underpowered(rows, alpha)
+    shift = _whole_run_shift(rows)
+    return [*out, shift] if shift else out
+
+
+def underpowered(rows: list[Row], alpha: float) -> list[str]:
+    """Tested rows whose sample counts cannot reach alpha whatever the times."""
     weak = {
         (r.k_old, r.k_new)
         for r in rows
         if r.tested and twosample.smallest_p(r.k_old, r.k_new) > alpha
     }
-    if weak:
-        ks = ", ".join(f"{a} and {b}" for a, b in sorted(weak))
-        out.append(
-            f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are "
-            "never called slower or faster; run with more --samples"
-        )
-    shift = _whole_run_shift(rows)
-    return [*out, shift] if shift else out
+    if not weak:
+        return []
+    ks = ", ".join(f"{a} and {b}" for a, b in sorted(weak))
+    return [
+        f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are "
+        "never called slower or faster; run with more --samples"
+    ]
 
 
 def _whole_run_shift(rows: list[Row]) -> str | None:
@@ -86,9 +95,25 @@ def _whole_run_shift(rows: list[Row]) -> str | None:
     )
 
 
-def _q(r: Row) -> str:
+def q_text(r: Row) -> str:
+    """The row's q in the direction of its ratio, as the table prints it."""
     q = r.q_slower if r.ratio >= 1 else r.q_faster
     return "-" if q is None else (f"{q:.4f}" if q >= 1e-4 else f"{q:.0e}")
+
+
+def row_head(r: Row, label: str, widths: tuple[int, int] = (13, 13)) -> str:
+    """A row's label, NP, mode, size, the two times and their ratio, in the table's columns."""
+    _, np_, mode, x, _ = r.key
+    return (
+        f"{label:<24}{np_:>4} {mode or '-':<14}{'' if x is None else x:>10}"
+        f"{r.old:{widths[0]}.2f}{r.new:{widths[1]}.2f}{r.ratio:9.3f}"
+    )
+
+
+def ci_q(r: Row) -> str:
+    """The row's 95% interval of the ratio and its q, in the table's columns."""
+    ci = f"{r.ci[0]:.3f}-{r.ci[1]:.3f}" if r.ci else "-"
+    return f"  {ci:<15}{q_text(r):>8}"
 
 
 def _verdict(r: Row) -> str:
@@ -122,17 +147,11 @@ def render(
     )
     engines = _engines(rows)
     for r in rows:
-        name, np_, mode, x, groups = r.key
+        name, _, _, _, groups = r.key
         label = (name if groups <= 1 else f"Multi-{name}") + (
             f" ({r.extras.get('engine')})" if engines else ""
         )
-        ci = f"{r.ci[0]:.3f}-{r.ci[1]:.3f}" if r.ci else "-"
-        lines.append(
-            f"{label:<24}{np_:>4} {mode or '-':<14}{'' if x is None else x:>10}"
-            f"{r.old:13.2f}{r.new:13.2f}{r.ratio:9.3f}"
-            + (f"  {ci:<15}{_q(r):>8}" if tested else "")
-            + f"  {_verdict(r)}"
-        )
+        lines.append(row_head(r, label) + (ci_q(r) if tested else "") + f"  {_verdict(r)}")
     lines.append("")
     lines += (
         [gate, *_gate_lines(rows, threshold, alpha, gate_unsampled)[1:]]
@@ -172,7 +191,7 @@ def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled:
     ]
     for r in bad:
         detail = (
-            f"new/old {r.ratio:.3f} (95% CI {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {_q(r)}"
+            f"new/old {r.ratio:.3f} (95% CI {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {q_text(r)}"
             if r.tested
             else f"new/old {r.ratio:.3f}, untested"
         )
@@ -263,3 +282,22 @@ def to_json(
         "findings": list(findings),
         "rows": [row_json(r, engines) for r in rows],
     }
+
+
+def write_json(path: str, payload: dict) -> str | None:
+    """Write a JSON verdict to path (- : stdout; missing directories made, as -o and --csv
+    make them); a message when it cannot be written."""
+    text = json.dumps(payload, indent=1, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return None
+    try:
+        outputs.ensure_parent(path)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        return (
+            f"--json {path!r}: cannot write ({e.strerror}) (accepted: --json FILE in a "
+            "writable directory, or -)"
+        )
+    return None

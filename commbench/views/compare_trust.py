@@ -77,6 +77,23 @@ RULES: dict[str, tuple[str, str | None, str]] = {
         None,
         "rows of one file have no counterpart in the other: not compared",
     ),
+    # --across mpi (commbench.views.compare_mpis): a comparison of two MPI libraries
+    "not-two-mpis": (
+        REFUSED,
+        None,
+        "--across mpi: both runs used one MPI library, or a file does not record its library",
+    ),
+    "differs-beyond-mpi": (
+        REFUSED,
+        None,
+        "--across mpi: the runs differ in more than the MPI library (world size, hosts, "
+        "placement, --alloc, options, family options …): the ratios would mix the two",
+    ),
+    "rows-differ": (
+        REFUSED,
+        None,
+        "--across mpi: the runs measured other benchmarks, process counts or sizes",
+    ),
 }
 
 
@@ -168,7 +185,10 @@ def _table(r: records.Measurement) -> tuple:
 
 
 def statuses(
-    old: list[records.Measurement], new: list[records.Measurement], allowed: set[str]
+    old: list[records.Measurement],
+    new: list[records.Measurement],
+    allowed: set[str],
+    names: tuple[str, str] = ("old", "new"),
 ) -> list[Finding]:
     """Rows one run measured and the other did not: another status for the same row, or, after
     a row that ended its sweep (IMB's time-out), the sizes the sweep never reached."""
@@ -195,7 +215,8 @@ def statuses(
         out.append(
             finding(
                 "rows-not-measured",
-                f"{len(labels)} rows that old measured were not measured in new: {_few(labels)}",
+                f"{len(labels)} rows that {names[0]} measured were not measured in {names[1]}: "
+                f"{_few(labels)}",
                 allowed,
                 "new",
                 labels,
@@ -207,11 +228,11 @@ def statuses(
         if (o := by_old.get(records.identity(r))) is not None and r.ok and not o.ok
     ]
     if gained:
-        labels = [f"{_label(r)} (old: {o.status})" for o, r in gained]
+        labels = [f"{_label(r)} ({names[0]}: {o.status})" for o, r in gained]
         out.append(
             finding(
                 "rows-not-measured-before",
-                f"{len(gained)} rows of new were not measured in old: {_few(labels)}",
+                f"{len(gained)} rows of {names[1]} were not measured in {names[0]}: {_few(labels)}",
                 allowed,
                 "old",
                 labels,

@@ -83,9 +83,9 @@ def load(paths: list[str]) -> list[Run]:
     return runs
 
 
-def _sections(runs: list[Run]) -> list[tuple[str, str, str]]:
+def _sections(runs: list[Run], sections: tuple = SECTIONS) -> list[tuple[str, str, str]]:
     """(anchor, title, HTML) of every section that has something to show."""
-    chosen = list(SECTIONS)
+    chosen = list(sections)
     for fam in dict.fromkeys(r.family for r in runs):
         if fam in FAMILY_SECTIONS:
             anchor, title, where = FAMILY_SECTIONS[fam]
@@ -99,11 +99,17 @@ def _sections(runs: list[Run]) -> list[tuple[str, str, str]]:
     return out
 
 
-def render(runs: list[Run]) -> str:
-    """The whole page."""
+def render(
+    runs: list[Run],
+    sections: tuple = SECTIONS,
+    title: str = "commbench report",
+    command: str = USAGE.split(" OUT")[0],
+) -> str:
+    """The whole page: sections (SECTIONS: `commbench report --html`'s), its heading title,
+    and the command that made it."""
     from commbench import __version__
 
-    parts = _sections(runs)
+    parts = _sections(runs, sections)
     names = ", ".join(os.path.basename(r.path) for r in runs)
     nav = " ".join(f'<a href="#{a}">{esc(t)}</a>' for a, t, _ in parts)
     body = "\n".join(
@@ -114,11 +120,11 @@ def render(runs: list[Run]) -> str:
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="generator" content="commbench {esc(__version__)}">\n'
-        f"<title>commbench report: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n"
+        f"<title>{esc(title)}: {esc(names)}</title>\n<style>\n{sec.CSS}</style>\n</head>\n"
         "<body>\n"
-        f"<header>\n<h1>commbench report</h1>\n<p>{esc(names)} &middot; made {esc(made)} by "
+        f"<header>\n<h1>{esc(title)}</h1>\n<p>{esc(names)} &middot; made {esc(made)} by "
         "commbench "
-        f"{esc(__version__)} (<code>{esc(USAGE.split(' OUT')[0])}</code>)</p>\n<nav>{nav}</nav>\n"
+        f"{esc(__version__)} (<code>{esc(command)}</code>)</p>\n<nav>{nav}</nav>\n"
         "</header>\n"
         f"<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
@@ -126,7 +132,11 @@ def render(runs: list[Run]) -> str:
 
 def write(out: str, paths: list[str]) -> None:
     """Load the runs and write the page to out; ValueError saying what went wrong."""
-    page = render(load(paths))
+    write_page(out, render(load(paths)))
+
+
+def write_page(out: str, page: str) -> None:
+    """The page to out, whole or not at all; ValueError saying what went wrong."""
     tmp = out + ".tmp"
     try:
         outputs.ensure_parent(out)  # missing directories made, as every output option does

@@ -170,24 +170,29 @@ _MEAN = (
 )
 
 
+def compared_cells(r: compare.Row) -> list[str]:
+    """A compared row's benchmark, NP, mode, size, two times and their ratio, as cells."""
+    name, np_, mode, x, groups = r.key
+    return [
+        esc(name if groups <= 1 else f"Multi-{name}"),
+        esc(np_),
+        esc(mode or "-"),
+        "" if x is None else esc(x),
+        number(r.old, ".2f", _TIME, OVER),
+        number(r.new, ".2f", _TIME, OVER),
+        number(r.ratio, ".3f", _RATIO, OVER),
+    ]
+
+
 def _compare_rows(rows: list[compare.Row]) -> list[list[str]]:
-    out = []
-    for r in rows:
-        name, np_, mode, x, groups = r.key
-        out.append(
-            [
-                esc(name if groups <= 1 else f"Multi-{name}"),
-                esc(np_),
-                esc(mode or "-"),
-                "" if x is None else esc(x),
-                number(r.old, ".2f", _TIME, OVER),
-                number(r.new, ".2f", _TIME, OVER),
-                number(r.ratio, ".3f", _RATIO, OVER),
-                number(r.noise * 100, ".1f", _SPREAD) + "%",
-                f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>',
-            ]
-        )
-    return out
+    return [
+        [
+            *compared_cells(r),
+            number(r.noise * 100, ".1f", _SPREAD) + "%",
+            f'<span class="{esc(r.verdict)}">{esc(r.verdict)}</span>',
+        ]
+        for r in rows
+    ]
 
 
 def geometric_mean(ratios: list[float]) -> float:
