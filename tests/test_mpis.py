@@ -24,7 +24,7 @@ SHORT = ["-msglog", "0:2", "-iter", "30"]
 # Above 2 processes this machine's 2 cores are oversubscribed, and an MPI without a way to
 # yield spins: Debian's MPICH 4.0.2 takes ~26 ms per 4-process Allreduce here. Fewer sizes
 # and repetitions keep every family at 4 processes to seconds.
-FEWER = {"-msglog": "0:0", "-iter": "10"}
+FEWER = {"-msglog": "0:1", "-iter": "10"}
 IO = ["P_Write_Indv", "P_Read_Shared", "C_IWrite_Expl"]
 FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
     "mpi1": (["-check", *SHORT], 2),
@@ -46,6 +46,8 @@ FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
             "10",
             "-count",
             "1,8",
+            "-warmup",
+            "1",
         ],
         2,
     ),
@@ -57,7 +59,10 @@ FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
         3,
     ),
     "net": ([], 2),
-    "osu": (["latency", "bw", "allreduce", "put_latency", "-c", "-m", "8", "-i", "20"], 2),
+    "osu": (
+        ["latency", "bw", "allreduce", "put_latency", "-c", "-m", "8", "-i", "20", "-x", "2"],
+        2,
+    ),
 }
 # Lines commbench itself may write to stderr in these runs.
 OWN = re.compile(r"^commbench: ")
