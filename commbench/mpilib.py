@@ -236,6 +236,32 @@ def _executable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
+def _in_dir(d: str, name: str, flavoured: tuple[str, ...]) -> list[str]:
+    """`name` and its flavoured names (mpiexec.mpich) in d that exist, best first: a
+    distribution's name for this flavour before the plain one (Debian's plain mpicc is
+    whichever MPI update-alternatives chose last), unless the plain one is the same program
+    (a wheel's mpiexec and mpiexec.hydra): then the plain name, as a user would type it."""
+    plain = os.path.normpath(os.path.join(d, name))
+    variants = [os.path.normpath(os.path.join(d, name + s)) for s in flavoured]
+    variants = [p for p in variants if _executable(p)]
+    if not _executable(plain):
+        return variants
+    same = [v for v in variants if _same_file(plain, v)]
+    if same:
+        return [plain, *(v for v in variants if v not in same)]
+    return [*variants, plain]
+
+
+def _same_file(a: str, b: str) -> bool:
+    """One file, or two copies of it (the wheels install mpiexec and mpiexec.hydra as two)."""
+    import filecmp
+
+    try:
+        return os.path.samefile(a, b) or filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
+
+
 def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: list[str]):
     """Paths where `names` (e.g. mpiexec, mpirun) of lib may be, best first, each once."""
     dirs: list[str] = []
@@ -247,11 +273,8 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
     flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
     for d in dirs:
         for name in names:
-            # a distribution's name for this flavour's tool first: Debian's plain mpicc is
-            # whichever MPI update-alternatives chose last
-            for suffix in (*flavoured, ""):
-                p = os.path.normpath(os.path.join(d, name + suffix))
-                if p not in seen and _executable(p):
+            for p in _in_dir(d, name, flavoured):
+                if p not in seen:
                     seen.add(p)
                     yield p
     for name in names:
