@@ -228,14 +228,14 @@ def srun_throttle(lib: mpilib.Library) -> str | None:
     ):
         return None
     where = f"{jobenv.tasks_on_this_node()} srun tasks on {os.cpu_count()} cores"
-    if "MPIR_CVAR_CH4_PROGRESS_THROTTLE" in mpilib.has_cvars(lib.path):
+    if mpilib.THROTTLE_CVAR in mpilib.has_cvars(lib.path):
         return (
             f"{where}: {lib.name}'s progress throttling enabled "
             "(oversubscribed timings are not representative; recorded under launch_settings)"
         )
     jobenv.untrottle()
     return (
-        f"{where}: {lib.name} has no MPIR_CVAR_CH4_PROGRESS_THROTTLE, so "
+        f"{where}: {lib.name} has no {mpilib.THROTTLE_CVAR}, so "
         "commbench sets nothing (oversubscribed timings are not representative)"
     )
 

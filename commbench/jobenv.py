@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 
+from commbench import mpilib
+
 SLURM_KEYS = {
     "job_id": "SLURM_JOB_ID",
     "step_id": "SLURM_STEP_ID",
@@ -29,30 +31,33 @@ SLURM_KEYS = {
     "step_num_nodes": "SLURM_STEP_NUM_NODES",
 }
 PMI_PREFIXES = ("PMI_", "PMIX_RANK", "PMIX_NAMESPACE", "OMPI_COMM_WORLD_")
-THROTTLE = {
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
-}
-
+# MPICH's throttled progress polling and the user's choice of it: one definition, mpilib's.
+THROTTLE = mpilib.THROTTLE
+throttle_chosen = mpilib.throttle_chosen
 
 # Set by the launchers for the ranks: what they set for this MPI and why, a JSON list of
 # [name, value, why] (commbench.mpilib.Setting), recorded as the run's launch_settings.
 SETTINGS = "COMMBENCH_LAUNCH_SETTINGS"
 
 
-def launch_settings(env=os.environ) -> list[dict]:
+def _rows(env) -> list:
     import json
 
     try:
-        rows = json.loads(env.get(SETTINGS) or "[]")
+        return json.loads(env.get(SETTINGS) or "[]")
     except ValueError:
         return []
-    return [{"name": n, "value": v, "why": w} for n, v, w in rows]
 
 
-def throttle_chosen(env=os.environ) -> bool:
-    """The user set MPICH's progress throttling: theirs wins."""
-    return any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env)
+def add_settings(env, rows) -> None:
+    """Record (name, value, why) rows beside those already in env for the ranks."""
+    import json
+
+    env[SETTINGS] = json.dumps(_rows(env) + [list(r) for r in rows])
+
+
+def launch_settings(env=os.environ) -> list[dict]:
+    return [{"name": n, "value": v, "why": w} for n, v, w in _rows(env)]
 
 
 def in_srun_step(env=os.environ) -> bool:
@@ -138,8 +143,6 @@ def throttle_if_oversubscribed(env=os.environ) -> bool:
     polling, set before MPI_Init (the library is not known yet: once it is, job.configure
     keeps it and says so only where the library has it, `untrottle`), unless the user set
     it. True when set."""
-    import json
-
     if not in_srun_step(env) or throttle_chosen(env):
         return False
     tasks, cores = tasks_on_this_node(env), os.cpu_count() or 1
@@ -147,8 +150,7 @@ def throttle_if_oversubscribed(env=os.environ) -> bool:
         return False
     env.update(THROTTLE)
     why = f"{tasks} srun tasks on {cores} cores: busy polling waits for scheduler time slices"
-    rows = json.loads(env.get(SETTINGS) or "[]") + [[k, v, why] for k, v in THROTTLE.items()]
-    env[SETTINGS] = json.dumps(rows)
+    add_settings(env, [(k, v, why) for k, v in THROTTLE.items()])
     return True
 
 
@@ -159,8 +161,7 @@ def untrottle(env=os.environ) -> None:
 
     for k in THROTTLE:
         env.pop(k, None)
-    rows = [r for r in json.loads(env.get(SETTINGS) or "[]") if r[0] not in THROTTLE]
-    env[SETTINGS] = json.dumps(rows)
+    env[SETTINGS] = json.dumps([r for r in _rows(env) if r[0] not in THROTTLE])
 
 
 # Set by the self-launcher for its ranks: the family its own parse of the same

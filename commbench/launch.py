@@ -14,7 +14,6 @@ interrupted itself, keeping every record.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -127,7 +126,7 @@ def command(
         else:
             env[s.name] = s.value
     if applied:  # the ranks record what the launcher set and why (metadata: launch_settings)
-        env[jobenv.SETTINGS] = json.dumps([[s.name, s.value, s.why] for s in applied])
+        jobenv.add_settings(env, [(s.name, s.value, s.why) for s in applied])
     if note:
         print(f"commbench: {note}", file=sys.stderr)
     env.pop(jobenv.TERMINAL, None)

@@ -27,8 +27,19 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# MPICH's throttled progress polling for oversubscribed ranks (a usleep(1) after 64 idle
+# polls): the control variable, asked of the library through MPI_T before it is set, and
+# what commbench sets.
+THROTTLE_CVAR = "MPIR_CVAR_CH4_PROGRESS_THROTTLE"
+THROTTLE = {THROTTLE_CVAR: "1", f"{THROTTLE_CVAR}_NO_PROGRESS_COUNT": "64"}
 # MPI_T control variables commbench may set, asked of the library before it sets them.
-CVARS = ("MPIR_CVAR_CH4_PROGRESS_THROTTLE",)
+CVARS = (THROTTLE_CVAR,)
+
+
+def throttle_chosen(env) -> bool:
+    """The user set MPICH's progress throttling: theirs wins."""
+    return any(k.startswith(THROTTLE_CVAR) for k in env)
+
 
 FLAVOURS = {  # flavour -> (what its MPI_Get_library_version starts with, launcher family)
     "intel": ("Intel(R) MPI Library", "hydra"),
@@ -51,9 +62,15 @@ def flavour_of(version: str) -> str:
     return "other"
 
 
+def clean(version: str) -> str:
+    """MPI_Get_library_version's text without Open MPI 5's terminating NUL and the blank
+    around it."""
+    return version.replace("\x00", "").strip()
+
+
 def short_name(version: str) -> str:
     """'MPICH 5.0.2', 'Open MPI 5.0.11', 'Intel MPI 2021.18.1', else the first line."""
-    v = version.replace("\x00", "").strip()
+    v = clean(version)
     first = v.splitlines()[0] if v else "unknown MPI"
     for pattern, name in (
         (r"MPICH Version:\s*(\S+)", "MPICH"),
@@ -100,7 +117,7 @@ def here() -> Library:
     """The library mpi4py loaded in this process (MPI imported)."""
     from mpi4py import MPI
 
-    return Library(_mapped_libmpi(), MPI.Get_library_version().replace("\x00", "").strip())
+    return Library(_mapped_libmpi(), clean(MPI.Get_library_version()))
 
 
 def has_cvars(path: str | None, names=CVARS) -> frozenset[str]:
@@ -354,19 +371,16 @@ def oversubscribed(lib: Library | None, np_: int, cores: int, env) -> tuple[list
             f"{np_} processes on {cores} cores: {name} runs them with --oversubscribe "
             "(oversubscribed timings are not representative)"
         )
-    if any(k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE") for k in env):
+    if throttle_chosen(env):
         return (
             [],
             f"{np_} processes on {cores} cores: progress throttling as set in the environment",
         )
-    if lib is not None and "MPIR_CVAR_CH4_PROGRESS_THROTTLE" in lib.cvars:
+    if lib is not None and THROTTLE_CVAR in lib.cvars:
         # Busy polling makes every collective wait for scheduler time slices (~8 ms here);
         # throttled polling (usleep(1) after 64 idle polls) makes such runs ~70x faster.
         why = "busy polling of oversubscribed ranks waits for scheduler time slices"
-        return [
-            Setting("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1", why),
-            Setting("MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT", "64", why),
-        ], (
+        return [Setting(k, v, why) for k, v in THROTTLE.items()], (
             f"{np_} processes on {cores} cores: {name}'s progress throttling enabled "
             "(oversubscribed timings are not representative)"
         )

@@ -50,7 +50,7 @@ class Side:
 
 def library_of(doc: dict) -> str | None:
     v = (doc.get("metadata") or {}).get("mpi_library_version")
-    return (v.replace("\x00", "").strip() or None) if isinstance(v, str) else None
+    return (mpilib.clean(v) or None) if isinstance(v, str) else None
 
 
 def short_name(doc: dict, library: str | None) -> str:
