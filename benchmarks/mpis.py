@@ -93,11 +93,13 @@ class MPI:
         return run + list(args)
 
     def compiler_env(self) -> dict:
-        """The environment for its mpicc: Intel MPI's wheel ships mpicc with its install
-        folder left a placeholder, so it needs I_MPI_ROOT (the venv's prefix) when unset."""
+        """The environment for its mpicc, with what commbench's own build gives that wrapper
+        (commbench.native.extension.wrapper_env: Intel MPI's wheel needs I_MPI_ROOT)."""
+        from commbench.native.extension import wrapper_env
+
         env = dict(os.environ)
-        if self.mpicc and not env.get("I_MPI_ROOT") and intel_wrapper(self.mpicc):
-            env["I_MPI_ROOT"] = os.path.dirname(os.path.dirname(os.path.abspath(self.mpicc)))
+        if self.mpicc:
+            env.update(wrapper_env(self.mpicc, self.library))
         return env
 
     def c_floor(self) -> str:
@@ -162,15 +164,6 @@ def launcher_version(mpiexec: str) -> str:
     lines = [ln.strip() for ln in (p.stdout + p.stderr).splitlines() if ln.strip()] or ["?"]
     version = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Version:")), "")
     return f"{lines[0]} Version {version}" if version else lines[0]
-
-
-def intel_wrapper(mpicc: str) -> bool:
-    try:
-        with open(mpicc, "rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    return b"Intel Corporation" in head or b"I_MPI_ROOT" in head
 
 
 def _versions(python: str) -> str:

@@ -74,10 +74,12 @@ class MpiEnv:
         return out
 
     def compiler_env(self) -> dict:
-        """Intel's wheel leaves its install folder as a placeholder in mpicc: I_MPI_ROOT."""
-        if self.name == "impi-wheel":
-            return self.env(I_MPI_ROOT=str(self.prefix))
-        return self.env()
+        """A run's environment with what commbench's own build gives this MPI's mpicc
+        (commbench.native.extension.wrapper_env: Intel's wheel needs I_MPI_ROOT)."""
+        from commbench import mpilib
+        from commbench.native.extension import wrapper_env
+
+        return self.env(**wrapper_env(str(self.mpicc), mpilib.of_python(str(self.python))))
 
 
 def _run(cmd: list[str], what: str, timeout: float = 900, env: dict | None = None) -> None:
