@@ -23,6 +23,8 @@ commands:
   import LOG [LOG ...] -o OUT.json [--format imb|osu|nccl|auto]
                                IMB, OSU or nccl-tests output as a results file (docs/import.md)
   schema                       the results file's JSON Schema (docs/schema.md)
+  store add|list|show|rm|export|trend   the results store of runs (commbench store -h)
+  compare NEW --baseline STORE[:SELECTOR]   NEW against stored runs: the between-run gate
 
 `python -m commbench` is the same program."""  # noqa: E501
 
@@ -73,15 +75,22 @@ def cmd_run(argv: list[str]) -> int:
                 "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
                 "or mpiexec -n N commbench run …)"
             )
-        return launch.launch(
+        refused = _store_refusal(cfg)
+        if refused:
+            return _err(refused)
+        output = cfg.output or config.default_output(cfg.family)
+        if cfg.store:
+            os.environ["COMMBENCH_STORED_BY_LAUNCHER"] = "1"  # job.STORE_BY_LAUNCHER: not the ranks
+        rc = launch.launch(
             cfg.mpiexec,
             cfg.np,
             "run",
             argv,
-            output=cfg.output or config.default_output(cfg.family),
+            output=output,
             reserved=cfg.output is None,
             family=cfg.family,
         )
+        return _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
     from commbench import config, jobenv
     from commbench.launch import mark_started
 
@@ -98,7 +107,36 @@ def cmd_run(argv: list[str]) -> int:
     watchdog.block_signals()
     from commbench import job
 
-    return job.run(argv)
+    rc = job.run(argv)
+    for request in job.STORE_REQUEST:  # rank 0 of a job not started by commbench's launcher
+        rc = _stored(rc, *request)
+    return rc
+
+
+def _store_refusal(cfg) -> str | None:
+    """--store, --system, --tag refused before anything runs (bad store, no results file)."""
+    if not cfg.store:
+        given = [f for f, v in (("--system", cfg.system), ("--tag", cfg.tags)) if v]
+        return (
+            f"{given[0]} names the run in a results store: it goes with --store" if given else None
+        )
+    if cfg.output == "-":
+        return "--store keeps the run's results file, and -o - (or /dev/null) writes none"
+    from commbench.store import cmd
+
+    return cmd.check_location(cfg.store)
+
+
+def _stored(rc: int, output: str | None, store, system: str | None, tags: tuple) -> int:
+    """The run's results file added to the store; a run that ended early is stored as
+    incomplete (kept, never a baseline); a store that fails makes a passing run's status 2."""
+    if not output or output == "-" or not os.path.exists(output) or not os.path.getsize(output):
+        print("commbench: nothing stored: the run wrote no results file", file=sys.stderr)
+        return rc or 2
+    from commbench.store import cmd
+
+    got = cmd.store_run(output, store, system, tags)
+    return rc or got
 
 
 def option_table() -> list[str]:
@@ -225,9 +263,21 @@ def _report_arguments(argv: list[str]) -> tuple[str, str | None]:
 def cmd_compare(argv: list[str]) -> int:
     """Exit 0 (no regression), 1 (a regression), 2 (bad input, incomparable runs):
     views.compare_gate."""
+    if any(a == "--baseline" or a.startswith("--baseline=") for a in argv) and not any(
+        a in ("-h", "--help") for a in argv
+    ):  # NEW against the runs of a results store
+        from commbench.store import gate
+
+        return gate.run(argv)
     from commbench.views import compare_gate
 
     return compare_gate.run(argv)
+
+
+def cmd_store(argv: list[str]) -> int:
+    from commbench.store import cmd
+
+    return cmd.main(argv)
 
 
 def cmd_overhead(argv: list[str]) -> int:
@@ -268,6 +318,7 @@ SUBCOMMANDS = {
     "plot": lambda argv: _fitcmd().cmd_plot(argv),
     "import": lambda argv: _importer().main(argv),
     "schema": lambda argv: _schema(argv),
+    "store": cmd_store,
 }
 
 

@@ -16,6 +16,7 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the 
     THREAD_LEVELS,
     ConfigError,
     HelpRequested,
+    masked,
     read_msglen_file,
     read_name_file,
     readable_file,
@@ -58,6 +59,9 @@ class RunConfig:
     params: dict = field(default_factory=dict)  # family-specific options
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
     timeout: float | None = None  # --timeout; None: watchdog_timeout() picks the default
+    store: str | bool | None = None  # --store: True the default store, else its path or URL
+    system: str | None = None  # --system: the run's system in the store
+    tags: tuple[str, ...] = ()  # --tag
     fit: bool = (
         False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
     )
@@ -87,6 +91,8 @@ class RunConfig:
         out["methodology"] = self.method.as_dict()
         out["measuring"] = self.measuring.as_dict()
         out["params"] = dict(self.params)
+        out["argv"] = [masked(a) for a in self.argv]  # a store URL's password is not recorded
+        out["store"] = masked(self.store)
         return out
 
 
@@ -146,6 +152,9 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
+        store=values.get("store"),
+        system=values.get("system"),
+        tags=tuple(t for t in (values.get("tag") or "").split(",") if t),
         fit=_fits(fam, values),
         breakpoints=values.get("breakpoints", ()),
         int_counts=bool(values.get("int_counts")),

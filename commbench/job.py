@@ -399,4 +399,15 @@ def run(argv: list[str]) -> int:
     if isinstance(job, int):
         return job
     failures = measure(job)
-    return 3 if failures is None else conclude(job, failures)
+    status = 3 if failures is None else conclude(job, failures)
+    cfg = job.session.cfg
+    if job.finisher is not None and cfg.store and not os.environ.get(STORE_BY_LAUNCHER):
+        STORE_REQUEST.append((cfg.output, cfg.store, cfg.system, cfg.tags))
+    return status
+
+
+# `run --store` inside a job started without commbench's launcher: rank 0's finished results
+# file, for the command line to add (commbench.store is above this layer); under the launcher
+# the launcher adds it, interrupted runs included.
+STORE_BY_LAUNCHER = "COMMBENCH_STORED_BY_LAUNCHER"
+STORE_REQUEST: list[tuple] = []

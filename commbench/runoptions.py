@@ -149,6 +149,30 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(("--csv",), "csv", "<file.csv>", "also write the records as CSV", text),
     Option(
+        ("--store",),
+        "store",
+        "[=PATH|URL]",
+        "also keep the run in a results store: alone the default store ($COMMBENCH_STORE, else "
+        "~/.local/share/commbench/results.db), or --store=FILE.db, "
+        "--store=postgresql://USER@HOST/DB (commbench store -h)",
+        text,
+        glued=True,
+    ),
+    Option(
+        ("--system",),
+        "system",
+        "<name>",
+        "with --store: the system the run belongs to (default: its sorted host list)",
+        text,
+    ),
+    Option(
+        ("--tag",),
+        "tag",
+        "<tag[,tag]>",
+        "with --store: the run's tags, e.g. nightly,after-ucx-1.18",
+        text,
+    ),
+    Option(
         ("--alloc",),
         "alloc",
         "<kind>",
@@ -255,6 +279,9 @@ RUN_LEVEL = frozenset(
         "suite",
         "output",
         "csv",
+        "store",
+        "system",
+        "tag",
         "timeout",
         "thread_level",
         "include",

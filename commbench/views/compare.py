@@ -50,6 +50,7 @@ class Row:
     q_slower: float | None = None  # Benjamini-Hochberg over the tested rows
     q_faster: float | None = None
     regression: bool = False  # tested, slower beyond the threshold, significant after BH
+    interval: str = "95% CI"  # what ci is: the ratio's interval, or a baseline's band
 
     def label(self, with_engine: bool = False) -> str:
         name, np_, mode, x, groups = self.key
@@ -119,8 +120,9 @@ def _spread(r: records.Measurement) -> float:
     return (tmax - tmin) / tmax
 
 
-def _samples(r: records.Measurement) -> tuple[object, str]:
-    """The per-sample times of the compared quantity, or None and why not."""
+def sample_values(r: records.Measurement) -> tuple[object, str]:
+    """The per-sample times of the compared quantity, or None and why not (the results
+    store's row value is their median, commbench.store.index)."""
     few = r.extra.get("few_repetitions")
     if isinstance(few, dict):
         return None, "it rests on too few valid repetitions (!few in its run)"
@@ -146,7 +148,7 @@ def _row(
     to, tn = _time(o), _time(r)
     noise = max(_spread(o), _spread(r))
     extras = {k: r.extra[k] for k in ROW_EXTRAS if k in r.extra}
-    (so, why_o), (sn, why_n) = _samples(o), _samples(r)
+    (so, why_o), (sn, why_n) = sample_values(o), sample_values(r)
     if so is None or sn is None:
         why = f"old row: {why_o}" if so is None else f"new row: {why_n}"
         log_ratio = math.log(tn) - math.log(to)  # 1e-300 / 1e300 does not underflow to 0 here

@@ -29,6 +29,8 @@ from commbench.views import (
 USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
     "[--gate-unsampled] [--allow-different] [--allow-incomplete]\n"
+    "       commbench compare NEW.json --baseline STORE[:SELECTOR] [--system NAME] [--threshold "
+    "10%|0.1] [--alpha 0.05] [--json FILE|-] [--allow-different] [--allow-incomplete]\n"
     "       commbench compare A.json B.json --across mpi [--html OUT.html] [--threshold 10%|0.1] "
     "[--alpha 0.05] [--json FILE|-] [--allow-incomplete]"
 )
@@ -57,6 +59,14 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
                       options, family options, benchmarks, process counts, sizes); the
                       columns are named by the MPIs, each row says which is faster, by how
                       much, and whether the test supports it; a summary ends it
+  --baseline STORE[:SELECTOR]  NEW against runs kept in a results store (commbench store):
+                      by default the 5 latest complete runs before NEW of its system and
+                      family that agree with it in what changes the numbers (SELECTOR, e.g.
+                      last=10,tag=nightly or since=14d, narrows them). With 2 or more the
+                      test uses the variation between those runs (a row is slower when NEW
+                      lies above their prediction band by more than the threshold); with one
+                      it is the two-file test on the samples, said so
+  --system NAME       with --baseline: NEW's system in the store (default: its sorted hosts)
   --html OUT.html     with --across mpi: also a self-contained page of the comparison (the two
                       libraries, the rows, a figure of B/A per table, each run's metadata,
                       plots and tables)
@@ -84,6 +94,8 @@ class Args:
     allow_incomplete: bool = False
     across: str | None = None
     html: str | None = None
+    baseline: str | None = None  # STORE[:SELECTOR]: NEW against stored runs (commbench.store)
+    system: str | None = None  # with --baseline: the system NEW belongs to
 
     @property
     def allowed(self) -> set[str]:
@@ -144,6 +156,8 @@ VALUED = {
     "--json": ("json", str),
     "--across": ("across", _across),
     "--html": ("html", _html),
+    "--baseline": ("baseline", str),
+    "--system": ("system", str),
 }
 FLAGS = {
     "--gate-unsampled": "gate_unsampled",
@@ -174,14 +188,31 @@ def arguments(argv: list[str]) -> Args:
         else:
             paths.append(a)
         i += 1
+    _exclusive(given)
+    if given.get("baseline") is not None:
+        if len(paths) != 1:
+            raise ValueError(
+                f"compare NEW --baseline STORE[:SELECTOR] takes one results file, got {len(paths)} "
+                f"(accepted: {USAGE})"
+            )
+        return Args(given["baseline"] or "(default store)", paths[0], **given)
+    if given.get("system"):
+        raise ValueError(
+            f"--system names NEW's system in a store: it goes with --baseline ({USAGE})"
+        )
     if len(paths) != 2:
         raise ValueError(f"compare needs two results files, got {len(paths)} (accepted: {USAGE})")
-    _exclusive(given)
     return Args(paths[0], paths[1], **given)
 
 
 def _exclusive(given: dict) -> None:
     """Options of the gate that --across mpi has no use for, and --html without it."""
+    if given.get("baseline") is not None and given.get("across"):
+        raise ValueError(
+            "--baseline does not go with --across mpi: a store's runs are a baseline of one MPI "
+            "(accepted: commbench compare NEW --baseline STORE[:SELECTOR], or commbench compare A "
+            "B --across mpi)"
+        )
     if not given.get("across"):
         if given.get("html"):
             raise ValueError(
@@ -211,11 +242,12 @@ def _emit_json(args: Args, payload: dict) -> str | None:
     return compare_text.write_json(args.json, payload)
 
 
-def _payload(args: Args, rows: list, status: int, **kw) -> dict:
+def _payload(args: Args, rows: list, status: int, names: tuple | None = None, **kw) -> dict:
+    old, new = names or (args.old, args.new)
     return compare_text.to_json(
         rows,
-        old=args.old,
-        new=args.new,
+        old=old,
+        new=new,
         threshold=args.threshold,
         alpha=args.alpha,
         gate_unsampled=args.gate_unsampled,
@@ -224,7 +256,7 @@ def _payload(args: Args, rows: list, status: int, **kw) -> dict:
     )
 
 
-def _refuse(args: Args, message: str, notes: list[str] = (), found: list = ()) -> int:
+def refuse(args: Args, message: str, notes: list[str] = (), found: list = ()) -> int:
     print(f"commbench: error: {message}", file=sys.stderr)
     if args.json:
         _emit_json(
@@ -257,14 +289,21 @@ def run(argv: list[str]) -> int:
     try:
         (old_doc, new_doc), (old, new) = _load(args)
     except ValueError as e:
-        return _refuse(args, str(e))
+        return refuse(args, str(e))
     if args.across:
         return compare_mpis.run(args, [(args.old, old_doc, old), (args.new, new_doc, new)])
-    notes = compare_runs.context_notes(old_doc, new_doc)
+    return judge(args, (args.old, old_doc, old), (args.new, new_doc, new))
+
+
+def judge(args: Args, old_side: tuple, new_side: tuple, extra: list[str] = ()) -> int:
+    """The two-file gate on (name, document, records) of OLD and NEW (the files, or the one run
+    of a store baseline, commbench.store.gate); extra: lines said before the rows."""
+    (old_name, old_doc, old), (new_name, new_doc, new) = old_side, new_side
+    notes = [*extra, *compare_runs.context_notes(old_doc, new_doc)]
     hard = compare_runs.incomparable(old_doc, new_doc)
     if hard and not args.allow_different:
         found = [compare_trust.finding("options-differ", "; ".join(hard), args.allowed)]
-        return _refuse(
+        return refuse(
             args,
             "the runs cannot be compared row by row: " + "; ".join(hard) + " (accepted: runs that "
             "agree in what changes the numbers; --allow-different compares them anyway)",
@@ -275,23 +314,28 @@ def run(argv: list[str]) -> int:
     if not rows:
         if args.json != "-":
             print("\n".join([*notes, f"# {compare.summary(rows)}"]))
-        return _refuse(
+        return refuse(
             args,
-            f"{args.old} and {args.new} have no matching rows: nothing to compare (accepted: two "
+            f"{old_name} and {new_name} have no matching rows: nothing to compare (accepted: two "
             "runs with benchmarks, sizes and process counts in common)",
             notes,
         )
-    found = _findings(args, (old_doc, new_doc), (old, new), rows, hard)
-    return _report(args, rows, notes, found, compare.unmatched(old, new))
+    found = findings(args, (old_name, new_name), (old_doc, new_doc), (old, new), rows, hard)
+    return report(args, rows, notes, found, compare.unmatched(old, new), (old_name, new_name))
 
 
-def _findings(
-    args: Args, docs: tuple[dict, dict], recs: tuple[list, list], rows: list, hard: list[str]
+def findings(
+    args: Args,
+    names: tuple[str, str],
+    docs: tuple[dict, dict],
+    recs: tuple[list, list],
+    rows: list,
+    hard: list[str],
 ) -> list:
     """Everything the gate must say before (or instead of) a verdict: compare_trust."""
     allowed = args.allowed
     found = compare_trust.runs(
-        {"old": (args.old, docs[0], recs[0]), "new": (args.new, docs[1], recs[1])}, allowed
+        {"old": (names[0], docs[0], recs[0]), "new": (names[1], docs[1], recs[1])}, allowed
     )
     found += compare_trust.statuses(*recs, allowed)
     if hard:
@@ -301,56 +345,71 @@ def _findings(
     return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
 
 
-def _report(
-    args: Args, rows: list, notes: list[str], found: list, unmatched: tuple[int, int]
+def _to_stderr(found: list, warns: list[str]) -> None:
+    """With the JSON on stdout, the findings and warnings go to stderr."""
+    for f in found:
+        kind = "error" if f.effect == compare_trust.REFUSED else "warning"
+        print(f"commbench: {kind}: [{f.code}] {f.message}", file=sys.stderr)
+    for w in warns:
+        print(f"commbench: warning: {w}", file=sys.stderr)
+
+
+def report(
+    args: Args,
+    rows: list,
+    notes: list[str],
+    found: list,
+    unmatched: tuple[int, int],
+    names: tuple[str, str],
+    **how,
 ) -> int:
-    warns = compare_text.warnings(rows, args.alpha, args.gate_unsampled)
+    """Says the verdict (text or JSON) and returns the exit status; how: another test's
+    (compare_text.render's test_line, columns; to_json's method, baseline; its warns)."""
+    warns = (
+        how["warns"]
+        if "warns" in how
+        else compare_text.warnings(rows, args.alpha, args.gate_unsampled)
+    )
     refused = compare_trust.refused(found)
     status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
     lines = [
-        (
-            f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} "
-            f"[{f.code}]: {f.message}"
-        )
+        f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: "
+        + f.message
         for f in found
     ]
     if args.json == "-":
-        for f in found:
-            print(
-                f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: "
-                f"[{f.code}] {f.message}",
-                file=sys.stderr,
-            )
-        for w in warns:
-            print(f"commbench: warning: {w}", file=sys.stderr)
+        _to_stderr(found, warns)
     else:
         print(
             compare_text.render(
                 rows,
-                args.old,
-                args.new,
+                names[0],
+                names[1],
                 args.threshold,
                 args.alpha,
                 [*notes, *lines],
                 warns,
                 args.gate_unsampled,
                 gate=compare_trust.gate_line(found),
+                test_line=how.get("test_line"),
+                columns=how.get("columns"),
             )
         )
     if args.json:
-        failed = _emit_json(
+        payload = _payload(
             args,
-            _payload(
-                args,
-                rows,
-                status,
-                notes=notes,
-                warns=warns,
-                unmatched_rows=unmatched,
-                findings=[f.to_json() for f in found],
-                errors=[f.message for f in refused],
-            ),
+            rows,
+            status,
+            notes=notes,
+            warns=warns,
+            unmatched_rows=unmatched,
+            findings=[f.to_json() for f in found],
+            errors=[f.message for f in refused],
+            method=how.get("method"),
+            baseline=how.get("baseline"),
+            names=names,
         )
+        failed = _emit_json(args, payload)
         if failed:
             print(f"commbench: error: {failed}", file=sys.stderr)
             return 2

@@ -130,11 +130,17 @@ def render(
     warns: list[str] = (),
     gate_unsampled: bool = False,
     gate: str | None = None,
+    test_line: str | None = None,
+    columns: tuple[str, str, str] | None = None,
 ) -> str:
-    """The comparison as text; gate: the gate line when something else than the rows decides it."""
+    """The comparison as text; gate: the gate line when something else than the rows decides it;
+    test_line and columns (old time, interval, ratio): another test's (commbench.store.gate)."""
     tested = sum(1 for r in rows if r.tested)
+    old_col, ci_col, ratio_col = columns or ("old[usec]", "95% CI", "new/old")
     lines = [f"# old: {old_name}", f"# new: {new_name}"]
-    if tested:
+    if tested and test_line:
+        lines.append(test_line.format(tested=tested))
+    elif tested:
         lines.append(
             f"# test: Mann-Whitney U of a change beyond {threshold:.0%} on the samples, "
             f"Benjamini-Hochberg q over {tested} tested rows at alpha {alpha:g}; "
@@ -142,8 +148,8 @@ def render(
         )
     lines += [*notes, *(f"# warning: {w}" for w in warns), ""]
     lines.append(
-        f"{'benchmark':<24}{'np':>4} {'mode':<14}{'bytes':>10}{'old[usec]':>13}{'new[usec]':>13}"
-        f"{'new/old':>9}" + (f"  {'95% CI':<15}{'q':>8}" if tested else "") + "  verdict"
+        f"{'benchmark':<24}{'np':>4} {'mode':<14}{'bytes':>10}{old_col:>13}{'new[usec]':>13}"
+        f"{ratio_col:>9}" + (f"  {ci_col:<15}{'q':>8}" if tested else "") + "  verdict"
     )
     engines = _engines(rows)
     for r in rows:
@@ -191,7 +197,7 @@ def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled:
     ]
     for r in bad:
         detail = (
-            f"new/old {r.ratio:.3f} (95% CI {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {q_text(r)}"
+            f"new/old {r.ratio:.3f} ({r.interval} {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {q_text(r)}"
             if r.tested
             else f"new/old {r.ratio:.3f}, untested"
         )
@@ -246,6 +252,8 @@ def to_json(
     errors: list[str] = (),
     unmatched_rows: tuple[int, int] = (0, 0),
     findings: list[dict] = (),
+    method: dict | None = None,
+    baseline: dict | None = None,
 ) -> dict:
     """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict
     pass, regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
@@ -262,7 +270,8 @@ def to_json(
         "alpha": alpha,
         "confidence": 0.95,
         "gate_unsampled": gate_unsampled,
-        "method": METHOD,
+        "method": method or METHOD,
+        **({"baseline": baseline} if baseline else {}),
         "exit_status": status,
         "verdict": {0: "pass", 1: "regression"}.get(status, "refused" if refused else "error"),
         "regressions": [r.label(engines) for r in bad],

@@ -1,0 +1,93 @@
+"""One row's value in a new run against the same row in n earlier runs: is the new run
+slower by more than a threshold beyond what the earlier runs spread over? (`commbench
+compare NEW --baseline STORE`; no MPI; scipy.stats.)
+
+* Model. Whole runs shift (another placement of the ranks, another state of the network,
+  of the caches, of the machine's other jobs): a row's per-run value (the median of its
+  samples, else its reported time) varies between runs by more than its samples vary
+  within one. Its logarithm in the baseline runs, L_1..L_n, is taken as a sample of a
+  normal distribution, and the new run's log-value l as one more draw from it when nothing
+  changed (times are positive and their run-to-run changes multiplicative).
+* Test. The prediction test of H0 "l comes from the baseline's distribution shifted up by
+  log(1 + threshold)" against "it lies above that": t = (l - log(1 + threshold) - mean(L)) /
+  (s * sqrt(1 + 1/n)) with s the sample deviation of L, Student's t with n - 1 degrees of
+  freedom (the exact predictive distribution under the model); p_slower = P(T > t). The
+  mirror gives p_faster. n >= 2; with s = 0 (identical baseline values) the p-value is 0 or 1.
+* Band. The baseline's prediction interval for one more run at the confidence asked:
+  exp(mean(L) +- t_q * s * sqrt(1 + 1/n)): where a new run falls when nothing changed.
+* Multiplicity. Benjamini-Hochberg over the rows of one comparison, as the two-file gate
+  (commbench.models.twosample.adjust).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MIN_RUNS = 2
+
+
+@dataclass(frozen=True)
+class BetweenRuns:
+    n: int  # baseline runs
+    center: float  # geometric mean of the baseline values
+    spread: float  # standard deviation of the baseline's log-values (about the relative one)
+    band: tuple[float, float]  # prediction interval of one more run
+    ratio: float  # new / center
+    p_slower: float
+    p_faster: float
+
+
+def test(
+    baseline: Sequence[float], new: float, threshold: float, confidence: float = 0.95
+) -> BetweenRuns:
+    """The prediction test (module docstring); baseline: n >= MIN_RUNS positive values."""
+    from scipy import stats
+
+    logs = [math.log(v) for v in baseline]
+    n = len(logs)
+    if n < MIN_RUNS or new <= 0:
+        raise ValueError(f"needs {MIN_RUNS} positive baseline values and a positive new one")
+    mean = sum(logs) / n
+    s = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    scale = s * math.sqrt(1 + 1 / n)
+    shift, x = math.log1p(threshold), math.log(new)
+    if scale > 0:
+        p_slower = float(stats.t.sf((x - shift - mean) / scale, n - 1))
+        p_faster = float(stats.t.cdf((x + shift - mean) / scale, n - 1))
+        half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * scale
+    else:
+        p_slower = 0.0 if x - shift > mean else 1.0
+        p_faster = 0.0 if x + shift < mean else 1.0
+        half = 0.0
+    return BetweenRuns(
+        n=n,
+        center=math.exp(mean),
+        spread=s,
+        band=(math.exp(mean - half), math.exp(mean + half)),
+        ratio=new / math.exp(mean),
+        p_slower=p_slower,
+        p_faster=p_faster,
+    )
+
+
+def verdicts(
+    results: Sequence[BetweenRuns], threshold: float, alpha: float
+) -> list[tuple[str, float, float]]:
+    """(slower | faster | same, q_slower, q_faster) of each row of one comparison: Benjamini-
+    Hochberg over the rows, slower when q_slower <= alpha and the ratio is above 1 + threshold
+    (the gate's regression), faster in the mirror."""
+    from commbench.models import twosample
+
+    qs = twosample.adjust([r.p_slower for r in results])
+    qf = twosample.adjust([r.p_faster for r in results])
+    out = []
+    for r, s, f in zip(results, qs, qf):
+        if s <= alpha and r.ratio > 1 + threshold:
+            out.append(("slower", s, f))
+        elif f <= alpha and r.ratio < 1 / (1 + threshold):
+            out.append(("faster", s, f))
+        else:
+            out.append(("same", s, f))
+    return out

@@ -1,0 +1,195 @@
+"""`commbench store add|list|show|rm|export|trend`: the results store's commands (no MPI).
+Exit status 0, or 2 with a message (bad input, a store that cannot be opened or written:
+nothing stored is lost or half-written, commbench.store.db)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from commbench.store import export, location, runs, selector, trend
+from commbench.store.db import Store, StoreError
+from commbench.views import results_file
+
+USAGE = """usage: commbench store <command> [--store PATH|URL] ...
+
+  add FILE [FILE ...] [--system NAME] [--tag T[,T]]   keep results files (runs, imports) in the store
+  list [SELECTOR] [--json]                 the runs, newest first: id, date, system, family, MPI, tags
+  show ID [--json]                         one run: what it is indexed by, and its rows
+  rm SELECTOR                              remove the runs it matches (id=N, tag=T …; never all
+                                           unless --all)
+  export SELECTOR --csv OUT|-              the runs' rows as CSV
+  export id=N -o OUT.json                  the run's results file, as it was added
+  export id=N --bmf OUT.json|-             the run in Bencher's metric format (BMF)
+  trend [SELECTOR] [--last N] [--threshold 5%] [--json]
+                                           each row over time with its baseline band, the
+                                           flagged runs, and the runs that changed MPI,
+                                           commbench or options
+
+The store: --store PATH (SQLite), --store postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, else
+$COMMBENCH_STORE, else ~/.local/share/commbench/results.db. A password is better kept out of the
+command line: PGPASSWORD or ~/.pgpass (libpq's) serve.
+
+""" + selector.__doc__.split("\n", 2)[2]  # noqa: E501
+
+VALUED = ("--store", "--system", "--tag", "--csv", "-o", "--bmf", "--last", "--threshold")
+FLAGS = ("--json", "--all")
+
+
+def _args(argv: list[str]) -> tuple[list[str], dict]:
+    pos, opts, i = [], {}, 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, value = a.partition("=")
+        if name in VALUED:
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise ValueError(f"{name} needs a value ({USAGE.splitlines()[0]})")
+                i, value = i + 1, argv[i + 1]
+            opts[name.lstrip("-")] = value
+        elif a in FLAGS:
+            opts[a.lstrip("-")] = True
+        elif a.startswith("-") and a != "-":
+            raise ValueError(f"unknown option {a!r} for commbench store (commbench store -h)")
+        else:
+            pos.append(a)
+        i += 1
+    return pos, opts
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command = COMMANDS.get(argv[0])
+    try:
+        if command is None:
+            raise ValueError(f"unknown store command {argv[0]!r} (accepted: {', '.join(COMMANDS)})")
+        pos, opts = _args(argv[1:])
+        return command(pos, opts)
+    except (ValueError, StoreError) as e:
+        print(f"commbench: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _one_selector(pos: list[str], what: str) -> selector.Selector:
+    if len(pos) > 1:
+        raise ValueError(f"store {what} takes one selector, got {len(pos)}: {' '.join(pos)}")
+    return selector.parse(pos[0] if pos else None)
+
+
+def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
+    """Reads every file first: one that is not a results file stores nothing."""
+    if not pos:
+        raise ValueError("store add needs results files (accepted: commbench store add FILE ...)")
+    read = [(p, *results_file.read(p)) for p in pos]
+    tags = [t for t in (opts.get("tag") or "").split(",") if t]
+    with Store.open(opts.get("store"), write=True) as store:
+        for path, doc, recs in read:
+            run_id, new = runs.add(store, doc, recs, path, opts.get("system"), tags)
+            if not quiet:
+                said = "stored as run" if new else "already stored as run"
+                print(f"commbench: {path}: {said} {run_id} in {store.loc.shown()}", file=sys.stderr)
+    return 0
+
+
+def list_(pos: list[str], opts: dict) -> int:
+    sel = _one_selector(pos, "list")
+    with Store.open(opts.get("store")) as store:
+        found = runs.find(store, sel)
+    if opts.get("json"):
+        print(json.dumps([_plain(r) for r in found], indent=1))
+        return 0
+    print(
+        f"{'id':>6}  {'started':<20}  {'system':<16} {'family':<8} {'np':>4} {'rows':>5}  "
+        f"{'mpi':<22} tags"
+    )
+    for r in found:
+        flag = "" if r["complete"] else "  (incomplete)"
+        print(
+            f"{r['id']:>6}  {r['started']:<20}  {r['system'][:16]:<16} {r['family'][:8]:<8} "
+            f"{r['world_size'] or '-':>4} {r['n_rows']:>5}  {r['mpi'][:22]:<22} "
+            f"{','.join(r['tags'])}{flag}"
+        )
+    print(f"# {len(found)} runs ({sel.text or 'every run'})")
+    return 0
+
+
+def _plain(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k != "digest"}
+
+
+def show(pos: list[str], opts: dict) -> int:
+    if len(pos) != 1 or not pos[0].isdigit():
+        raise ValueError("store show takes one run id (accepted: commbench store show 12)")
+    with Store.open(opts.get("store")) as store:
+        found = runs.find(store, selector.parse(f"id={pos[0]}"))
+        if not found:
+            raise ValueError(f"store {store.loc.shown()} has no run {pos[0]}")
+        values = runs.row_values(store, [found[0]["id"]])
+    run = _plain(found[0])
+    if opts.get("json"):
+        print(json.dumps({**run, "rows": values}, indent=1))
+        return 0
+    for k, v in run.items():
+        print(f"{k:<18} {json.dumps(v) if isinstance(v, dict | list) else v}")
+    print(f"\n{'row':<44} {'value[usec]':>12} {'samples':>8}  status")
+    for v in values:
+        shown = "-" if v["value"] is None else f"{v['value']:.3f}"
+        print(f"{v['label'][:44]:<44} {shown:>12} {v['k']:>8}  {v['status']}")
+    return 0
+
+
+def rm(pos: list[str], opts: dict) -> int:
+    sel = _one_selector(pos, "rm")
+    if not pos and not opts.get("all"):
+        raise ValueError("store rm needs a selector (accepted: id=N, tag=T …; --all for every run)")
+    with Store.open(opts.get("store"), write=True) as store:
+        found = runs.find(store, sel)
+        n = runs.remove(store, [r["id"] for r in found])
+        print(f"commbench: removed {n} runs from {store.loc.shown()}", file=sys.stderr)
+    return 0
+
+
+def export_(pos: list[str], opts: dict) -> int:
+    sel = _one_selector(pos, "export")
+    return export.run(sel, opts)
+
+
+def trend_(pos: list[str], opts: dict) -> int:
+    sel = _one_selector(pos, "trend")
+    return trend.run(sel, opts)
+
+
+COMMANDS = {
+    "add": add,
+    "list": list_,
+    "show": show,
+    "rm": rm,
+    "export": export_,
+    "trend": trend_,
+}
+
+
+def store_run(path: str, store: str | bool, system: str | None, tags: tuple) -> int:
+    """`commbench run --store`: the finished results file into the store; 0, or 2 with the
+    message (the results file stays where it is)."""
+    opts = {"store": None if store is True else store, "system": system, "tag": ",".join(tags)}
+    try:
+        return add([path], opts)
+    except (ValueError, StoreError) as e:
+        print(
+            f"commbench: error: not stored ({e}); the results file {path} is kept", file=sys.stderr
+        )
+        return 2
+
+
+def check_location(store: str | bool | None) -> str | None:
+    """A --store value refused before anything is measured (None: fine)."""
+    if store is None or store is True:
+        return None
+    try:
+        location.parse(store)
+    except ValueError as e:
+        return str(e)
+    return None

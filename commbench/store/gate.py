@@ -1,0 +1,253 @@
+"""`commbench compare NEW --baseline STORE[:SELECTOR]`: NEW against the runs a results store
+keeps (no MPI). Exit status as the two-file gate's: 0 no regression, 1 regression, 2 refused.
+
+The baseline: the complete runs of NEW's system and family that started before NEW, agree with
+it in what changes the numbers (commbench.store.index.fingerprint; --allow-different lifts
+that) and match the selector, the DEFAULT_LAST latest unless it says last=N. Two or more: each
+row of NEW against the same row in those runs, the between-run test of
+commbench.models.betweenruns; one: the two-file test on the samples
+(commbench.views.compare_gate.judge), with a warning that between-run noise is not known.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+
+from commbench import records
+from commbench.models import betweenruns
+from commbench.store import index, location, runs, selector
+from commbench.store.db import Store, StoreError
+from commbench.views import compare, compare_gate, compare_trust, results_file
+
+DEFAULT_LAST = 5
+ONE_RUN = (
+    "the baseline is one stored run: between-run noise cannot be estimated, so this is the "
+    "two-file test on the samples within the two runs, which calls whole-run shifts regressions "
+    "(keep 2 or more runs in the store: 5 or more give the between-run test its power)"
+)
+METHOD = {
+    "test": (
+        "between-run prediction test: the row's log-value in NEW against the baseline runs' "
+        "log-values shifted by log(1 + threshold), Student's t with n - 1 degrees of freedom "
+        "(n baseline runs)"
+    ),
+    "value": "per run: the median of the row's --samples, else its reported time",
+    "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
+    "band": "95% prediction interval of one more baseline run, as a ratio to the baseline",
+    "regression": "a tested row with q_slower <= alpha and new/baseline above 1 + threshold",
+    "untested": "rows fewer than 2 baseline runs hold",
+}
+
+
+class Refusal(Exception):
+    pass
+
+
+def run(argv: list[str]) -> int:
+    try:
+        args = compare_gate.arguments(argv)
+        new_doc, new = results_file.read(args.new)
+        store_text, sel_text = location.split(args.baseline)
+        sel = selector.parse(sel_text)
+    except ValueError as e:
+        print(f"commbench: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        with Store.open(store_text) as store:
+            chosen, notes = choose(store, sel, new_doc, args)
+            if len(chosen) == 1:
+                old_doc = runs.document(store, chosen[0]["id"])
+                old = results_file.measurements(old_doc, f"stored run {chosen[0]['id']}")
+                name = f"{store.loc.shown()} run {chosen[0]['id']} ({chosen[0]['started']})"
+                return compare_gate.judge(
+                    args, (name, old_doc, old), (args.new, new_doc, new), [*notes, _warn(ONE_RUN)]
+                )
+            values = runs.row_values(store, [r["id"] for r in chosen])
+            latest = runs.document(store, chosen[0]["id"])
+            shown = store.loc.shown()
+    except (StoreError, Refusal) as e:
+        return compare_gate.refuse(args, str(e))
+    rows = between(values, new, args.threshold, args.alpha)
+    if not rows:
+        return compare_gate.refuse(
+            args,
+            f"{args.new} has no row that the {len(chosen)} baseline runs hold: nothing to compare",
+            notes,
+        )
+    old = results_file.measurements(latest, "the latest baseline run")
+    found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
+    found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
+    found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
+    return compare_gate.report(
+        args,
+        rows,
+        notes,
+        found,
+        (0, _unmatched(new, values)),
+        (f"baseline of {len(chosen)} runs in {shown}", args.new),
+        test_line=(
+            f"# test: between-run prediction test of a change beyond {args.threshold:.0%} over "
+            f"{len(chosen)} baseline runs, Benjamini-Hochberg q over {{tested}} tested rows at "
+            f"alpha {args.alpha:g}; 95% band: where one more baseline run falls, as new/base"
+        ),
+        columns=("base[usec]", "95% band", "new/base"),
+        warns=_few(len(chosen)),
+        method=METHOD,
+        baseline=_baseline_json(shown, sel, chosen),
+    )
+
+
+def _unmatched(new: list[records.Measurement], values: list[dict]) -> int:
+    keys = {v["key"] for v in values}
+    return sum(1 for r in new if r.ok and index.key(r) not in keys)
+
+
+def _few(n: int) -> list[str]:
+    if n >= DEFAULT_LAST:
+        return []
+    return [
+        f"only {n} baseline runs: the bands are wide (Student's t with {n - 1} degrees of "
+        f"freedom), so only large changes can be called; {DEFAULT_LAST} or more give the test "
+        "its power"
+    ]
+
+
+def _warn(text: str) -> str:
+    return f"# warning: {text}"
+
+
+def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[list, list[str]]:
+    """The baseline runs, newest first, and the lines that say which; Refusal when none."""
+    system = sel.system or index.system(new_doc, args.system)
+    fams = index.entry(new_doc, results_file.measurements(new_doc), "", None)["family"]
+    scoped = selector.Selector(
+        **{**sel.__dict__, "system": system, "family": sel.family or fams.split(",")[0]}
+    )
+    found = runs.find(store, scoped, limit=False, before=index.started(new_doc))
+    digest = index.digest(new_doc)
+    found = [r for r in found if r["digest"] != digest]
+    complete = [r for r in found if r["complete"]]
+    mine = index.fingerprint(new_doc)
+    why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
+    usable = [r for r in complete if args.allow_different or not why[r["id"]]]
+    chosen = usable[: sel.last or DEFAULT_LAST]
+    where = f"system {system}, family {scoped.family}, started before {index.started(new_doc)}"
+    if not chosen:
+        raise Refusal(_none(store, sel, where, found, complete, why))
+    ids = ", ".join(str(r["id"]) for r in chosen)
+    notes = [
+        f"# baseline: {len(chosen)} runs of {store.loc.shown()} ({where}; selector "
+        f"{sel.text or 'none'}, the {sel.last or DEFAULT_LAST} latest): ids {ids}, "
+        f"{chosen[-1]['started']} .. {chosen[0]['started']}"
+    ]
+    if len(complete) < len(found):
+        notes.append(f"# note: {len(found) - len(complete)} incomplete runs left out")
+    if args.allow_different:
+        differing = [r for r in chosen if why[r["id"]]]
+        if differing:
+            notes.append(
+                f"# warning: {len(differing)} baseline runs differ from NEW in what changes the "
+                f"numbers ({_reasons([why[r['id']] for r in differing])}); --allow-different "
+                "compares them anyway"
+            )
+    return chosen, notes
+
+
+def _reasons(lists: list[list[str]]) -> str:
+    counts = Counter(w for ws in lists for w in ws)
+    return "; ".join(f"{w} ({n} runs)" for w, n in counts.most_common(3))
+
+
+def _none(store, sel, where, found, complete, why) -> str:
+    head = f"no baseline: store {store.loc.shown()} holds "
+    accepted = (
+        " (accepted: a selector that matches runs like NEW, e.g. --baseline STORE:last=5, "
+        "--system NAME; `commbench store list` shows what the store holds)"
+    )
+    if not found:
+        return head + f"no run matching {sel.text or 'the baseline'} ({where})" + accepted
+    if not complete:
+        return head + f"{len(found)} matching runs ({where}), none complete" + accepted
+    return (
+        head
+        + f"{len(complete)} matching runs ({where}) and none can be compared with NEW: "
+        + _reasons(list(why.values()))
+        + " (accepted: runs that agree with NEW, e.g. a selector mpi=NAME; --allow-different "
+        "compares them anyway)"
+    )
+
+
+def between(values: list[dict], new: list[records.Measurement], threshold, alpha) -> list:
+    """NEW's rows that baseline runs hold, each tested against them (compare.Row)."""
+    by_key: dict[str, list[float]] = {}
+    for v in values:
+        if v["value"] and v["value"] > 0:
+            by_key.setdefault(v["key"], []).append(v["value"])
+    keys = {v["key"] for v in values}
+    out = []
+    for r in new:
+        x, _ = index.value(r)
+        if x and index.key(r) in keys:
+            out.append(_row(r, x, by_key.get(index.key(r), []), threshold))
+    tested = [(row, t) for row, t in out if t is not None]
+    judged = betweenruns.verdicts([t for _, t in tested], threshold, alpha)
+    for (r, _), (verdict, qs, qf) in zip(tested, judged):
+        r.q_slower, r.q_faster, r.verdict = qs, qf, verdict
+        r.regression = verdict == "slower"
+    return [row for row, _ in out]
+
+
+def _row(r: records.Measurement, x: float, base: list[float], threshold: float) -> tuple:
+    extras = {k: r.extra[k] for k in records.ROW_EXTRAS if k in r.extra}
+    key = (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
+    if len(base) < betweenruns.MIN_RUNS:
+        center = base[0] if base else math.nan
+        ratio = x / center if base else math.nan
+        verdict = (
+            "same"
+            if not base or abs(math.log(ratio)) <= math.log1p(threshold)
+            else ("slower" if ratio > 1 else "faster")
+        )
+        return compare.Row(
+            key,
+            center,
+            x,
+            ratio,
+            0.0,
+            verdict,
+            r.family,
+            extras,
+            k_old=len(base),
+            why_untested=f"{len(base)} baseline runs hold it",
+            interval="95% band",
+        ), None
+    t = betweenruns.test(base, x, threshold)
+    return compare.Row(
+        key,
+        t.center,
+        x,
+        t.ratio,
+        t.spread,
+        "same",
+        r.family,
+        extras,
+        tested=True,
+        ci=(t.band[0] / t.center, t.band[1] / t.center),
+        k_old=t.n,
+        k_new=1,
+        p_slower=t.p_slower,
+        p_faster=t.p_faster,
+        interval="95% band",
+    ), t
+
+
+def _baseline_json(shown: str, sel: selector.Selector, chosen: list[dict]) -> dict:
+    return {
+        "store": shown,
+        "selector": sel.text or None,
+        "runs": [
+            {k: r[k] for k in ("id", "started", "system", "mpi", "tags", "origin")} for r in chosen
+        ],
+    }

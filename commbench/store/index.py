@@ -1,0 +1,171 @@
+"""What a stored run is found and compared by (no MPI, no database): its system, dates,
+library, the settings that change the numbers (its fingerprint), and one value per row.
+
+A row's value is what `commbench compare` compares: the median of its --samples when it has
+usable ones, else its reported time (µs, commbench.records.compared_time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import zlib
+from datetime import UTC, datetime
+
+from commbench import records
+from commbench.store import selector
+from commbench.views import compare, compare_runs
+
+
+def digest(doc: dict) -> str:
+    """The run's identity in the store: the same document added twice is one run."""
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def pack(doc: dict) -> bytes:
+    return zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
+
+
+def unpack(blob: bytes) -> dict:
+    return json.loads(zlib.decompress(blob).decode())
+
+
+def hosts(doc: dict) -> list[str]:
+    meta = doc.get("metadata") or {}
+    found = meta.get("hosts")
+    if isinstance(found, list) and found:
+        return sorted({str(h) for h in found})
+    node = (meta.get("uname") or {}).get("node")
+    return [str(node)] if node else []
+
+
+def system(doc: dict, given: str | None = None) -> str:
+    """The name runs are grouped by: the user's, else the sorted host list."""
+    if given:
+        return given
+    return ",".join(hosts(doc)) or "unknown"
+
+
+def started(doc: dict) -> str:
+    """When the run was made (ISO UTC): its date, an import's log date or import date."""
+    meta = doc.get("metadata") or {}
+    for text in (meta.get("date"), (meta.get("imported") or {}).get("date")):
+        if isinstance(text, str):
+            try:
+                return selector.iso(_parsed(text))
+            except ValueError:
+                continue
+    return selector.iso(datetime.now(UTC))
+
+
+def _parsed(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def library(doc: dict) -> str:
+    meta = doc.get("metadata") or {}
+    lib = meta.get("mpi_library")
+    if isinstance(lib, dict) and lib.get("name"):
+        return str(lib["name"])
+    text = meta.get("mpi_library_version")
+    if isinstance(text, str) and text.strip():
+        return " ".join(text.strip().splitlines()[0].split())[:120]
+    source = meta.get("source") or {}
+    return f"not recorded ({source.get('tool') or 'unknown'} log)" if source else "not recorded"
+
+
+def fingerprint(doc: dict) -> dict:
+    """The settings that change the numbers (commbench.views.compare_runs.DIFFERENCES, the
+    incomparable ones) that the document records, JSON-normal."""
+    out = {}
+    for label, get, hard in compare_runs.DIFFERENCES:
+        v = get(doc)
+        if hard and v is not compare_runs.ABSENT:
+            out[label] = json.loads(json.dumps(v, default=str))
+    return out
+
+
+def differences(base: dict, new: dict) -> list[str]:
+    """Why a stored run with fingerprint base is not comparable with new (empty: it is); a
+    setting one of them does not record is not held against it (as compare does)."""
+    return [
+        f"{label} differs: stored {_short(base[label])}, new {_short(new[label])}"
+        for label in new
+        if label in base and base[label] != new[label]
+    ]
+
+
+def _short(v: object) -> str:
+    s = str(v)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def label(r: records.Measurement) -> str:
+    parts = [r.benchmark if len(r.groups) <= 1 else f"Multi-{r.benchmark}", f"np={r.np}"]
+    parts += [f"mode={r.mode}"] if r.mode else []
+    parts += [] if r.bytes is None else [f"bytes={r.bytes}"]
+    parts += [f"{k}={r.extra[k]}" for k in records.ROW_EXTRAS if k in r.extra and k != "engine"]
+    return " ".join(parts)
+
+
+def key(r: records.Measurement) -> str:
+    return json.dumps(list(records.identity(r)), separators=(",", ":"))
+
+
+def value(r: records.Measurement) -> tuple[float | None, int]:
+    """(µs, samples behind it): the median of usable --samples, else the compared time."""
+    if not r.ok:
+        return None, 0
+    samples, _ = compare.sample_values(r)
+    if samples is not None:
+        return float(statistics.median(samples)), len(samples)
+    return records.compared_time(r), 0
+
+
+def rows(recs: list[records.Measurement]) -> list[dict]:
+    out = []
+    for r in recs:
+        v, k = value(r)
+        out.append(
+            {
+                "key": key(r),
+                "family": r.family,
+                "benchmark": r.benchmark,
+                "np": int(r.np),
+                "bytes": r.bytes,
+                "label": label(r),
+                "value": v,
+                "k": k,
+                "status": r.status,
+            }
+        )
+    return out
+
+
+def entry(doc: dict, recs: list[records.Measurement], origin: str, sys_name: str | None) -> dict:
+    """The run's columns (commbench.store.tables.runs) but its id and the date it is added."""
+    meta = doc.get("metadata") or {}
+    families = sorted({r.family for r in recs if r.family}) or [
+        str((doc.get("family") or {}).get("name") or "unknown")
+    ]
+    source = meta.get("source")
+    if isinstance(source, dict):
+        origin = f"{origin} (imported {source.get('tool') or source.get('format') or ''} log)"
+    return {
+        "digest": digest(doc),
+        "system": system(doc, sys_name),
+        "hosts": json.dumps(hosts(doc)),
+        "started": started(doc),
+        "family": ",".join(families),
+        "world_size": meta.get("world_size") if isinstance(meta.get("world_size"), int) else None,
+        "mpi": library(doc),
+        "commbench_version": str(meta.get("commbench_version") or "unknown"),
+        "complete": doc.get("complete") is True,
+        "origin": origin,
+        "fingerprint": json.dumps(fingerprint(doc), sort_keys=True),
+        "n_rows": len(recs),
+        "document": pack(doc),
+    }

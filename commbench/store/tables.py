@@ -1,0 +1,112 @@
+"""The store's tables and their versioned migrations (SQLAlchemy Core; SQLite and PostgreSQL).
+
+commbench_meta holds schema_version. Opening a store brings it to SCHEMA_VERSION by
+running the steps of MIGRATIONS above its version, in one transaction (PostgreSQL: under an
+advisory lock; SQLite: under its write lock), so two commbench processes opening a new store
+at once create it once. A store of a newer schema is refused, never changed. Alembic was
+considered: it wants a migrations folder and an env script beside each deployment, too much
+for four tables that migrate with the program itself.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+SCHEMA_VERSION = 1
+MIGRATION_LOCK = 727_270_001  # PostgreSQL advisory lock key while a store is created/migrated
+
+metadata = sa.MetaData()
+
+meta = sa.Table(
+    "commbench_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+runs = sa.Table(
+    "commbench_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("digest", sa.String(64), nullable=False, unique=True),  # sha256 of the document
+    sa.Column("system", sa.Text, nullable=False),
+    sa.Column("hosts", sa.Text, nullable=False),  # JSON list
+    sa.Column("started", sa.String(20), nullable=False),  # ISO UTC: the run's date
+    sa.Column("added", sa.String(20), nullable=False),
+    sa.Column("family", sa.Text, nullable=False),  # families, comma-separated
+    sa.Column("world_size", sa.Integer),
+    sa.Column("mpi", sa.Text, nullable=False),  # the library's name ("MPICH 5.0.2")
+    sa.Column("commbench_version", sa.Text, nullable=False),
+    sa.Column("complete", sa.Boolean, nullable=False),
+    sa.Column("origin", sa.Text, nullable=False),  # the file it came from, and its source
+    sa.Column("fingerprint", sa.Text, nullable=False),  # JSON: what changes the numbers
+    sa.Column("n_rows", sa.Integer, nullable=False),
+    sa.Column("document", sa.LargeBinary, nullable=False),  # the results document, zlib JSON
+)
+
+tags = sa.Table(
+    "commbench_tags",
+    metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey(runs.c.id), primary_key=True),
+    sa.Column("tag", sa.String(200), primary_key=True),
+)
+
+rows = sa.Table(
+    "commbench_rows",
+    metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey(runs.c.id), nullable=False),
+    sa.Column("key", sa.Text, nullable=False),  # JSON of records.identity
+    sa.Column("family", sa.Text, nullable=False),
+    sa.Column("benchmark", sa.Text, nullable=False),
+    sa.Column("np", sa.Integer, nullable=False),
+    sa.Column("bytes", sa.BigInteger),
+    sa.Column("label", sa.Text, nullable=False),
+    sa.Column("value", sa.Float),  # µs: the median of the samples, else the compared time
+    sa.Column("k", sa.Integer, nullable=False),  # samples behind value (0: none)
+    sa.Column("status", sa.String(32), nullable=False),
+)
+
+sa.Index("commbench_runs_by_system", runs.c.system, runs.c.started)
+sa.Index("commbench_runs_by_started", runs.c.started)
+sa.Index("commbench_tags_by_tag", tags.c.tag, tags.c.run_id)
+sa.Index("commbench_rows_by_run", rows.c.run_id)
+sa.Index("commbench_rows_by_key", rows.c.key, rows.c.run_id)
+sa.Index("commbench_rows_by_benchmark", rows.c.benchmark, rows.c.run_id)
+
+
+def _version_1(conn: sa.Connection) -> None:
+    metadata.create_all(conn)
+
+
+# version -> the step that brings a store of version - 1 to it
+MIGRATIONS = {1: _version_1}
+OURS = {t.name for t in metadata.sorted_tables}
+
+
+def version(conn: sa.Connection) -> int | None:
+    """The store's schema version; None for an empty database. ValueError for a database
+    that holds tables of something else."""
+    names = set(sa.inspect(conn).get_table_names())
+    if not names:
+        return None
+    if meta.name not in names:
+        raise ValueError(
+            f"it holds tables of something else ({', '.join(sorted(names)[:6])}), not a "
+            "commbench store"
+        )
+    got = conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    if got is None or not str(got).isdigit():
+        raise ValueError("its commbench_meta table has no schema version: not a commbench store")
+    return int(got)
+
+
+def migrate(conn: sa.Connection, current: int | None) -> None:
+    """Brings the store to SCHEMA_VERSION inside the caller's transaction."""
+    for v in range((current or 0) + 1, SCHEMA_VERSION + 1):
+        MIGRATIONS[v](conn)
+    if current is None:
+        conn.execute(sa.insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+    else:
+        conn.execute(
+            sa.update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+        )

@@ -1,0 +1,172 @@
+"""`commbench store trend`: each row's value over time, with the baseline band every run was
+judged against, the runs the between-run test flags, and the runs that changed MPI library,
+commbench version or options (no MPI). The data also feeds `commbench report --html --trend`
+(commbench.views.html_trend).
+
+Each run is judged as `commbench compare RUN --baseline` would judge it: against the (up to)
+--last N complete runs of its system before it that agree with it in what changes the numbers,
+among the selected runs; two or more make a band.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from commbench.models import betweenruns
+from commbench.store import gate, index, runs, selector
+from commbench.store.db import Store
+
+CHANGES = ("mpi", "commbench_version")
+
+
+def compute(
+    store: Store, sel: selector.Selector, last: int = gate.DEFAULT_LAST, threshold: float = 0.05,
+    alpha: float = 0.05,
+) -> dict:  # fmt: skip
+    """The trend as plain data: runs (chronological, with what changed) and rows (points)."""
+    found = list(reversed(runs.find(store, sel)))
+    values = runs.row_values(store, [r["id"] for r in found], sel.benchmark)
+    by_run: dict[int, dict[str, dict]] = {}
+    for v in values:
+        by_run.setdefault(v["run_id"], {})[v["key"]] = v
+    rows: dict[tuple, dict] = {}
+    previous: dict[str, dict] = {}  # system -> the run before
+    for i, run in enumerate(found):
+        run["change"] = _change(previous.get(run["system"]), run)
+        previous[run["system"]] = run
+        base = _baseline(found[:i], run, last)
+        judged = _judge(by_run.get(run["id"], {}), base, by_run, threshold, alpha)
+        for key, v in by_run.get(run["id"], {}).items():
+            row = rows.setdefault(
+                (run["system"], key),
+                {"system": run["system"], "key": key, "label": v["label"], "family": v["family"],
+                 "benchmark": v["benchmark"], "np": v["np"], "bytes": v["bytes"], "points": []},
+            )  # fmt: skip
+            row["points"].append({"run": run["id"], "started": run["started"], "value": v["value"],
+                                  **judged.get(key, {"n": 0})})  # fmt: skip
+    return {
+        "store": store.loc.shown(),
+        "selector": sel.text or None,
+        "last": last,
+        "threshold": threshold,
+        "alpha": alpha,
+        "runs": [
+            {
+                k: r[k]
+                for k in (
+                    "id",
+                    "started",
+                    "system",
+                    "mpi",
+                    "commbench_version",
+                    "tags",
+                    "complete",
+                    "change",
+                )
+            }
+            for r in found
+        ],  # fmt: skip
+        "rows": sorted(
+            rows.values(),
+            key=lambda r: (
+                r["system"],
+                r["family"],
+                r["benchmark"],
+                r["np"],
+                r["bytes"] or 0,
+                r["key"],
+            ),
+        ),  # fmt: skip
+    }
+
+
+def _change(before: dict | None, run: dict) -> str | None:
+    if before is None:
+        return None
+    said = [
+        f"{what} {before[k]} -> {run[k]}"
+        for k, what in (("mpi", "MPI library"), ("commbench_version", "commbench"))
+        if before[k] != run[k]
+    ]
+    said += [
+        d.replace("differs: stored", "differs:").replace(", new", " ->")
+        for d in index.differences(before["fingerprint"], run["fingerprint"])
+        if not d.startswith("MPI library")
+    ]
+    return "; ".join(said) or None
+
+
+def _baseline(earlier: list[dict], run: dict, last: int) -> list[int]:
+    ok = [
+        r["id"]
+        for r in reversed(earlier)
+        if r["system"] == run["system"]
+        and r["complete"]
+        and not index.differences(r["fingerprint"], run["fingerprint"])
+    ]
+    return ok[:last]
+
+
+def _judge(mine: dict, base: list[int], by_run: dict, threshold: float, alpha: float) -> dict:
+    tests = {}
+    for key, v in mine.items():
+        past = [by_run[b][key]["value"] for b in base if key in by_run.get(b, {})]
+        past = [p for p in past if p and p > 0]
+        if v["value"] and v["value"] > 0 and len(past) >= betweenruns.MIN_RUNS:
+            tests[key] = betweenruns.test(past, v["value"], threshold)
+    out = {}
+    judged = betweenruns.verdicts(list(tests.values()), threshold, alpha)
+    for (key, t), (verdict, qs, _) in zip(tests.items(), judged):
+        out[key] = {"n": t.n, "center": t.center, "band": list(t.band), "ratio": t.ratio,
+                    "q_slower": qs, "flag": None if verdict == "same" else verdict}  # fmt: skip
+    return out
+
+
+def run(sel: selector.Selector, opts: dict) -> int:
+    last = int(opts.get("last") or gate.DEFAULT_LAST)
+    threshold = _threshold(opts.get("threshold"))
+    with Store.open(opts.get("store")) as store:
+        data = compute(store, sel, last, threshold)
+    if opts.get("json"):
+        print(json.dumps(data, indent=1, allow_nan=False))
+    else:
+        print("\n".join(text(data)))
+    return 0
+
+
+def _threshold(text: str | None) -> float:
+    from commbench.views import compare_gate
+
+    return compare_gate.VALUED["--threshold"][1](text) if text else 0.05
+
+
+def text(data: dict) -> list[str]:
+    runs_ = data["runs"]
+    if not runs_:
+        return [f"# trend: store {data['store']}: no run matches {data['selector'] or 'it'}"]
+    lines = [
+        f"# trend: store {data['store']}, {len(runs_)} runs {runs_[0]['started']} .. "
+        f"{runs_[-1]['started']} ({data['selector'] or 'every run'}); band: 95% prediction "
+        f"interval from the {data['last']} runs before each; flag: between-run test beyond "
+        f"{data['threshold']:.0%}, q <= {data['alpha']:g}"
+    ]
+    lines += [f"# change at run {r['id']} ({r['started']}): {r['change']}" for r in runs_
+              if r["change"]]  # fmt: skip
+    for row in data["rows"]:
+        flagged = sum(1 for p in row["points"] if p.get("flag") == "slower")
+        lines += ["", f"{row['label']}  [{row['system']}]" + (
+            f"  ({flagged} runs flagged slower)" if flagged else "")]  # fmt: skip
+        lines.append(f"  {'run':>6}  {'started':<20} {'value[usec]':>12} {'band[usec]':>21} "
+                     f"{'new/base':>9}  flag")  # fmt: skip
+        for p in row["points"]:
+            lines.append("  " + _point(p))
+    return lines
+
+
+def _point(p: dict) -> str:
+    value = "-" if p["value"] is None else f"{p['value']:.3f}"
+    band = f"{p['band'][0]:.3f}-{p['band'][1]:.3f}" if p.get("band") else "-"
+    ratio = f"{p['ratio']:.3f}" if p.get("ratio") and math.isfinite(p["ratio"]) else "-"
+    flag = {"slower": "SLOWER", "faster": "faster"}.get(p.get("flag") or "", "")
+    return f"{p['run']:>6}  {p['started']:<20} {value:>12} {band:>21} {ratio:>9}  {flag}"
