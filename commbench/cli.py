@@ -14,6 +14,7 @@ commands:
   list [family]                every benchmark by family, with a one-line description
   report FILE [--csv OUT]      IMB text (or CSV) rebuilt from a results file
   report --html OUT FILE [FILE ...]   one self-contained HTML page: metadata, tables, plots, comparison
+  report --html OUT --trend STORE[:SELECTOR] [FILE ...]   and stored rows over time: bands, flags, changes
   compare OLD NEW [--threshold 10%] [--alpha A] [--json FILE|-] [--gate-unsampled] [--allow-different]
                                regression gate: per-row tests on --samples, exit 1 on a regression
   compare A B --across mpi [--html OUT.html]   which of two MPI libraries is faster, row by row (exit 0/2)
@@ -114,12 +115,9 @@ def cmd_run(argv: list[str]) -> int:
 
 
 def _store_refusal(cfg) -> str | None:
-    """--store, --system, --tag refused before anything runs (bad store, no results file)."""
-    if not cfg.store:
-        given = [f for f, v in (("--system", cfg.system), ("--tag", cfg.tags)) if v]
-        return (
-            f"{given[0]} names the run in a results store: it goes with --store" if given else None
-        )
+    """--store and --tag refused before anything runs (bad store, no results file)."""
+    if not cfg.store:  # --system alone names the run's system in its file (the store reads it)
+        return "--tag tags the run in a results store: it goes with --store" if cfg.tags else None
     if cfg.output == "-":
         return "--store keeps the run's results file, and -o - (or /dev/null) writes none"
     from commbench.store import cmd
@@ -182,19 +180,30 @@ def cmd_list(argv: list[str]) -> int:
 def cmd_report(argv: list[str]) -> int:
     from commbench.views import csv_export, results_file
 
-    if "--html" in argv:  # one self-contained page of one or more runs (views.html_report)
+    if any(a in ("--html", "--trend") or a.startswith("--trend=") for a in argv):
+        # one self-contained page of runs (views.html_report); a store's trend read here
         from commbench.views import html_report
 
         try:
-            out, paths = html_report.arguments(argv)
-            html_report.write(out, paths)
+            out, paths, where = html_report.options(argv)
+            data = None
+            if where is not None:  # the store is above the views: they get plain data
+                from commbench.store import location, selector, trend
+                from commbench.store.db import Store, StoreError
+
+                try:
+                    store_text, sel_text = location.split(where)
+                    sel = selector.parse(sel_text)
+                    with Store.open(store_text) as store:
+                        data = trend.compute(store, sel)
+                except (StoreError, ValueError) as e:
+                    raise ValueError(f"--trend {where}: {e}") from None
+            html_report.write(out, paths, data)
         except ValueError as e:
             return _err(str(e))
-        print(
-            f"commbench: report of {len(paths)} results file{'s' if len(paths) > 1 else ''} "
-            f"written to {out}",
-            file=sys.stderr,
-        )
+        said = [f"{len(paths)} results file{'s' if len(paths) != 1 else ''}"] if paths else []
+        said += [f"the trend of {len(data['runs'])} stored runs"] if data else []
+        print(f"commbench: report of {' and '.join(said)} written to {out}", file=sys.stderr)
         return 0
     try:
         path, out = _report_arguments(argv)
@@ -230,7 +239,8 @@ def cmd_report(argv: list[str]) -> int:
 
 
 REPORT_USAGE = (
-    "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...]"
+    "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...], "
+    "or commbench report --html OUT.html --trend STORE[:SELECTOR] [FILE ...]"
 )
 
 

@@ -162,7 +162,8 @@ OPTIONS: tuple[Option, ...] = (
         ("--system",),
         "system",
         "<name>",
-        "with --store: the system the run belongs to (default: its sorted host list)",
+        "the system the run belongs to, recorded in its file for the results store (default: "
+        "its sorted host list)",
         text,
     ),
     Option(

@@ -135,6 +135,9 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     chosen = usable[: sel.last or DEFAULT_LAST]
     where = f"system {system}, family {scoped.family}, started before {index.started(new_doc)}"
     if not chosen:
+        libs = sorted({r["mpi"] for r in complete} - {index.library(new_doc)})
+        if libs:
+            where += f"; of {', '.join(libs)}, NEW of {index.library(new_doc)}"
         raise Refusal(_none(store, sel, where, found, complete, why))
     ids = ", ".join(str(r["id"]) for r in chosen)
     notes = [
@@ -222,6 +225,7 @@ def _row(r: records.Measurement, x: float, base: list[float], threshold: float) 
             k_old=len(base),
             why_untested=f"{len(base)} baseline runs hold it",
             interval="95% band",
+            versus="base",
         ), None
     t = betweenruns.test(base, x, threshold)
     return compare.Row(
@@ -240,6 +244,7 @@ def _row(r: records.Measurement, x: float, base: list[float], threshold: float) 
         p_slower=t.p_slower,
         p_faster=t.p_faster,
         interval="95% band",
+        versus="base",
     ), t
 
 

@@ -42,10 +42,18 @@ def hosts(doc: dict) -> list[str]:
 
 
 def system(doc: dict, given: str | None = None) -> str:
-    """The name runs are grouped by: the user's, else the sorted host list."""
-    if given:
-        return given
-    return ",".join(hosts(doc)) or "unknown"
+    """The name runs are grouped by: the user's (given now, or `run --system` recorded in the
+    file), else the sorted host list."""
+    recorded = (
+        (doc.get("config") or {}).get("system")
+        if "source" not in (doc.get("metadata") or {})
+        else None
+    )
+    return (
+        given
+        or (recorded if isinstance(recorded, str) and recorded else None)
+        or (",".join(hosts(doc)) or "unknown")
+    )
 
 
 def started(doc: dict) -> str:

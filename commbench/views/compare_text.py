@@ -197,9 +197,10 @@ def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled:
     ]
     for r in bad:
         detail = (
-            f"new/old {r.ratio:.3f} ({r.interval} {r.ci[0]:.3f}-{r.ci[1]:.3f}), q {q_text(r)}"
+            f"new/{r.versus} {r.ratio:.3f} ({r.interval} {r.ci[0]:.3f}-{r.ci[1]:.3f}), q "
+            + q_text(r)
             if r.tested
-            else f"new/old {r.ratio:.3f}, untested"
+            else f"new/{r.versus} {r.ratio:.3f}, untested"
         )
         out.append(f"# regression: {r.label(_engines(rows))}: {detail}")
     return out

@@ -1,4 +1,7 @@
 """`commbench report --html OUT FILE [FILE ...]`: one self-contained HTML page of one or more runs.
+With `--trend STORE[:SELECTOR]` the page also draws stored rows over time (the files are then
+optional): the command line reads the store, this page gets its trend as plain data
+(commbench.views.html_trend).
 
 The page needs nothing but itself to be read, offline: the CSS is inline,
 the figures are SVG in data: URIs (commbench.views.plot, the figures of
@@ -21,12 +24,16 @@ from dataclasses import dataclass
 
 from commbench import outputs, records
 from commbench.views import html_sections as sec
-from commbench.views import results_file
+from commbench.views import html_trend, results_file
 from commbench.views.html_meta import metadata
 from commbench.views.html_plots import plots
 from commbench.views.html_sections import esc
 
-USAGE = "commbench report --html OUT.html FILE [FILE ...]"
+USAGE = (
+    "commbench report --html OUT.html FILE [FILE ...], or commbench report --html OUT.html "
+    "--trend STORE[:SELECTOR] [FILE ...]"
+)
+TREND = "--trend"
 
 
 @dataclass
@@ -56,8 +63,9 @@ SECTIONS = (
 FAMILY_SECTIONS: dict[str, tuple[str, str, str]] = {}
 
 
-def arguments(argv: list[str]) -> tuple[str, list[str]]:
-    """(OUT, FILEs) of `report --html OUT FILE [FILE ...]`; ValueError naming what is wrong."""
+def arguments(argv: list[str], files: bool = True) -> tuple[str, list[str]]:
+    """(OUT, FILEs) of `report --html OUT FILE [FILE ...]` (files: at least one is needed);
+    ValueError naming what is wrong."""
     i = argv.index("--html")
     if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
         raise ValueError(f"--html needs the page to write (accepted: {USAGE})")
@@ -68,9 +76,38 @@ def arguments(argv: list[str]) -> tuple[str, list[str]]:
     bad = [p for p in paths if p.startswith("-")]
     if bad:
         raise ValueError(f"report --html takes no option {bad[0]!r} (accepted: {USAGE})")
-    if not paths:
-        raise ValueError(f"report --html needs at least one results file (accepted: {USAGE})")
+    if not paths and files:
+        raise ValueError(
+            f"report --html needs at least one results file, or --trend STORE (accepted: {USAGE})"
+        )
     return out, paths
+
+
+def options(argv: list[str]) -> tuple[str, list[str], str | None]:
+    """(OUT, FILEs, --trend's STORE[:SELECTOR] or None) of `report --html OUT [--trend
+    STORE[:SELECTOR]] [FILE ...]`: with --trend the files are optional; ValueError naming what
+    is wrong."""
+    rest, trend, i = [], None, 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name != TREND:
+            rest.append(argv[i])
+        elif trend is not None:
+            raise ValueError(f"{TREND} is given twice (accepted: {USAGE})")
+        elif eq and value:
+            trend = value
+        elif not eq and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            i, trend = i + 1, argv[i + 1]
+        else:
+            raise ValueError(
+                f"{TREND} needs the store, STORE[:SELECTOR] (e.g. results.db:benchmark=PingPong) "
+                f"(accepted: {USAGE})"
+            )
+        i += 1
+    if "--html" not in rest:
+        raise ValueError(f"{TREND} draws on the HTML page: it needs --html OUT.html ({USAGE})")
+    out, paths = arguments(rest, files=trend is None)
+    return out, paths, trend
 
 
 def load(paths: list[str]) -> list[Run]:
@@ -104,13 +141,21 @@ def render(
     sections: tuple = SECTIONS,
     title: str = "commbench report",
     command: str = USAGE.split(" OUT")[0],
+    trend: dict | None = None,
 ) -> str:
     """The whole page: sections (SECTIONS: `commbench report --html`'s), its heading title,
-    and the command that made it."""
+    the command that made it, and the trend of a store (html_trend: its data) after the
+    comparison."""
     from commbench import __version__
 
-    parts = _sections(runs, sections)
-    names = ", ".join(os.path.basename(r.path) for r in runs)
+    parts = _sections(runs, sections) if runs else []
+    if trend is not None:
+        at = sum(1 for a, _, _ in parts if a in ("metadata", "comparison"))
+        parts.insert(at, ("trend", "Trend in the results store", html_trend.section(trend)))
+    names = ", ".join(
+        [os.path.basename(r.path) for r in runs]
+        + ([f"trend of {trend['store']}"] if trend is not None else [])
+    )
     nav = " ".join(f'<a href="#{a}">{esc(t)}</a>' for a, t, _ in parts)
     body = "\n".join(
         f'<section id="{a}">\n<h2>{esc(t)}</h2>\n{html}\n</section>' for a, t, html in parts
@@ -130,9 +175,13 @@ def render(
     )
 
 
-def write(out: str, paths: list[str]) -> None:
-    """Load the runs and write the page to out; ValueError saying what went wrong."""
-    write_page(out, render(load(paths)))
+def write(out: str, paths: list[str], trend: dict | None = None) -> None:
+    """Load the runs and write the page to out, with the trend of a store when given (the
+    data of commbench.store.trend.compute); ValueError saying what went wrong, before anything
+    is written."""
+    if trend is not None:
+        html_trend.check(trend)
+    write_page(out, render(load(paths), trend=trend))
 
 
 def write_page(out: str, page: str) -> None:

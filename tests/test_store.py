@@ -1,0 +1,272 @@
+"""The results store on SQLite: runs kept whole and found again, the gate against many stored
+runs, and every bad input a user meets (real MPI runs, real files, real disks; PostgreSQL:
+tests/test_store_pg.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.mpirun import ENV, commbench, terminate, tiny_tmpfs, wait_for_records
+
+DATA = Path(__file__).parent / "data"
+CONFIG = ["PingPong", "-msglog", "0:10", "-iter", "200", "--samples", "10"]
+
+
+def _run(out: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    p = commbench("run", "-n", "2", *CONFIG, "-o", str(out), *extra, env=env)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return p
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[Path, list[Path]]:
+    """Six real runs of one configuration, kept by `run --store` as they finish."""
+    d = tmp_path_factory.mktemp("store")
+    db = d / "results.db"
+    files = []
+    for i in range(6):
+        out = d / f"r{i}.json"
+        p = _run(out, f"--store={db}", "--system", "lab", "--tag", "nightly")
+        assert f"stored as run {i + 1} in {db}" in p.stderr
+        files.append(out)
+    return db, files
+
+
+def cb(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return commbench(*args, env=env)
+
+
+def _copy(history, tmp_path) -> Path:
+    db = tmp_path / "copy.db"
+    shutil.copy(history[0], db)
+    return db
+
+
+def test_runs_are_kept_whole_and_found_again(history, tmp_path):
+    db, files = history
+    p = cb("store", "list", "--store", str(db), "--json")
+    runs = json.loads(p.stdout)
+    assert [r["id"] for r in runs] == [6, 5, 4, 3, 2, 1]  # newest first
+    assert {r["system"] for r in runs} == {"lab"} and all(r["tags"] == ["nightly"] for r in runs)
+    assert all(r["mpi"].startswith("MPICH") and r["complete"] for r in runs)
+    p = cb("store", "list", "last=2,tag=nightly", "--store", str(db))
+    assert p.returncode == 0 and "# 2 runs (last=2,tag=nightly)" in p.stdout
+    out = tmp_path / "back.json"
+    assert cb("store", "export", "id=3", "-o", str(out), "--store", str(db)).returncode == 0
+    assert json.loads(out.read_text()) == json.loads(files[2].read_text())  # the run, whole
+    csv_out = tmp_path / "rows.csv"
+    assert (
+        cb("store", "export", "tag=nightly", "--csv", str(csv_out), "--store", str(db)).returncode
+        == 0
+    )  # noqa: E501
+    lines = csv_out.read_text().splitlines()
+    assert lines[0].startswith("run_id,started,system") and len(lines) == 1 + 6 * 12
+    p = cb("store", "export", "id=6", "--bmf", "-", "--store", str(db))
+    bmf = json.loads(p.stdout)
+    entry = bmf["mpi1/PingPong np=2 bytes=1024"]
+    assert (
+        entry["latency"]["lower_value"]
+        <= entry["latency"]["value"]
+        <= entry["latency"]["upper_value"]
+    )  # noqa: E501
+    p = cb("store", "show", "2", "--store", str(db))
+    assert "PingPong np=2 bytes=1024" in p.stdout and "nightly" in p.stdout
+
+
+def test_adding_twice_keeps_one_run_and_a_bad_file_stores_nothing(history, tmp_path):
+    db, files = history
+    db = _copy(history, tmp_path)
+    p = cb("store", "add", str(files[0]), "--store", str(db))
+    assert p.returncode == 0 and "already stored as run 1" in p.stderr
+    newer = tmp_path / "v2.json"
+    doc = json.loads(files[0].read_text())
+    doc["format_version"] = 2
+    newer.write_text(json.dumps(doc))
+    imported = tmp_path / "imb.json"
+    assert (
+        cb(
+            "import", str(DATA / "import" / "imb-mpi1-pingpong-np2.txt"), "-o", str(imported)
+        ).returncode
+        == 0
+    )  # noqa: E501
+    p = cb("store", "add", str(imported), str(newer), "--store", str(db))
+    assert p.returncode == 2 and "format version 2 is newer" in p.stderr
+    assert len(json.loads(cb("store", "list", "--json", "--store", str(db)).stdout)) == 6
+    p = cb("store", "add", str(imported), "--store", str(db), "--system", "imb-lab")
+    assert p.returncode == 0 and "stored as run 7" in p.stderr
+    runs = json.loads(cb("store", "list", "system=imb-lab", "--json", "--store", str(db)).stdout)
+    assert "imported" in runs[0]["origin"] and runs[0]["n_rows"] > 0
+
+
+def test_the_gate_judges_against_the_spread_between_runs(history, tmp_path):
+    db, files = history
+    new = tmp_path / "new.json"
+    _run(new)
+    p = cb("compare", str(new), "--baseline", f"{db}:tag=nightly", "--system", "lab",
+           "--threshold", "50%", "--json", "-")  # fmt: skip
+    verdict = json.loads(p.stdout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert verdict["verdict"] == "pass" and [r["id"] for r in verdict["baseline"]["runs"]] == [
+        6,
+        5,
+        4,
+        3,
+        2,
+    ]
+    assert all(r["k_old"] == 5 and r["tested"] for r in verdict["rows"])
+    assert "between-run" in verdict["method"]["test"]
+    # every message through TCP instead of shared memory: slower at every size
+    slow = tmp_path / "slow.json"
+    _run(slow, env={"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"})
+    p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%")
+    assert p.returncode == 2 and "MPI environment variables differs" in p.stderr
+    p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%",
+           "--allow-different")  # fmt: skip
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "# regression: PingPong np=2 bytes=" in p.stdout and "new/base" in p.stdout
+    assert "baseline runs differ from NEW" in p.stdout
+    p = cb("store", "trend", "benchmark=PingPong", "--store", str(db))
+    assert p.returncode == 0 and "PingPong np=2 bytes=1024  [lab]" in p.stdout
+
+
+def test_one_baseline_run_is_the_two_file_test_said_so(history, tmp_path):
+    db, files = history
+    p = cb("compare", str(files[5]), "--baseline", f"{db}:id=1", "--system", "lab",
+           "--threshold", "50%")  # fmt: skip
+    assert p.returncode in (0, 1), p.stderr
+    assert "between-run noise cannot be estimated" in p.stdout and "Mann-Whitney" in p.stdout
+
+
+def test_a_baseline_that_matches_nothing_or_another_mpi_is_refused(history, tmp_path):
+    db = _copy(history, tmp_path)
+    new = history[1][5]
+    p = cb("compare", str(new), "--baseline", f"{db}:tag=after-ucx", "--system", "lab")
+    assert p.returncode == 2 and "holds no run matching tag=after-ucx" in p.stderr
+    p = cb("compare", str(new), "--baseline", str(db), "--system", "elsewhere")
+    assert p.returncode == 2 and "system elsewhere" in p.stderr
+    ompi = tmp_path / "ompi-db"
+    p = cb(
+        "store", "add", str(DATA / "mpis" / "openmpi.json"), "--store", str(ompi), "--system", "lab"
+    )  # noqa: E501
+    assert p.returncode == 0, p.stderr
+    p = cb("compare", str(new), "--baseline", str(ompi), "--system", "lab")
+    assert p.returncode == 2
+    assert "none can be compared with NEW: MPI library differs" in p.stderr
+    assert "Open MPI 5.0.11" in p.stderr and "--allow-different" in p.stderr
+
+
+def test_an_interrupted_run_is_kept_but_never_a_baseline(history, tmp_path):
+    db = tmp_path / "cut.db"
+    cut = tmp_path / "cut.json"
+    argv = ["run", "-n", "2", "PingPong", "Allreduce", "-iter", "2000", "--samples", "10"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "commbench", *argv, "-o", str(cut), f"--store={db}", "--system=lab"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV},
+    )  # fmt: skip
+    assert wait_for_records(cut, 3, proc=proc) >= 3
+    _, err = terminate(proc)
+    assert proc.returncode == 143 and "stored as run 1" in err, err
+    runs = json.loads(cb("store", "list", "--json", "--store", str(db)).stdout)
+    assert runs[0]["complete"] is False and runs[0]["n_rows"] >= 3
+    p = cb("store", "list", "--store", str(db))
+    assert "(incomplete)" in p.stdout
+    new = tmp_path / "new.json"
+    _run(new, "--system=lab")
+    p = cb("compare", str(new), "--baseline", str(db))
+    assert p.returncode == 2 and "none complete" in p.stderr
+
+
+def test_corrupt_foreign_and_missing_stores_are_refused_untouched(tmp_path, history):
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    p = cb("store", "add", str(history[1][0]), "--store", str(junk))
+    assert p.returncode == 2 and "not an SQLite database" in p.stderr
+    assert junk.read_bytes().startswith(b"\x89PNG")
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as c:
+        c.execute("create table invoices (id integer)")
+    p = cb("store", "add", str(history[1][0]), "--store", str(foreign))
+    assert p.returncode == 2 and "holds tables of something else (invoices)" in p.stderr
+    broken = tmp_path / "broken.db"
+    data = bytearray(history[0].read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)
+    broken.write_bytes(bytes(data))
+    p = cb("store", "list", "--store", str(broken))
+    assert p.returncode == 2 and "malformed" in p.stderr
+    p = cb("store", "list", "--store", str(tmp_path / "none.db"))
+    assert p.returncode == 2 and "no such store" in p.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_a_full_or_read_only_disk_loses_nothing_stored(tmp_path, history):
+    with tiny_tmpfs(tmp_path / "disk", "600k") as disk:
+        db = disk / "results.db"
+        shutil.copy(history[0], db)
+        before = cb("store", "list", "--json", "--store", str(db)).stdout
+        big = tmp_path / "big.json"
+        doc = json.loads(history[1][0].read_text())
+        doc["notes"] = [f"# {os.urandom(2000).hex()}" for _ in range(400)]  # 1.6 MB, packs to 0.8
+        big.write_text(json.dumps(doc))
+        p = cb("store", "add", str(big), "--store", str(db))
+        assert p.returncode == 2 and ("full" in p.stderr or "No space" in p.stderr), p.stderr
+        assert cb("store", "list", "--json", "--store", str(db)).stdout == before
+        with sqlite3.connect(db) as c:
+            assert c.execute("pragma integrity_check").fetchone() == ("ok",)
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        subprocess.run(["mount", "--bind", str(disk), str(ro)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
+            doc["notes"] = ["# another run"]
+            other = tmp_path / "other.json"
+            other.write_text(json.dumps(doc))
+            p = cb("store", "add", str(other), "--store", str(ro / "results.db"))
+            assert p.returncode == 2 and "readonly" in p.stderr.replace("-", "").replace(" ", "")
+            assert cb("store", "list", "--json", "--store", str(ro / "results.db")).stdout == before
+        finally:
+            subprocess.run(["umount", "-l", str(ro)])
+
+
+def test_two_jobs_finishing_at_once_lose_nothing(tmp_path, history):
+    db = tmp_path / "fresh.db"  # created by whichever writer comes first
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "commbench", "store", "add", str(f), "--store", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for f in history[1]
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    runs = json.loads(cb("store", "list", "--json", "--store", str(db)).stdout)
+    assert len(runs) == 6 and sorted(r["id"] for r in runs) == [1, 2, 3, 4, 5, 6]
+
+
+def test_run_refuses_a_store_it_cannot_keep_before_running(tmp_path):
+    p = cb("run", "-n", "2", "PingPong", "-o", "-", "--store")
+    assert p.returncode == 2 and "-o - (or /dev/null) writes none" in p.stderr
+    p = cb("run", "-n", "2", "PingPong", "--tag", "nightly")
+    assert p.returncode == 2 and "it goes with --store" in p.stderr
+    p = cb("run", "-n", "2", "PingPong", "--store=mysql://db/x")
+    assert p.returncode == 2 and "mysql:// is not a store" in p.stderr
+    p = cb("store", "rm", "--store", str(tmp_path / "x.db"))
+    assert p.returncode == 2 and "needs a selector" in p.stderr
+
+
+def test_a_password_in_the_url_is_not_recorded(tmp_path):
+    out = tmp_path / "r.json"
+    url = "postgresql://bench:s3cret@127.0.0.1:9/none"
+    p = cb("run", "-n", "2", "PingPong", "-msglog", "0:1", "-iter", "10", "-o", str(out),
+           f"--store={url}", env={"PGCONNECT_TIMEOUT": "2"})  # fmt: skip
+    assert p.returncode == 2 and "not stored" in p.stderr and out.exists()
+    assert "s3cret" not in out.read_text() and "bench:***@" in out.read_text()

@@ -1,0 +1,101 @@
+"""The results store on a real PostgreSQL server (Debian's, started by tests/pgserver.py):
+the same commands as on SQLite, concurrent writers, and the ways a server says no."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from tests.mpirun import commbench
+
+pytest_plugins = ["tests.pgserver"]  # its fixtures: pg_server, pg_url
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    d = tmp_path_factory.mktemp("pgruns")
+    out = []
+    for i in range(3):
+        f = d / f"r{i}.json"
+        p = commbench("run", "-n", "2", "PingPong", "-msglog", "0:6", "-iter", "200",
+                      "--samples", "6", "--system", "lab", "-o", str(f))  # fmt: skip
+        assert p.returncode == 0, p.stderr[-2000:]
+        out.append(f)
+    return out
+
+
+def test_the_store_commands_work_the_same_on_postgresql(pg_url, runs, tmp_path):
+    p = commbench("store", "add", *map(str, runs[:2]), "--store", pg_url, "--tag", "nightly")
+    assert p.returncode == 0 and "stored as run 2" in p.stderr, p.stderr
+    assert ":***@" in p.stderr and urlsplit(pg_url).password not in p.stderr
+    listed = json.loads(commbench("store", "list", "--json", "--store", pg_url).stdout)
+    assert [r["id"] for r in listed] == [2, 1] and listed[0]["tags"] == ["nightly"]
+    p = commbench("compare", str(runs[2]), "--baseline", f"{pg_url}:tag=nightly",
+                  "--threshold", "50%", "--json", "-")  # fmt: skip
+    verdict = json.loads(p.stdout)
+    assert p.returncode in (0, 1) and verdict["baseline"]["runs"][0]["id"] == 2, p.stderr
+    assert all(r["k_old"] == 2 for r in verdict["rows"])
+    back = tmp_path / "back.json"
+    assert commbench("store", "export", "id=1", "-o", str(back), "--store", pg_url).returncode == 0
+    assert json.loads(back.read_text()) == json.loads(runs[0].read_text())
+    p = commbench("store", "trend", "--store", pg_url)
+    assert p.returncode == 0 and "PingPong np=2 bytes=64  [lab]" in p.stdout
+    assert commbench("store", "rm", "id=1", "--store", pg_url).returncode == 0
+    listed = json.loads(commbench("store", "list", "--json", "--store", pg_url).stdout)
+    assert [r["id"] for r in listed] == [2]
+
+
+def test_writers_at_once_on_a_new_database_lose_nothing(pg_url, runs):
+    files = [*runs, DATA / "mpis" / "mpich.json", DATA / "mpis" / "openmpi.json"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "commbench", "store", "add", str(f), "--store", pg_url],
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for f in files
+    ]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errs
+    listed = json.loads(commbench("store", "list", "--json", "--store", pg_url).stdout)
+    assert sorted(r["id"] for r in listed) == [1, 2, 3, 4, 5]
+
+
+def _swap(url: str, **parts) -> str:
+    u = urlsplit(url)
+    user = parts.get("user", u.username)
+    pw = parts.get("password", u.password)
+    port = parts.get("port", u.port)
+    return urlunsplit(u._replace(netloc=f"{user}:{pw}@{u.hostname}:{port}"))
+
+
+def test_a_server_that_says_no_is_named_and_nothing_is_written(pg_url, runs):
+    started = time.time()
+    p = commbench("store", "add", str(runs[0]), "--store", _swap(pg_url, password="wrong"))
+    assert p.returncode == 2 and "password authentication failed" in p.stderr
+    assert "wrong" not in p.stderr  # the password is not echoed
+    with socket.socket() as s:  # a port nothing answers on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = commbench("store", "list", "--store", _swap(pg_url, port=port))
+    assert p.returncode == 2 and "Connection refused" in p.stderr
+    assert time.time() - started < 30
+    import psycopg
+
+    with psycopg.connect(pg_url) as c:
+        c.execute("create table invoices (id int)")
+    p = commbench("store", "add", str(runs[0]), "--store", pg_url)
+    assert p.returncode == 2 and "holds tables of something else (invoices)" in p.stderr
+    with psycopg.connect(pg_url) as c:
+        names = {
+            r[0] for r in c.execute("select tablename from pg_tables where schemaname='public'")
+        }
+    assert names == {"invoices"}
