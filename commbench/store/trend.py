@@ -4,8 +4,9 @@ commbench version or options (no MPI). The data also feeds `commbench report --h
 (commbench.views.html_trend).
 
 Each run is judged as `commbench compare RUN --baseline` would judge it: against the (up to)
---last N complete runs of its system before it that agree with it in what changes the numbers,
-among the selected runs; two or more make a band.
+--last N complete runs of its system before it that record the same settings that change the
+numbers (the same fingerprint: a run that does not record one differs here, where the gate
+would not hold it against it), among the selected runs; two or more make a band.
 """
 
 from __future__ import annotations
@@ -32,10 +33,16 @@ def compute(
         by_run.setdefault(v["run_id"], {})[v["key"]] = v
     rows: dict[tuple, dict] = {}
     previous: dict[str, dict] = {}  # system -> the run before
-    for i, run in enumerate(found):
+    alike: dict[tuple, list[int]] = {}  # (system, fingerprint) -> complete runs so far
+    for run in found:
         run["change"] = _change(previous.get(run["system"]), run)
         previous[run["system"]] = run
-        base = _baseline(found[:i], run, last)
+        group = alike.setdefault(
+            (run["system"], json.dumps(run["fingerprint"], sort_keys=True)), []
+        )
+        base = group[-last:][::-1]
+        if run["complete"]:
+            group.append(run["id"])
         judged = _judge(by_run.get(run["id"], {}), base, by_run, threshold, alpha)
         for key, v in by_run.get(run["id"], {}).items():
             row = rows.setdefault(
@@ -95,17 +102,6 @@ def _change(before: dict | None, run: dict) -> str | None:
         if not d.startswith("MPI library")
     ]
     return "; ".join(said) or None
-
-
-def _baseline(earlier: list[dict], run: dict, last: int) -> list[int]:
-    ok = [
-        r["id"]
-        for r in reversed(earlier)
-        if r["system"] == run["system"]
-        and r["complete"]
-        and not index.differences(r["fingerprint"], run["fingerprint"])
-    ]
-    return ok[:last]
 
 
 def _judge(mine: dict, base: list[int], by_run: dict, threshold: float, alpha: float) -> dict:
