@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
+from commbench import options
 from commbench.store import export, location, runs, selector, trend
 from commbench.store.db import Store, StoreError
 from commbench.views import results_file
@@ -32,29 +33,15 @@ command line: PGPASSWORD or ~/.pgpass (libpq's) serve.
 
 """ + selector.__doc__.split("\n", 2)[2]  # noqa: E501
 
-VALUED = ("--store", "--system", "--tag", "--csv", "-o", "--bmf", "--last", "--threshold")
-FLAGS = ("--json", "--all")
+VALUED = {
+    f"--{n}" if len(n) > 1 else f"-{n}": (n, str)
+    for n in ("store", "system", "tag", "csv", "o", "bmf", "last", "threshold")
+}
+FLAGS = {"--json": "json", "--all": "all"}
 
 
 def _args(argv: list[str]) -> tuple[list[str], dict]:
-    pos, opts, i = [], {}, 0
-    while i < len(argv):
-        a = argv[i]
-        name, eq, value = a.partition("=")
-        if name in VALUED:
-            if not eq:
-                if i + 1 >= len(argv):
-                    raise ValueError(f"{name} needs a value ({USAGE.splitlines()[0]})")
-                i, value = i + 1, argv[i + 1]
-            opts[name.lstrip("-")] = value
-        elif a in FLAGS:
-            opts[a.lstrip("-")] = True
-        elif a.startswith("-") and a != "-":
-            raise ValueError(f"unknown option {a!r} for commbench store (commbench store -h)")
-        else:
-            pos.append(a)
-        i += 1
-    return pos, opts
+    return options.split_command(argv, VALUED, FLAGS, "commbench store -h", "commbench store")
 
 
 def main(argv: list[str]) -> int:

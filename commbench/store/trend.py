@@ -21,15 +21,20 @@ from commbench.store.db import Store
 CHANGES = ("mpi", "commbench_version")
 
 
+RUN_KEYS = ("id", "started", "system", "mpi", "commbench_version", "tags", "complete", "change")
+
+
 def compute(
-    store: Store, sel: selector.Selector, last: int = gate.DEFAULT_LAST, threshold: float = 0.05,
+    store: Store,
+    sel: selector.Selector,
+    last: int = gate.DEFAULT_LAST,
+    threshold: float = 0.05,
     alpha: float = 0.05,
-) -> dict:  # fmt: skip
+) -> dict:
     """The trend as plain data: runs (chronological, with what changed) and rows (points)."""
     found = list(reversed(runs.find(store, sel)))
-    values = runs.row_values(store, [r["id"] for r in found], sel.benchmark)
     by_run: dict[int, dict[str, dict]] = {}
-    for v in values:
+    for v in runs.row_values(store, [r["id"] for r in found], sel.benchmark):
         by_run.setdefault(v["run_id"], {})[v["key"]] = v
     rows: dict[tuple, dict] = {}
     previous: dict[str, dict] = {}  # system -> the run before
@@ -37,55 +42,34 @@ def compute(
     for run in found:
         run["change"] = _change(previous.get(run["system"]), run)
         previous[run["system"]] = run
-        group = alike.setdefault(
-            (run["system"], json.dumps(run["fingerprint"], sort_keys=True)), []
-        )
-        base = group[-last:][::-1]
+        fp = json.dumps(run["fingerprint"], sort_keys=True)
+        group = alike.setdefault((run["system"], fp), [])
+        judged = _judge(by_run.get(run["id"], {}), group[-last:][::-1], by_run, threshold, alpha)
         if run["complete"]:
             group.append(run["id"])
-        judged = _judge(by_run.get(run["id"], {}), base, by_run, threshold, alpha)
         for key, v in by_run.get(run["id"], {}).items():
-            row = rows.setdefault(
-                (run["system"], key),
-                {"system": run["system"], "key": key, "label": v["label"], "family": v["family"],
-                 "benchmark": v["benchmark"], "np": v["np"], "bytes": v["bytes"], "points": []},
-            )  # fmt: skip
-            row["points"].append({"run": run["id"], "started": run["started"], "value": v["value"],
-                                  **judged.get(key, {"n": 0})})  # fmt: skip
+            _point(rows, run, key, v, judged.get(key, {"n": 0}))
+    order = ("system", "family", "benchmark", "np", "bytes", "key")
     return {
         "store": store.loc.shown(),
         "selector": sel.text or None,
         "last": last,
         "threshold": threshold,
         "alpha": alpha,
-        "runs": [
-            {
-                k: r[k]
-                for k in (
-                    "id",
-                    "started",
-                    "system",
-                    "mpi",
-                    "commbench_version",
-                    "tags",
-                    "complete",
-                    "change",
-                )
-            }
-            for r in found
-        ],  # fmt: skip
-        "rows": sorted(
-            rows.values(),
-            key=lambda r: (
-                r["system"],
-                r["family"],
-                r["benchmark"],
-                r["np"],
-                r["bytes"] or 0,
-                r["key"],
-            ),
-        ),  # fmt: skip
+        "runs": [{k: r[k] for k in RUN_KEYS} for r in found],
+        "rows": sorted(rows.values(), key=lambda r: tuple(r[k] or 0 for k in order)),
     }
+
+
+def _point(rows: dict, run: dict, key: str, v: dict, judged: dict) -> None:
+    row = rows.setdefault(
+        (run["system"], key),
+        {k: v[k] for k in ("label", "family", "benchmark", "np", "bytes")}
+        | {"system": run["system"], "key": key, "points": []},
+    )
+    row["points"].append(
+        {"run": run["id"], "started": run["started"], "value": v["value"], **judged}
+    )
 
 
 def _change(before: dict | None, run: dict) -> str | None:
@@ -156,11 +140,11 @@ def text(data: dict) -> list[str]:
         lines.append(f"  {'run':>6}  {'started':<20} {'value[usec]':>12} {'band[usec]':>21} "
                      f"{'new/base':>9}  flag")  # fmt: skip
         for p in row["points"]:
-            lines.append("  " + _point(p))
+            lines.append("  " + _point_text(p))
     return lines
 
 
-def _point(p: dict) -> str:
+def _point_text(p: dict) -> str:
     value = "-" if p["value"] is None else f"{p['value']:.3f}"
     band = f"{p['band'][0]:.3f}-{p['band'][1]:.3f}" if p.get("band") else "-"
     ratio = f"{p['ratio']:.3f}" if p.get("ratio") and math.isfinite(p["ratio"]) else "-"

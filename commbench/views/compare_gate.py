@@ -17,6 +17,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from commbench import options
 from commbench.views import (
     compare,
     compare_mpis,
@@ -168,26 +169,7 @@ FLAGS = {
 
 def arguments(argv: list[str]) -> Args:
     """The command's arguments; ValueError naming the problem and the accepted form."""
-    paths: list[str] = []
-    given: dict = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        name, eq, value = a.partition("=")
-        if name in VALUED:
-            if not eq:
-                if i + 1 >= len(argv):
-                    raise ValueError(f"{name} needs a value (accepted: {USAGE})")
-                i, value = i + 1, argv[i + 1]
-            dest, parse = VALUED[name]
-            given[dest] = parse(value)
-        elif a in FLAGS:
-            given[FLAGS[a]] = True
-        elif a.startswith("-") and a != "-":
-            raise ValueError(f"unknown option {a!r} for compare (accepted: {USAGE})")
-        else:
-            paths.append(a)
-        i += 1
+    paths, given = options.split_command(argv, VALUED, FLAGS, USAGE, "compare")
     _exclusive(given)
     if given.get("baseline") is not None:
         if len(paths) != 1:

@@ -212,7 +212,9 @@ def svg_uri(name: str, rows: list[dict], drawn: set, changes: list[tuple]) -> st
         fig, axes = plt.subplots(lines, cols, figsize=(width, height), sharex=True, squeeze=False)
         for k, (ax, row) in enumerate(zip(axes.flat, rows)):
             _panel(ax, k, row, drawn, changes)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+        ticks = mdates.AutoDateLocator(minticks=2, maxticks=5)  # shared by the panels
+        axes[0, 0].xaxis.set_major_locator(ticks)
+        axes[0, 0].xaxis.set_major_formatter(mdates.ConciseDateFormatter(ticks))
         for ax in list(axes.flat)[len(rows) :]:
             ax.set_visible(False)
         for ax in axes[:, 0]:
@@ -256,7 +258,9 @@ def _intro(data: dict, drawn: set) -> str:
         f"{esc(format(data['threshold'], '.0%'))} of the band's center at q &le; "
         f"{esc(format(data['alpha'], 'g'))} (slower: red &#9650;, faster: green &#9660;). Dotted "
         "verticals: runs that changed MPI library, commbench version or options against the "
-        "run of their system before (their baseline starts again there). The same numbers as "
+        "run of their system before (a run's baseline holds only earlier runs with the same "
+        "MPI library and options: after a change, no band until two such runs are stored). "
+        "The same numbers as "
         f"text: <code>commbench store trend</code>.{cut}</p>"
     )
 
