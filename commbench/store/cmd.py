@@ -8,7 +8,7 @@ import json
 import sys
 
 from commbench import options
-from commbench.store import export, location, runs, selector, trend
+from commbench.store import location, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import results_file
 
@@ -139,13 +139,15 @@ def rm(pos: list[str], opts: dict) -> int:
 
 
 def export_(pos: list[str], opts: dict) -> int:
-    sel = _one_selector(pos, "export")
-    return export.run(sel, opts)
+    from commbench.store import export
+
+    return export.run(_one_selector(pos, "export"), opts)
 
 
 def trend_(pos: list[str], opts: dict) -> int:
-    sel = _one_selector(pos, "trend")
-    return trend.run(sel, opts)
+    from commbench.store import trend
+
+    return trend.run(_one_selector(pos, "trend"), opts)
 
 
 COMMANDS = {

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from commbench import records
 from commbench.store import selector
-from commbench.views import compare, compare_runs
+from commbench.views import compare_runs
 
 
 def digest(doc: dict) -> str:
@@ -127,6 +127,8 @@ def value(r: records.Measurement) -> tuple[float | None, int]:
     """(µs, samples behind it): the median of usable --samples, else the compared time."""
     if not r.ok:
         return None, 0
+    from commbench.views import compare  # numpy and scipy: only where rows are read
+
     samples, _ = compare.sample_values(r)
     if samples is not None:
         return float(statistics.median(samples)), len(samples)
