@@ -109,7 +109,7 @@ def measure(url: str, n: int, template: dict, work: Path) -> list[tuple[str, flo
             system, allow_different = "lab", False
 
         with Store.open(url) as s:
-            chosen, _ = gate.choose(s, selector.parse(""), new, A)
+            chosen, _, _ = gate.choose(s, selector.parse(""), new, A)
             store_runs.row_values(s, [r["id"] for r in chosen])
 
     def trend_of(text):

@@ -86,7 +86,7 @@ def test_adding_twice_keeps_one_run_and_a_bad_file_stores_nothing(history, tmp_p
     db = _copy(history, tmp_path)
     p = cb("store", "add", str(files[0]), "--store", str(db))
     assert p.returncode == 0 and "already stored as run 1" in p.stderr
-    newer = tmp_path / "v2.json"
+    newer = tmp_path / "v2.invalid.json"  # a newer format: broken on purpose (conftest)
     doc = json.loads(files[0].read_text())
     doc["format_version"] = 2
     newer.write_text(json.dumps(doc))
@@ -261,6 +261,10 @@ def test_run_refuses_a_store_it_cannot_keep_before_running(tmp_path):
     assert p.returncode == 2 and "mysql:// is not a store" in p.stderr
     p = cb("store", "rm", "--store", str(tmp_path / "x.db"))
     assert p.returncode == 2 and "needs a selector" in p.stderr
+    p = cb("compare", "a.json", "b.json", "--min-spread", "5%")
+    assert p.returncode == 2 and "--min-spread is an option of the store's gate" in p.stderr
+    p = cb("compare", "a.json", "--baseline", "x.db", "--history", "1")
+    assert p.returncode == 2 and "not a count of at least 2" in p.stderr
 
 
 def test_a_password_in_the_url_is_not_recorded(tmp_path):

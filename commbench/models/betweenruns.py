@@ -10,9 +10,17 @@ compare NEW --baseline STORE`; no MPI; scipy.stats.)
   changed (times are positive and their run-to-run changes multiplicative).
 * Test. The prediction test of H0 "l comes from the baseline's distribution shifted up by
   log(1 + threshold)" against "it lies above that": t = (l - log(1 + threshold) - mean(L)) /
-  (s * sqrt(1 + 1/n)) with s the sample deviation of L, Student's t with n - 1 degrees of
-  freedom (the exact predictive distribution under the model); p_slower = P(T > t). The
-  mirror gives p_faster. n >= 2; with s = 0 (identical baseline values) the p-value is 0 or 1.
+  (s * sqrt(1 + 1/n)), Student's t (the exact predictive distribution under the model);
+  p_slower = P(T > t). The mirror gives p_faster. n >= 2; with s = 0 (identical values) the
+  p-value is 0 or 1.
+* Spread. s is the sample deviation of the log-values of a longer history than the centre's
+  n runs (the gate's default: the 20 latest comparable runs, the baseline's among them), with
+  m - 1 degrees of freedom for m runs, and never below a floor (default 0.05, about 5 %):
+  consecutive runs agree with each other more closely than with the run a week later (they
+  share the machine's state), so five of them understate how far the next run may fall, and
+  on a shared machine a window of quiet runs would make every ordinary 10-20 % step a
+  regression (benchmarks/store_gate.py measured both). The centre stays the latest n runs,
+  so the gate follows a machine that changed on purpose.
 * Band. The baseline's prediction interval for one more run at the confidence asked:
   exp(mean(L) +- t_q * s * sqrt(1 + 1/n)): where a new run falls when nothing changed.
 * Multiplicity. Benjamini-Hochberg over the rows of one comparison, as the two-file gate
@@ -40,24 +48,33 @@ class BetweenRuns:
 
 
 def test(
-    baseline: Sequence[float], new: float, threshold: float, confidence: float = 0.95
+    baseline: Sequence[float],
+    new: float,
+    threshold: float,
+    confidence: float = 0.95,
+    history: Sequence[float] | None = None,
+    min_spread: float = 0.0,
 ) -> BetweenRuns:
-    """The prediction test (module docstring); baseline: n >= MIN_RUNS positive values.
-    Student's t through scipy.special's stdtr/stdtrit: a trend tests thousands of rows."""
+    """The prediction test (module docstring); baseline: n >= MIN_RUNS positive values, the
+    centre; history: the values the spread is estimated from (the baseline and the runs before
+    it; None: the baseline), with a floor of min_spread on it. Student's t through
+    scipy.special's stdtr/stdtrit: a trend tests thousands of rows."""
     from scipy import special
 
     logs = [math.log(v) for v in baseline]
-    n = len(logs)
-    if n < MIN_RUNS or new <= 0:
+    wide = logs if history is None else [math.log(v) for v in history]
+    n, m = len(logs), len(wide)
+    if n < MIN_RUNS or m < MIN_RUNS or new <= 0:
         raise ValueError(f"needs {MIN_RUNS} positive baseline values and a positive new one")
     mean = sum(logs) / n
-    s = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    middle = sum(wide) / m
+    s = max(math.sqrt(sum((x - middle) ** 2 for x in wide) / (m - 1)), min_spread)
     scale = s * math.sqrt(1 + 1 / n)
     shift, x = math.log1p(threshold), math.log(new)
     if scale > 0:
-        p_slower = float(special.stdtr(n - 1, -(x - shift - mean) / scale))
-        p_faster = float(special.stdtr(n - 1, (x + shift - mean) / scale))
-        half = float(special.stdtrit(n - 1, 0.5 + confidence / 2)) * scale
+        p_slower = float(special.stdtr(m - 1, -(x - shift - mean) / scale))
+        p_faster = float(special.stdtr(m - 1, (x + shift - mean) / scale))
+        half = float(special.stdtrit(m - 1, 0.5 + confidence / 2)) * scale
     else:
         p_slower = 0.0 if x - shift > mean else 1.0
         p_faster = 0.0 if x + shift < mean else 1.0

@@ -21,7 +21,9 @@ from commbench.store import index, location, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import compare, compare_gate, compare_trust, results_file
 
-DEFAULT_LAST = 5
+DEFAULT_LAST = 5  # baseline runs: the centre
+DEFAULT_HISTORY = 20  # runs the spread is estimated from (the baseline's among them)
+DEFAULT_MIN_SPREAD = 0.05  # the spread's floor (sd of log-values; about 5 %)
 ONE_RUN = (
     "the baseline is one stored run: between-run noise cannot be estimated, so this is the "
     "two-file test on the samples within the two runs, which calls whole-run shifts regressions "
@@ -30,8 +32,12 @@ ONE_RUN = (
 METHOD = {
     "test": (
         "between-run prediction test: the row's log-value in NEW against the baseline runs' "
-        "log-values shifted by log(1 + threshold), Student's t with n - 1 degrees of freedom "
-        "(n baseline runs)"
+        "mean log-value shifted by log(1 + threshold), scaled by the spread between runs; "
+        "Student's t with m - 1 degrees of freedom"
+    ),
+    "spread": (
+        "standard deviation of the row's log-values in the m latest comparable runs (--history, "
+        "the baseline's among them), at least --min-spread"
     ),
     "value": "per run: the median of the row's --samples, else its reported time",
     "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
@@ -56,7 +62,7 @@ def run(argv: list[str]) -> int:
         return 2
     try:
         with Store.open(store_text) as store:
-            chosen, notes = choose(store, sel, new_doc, args)
+            chosen, history, notes = choose(store, sel, new_doc, args)
             if len(chosen) == 1:
                 old_doc = runs.document(store, chosen[0]["id"])
                 old = results_file.measurements(old_doc, f"stored run {chosen[0]['id']}")
@@ -64,17 +70,18 @@ def run(argv: list[str]) -> int:
                 return compare_gate.judge(
                     args, (name, old_doc, old), (args.new, new_doc, new), [*notes, _warn(ONE_RUN)]
                 )
-            values = runs.row_values(store, [r["id"] for r in chosen])
+            values = runs.row_values(store, [r["id"] for r in history])
             latest = runs.document(store, chosen[0]["id"])
             shown = store.loc.shown()
     except (StoreError, Refusal) as e:
-        return compare_gate.refuse(args, str(e))
-    rows = between(values, new, args.threshold, args.alpha)
+        return compare_gate.refuse(args, str(e), method=METHOD)
+    rows = between(values, {r["id"] for r in chosen}, new, args)
     if not rows:
         return compare_gate.refuse(
             args,
             f"{args.new} has no row that the {len(chosen)} baseline runs hold: nothing to compare",
             notes,
+            method=METHOD,
         )
     old = results_file.measurements(latest, "the latest baseline run")
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
@@ -118,8 +125,10 @@ def _warn(text: str) -> str:
     return f"# warning: {text}"
 
 
-def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[list, list[str]]:
-    """The baseline runs, newest first, and the lines that say which; Refusal when none."""
+def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[list, list, list]:
+    """The baseline runs (the centre), the runs the spread is estimated from (the baseline's and
+    those before it, up to --history), newest first, and the lines that say which; Refusal when
+    none."""
     system = sel.system or index.system(new_doc, args.system)
     fams = index.entry(new_doc, results_file.measurements(new_doc), "", None)["family"]
     scoped = selector.Selector(
@@ -133,6 +142,7 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
     usable = [r for r in complete if args.allow_different or not why[r["id"]]]
     chosen = usable[: sel.last or DEFAULT_LAST]
+    history = usable[: max(len(chosen), getattr(args, "history", DEFAULT_HISTORY))]
     where = f"system {system}, family {scoped.family}, started before {index.started(new_doc)}"
     if not chosen:
         libs = sorted({r["mpi"] for r in complete} - {index.library(new_doc)})
@@ -143,7 +153,9 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     notes = [
         f"# baseline: {len(chosen)} runs of {store.loc.shown()} ({where}; selector "
         f"{sel.text or 'none'}, the {sel.last or DEFAULT_LAST} latest): ids {ids}, "
-        f"{chosen[-1]['started']} .. {chosen[0]['started']}"
+        f"{chosen[-1]['started']} .. {chosen[0]['started']}; the spread from the {len(history)} "
+        f"latest (--history {getattr(args, 'history', DEFAULT_HISTORY)}), at least "
+        f"{getattr(args, 'min_spread', DEFAULT_MIN_SPREAD):.0%} (--min-spread)"
     ]
     if len(complete) < len(found):
         notes.append(f"# note: {len(found) - len(complete)} incomplete runs left out")
@@ -155,7 +167,7 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
                 f"numbers ({_reasons([why[r['id']] for r in differing])}); --allow-different "
                 "compares them anyway"
             )
-    return chosen, notes
+    return chosen, history, notes
 
 
 def _reasons(lists: list[list[str]]) -> str:
@@ -182,18 +194,25 @@ def _none(store, sel, where, found, complete, why) -> str:
     )
 
 
-def between(values: list[dict], new: list[records.Measurement], threshold, alpha) -> list:
-    """NEW's rows that baseline runs hold, each tested against them (compare.Row)."""
-    by_key: dict[str, list[float]] = {}
+def between(
+    values: list[dict], centre: set[int], new: list[records.Measurement], args
+) -> list[compare.Row]:
+    """NEW's rows that baseline runs hold, each tested against them (compare.Row): the centre
+    from the runs in centre, the spread from all those of values (the history)."""
+    mid: dict[str, list[float]] = {}
+    wide: dict[str, list[float]] = {}
     for v in values:
-        if v["value"] and v["value"] > 0:
-            by_key.setdefault(v["key"], []).append(v["value"])
-    keys = {v["key"] for v in values}
+        if v["value"] and v["value"] > 0:  # a row a run did not measure is not in its history
+            wide.setdefault(v["key"], []).append(v["value"])
+            if v["run_id"] in centre:
+                mid.setdefault(v["key"], []).append(v["value"])
     out = []
     for r in new:
         x, _ = index.value(r)
-        if x and index.key(r) in keys:
-            out.append(_row(r, x, by_key.get(index.key(r), []), threshold))
+        if x and index.key(r) in wide:
+            k = index.key(r)
+            out.append(_row(r, x, mid.get(k, []), wide[k], args))
+    threshold, alpha = args.threshold, args.alpha
     tested = [(row, t) for row, t in out if t is not None]
     judged = betweenruns.verdicts([t for _, t in tested], threshold, alpha)
     for (r, _), (verdict, qs, qf) in zip(tested, judged):
@@ -202,7 +221,8 @@ def between(values: list[dict], new: list[records.Measurement], threshold, alpha
     return [row for row, _ in out]
 
 
-def _row(r: records.Measurement, x: float, base: list[float], threshold: float) -> tuple:
+def _row(r: records.Measurement, x: float, base: list[float], wide: list[float], args) -> tuple:
+    threshold = args.threshold
     extras = {k: r.extra[k] for k in records.ROW_EXTRAS if k in r.extra}
     key = (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
     if len(base) < betweenruns.MIN_RUNS:
@@ -227,7 +247,9 @@ def _row(r: records.Measurement, x: float, base: list[float], threshold: float) 
             interval="95% band",
             versus="base",
         ), None
-    t = betweenruns.test(base, x, threshold)
+    t = betweenruns.test(
+        base, x, threshold, history=wide, min_spread=getattr(args, "min_spread", DEFAULT_MIN_SPREAD)
+    )
     return compare.Row(
         key,
         t.center,

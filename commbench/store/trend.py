@@ -44,7 +44,10 @@ def compute(
         previous[run["system"]] = run
         fp = json.dumps(run["fingerprint"], sort_keys=True)
         group = alike.setdefault((run["system"], fp), [])
-        judged = _judge(by_run.get(run["id"], {}), group[-last:][::-1], by_run, threshold, alpha)
+        judged = _judge(
+            by_run.get(run["id"], {}), (group[-last:], group[-gate.DEFAULT_HISTORY :]), by_run,
+            threshold, alpha,
+        )  # fmt: skip
         if run["complete"]:
             group.append(run["id"])
         for key, v in by_run.get(run["id"], {}).items():
@@ -88,13 +91,19 @@ def _change(before: dict | None, run: dict) -> str | None:
     return "; ".join(said) or None
 
 
-def _judge(mine: dict, base: list[int], by_run: dict, threshold: float, alpha: float) -> dict:
+def _values(by_run: dict, ids: list[int], key: str) -> list:
+    return [by_run[b][key]["value"] for b in ids if key in by_run.get(b, {})]
+
+
+def _judge(mine: dict, base: tuple, by_run: dict, threshold: float, alpha: float) -> dict:
+    """base: (the centre's run ids, the history's), as the gate's (commbench.store.gate)."""
     tests = {}
     for key, v in mine.items():
-        past = [by_run[b][key]["value"] for b in base if key in by_run.get(b, {})]
-        past = [p for p in past if p and p > 0]
+        past, wide = ([p for p in _values(by_run, ids, key) if p and p > 0] for ids in base)
         if v["value"] and v["value"] > 0 and len(past) >= betweenruns.MIN_RUNS:
-            tests[key] = betweenruns.test(past, v["value"], threshold)
+            tests[key] = betweenruns.test(
+                past, v["value"], threshold, history=wide, min_spread=gate.DEFAULT_MIN_SPREAD
+            )
     out = {}
     judged = betweenruns.verdicts(list(tests.values()), threshold, alpha)
     for (key, t), (verdict, qs, _) in zip(tests.items(), judged):
@@ -128,8 +137,9 @@ def text(data: dict) -> list[str]:
     lines = [
         f"# trend: store {data['store']}, {len(runs_)} runs {runs_[0]['started']} .. "
         f"{runs_[-1]['started']} ({data['selector'] or 'every run'}); band: 95% prediction "
-        f"interval from the {data['last']} runs before each; flag: between-run test beyond "
-        f"{data['threshold']:.0%}, q <= {data['alpha']:g}"
+        f"interval from the {data['last']} runs before each (spread from the "
+        f"{gate.DEFAULT_HISTORY}, at least {gate.DEFAULT_MIN_SPREAD:.0%}); flag: between-run "
+        f"test beyond {data['threshold']:.0%}, q <= {data['alpha']:g}"
     ]
     lines += [f"# change at run {r['id']} ({r['started']}): {r['change']}" for r in runs_
               if r["change"]]  # fmt: skip

@@ -30,8 +30,9 @@ from commbench.views import (
 USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
     "[--gate-unsampled] [--allow-different] [--allow-incomplete]\n"
-    "       commbench compare NEW.json --baseline STORE[:SELECTOR] [--system NAME] [--threshold "
-    "10%|0.1] [--alpha 0.05] [--json FILE|-] [--allow-different] [--allow-incomplete]\n"
+    "       commbench compare NEW.json --baseline STORE[:SELECTOR] [--system NAME] [--history 20] "
+    "[--min-spread 5%] [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] [--allow-different] "
+    "[--allow-incomplete]\n"
     "       commbench compare A.json B.json --across mpi [--html OUT.html] [--threshold 10%|0.1] "
     "[--alpha 0.05] [--json FILE|-] [--allow-incomplete]"
 )
@@ -68,6 +69,10 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
                       lies above their prediction band by more than the threshold); with one
                       it is the two-file test on the samples, said so
   --system NAME       with --baseline: NEW's system in the store (default: its sorted hosts)
+  --history N         with --baseline: the spread between runs is estimated from the N latest
+                      comparable runs, the baseline's among them (default 20)
+  --min-spread F      with --baseline: the spread's floor, as a standard deviation of the
+                      log-values (default 5%: runs on a shared machine never agree closer)
   --html OUT.html     with --across mpi: also a self-contained page of the comparison (the two
                       libraries, the rows, a figure of B/A per table, each run's metadata,
                       plots and tables)
@@ -97,6 +102,8 @@ class Args:
     html: str | None = None
     baseline: str | None = None  # STORE[:SELECTOR]: NEW against stored runs (commbench.store)
     system: str | None = None  # with --baseline: the system NEW belongs to
+    history: int = 20  # with --baseline: runs the spread is estimated from
+    min_spread: float = 0.05  # with --baseline: the spread's floor
 
     @property
     def allowed(self) -> set[str]:
@@ -159,7 +166,29 @@ VALUED = {
     "--html": ("html", _html),
     "--baseline": ("baseline", str),
     "--system": ("system", str),
+    "--history": ("history", lambda t: _count("--history", t, 2)),
+    "--min-spread": ("min_spread", lambda t: _fraction("--min-spread", t)),
 }
+BASELINE_ONLY = ("system", "history", "min_spread")
+
+
+def _count(flag: str, text: str, least: int) -> int:
+    if not text.isdigit() or int(text) < least:
+        raise ValueError(
+            f"{flag} {text!r} is not a count of at least {least} (accepted: {flag} 20)"
+        )
+    return int(text)
+
+
+def _fraction(flag: str, text: str) -> float:
+    try:
+        return _threshold(text)
+    except ValueError:
+        raise ValueError(
+            f"{flag} {text!r} is not a non-negative fraction (accepted: {flag} 5% or 0.05)"
+        ) from None
+
+
 FLAGS = {
     "--gate-unsampled": "gate_unsampled",
     "--allow-different": "allow_different",
@@ -238,20 +267,22 @@ def _payload(args: Args, rows: list, status: int, names: tuple | None = None, **
     )
 
 
-def refuse(args: Args, message: str, notes: list[str] = (), found: list = ()) -> int:
+def refuse(
+    args: Args, message: str, notes: list[str] = (), found: list = (), method: dict | None = None
+) -> int:
+    """Exit status 2 with the message (and the JSON verdict, naming the method asked for)."""
     print(f"commbench: error: {message}", file=sys.stderr)
     if args.json:
-        _emit_json(
+        payload = _payload(
             args,
-            _payload(
-                args,
-                [],
-                2,
-                notes=list(notes),
-                errors=[message],
-                findings=[f.to_json() for f in found],
-            ),
+            [],
+            2,
+            notes=list(notes),
+            errors=[message],
+            findings=[f.to_json() for f in found],
+            method=method,
         )
+        _emit_json(args, payload)
     return 2
 
 

@@ -275,8 +275,9 @@ def untested(
             finding(
                 "untested-slower",
                 f"{len(slow)} untested rows read slower by more than {threshold:.0%} (up to "
-                f"{slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they have no samples "
-                "to test, so the gate does not judge them (--gate-unsampled counts them)",
+                f"{slow[0].ratio:.2f}x: {_few([r.label() for r in slow])}); they cannot be "
+                f"tested ({'; '.join(sorted({r.why_untested for r in slow}))}), so the gate does "
+                "not judge them (--gate-unsampled counts them)",
                 allowed,
                 "",
                 [r.label() for r in slow],
