@@ -207,10 +207,12 @@ def arguments(argv: list[str]) -> Args:
                 f"(accepted: {USAGE})"
             )
         return Args(given["baseline"] or "(default store)", paths[0], **given)
-    if given.get("system"):
-        raise ValueError(
-            f"--system names NEW's system in a store: it goes with --baseline ({USAGE})"
-        )
+    for dest in BASELINE_ONLY:
+        if dest in given:
+            flag = "--" + dest.replace("_", "-")
+            raise ValueError(
+                f"{flag} is an option of the store's gate: it goes with --baseline ({USAGE})"
+            )
     if len(paths) != 2:
         raise ValueError(f"compare needs two results files, got {len(paths)} (accepted: {USAGE})")
     return Args(paths[0], paths[1], **given)
