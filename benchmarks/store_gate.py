@@ -159,29 +159,37 @@ def false_alarms(a, runner: Runner, tmp: Path) -> None:
     print(
         f"   between: `commbench compare NEW.json --baseline {db.name} --threshold {a.threshold}`"
     )
+    print("   confirm: the same with --confirm (the latest stored run must lie above the band too)")
     print(f"   two-file: `commbench compare PREV.json NEW.json --threshold {a.threshold}`\n")
     prev = None
     for i in range(a.seed_runs):
         prev = tmp / f"{runner.setting}-seed{i}.json"
         runner.run(prev, store=store)
-    print(f"{'run':>3} {'!ok':>3} {'betw':>4}  {'rows flagged (between)':<40} {'2file':>5}  rows")
-    tally = {"between": [], "files": []}
+    print(
+        f"{'run':>3} {'!ok':>3} {'betw':>4}  {'rows flagged (between)':<40} {'conf':>4} "
+        f"{'2file':>5}  rows"
+    )
+    tally = {"between": [], "confirm": [], "files": []}
     bands = []
     for i in range(a.runs):
         new = tmp / f"{runner.setting}-run{i}.json"
         doc = runner.run(new, store=store)
         rb, db_doc = compare(str(new), "--baseline", str(db), "--threshold", a.threshold)
+        rc, _ = compare(str(new), "--baseline", str(db), "--confirm", "--threshold", a.threshold)
         rf, f_doc = compare(str(prev), str(new), "--threshold", a.threshold)
+        tally["confirm"].append(rc)
         tally["between"].append(rb)
         tally["files"].append(rf)
         bands += [r for r in db_doc["rows"] if r.get("tested")]
         print(
             f"{i + 1:>3} {not_ok(doc):>3} {rb:>4}  {named(db_doc) + _why(rb, db_doc):<40} "
-            f"{rf:>5}  {named(f_doc) + _why(rf, f_doc)}",
+            f"{rc:>4} {rf:>5}  {named(f_doc) + _why(rf, f_doc)}",
             flush=True,
         )
         prev = new
-    for k, name in (("between", "between-run gate"), ("files", "two-file gate")):
+    gates = (("between", "between-run gate"), ("confirm", "between-run gate --confirm"),
+             ("files", "two-file gate"))  # fmt: skip
+    for k, name in gates:
         v = tally[k]
         print(
             f"{name}: flagged (exit 1) {v.count(1)} of {len(v)}, refused (exit 2) "

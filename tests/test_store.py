@@ -125,7 +125,7 @@ def test_the_gate_judges_against_the_spread_between_runs(history, tmp_path):
     assert "between-run" in verdict["method"]["test"]
     # every message through TCP instead of shared memory: slower at every size
     slow = tmp_path / "slow.json"
-    _run(slow, env={"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"})
+    _run(slow, env=TCP)
     p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%")
     assert p.returncode == 2 and "MPI environment variables differs" in p.stderr
     p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%",
@@ -135,6 +135,27 @@ def test_the_gate_judges_against_the_spread_between_runs(history, tmp_path):
     assert "baseline runs differ from NEW" in p.stdout
     p = cb("store", "trend", "benchmark=PingPong", "--store", str(db))
     assert p.returncode == 0 and "PingPong np=2 bytes=1024  [lab]" in p.stdout
+
+
+TCP = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
+
+
+def test_confirm_calls_a_regression_on_its_second_run(history, tmp_path):
+    db = _copy(history, tmp_path)
+    first, second = tmp_path / "slow1.json", tmp_path / "slow2.json"
+    _run(first, "--system=lab", env=TCP)
+    _run(second, "--system=lab", env=TCP)
+    judge = ["--baseline", str(db), "--confirm", "--allow-different", "--threshold", "50%"]
+    p = cb("compare", str(second), *judge)  # the latest stored run is an ordinary one
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (
+        "slower, unconfirmed" in p.stdout and "rows slower in NEW alone are not called" in p.stdout
+    )
+    assert cb("store", "add", str(first), "--store", str(db)).returncode == 0
+    p = cb("compare", str(second), *judge)  # now it was slower too
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "# regression: PingPong np=2 bytes=" in p.stdout
+    assert "baseline: 5 runs" in p.stdout and "ids 6, 5, 4, 3, 2" in p.stdout
 
 
 def test_one_baseline_run_is_the_two_file_test_said_so(history, tmp_path):

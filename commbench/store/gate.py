@@ -71,11 +71,18 @@ def run(argv: list[str]) -> int:
                     args, (name, old_doc, old), (args.new, new_doc, new), [*notes, _warn(ONE_RUN)]
                 )
             values = runs.row_values(store, [r["id"] for r in history])
-            latest = runs.document(store, chosen[0]["id"])
+            latest = runs.document(store, history[0]["id"])
             shown = store.loc.shown()
     except (StoreError, Refusal) as e:
         return compare_gate.refuse(args, str(e), method=METHOD)
-    rows = between(values, {r["id"] for r in chosen}, new, args)
+    old = results_file.measurements(latest, "the latest baseline run")
+    centre = {r["id"] for r in chosen}
+    if args.confirm:  # the latest stored run and NEW, each against the runs before the latest
+        own = [v for v in values if v["run_id"] != history[0]["id"]]
+        rows = between(own, centre, new, args)
+        notes.append(_confirm(between(own, centre, old, args), rows, history[0]))
+    else:
+        rows = between(values, centre, new, args)
     if not rows:
         return compare_gate.refuse(
             args,
@@ -83,7 +90,6 @@ def run(argv: list[str]) -> int:
             notes,
             method=METHOD,
         )
-    old = results_file.measurements(latest, "the latest baseline run")
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
@@ -104,6 +110,23 @@ def run(argv: list[str]) -> int:
         method=METHOD,
         baseline=_baseline_json(shown, sel, chosen),
     )
+
+
+def _confirm(latest_rows: list, rows: list, latest: dict) -> str:
+    """--confirm: NEW's slower rows stay regressions only where the latest stored run's are too."""
+    confirmed = {_same(r) for r in latest_rows if r.regression}
+    alone = [r for r in rows if r.regression and _same(r) not in confirmed]
+    for r in alone:
+        r.regression, r.verdict = False, "slower, unconfirmed"
+    return (
+        f"# confirm: a row is a regression only when the latest stored run (id {latest['id']}, "
+        f"{latest['started']}) lies above the band of the runs before it too; it does in "
+        f"{len(confirmed)} rows; {len(alone)} rows slower in NEW alone are not called"
+    )
+
+
+def _same(r: compare.Row) -> tuple:
+    return (r.family, r.key, tuple(sorted(r.extras.items())))
 
 
 def _unmatched(new: list[records.Measurement], values: list[dict]) -> int:
@@ -141,8 +164,17 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     mine = index.fingerprint(new_doc)
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
     usable = [r for r in complete if args.allow_different or not why[r["id"]]]
-    chosen = usable[: sel.last or DEFAULT_LAST]
-    history = usable[: max(len(chosen), getattr(args, "history", DEFAULT_HISTORY))]
+    skip = 1 if getattr(args, "confirm", False) else 0  # --confirm: the latest is judged too
+    chosen = usable[skip : skip + (sel.last or DEFAULT_LAST)]
+    history = usable[skip : skip + max(len(chosen), getattr(args, "history", DEFAULT_HISTORY))]
+    if skip and len(chosen) < betweenruns.MIN_RUNS:
+        raise Refusal(
+            f"--confirm judges the latest stored run and NEW against the runs before it: store "
+            f"{store.loc.shown()} holds {len(usable)} comparable runs, and it takes "
+            f"{betweenruns.MIN_RUNS + 1} (accepted: --confirm once the store holds 3 runs or more)"
+        )
+    if skip:
+        history = [usable[0], *history]  # its rows are read with the history's
     where = f"system {system}, family {scoped.family}, started before {index.started(new_doc)}"
     if not chosen:
         libs = sorted({r["mpi"] for r in complete} - {index.library(new_doc)})

@@ -76,6 +76,8 @@ def split(text: str) -> tuple[str | None, str | None]:
     a bare selector (last=5) or :SELECTOR means the default store."""
     if _SELECTOR.match(text):
         return None, text
+    if text in ("", ":"):
+        return None, None
     head, sep, tail = text.rpartition(":")
     if sep and _SELECTOR.match(tail):
         return head or None, tail

@@ -31,8 +31,8 @@ USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
     "[--gate-unsampled] [--allow-different] [--allow-incomplete]\n"
     "       commbench compare NEW.json --baseline STORE[:SELECTOR] [--system NAME] [--history 20] "
-    "[--min-spread 5%] [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] [--allow-different] "
-    "[--allow-incomplete]\n"
+    "[--min-spread 5%] [--confirm] [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
+    "[--allow-different] [--allow-incomplete]\n"
     "       commbench compare A.json B.json --across mpi [--html OUT.html] [--threshold 10%|0.1] "
     "[--alpha 0.05] [--json FILE|-] [--allow-incomplete]"
 )
@@ -73,6 +73,9 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
                       comparable runs, the baseline's among them (default 20)
   --min-spread F      with --baseline: the spread's floor, as a standard deviation of the
                       log-values (default 5%: runs on a shared machine never agree closer)
+  --confirm           with --baseline: a row is a regression only when the latest stored run
+                      lay above the band too (both judged against the runs before it): a
+                      regression is called on its second run, a one-run shift never
   --html OUT.html     with --across mpi: also a self-contained page of the comparison (the two
                       libraries, the rows, a figure of B/A per table, each run's metadata,
                       plots and tables)
@@ -104,6 +107,7 @@ class Args:
     system: str | None = None  # with --baseline: the system NEW belongs to
     history: int = 20  # with --baseline: runs the spread is estimated from
     min_spread: float = 0.05  # with --baseline: the spread's floor
+    confirm: bool = False  # with --baseline: the latest stored run must be slower too
 
     @property
     def allowed(self) -> set[str]:
@@ -169,7 +173,7 @@ VALUED = {
     "--history": ("history", lambda t: _count("--history", t, 2)),
     "--min-spread": ("min_spread", lambda t: _fraction("--min-spread", t)),
 }
-BASELINE_ONLY = ("system", "history", "min_spread")
+BASELINE_ONLY = ("system", "history", "min_spread", "confirm")
 
 
 def _count(flag: str, text: str, least: int) -> int:
@@ -190,6 +194,7 @@ def _fraction(flag: str, text: str) -> float:
 
 
 FLAGS = {
+    "--confirm": "confirm",
     "--gate-unsampled": "gate_unsampled",
     "--allow-different": "allow_different",
     "--allow-incomplete": "allow_incomplete",
