@@ -40,9 +40,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Self
 
 from commbench.launch import find_mpiexec
+from tests.closing import Closing
 
 LAUNCHER = r"""#!/bin/sh
 # Stands in for ssh: [ssh options] HOST COMMAND... -> run COMMAND inside HOST's namespaces.
@@ -96,7 +96,7 @@ def _routed_subnets() -> set[int]:
     }
 
 
-class Cluster:
+class Cluster(Closing):
     made = 0  # clusters made by this process
 
     def __init__(
@@ -140,16 +140,8 @@ class Cluster:
         return f"10.213.{self.subnet}.254"
 
     # -- build and tear down -----------------------------------------------------
-    def __enter__(self) -> Self:
-        try:
-            self._build()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _open(self) -> None:  # tests.closing.Closing: `with` builds it whole or not at all
+        self._build()
 
     def _add_ns(self, name: str) -> None:
         _run("ip", "netns", "add", name)

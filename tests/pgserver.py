@@ -51,6 +51,8 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.closing import Closing
+
 PACKAGE = "postgresql"
 DRIVER = "psycopg[binary]"
 TOOLS = ("initdb", "pg_ctl", "postgres")
@@ -168,7 +170,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class PgServer:
+class PgServer(Closing):
     """One PostgreSQL cluster of the tests' own; start() creates it on first use."""
 
     def __init__(self, bin_dir: Path | None = None, password: str | None = None):
@@ -191,16 +193,8 @@ class PgServer:
             pw = pwd.getpwnam(SUPERUSER)
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
 
-    def __enter__(self) -> Self:
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _open(self) -> None:  # tests.closing.Closing: `with` builds it whole or not at all
+        self.start()
 
     # -- addresses ---------------------------------------------------------------------------
     def url(self, database: str = "postgres", user: str | None = None, password: str | None = None):
