@@ -96,19 +96,20 @@ def fingerprint(doc: dict) -> dict:
     return out
 
 
-def differences(base: dict, new: dict) -> list[str]:
+def differences(base: dict, new: dict, width: int = 80) -> list[str]:
     """Why a stored run with fingerprint base is not comparable with new (empty: it is); a
-    setting one of them does not record is not held against it (as compare does)."""
+    setting one of them does not record is not held against it (as compare does); each value
+    cut to width characters."""
     return [
-        f"{label} differs: stored {_short(base[label])}, new {_short(new[label])}"
+        f"{label} differs: stored {_short(base[label], width)}, new {_short(new[label], width)}"
         for label in new
         if label in base and base[label] != new[label]
     ]
 
 
-def _short(v: object) -> str:
+def _short(v: object, width: int) -> str:
     s = str(v)
-    return s if len(s) <= 80 else s[:77] + "..."
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def label(r: records.Measurement) -> str:

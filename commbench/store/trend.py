@@ -85,7 +85,7 @@ def _change(before: dict | None, run: dict) -> str | None:
     ]
     said += [
         d.replace("differs: stored", "differs:").replace(", new", " ->")
-        for d in index.differences(before["fingerprint"], run["fingerprint"])
+        for d in index.differences(before["fingerprint"], run["fingerprint"], width=400)
         if not d.startswith("MPI library")
     ]
     return "; ".join(said) or None
