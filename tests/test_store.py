@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mpirun import ENV, commbench, terminate, tiny_tmpfs, wait_for_records
+from tests.mpirun import ENV, commbench, mpiexec, terminate, tiny_tmpfs, wait_for_records
 
 DATA = Path(__file__).parent / "data"
 CONFIG = ["PingPong", "-msglog", "0:10", "-iter", "200", "--samples", "10"]
@@ -286,6 +286,16 @@ def test_run_refuses_a_store_it_cannot_keep_before_running(tmp_path):
     assert p.returncode == 2 and "--min-spread is an option of the store's gate" in p.stderr
     p = cb("compare", "a.json", "--baseline", "x.db", "--history", "1")
     assert p.returncode == 2 and "not a count of at least 2" in p.stderr
+
+
+def test_rank_0_of_a_job_started_by_mpiexec_stores_the_run_once(tmp_path):
+    db, out = tmp_path / "job.db", tmp_path / "job.json"
+    p = mpiexec(2, "run", "PingPong", "-msglog", "0:2", "-iter", "20", "-o", str(out),
+                f"--store={db}", "--tag", "job")  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stderr.count("stored as run") == 1 and "stored as run 1" in p.stderr
+    runs = json.loads(cb("store", "list", "--json", "--store", str(db)).stdout)
+    assert len(runs) == 1 and runs[0]["tags"] == ["job"] and runs[0]["world_size"] == 2
 
 
 def test_a_password_in_the_url_is_not_recorded(tmp_path):
