@@ -52,7 +52,20 @@ def start(args: list[str], direct: bool, np_: int = 2) -> subprocess.Popen:
         cmd = [MPIEXEC, "-n", str(np_), sys.executable, "-m", "commbench", "run", *args]
     else:
         cmd = [sys.executable, "-m", "commbench", "run", "-n", str(np_), *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_terminal_signals,
+    )
+
+
+def _terminal_signals() -> None:
+    """The run gets Ctrl-C as from a terminal, also when the suite itself was started in the
+    background of a shell (which ignores SIGINT there, and an ignored signal is inherited)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def records_in(path: Path) -> int:
