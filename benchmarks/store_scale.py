@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from commbench.store import runs as store_runs  # noqa: E402
 from commbench.store.db import Store  # noqa: E402
-from commbench.views import results_file  # noqa: E402
+from commbench.views import compare_gate, results_file  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "mpis" / "mpich.json"
 
@@ -105,11 +105,9 @@ def measure(url: str, n: int, template: dict, work: Path) -> list[tuple[str, flo
             store_runs.add(s, d, results_file.measurements(d), "one more", "lab")
 
     def baseline():
-        class A:  # what compare NEW --baseline parses (commbench.views.compare_gate.Args)
-            system, allow_different = "lab", False
-
+        args = compare_gate.arguments([str(new_path), "--baseline", url, "--system", "lab"])
         with Store.open(url) as s:
-            chosen, _, _ = gate.choose(s, selector.parse(""), new, A)
+            chosen, _, _ = gate.choose(s, selector.parse(""), new, args)
             store_runs.row_values(s, [r["id"] for r in chosen])
 
     def trend_of(text):

@@ -81,7 +81,9 @@ def cmd_run(argv: list[str]) -> int:
             return _err(refused)
         output = cfg.output or config.default_output(cfg.family)
         if cfg.store:
-            os.environ["COMMBENCH_STORED_BY_LAUNCHER"] = "1"  # job.STORE_BY_LAUNCHER: not the ranks
+            from commbench import jobenv
+
+            os.environ[jobenv.STORE_BY_LAUNCHER] = "1"  # the launcher stores it, not rank 0
         rc = launch.launch(
             cfg.mpiexec,
             cfg.np,

@@ -401,13 +401,11 @@ def run(argv: list[str]) -> int:
     failures = measure(job)
     status = 3 if failures is None else conclude(job, failures)
     cfg = job.session.cfg
-    if job.finisher is not None and cfg.store and not os.environ.get(STORE_BY_LAUNCHER):
+    if job.finisher is not None and cfg.store and not os.environ.get(jobenv.STORE_BY_LAUNCHER):
         STORE_REQUEST.append((cfg.output, cfg.store, cfg.system, cfg.tags))
     return status
 
 
 # `run --store` inside a job started without commbench's launcher: rank 0's finished results
-# file, for the command line to add (commbench.store is above this layer); under the launcher
-# the launcher adds it, interrupted runs included.
-STORE_BY_LAUNCHER = "COMMBENCH_STORED_BY_LAUNCHER"
+# file, for the command line to add (commbench.store is above this layer).
 STORE_REQUEST: list[tuple] = []

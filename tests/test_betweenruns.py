@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from commbench.models import betweenruns
+from commbench.models import betweenruns, twosample
 
 
 def _draws(rng, n: int, sd: float, trials: int) -> np.ndarray:
@@ -60,11 +60,11 @@ def test_identical_baselines_and_edges():
 def test_verdicts_adjust_over_the_rows():
     base = [1.0, 1.02, 0.98, 1.01, 0.99]
     rows = [betweenruns.test(base, x, 0.05) for x in (1.0, 1.5, 0.6)]
-    assert [v for v, _, _ in betweenruns.verdicts(rows, 0.05, 0.05)] == ["same", "slower", "faster"]
+    assert [v for v, _, _ in twosample.verdicts(rows, 0.05, 0.05)] == ["same", "slower", "faster"]
     # one borderline row among many unchanged ones: Benjamini-Hochberg keeps it from passing alpha
     rng = np.random.default_rng(4)
     many = [betweenruns.test(base, float(math.exp(rng.normal(0, 0.01))), 0.05) for _ in range(30)]
     p_one = betweenruns.test(base, 1.09, 0.05)
     assert p_one.p_slower < 0.05
-    judged = betweenruns.verdicts([*many, p_one], 0.05, 0.05)
+    judged = twosample.verdicts([*many, p_one], 0.05, 0.05)
     assert judged[-1][1] >= p_one.p_slower

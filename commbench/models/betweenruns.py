@@ -88,24 +88,3 @@ def test(
         p_slower=p_slower,
         p_faster=p_faster,
     )
-
-
-def verdicts(
-    results: Sequence[BetweenRuns], threshold: float, alpha: float
-) -> list[tuple[str, float, float]]:
-    """(slower | faster | same, q_slower, q_faster) of each row of one comparison: Benjamini-
-    Hochberg over the rows, slower when q_slower <= alpha and the ratio is above 1 + threshold
-    (the gate's regression), faster in the mirror."""
-    from commbench.models import twosample
-
-    qs = twosample.adjust([r.p_slower for r in results])
-    qf = twosample.adjust([r.p_faster for r in results])
-    out = []
-    for r, s, f in zip(results, qs, qf):
-        if s <= alpha and r.ratio > 1 + threshold:
-            out.append(("slower", s, f))
-        elif f <= alpha and r.ratio < 1 / (1 + threshold):
-            out.append(("faster", s, f))
-        else:
-            out.append(("same", s, f))
-    return out

@@ -110,3 +110,21 @@ def smallest_p(k_old: int, k_new: int) -> float:
     return float(
         mannwhitneyu(np.arange(k_new) + k_old, np.arange(k_old), alternative="greater").pvalue
     )
+
+
+def verdicts(results: Sequence, threshold: float, alpha: float) -> list[tuple[str, float, float]]:
+    """(slower | faster | same, q_slower, q_faster) of each row of one comparison (objects with
+    ratio, p_slower, p_faster: the two-file test's rows, the between-run test's results):
+    Benjamini-Hochberg over the rows, slower when q_slower <= alpha and the ratio is above
+    1 + threshold (the gate's regression), faster in the mirror."""
+    qs = adjust([r.p_slower for r in results])
+    qf = adjust([r.p_faster for r in results])
+    out = []
+    for r, s, f in zip(results, qs, qf):
+        if s <= alpha and r.ratio > 1 + threshold:
+            out.append(("slower", s, f))
+        elif f <= alpha and r.ratio < 1 / (1 + threshold):
+            out.append(("faster", s, f))
+        else:
+            out.append(("same", s, f))
+    return out

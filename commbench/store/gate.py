@@ -22,8 +22,8 @@ from commbench.store.db import Store, StoreError
 from commbench.views import compare, compare_gate, compare_trust, results_file
 
 DEFAULT_LAST = 5  # baseline runs: the centre
-DEFAULT_HISTORY = 20  # runs the spread is estimated from (the baseline's among them)
-DEFAULT_MIN_SPREAD = 0.05  # the spread's floor (sd of log-values; about 5 %)
+DEFAULT_HISTORY = compare_gate.Args.history  # runs the spread is estimated from
+DEFAULT_MIN_SPREAD = compare_gate.Args.min_spread  # its floor (sd of log-values; about 5 %)
 ONE_RUN = (
     "the baseline is one stored run: between-run noise cannot be estimated, so this is the "
     "two-file test on the samples within the two runs, which calls whole-run shifts regressions "
@@ -164,9 +164,9 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     mine = index.fingerprint(new_doc)
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
     usable = [r for r in complete if args.allow_different or not why[r["id"]]]
-    skip = 1 if getattr(args, "confirm", False) else 0  # --confirm: the latest is judged too
+    skip = 1 if args.confirm else 0  # --confirm: the latest is judged too
     chosen = usable[skip : skip + (sel.last or DEFAULT_LAST)]
-    history = usable[skip : skip + max(len(chosen), getattr(args, "history", DEFAULT_HISTORY))]
+    history = usable[skip : skip + max(len(chosen), args.history)]
     if skip and len(chosen) < betweenruns.MIN_RUNS:
         raise Refusal(
             f"--confirm judges the latest stored run and NEW against the runs before it: store "
@@ -186,8 +186,7 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
         f"# baseline: {len(chosen)} runs of {store.loc.shown()} ({where}; selector "
         f"{sel.text or 'none'}, the {sel.last or DEFAULT_LAST} latest): ids {ids}, "
         f"{chosen[-1]['started']} .. {chosen[0]['started']}; the spread from the {len(history)} "
-        f"latest (--history {getattr(args, 'history', DEFAULT_HISTORY)}), at least "
-        f"{getattr(args, 'min_spread', DEFAULT_MIN_SPREAD):.0%} (--min-spread)"
+        f"latest (--history {args.history}), at least {args.min_spread:.0%} (--min-spread)"
     ]
     if len(complete) < len(found):
         notes.append(f"# note: {len(found) - len(complete)} incomplete runs left out")
@@ -241,65 +240,33 @@ def between(
     out = []
     for r in new:
         x, _ = index.value(r)
-        if x and index.key(r) in wide:
-            k = index.key(r)
-            out.append(_row(r, x, mid.get(k, []), wide[k], args))
-    threshold, alpha = args.threshold, args.alpha
-    tested = [(row, t) for row, t in out if t is not None]
-    judged = betweenruns.verdicts([t for _, t in tested], threshold, alpha)
-    for (r, _), (verdict, qs, qf) in zip(tested, judged):
-        r.q_slower, r.q_faster, r.verdict = qs, qf, verdict
-        r.regression = verdict == "slower"
-    return [row for row, _ in out]
+        k = index.key(r)
+        if x and k in mid:  # a row no baseline run measured is unmatched, not a NaN centre
+            out.append(_row(r, x, mid[k], wide[k], args))
+    compare.judge(out, args.threshold, args.alpha)
+    return out
 
 
-def _row(r: records.Measurement, x: float, base: list[float], wide: list[float], args) -> tuple:
-    threshold = args.threshold
+def _row(r: records.Measurement, x: float, base: list[float], wide: list[float], args):
+    """NEW's row x against the centre's values base and the history's wide (compare.Row)."""
     extras = {k: r.extra[k] for k in records.ROW_EXTRAS if k in r.extra}
     key = (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
-    if len(base) < betweenruns.MIN_RUNS:
-        center = base[0] if base else math.nan
-        ratio = x / center if base else math.nan
+    how = {"interval": "95% band", "versus": "base", "k_old": len(base)}
+    if len(base) < betweenruns.MIN_RUNS:  # one run: its value, no band
+        ratio = x / base[0]
         verdict = (
             "same"
-            if not base or abs(math.log(ratio)) <= math.log1p(threshold)
+            if abs(math.log(ratio)) <= math.log1p(args.threshold)
             else ("slower" if ratio > 1 else "faster")
         )
-        return compare.Row(
-            key,
-            center,
-            x,
-            ratio,
-            0.0,
-            verdict,
-            r.family,
-            extras,
-            k_old=len(base),
-            why_untested=f"{len(base)} baseline runs hold it",
-            interval="95% band",
-            versus="base",
-        ), None
-    t = betweenruns.test(
-        base, x, threshold, history=wide, min_spread=getattr(args, "min_spread", DEFAULT_MIN_SPREAD)
-    )
+        return compare.Row(key, base[0], x, ratio, 0.0, verdict, r.family, extras, **how,
+                           why_untested=f"{len(base)} baseline runs hold it")  # fmt: skip
+    t = betweenruns.test(base, x, args.threshold, history=wide, min_spread=args.min_spread)
     return compare.Row(
-        key,
-        t.center,
-        x,
-        t.ratio,
-        t.spread,
-        "same",
-        r.family,
-        extras,
-        tested=True,
-        ci=(t.band[0] / t.center, t.band[1] / t.center),
-        k_old=t.n,
-        k_new=1,
-        p_slower=t.p_slower,
+        key, t.center, x, t.ratio, t.spread, "same", r.family, extras, **how, tested=True,
+        ci=(t.band[0] / t.center, t.band[1] / t.center), k_new=1, p_slower=t.p_slower,
         p_faster=t.p_faster,
-        interval="95% band",
-        versus="base",
-    ), t
+    )  # fmt: skip
 
 
 def _baseline_json(shown: str, sel: selector.Selector, chosen: list[dict]) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 
-from commbench.models import betweenruns
+from commbench.models import betweenruns, twosample
 from commbench.store import gate, index, runs, selector
 from commbench.store.db import Store
 
@@ -105,7 +105,7 @@ def _judge(mine: dict, base: tuple, by_run: dict, threshold: float, alpha: float
                 past, v["value"], threshold, history=wide, min_spread=gate.DEFAULT_MIN_SPREAD
             )
     out = {}
-    judged = betweenruns.verdicts(list(tests.values()), threshold, alpha)
+    judged = twosample.verdicts(list(tests.values()), threshold, alpha)
     for (key, t), (verdict, qs, _) in zip(tests.items(), judged):
         out[key] = {"n": t.n, "center": t.center, "band": list(t.band), "ratio": t.ratio,
                     "q_slower": qs, "flag": None if verdict == "same" else verdict}  # fmt: skip

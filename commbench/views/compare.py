@@ -188,18 +188,17 @@ def compare(
     """Matched rows with verdicts (module docstring): tested rows by Mann-Whitney U
     and Benjamini-Hochberg at alpha, untested ones by threshold and rank spread."""
     rows = [_row(o, r, threshold, confidence) for o, r in match(old, new)]
-    tested = [r for r in rows if r.tested]
-    for r, qs, qf in zip(
-        tested,
-        twosample.adjust([r.p_slower for r in tested]),
-        twosample.adjust([r.p_faster for r in tested]),
-    ):
-        r.q_slower, r.q_faster = qs, qf
-        if qs <= alpha and r.ratio > 1 + threshold:
-            r.verdict, r.regression = "slower", True
-        elif qf <= alpha and r.ratio < 1 / (1 + threshold):
-            r.verdict = "faster"
+    judge(rows, threshold, alpha)
     return rows
+
+
+def judge(rows: list[Row], threshold: float, alpha: float) -> None:
+    """The tested rows' q-values and verdicts (commbench.models.twosample.verdicts); the
+    two-file gate's rows and the store's between-run rows alike."""
+    tested = [r for r in rows if r.tested]
+    for r, (verdict, qs, qf) in zip(tested, twosample.verdicts(tested, threshold, alpha)):
+        r.q_slower, r.q_faster, r.verdict = qs, qf, verdict
+        r.regression = verdict == "slower"
 
 
 def regressions(rows: list[Row], gate_unsampled: bool = False) -> list[Row]:
