@@ -9,6 +9,7 @@ No MPI here.
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -241,7 +242,7 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
     alpha/2; None when K is too small for the confidence asked (K < 6 at 95 %).
     """
     k = len(values)
-    rank = _ci_rank(k, confidence)
+    rank = ci_rank(k, confidence)
     if rank is None:
         return None
     xs = sorted(values)
@@ -249,17 +250,32 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 
 
 @functools.lru_cache(maxsize=4096)
-def _ci_rank(k: int, confidence: float) -> int | None:
-    """l of median_ci for K values (scipy.stats.binom); cached:
-    --precision asks it after every sample."""
+def ci_rank(k: int, confidence: float = 0.95) -> int | None:
+    """l of median_ci for K values: the largest l with P(Binomial(K, 1/2) < l) <= alpha/2
+    (None when l < 1, as for K < 6 at 95 %). Exact integer sums up to K = 1000; beyond, the
+    same sum of terms in floating point (from lgamma), starting 8 standard deviations below
+    the mean where the terms left out add up to less than 1e-15. No scipy: a rank computes
+    this (the net family's verdicts, --precision) and ranks do not load scipy (docs/scale.md).
+    Cached: --precision asks it after every sample."""
     if k < 1:
         return None
-    from scipy.stats import binom  # loaded only where a CI is computed
-
     half = (1 - confidence) / 2
-    q = int(binom.ppf(half, k, 0.5))  # the smallest j with P(B <= j) >= alpha/2, up to rounding
-    js = [j for j in range(max(q - 2, 0), q + 3) if binom.cdf(j, k, 0.5) <= half]
-    rank = js[-1] + 1 if js else 0  # the largest l with P(B < l) = P(B <= l - 1) <= alpha/2
+    if k <= 1000:
+        total, whole = 0, 2**k
+        terms = (math.comb(k, j) for j in range(k + 1))
+    else:
+        lead = math.lgamma(k + 1) - k * math.log(2)
+        j0 = max(0, int(k / 2 - 8 * math.sqrt(k) / 2))
+        total, whole = 0.0, 1.0
+        terms = (
+            math.exp(lead - math.lgamma(j + 1) - math.lgamma(k - j + 1)) for j in range(j0, k + 1)
+        )
+    rank = j0 if k > 1000 else 0  # l such that P(B < l) = the sum of terms below l
+    for term in terms:
+        if (total + term) / whole > half:
+            break
+        total += term
+        rank += 1
     if rank < 1 or rank > k + 1 - rank:
         return None
     return rank
