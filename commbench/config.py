@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import configfile, jobenv, measuring, methodology, policy, suites
+from commbench import configfile, jobenv, measuring, methodology, policy, records, suites
 from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the config vocabulary
     THREAD_LEVELS,
     ConfigError,
@@ -67,6 +67,7 @@ class RunConfig:
     )
     breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
     int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
+    rank_detail: int | None = records.RANK_DETAIL  # --rank-detail (records.summarise); None all
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
     method: methodology.Methodology = methodology.PROFILES[
@@ -158,6 +159,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         fit=_fits(fam, values),
         breakpoints=values.get("breakpoints", ()),
         int_counts=bool(values.get("int_counts")),
+        rank_detail=values.get("rank_detail", records.RANK_DETAIL),
         samples=values.get("samples", 1),
         force=bool(values.get("force", False)),
         method=methodology.resolve(values),

@@ -223,6 +223,14 @@ def cmd_plot(argv: list[str]) -> int:
             if why:
                 print(f"commbench plot: {s.title()}: not fitted: {why}", file=sys.stderr)
         items = [(s, f) for s, f, _ in fitted]
+    items = plot.drawable(items)
+    if not items:
+        print(
+            "commbench plot: error: no measured row has a size > 0 to draw against the log size "
+            "axis (0-byte rows only, or the other sizes did not measure)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         plot.figure(items, a.output, show_source=several)
     except OSError as e:

@@ -24,6 +24,7 @@ from commbench import (
     metadata,
     mpilib,
     policy,
+    records,
     resources,
     runoptions,
     suites,
@@ -106,6 +107,12 @@ def run_header(cfg, meta: dict) -> dict:
         for unit in sorted(units):
             notes += policy.user_size_list(cfg.msglen, unit, cfg.maxlog)[1]
         notes = list(dict.fromkeys(notes))
+    if cfg.rank_detail is not None and meta["world_size"] > cfg.rank_detail:
+        notes.append(
+            f"{meta['world_size']} ranks, more than --rank-detail {cfg.rank_detail}: each record "
+            f"keeps the distribution of its ranks' times and its {records.SLOWEST} slowest ranks "
+            "with their hosts (rank_summary), not every rank's times"
+        )
     return {
         "metadata": meta,
         "config": cfg.resolved(),
@@ -266,6 +273,7 @@ def configure(comm, argv: list[str]) -> Job | int:
     meta = metadata.collect(comm, cfg)
     problem = None
     if rank == 0:
+        session.rank_hosts = meta["rank_hosts"]
         per_host = max(meta["ranks_per_host"].values())
         plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
         problem = resources.preflight(plan, per_host, MPI.Get_version())
@@ -395,7 +403,13 @@ def run(argv: list[str]) -> int:
     from commbench.launch import mark_started
 
     mark_started("i")  # through MPI_Init (importing this module initialised MPI)
-    job = configure(MPI.COMM_WORLD, argv)
+    try:
+        job = configure(MPI.COMM_WORLD, argv)
+    except Exception:  # noqa: BLE001 - one rank's failure here would leave the others waiting
+        print(f"commbench: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        time.sleep(ABORT_GRACE)  # the message reaches the terminal before the job is killed
+        MPI.COMM_WORLD.Abort(3)
+        return 3
     if isinstance(job, int):
         return job
     failures = measure(job)

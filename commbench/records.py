@@ -12,7 +12,7 @@ import functools
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -76,6 +76,9 @@ class Measurement:
     # component -> one entry per world rank: seconds per repetition, the
     # benchmark's time factor applied; None for idle or non-timing ranks.
     rank_times: dict[str, list[float | None]] = field(default_factory=dict)
+    # Instead of rank_times beyond --rank-detail ranks: their distribution and the slowest
+    # ranks with their hosts (summarise).
+    rank_summary: dict[str, Any] = field(default_factory=dict)
     turnover: float = 1.0
     values: dict[str, float] = field(default_factory=dict)  # the row, µs and bytes/s
     group_values: list[dict[str, float]] = field(default_factory=list)
@@ -83,7 +86,10 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not d["rank_summary"]:  # every rank's times are in rank_times: files as before
+            del d["rank_summary"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
@@ -164,6 +170,7 @@ SHAPE: dict[str, tuple[tuple[type, ...], bool]] = {
     "world_size": ((int,), False),
     "components": ((list,), False),
     "rank_times": ((dict,), False),
+    "rank_summary": ((dict,), False),
     "turnover": (_NUM, False),
     "values": ((dict,), True),
     "group_values": ((list,), False),
@@ -384,6 +391,52 @@ def build(
         else [],
         defects=defects,
         extra=extra or {},
+    )
+
+
+# --rank-detail: records keep every rank's times up to this many ranks (the default); beyond,
+# summarise keeps their distribution and the SLOWEST ranks, so a row is O(1), not O(P).
+RANK_DETAIL = 256
+SLOWEST = 8
+QUANTILES = {"p1": 1, "p10": 10, "p25": 25, "p50": 50, "p75": 75, "p90": 90, "p99": 99}
+# Record extras holding one entry per rank: left out of a summarised record.
+PER_RANK_EXTRAS = ("rank_samples", "rank_samples_s")
+
+
+def summarise(rec: Measurement, up_to: int | None, hosts: Sequence[str] = ()) -> Measurement:
+    """The record as kept: itself up to `up_to` ranks (None: always), else with rank_times
+    replaced by rank_summary: per component the timed ranks' count, min, P1 … P99, max and
+    mean (seconds, as rank_times), and the SLOWEST ranks by the first component with their
+    hosts and every component's time; per-rank extras go, and the summary names them."""
+    width = max((len(v) for v in rec.rank_times.values()), default=0)
+    if up_to is None or width <= up_to:
+        return rec
+    first = rec.components[0] if rec.components else next(iter(rec.rank_times))
+    comps = {c: _distribution(v) for c, v in rec.rank_times.items()}
+    times = rec.rank_times.get(first, [])
+    timed = sorted((t, r) for r, t in enumerate(times) if t is not None and t >= 0)
+    slowest = [
+        {"rank": r, "host": hosts[r] if r < len(hosts) else None}
+        | {c: v[r] for c, v in rec.rank_times.items()}
+        for _, r in reversed(timed[-SLOWEST:])
+    ]
+    dropped = [k for k in PER_RANK_EXTRAS if k in rec.extra]
+    summary = {"ranks": width, "kept_up_to": up_to, "components": comps, "slowest": slowest}
+    if dropped:
+        summary["left_out"] = [f"extra.{k}" for k in dropped]
+    extra = {k: v for k, v in rec.extra.items() if k not in dropped}
+    return replace(rec, rank_times={}, rank_summary=summary, extra=extra)
+
+
+def _distribution(values: Sequence[float | None]) -> dict[str, float | int]:
+    xs = sorted(v for v in values if v is not None and v >= 0)
+    if not xs:
+        return {"n": 0}
+    cuts = statistics.quantiles(xs, n=100, method="inclusive") if len(xs) > 1 else [xs[0]] * 99
+    return (
+        {"n": len(xs), "min": xs[0]}
+        | {k: cuts[q - 1] for k, q in QUANTILES.items()}
+        | {"max": xs[-1], "mean": math.fsum(xs) / len(xs)}
     )
 
 

@@ -98,9 +98,9 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     if k <= 1:
         return None, None
     rows, seconds = plan.samples_bound()
-    per_k = (
-        rows * (world_size + 1) * SAMPLE_BYTES
-    )  # one sample of every rank and the row's t_max, every row
+    detail = getattr(cfg, "rank_detail", None)
+    kept = world_size if detail is None or world_size <= detail else 0  # records.summarise
+    per_k = rows * (kept + 1) * SAMPLE_BYTES  # every rank's sample (kept) and the row's t_max
     size = k * per_k
     target = getattr(getattr(cfg, "measuring", None), "precision", None)
     rows_s = f"{rows} row{'s' if rows != 1 else ''}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commbench import configfile, jobenv, measuring, methodology, suites
+from commbench import configfile, jobenv, measuring, methodology, records, suites
 from commbench.options import (
     ALLOC_KINDS,
     ENGINES,
@@ -33,6 +33,12 @@ from commbench.options import (
     split_argv,
     text,
 )
+
+
+def rank_detail(s: str) -> int | None:
+    """--rank-detail: a number of ranks (>= 1), or all (None: every rank's times always)."""
+    return None if s.lower() == "all" else integer("--rank-detail", 1)(s)
+
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-h", "-help", "--help"), "help", "", "print this usage and exit"),
@@ -266,6 +272,14 @@ OPTIONS: tuple[Option, ...] = (
         "GiB (MPI-4 large counts)",
         integer("--maxlog", 1),
     ),
+    Option(
+        ("--rank-detail",),
+        "rank_detail",
+        "<N|all>",
+        f"records keep every rank's times up to N ranks (default {records.RANK_DETAIL}); beyond, "
+        "each row's distribution over ranks and its slowest ranks with their hosts (recorded)",
+        rank_detail,
+    ),
     *methodology.OPTIONS,
     *configfile.OPTIONS,
     *measuring.OPTIONS,
@@ -291,6 +305,7 @@ RUN_LEVEL = frozenset(
         "dump",
         "load",
         "no_progress",
+        "rank_detail",
     }
 )
 

@@ -35,6 +35,7 @@ class Session:
         self.lock = threading.Lock()  # the watchdog thread may finish the sinks
         self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
         self.records: list[Measurement] = []  # world rank 0: everything emitted, for analyses
+        self.rank_hosts: list[str] = []  # world rank 0: every rank's host (job.configure)
         self.held: list[Measurement] = []  # world rank 0: emitted with hold=True, not yet delivered
         # The --samples row being measured (commbench.harness.live.LiveRow): what a
         # stopped run keeps of it. Set by the harness; cleared when its record is emitted.
@@ -100,6 +101,9 @@ class Session:
     def _deliver(self, rec: Measurement) -> None:
         if self.closed:  # stopped: the views are finished
             return
+        # Beyond --rank-detail ranks a row keeps its distribution over ranks, not every
+        # rank's times: rank 0's memory and the file grow by O(1) a row (docs/scale.md).
+        rec = records.summarise(rec, self.cfg.rank_detail, self.rank_hosts)
         self.records.append(rec)
         for s in self.sinks:
             s.record(rec)

@@ -103,8 +103,6 @@ def build(logs: list[Log], argv: list[str], errors: list[str] | None = None) -> 
     }
 
 
-FIELDS = tuple(Measurement.__dataclass_fields__)
-
 
 @contextlib.contextmanager
 def _terminate_as_exit():
@@ -142,7 +140,7 @@ class Output:
         self.count += 1
         if self.spool is not None:
             self.spool.write(
-                json.dumps({k: getattr(rec, k) for k in FIELDS}, allow_nan=False) + "\n"
+                json.dumps(rec.to_dict(), allow_nan=False) + "\n"
             )
 
     def write(self, doc: dict) -> None:

@@ -232,12 +232,16 @@ def _tables(runs: list) -> dict[tuple, list]:
 
 
 def _figures(title: str, members: list, fits: list, several: bool) -> list[str]:
+    from commbench.views import plot
+
     out = []
     for i in range(0, len(members), PER_FIGURE):
         part = members[i : i + PER_FIGURE]
         items = [
             (_for_legend(s), fit) for (_, s), (fit, _, _) in zip(part, fits[i : i + PER_FIGURE])
         ]
+        if not plot.drawable(items):
+            continue
         which = (
             f" (runs {i + 1}&ndash;{i + len(part)} of {len(members)})"
             if len(members) > PER_FIGURE

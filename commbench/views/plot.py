@@ -36,6 +36,12 @@ def _physical(fit) -> bool:
     )
 
 
+def drawable(items: list) -> list:
+    """The (Series, Fit) pairs with a size > 0 to draw on the log size axis (a table of 0-byte
+    rows only, or whose other sizes timed out, has none: it would leave both panels empty)."""
+    return [(s, f) for s, f in items if (s.n > 0).any()]
+
+
 def figure(items: list, path, show_source: bool = False, fmt: str | None = None) -> list[str]:
     """items: (Series, Fit or None) pairs; writes PNG or SVG by the file's suffix (or fmt,
     for a file object: the HTML report's inline figures) and returns the legend's entries.

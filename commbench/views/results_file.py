@@ -31,6 +31,7 @@ TAIL = b"\n ]\n}\n"
 # seconds per repetition as measured; values are the row as IMB prints it).
 UNITS = {
     "rank_times": "s",
+    "rank_summary": "s",
     "values.t*": "us",
     "values.bytes_per_sec": "B/s",
     "bytes": "B",
