@@ -34,6 +34,7 @@ def _launch(
     stdout_on_terminal: bool = False,
     pty_stderr: bool = True,
     python: tuple[str, ...] = (),
+    timeout: float = 180,
 ) -> tuple[int, str, bytes]:
     """(exit status, stdout, what the terminal received) of `python -m commbench args`
     with stderr on a pseudo-terminal of 100 columns (or piped), stdout piped or on it too."""
@@ -41,7 +42,9 @@ def _launch(
     env = dict(os.environ, **ENV)
     env.pop("COMMBENCH_STDERR_TERMINAL", None)
     if not pty_stderr:
-        p = subprocess.run(cmd, capture_output=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
+        p = subprocess.run(
+            cmd, capture_output=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL
+        )
         return p.returncode, p.stdout.decode(), p.stderr
     master, slave = pty.openpty()
     termios.tcsetwinsize(slave, (40, 100))
@@ -67,7 +70,7 @@ def _launch(
         env=env,
     )
     os.close(slave)
-    out, _ = proc.communicate(timeout=180)
+    out, _ = proc.communicate(timeout=timeout)
     reader.join(timeout=30)
     os.close(master)
     return proc.returncode, (out or b"").decode(), b"".join(got)

@@ -1,0 +1,91 @@
+"""64 ranks on 2 cores (issue 35 item 4): a slow but moving job stays honest.
+
+The default IMB-MPI1 list (short: 2 sizes, NP 64 only) under a pseudo-terminal: the
+watchdog (--timeout 30) does not end it, the progress line follows it, the results file
+grows row by row, -check passes and every row beyond --rank-detail keeps its summary; the
+net family at 64 ranks; and a run interrupted at 64 ranks keeps the records it measured.
+MPICH's throttled polling (the tests' environment, tests.mpirun.ENV) keeps 64
+oversubscribed ranks from spinning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from commbench import config
+from commbench.harness.plan import Plan
+from tests.mpirun import ENV, records_in, wait_for_records
+from tests.test_progress import _launch
+
+P = 64
+SHORT = ["-msglog", "0:1", "-npmin", str(P), "-iter", "10", "-time", "5"]  # NP 64 (2 for p2p)
+
+
+def _rows(path, seen: list, done: threading.Event) -> None:
+    """Every distinct record count the results file showed while the run went on."""
+    while not done.is_set():
+        n = records_in(path)
+        if not seen or n != seen[-1]:
+            seen.append(n)
+        time.sleep(0.2)
+
+
+def test_default_list_at_64_ranks(tmp_path):
+    out = tmp_path / "p64.json"
+    args = ["run", "-n", str(P), *SHORT, "-check", "--timeout", "30", "--rank-detail", "16"]
+    seen: list[int] = []
+    done = threading.Event()
+    watcher = threading.Thread(target=_rows, args=(out, seen, done), daemon=True)
+    watcher.start()
+    try:
+        rc, stdout, term = _launch([*args, "-o", str(out)], timeout=500)
+    finally:
+        done.set()
+        watcher.join()
+    text = term.decode(errors="replace")
+    assert rc == 0, text[-3000:]
+    # the watchdog may say that start-up is slow (64 interpreters on 2 cores), never end it
+    assert "ended" not in text.lower().replace("the job is ended at --timeout", ""), text[-3000:]
+    assert f"Allreduce NP {P}" in text and "left" in text  # the progress line kept up
+    doc = json.loads(out.read_text())
+    recs = doc["records"]
+    cfg = config.parse_run_args([*SHORT, "-check", "-o", "-"], world_size=P)
+    assert len(recs) == sum(n for *_, n in Plan(cfg, P).sweeps())  # every row of the plan
+    assert doc["complete"] and all(r["status"] == "ok" for r in recs)
+    assert {r["extra"]["check"] for r in recs} <= {"successful", "not checked"}
+    assert sum(r["extra"]["check"] == "successful" for r in recs) > len(recs) // 2
+    assert all(r["rank_summary"]["ranks"] == P and not r["rank_times"] for r in recs)
+    # written row by row: the file showed many counts on the way, not all rows at the end
+    assert len(seen) > 10 and seen == sorted(seen), seen
+    assert f"# #processes = {P}" in stdout
+
+
+def test_an_interrupted_64_rank_run_keeps_its_records(tmp_path):
+    out = tmp_path / "int64.json"
+    cmd = [sys.executable, "-m", "commbench", "run", "-n", str(P), *SHORT, "-o", str(out)]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **ENV),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        got = wait_for_records(out, 20, timeout=300, proc=proc)
+        assert got >= 20, proc.stderr.read() if proc.poll() is not None else got
+        proc.send_signal(signal.SIGINT)  # Ctrl-C at the launcher
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    doc = json.loads(out.read_text())
+    assert not doc["complete"] and doc["summary"].get("interrupted"), doc["summary"]
+    assert len(doc["records"]) >= got, err[-2000:]
