@@ -151,3 +151,56 @@ def test_rank_detail_all_and_refusals(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     ok = [r for r in json.loads(p2p.read_text())["records"] if r["status"] == "ok"]
     assert ok and all(r["rank_summary"]["ranks"] == 2 and not r["rank_times"] for r in ok)
+
+
+HEAVY = {"scipy", "matplotlib", "rich", "jsonschema", "sqlalchemy", "pandas"}
+START_UP = [
+    ["-msglog", "0:1", *FAST],  # IMB-MPI1's default list
+    ["--suite", "p2p", "-msglog", "0:1", "-iter", "20"],
+    ["--suite", "osu", "allreduce", "-m", "1:8", "-i", "20", "-x", "2"],
+    ["--suite", "net", "-time", "0.02", "--net-samples", "2"],
+    ["--suite", "msgrate", "--iters", "10", "--peers", "2"],
+    ["PingPong", "-msglog", "0:1", "--samples", "6", *FAST],
+]
+
+
+def _modules(tmp_path, args: list[str], np_: int = 2) -> list[set[str]]:
+    from pathlib import Path
+
+    import tests.mpirun as m
+
+    job = Path(__file__).with_name("modules_job.py")
+    cmd = [m.MPIEXEC, "-n", str(np_), m.sys.executable, str(job), str(tmp_path), "run", *args]
+    p = m.subprocess.run(
+        [*cmd, "-o", str(tmp_path / "m.json")],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(m.os.environ, **m.ENV),
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [set((tmp_path / f"modules.{r}").read_text().split()) for r in range(np_)]
+
+
+@pytest.mark.parametrize("args", START_UP, ids=lambda a: " ".join(a[:2]))
+def test_ranks_import_only_what_they_use(args, tmp_path):
+    """No rank loads scipy, matplotlib, rich, jsonschema or SQLAlchemy in a default run."""
+    for rank, mods in enumerate(_modules(tmp_path, args, np_=3)):
+        assert not mods & HEAVY, (rank, sorted(mods & HEAVY))
+        assert {"commbench", "numpy", "mpi4py"} <= mods
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["PingPong", "-msglog", "0:3", "--fit", "--per-iteration", *FAST],
+        ["--suite", "comms", "-msglog", "0:3", *FAST],  # fits by default, as COMMS does
+    ],
+    ids=["fit", "comms"],
+)
+def test_only_rank_0_loads_scipy_where_it_computes_intervals(args, tmp_path):
+    """Fits and --per-iteration: rank 0 computes confidence intervals with scipy.stats;
+    the other ranks never load it."""
+    zero, *others = _modules(tmp_path, args, np_=3)
+    assert "scipy" in zero and not zero & (HEAVY - {"scipy"})
+    assert all(not mods & HEAVY for mods in others)
