@@ -1,18 +1,20 @@
 """Rank 0's costs of a run at P ranks beyond this machine: the IMB-MPI1 default list modelled.
 
     python benchmarks/scale_model.py [--procs 256,1024,4096,16384] [--detail 256,all]
-                                     [-msglog 0:22] [--per-host 64]
+                                     [-msglog 0:22] [--per-host 64] [--suite mpi1]
 
-No mpiexec: each (P, --rank-detail) case runs in a child Python process (its peak RSS is its
-own) that drives rank 0's real code path for a P-rank run of the default IMB-MPI1 list:
-the plan of rows (commbench.harness.Plan: benchmarks, the NP sequence 2, 4, ... P, sizes,
-modes), every row's record built by records.build from synthetic per-rank times (one
-entry per world rank, None for the ranks outside the row's group, as the harness gathers
-them), handed to Session.emit (which keeps a summary beyond --rank-detail ranks) and so
-to the run's views (the IMB text to /dev/null, the results file), and the Finisher that
-rewrites the file whole at the end. The per-rank times are drawn (lognormal around a
-size-dependent time); MPI itself is initialised as a singleton (MPI.COMM_SELF) only for
-the metadata the header records. Hosts are named node00000 ... with --per-host ranks each.
+--suite: another kernel family's default list (ext, rma, nbc, mpi4, comms; not io, which
+needs a directory). No mpiexec: each (P, --rank-detail) case runs in a child Python
+process (its peak RSS is its own) that drives rank 0's real code path for a P-rank run of
+the family's default list: the plan of rows (commbench.harness.Plan: benchmarks, the NP
+sequence 2, 4, ... P, sizes, modes), every row's record built by records.build from
+synthetic per-rank times (one entry per world rank, None for the ranks outside the row's
+group, as the harness gathers them), handed to Session.emit (which keeps a summary beyond
+--rank-detail ranks) and so to the run's views (the IMB text to /dev/null, the results
+file), and the Finisher that rewrites the file whole at the end. The per-rank times are
+drawn (lognormal around a size-dependent time); MPI itself is initialised as a singleton
+(MPI.COMM_SELF) only for the metadata the header records. Hosts are named node00000 ...
+with --per-host ranks each.
 
 Reported per case: rows, the wall time of building, reducing, summarising and writing
 the records (all rows together, and per row), rank 0's peak RSS (the child's
@@ -71,7 +73,7 @@ def _record(b, np_, mode, x, p, plan, family, rng):
     )
 
 
-def one(p: int, detail: str, msglog: str, per_host: int, out: str) -> dict:
+def one(p: int, detail: str, msglog: str, per_host: int, out: str, suite: str) -> dict:
     """One case, in this process: rank 0's path for a P-rank run; its numbers."""
     import numpy as np
     from mpi4py import MPI
@@ -80,7 +82,7 @@ def one(p: int, detail: str, msglog: str, per_host: int, out: str) -> dict:
     from commbench.harness import Plan
     from commbench.session import Session
 
-    argv = ["-msglog", msglog, "--rank-detail", detail, "-o", out]
+    argv = ["--suite", suite, "-msglog", msglog, "--rank-detail", detail, "-o", out]
     cfg = config.parse_run_args(argv, world_size=p)
     hosts = [f"node{r // per_host:05d}" for r in range(p)]
     meta = metadata.collect(MPI.COMM_SELF, cfg)
@@ -110,12 +112,12 @@ def one(p: int, detail: str, msglog: str, per_host: int, out: str) -> dict:
     }
 
 
-def case(p: int, detail: str, msglog: str, per_host: int, timeout: float) -> dict:
+def case(p: int, detail: str, msglog: str, per_host: int, timeout: float, suite: str) -> dict:
     """One case in a child process (its own peak RSS)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "model.json")
         cmd = [sys.executable, __file__, "--one", str(p), "--detail", detail]
-        cmd += ["-msglog", msglog, "--per-host", str(per_host), "--out", out]
+        cmd += ["-msglog", msglog, "--per-host", str(per_host), "--out", out, "--suite", suite]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -149,20 +151,24 @@ def main() -> None:
     ap.add_argument("--detail", default="256,all", help="--rank-detail values to compare")
     ap.add_argument("-msglog", default="0:22")
     ap.add_argument("--per-host", type=int, default=64)
+    ap.add_argument("--suite", default="mpi1", help="a kernel family (its default list)")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(a.one, a.detail, a.msglog, a.per_host, a.out)))
+        print(json.dumps(one(a.one, a.detail, a.msglog, a.per_host, a.out, a.suite)))
         return
-    print(f"# IMB-MPI1 default list, -msglog {a.msglog}, {a.per_host} ranks per host; rank 0's")
+    print(
+        f"# --suite {a.suite} default list, -msglog {a.msglog}, {a.per_host} ranks per host; "
+        "rank 0's"
+    )
     print("# record building, summaries, text and results file, in-process (no mpiexec)")
     results = []
     for p in [int(x) for x in a.procs.split(",")]:
         for detail in a.detail.split(","):
-            results.append(case(p, detail, a.msglog, a.per_host, a.timeout))
+            results.append(case(p, detail, a.msglog, a.per_host, a.timeout, a.suite))
             print(table(results[-1:]).splitlines()[-1] if results[1:] else table(results))
             sys.stdout.flush()
     if a.json:
