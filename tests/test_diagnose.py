@@ -1,7 +1,8 @@
 """The net family (cluster diagnosis, `--suite net`): its patterns' records, its text
 again from `report`, its heatmaps from `plot`, and its verdicts on emulated hosts
 (tests/netns.py): one host's link rate-limited by tbf is named, with its links and
-nothing else; with uniform links nobody is named. Real MPI processes throughout."""
+nothing else, and its values as evidence; with uniform links nobody is named. Real MPI
+processes throughout. The family at scale (plans, aggregates): tests/test_net_scale.py."""
 
 from __future__ import annotations
 
@@ -91,6 +92,13 @@ def test_four_ranks_every_pattern_text_report_csv_plot(tmp_path):
             v > 0 for i, row in enumerate(m["rank_matrix"]) for j, v in enumerate(row) if i != j
         )
         assert m["host_matrix"][0][0] > 0 and m["rank_hosts"] == doc["metadata"]["rank_hosts"]
+        # 3 ranks <= 64: every shift (--net-shifts auto), the one host pair covered
+        assert m["plan"]["rule"] == "all" and m["plan"]["shifts"] == [1, 2, 3]
+        assert m["plan"]["covered"] == m["plan"]["host_pairs"] == 1
+        assert m["aggregate"] == {"raw_up_to": 4096, "histogram_resolution": 0.005}
+    pairs = [r["extra"]["stats"] for r in recs if "src_host" in r["extra"]]
+    assert [st["n"] for st in pairs] == [60, 60] and all(st["exact"] for st in pairs)
+    assert "all P-1 = 3 shift steps" in p.stdout
     rings = [r["mode"] for r in recs if r["benchmark"] == "Rings"]
     assert rings == [
         f"{m} {k}" for m in ("latency", "bandwidth") for k in ("natural", "random 1", "random 2")
@@ -165,6 +173,9 @@ def test_slow_host_is_named_with_its_links(tmp_path):
         assert hosts == {"h2"}, [v["text"] for v in doc["verdicts"]]
         assert links and links <= links_of("h2", c.hosts), [v["text"] for v in doc["verdicts"]]
         assert "SLOW host h2" in doc["_stdout"]
+        for v in doc["verdicts"]:  # the evidence: the values themselves (under the cap)
+            assert sorted(v["evidence"]["values"]) == v["evidence"]["values"]
+            assert len(v["evidence"]["values"]) == v["value"]["n"] and v["value"]["exact"]
         m = next(r["extra"] for r in doc["records"] if r["mode"] == "bandwidth matrix")
         assert m["hosts"] == ["h0", "h1", "h2", "h3"]
         slow = [m["host_matrix"][2][j] for j in (0, 1, 3)] + [

@@ -103,7 +103,6 @@ def build(logs: list[Log], argv: list[str], errors: list[str] | None = None) -> 
     }
 
 
-
 @contextlib.contextmanager
 def _terminate_as_exit():
     """SIGTERM or SIGHUP while OUT.tmp is written: SystemExit, so that it is removed (only
@@ -139,9 +138,7 @@ class Output:
     def record(self, rec: Measurement) -> None:
         self.count += 1
         if self.spool is not None:
-            self.spool.write(
-                json.dumps(rec.to_dict(), allow_nan=False) + "\n"
-            )
+            self.spool.write(json.dumps(rec.to_dict(), allow_nan=False) + "\n")
 
     def write(self, doc: dict) -> None:
         """The document (build's) with the records, atomically: OUT.tmp, then renamed."""

@@ -7,7 +7,10 @@ axes in rank order. Colours run from good (green) to bad (red) in both
 panels. What the verdicts named is marked: a named host's tick labels are
 red and bold with a "!", a named link's two cells are framed in red, and
 the verdicts' lines are printed under the panels. The diagonal holds the
-pairs within a host when there are any (grey when there are none).
+pairs within a host when there are any (grey when there are none); grey cells
+off the diagonal are host pairs the run did not measure (AllPairs' sampled
+shifts at scale: the panel's title says how many of P-1 shifts ran). Beyond
+TICKS_UP_TO hosts every k-th host is labelled.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from commbench.suites.net.verdicts import named
 
 TITLES = {"latency": "latency [usec, half round trip]", "bandwidth": "bandwidth [MB/s]"}
+TICKS_UP_TO = 64
 
 
 def is_net(path: str) -> dict | None:
@@ -56,8 +60,10 @@ def _panel(ax, e: dict, hosts_named: set, links_named: set) -> None:
     im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, aspect="equal")
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     labels = [f"{h} !" if h in hosts_named else h for h in hosts]
-    ax.set_xticks(range(len(hosts)), labels, rotation=90 if len(hosts) > 8 else 0)
-    ax.set_yticks(range(len(hosts)), labels)
+    every = -(-len(hosts) // TICKS_UP_TO)
+    ticks = [i for i in range(len(hosts)) if i % every == 0 or hosts[i] in hosts_named]
+    ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=90 if len(hosts) > 8 else 0)
+    ax.set_yticks(ticks, [labels[i] for i in ticks])
     for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
         if tick.get_text().endswith(" !"):
             tick.set_color("red")
@@ -78,7 +84,14 @@ def _panel(ax, e: dict, hosts_named: set, links_named: set) -> None:
                 )
     ax.set_xlabel("receiving host")
     ax.set_ylabel("sending host")
-    ax.set_title(f"AllPairs {TITLES[metric]}, {e.get('bytes')} bytes", fontsize=10)
+    plan = e.get("plan")
+    shifts = ""
+    if plan and plan["rule"] != "all":
+        shifts = (
+            f"\n{plan['steps']} of {plan['of']} shifts ({plan['rule']}); "
+            f"{plan['covered']} of {plan['host_pairs']} host pairs measured"
+        )
+    ax.set_title(f"AllPairs {TITLES[metric]}, {e.get('bytes')} bytes{shifts}", fontsize=10)
 
 
 def figure(doc: dict, path, fmt: str | None = None) -> int:

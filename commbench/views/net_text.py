@@ -18,6 +18,8 @@ from commbench.suites.net import Settings
 
 LINE = "#" + "-" * 70
 MB = 1e6
+MATRIX_UP_TO = 32  # hosts: the host x host matrix is printed up to this many (the file has it)
+WORST = 10  # beyond: the host pairs with the worst medians are listed
 
 
 def fmt_cell(v, metric: str) -> str:
@@ -26,10 +28,46 @@ def fmt_cell(v, metric: str) -> str:
     return f"{v / MB:.1f}" if metric == "bandwidth" else f"{v:.1f}"
 
 
+def plan_lines(extra: dict) -> list[str]:
+    """What AllPairs ran (its plan) and which host pairs that left unmeasured."""
+    plan = extra.get("plan")
+    if not plan:
+        return []
+    out = [f"# shifts: {plan['text']}"]
+    if plan["rule"] != "all":
+        out.append(f"# shifts run: {_ranges(plan['shifts'])}")
+    if plan["uncovered"]:
+        listed = [f"{a}->{b}" for a, b in plan["uncovered_pairs"]]
+        more = plan["uncovered"] - len(listed)
+        out.append(
+            f"# NOT MEASURED: {plan['uncovered']} of {plan['host_pairs']} host pairs "
+            f"({plan['covered']} measured): "
+            + ", ".join(listed)
+            + (f" and {more} more" if more else "")
+        )
+    else:
+        out.append(f"# every one of the {plan['host_pairs']} host pairs measured")
+    return out
+
+
+def _ranges(ks: list[int]) -> str:
+    """1, 2, 3, 64, 128 -> '1-3, 64, 128'."""
+    parts: list[list[int]] = []
+    for k in ks:
+        if parts and k == parts[-1][1] + 1:
+            parts[-1][1] = k
+        else:
+            parts.append([k, k])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in parts)
+
+
 def matrix_lines(extra: dict) -> list[str]:
-    """The host x host matrix of a matrix record: rows send, columns receive."""
+    """The host x host matrix of a matrix record: rows send, columns receive; beyond
+    MATRIX_UP_TO hosts the WORST host pairs instead."""
     metric, hosts, m = extra["metric"], extra["hosts"], extra["host_matrix"]
     unit = "MB/s" if metric == "bandwidth" else "usec (half round trip)"
+    if len(hosts) > MATRIX_UP_TO:
+        return worst_lines(metric, hosts, m, unit)
     w = max([9, *(len(h) + 1 for h in hosts)])
     out = [
         f"# AllPairs {metric} [{unit}], median per host pair: rows send, columns receive"
@@ -42,6 +80,22 @@ def matrix_lines(extra: dict) -> list[str]:
     ]
     for i, h in enumerate(hosts):
         out.append(f"{h:>{w}}" + "".join(f"{fmt_cell(v, metric):>{w}}" for v in m[i]))
+    return out
+
+
+def worst_lines(metric: str, hosts: list[str], m: list[list], unit: str) -> list[str]:
+    cells = [
+        (v, hosts[i], hosts[j])
+        for i, row in enumerate(m)
+        for j, v in enumerate(row)
+        if v is not None and i != j
+    ]
+    cells.sort(key=lambda c: c[0], reverse=metric == "latency")
+    out = [
+        f"# AllPairs {metric} [{unit}]: {len(hosts)} hosts, the matrix is in the results file "
+        f"(commbench plot draws it); the {min(WORST, len(cells))} worst host pairs' medians:"
+    ]
+    out += [f"#   {a} -> {b}: {fmt_cell(v, metric)}" for v, a, b in cells[:WORST]]
     return out
 
 
@@ -76,7 +130,8 @@ class NetText:
         self.p(f"# {'Benchmarks':<12}: {' '.join(cfg['benchmarks'])}")
         self.p(
             f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; "
-            f"latency {s.small} bytes, bandwidth {s.large} bytes; thresholds {s.threshold:g} "
+            f"latency {s.small} bytes, bandwidth {s.large} bytes; AllPairs shifts {s.shifts}; "
+            f"thresholds {s.threshold:g} "
             f"(latency {s.latency_threshold:g}); {s.rings} random rings; {s.rounds} bisection "
             f"rounds; seed {s.seed}"
         )
@@ -117,21 +172,31 @@ class NetText:
         if "host_matrix" not in rec.extra:
             self.pairs.setdefault(metric, []).append(rec)
             return
+        plan = rec.extra.get("plan")
+        steps = f"{plan['steps']} of" if plan and plan["rule"] != "all" else "all"
         self._head(
             f"AllPairs {metric}",
             f"AllPairs {metric}: {rec.bytes} bytes, {rec.np} processes, "
-            f"P-1 = {rec.np - 1} shift steps",
+            f"{steps} P-1 = {rec.np - 1} shift steps",
         )
-        for line in matrix_lines(rec.extra):
+        for line in plan_lines(rec.extra) + matrix_lines(rec.extra):
             self.p(line)
         inter = [r.extra["stats"] for r in self.pairs.get(metric, []) if not r.extra.get("intra")]
         intra = [r.extra["stats"] for r in self.pairs.get(metric, []) if r.extra.get("intra")]
         for label, group in (("between hosts", inter), ("within hosts", intra)):
             if group:
                 meds = sorted(st["median"] for st in group)
+                binned = sum(1 for st in group if st.get("exact") is False)
                 self.p(
                     f"# {label}: {len(group)} host pairs, medians {fmt_cell(meds[0], metric)} .. "
                     f"{fmt_cell(meds[-1], metric)}, {sum(st['n'] for st in group)} samples"
+                    + (
+                        f" ({binned} host pairs beyond {rec.extra['aggregate']['raw_up_to']} "
+                        "samples: statistics from a histogram, "
+                        f"{rec.extra['aggregate']['histogram_resolution']:.1%} buckets)"
+                        if binned
+                        else ""
+                    )
                 )
 
     def _ring(self, rec: records.Measurement) -> None:

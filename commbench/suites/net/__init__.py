@@ -1,22 +1,27 @@
 """Family "net" (alias "diagnose"): cluster diagnosis, with verdicts that name the slow host or
 link.
 
-Patterns (docs/diagnose.md): AllPairs (shift steps k = 1 … P-1: every rank
-sends to rank+k while answering rank-k, a P x P latency and bandwidth matrix
-in P-1 steps), Rings (HPCC's natural and random rings), Bisection (random
-perfect matchings, the distribution of per-pair bandwidth), FanIn and FanOut
+Patterns (docs/diagnose.md): AllPairs (shift steps k: every rank sends to
+rank+k while answering rank-k; all P-1 of them, a P x P latency and bandwidth
+matrix, up to 65 ranks, beyond them the shifts that cover every host pair,
+sampled when too many: plan.py, --net-shifts), Rings (HPCC's natural and
+random rings), Bisection (random perfect matchings, the distribution of
+per-pair bandwidth), FanIn and FanOut
 (N-1 ranks onto the first rank of each host, and back). Ranks map to hosts by
-their processor names; samples are aggregated per host pair with confidence
-intervals, intra-host pairs apart; verdicts (verdicts.py) name the hosts and
+their processor names; rank 0 folds each step's samples into one aggregate per
+host pair as they arrive (exact up to 4096 values, a 0.5 % log histogram beyond:
+aggregate.py), intra-host pairs apart; verdicts (verdicts.py) name the hosts and
 links that stand out, in the text and under the results file's "verdicts".
 
 A procedure of its own (commbench.suites.procedure): its steps are not the
 harness's per-size kernels (each step is a different permutation of partners,
 timed per rank pair), and its output is matrices and verdicts, not IMB rows;
 the harness (commbench.harness.rows) runs its rows. Layout: settings.py (options),
-patterns.py (the timed exchanges), driver.py (the procedure and the records),
-verdicts.py (aggregation and judgement, no MPI); views/net_text.py prints it,
-views/heatmap.py draws it (`commbench plot`).
+patterns.py (the timed exchanges), plan.py (AllPairs' shifts), driver.py (the
+procedure: measuring and gathering), and without MPI: aggregate.py (host-pair
+aggregates), allpairs.py and steps.py (rank 0's records), verdicts.py
+(judgement); views/net_text.py prints it, views/heatmap.py draws it
+(`commbench plot`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ __all__ = ["FAMILY", "Settings"]
 BENCHMARKS = (
     Experiment(
         "AllPairs",
-        "every rank pair's latency and bandwidth in P-1 shift steps: host x host matrices",
+        "latency and bandwidth of every host pair in shift steps (all P-1 up to 65 ranks): "
+        "host x host matrices",
     ),
     Experiment(
         "Rings",

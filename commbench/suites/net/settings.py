@@ -8,6 +8,12 @@ default 256 KiB). Verdicts flag what is worse than its population by more
 than `--net-threshold` (bandwidth, default 0.5: 1.5 times lower) or
 `--net-latency-threshold` (default 2: 3 times higher) and beyond the 95 %
 confidence intervals of both medians.
+
+AllPairs' budget (--net-shifts auto|all|N, plan.py): a metric runs at most N shift steps, each
+within -time seconds, so it takes at most N x -time (auto: all P-1 shifts while P-1 <=
+ALL_UP_TO; beyond, the shifts that cover every host pair, at most AUTO_STEPS of them, a
+seeded sample of that cover when it has more: AUTO_STEPS x -time = 256 x 2 s at most).
+-time stays the budget of one step.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from commbench.suites.base import FamilySettings
 # Only secs_per_sample is read: -time's default, the budget of one step.
 PROFILE = Profile("net", 0, 22, 1000, 100, 40 * 2**20, 2.0, 2, 0.01)
 FANIN_CAP = 64 * 2**20  # fan-in/out: at most this many bytes through the target per sample
+ALL_UP_TO = 64  # --net-shifts auto: every shift while P-1 <= this
+AUTO_STEPS = 256  # --net-shifts auto beyond: at most this many steps per AllPairs metric
 
 
 def fraction(name: str):
@@ -34,6 +42,16 @@ def fraction(name: str):
         return v
 
     return parse
+
+
+def shifts_option(s: str) -> str:
+    """--net-shifts: auto, all or a positive count of steps (kept as text)."""
+    v = s.strip().lower()
+    if v in ("auto", "all") or (v.isdigit() and int(v) >= 1):
+        return v
+    raise ConfigError(
+        f"--net-shifts: {s!r} is not a number of shift steps (accepted: auto, all, or N >= 1)"
+    )
 
 
 OPTIONS = (
@@ -96,10 +114,21 @@ OPTIONS = (
         default=10,
     ),
     Option(
+        ("--net-shifts",),
+        "net_shifts",
+        "<auto|all|N>",
+        f"net: AllPairs' shift steps per metric (default auto: all P-1 up to {ALL_UP_TO + 1} "
+        f"ranks, else those covering every host pair, a seeded sample of {AUTO_STEPS} of them "
+        "when more; N: at most N steps; all: P-1)",
+        shifts_option,
+        default="auto",
+        uses=lambda b: b.name == "AllPairs",
+    ),
+    Option(
         ("--net-seed",),
         "net_seed",
         "<num>",
-        "net: seed of the random rings and matchings (default 1)",
+        "net: seed of the random rings, matchings and sampled shifts (default 1)",
         integer("--net-seed", 0),
         default=1,
     ),
@@ -116,6 +145,7 @@ class Settings(FamilySettings):
     latency_threshold: float = 2.0
     rings: int = 5
     rounds: int = 10
+    shifts: str = "auto"
     seed: int = 1
 
 

@@ -1,15 +1,18 @@
-"""Aggregation by host and link, and the verdicts (no MPI: rank 0 and the views use it).
+"""The verdicts, from aggregates (no MPI: rank 0 and the views use it).
 
-Samples are per ordered rank pair (src, dst); ranks map to hosts by the
-run's rank_hosts. Pairs on one host (intra-host) are kept apart from those
-between hosts and never enter a population or a verdict.
+Samples arrive per ordered rank pair (src, dst) and are folded at once into one aggregate
+per ordered host pair (aggregate.Agg, by the run's rank_hosts: allpairs.Fold); pairs on one
+host (intra-host) are kept apart from those between hosts and never enter a population or
+a verdict. Populations combine aggregates (aggregate.Pool): raw values while their union
+holds at most aggregate.CAP, else histograms added, so a verdict's numbers are exact at
+small scale and within the histogram's resolution (0.5 %) beyond.
 
 A host H is named when the samples of the inter-host pairs that involve H
 are worse than those of the inter-host pairs that do not involve H: the
 median worse by more than the threshold (bandwidth: population / H's > 1 +
 threshold; latency: H's / population > 1 + threshold) *and* the 95 %
-confidence intervals of the two medians (records.median_ci) apart. Comparing
-against the pairs without H, not against all pairs, keeps a slow host out of
+confidence intervals of the two medians (order statistics, records.ci_rank) apart.
+Comparing against the pairs without H, not against all pairs, keeps a slow host out of
 its own yardstick (with 4 hosts half the host pairs involve it). A link (an
 unordered host pair) is named by the same rule against all other inter-host
 links when an endpoint is a named host (it carries `explained_by`), and with
@@ -17,44 +20,19 @@ twice the excess otherwise: on an oversubscribed machine two ranks sharing a
 core made a pair 1.6-3x slow for a whole run (docs/diagnose.md). Fan-in
 and fan-out compare each host's samples with the other hosts' (the driver
 asks twice the excess of them: one rank per host, at the scheduler's mercy).
+A verdict carries its evidence: the named host's or link's values while they are at
+most aggregate.CAP, else their histogram.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections import defaultdict
+from commbench.suites.net.aggregate import Agg, Pool, View, stats
 
-from commbench.records import median_ci
+__all__ = ["host_verdicts", "named", "pair_verdicts", "stats"]
 
 HIGHER_IS_BETTER = {"bandwidth": True, "latency": False}
 UNITS = {"bandwidth": "MB/s", "latency": "us"}
 SCALE = {"bandwidth": 1e-6, "latency": 1.0}  # stored B/s and us; shown MB/s and us
-
-
-def stats(values: list[float]) -> dict:
-    xs = sorted(values)
-    if not xs:
-        return {"n": 0}
-    qs = statistics.quantiles(xs, n=10, method="inclusive") if len(xs) > 1 else [xs[0]] * 9
-    ci = median_ci(xs)
-    return {
-        "n": len(xs),
-        "median": statistics.median(xs),
-        "ci95": list(ci) if ci else None,
-        "min": xs[0],
-        "p10": qs[0],
-        "p90": qs[-1],
-        "max": xs[-1],
-    }
-
-
-def by_host_pair(samples: list, rank_hosts: list[str]) -> dict[tuple[str, str], list[float]]:
-    """{(src host, dst host): every sample of every rank pair between them}; samples:
-    (src, dst, values)."""
-    out: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for src, dst, vals in samples:
-        out[(rank_hosts[src], rank_hosts[dst])].extend(vals)
-    return dict(out)
 
 
 def _badness(metric: str, x: dict, pop: dict) -> float | None:
@@ -72,10 +50,15 @@ def _separated(metric: str, x: dict, pop: dict) -> bool:
     return x["ci95"][0] > pop["ci95"][1]
 
 
-def judge(metric: str, x: dict, pop: dict, threshold: float) -> float | None:
-    """The badness ratio when x stands out from pop (beyond threshold and the CIs), else None."""
-    r = _badness(metric, x, pop)
-    return r if r is not None and r > 1 + threshold and _separated(metric, x, pop) else None
+def judge(metric: str, x: View, pop: View, threshold: float) -> tuple | None:
+    """(ratio, x's stats, pop's stats) when x stands out from pop (beyond threshold and the
+    CIs), else None. The medians first; the CIs only of what passes the threshold."""
+    xs, ps = x.stats(ci=False), pop.stats(ci=False)
+    r = _badness(metric, xs, ps)
+    if r is None or r <= 1 + threshold:
+        return None
+    xs["ci95"], ps["ci95"] = x.ci(), pop.ci()
+    return (r, xs, ps) if _separated(metric, xs, ps) else None
 
 
 def _fmt(metric: str, v: float) -> str:
@@ -118,32 +101,37 @@ def verdict(
 
 
 def pair_verdicts(
-    samples: list, rank_hosts: list[str], metric: str, threshold: float, pattern: str = "AllPairs"
+    aggs: dict[tuple[str, str], Agg], metric: str, threshold: float, pattern: str = "AllPairs"
 ) -> list[dict]:
-    """Hosts, then links, named by the inter-host samples of one metric of AllPairs."""
-    pairs = by_host_pair(samples, rank_hosts)
-    inter = {k: v for k, v in pairs.items() if k[0] != k[1]}
-    hosts = sorted({h for k in inter for h in k})
+    """Hosts, then links, named by the inter-host aggregates of one metric of AllPairs
+    ({(src host, dst host): Agg}; host pairs within a host are left out here)."""
+    inter = {k: a for k, a in aggs.items() if k[0] != k[1] and a.n}
+    involving: dict[str, list] = {}
+    for k in inter:
+        involving.setdefault(k[0], []).append(k)
+        involving.setdefault(k[1], []).append(k)
+    hosts = sorted(involving)
+    pool = Pool(inter, involving)
     out = []
     for h in hosts:
-        mine = [v for k, vs in inter.items() if h in k for v in vs]
-        rest = [v for k, vs in inter.items() if h not in k for v in vs]
-        x, pop = stats(mine), stats(rest)
-        r = judge(metric, x, pop, threshold)
-        if r is not None:
-            out.append(verdict("host", [h], metric, pattern, x, pop, r, f"the pairs without {h}"))
+        x = pool.group(h)
+        found = judge(metric, x, pool.rest(h), threshold)
+        if found is not None:
+            r, xs, ps = found
+            out.append(verdict("host", [h], metric, pattern, xs, ps, r, f"the pairs without {h}"))
+            out[-1]["evidence"] = x.evidence()
     named = {v["hosts"][0] for v in out}
-    links: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for (a, c), vs in inter.items():
-        links[tuple(sorted((a, c)))].extend(vs)  # type: ignore[index]
-    for link, vs in sorted(links.items()):
-        rest = [v for k, ws in links.items() if k != link for v in ws]
-        x, pop = stats(vs), stats(rest)
-        r = judge(metric, x, pop, threshold)
+    links = sorted({tuple(sorted(k)) for k in inter})
+    for link in links:
+        keys = [k for k in (link, link[::-1]) if k in inter]
+        x = pool.group(link, keys)
+        found = judge(metric, x, pool.rest(link, keys), threshold)
         why = sorted(named & set(link))
-        if r is not None and (why or r > 1 + 2 * threshold):  # a link alone: twice the excess
-            v = verdict("link", list(link), metric, pattern, x, pop, r, "the other links")
+        if found is not None and (why or found[0] > 1 + 2 * threshold):  # alone: twice the excess
+            r, xs, ps = found
+            v = verdict("link", list(link), metric, pattern, xs, ps, r, "the other links")
             v["explained_by"] = why
+            v["evidence"] = x.evidence()
             out.append(v)
     return out
 
@@ -152,13 +140,15 @@ def host_verdicts(
     per_host: dict[str, list[float]], metric: str, threshold: float, pattern: str
 ) -> list[dict]:
     """Fan-in/out: each host's samples against every other host's."""
+    pool = Pool({h: Agg(vs) for h, vs in per_host.items()})
     out = []
-    for h, vs in sorted(per_host.items()):
-        rest = [v for k, ws in per_host.items() if k != h for v in ws]
-        x, pop = stats(vs), stats(rest)
-        r = judge(metric, x, pop, threshold)
-        if r is not None:
-            out.append(verdict("host", [h], metric, pattern, x, pop, r, "the other hosts"))
+    for h in sorted(per_host):
+        x = pool.group(h, [h])
+        found = judge(metric, x, pool.rest(h, [h]), threshold)
+        if found is not None:
+            r, xs, ps = found
+            out.append(verdict("host", [h], metric, pattern, xs, ps, r, "the other hosts"))
+            out[-1]["evidence"] = x.evidence()
     return out
 
 
