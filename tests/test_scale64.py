@@ -89,3 +89,32 @@ def test_an_interrupted_64_rank_run_keeps_its_records(tmp_path):
     doc = json.loads(out.read_text())
     assert not doc["complete"] and doc["summary"].get("interrupted"), doc["summary"]
     assert len(doc["records"]) >= got, err[-2000:]
+
+
+def test_net_family_at_64_ranks(tmp_path):
+    """Every pattern at 64 ranks (all 63 shifts: auto runs them up to 65 ranks), within
+    --timeout, its step records summarised beyond --rank-detail 16, and its verdicts."""
+    out = tmp_path / "net64.json"
+    args = ["run", "-n", str(P), "--suite", "net", "-time", "0.05", "--net-samples", "3"]
+    args += ["--timeout", "60", "--rank-detail", "16", "-o", str(out)]
+    p = subprocess.run(
+        [sys.executable, "-m", "commbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=500,
+        env=dict(os.environ, **ENV),
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["complete"]
+    recs = doc["records"]
+    matrices = [r for r in recs if r["benchmark"] == "AllPairs" and r["mode"].endswith("matrix")]
+    assert len(matrices) == 2
+    assert all(m["extra"]["plan"]["steps"] == P - 1 for m in matrices)
+    steps = [r for r in recs if r["benchmark"] == "AllPairs" and " shift " in r["mode"]]
+    assert len(steps) == 2 * (P - 1)
+    assert all(r["rank_summary"]["ranks"] == P and not r["rank_times"] for r in steps)
+    assert "rank_samples_s" not in steps[0]["extra"]  # per-rank samples: left out, and said
+    assert steps[0]["rank_summary"]["left_out"] == ["extra.rank_samples_s"]
+    assert recs[-1]["benchmark"] == "Verdicts" and "verdicts" in doc
+    assert "AllPairs" in p.stdout and "Verdicts" in p.stdout
