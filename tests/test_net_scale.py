@@ -21,7 +21,7 @@ from commbench.suites.net.aggregate import CAP, RESOLUTION, Agg, Pool, stats
 from commbench.suites.net.allpairs import Fold
 from commbench.suites.net.settings import AUTO_STEPS, shifts_option
 from commbench.suites.net.verdicts import named, pair_verdicts
-from tests import netns
+from tests import mpirun, netns
 
 ROOT = str(Path(__file__).resolve().parents[1])
 ENV = {
@@ -228,15 +228,7 @@ def test_fold_keeps_host_pairs_not_samples():
 
 
 def commbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "commbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=ENV,
-        cwd=ROOT,
-        check=False,
-    )
+    return mpirun.commbench(*args, timeout=timeout, env={"PYTHONPATH": ENV["PYTHONPATH"]}, cwd=ROOT)
 
 
 def test_sixteen_ranks_every_pattern_with_a_plan(tmp_path):
