@@ -1,8 +1,9 @@
 """`commbench compare NEW --baseline STORE[:SELECTOR]`: NEW against the runs a results store
 keeps (no MPI). Exit status as the two-file gate's: 0 no regression, 1 regression, 2 refused.
 
-The baseline: the complete runs of NEW's system and family that started before NEW, agree with
-it in what changes the numbers (commbench.store.index.fingerprint; --allow-different lifts
+The baseline: the complete runs of NEW's system and family that started before NEW (or in
+its second: dates have whole seconds), agree with it in what changes the numbers
+(commbench.store.index.fingerprint; --allow-different lifts
 that) and match the selector, the DEFAULT_LAST latest unless it says last=N. Two or more: each
 row of NEW against the same row in those runs, the between-run test of
 commbench.models.betweenruns; one: the two-file test on the samples

@@ -72,10 +72,11 @@ def _conditions(sel: selector.Selector) -> list:
 
 def find(store: Store, sel: selector.Selector, limit: bool = True, **extra) -> list[dict]:
     """The runs sel matches, newest first, as dicts of their columns (not the document) with
-    their tags; extra: before=ISO (started before), complete=True."""
+    their tags; extra: before=ISO (started before or in that second), complete=True."""
     where = _conditions(sel)
-    if extra.get("before"):
-        where.append(R.c.started < extra["before"])
+    if extra.get("before"):  # dates have whole seconds: a run of the same second counts as
+        # before (runs a second apart are common; NEW itself is left out by its digest)
+        where.append(R.c.started <= extra["before"])
     if extra.get("complete"):
         where.append(R.c.complete.is_(True))
     query = sa.select(*LISTED).where(*where).order_by(R.c.started.desc(), R.c.id.desc())

@@ -21,6 +21,7 @@ threshold): records.ci_rank costs some 60 ms for tens of millions of values.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Callable, Hashable, Iterable
@@ -32,8 +33,13 @@ from commbench.records import ci_rank
 CAP = 4096  # values kept raw per aggregate (and per combination) before the histogram
 RESOLUTION = 0.005  # relative width of a histogram bucket
 LOG_G = math.log1p(RESOLUTION)
-_NONE = np.empty(0)
-_NO_BUCKETS = np.empty(0, dtype=np.int64)
+
+
+@functools.cache
+def _empty(dtype: str) -> np.ndarray:
+    """An empty array shared while an Agg is empty (made on first use: the launcher imports
+    this module to parse options and must not load numpy, tests/test_startup.py)."""
+    return np.empty(0, dtype=dtype)
 
 
 def buckets(values: np.ndarray) -> np.ndarray:
@@ -56,8 +62,8 @@ class Agg:
     def __init__(self, values: Iterable[float] = (), cap: int = CAP):
         self.cap = cap
         self.n, self.lo, self.hi, self.zeros = 0, math.inf, -math.inf, 0
-        self.raw: np.ndarray | None = _NONE
-        self.idx = self.cnt = _NO_BUCKETS  # shared while empty: an Agg is small while raw
+        self.raw: np.ndarray | None = _empty("float64")
+        self.idx = self.cnt = _empty("int64")  # shared while empty: an Agg is small while raw
         self.add(values)
 
     @property
