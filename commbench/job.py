@@ -107,7 +107,7 @@ def run_header(cfg, meta: dict) -> dict:
         for unit in sorted(units):
             notes += policy.user_size_list(cfg.msglen, unit, cfg.maxlog)[1]
         notes = list(dict.fromkeys(notes))
-    if cfg.rank_detail is not None and meta["world_size"] > cfg.rank_detail:
+    if policy.summarised(meta["world_size"], cfg.rank_detail):
         notes.append(
             f"{meta['world_size']} ranks, more than --rank-detail {cfg.rank_detail}: each record "
             f"keeps the distribution of its ranks' times and its {records.SLOWEST} slowest ranks "

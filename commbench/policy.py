@@ -215,3 +215,9 @@ def repetition_settings(values: dict, argv: list[str], prof: Profile) -> tuple[i
         if not iter_sets_policy or order[-1] == "-iter_policy":
             pol = values["iter_policy"]
     return msgs, vol, nonaggr, pol
+
+
+def summarised(ranks: int, up_to: int | None) -> bool:
+    """--rank-detail: do records of this many ranks keep a summary of the ranks' times
+    instead of every rank's (records.summarise; None: always every rank's)?"""
+    return up_to is not None and ranks > up_to

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
+from commbench import policy
 from commbench.policy import TOL
 
 
@@ -268,17 +269,16 @@ def ci_rank(k: int, confidence: float = 0.95) -> int | None:
         return None
     half = (1 - confidence) / 2
     if k <= 1000:
-        total, whole = 0, 2**k
+        total, whole, rank = 0, 2**k, 0
         terms = (math.comb(k, j) for j in range(k + 1))
     else:
         lead = math.lgamma(k + 1) - k * math.log(2)
         j0 = max(0, int(k / 2 - 8 * math.sqrt(k) / 2))
-        total, whole = 0.0, 1.0
+        total, whole, rank = 0.0, 1.0, j0
         terms = (
             math.exp(lead - math.lgamma(j + 1) - math.lgamma(k - j + 1)) for j in range(j0, k + 1)
         )
-    rank = j0 if k > 1000 else 0  # l such that P(B < l) = the sum of terms below l
-    for term in terms:
+    for term in terms:  # rank: l such that P(B < l) = the sum of the terms below l
         if (total + term) / whole > half:
             break
         total += term
@@ -409,7 +409,7 @@ def summarise(rec: Measurement, up_to: int | None, hosts: Sequence[str] = ()) ->
     mean (seconds, as rank_times), and the SLOWEST ranks by the first component with their
     hosts and every component's time; per-rank extras go, and the summary names them."""
     width = max((len(v) for v in rec.rank_times.values()), default=0)
-    if up_to is None or width <= up_to:
+    if not policy.summarised(width, up_to):
         return rec
     first = rec.components[0] if rec.components else next(iter(rec.rank_times))
     comps = {c: _distribution(v) for c, v in rec.rank_times.items()}

@@ -14,6 +14,8 @@ library is MPI-4, otherwise the run is refused up front.
 
 from __future__ import annotations
 
+from commbench import policy
+
 INT_MAX = 2**31 - 1
 
 
@@ -98,8 +100,8 @@ def samples_plan(plan, world_size: int) -> tuple[str | None, str | None]:
     if k <= 1:
         return None, None
     rows, seconds = plan.samples_bound()
-    detail = getattr(cfg, "rank_detail", None)
-    kept = world_size if detail is None or world_size <= detail else 0  # records.summarise
+    summarised = policy.summarised(world_size, getattr(cfg, "rank_detail", None))
+    kept = 0 if summarised else world_size
     per_k = rows * (kept + 1) * SAMPLE_BYTES  # every rank's sample (kept) and the row's t_max
     size = k * per_k
     target = getattr(getattr(cfg, "measuring", None), "precision", None)
