@@ -130,6 +130,13 @@ def _gone(slurm, job: str, timeout: float = 120) -> bool:
     return False
 
 
+def _why_not_running(slurm, tmp_path, job: str) -> str:
+    """What Slurm says about a job that wrote no records: its state and reason, its output."""
+    show = _run(slurm, "scontrol", "show", "job", job).stdout
+    logs = "".join(f.read_text()[-2000:] for f in tmp_path.glob("slurm-*.out"))
+    return f"job {job} wrote no records in 120 s\n{show}\n{logs}"
+
+
 def test_sbatch(slurm, tmp_path):
     out = tmp_path / "r.json"
     job = _sbatch(slurm, tmp_path, [*SHORT, "-o", str(out)])
@@ -139,27 +146,27 @@ def test_sbatch(slurm, tmp_path):
 
 
 def test_scancel_mid_run_keeps_the_records(slurm, tmp_path):
+    """A run of ~10 s unloaded whose first records come in milliseconds, also on a loaded
+    machine (an overlap benchmark whose compute is calibrated to its communication wrote
+    nothing in 120 s on a machine whose two cores were busy elsewhere)."""
     out = tmp_path / "r.json"
     job = _sbatch(
         slurm,
         tmp_path,
         [
-            "--suite",
-            "nbc",
-            "Ibcast",
-            "--nbc-cpu-factor",
-            "100",
+            "PingPong",
             "-iter",
-            "2000,off",
+            "4000,off",
             "-msglog",
-            "0:10",
+            "0:22",
             "-o",
             str(out),
         ],
     )
-    assert wait_for_records(out, 2, 120) >= 2
+    if wait_for_records(out, 2, 120) < 2:
+        pytest.fail(_why_not_running(slurm, tmp_path, job))
     assert _run(slurm, "scancel", job).returncode == 0
     assert _gone(slurm, job)
     doc = json.loads(out.read_text())
     assert doc["complete"] is False and "SIGTERM" in doc["summary"]["interrupted"]
-    assert records_in(out) >= 2 and doc["summary"]["running"] == "Ibcast"
+    assert records_in(out) >= 2 and doc["summary"]["running"] == "PingPong"
