@@ -26,6 +26,7 @@ FAMILY_MODULES: dict[str, str] = {
     "mt": "commbench.suites.mt",
     "p2p": "commbench.suites.p2p",
     "net": "commbench.suites.net",
+    "gpcnet": "commbench.suites.gpcnet",
     "osu": "commbench.suites.osu",
 }
 
@@ -39,6 +40,7 @@ ALIASES = {
     "imb-mt": "mt",
     "imb-p2p": "p2p",
     "diagnose": "net",
+    "congestion": "gpcnet",
     "omb": "osu",
 }
 

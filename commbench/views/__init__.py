@@ -14,6 +14,7 @@ TEXT_VIEWS = {
     "p2p": "commbench.views.p2p_text:P2PText",
     "osu": "commbench.views.osu_text:OsuText",
     "net": "commbench.views.net_text:NetText",
+    "gpcnet": "commbench.views.gpcnet_text:GpcnetText",
     "imported": "commbench.views.imported_text:ImportedText",  # files of `commbench import`
 }
 

@@ -30,9 +30,10 @@ from commbench.suites.net.aggregate import Agg, Pool, View, stats
 
 __all__ = ["host_verdicts", "named", "pair_verdicts", "stats"]
 
-HIGHER_IS_BETTER = {"bandwidth": True, "latency": False}
-UNITS = {"bandwidth": "MB/s", "latency": "us"}
-SCALE = {"bandwidth": 1e-6, "latency": 1.0}  # stored B/s and us; shown MB/s and us
+# slowdown: a time under load over the same pair's median time alone (gpcnet's Congestion)
+HIGHER_IS_BETTER = {"bandwidth": True, "latency": False, "slowdown": False}
+UNITS = {"bandwidth": "MB/s", "latency": "us", "slowdown": "x"}
+SCALE = {"bandwidth": 1e-6, "latency": 1.0, "slowdown": 1.0}  # stored B/s, us; shown MB/s, us
 
 
 def _badness(metric: str, x: dict, pop: dict) -> float | None:

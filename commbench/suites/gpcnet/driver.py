@@ -1,0 +1,175 @@
+"""The gpcnet procedure: network_test's eight tests, each one row, and the Congestion unit.
+
+open() finds the hosts (processor names, sorted: GPCNeT's node ids), each rank's index on
+its host, and the slice communicators (commbench.suites.gpcnet.topology); a test runs on
+every slice at once. A ring test repeats measurements of its 30 rings until it has taken
+-time seconds (GPCNeT: 10) -- every rank of the test agrees through an allreduce of the
+time spent (MIN, as GPCNeT) before each measurement, which is also where the watchdog
+(--timeout) hears of the test. The statistics are reduced to world rank 0 (stats.py),
+which builds the record: values t / t_p99 (usec) or bytes_per_sec / bytes_per_sec_p99
+(MiB/s/rank x 2^20), extra["gpcnet"] with GPCNeT's row (name, Avg, 99 %, units, the
+verbose columns) and commbench's intervals and per-host means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from mpi4py import MPI
+
+from commbench import records
+from commbench.session import Session
+from commbench.suites.gpcnet import kernels, stats, topology
+from commbench.suites.gpcnet.settings import BY_NAME, RINGS, SEED, Settings, Test
+from commbench.suites.procedure import Procedure, Row, Unit
+
+F = KIND = "gpcnet"
+
+
+@dataclass
+class Place:
+    """A rank's part in a test: the ranks taking part (comm), its slice, buffers, hosts."""
+
+    comm: object  # every rank of the test
+    slice: object  # this rank's slice of it
+    bufs: kernels.Buffers
+    local: int  # index on its host
+
+
+def measure(session: Session, test: Test, at: Place, budget: float) -> dict:
+    """Run one test on every rank of at.comm; this rank's samples and slot values."""
+    start, n_meas = MPI.Wtime(), 0
+    samples, slots, spans, ops = [], [], 0.0, 0
+    me = at.slice.Get_rank()
+    rings = None
+    if test.kind not in ("allreduce", "alltoall"):
+        rings = topology.rings(
+            at.slice.Get_size(), RINGS, SEED + at.local, natural=test.kind == "nat_bw"
+        )
+    while True:
+        spent = np.array([MPI.Wtime() - start])
+        at.comm.Allreduce(MPI.IN_PLACE, spent, op=MPI.MIN)
+        if n_meas and spent[0] >= budget:
+            break
+        session.progress("measurement", benchmark=test.benchmark, mode=f"measurement {n_meas + 1}")
+        if rings is None:
+            s, span, k = kernels.collective(test.kind, at.bufs, at.slice)
+            samples.append(s)
+            spans, ops = spans + span, ops + k
+            slots.append(span / k * 1e6 if test.lat else _a2a_rate(at.slice, k, span))
+        else:
+            for order in rings:
+                left, right = topology.neighbours(order, me)
+                s, v = kernels.ring(test.kind, at.bufs, at.comm, at.slice, left, right)
+                samples.append(s)
+                slots.append(v)
+        n_meas += 1
+    part = {"samples": np.concatenate(samples), "slots": np.asarray(slots), "measurements": n_meas}
+    if rings is None:
+        at.comm.Barrier()
+        part["value"] = spans / ops * 1e6 if test.lat else _a2a_rate(at.slice, ops, spans)
+    return part
+
+
+def _a2a_rate(comm, ops: int, secs: float) -> float:
+    return kernels.A2A_BYTES * (comm.Get_size() - 1) * ops / (secs * kernels.MiB) if secs else 0.0
+
+
+def gpcnet_row(test: Test, st: dict) -> dict:
+    """GPCNeT's row of a test from its statistics: its name, Avg, 99 %, units, verbose."""
+    keys = ("avg", "p99", "min", "max", "avg_worst", "p999")
+    return {"name": test.label, "units": test.units} | {k: st.get(k) for k in keys}
+
+
+def record(test: Test, p: int, st: dict, extra: dict | None = None) -> records.Measurement:
+    """World rank 0: the test's record (values in commbench's units: usec, B/s)."""
+    if test.lat:
+        values = {"t": st.get("avg", 0.0), "t_p99": st.get("p99", 0.0)}
+    else:
+        values = {
+            "bytes_per_sec": st.get("avg", 0.0) * kernels.MiB,
+            "bytes_per_sec_p99": st.get("p99", 0.0) * kernels.MiB,
+        }
+    return records.Measurement(
+        benchmark=test.benchmark,
+        family=F,
+        kind=KIND,
+        np=p,
+        mode=(extra or {}).get("phase", ""),
+        bytes=test.bytes,
+        repetitions=st.get("samples", 0),
+        world_size=p,
+        values=values,
+        extra={"gpcnet": gpcnet_row(test, st), "stats": st, "units": test.units} | (extra or {}),
+    )
+
+
+class GpcnetProcedure(Procedure):
+    def __init__(self, session: Session):
+        self.session = session
+        self.place: Place | None = None
+        self.hosts: list[str] = []
+
+    def open(self) -> None:
+        comm = self.session.comm
+        self.hosts = stand_in(comm.allgather(MPI.Get_processor_name()))
+        lay = topology.Layout.of(self.hosts, comm.Get_rank())
+        sl = comm.Split(lay.local, lay.node)
+        names = set(self.session.cfg.benchmarks)
+        one_sided = bool(names & {"RRGetLat", "RRPutBW"})
+        bufs = kernels.Buffers(sl, one_sided, "MultipleAlltoall" in names)
+        self.place = Place(comm, sl, bufs, lay.local)
+
+    def close(self) -> None:
+        if self.place is not None:
+            self.place.bufs.free()
+            self.place.slice.Free()
+            self.place = None
+
+    def units(self) -> Iterator[Unit]:
+        p = self.session.size
+        for name in self.session.cfg.benchmarks:
+            if name == "Congestion":
+                from commbench.suites.gpcnet.load import CongestionUnit
+
+                yield CongestionUnit(self, p)
+            else:
+                t = BY_NAME[name]
+                yield TestUnit(name, p, [Row(name, p, t.bytes)], kind=KIND, proc=self)
+
+
+class TestUnit(Unit):
+    def __init__(self, *args, proc: GpcnetProcedure, **kw):
+        super().__init__(*args, **kw)
+        self.proc = proc
+
+    def measure(self, row: Row, engine: str):
+        proc, test = self.proc, BY_NAME[row.benchmark]
+        at = proc.place
+        part = measure(proc.session, test, at, proc.session.cfg.secs)
+        st = stats.summarise(at.comm, part, test.lat, proc.hosts)
+        if at.comm.Get_rank() == 0:
+            st["measurements"] = part["measurements"]
+            st["hosts"] = len(set(proc.hosts))
+        return st
+
+    def record(self, row: Row, engine: str, st: dict):
+        return record(BY_NAME[row.benchmark], row.np, st)
+
+
+def stand_in(hosts: list[str]) -> list[str]:
+    """Every rank's host; on one host (GPCNeT refuses it) each rank stands in for a host
+    ("name#rank"), so the tests run, over shared memory: the view and the record say so."""
+    if len(set(hosts)) > 1:
+        return hosts
+    return [f"{h}#{r}" for r, h in enumerate(hosts)]
+
+
+def procedure(session: Session) -> GpcnetProcedure:
+    return GpcnetProcedure(session)
+
+
+def settings(session: Session) -> Settings:
+    return Settings.of(session.cfg.params)
