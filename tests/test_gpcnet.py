@@ -22,7 +22,7 @@ import pytest
 from commbench.suites.gpcnet import stats, topology
 from commbench.suites.gpcnet.loadverdicts import factor_ci
 from tests import gpcnet_table, netns
-from tests.mpirun import commbench, records_in, wait_for_records
+from tests.mpirun import ENV, commbench, records_in, terminate, wait_for_records
 
 ROOT = str(Path(__file__).resolve().parents[1])
 WHY_NOT = netns.available()
@@ -146,6 +146,34 @@ def test_congestion_options_are_refused_without_congestion():
     assert p.returncode == 2 and "--gpcnet-victims" in p.stderr
 
 
+def test_sigterm_in_the_loaded_phase_keeps_the_isolated_records(tmp_path):
+    out = tmp_path / "s.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "commbench",
+        "run",
+        "-n",
+        "4",
+        "--suite",
+        "gpcnet",
+        "Congestion",
+        "-time",
+        "3",
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        cmd, env=os.environ | ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert wait_for_records(out, 6, 120, proc) >= 6  # roles, 4 isolated, a loaded one
+    so, se = terminate(proc)
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and "SIGTERM" in doc["summary"]["interrupted"]
+    modes = [r["mode"] for r in doc["records"]]
+    assert modes[:5] == ["roles"] + ["isolated"] * 4 and "impact" not in modes
+
+
 # -- emulated hosts -----------------------------------------------------------------------
 def start(c: netns.Cluster, args: list[str]) -> subprocess.Popen:
     """commbench across the cluster's hosts (one rank each), running in the background."""
@@ -186,6 +214,8 @@ def test_eight_tests_on_four_hosts(tmp_path):
             [
                 "--suite",
                 "gpcnet",
+                "--gpcnet-rings",
+                "3",
                 "-time",
                 "0.5",
                 "--timeout",

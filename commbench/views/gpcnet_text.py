@@ -95,7 +95,10 @@ class GpcnetText:
             f"# Processes   : {self.meta['world_size']} on {len(hosts)} hosts "
             f"({', '.join(f'{h}: {n}' for h, n in hosts.items())})"
         )
-        self.p(f"# Budget      : -time {cfg['secs']:g} s per test (GPCNeT: 10 s)")
+        self.p(
+            f"# Budget      : -time {cfg['secs']:g} s per test (GPCNeT: 10 s), "
+            f"{self.s.rings} rings per measurement (GPCNeT: 30)"
+        )
         if one:
             self.p(
                 "# ONE HOST: every rank stands in for a host; the figures are of shared "

@@ -22,7 +22,7 @@ from mpi4py import MPI
 from commbench import records
 from commbench.session import Session
 from commbench.suites.gpcnet import kernels, stats, topology
-from commbench.suites.gpcnet.settings import BY_NAME, RINGS, SEED, Settings, Test
+from commbench.suites.gpcnet.settings import BY_NAME, SEED, Settings, Test
 from commbench.suites.procedure import Procedure, Row, Unit
 
 F = KIND = "gpcnet"
@@ -39,14 +39,18 @@ class Place:
 
 
 def measure(session: Session, test: Test, at: Place, budget: float) -> dict:
-    """Run one test on every rank of at.comm; this rank's samples and slot values."""
+    """Run one test on every rank of at.comm; this rank's samples and slot values (a ring
+    test's measurement: --gpcnet-rings rings, GPCNeT's 30)."""
     start, n_meas = MPI.Wtime(), 0
     samples, slots, spans, ops = [], [], 0.0, 0
     me = at.slice.Get_rank()
     rings = None
     if test.kind not in ("allreduce", "alltoall"):
         rings = topology.rings(
-            at.slice.Get_size(), RINGS, SEED + at.local, natural=test.kind == "nat_bw"
+            at.slice.Get_size(),
+            Settings.of(session.cfg.params).rings,
+            SEED + at.local,
+            natural=test.kind == "nat_bw",
         )
     while True:
         spent = np.array([MPI.Wtime() - start])

@@ -109,6 +109,15 @@ OPTIONS = (
         "gpcnet: GPCNeT's verbose columns too: min, max, average of the worst rank, 99.9 %",
     ),
     Option(
+        ("--gpcnet-rings",),
+        "gpcnet_rings",
+        "<num>",
+        f"gpcnet: random rings per measurement of a ring test (default {RINGS}, GPCNeT's; "
+        "fewer make a measurement shorter where one is long, as one-sided over TCP)",
+        integer("--gpcnet-rings", 1),
+        default=RINGS,
+    ),
+    Option(
         ("--gpcnet-victims",),
         "gpcnet_victims",
         "<F|N>",
@@ -157,6 +166,7 @@ class Settings(FamilySettings):
     prefix: ClassVar[str] = "gpcnet_"
     layout: bool = False
     verbose: bool = False
+    rings: int = RINGS
     victims: float = 0.2
     congestors: str = ",".join(CONGESTORS)
     seed: int = 1
