@@ -59,6 +59,11 @@ FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
         3,
     ),
     "net": ([], 2),
+    "gpcnet": (
+        ["RRTwoSidedLat", "RRGetLat", "RRPutBW", "MultipleAlltoall", "Congestion"]
+        + ["--gpcnet-rings", "2", "-time", "0.05"],
+        2,
+    ),
     "osu": (
         ["latency", "bw", "allreduce", "put_latency", "-c", "-m", "8", "-i", "20", "-x", "2"],
         2,
