@@ -47,19 +47,24 @@ class Buffers:
             self.win = None
 
 
-def _timed(one, iters: int, warm: int, test_comm, slice_comm) -> tuple[np.ndarray, float]:
-    """(per-iteration seconds, Wtime span of the timed iterations) of `one()` in a ring."""
+def _iterations(one, iters: int) -> tuple[np.ndarray, float]:
+    """(each call's seconds, the MPI_Wtime span of all of them) of iters calls of one()."""
     samples = np.empty(iters)
-    test_comm.Barrier()
-    for _ in range(warm):
-        one()
     clock = time.perf_counter
     t0 = MPI.Wtime()
     for i in range(iters):
         a = clock()
         one()
         samples[i] = clock() - a
-    span = MPI.Wtime() - t0
+    return samples, MPI.Wtime() - t0
+
+
+def _timed(one, iters: int, warm: int, test_comm, slice_comm) -> tuple[np.ndarray, float]:
+    """(per-iteration seconds, Wtime span of the timed iterations) of `one()` in a ring."""
+    test_comm.Barrier()
+    for _ in range(warm):
+        one()
+    samples, span = _iterations(one, iters)
     slice_comm.Barrier()
     return samples, span
 
@@ -155,14 +160,7 @@ def collective(kind: str, b: Buffers, comm) -> tuple[np.ndarray, float, int]:
             comm.Alltoall([b.a2a_s, 512, MPI.DOUBLE], [b.a2a_r, 512, MPI.DOUBLE])
 
     op()
-    samples = np.empty(iters)
-    clock = time.perf_counter
-    t0 = MPI.Wtime()
-    for i in range(iters):
-        a = clock()
-        op()
-        samples[i] = clock() - a
-    span = MPI.Wtime() - t0
+    samples, span = _iterations(op, iters)
     if kind == "allreduce":
         return samples * 1e6, span, iters
     return A2A_BYTES * (n - 1) / (samples * MiB), span, iters
