@@ -43,6 +43,7 @@ DRIVER_FAMILIES = {
     "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
     "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"],
     "net": ["--net-samples", "2", "--net-rings", "1", "--net-rounds", "1"],
+    "gpcnet": ["RRTwoSidedLat", "--gpcnet-rings", "1", "-time", "0.05"],
 }
 
 
