@@ -175,8 +175,10 @@ def test_sigterm_in_the_loaded_phase_keeps_the_isolated_records(tmp_path):
 
 
 # -- emulated hosts -----------------------------------------------------------------------
-def start(c: netns.Cluster, args: list[str]) -> subprocess.Popen:
-    """commbench across the cluster's hosts (one rank each), running in the background."""
+def start(c: netns.Cluster, args: list[str], ranks: list[int] | None = None) -> subprocess.Popen:
+    """commbench across the cluster's hosts (one rank each, or ranks[i] on host i), running
+    in the background."""
+    ranks = ranks or [1] * len(c.hosts)
     cmd = [
         netns.find_mpiexec(),
         "-launcher",
@@ -184,11 +186,9 @@ def start(c: netns.Cluster, args: list[str]) -> subprocess.Popen:
         "-launcher-exec",
         str(c.script),
         "-hosts",
-        ",".join(c.hosts),
+        ",".join(f"{h}:{k}" for h, k in zip(c.hosts, ranks)),
         "-n",
-        str(len(c.hosts)),
-        "-ppn",
-        "1",
+        str(sum(ranks)),
         sys.executable,
         "-m",
         "commbench",
@@ -321,3 +321,22 @@ def test_a_congestor_that_stops_answering_ends_at_timeout_with_the_records_kept(
     why = doc["summary"]["interrupted"]
     assert "no progress for 15 s" in why and f"ranks not answering: 1 on {host}" in why, why
     assert "did not answer" in se and "every record measured so far is kept" in se, se[-3000:]
+
+
+@needs_hosts
+def test_hosts_with_unequal_ranks_run_every_slice_without_a_hang(tmp_path):
+    """h0 has two ranks, h1 and h2 one: the second slice is h0's second rank alone (GPCNeT
+    runs such a slice too); the link steps and the alltoall of a one-rank slice must not
+    stall the others, nor count as network figures."""
+    out = tmp_path / "u.json"
+    with netns.Cluster(3) as c:
+        args = ["--suite", "gpcnet", "MultipleAlltoall", "Congestion", "-time", "0.3"]
+        args += ["--gpcnet-rings", "2", "--gpcnet-victims", "3", "--timeout", "60"]
+        proc = start(c, [*args, "-o", str(out)], ranks=[2, 1, 1])
+        so, se = proc.communicate(timeout=300)
+    assert proc.returncode == 0, so[-2000:] + se[-3000:]
+    recs = json.loads(out.read_text())["records"]
+    a2a = next(r["extra"]["stats"] for r in recs if r["benchmark"] == "MultipleAlltoall")
+    assert a2a["p99"] > 0 and a2a["min"] > 0 and set(a2a["per_host"]) == {"h0", "h1", "h2"}
+    imp = next(r["extra"] for r in recs if r["mode"] == "impact")
+    assert len(imp["links"]) == 6 and set(imp["per_host"]) == {"h0", "h1", "h2"}

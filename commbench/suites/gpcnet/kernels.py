@@ -163,4 +163,6 @@ def collective(kind: str, b: Buffers, comm) -> tuple[np.ndarray, float, int]:
     samples, span = _iterations(op, iters)
     if kind == "allreduce":
         return samples * 1e6, span, iters
+    if n == 1:  # a slice of one (a host with more ranks than the others): no network, no sample
+        return np.full(iters, -1.0), span, iters
     return A2A_BYTES * (n - 1) / (samples * MiB), span, iters

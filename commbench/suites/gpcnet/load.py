@@ -152,18 +152,21 @@ def links(comm, b, group, budget: float, session, host: str) -> dict:
     0-byte ack back, each pair alone on its link (net's colours): {k: [seconds]}."""
     n, me = comm.Get_size(), comm.Get_rank()
     out: dict = {}
-    per_step = budget / max(n - 1, 1)
-    for k in range(1, n):
-        col = patterns.colours(n, k, me)
+    steps = group.allreduce(n - 1, op=MPI.MAX)  # slices differ where hosts have unequal ranks
+    per_step = budget / max(steps, 1)
+    for k in range(1, steps + 1):
+        col = patterns.colours(n, k, me) if k < n else None
         ts, spent = [], 0.0
         session.progress("link step", benchmark=LINKS, mode=f"shift {k}")
-        for _ in range(LINK_SAMPLES):
+        for _ in range(LINK_SAMPLES):  # every victim agrees at every sample (go)
             t0 = MPI.Wtime()
             if not patterns.go(group, spent > per_step):
                 break
-            ts.append(patterns.shift(comm, b, k, BW_BYTES, 0, col))
+            if col is not None:
+                ts.append(patterns.shift(comm, b, k, BW_BYTES, 0, col))
             spent += MPI.Wtime() - t0
-        out[k] = {"to": (me + k) % n, "times": ts, "hosts": None}
+        if col is not None:
+            out[k] = {"to": (me + k) % n, "times": ts}
     names = comm.allgather(host)
     return {"me": me, "names": names, "steps": out}
 

@@ -108,6 +108,9 @@ def totals(vals: list[float], st: dict, lat: bool) -> dict:
     over their summed time); the interval is the repetitions' (a relative half-width put
     around the total: a mean of rates is not a total rate)."""
     v = np.asarray(vals, dtype=float)
+    v = v[v > 0]  # a rank alone in its slice moved nothing over the network
+    if not v.size:
+        return {}
     avg = float(v.mean())
     out = {"avg": avg, "min": float(v.min()), "max": float(v.max())}
     out["avg_worst"] = out["max"] if lat else out["min"]
