@@ -275,7 +275,8 @@ def test_congestion_names_the_victim_host_whose_link_degrades_under_load(tmp_pat
     imp = next(r["extra"] for r in doc["records"] if r["mode"] == "impact")
     mine = imp["per_host"][slow]["Links"]
     others = [f["Links"] for h, f in imp["per_host"].items() if h != slow]
-    assert mine > 1.5 * max(others), imp["per_host"]
+    # every link of the slow host is slow; another host's are half its, half not
+    assert mine > max(others), imp["per_host"]
     hosts = {v["hosts"][0] for v in doc["verdicts"] if v["kind"] == "host"}
     assert hosts == {slow}, [v["text"] for v in doc["verdicts"]]
     assert f"host {slow}" in so
