@@ -174,6 +174,35 @@ def test_sigterm_in_the_loaded_phase_keeps_the_isolated_records(tmp_path):
     assert modes[:5] == ["roles"] + ["isolated"] * 4 and "impact" not in modes
 
 
+def test_incast_put_incast_and_get_bcast_congest_with_their_bandwidth_recorded(tmp_path):
+    """8 ranks on one host standing in for 8 hosts: 2 victims, three congestor groups of 2."""
+    out = tmp_path / "k.json"
+    p = commbench(
+        "run",
+        "-n",
+        "8",
+        "--suite",
+        "gpcnet",
+        "Congestion",
+        "--gpcnet-congestors",
+        "incast,putincast,getbcast",
+        "-time",
+        "0.1",
+        "--gpcnet-rings",
+        "1",
+        "-o",
+        str(out),
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    recs = json.loads(out.read_text())["records"]
+    assert set(recs[0]["extra"]["congestors"]) == {"incast", "putincast", "getbcast"}
+    for r in recs:
+        if r["mode"] == "loaded" and r["benchmark"] != "Links":
+            bw = r["extra"]["stats"]["congestors"]
+            assert set(bw) == {"incast", "putincast", "getbcast"}, bw
+            assert all(v["MiB/s/rank"] > 0 for v in bw.values()), bw
+
+
 # -- emulated hosts -----------------------------------------------------------------------
 def start(c: netns.Cluster, args: list[str], ranks: list[int] | None = None) -> subprocess.Popen:
     """commbench across the cluster's hosts (one rank each, or ranks[i] on host i), running
