@@ -180,7 +180,3 @@ def stand_in(hosts: list[str]) -> list[str]:
 
 def procedure(session: Session) -> GpcnetProcedure:
     return GpcnetProcedure(session)
-
-
-def settings(session: Session) -> Settings:
-    return Settings.of(session.cfg.params)

@@ -87,16 +87,6 @@ class Layout:
         local = rank_hosts[:rank].count(rank_hosts[rank])
         return cls(rank_hosts, names, names.index(rank_hosts[rank]), local)
 
-    def local_of(self, r: int) -> int:
-        return self.hosts[:r].count(self.hosts[r])
-
-    def slice_comm(self, comm, node_order: list[str] | None = None):
-        """comm split by index on host, ranked by host order (sorted, or node_order)."""
-        order = node_order or self.names
-        me = self.hosts[comm.Get_rank()] if len(self.hosts) == comm.Get_size() else None
-        key = order.index(me) if me in order else 0
-        return comm.Split(self.local, key)
-
 
 def sattolo(n: int, rng: np.random.Generator) -> list[int]:
     """A random cyclic order of 0..n-1 (Sattolo's shuffle, as GPCNeT draws its rings)."""
