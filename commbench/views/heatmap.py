@@ -41,7 +41,7 @@ def matrices(doc: dict) -> list[dict]:
     out = [
         dict(r["extra"], bytes=r.get("bytes"))
         for r in doc.get("records", [])
-        if r.get("benchmark") == "AllPairs" and "host_matrix" in r.get("extra", {})
+        if r.get("benchmark") == "AllPairs" and r.get("extra", {}).get("host_matrix")
     ]
     return sorted(out, key=lambda e: e["metric"] != "latency")
 

@@ -67,7 +67,16 @@ def matrix_lines(extra: dict) -> list[str]:
     metric, hosts, m = extra["metric"], extra["hosts"], extra["host_matrix"]
     unit = "MB/s" if metric == "bandwidth" else "usec (half round trip)"
     if len(hosts) > MATRIX_UP_TO:
-        return worst_lines(metric, hosts, m, unit)
+        if "worst_pairs" in extra:
+            return worst_lines(metric, hosts, extra["worst_pairs"], unit, m is not None)
+        cells = [
+            {"median": v, "src": hosts[i], "dst": hosts[j]}
+            for i, row in enumerate(m)
+            for j, v in enumerate(row)
+            if v is not None and i != j
+        ]
+        cells.sort(key=lambda c: c["median"], reverse=metric == "latency")
+        return worst_lines(metric, hosts, cells, unit, True)
     w = max([9, *(len(h) + 1 for h in hosts)])
     out = [
         f"# AllPairs {metric} [{unit}], median per host pair: rows send, columns receive"
@@ -83,19 +92,18 @@ def matrix_lines(extra: dict) -> list[str]:
     return out
 
 
-def worst_lines(metric: str, hosts: list[str], m: list[list], unit: str) -> list[str]:
-    cells = [
-        (v, hosts[i], hosts[j])
-        for i, row in enumerate(m)
-        for j, v in enumerate(row)
-        if v is not None and i != j
-    ]
-    cells.sort(key=lambda c: c[0], reverse=metric == "latency")
+def worst_lines(metric: str, hosts: list[str], worst: list[dict], unit: str, matrix: bool) -> list:
+    """The WORST worst host pairs (worst first); where the matrix is (the file; plot)."""
+    where = (
+        "the matrix is in the results file (commbench plot draws it)"
+        if matrix
+        else "one record per host in the results file"
+    )
     out = [
-        f"# AllPairs {metric} [{unit}]: {len(hosts)} hosts, the matrix is in the results file "
-        f"(commbench plot draws it); the {min(WORST, len(cells))} worst host pairs' medians:"
+        f"# AllPairs {metric} [{unit}]: {len(hosts)} hosts, {where}; "
+        f"the {min(WORST, len(worst))} worst host pairs' medians:"
     ]
-    out += [f"#   {a} -> {b}: {fmt_cell(v, metric)}" for v, a, b in cells[:WORST]]
+    out += [f"#   {c['src']} -> {c['dst']}: {fmt_cell(c['median'], metric)}" for c in worst[:WORST]]
     return out
 
 
@@ -167,7 +175,7 @@ class NetText:
 
     def _allpairs(self, rec: records.Measurement) -> None:
         metric = rec.extra.get("metric", "")
-        if "shift" in rec.extra:
+        if "shift" in rec.extra or "host" in rec.extra:  # a step; a host (beyond --net-host-pairs)
             return
         if "host_matrix" not in rec.extra:
             self.pairs.setdefault(metric, []).append(rec)
@@ -181,6 +189,9 @@ class NetText:
         )
         for line in plan_lines(rec.extra) + matrix_lines(rec.extra):
             self.p(line)
+        if "summary" in rec.extra:
+            self._summary(rec)
+            return
         inter = [r.extra["stats"] for r in self.pairs.get(metric, []) if not r.extra.get("intra")]
         intra = [r.extra["stats"] for r in self.pairs.get(metric, []) if r.extra.get("intra")]
         for label, group in (("between hosts", inter), ("within hosts", intra)):
@@ -198,6 +209,27 @@ class NetText:
                         else ""
                     )
                 )
+
+    def _summary(self, rec: records.Measurement) -> None:
+        """Beyond --net-host-pairs hosts: records per host, the host pairs summarised."""
+        metric, agg = rec.extra["metric"], rec.extra["aggregate"]
+        self.p(
+            f"# {len(rec.extra['hosts'])} hosts: a record per host (its pairs with the other "
+            "hosts), not per host pair (--net-host-pairs)"
+        )
+        for label, st in rec.extra["summary"].items():
+            binned = st["beyond_raw"]
+            self.p(
+                f"# {label}: {st['host_pairs']} host pairs, medians "
+                f"{fmt_cell(st['median_min'], metric)} .. {fmt_cell(st['median_max'], metric)}, "
+                f"{st['samples']} samples"
+                + (
+                    f" ({binned} host pairs beyond {agg['raw_up_to']} samples: their hosts' "
+                    f"statistics from a histogram, {agg['histogram_resolution']:.1%} buckets)"
+                    if binned
+                    else ""
+                )
+            )
 
     def _ring(self, rec: records.Measurement) -> None:
         self._head(
@@ -244,12 +276,16 @@ class NetText:
 
     def _fan(self, rec: records.Measurement) -> None:
         inward = rec.benchmark == "FanIn"
+        first = self.block != rec.benchmark
         self._head(
             rec.benchmark,
             f"{rec.benchmark}: {rec.np - 1} ranks {'to' if inward else 'from'} the first "
             f"rank of each host at once, {rec.bytes} bytes each",
             f"{'host':>12} {'rank':>6} {'#samples':>9} {'median MB/s':>12} {'95% CI MB/s':>20}",
         )
+        chosen = rec.extra.get("targets", {})
+        if first and chosen.get("rule") == "sampled":
+            self.p(f"# targets: {chosen['text']}")
         st = rec.extra.get("stats", {})
         ci = st.get("ci95")
         cis = f"{ci[0] / MB:.1f}..{ci[1] / MB:.1f}" if ci else "-"

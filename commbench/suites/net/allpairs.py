@@ -60,9 +60,18 @@ class Fold:
     def add(self, k: int, times: np.ndarray) -> records.Measurement:
         """Shift k's samples, times[rank] = that rank's round trips to rank+k (seconds): the
         step's record; the samples go into the host-pair aggregates and are not kept."""
-        p, nh = self.p, len(self.hosts)
+        p = self.p
         secs, vals = self.values(np.asarray(times, dtype=float).reshape(p, -1))
         dst = (np.arange(p) + k) % p
+        self.fold(k, dst, vals)
+        if self.rank_matrix is not None and vals.shape[1]:
+            for src, m in enumerate(np.median(vals, axis=1).tolist()):
+                self.rank_matrix[src][int(dst[src])] = m
+        return self.step_record(k, secs)
+
+    def fold(self, k: int, dst: np.ndarray, vals: np.ndarray) -> None:
+        """Shift k's values (vals[rank] to rank dst[rank]) into the host-pair aggregates."""
+        nh = len(self.hosts)
         key = self.hid * nh + self.hid[dst]
         order = np.argsort(key, kind="stable")
         cuts = np.flatnonzero(np.diff(key[order])) + 1
@@ -72,10 +81,6 @@ class Fold:
             if agg is None:
                 agg = self.aggs[kk] = Agg(cap=self.cap)
             agg.add(vals[rows])
-        if self.rank_matrix is not None and vals.shape[1]:
-            for src, m in enumerate(np.median(vals, axis=1).tolist()):
-                self.rank_matrix[src][int(dst[src])] = m
-        return self.step_record(k, secs)
 
     def step_record(self, k: int, secs: np.ndarray) -> records.Measurement:
         samples = secs.shape[1]
@@ -114,49 +119,49 @@ class Fold:
     def verdicts(self, threshold: float) -> list[dict]:
         return verdicts.pair_verdicts(self.named_aggs(), self.metric, threshold)
 
-    def _host_pair_record(self, a: str, c: str, st: dict) -> records.Measurement:
-        """The record of host a to host c: the statistics st of its pairs' values."""
-        n, latency = self.n, self.metric == "latency"
-        values = (
-            {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]}
-            if latency
-            else {
-                "bytes_per_sec": st["median"],
-                "t_median": n / st["median"] * 1e6 if st["median"] else 0.0,
-            }
-        )
+    def _values(self, st: dict) -> dict:
+        """A record's values from the statistics st of its values (us or B/s)."""
+        if self.metric == "latency":
+            return {"t_median": st["median"], "t_min": st["min"], "t_max": st["max"]}
+        bw = st["median"]
+        return {"bytes_per_sec": bw, "t_median": self.n / bw * 1e6 if bw else 0.0}
+
+    def _record(self, mode: str, st: dict, extra: dict) -> records.Measurement:
+        """An AllPairs record of statistics st (a host pair's, or a host's)."""
         return records.Measurement(
             benchmark="AllPairs",
             family=F,
             kind=KIND,
             np=self.p,
-            mode=f"{self.metric} {a}->{c}",
-            bytes=n,
+            mode=f"{self.metric} {mode}",
+            bytes=self.n,
             repetitions=st["n"],
             world_size=self.p,
-            values=values,
-            extra={
-                "metric": self.metric,
-                "src_host": a,
-                "dst_host": c,
-                "intra": a == c,
-                "stats": st,
-                "unit": "us" if latency else "B/s",
-            },
+            values=self._values(st),
+            extra={"metric": self.metric} | extra | {"stats": st, "unit": self.unit},
         )
 
-    def _matrix_record(self, matrix: list[list]) -> records.Measurement:
-        """The host pairs' medians (None: not measured), the plan and what it covered, and
-        each rank pair's median up to RANK_MATRIX_UP_TO ranks."""
+    @property
+    def unit(self) -> str:
+        return "us" if self.metric == "latency" else "B/s"
+
+    def _host_pair_record(self, a: str, c: str, st: dict) -> records.Measurement:
+        """The record of host a to host c: the statistics st of its pairs' values."""
+        return self._record(f"{a}->{c}", st, {"src_host": a, "dst_host": c, "intra": a == c})
+
+    def _matrix_record(self, matrix: list[list] | None, **more) -> records.Measurement:
+        """The host pairs' medians (None: not measured; the whole matrix None beyond
+        wide.MATRIX_UP_TO hosts), the plan and what it covered, and each rank pair's median
+        up to RANK_MATRIX_UP_TO ranks; `more`: the wide fold's worst pairs and summary."""
         extra = {
             "metric": self.metric,
             "hosts": self.hosts,
             "rank_hosts": self.rank_hosts,
             "host_matrix": matrix,
-            "unit": "us" if self.metric == "latency" else "B/s",
+            "unit": self.unit,
             "plan": self.plan,
             "aggregate": {"raw_up_to": self.cap, "histogram_resolution": RESOLUTION},
-        }
+        } | more
         if self.rank_matrix is not None:
             extra["rank_matrix"] = self.rank_matrix
         return records.Measurement(

@@ -25,8 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.session import Session
-from commbench.suites.net import patterns, plan, steps
-from commbench.suites.net.allpairs import Fold
+from commbench.suites.net import patterns, plan, steps, wide
 from commbench.suites.net.settings import Settings, fan_size
 from commbench.suites.procedure import Procedure, Row, Unit
 
@@ -44,6 +43,7 @@ class Run:
     fans: dict = field(default_factory=dict)  # FanIn/FanOut -> {host: B/s samples} (rank 0)
     bws: list = field(default_factory=list)  # Bisection: every round's per-pair bandwidths (rank 0)
     made: list = field(default_factory=list)  # the records of the measurement being made (rank 0)
+    fan_targets: dict = field(default_factory=dict)  # FanIn/FanOut -> plan.fan_targets' statement
 
     @functools.cached_property
     def ring_orders(self) -> dict[str, list[int]]:
@@ -197,7 +197,7 @@ def all_pairs(r: Run, row: Row) -> None:
             lambda k=k, c=colours: patterns.shift(r.comm, r.b, k, n, ack, c),
             {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n},
         )
-    fold = Fold(metric, n, r.hosts, r.coverage) if r.root else None
+    fold = wide.fold(metric, n, r.hosts, r.coverage, r.s.host_pairs) if r.root else None
     for k, every in r.interleaved(steps_, numeric=True):
         if fold is not None:
             r.emit(fold.add(k, every))
@@ -247,7 +247,7 @@ def bisection(r: Run, row: Row) -> None:
 def fan(r: Run, row: Row) -> None:
     """The first rank of each host as the target of N-1 senders (FanIn) or receivers (FanOut)."""
     name, m, inward = row.benchmark, row.bytes, row.benchmark == "FanIn"
-    targets = {h: r.hosts.index(h) for h in dict.fromkeys(r.hosts)}
+    targets, chosen = plan.fan_targets(r.hosts, r.s.fans, r.s.seed)
     per_host = {}
     steps_ = {
         h: (
@@ -259,9 +259,11 @@ def fan(r: Run, row: Row) -> None:
     for h, every in r.interleaved(steps_):
         if r.root:
             rec, per_host[h] = steps.fan(r.p, name, h, targets[h], m, every[targets[h]])
+            rec.extra["targets"] = chosen
             r.emit(rec)
     if r.root:
         r.fans[name] = per_host
+        r.fan_targets[name] = chosen
 
 
 def conclude_row(r: Run, row: Row) -> None:
@@ -282,7 +284,14 @@ STEPS: dict[str, Callable[[Run, Row], None]] = {
 def conclude(r: Run) -> None:
     """Rank 0: the verdicts, as the last record and as the results file's "verdicts"."""
     found = [v for vs in r.found.values() for v in vs] + steps.fan_verdicts(r.fans, r.s.threshold)
-    judged = sorted(set(r.found) | {f"{k} bandwidth" for k in r.fans})
+    judged = sorted(
+        set(r.found)
+        | {
+            f"{k} bandwidth"
+            + (f" ({t['hosts']} of {t['of']} hosts, sampled)" if t["rule"] == "sampled" else "")
+            for k, t in r.fan_targets.items()
+        }
+    )
     r.emit(steps.verdicts_record(r.p, found, r.s, list(dict.fromkeys(r.hosts)), judged))
     for sink in r.session.sinks:  # the results file (views.results_file.JsonResults)
         if hasattr(sink, "add_section"):

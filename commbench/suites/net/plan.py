@@ -163,3 +163,25 @@ def statement(plan: Plan, rank_hosts: list[str]) -> dict:
         "uncovered_pairs": [[order[a], order[b]] for a, b in missing],
         "text": plan.text(),
     }
+
+
+def fan_targets(rank_hosts: list[str], limit: int, seed: int) -> tuple[dict[str, int], dict]:
+    """FanIn/FanOut's targets, {host: its first rank}, and what was chosen: every host up to
+    `limit` hosts (0: no limit), beyond it `limit` hosts drawn at random (seed + 3000), in
+    the hosts' order. A fan step costs every rank a sample, so H of them at thousands of
+    hosts would take hours; a sample still judges each host it holds against the others."""
+    first = {h: r for r, h in reversed(list(enumerate(rank_hosts)))}
+    hosts = list(dict.fromkeys(rank_hosts))
+    if not limit or len(hosts) <= limit:
+        return {h: first[h] for h in hosts}, {"rule": "all", "hosts": len(hosts), "of": len(hosts)}
+    rng = np.random.default_rng(seed + 3000)
+    picked = sorted(int(i) for i in rng.choice(len(hosts), size=limit, replace=False))
+    statement = {
+        "rule": "sampled",
+        "hosts": limit,
+        "of": len(hosts),
+        "seed": seed,
+        "text": f"{limit} of {len(hosts)} hosts as targets, SAMPLED: drawn at random "
+        f"(seed {seed}; --net-fans {limit})",
+    }
+    return {hosts[i]: first[hosts[i]] for i in picked}, statement

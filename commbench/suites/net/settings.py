@@ -30,6 +30,9 @@ PROFILE = Profile("net", 0, 22, 1000, 100, 40 * 2**20, 2.0, 2, 0.01)
 FANIN_CAP = 64 * 2**20  # fan-in/out: at most this many bytes through the target per sample
 ALL_UP_TO = 64  # --net-shifts auto: every shift while P-1 <= this
 AUTO_STEPS = 256  # --net-shifts auto beyond: at most this many steps per AllPairs metric
+HOST_PAIRS_UP_TO = 64  # --net-host-pairs: records per host pair up to this many hosts
+MATRIX_UP_TO = 256  # hosts: beyond --net-host-pairs, the host x host matrix up to this many
+FANS_UP_TO = 256  # --net-fans: fan targets, every host up to this many, sampled beyond
 
 
 def fraction(name: str):
@@ -52,6 +55,20 @@ def shifts_option(s: str) -> str:
     raise ConfigError(
         f"--net-shifts: {s!r} is not a number of shift steps (accepted: auto, all, or N >= 1)"
     )
+
+
+def up_to(name: str):
+    """A count of hosts, or all (kept as 0: no limit)."""
+
+    def parse(s: str) -> int:
+        v = s.strip().lower()
+        if v == "all":
+            return 0
+        if v.isdigit() and int(v) >= 1:
+            return int(v)
+        raise ConfigError(f"{name}: {s!r} is not a number of hosts (accepted: all, or N >= 1)")
+
+    return parse
 
 
 OPTIONS = (
@@ -125,6 +142,27 @@ OPTIONS = (
         uses=lambda b: b.name == "AllPairs",
     ),
     Option(
+        ("--net-host-pairs",),
+        "net_host_pairs",
+        "<N|all>",
+        f"net: AllPairs' records per host pair up to N hosts (default {HOST_PAIRS_UP_TO}); "
+        "beyond, a record per host, the worst host pairs and (to "
+        f"{MATRIX_UP_TO} hosts) the matrix, so rank 0 stays small at thousands of hosts",
+        up_to("--net-host-pairs"),
+        default=HOST_PAIRS_UP_TO,
+        uses=lambda b: b.name == "AllPairs",
+    ),
+    Option(
+        ("--net-fans",),
+        "net_fans",
+        "<N|all>",
+        f"net: FanIn/FanOut target hosts (default {FANS_UP_TO}): every host up to N, "
+        "a seeded sample of N beyond (said in the output)",
+        up_to("--net-fans"),
+        default=FANS_UP_TO,
+        uses=lambda b: b.name in ("FanIn", "FanOut"),
+    ),
+    Option(
         ("--net-seed",),
         "net_seed",
         "<num>",
@@ -146,6 +184,8 @@ class Settings(FamilySettings):
     rings: int = 5
     rounds: int = 10
     shifts: str = "auto"
+    host_pairs: int = HOST_PAIRS_UP_TO  # 0: all
+    fans: int = FANS_UP_TO  # 0: all
     seed: int = 1
 
 
