@@ -2,23 +2,25 @@
 
     python benchmarks/scale_model_net.py [--procs 256,1024,4096,16384] [--ppn 64]
                                          [--samples 20] [--shifts auto] [--slow 3]
-                                         [--tracemalloc] [--drop-rank-times]
-                                         [--json PATH]
+                                         [--rank-detail 256] [--host-pairs 64] [--fans 256]
+                                         [--tracemalloc] [--json PATH]
 
 What rank 0 of `commbench run --suite net` does after each gather, run in this one process on
 synthetic samples instead of measured ones, with the family's own code: the AllPairs plan
-(plan.make, plan.statement), the host-pair aggregates (allpairs.Fold.add for every shift
-step, Fold.records, Fold.verdicts), the records of Rings, Bisection, FanIn/FanOut and the
-verdicts (steps.py). For each P: hosts = P / ppn, ranks in blocks of ppn per host (rank_hosts
-h0, h0, ..., h1, ...), --samples samples per step, and every record the driver would emit is
-kept twice, as rank 0 keeps it: the Measurement (Session.records) and its to_dict() (the
-results file's sink), with rank_times of P entries (records.build) as built, i.e. before
-any summary at emission.
+(plan.make, plan.statement), the fold of each metric (wide.fold: per host pair up to
+--host-pairs hosts (allpairs.Fold), per host beyond (wide.Wide); Fold.add for every shift
+step, then verdicts and records), the records of Rings, Bisection, FanIn/FanOut (the targets
+of plan.fan_targets, sampled beyond --fans hosts) and the verdicts (steps.py). For each P:
+hosts = P / ppn, ranks in blocks of ppn per host (rank_hosts h0, h0, ..., h1, ...),
+--samples samples per step, and every record the driver would emit is kept as Session.emit
+keeps it: summarised beyond --rank-detail ranks (records.summarise), twice, the Measurement
+(Session.records) and its to_dict() (the results file's sink).
 
 Samples: every rank pair's round trip is lognormal around a base (latency 2 x 5 us, bandwidth
---net-large 256 KiB at 10 GB/s), its own per host pair factor (sigma 0.1) and per sample noise
-(sigma 0.2); every pair that involves host h1 is --slow times slower (so the verdicts have
-something to name). Rings, Bisection and fans get the same kind of samples.
+--net-large 256 KiB at 10 GB/s), its own per host pair factor (sigma 0.1: the sending host's
+factor times the receiving host's) and per sample noise (sigma 0.2); every pair that involves
+host h1 is --slow times slower (so the verdicts have something to name). Rings, Bisection and
+fans get the same kind of samples.
 
 Per P, in a child process of its own (this script with --one), so that ru_maxrss is that
 case's alone:
@@ -27,27 +29,25 @@ case's alone:
   covered    host pairs measured of those needed
   recs       records emitted (all patterns, both AllPairs metrics, the verdicts)
   JSON raw   bytes of json.dumps(to_dict()) of every record as built (rank_times: P entries)
-  JSON -rt   the same with rank_times removed (what the lead's summary at emission removes;
-             its O(1) summary is not counted)
+  JSON kept  the same as kept (summarised beyond --rank-detail ranks): the results file
   time       seconds in the family's code: folding, host-pair and matrix records, verdicts,
-             the other patterns' records (not the synthetic samples' generation)
-  RSS        ru_maxrss peak minus the RSS after imports (MiB): rank 0's peak here (with
-             --drop-rank-times the kept records lose rank_times once measured for JSON, as
-             the lead's summary at emission (Session.emit) would do, less its O(1) summary)
+             the other patterns' records and the summaries (not the synthetic samples'
+             generation)
+  RSS        ru_maxrss peak minus the RSS after imports (MiB): rank 0's peak here
   traced     tracemalloc's peak (MiB), with --tracemalloc (a second child per P: slower)
   named      what the verdicts named (h1 and its links expected)
 
-and then, per P, the records and JSON MiB of each part (AllPairs steps, host pairs, matrices,
-Rings, Bisection, fans, the Verdicts record; the results file's top-level "verdicts", a copy
-of the Verdicts record's list, is counted in the totals only).
+and then, per P, the records and JSON MiB of each part (AllPairs steps, host pairs or hosts,
+matrices, Rings, Bisection, fans, the Verdicts record; the results file's top-level
+"verdicts", a copy of the Verdicts record's list, is counted in the totals only).
 
-The issue's target (issue 35): at P = 16384 (256 hosts of 64 ranks) rank 0 within 4 GiB.
+The issue's target (issue 35): at P = 16384 rank 0 within 4 GiB, at 64 ranks per host and
+at one.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import resource
 import subprocess
@@ -76,26 +76,32 @@ def kind_of(rec) -> str:
         return rec.benchmark if rec.benchmark in ("Verdicts", "Rings", "Bisection") else "Fan"
     if "shift" in rec.extra:
         return "AllPairs step"
-    return "AllPairs matrix" if "host_matrix" in rec.extra else "AllPairs host pair"
+    if "host_matrix" in rec.extra:
+        return "AllPairs matrix"
+    return "AllPairs host" if "host" in rec.extra else "AllPairs host pair"
 
 
 class Model:
     """One case: P ranks, ppn per host; keeps every record as rank 0 would."""
 
-    def __init__(self, p: int, ppn: int, samples: int, shifts: str, slow: float, drop: bool):
+    def __init__(self, p: int, ppn: int, samples: int, shifts: str, slow: float, detail, hp, fans):
         import numpy as np
 
         from commbench.suites.net import plan
 
         self.np = np
-        self.p, self.samples, self.slow, self.drop = p, samples, slow, drop
+        self.p, self.samples, self.slow, self.detail = p, samples, slow, detail
+        self.host_pairs, self.fans = hp, fans
         self.hosts = [f"h{r // ppn}" for r in range(p)]
         self.hid = np.arange(p) // ppn
         nh = self.hid.max() + 1
         self.rng = np.random.default_rng(7)
-        self.pair = self.rng.lognormal(0.0, 0.1, (nh, nh))  # per host pair factor
+        # per host pair factor: a sending and a receiving factor per host (sigma 0.1 in all),
+        # not an nh x nh matrix, which at 16,384 hosts would be 2 GiB of the model's own
+        self.out_f = self.rng.lognormal(0.0, 0.1 / 2**0.5, nh)
+        self.in_f = self.rng.lognormal(0.0, 0.1 / 2**0.5, nh)
         self.kept: list = []  # (Measurement, dict): Session.records and the results sink
-        self.json_raw = self.json_no_rt = 0
+        self.json_raw = self.json_kept = 0
         self.by_kind: dict[str, list[int]] = {}  # kind -> [records, JSON raw, JSON -rt]
         self.spent = 0.0
         t0 = time.perf_counter()
@@ -104,22 +110,24 @@ class Model:
         self.spent += time.perf_counter() - t0
 
     def keep(self, rec) -> None:
+        """Keep a record as Session.emit does: summarised beyond --rank-detail ranks
+        (records.summarise), as the Measurement (Session.records) and its dict (the sink)."""
+        from commbench import records
+
+        raw = len(json.dumps(rec.to_dict()))
+        rec = records.summarise(rec, self.detail, self.hosts)
         d = rec.to_dict()
-        raw, no_rt = len(json.dumps(d)), len(json.dumps(dict(d, rank_times={})))
+        kept = len(json.dumps(d))
         self.json_raw += raw
-        self.json_no_rt += no_rt
-        kind = kind_of(rec)
-        got = self.by_kind.setdefault(kind, [0, 0, 0])
-        got[0], got[1], got[2] = got[0] + 1, got[1] + raw, got[2] + no_rt
-        if self.drop:  # as a summary at emission would keep it (less its O(1) summary)
-            rec = dataclasses.replace(rec, rank_times={})
-            d = rec.to_dict()
+        self.json_kept += kept
+        got = self.by_kind.setdefault(kind_of(rec), [0, 0, 0])
+        got[0], got[1], got[2] = got[0] + 1, got[1] + raw, got[2] + kept
         self.kept.append((rec, d))
 
     def times(self, src, dst, base: float):
         """P x samples round trips (seconds) of the rank pairs src -> dst."""
         np = self.np
-        f = self.pair[self.hid[src], self.hid[dst]]
+        f = self.out_f[self.hid[src]] * self.in_f[self.hid[dst]]
         f = f * np.where((self.hid[src] == 1) | (self.hid[dst] == 1), self.slow, 1.0)
         noise = self.rng.lognormal(0.0, 0.2, (len(src), self.samples))
         return base * f[:, None] * noise
@@ -131,12 +139,13 @@ class Model:
         return out
 
     def all_pairs(self) -> list:
-        from commbench.suites.net.allpairs import Fold
+        from commbench.suites.net import wide
 
         found = []
         ranks = self.np.arange(self.p)
         for metric, n, base in (("latency", 8, 2 * LAT_S), ("bandwidth", LARGE, LARGE / BW_BPS)):
-            fold = self.timed(Fold, metric, n, self.hosts, self.coverage)
+            args = (metric, n, self.hosts, self.coverage, self.host_pairs)
+            fold = self.timed(wide.fold, *args)
             for k in self.plan.shifts:
                 t = self.times(ranks, (ranks + k) % self.p, base)
                 self.keep(self.timed(fold.add, k, t))
@@ -149,7 +158,7 @@ class Model:
 
     def others(self) -> list:
         """Rings, Bisection, FanIn/FanOut and the verdicts' inputs, built as the driver does."""
-        from commbench.suites.net import patterns, steps
+        from commbench.suites.net import patterns, plan, steps
 
         np, p = self.np, self.p
         ranks = np.arange(p)
@@ -169,7 +178,7 @@ class Model:
         self.keep(self.timed(steps.bisection_distribution, p, LARGE, bws, 10))
         fans: dict = {}
         m = max(1, min(LARGE, 64 * 2**20 // (p - 1)))
-        targets = {h: self.hosts.index(h) for h in dict.fromkeys(self.hosts)}
+        targets, self.fan_rule = self.timed(plan.fan_targets, self.hosts, self.fans, 1)
         for name in ("FanIn", "FanOut"):
             fans[name] = {}
             for h, t in targets.items():
@@ -188,7 +197,7 @@ class Model:
         judged = ["FanIn bandwidth", "FanOut bandwidth", "bandwidth", "latency"]
         self.keep(self.timed(steps.verdicts_record, self.p, found, Settings(), hosts, judged))
         self.json_raw += len(json.dumps(found))  # the results file's top-level "verdicts"
-        self.json_no_rt += len(json.dumps(found))
+        self.json_kept += len(json.dumps(found))
         h, links = named(found)
         return {
             "P": self.p,
@@ -200,7 +209,7 @@ class Model:
             "host_pairs": self.coverage["host_pairs"],
             "records": len(self.kept),
             "json_raw": self.json_raw,
-            "json_no_rank_times": self.json_no_rt,
+            "json_kept": self.json_kept,
             "time_s": self.spent,
             "named_hosts": sorted(h),
             "named_links": len(links),
@@ -223,7 +232,10 @@ def one(args) -> dict:
 
         tracemalloc.start()
     base, before = current_rss_mib(), rss_mib()
-    model = Model(args.one, args.ppn, args.samples, args.shifts, args.slow, args.drop_rank_times)
+    detail = None if args.rank_detail == "all" else int(args.rank_detail)
+    model = Model(
+        args.one, args.ppn, args.samples, args.shifts, args.slow, detail, args.host_pairs, args.fans
+    )
     out = model.run()
     out["rss_peak_mib"] = rss_mib() - base
     out["rss_before_mib"] = before
@@ -236,7 +248,8 @@ def child(p: int, args, traced: bool) -> dict:
     cmd = [sys.executable, __file__, "--one", str(p), "--ppn", str(args.ppn)]
     cmd += ["--samples", str(args.samples), "--shifts", args.shifts, "--slow", str(args.slow)]
     cmd += ["--tracemalloc"] if traced else []
-    cmd += ["--drop-rank-times"] if args.drop_rank_times else []
+    cmd += ["--rank-detail", args.rank_detail, "--host-pairs", str(args.host_pairs)]
+    cmd += ["--fans", str(args.fans)]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         return {"P": p, "error": r.stderr[-2000:]}
@@ -246,7 +259,7 @@ def child(p: int, args, traced: bool) -> dict:
 def table(rows: list[dict]) -> None:
     head = (
         f"{'P':>6} {'hosts':>5} {'steps':>12} {'rule':>8} {'covered':>15} {'recs':>6} "
-        f"{'JSON raw':>10} {'JSON -rt':>10} {'time s':>7} {'RSS MiB':>8} {'traced':>7} named"
+        f"{'JSON raw':>10} {'JSON kept':>10} {'time s':>7} {'RSS MiB':>8} {'traced':>7} named"
     )
     print(head)
     for r in rows:
@@ -257,15 +270,15 @@ def table(rows: list[dict]) -> None:
         print(
             f"{r['P']:>6} {r['hosts']:>5} {r['steps']:>5} of {r['of']:>5} {r['rule']:>8} "
             f"{r['covered']:>7}/{r['host_pairs']:<7} {r['records']:>6} "
-            f"{r['json_raw'] / 2**20:>8.1f}Mi {r['json_no_rank_times'] / 2**20:>8.1f}Mi "
+            f"{r['json_raw'] / 2**20:>8.1f}Mi {r['json_kept'] / 2**20:>8.1f}Mi "
             f"{r['time_s']:>7.1f} {r['rss_peak_mib']:>8.0f} {traced:>7} "
             f"{','.join(r['named_hosts']) or '-'} +{r['named_links']} links"
         )
 
 
 def breakdown(rows: list[dict]) -> None:
-    """Per P, the records and JSON MiB (raw / without rank_times) of each part."""
-    print("\nJSON by part: records, MiB as built / without rank_times")
+    """Per P, the records and JSON MiB (as built / as kept) of each part."""
+    print("\nJSON by part: records, MiB as built / as kept")
     for r in rows:
         if "by_kind" in r:
             parts = [
@@ -283,11 +296,9 @@ def main() -> None:
     ap.add_argument("--shifts", default="auto", help="--net-shifts (default auto)")
     ap.add_argument("--slow", type=float, default=3.0, help="how much slower h1 is (default 3)")
     ap.add_argument("--tracemalloc", action="store_true", help="also tracemalloc's peak")
-    ap.add_argument(
-        "--drop-rank-times",
-        action="store_true",
-        help="keep records without rank_times (as a summary at emission would)",
-    )
+    ap.add_argument("--rank-detail", default="256", help="--rank-detail (default 256; all)")
+    ap.add_argument("--host-pairs", type=int, default=64, help="--net-host-pairs (0: all)")
+    ap.add_argument("--fans", type=int, default=256, help="--net-fans (0: all)")
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -87,7 +87,16 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        """The record as a results file holds it: a copy, except `groups`, which is shared
+        (never changed once built): a record of the whole world holds P rank numbers, and
+        thousands of such records (the net family at 10,000 ranks) kept by Session and by the
+        results file's sink would otherwise hold them twice each (docs/scale.md)."""
+        groups, self.groups = self.groups, []
+        try:
+            d = asdict(self)
+        finally:
+            self.groups = groups
+        d["groups"] = groups
         if not d["rank_summary"]:  # every rank's times are in rank_times: files as before
             del d["rank_summary"]
         return d

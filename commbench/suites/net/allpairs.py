@@ -14,6 +14,8 @@ benchmarks/scale_model_net.py runs this same code on synthetic samples.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from commbench import records
@@ -27,9 +29,16 @@ KEEP_SAMPLES_UP_TO = 64  # ranks: step records keep every rank's raw samples up 
 RANK_MATRIX_UP_TO = 256  # ranks: matrix records keep the rank x rank matrix up to this size
 
 
+@functools.lru_cache(maxsize=4)
+def world(p: int) -> list[list[int]]:
+    """Every rank in one group: one list shared by every record of the run (never changed:
+    records.Measurement.to_dict shares it too), not P rank numbers per record."""
+    return [list(range(p))]
+
+
 def build(p: int, **kw) -> records.Measurement:
     """A net record of a step (records.build, every rank of the world in one group)."""
-    kw.setdefault("groups", [list(range(p))])
+    kw.setdefault("groups", world(p))
     kw.setdefault("components", ["t"])
     kw.setdefault("turnover", 1.0)
     return records.build(family=F, kind=KIND, np_=p, world_size=p, **kw)

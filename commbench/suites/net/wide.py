@@ -126,17 +126,25 @@ class Columns:
         self.src, self.dst = src[inter], dst[inter]
         self.lo, self.hi = lo.astype(np.float64), hi.astype(np.float64)
         self.by_lo, self.by_hi = np.argsort(self.lo, kind="stable"), np.argsort(-self.hi)
-        vals = [v[s != d].ravel() for s, d, v in self.rows]
-        pos = [x[x > 0] for x in vals]
-        least = min((float(x.min()) for x in pos if x.size), default=1.0)
-        most = max((float(x.max()) for x in pos if x.size), default=1.0)
+        least = min((self._least(v[s != d]) for s, d, v in self.rows), default=np.inf)
+        least = least if np.isfinite(least) else 1.0
+        most = float(self.hi.max()) if self.hi.size and self.hi.max() > 0 else 1.0
         self.base = int(buckets(np.array([least]))[0])
         size = int(buckets(np.array([most]))[0]) - self.base + 1
         self.total = np.zeros(size, dtype=np.int64)
-        for x in pos:
-            self.total += np.bincount(buckets(x.astype(np.float64)) - self.base, minlength=size)
-        self.n = sum(x.size for x in vals)
+        self.n = 0
+        for s, d, v in self.rows:  # one step at a time: no copy of every value at once
+            x = v[s != d].ravel()
+            self.n += x.size
+            x = x[x > 0].astype(np.float64)
+            self.total += np.bincount(buckets(x) - self.base, minlength=size)
         self.zeros = self.n - int(self.total.sum())
+
+    @staticmethod
+    def _least(v: np.ndarray) -> float:
+        """The smallest positive value of v (inf: none)."""
+        pos = v[v > 0]
+        return float(pos.min()) if pos.size else np.inf
 
     def whole(self) -> View:
         lo = float(self.lo[self.by_lo[0]]) if self.lo.size else 0.0
