@@ -276,16 +276,14 @@ class NetText:
 
     def _fan(self, rec: records.Measurement) -> None:
         inward = rec.benchmark == "FanIn"
-        first = self.block != rec.benchmark
+        chosen = rec.extra.get("targets", {})
         self._head(
             rec.benchmark,
             f"{rec.benchmark}: {rec.np - 1} ranks {'to' if inward else 'from'} the first "
             f"rank of each host at once, {rec.bytes} bytes each",
-            f"{'host':>12} {'rank':>6} {'#samples':>9} {'median MB/s':>12} {'95% CI MB/s':>20}",
+            (f"# targets: {chosen['text']}\n" if chosen.get("rule") == "sampled" else "")
+            + f"{'host':>12} {'rank':>6} {'#samples':>9} {'median MB/s':>12} {'95% CI MB/s':>20}",
         )
-        chosen = rec.extra.get("targets", {})
-        if first and chosen.get("rule") == "sampled":
-            self.p(f"# targets: {chosen['text']}")
         st = rec.extra.get("stats", {})
         ci = st.get("ci95")
         cis = f"{ci[0] / MB:.1f}..{ci[1] / MB:.1f}" if ci else "-"
