@@ -22,7 +22,7 @@ import pytest
 from commbench.suites.gpcnet import stats, topology
 from commbench.suites.gpcnet.loadverdicts import factor_ci
 from tests import gpcnet_table, netns
-from tests.mpirun import ENV, commbench, records_in, terminate, wait_for_records
+from tests.mpirun import ENV, MPIEXEC, commbench, records_in, terminate, wait_for_records
 
 ROOT = str(Path(__file__).resolve().parents[1])
 WHY_NOT = netns.available()
@@ -370,3 +370,25 @@ def test_hosts_with_unequal_ranks_run_every_slice_without_a_hang(tmp_path):
     assert a2a["p99"] > 0 and a2a["min"] > 0 and set(a2a["per_host"]) == {"h0", "h1", "h2"}
     imp = next(r["extra"] for r in recs if r["mode"] == "impact")
     assert len(imp["links"]) == 6 and set(imp["per_host"]) == {"h0", "h1", "h2"}
+
+
+def test_statistics_reduced_to_rank_0_equal_those_of_every_rank_s_slots():
+    """stats.summarise reduces slot by slot (rank 0 holds O(slots), not P x slots): its Avg,
+    interval, min, max, worst, per-host means and totals equal the direct computation over
+    every rank's slots, with a rank taking no part, a slot <= 0 and a longer rank."""
+    p = subprocess.run(
+        [MPIEXEC, "-n", "5", sys.executable, str(Path(__file__).with_name("gpcnet_stats_job.py"))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **ENV),
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    cases = json.loads(p.stdout.strip().splitlines()[-1])
+    assert len(cases) == 4
+    for name, c in cases.items():
+        got, want = c["got"], c["want"]
+        assert got["samples"] == 3 * 40 + 41 and got["p99"] is not None, name
+        for k, v in want.items():
+            assert got[k] == pytest.approx(v, rel=1e-12), (name, k)

@@ -79,16 +79,35 @@ def pooled(comm, samples: np.ndarray | None, lat: bool, root: bool) -> dict:
     }
 
 
-def slot_stats(rows: list[np.ndarray], lat: bool) -> dict:
-    """Avg and its interval, min, max, the worst rank's mean, from per-rank slot values
-    (each row one rank's slots; values <= 0 do not count, as in GPCNeT)."""
-    k = min(len(r) for r in rows)
-    m = np.vstack([r[:k] for r in rows]) if k else np.empty((len(rows), 0))
-    v = np.where(m > 0, m, np.nan)
-    with np.errstate(all="ignore"):
-        per_slot = np.nanmean(v, axis=0)
-        worst = np.nanmax(v, axis=0) if lat else np.nanmin(v, axis=0)
-    per_slot = per_slot[np.isfinite(per_slot)]
+def reduced_slots(comm, slots, lat: bool, root: bool) -> dict:
+    """Every rank of comm: the slots of the ranks taking part (slots None elsewhere), reduced
+    to rank 0 slot by slot (GPCNeT reduces too): each slot's sum and count of the values > 0
+    (values <= 0 do not count, as in GPCNeT), its worst value (latency: the highest) and the
+    extremes, so rank 0 holds O(slots), not every rank's slots. Over the first k slots, k
+    the fewest any taking-part rank has (ranks of a test agree on its measurements)."""
+    none = np.iinfo(np.int64).max
+    n = np.array([len(slots) if slots is not None else none], dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, n, op=MPI.MIN)
+    k = 0 if int(n[0]) == none else int(n[0])
+    v = np.asarray(slots[:k], dtype=float) if slots is not None else np.full(k, np.nan)
+    ok = v > 0
+    sums = np.vstack([np.where(ok, v, 0.0), ok.astype(float)])
+    bad = -np.inf if lat else np.inf
+    worst = np.where(ok, v, bad)
+    ends = np.array([v[ok].min() if ok.any() else np.inf, -v[ok].max() if ok.any() else np.inf])
+    out = [np.zeros_like(x) if root else None for x in (sums, worst, ends)]
+    comm.Reduce(sums, out[0], op=MPI.SUM, root=0)
+    comm.Reduce(worst, out[1], op=MPI.MAX if lat else MPI.MIN, root=0)
+    comm.Reduce(ends, out[2], op=MPI.MIN, root=0)
+    if not root:
+        return {}
+    return {"sums": out[0][0], "counts": out[0][1], "worst": out[1], "ends": out[2]}
+
+
+def slot_stats(red: dict) -> dict:
+    """Avg and its interval, min, max, the worst rank's mean, from the reduced slots."""
+    good = red["counts"] > 0
+    per_slot = red["sums"][good] / red["counts"][good]
     if not per_slot.size:
         return {}
     avg = float(per_slot.mean())
@@ -96,9 +115,9 @@ def slot_stats(rows: list[np.ndarray], lat: bool) -> dict:
     return {
         "avg": avg,
         "avg_ci": [avg - Z95 * se, avg + Z95 * se] if per_slot.size > 1 else None,
-        "min": float(np.nanmin(v)),
-        "max": float(np.nanmax(v)),
-        "avg_worst": float(np.nanmean(worst)),
+        "min": float(red["ends"][0]),
+        "max": -float(red["ends"][1]),
+        "avg_worst": float(red["worst"][good].mean()),
         "slots": int(per_slot.size),
     }
 
@@ -122,21 +141,31 @@ def totals(vals: list[float], st: dict, lat: bool) -> dict:
 def summarise(comm, part: dict | None, lat: bool, hosts: list[str]) -> dict:
     """Every rank of comm: part = {"samples", "slots", "value"} of a rank that took part
     (value: a collective's per-rank total, replacing the slots' mean in Avg), else None.
-    Rank 0 of comm gets the test's statistics and each host's mean; {} elsewhere."""
+    Rank 0 of comm gets the test's statistics and each host's mean; {} elsewhere. What
+    reaches rank 0 is O(slots + buckets) reduced, and one number per rank (its mean or
+    total, for the per-host means): not every rank's slots (docs/scale.md)."""
     root = comm.Get_rank() == 0
     got = pooled(comm, part["samples"] if part else None, lat, root)
-    rows = comm.gather((part["slots"], part.get("value")) if part else None, root=0)
+    red = reduced_slots(comm, part["slots"] if part else None, lat, root)
+    rows = comm.gather(_own(part) if part else None, root=0)
     if not root:
         return {}
     mine = [(r, hosts[i]) for i, r in enumerate(rows) if r is not None]
-    st = slot_stats([np.asarray(s, dtype=float) for (s, _), _ in mine], lat)
-    if mine and mine[0][0][1] is not None:
-        st |= totals([val for (_, val), _ in mine], st, lat)
+    st = slot_stats(red)
+    values = [val for (val, _), _ in mine if val is not None]
+    if mine and mine[0][0][0] is not None:
+        st |= totals(values, st, lat)
     per_host: dict[str, list[float]] = {}
-    for (s, val), h in mine:
-        s = np.asarray(s, dtype=float)
-        ok = s[s > 0]
-        per_host.setdefault(h, []).append(val if val is not None else float(ok.mean()))
+    for (val, mean), h in mine:
+        if (val if val is not None else mean) is not None:
+            per_host.setdefault(h, []).append(val if val is not None else mean)
     st["per_host"] = {h: float(np.mean(v)) for h, v in sorted(per_host.items())}
     st["ranks"] = len(mine)
     return st | got
+
+
+def _own(part: dict) -> tuple:
+    """(a collective's total or None, the mean of the rank's slots > 0 or None)."""
+    s = np.asarray(part["slots"], dtype=float)
+    ok = s[s > 0]
+    return part.get("value"), float(ok.mean()) if ok.size else None
