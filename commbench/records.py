@@ -8,11 +8,12 @@ No MPI here.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -91,12 +92,10 @@ class Measurement:
         (never changed once built): a record of the whole world holds P rank numbers, and
         thousands of such records (the net family at 10,000 ranks) kept by Session and by the
         results file's sink would otherwise hold them twice each (docs/scale.md)."""
-        groups, self.groups = self.groups, []
-        try:
-            d = asdict(self)
-        finally:
-            self.groups = groups
-        d["groups"] = groups
+        d = {
+            f.name: self.groups if f.name == "groups" else copy.deepcopy(getattr(self, f.name))
+            for f in fields(self)
+        }
         if not d["rank_summary"]:  # every rank's times are in rank_times: files as before
             del d["rank_summary"]
         return d
