@@ -199,14 +199,19 @@ def test_slow_host_is_named_with_its_links(tmp_path):
 
 @needs_hosts
 def test_uniform_links_name_nobody(tmp_path):
+    """Uniform links: at most a third of 9 runs name anything. A run here names something
+    at 1.5-2.1x now and then (2 cores shared by 4 ranks and the veths; docs/diagnose.md
+    measured 1 to 5 in 10 as the rule was tuned): 1 allowed in 3 failed a CI run with 2,
+    about a 1-in-10 chance at 1 run in 5; 3 in 9 is under 1 in 10 at 1 run in 5 and under
+    1 in 100 at 1 in 10, and still fails a rule that names something in most runs."""
     named_runs = []
     with netns.Cluster(4) as c:
-        for i in range(3):
+        for i in range(9):
             doc = emulated(c, tmp_path / f"even{i}.json", 1)
             named_runs += [[v["text"] for v in doc["verdicts"]]] if doc["verdicts"] else []
             if not doc["verdicts"]:
                 assert "no host or link stands out" in doc["_stdout"]
-    assert len(named_runs) <= 1, named_runs  # measured: see docs/diagnose.md (false verdicts)
+    assert len(named_runs) <= 3, named_runs  # measured: see docs/diagnose.md (false verdicts)
 
 
 @needs_hosts
