@@ -157,8 +157,9 @@ def summarise(comm, part: dict | None, lat: bool, hosts: list[str]) -> dict:
         st |= totals(values, st, lat)
     per_host: dict[str, list[float]] = {}
     for (val, mean), h in mine:
-        if (val if val is not None else mean) is not None:
-            per_host.setdefault(h, []).append(val if val is not None else mean)
+        own = val if val is not None else mean
+        if own is not None:
+            per_host.setdefault(h, []).append(own)
     st["per_host"] = {h: float(np.mean(v)) for h, v in sorted(per_host.items())}
     st["ranks"] = len(mine)
     return st | got

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from commbench.suites.net.aggregate import Agg, Pool, View, stats
 
-__all__ = ["host_verdicts", "named", "pair_verdicts", "stats"]
+__all__ = ["host_verdict", "host_verdicts", "link_verdict", "named", "pair_verdicts", "stats"]
 
 # slowdown: a time under load over the same pair's median time alone (gpcnet's Congestion)
 HIGHER_IS_BETTER = {"bandwidth": True, "latency": False, "slowdown": False}
@@ -101,6 +101,44 @@ def verdict(
     }
 
 
+def host_verdict(
+    metric: str, host: str, x: View, pop: View, threshold: float, pattern: str = "AllPairs"
+) -> dict | None:
+    """The verdict on a host of AllPairs (or `pattern`): its inter-host values x against
+    those of the pairs without it, with x's values as evidence; None if it does not stand
+    out."""
+    found = judge(metric, x, pop, threshold)
+    if found is None:
+        return None
+    r, xs, ps = found
+    v = verdict("host", [host], metric, pattern, xs, ps, r, f"the pairs without {host}")
+    v["evidence"] = x.evidence()
+    return v
+
+
+def link_verdict(
+    metric: str,
+    link: list[str],
+    x: View,
+    pop: View,
+    threshold: float,
+    named: set[str],
+    pattern: str = "AllPairs",
+) -> dict | None:
+    """The verdict on a link (its two host names, sorted) of AllPairs (or `pattern`):
+    against every other link, explained by a named endpoint, or alone with twice the
+    excess; None otherwise."""
+    found = judge(metric, x, pop, threshold)
+    why = sorted(named & set(link))
+    if found is None or not (why or found[0] > 1 + 2 * threshold):
+        return None
+    r, xs, ps = found
+    v = verdict("link", list(link), metric, pattern, xs, ps, r, "the other links")
+    v["explained_by"] = why
+    v["evidence"] = x.evidence()
+    return v
+
+
 def pair_verdicts(
     aggs: dict[tuple[str, str], Agg], metric: str, threshold: float, pattern: str = "AllPairs"
 ) -> list[dict]:
@@ -111,28 +149,19 @@ def pair_verdicts(
     for k in inter:
         involving.setdefault(k[0], []).append(k)
         involving.setdefault(k[1], []).append(k)
-    hosts = sorted(involving)
     pool = Pool(inter, involving)
-    out = []
-    for h in hosts:
-        x = pool.group(h)
-        found = judge(metric, x, pool.rest(h), threshold)
-        if found is not None:
-            r, xs, ps = found
-            out.append(verdict("host", [h], metric, pattern, xs, ps, r, f"the pairs without {h}"))
-            out[-1]["evidence"] = x.evidence()
+    out = [
+        v
+        for h in sorted(involving)
+        if (v := host_verdict(metric, h, pool.group(h), pool.rest(h), threshold, pattern))
+        is not None
+    ]
     named = {v["hosts"][0] for v in out}
-    links = sorted({tuple(sorted(k)) for k in inter})
-    for link in links:
+    for link in sorted({tuple(sorted(k)) for k in inter}):
         keys = [k for k in (link, link[::-1]) if k in inter]
         x = pool.group(link, keys)
-        found = judge(metric, x, pool.rest(link, keys), threshold)
-        why = sorted(named & set(link))
-        if found is not None and (why or found[0] > 1 + 2 * threshold):  # alone: twice the excess
-            r, xs, ps = found
-            v = verdict("link", list(link), metric, pattern, xs, ps, r, "the other links")
-            v["explained_by"] = why
-            v["evidence"] = x.evidence()
+        v = link_verdict(metric, list(link), x, pool.rest(link, keys), threshold, named, pattern)
+        if v is not None:
             out.append(v)
     return out
 

@@ -234,23 +234,10 @@ class Wide(Fold):
             for i, h in enumerate(g.key.tolist()):
                 x = g.view(i)
                 self.host_stats[h] = x.stats()
-                hit = verdicts.judge(self.metric, x, cols.rest(x, outside_host(h)), threshold)
-                if hit is not None:
-                    r, xs, ps = hit
-                    name = self.hosts[h]
-                    found.append(
-                        verdicts.verdict(
-                            "host",
-                            [name],
-                            self.metric,
-                            "AllPairs",
-                            xs,
-                            ps,
-                            r,
-                            f"the pairs without {name}",
-                        )
-                    )
-                    found[-1]["evidence"] = x.evidence()
+                pop = cols.rest(x, outside_host(h))
+                got = verdicts.host_verdict(self.metric, self.hosts[h], x, pop, threshold)
+                if got is not None:
+                    found.append(got)
         return sorted(found, key=lambda v: v["hosts"])
 
     def _links(self, threshold: float, named: set[str]) -> list[dict]:
@@ -267,17 +254,11 @@ class Wide(Fold):
             for i in np.flatnonzero(maybe).tolist():
                 a, b = divmod(int(g.key[i]), nh)
                 x = g.view(i)
-                hit = verdicts.judge(self.metric, x, cols.rest(x, outside_link(a, b)), threshold)
                 pair = sorted((self.hosts[a], self.hosts[b]))
-                why = sorted(named & set(pair))
-                if hit is not None and (why or hit[0] > 1 + 2 * threshold):  # as pair_verdicts
-                    r, xs, ps = hit
-                    out = verdicts.verdict(
-                        "link", pair, self.metric, "AllPairs", xs, ps, r, "the other links"
-                    )
-                    out["explained_by"] = why
-                    out["evidence"] = x.evidence()
-                    found.append(out)
+                pop = cols.rest(x, outside_link(a, b))
+                got = verdicts.link_verdict(self.metric, pair, x, pop, threshold, named)
+                if got is not None:
+                    found.append(got)
         return sorted(found, key=lambda v: v["hosts"])
 
     def records(self) -> list[records.Measurement]:
