@@ -76,8 +76,9 @@ def test_reproducer_shows_the_defect_on_debian_mpich_and_passes_on_the_wheel(
         assert f"{name}: LIBRARY DEFECT on MPICH Version:\t4.0.2" in out, out
         assert "size 64: MPI_Get of rank 1's bytes 0-7 returned 100 101 ... 107" in out, out
     else:  # the library aborts the job inside MPI_File_set_view
+        # The abort's own text (flatten.c, MPI_Type_get_envelope_c) is not always printed:
+        # hydra tears the job down as the rank aborts, and a CI run had only the line before.
         assert "calling MPI_File_set_view" in out and f"{name}: PASSED" not in out, out
-        assert re.search(r"flatten\.c|MPI_Type_get_envelope_c|Internal error", out), out
 
 
 def test_pgas_notifier_runs_on_debian_mpich(tmp_path, debian):
