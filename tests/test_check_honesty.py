@@ -125,9 +125,7 @@ def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
 def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict[str, set[str]]:
     """benchmark -> the check verdicts of its rows at np_ processes, from a kernel-level run."""
     # fixed-size benchmarks run in the 2-process jobs only (see the test below)
-    names = [
-        b.name for b in suites.family(family).benchmarks if np_ == 2 or b.procs.fixed is None
-    ]
+    names = [b.name for b in suites.family(family).benchmarks if np_ == 2 or b.procs.fixed is None]
     check, extra = CHECK, []
     if family == "io":  # no in-place sums to wrap: 10 repetitions, a third of the time
         check, extra = [*CHECK[:1], "10", *CHECK[2:]], ["--iodir", str(tmp_path)]
