@@ -105,21 +105,55 @@ def _mpiexec_for(given: str | None, lib: mpilib.Library | None) -> str | None:
     return mpiexec
 
 
-def settings(lib: mpilib.Library | None, mpiexec: str, np_: int, env) -> tuple[list, str]:
+def settings(
+    lib: mpilib.Library | None, mpiexec: str, np_: int, env, family: str | None = None
+) -> tuple[list, str]:
     """(what this run gets on lib, the note to print); lib None (mpi4py could not be asked):
-    judged by the launcher's family."""
+    judged by the launcher's family. family: the benchmark family the run resolved."""
     if lib is None and mpilib.launcher_family(mpiexec)[0] == "openmpi":
         lib = mpilib.Library(None, "Open MPI v?, (told by its mpiexec)")
-    over, note = mpilib.oversubscribed(lib, np_, os.cpu_count() or 1, env)
-    return over + mpilib.open_mpi_settings(lib, env), note
+    cores = os.cpu_count() or 1
+    over, note = mpilib.oversubscribed(lib, np_, cores, env)
+    mt = _intel_mt(lib, family, np_, cores, env)
+    if mt:  # the note said that commbench sets nothing for Intel MPI
+        note = (
+            f"{np_} processes on {cores} cores, oversubscribed: commbench sets {mt[0].name}="
+            f"{mt[0].value} for {lib.name}: {mt[0].why} (oversubscribed timings are not "
+            "representative)"
+        )
+    return over + mpilib.open_mpi_settings(lib, env) + mt, note
+
+
+INTEL_COLL = "I_MPI_COLL_INTRANODE"
+
+
+def _intel_mt(lib, family: str | None, np_: int, cores: int, env) -> list:
+    """Intel MPI 2021 (2021.18 here), oversubscribed: two threads of a rank in MPI_Reduce at
+    once, each on its own communicator (the mt family's ReduceMT), hang in its shared-memory
+    collectives at 3 and 4 processes on 2 cores (repro/impi_mt_reduce.c shows it without
+    commbench); its point-to-point based ones complete. Unless the user chose."""
+    if family != "mt" or lib is None or lib.flavour != "intel" or np_ <= cores:
+        return []
+    if INTEL_COLL in env:
+        return []
+    why = (
+        "Intel MPI's shared-memory collectives hang when threads of an oversubscribed rank run "
+        "collectives on their own communicators at once (repro/impi_mt_reduce.c)"
+    )
+    return [mpilib.Setting(INTEL_COLL, "pt2pt", why)]
 
 
 def command(
-    mpiexec: str, np_: int, subcommand: str, argv: list[str], lib: mpilib.Library | None = None
+    mpiexec: str,
+    np_: int,
+    subcommand: str,
+    argv: list[str],
+    lib: mpilib.Library | None = None,
+    family: str | None = None,
 ) -> tuple[list[str], dict]:
     env = dict(os.environ)
     cmd = [mpiexec, "-n", str(np_)]
-    applied, note = settings(lib, mpiexec, np_, env)
+    applied, note = settings(lib, mpiexec, np_, env, family)
     for s in applied:
         if s.name.startswith("-"):
             cmd.append(s.name)
@@ -364,7 +398,7 @@ def launch(
     if mpiexec is None:
         _release(path if reserved else None)
         return 2
-    cmd, env = command(mpiexec, np_, subcommand, argv, lib)
+    cmd, env = command(mpiexec, np_, subcommand, argv, lib, family)
     if path:
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
     if family:

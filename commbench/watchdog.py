@@ -227,7 +227,9 @@ class Watchdog:
                     continue
             if self._stop.is_set():
                 return
-            if info is not None:
+            # A debugger attaching (gdb -p) can wake sigtimedwait with a siginfo of no
+            # ending signal (a garbage number was seen): that is no request to end.
+            if info is not None and info.si_signo in END_SIGNALS:
                 self._end_by_signal(info.si_signo)
                 continue
             self._watch_peers()  # ends the process when a peer's end says so

@@ -121,6 +121,10 @@ def _run_family(mpi: mpi_envs.MpiEnv, np_: int, family: str, args: list[str], ou
         meta = json.loads(out.read_text())["metadata"]
         if meta["mpi_library"]["flavour"] == "mpich" and mpi.name != "debian-mpich":
             wrong.append(f"{family}: ran on {meta['mpi_library']} (the mpich wheel?)")
+        names = {s["name"] for s in meta["launch_settings"]}
+        intel_mt = (mpi.name, family) == ("impi-wheel", "mt") and np_ > (os.cpu_count() or 1)
+        if intel_mt != ("I_MPI_COLL_INTRANODE" in names):  # test_intel_mt_reduce_hang_...
+            wrong.append(f"{family}: launch settings {sorted(names)}")
     return wrong
 
 
@@ -171,9 +175,12 @@ def test_the_launcher_takes_the_library_s_own_mpiexec(name):
     assert family and mpilib.launcher_family(mpiexec)[0] == family, (mpiexec, p.stdout)
 
 
-def _reproduce(mpi: mpi_envs.MpiEnv | None, source: str, tmp_path) -> subprocess.CompletedProcess:
-    """Build repro/<source> with the MPI's own mpicc and run it on 2 processes with the
-    mpiexec commbench's launcher takes."""
+def _reproduce(
+    mpi: mpi_envs.MpiEnv | None, source: str, tmp_path, np_: int = 2, timeout: float = 120, **extra
+) -> subprocess.CompletedProcess:
+    """Build repro/<source> with the MPI's own mpicc and run it on np_ processes with the
+    mpiexec commbench's launcher takes (and the variables extra); TimeoutExpired past
+    timeout seconds."""
     from tests.mpirun import ENV, MPIEXEC
 
     exe = tmp_path / source.removesuffix(".c")
@@ -186,12 +193,29 @@ def _reproduce(mpi: mpi_envs.MpiEnv | None, source: str, tmp_path) -> subprocess
         mpiexec, settings = _launcher_choice(mpi)
         mpicc, env = str(mpi.mpicc), {**mpi.compiler_env(), **settings}
     b = subprocess.run(
-        [mpicc, "-O2", "-o", str(exe), str(src)], capture_output=True, text=True, env=env
+        [mpicc, "-O2", "-pthread", "-o", str(exe), str(src)],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert b.returncode == 0, b.stderr[-1000:]
-    return subprocess.run(
-        [mpiexec, "-n", "2", str(exe)], capture_output=True, text=True, env=env, timeout=120
-    )
+    cmd = [mpiexec, "-n", str(np_), str(exe)]
+    # its own session: a hang's processes are killed with it
+    with subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, **extra},
+        start_new_session=True,
+    ) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 @pytest.mark.parametrize("name", [None, *MPIS])
@@ -215,3 +239,34 @@ def test_scatter_init_reproducer_agrees_with_the_check(name, tmp_path):
     )
     assert (_failed_checks(p.stdout) == ["Scatter_persist"]) == defect, p.stdout[-1500:]
     assert ("a known defect of" in p.stdout) == defect, p.stdout[-1500:]
+
+
+def test_intel_mt_reduce_hang_is_the_library_s_and_commbench_steps_around_it(tmp_path):
+    """Intel MPI 2021.18, 4 processes on 2 cores: two threads per process in MPI_Reduce at
+    once, each on its own communicator, hang in its shared-memory collectives (C, no
+    commbench: repro/impi_mt_reduce.c); with the I_MPI_COLL_INTRANODE=pt2pt that
+    commbench's launcher sets for the mt family there (test_every_family_checks_on checks
+    the run and the recorded setting), the reproducer completes."""
+    mpi = _env("impi-wheel")
+    if (os.cpu_count() or 1) >= 4:
+        pytest.skip("the hang is shown oversubscribed (4 processes on 2 cores); this has more")
+    r = _reproduce(mpi, "impi_mt_reduce.c", tmp_path, 4, 60, I_MPI_COLL_INTRANODE="pt2pt")
+    assert r.returncode == 0 and "impi_mt_reduce: PASSED" in r.stdout, r.stdout + r.stderr
+    hung = 0
+    for _ in range(3):  # it hangs in nearly every run here: three runs that all pass are news
+        try:
+            r = _reproduce(mpi, "impi_mt_reduce.c", tmp_path, 4, 10)
+        except subprocess.TimeoutExpired:
+            hung += 1
+            break
+        assert r.returncode == 0 and "PASSED" in r.stdout, r.stdout + r.stderr
+    version = subprocess.run(
+        [str(mpi.python), "-c", "from mpi4py import MPI; print(MPI.Get_library_version())"],
+        capture_output=True,
+        text=True,
+        env=mpi.env(),
+        timeout=60,
+    ).stdout
+    print(f"impi_mt_reduce without the setting: {'hung' if hung else 'passed 3 times'}")
+    if "2021.18" in version:
+        assert hung, f"the reproducer no longer hangs on {version.strip()[:80]}"
