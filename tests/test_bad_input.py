@@ -252,10 +252,12 @@ def test_case_count():
 
 @pytest.mark.parametrize("np_", [1, 2, 4])
 def test_bad_input_matrix(files, np_):
+    # At 4 processes: every case that depends on the process count, and a third of the rest
+    # (a rank parses as at 2; what 4 adds is more ranks to agree and stay quiet), 60 s -> 25 s.
     todo = [
         (cid, argv, needle)
-        for cid, argv, needle, applies in CASES
-        if applies is None or applies(np_)
+        for i, (cid, argv, needle, applies) in enumerate(CASES)
+        if (applies(np_) if applies is not None else np_ < 4 or i % 3 == 0)
     ]
     workers = 8 if np_ < 4 else 4
     with ThreadPoolExecutor(max_workers=workers) as pool:
