@@ -132,9 +132,7 @@ def _intel_mt(lib, family: str | None, np_: int, cores: int, env) -> list:
     once, each on its own communicator (the mt family's ReduceMT), hang in its shared-memory
     collectives at 3 and 4 processes on 2 cores (repro/impi_mt_reduce.c shows it without
     commbench); its point-to-point based ones complete. Unless the user chose."""
-    if family != "mt" or lib is None or lib.flavour != "intel" or np_ <= cores:
-        return []
-    if INTEL_COLL in env:
+    if family != "mt" or lib is None or lib.flavour != "intel" or np_ <= cores or INTEL_COLL in env:
         return []
     why = (
         "Intel MPI's shared-memory collectives hang when threads of an oversubscribed rank run "

@@ -89,12 +89,13 @@ def tables(stdout: str) -> dict[tuple[str, int], list[list[str]]]:
     return out
 
 
-def records_in(path: Path) -> int:
-    """How many records a results file being written holds now (0 while unreadable)."""
+def records_in(path: Path, unreadable: int | None = 0) -> int | None:
+    """How many records a results file being written holds now (`unreadable` while it
+    cannot be read: missing, or caught between a record's bytes and the closing ones)."""
     try:
         return len(json.loads(Path(path).read_text()).get("records", []))
     except (OSError, ValueError):
-        return 0
+        return unreadable
 
 
 def terminate(proc: subprocess.Popen) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from commbench.views import results_file
-from tests.mpirun import ENV, MPIEXEC
+from tests.mpirun import ENV, MPIEXEC, records_in
 from tests.results_schema import run_header
 
 ROOT = str(Path(__file__).resolve().parents[1])  # this checkout's commbench, whatever the cwd
@@ -66,13 +66,6 @@ def _terminal_signals() -> None:
     """The run gets Ctrl-C as from a terminal, also when the suite itself was started in the
     background of a shell (which ignores SIGINT there, and an ignored signal is inherited)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def records_in(path: Path) -> int:
-    try:
-        return len(json.loads(path.read_text())["records"])
-    except (OSError, ValueError, KeyError):
-        return 0
 
 
 def wait_records(path: Path, proc: subprocess.Popen, n: int, limit: float = 120) -> None:

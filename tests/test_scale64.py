@@ -20,7 +20,7 @@ import time
 
 from commbench import config
 from commbench.harness.plan import Plan
-from tests.mpirun import ENV, wait_for_records
+from tests.mpirun import ENV, records_in, wait_for_records
 from tests.test_progress import _launch
 
 P = 64
@@ -30,12 +30,9 @@ SHORT = ["-msglog", "0:1", "-npmin", str(P), "-iter", "10", "-time", "5"]  # NP 
 def _rows(path, seen: list, done: threading.Event) -> None:
     """Every distinct record count the results file showed while the run went on. A read
     between a record's bytes and the closing bytes after them (the file grows in place) is
-    not valid JSON and is skipped: records_in's 0 there is not a count (a CI run saw one)."""
+    not valid JSON and is skipped: it is no count of 0 (a CI run saw one)."""
     while not done.is_set():
-        try:
-            n = len(json.loads(path.read_text())["records"])
-        except (OSError, ValueError, KeyError):
-            n = None
+        n = records_in(path, unreadable=None)
         if n is not None and (not seen or n != seen[-1]):
             seen.append(n)
         time.sleep(0.2)
