@@ -15,7 +15,9 @@
  * 4.0: "Out of memory in file adio/common/flatten.c"; with fatal errors,
  * "use MPI_Type_get_envelope_c to query large count datatype"), so the job
  * ends with mpiexec's status 1 after the line "calling MPI_File_set_view";
- * otherwise it prints PASSED and exits 0.
+ * otherwise it prints PASSED and exits 0.  The line is also written to the file
+ * romio_large_count_view.stage in the directory: a launcher that tears the job down
+ * as a rank aborts may drop what the ranks printed last (hydra did, in 1 run of 10).
  * Build: <that MPI's mpicc> -O2 -o romio_large_count_view romio_large_count_view.c
  * Run:   <that MPI's mpiexec> -n 2 ./romio_large_count_view [directory for the file]
  */
@@ -48,7 +50,15 @@ int main(int argc, char **argv)
     MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                   MPI_INFO_NULL, &fh);
     if (rank == 0) {
-        printf("romio_large_count_view: calling MPI_File_set_view (an abort now is the defect)\n");
+        const char *stage = "romio_large_count_view: calling MPI_File_set_view (an abort now is the defect)\n";
+        char at[4200];
+        snprintf(at, sizeof at, "%s/romio_large_count_view.stage", argc > 1 ? argv[1] : "/tmp");
+        FILE *f = fopen(at, "w");
+        if (f) {
+            fputs(stage, f);
+            fclose(f);
+        }
+        fputs(stage, stdout);
         fflush(stdout);
     }
     MPI_Barrier(MPI_COMM_WORLD);

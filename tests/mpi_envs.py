@@ -139,3 +139,122 @@ def get(name: str) -> MpiEnv:
             ready.write_text(f"{took:.1f}\n")
     mpicc = Path(spec.mpicc) if spec.mpicc else prefix / "bin" / "mpicc"
     return MpiEnv(name, prefix, prefix / "bin" / "python", mpicc, took)
+
+
+# ---- the C reproducers of repro/: built with an MPI's own mpicc, run with its own mpiexec
+
+CHOICE = """
+import json, sys
+from commbench import launch, mpilib
+lib = mpilib.of_python(sys.executable)
+mpiexec, _ = launch.choose_mpiexec(None, lib)
+applied, _ = launch.settings(lib, mpiexec, 2, {})
+print(json.dumps([mpiexec, {s.name: s.value for s in applied if not s.name.startswith("-")}]))
+"""
+
+
+def launcher_choice(mpi: MpiEnv) -> tuple[str, dict]:
+    """The mpiexec commbench's launcher takes for `mpi`, and the variables it sets for 2
+    processes."""
+    import json
+
+    p = subprocess.run(
+        [str(mpi.python), "-c", CHOICE], capture_output=True, text=True, env=mpi.env(), timeout=60
+    )
+    if p.returncode != 0:
+        raise RuntimeError(f"the launcher's choice for {mpi.name}: {p.stderr[-800:]}")
+    mpiexec, env = json.loads(p.stdout)
+    return mpiexec, env
+
+
+@dataclass(frozen=True)
+class Repro:
+    """One run of a reproducer: outcome is "passed" (it printed PASSED and ended 0),
+    "defect" (it printed LIBRARY DEFECT, or ended non-zero past its "an abort now is the
+    defect" line without PASSED), "hung" (killed at the time limit) or "other" (anything
+    else: a crash before the call, a wrong exit; never expected)."""
+
+    source: str
+    outcome: str
+    returncode: int | None
+    output: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.outcome} (exit {self.returncode})\n{self.output[-1500:]}"
+
+
+def _outcome(name: str, rc: int, out: str) -> str:
+    if f"{name}: PASSED" in out:
+        return "passed" if rc == 0 else "other"
+    if f"{name}: LIBRARY DEFECT" in out or (rc != 0 and "an abort now is the defect" in out):
+        return "defect"
+    return "other"
+
+
+def build(mpi: MpiEnv | None, source: str, workdir: Path) -> tuple[Path, str, dict]:
+    """repro/<source> built with the MPI's own mpicc (None: the mpich wheel beside this
+    Python): the program, the mpiexec commbench's launcher takes, and the run's environment
+    (with the variables the launcher sets)."""
+    exe = workdir / f"{source.removesuffix('.c')}-{mpi.name if mpi else 'wheel'}"
+    if mpi is None:
+        from commbench.native.extension import find_mpicc
+        from tests.mpirun import ENV, MPIEXEC
+
+        mpicc, env, mpiexec = find_mpicc(), dict(os.environ, **ENV), MPIEXEC
+    else:
+        mpiexec, settings = launcher_choice(mpi)
+        mpicc, env = str(mpi.mpicc), {**mpi.compiler_env(), **settings}
+    if not exe.exists():
+        b = subprocess.run(
+            [mpicc, "-O2", "-pthread", "-o", str(exe), str(REPO / "repro" / source)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        if b.returncode != 0:
+            raise RuntimeError(f"{mpicc} {source}: {b.stderr[-1000:]}")
+    return exe, mpiexec, env
+
+
+def reproduce(
+    mpi: MpiEnv | None,
+    source: str,
+    workdir: Path,
+    np_: int = 2,
+    timeout: float = 120,
+    **extra: str,
+) -> Repro:
+    """One run of repro/<source> on np_ processes (built by build(), in workdir, which it
+    is also given as its argument), with the variables extra; killed past timeout seconds
+    (outcome "hung"). What it wrote to <workdir>/<name>.stage before a call that may abort
+    is part of its output (a launcher tearing a job down may drop what ranks printed)."""
+    exe, mpiexec, env = build(mpi, source, workdir)
+    name = source.removesuffix(".c")
+    stage = workdir / f"{name}.stage"
+    stage.unlink(missing_ok=True)
+    cmd = [mpiexec, "-n", str(np_), str(exe), str(workdir)]
+    # its own session: a hang's processes are killed with it
+    with subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**env, **extra},
+        start_new_session=True,
+    ) as p:
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            out, _ = p.communicate()
+            return Repro(source, "hung", None, out or "")
+    if stage.exists():
+        out += f"[{stage.name}] {stage.read_text()}"
+    return Repro(source, _outcome(name, p.returncode, out), p.returncode, out)
+
+
+def load_now() -> str:
+    """The machine's load as a line for a measurement: 1-minute load average over cores."""
+    one = os.getloadavg()[0]
+    return f"load average {one:.1f} on {os.cpu_count()} cores"

@@ -139,27 +139,6 @@ def test_every_family_checks_on(name, np_, tmp_path):
     assert not wrong, f"{name} at {np_} processes:\n" + "\n".join(wrong)
 
 
-CHOICE = """
-import json, sys
-from commbench import launch, mpilib
-lib = mpilib.of_python(sys.executable)
-mpiexec, _ = launch.choose_mpiexec(None, lib)
-applied, _ = launch.settings(lib, mpiexec, 2, {})
-print(json.dumps([mpiexec, {s.name: s.value for s in applied if not s.name.startswith("-")}]))
-"""
-
-
-def _launcher_choice(mpi: mpi_envs.MpiEnv) -> tuple[str, dict]:
-    """The mpiexec commbench's launcher takes for `mpi`, and the variables it sets for 2
-    processes."""
-    p = subprocess.run(
-        [str(mpi.python), "-c", CHOICE], capture_output=True, text=True, env=mpi.env(), timeout=60
-    )
-    assert p.returncode == 0, p.stderr
-    mpiexec, env = json.loads(p.stdout)
-    return mpiexec, env
-
-
 @pytest.mark.parametrize("name", MPIS)
 def test_the_launcher_takes_the_library_s_own_mpiexec(name):
     """The mpiexec of the library mpi4py loads, even where the plain `mpiexec` on PATH is
@@ -167,7 +146,7 @@ def test_the_launcher_takes_the_library_s_own_mpiexec(name):
     from commbench import mpilib
 
     mpi = _env(name)
-    mpiexec, _ = _launcher_choice(mpi)
+    mpiexec, _ = mpi_envs.launcher_choice(mpi)
     code = "import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
     code += "print(MPI.Get_library_version())"
     p = subprocess.run([str(mpi.python), "-c", code], capture_output=True, text=True)
@@ -175,95 +154,69 @@ def test_the_launcher_takes_the_library_s_own_mpiexec(name):
     assert family and mpilib.launcher_family(mpiexec)[0] == family, (mpiexec, p.stdout)
 
 
-def _reproduce(
-    mpi: mpi_envs.MpiEnv | None, source: str, tmp_path, np_: int = 2, timeout: float = 120, **extra
-) -> subprocess.CompletedProcess:
-    """Build repro/<source> with the MPI's own mpicc and run it on np_ processes with the
-    mpiexec commbench's launcher takes (and the variables extra); TimeoutExpired past
-    timeout seconds."""
-    from tests.mpirun import ENV, MPIEXEC
-
-    exe = tmp_path / source.removesuffix(".c")
-    src = mpi_envs.REPO / "repro" / source
-    if mpi is None:
-        from commbench.native.extension import find_mpicc
-
-        mpicc, env, mpiexec = find_mpicc(), dict(os.environ, **ENV), MPIEXEC  # the wheel
-    else:
-        mpiexec, settings = _launcher_choice(mpi)
-        mpicc, env = str(mpi.mpicc), {**mpi.compiler_env(), **settings}
-    b = subprocess.run(
-        [mpicc, "-O2", "-pthread", "-o", str(exe), str(src)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert b.returncode == 0, b.stderr[-1000:]
-    cmd = [mpiexec, "-n", str(np_), str(exe)]
-    # its own session: a hang's processes are killed with it
-    with subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**env, **extra},
-        start_new_session=True,
-    ) as p:
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 9)
-            p.communicate()
-            raise
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
-
-
 @pytest.mark.parametrize("name", [None, *MPIS])
-def test_scatter_init_reproducer_agrees_with_the_check(name, tmp_path):
-    """Where commbench's Scatter_persist check fails, the C reproducer built with the same
-    MPI shows the library defect; where it passes, the reproducer passes."""
+def test_scatter_init_reproducer_and_the_check(name, tmp_path, measured):
+    """Scatter_persist with -check on each MPI: the run completes, and a FAILED check is
+    named as the library's known defect (mpilib.KNOWN_DEFECTS) and only on a library that
+    table lists. The C reproducer built with the same MPI ends PASSED or LIBRARY DEFECT,
+    never otherwise, and PASSED on a library the table does not list. Whether the defect
+    showed in each is printed: a measurement, not a requirement (benchmarks/defect_rates.py
+    counts it over many runs, docs/mpis.md quotes that)."""
+    from commbench import mpilib
+
     mpi = _env(name) if name else None
-    r = _reproduce(mpi, "scatter_init_restart.c", tmp_path)
-    assert r.returncode in (0, 1) and "scatter_init_restart:" in r.stdout, r.stdout + r.stderr
-    defect = r.returncode == 1
-    assert ("LIBRARY DEFECT" in r.stdout) == defect
+    r = mpi_envs.reproduce(mpi, "scatter_init_restart.c", tmp_path)
+    assert r.outcome in ("passed", "defect"), str(r)
     python = str(mpi.python) if mpi else sys.executable
-    env = mpi.env() if mpi else None
+    version = (mpilib.of_python(python) or mpilib.Library(None, "")).version
+    listed = mpilib.known_defect("mpi4", "Scatter_persist", version) is not None
     p = subprocess.run(
         [python, "-m", "commbench", "run", "-n", "2", "mpi4", "Scatter_persist", "-check", *SHORT]
         + ["-o", "-", "--no-progress"],
         capture_output=True,
         text=True,
-        env=env,
+        env=mpi.env() if mpi else None,
         timeout=300,
     )
-    assert (_failed_checks(p.stdout) == ["Scatter_persist"]) == defect, p.stdout[-1500:]
-    assert ("a known defect of" in p.stdout) == defect, p.stdout[-1500:]
+    failed = _failed_checks(p.stdout) == ["Scatter_persist"]
+    named = "Scatter_persist: a known defect of" in p.stdout
+    measured(
+        f"{name or 'mpich-wheel'} ({mpilib.short_name(version)}), {mpi_envs.load_now()}: "
+        f"reproducer {r.outcome}, commbench's check {'FAILED' if failed else 'passed'}"
+    )
+    assert p.returncode in (0, 1) and (p.returncode == 1) == failed, p.stdout[-1500:]
+    assert named == failed, p.stdout[-1500:]  # a failure is named, a pass names nothing
+    if not listed:  # no known defect here: both must pass
+        assert r.outcome == "passed" and not failed, (str(r), p.stdout[-1500:])
 
 
-def test_intel_mt_reduce_hang_is_the_library_s_and_commbench_steps_around_it(tmp_path):
+def test_intel_mt_reduce_hang_and_the_launcher_s_setting(tmp_path, measured):
     """Intel MPI 2021.18, 4 processes on 2 cores: two threads per process in MPI_Reduce at
-    once, each on its own communicator, hang in its shared-memory collectives (C, no
-    commbench: repro/impi_mt_reduce.c); with the I_MPI_COLL_INTRANODE=pt2pt that
-    commbench's launcher sets for the mt family there (test_every_family_checks_on checks
-    the run and the recorded setting), the reproducer completes."""
+    once, each on its own communicator, hang in its shared-memory collectives on some
+    machines (C, no commbench: repro/impi_mt_reduce.c; docs/mpis.md says where and how
+    often). With the I_MPI_COLL_INTRANODE=pt2pt that commbench's launcher sets for the mt
+    family there (test_every_family_checks_on checks the run and the recorded setting), the
+    reproducer completes, every time. Without it, whether it hung is printed: the defect
+    showing or not is a measurement of this machine, not the test's verdict."""
     from commbench import mpilib
 
     mpi = _env("impi-wheel")
     if (os.cpu_count() or 1) >= 4:
         pytest.skip("the hang is shown oversubscribed (4 processes on 2 cores); this has more")
-    r = _reproduce(mpi, "impi_mt_reduce.c", tmp_path, 4, 60, I_MPI_COLL_INTRANODE="pt2pt")
-    assert r.returncode == 0 and "impi_mt_reduce: PASSED" in r.stdout, r.stdout + r.stderr
-    hung = 0
-    for _ in range(3):  # it hangs in nearly every run here: three runs that all pass are news
-        try:
-            r = _reproduce(mpi, "impi_mt_reduce.c", tmp_path, 4, 10)
-        except subprocess.TimeoutExpired:
-            hung += 1
+    for _ in range(2):
+        r = mpi_envs.reproduce(
+            mpi, "impi_mt_reduce.c", tmp_path, 4, 60, I_MPI_COLL_INTRANODE="pt2pt"
+        )
+        assert r.outcome == "passed", str(r)
+    runs = []
+    for _ in range(3):  # without the setting: stop at the first hang
+        r = mpi_envs.reproduce(mpi, "impi_mt_reduce.c", tmp_path, 4, 10)
+        assert r.outcome in ("passed", "hung"), str(r)  # completing, it completes right
+        runs.append(r.outcome)
+        if r.outcome == "hung":
             break
-        assert r.returncode == 0 and "PASSED" in r.stdout, r.stdout + r.stderr
     lib = mpilib.of_python(str(mpi.python))
-    version = lib.version if lib is not None else ""
-    print(f"impi_mt_reduce without the setting: {'hung' if hung else 'passed 3 times'}")
-    if "2021.18" in version:
-        assert hung, f"the reproducer no longer hangs on {version.strip()[:80]}"
+    measured(
+        f"impi_mt_reduce without the setting on {lib.version.strip()[:40] if lib else '?'}, "
+        f"{mpi_envs.load_now()}: hung in {runs.count('hung')} of {len(runs)} runs"
+    )
