@@ -206,6 +206,9 @@ CLOCK_OFFSET_ENV = (
     "COMMBENCH_FAULT_CLOCK_OFFSET"  # "rank:seconds[:drift],...": shifts those ranks' clocks
 )
 TIMER_TICK_ENV = "COMMBENCH_FAULT_TIMER_TICK"  # seconds: a coarse timer for --per-iteration
+# "rank:seconds": that rank sleeps so long before each block of --sync-start window's starts,
+# as a rank the scheduler took the core from would (the tests' late starts, on any machine)
+DESCHEDULE_ENV = "COMMBENCH_FAULT_DESCHEDULE"
 
 
 def parse_clock_faults(text: str) -> dict[int, tuple[float, float]]:
@@ -246,6 +249,25 @@ def parse_tick(text: str) -> float:
     return tick
 
 
+def parse_deschedule(text: str) -> dict[int, float]:
+    """COMMBENCH_FAULT_DESCHEDULE: world rank -> seconds it sleeps before each block."""
+    out: dict[int, float] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        rank, _, secs = item.partition(":")
+        try:
+            s = float(secs)
+        except ValueError:
+            s = -1.0
+        if not rank.isdigit() or not (math.isfinite(s) and 0 < s <= 10):
+            raise ConfigError(
+                f"{DESCHEDULE_ENV}: {item!r} is not rank:seconds (accepted: e.g. 1:0.05, "
+                "0 < seconds <= 10)"
+            )
+        out[int(rank)] = s
+    return out
+
+
 def check_faults(env) -> None:
     parse_clock_faults(env.get(CLOCK_OFFSET_ENV, ""))
     parse_tick(env.get(TIMER_TICK_ENV, ""))
+    parse_deschedule(env.get(DESCHEDULE_ENV, ""))

@@ -185,17 +185,19 @@ def test_untested_slower_rows_are_named_not_passed_silently(base, tmp_path):
 
 
 def test_rows_resting_on_too_few_repetitions_are_marked_and_untested(tmp_path):
-    """--sync-start window at 4 ranks on 2 cores: most repetitions start late on some rank; a row
-    left with a handful is marked !few in the text and the file, and compare does not test it."""
+    """--sync-start window with rank 1 descheduled before every block of starts (the fault
+    injection COMMBENCH_FAULT_DESCHEDULE, as a loaded machine does now and then): its
+    repetitions start late; a row left with a handful is marked !few in the text and the
+    file, and compare does not test it."""
     out = tmp_path / "win.json"
     p = mpiexec(
-        4,
+        2,
         "run",
         "Allreduce",
         "-msglog",
         "0:2",
         "-iter",
-        "200",
+        "64",
         "--samples",
         "6",
         "--sync-start",
@@ -203,6 +205,7 @@ def test_rows_resting_on_too_few_repetitions_are_marked_and_untested(tmp_path):
         "--per-iteration",
         "-o",
         str(out),
+        env={"COMMBENCH_FAULT_DESCHEDULE": "1:0.05"},
     )
     assert p.returncode == 0, p.stderr[-2000:]
     recs = json.loads(out.read_text())["records"]
@@ -211,9 +214,8 @@ def test_rows_resting_on_too_few_repetitions_are_marked_and_untested(tmp_path):
         st = r["extra"]["sync"]
         valid = st["repetitions"] - st["invalid"]
         marked = valid < 10 or valid < 0.5 * st["repetitions"]
-        assert marked == (r in few), (r["bytes"], st["invalid"], st["repetitions"])
-    if not few:
-        pytest.skip("no row lost most of its repetitions this time (a quiet machine)")
+    assert marked == (r in few), (r["bytes"], st["invalid"], st["repetitions"])
+    assert few, [r["extra"]["sync"] for r in recs]
     assert "!few" in p.stdout and "rest on too few valid repetitions" in p.stdout
     rep = commbench("report", str(out))
     assert rep.returncode == 0 and rep.stdout.count("!few") == p.stdout.count("!few")

@@ -24,7 +24,9 @@ out). A second sync after the calls gives the drift, and ends are converted
 by the line between the two syncs.
 
 COMMBENCH_FAULT_TIMER_TICK (tests): every per-repetition time, and the timer
-resolution, as a timer of that step would read them.
+resolution, as a timer of that step would read them. COMMBENCH_FAULT_DESCHEDULE
+(tests): the ranks it names sleep before each block's first start, as a rank
+descheduled there would, so late starts show on a quiet machine too.
 """
 
 from __future__ import annotations
@@ -135,6 +137,8 @@ class RowTimer:
         self.tick = _tick()
         self.floor = timer_floor(engine)
         self.clock = clocksync.Clock(ctx.world_rank) if window else None
+        faults = measuring.parse_deschedule(os.environ.get(measuring.DESCHEDULE_ENV, ""))
+        self.descheduled = faults.get(ctx.world_rank, 0.0)
         self.runs: list[np.ndarray] = []
         self.late: list[np.ndarray] = []
         self.syncs: list[dict[str, float]] = []
@@ -176,6 +180,8 @@ class RowTimer:
                     clock() + (MARGIN if i == 0 else max(2 * w, LEAD)) if ctx.rank == 0 else 0.0
                 )
                 comm.Bcast([anchor, MPI.DOUBLE], root=0)
+                if self.descheduled:
+                    time.sleep(self.descheduled)
             starts[i] = anchor[0] + (i % BLOCK) * w
             target = starts[i] + before.offset
             now = clock()
