@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from commbench import redact
+
 USAGE = """usage: commbench <command> [args]
 
 commands:
@@ -348,6 +350,7 @@ def _single_threaded_blas() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _single_threaded_blas()
+    redact.mask_streams()  # no password of a store URL on any line commbench writes
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)

@@ -16,12 +16,12 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the 
     THREAD_LEVELS,
     ConfigError,
     HelpRequested,
-    masked,
     read_msglen_file,
     read_name_file,
     readable_file,
 )
 from commbench.outputs import check_distinct, check_writable, default_output, normal_output  # noqa: F401 - API
+from commbench.redact import redact
 from commbench.runoptions import OPTIONS, RUN_LEVEL, all_options, hinted_family, split_run_argv
 from commbench.selection import select
 from commbench.suites import uses
@@ -92,8 +92,8 @@ class RunConfig:
         out["methodology"] = self.method.as_dict()
         out["measuring"] = self.measuring.as_dict()
         out["params"] = dict(self.params)
-        out["argv"] = [masked(a) for a in self.argv]  # a store URL's password is not recorded
-        out["store"] = masked(self.store)
+        out["argv"] = [redact(a) for a in self.argv]  # a store URL's password is not recorded
+        out["store"] = redact(self.store)
         return out
 
 

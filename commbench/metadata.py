@@ -11,7 +11,8 @@ from collections import Counter
 import numpy as np
 
 import commbench
-from commbench import buffers, jobenv, mpilib, options
+from commbench import buffers, jobenv, mpilib
+from commbench.redact import redact
 
 MPI_ENV_PREFIXES = (
     "MPIR_CVAR_",
@@ -101,8 +102,8 @@ def collect(comm, cfg) -> dict | None:
         },
         "engine": "both" if len(engines) > 1 else engines[0],
         "engine_detail": native.describe(getattr(cfg, "engine", "native"), engines, engine_note),
-        "calling_sequence": ["commbench", "run", *map(options.masked, cfg.argv)],
-        "command_line": [options.masked(a) for a in sys.argv],
+        "calling_sequence": ["commbench", "run", *map(redact, cfg.argv)],
+        "command_line": [redact(a) for a in sys.argv],
         "timer": {"name": "MPI_Wtime", "resolution_s": MPI.Wtick()},
         "mpi_env": mpi_env(),
         **job,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import math
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,12 +47,6 @@ class Option:
     # A family option that only some of its benchmarks use: uses(descriptor) -> bool (None: every
     # one). A run whose selected benchmarks all say False refuses it (commbench.suites.uses).
     uses: Callable[[Any], bool] | None = None
-
-
-def masked(v: Any) -> Any:
-    """An argument with a URL's password hidden (--store=postgresql://user:pw@host/db): results
-    files record the command line."""
-    return re.sub(r"(://[^:/@\s]+:)[^@/\s]*@", r"\1***@", v) if isinstance(v, str) else v
 
 
 def split_command(

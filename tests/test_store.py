@@ -282,10 +282,34 @@ def test_run_refuses_a_store_it_cannot_keep_before_running(tmp_path):
     assert p.returncode == 2 and "mysql:// is not a store" in p.stderr
     p = cb("store", "rm", "--store", str(tmp_path / "x.db"))
     assert p.returncode == 2 and "needs a selector" in p.stderr
+    p = cb("store", "rm", "", "--store", str(tmp_path / "x.db"))
+    assert p.returncode == 2 and "needs a selector" in p.stderr
     p = cb("compare", "a.json", "b.json", "--min-spread", "5%")
     assert p.returncode == 2 and "--min-spread is an option of the store's gate" in p.stderr
     p = cb("compare", "a.json", "--baseline", "x.db", "--history", "1")
     assert p.returncode == 2 and "not a count of at least 2" in p.stderr
+
+
+def test_rm_never_empties_a_store_without_all(history, tmp_path):
+    """`store rm "$SEL"` with SEL unset, blank, or a selector every run passes removes
+    nothing and says why (exit 2); a selector that leaves runs names what it removes; --all
+    removes every run."""
+    db = _copy(history, tmp_path)
+
+    def ids() -> list[int]:
+        return [
+            r["id"] for r in json.loads(cb("store", "list", "--json", "--store", str(db)).stdout)
+        ]
+
+    for sel in ["", "   ", "since=2000-01-01", "tag=nightly", "last=", "last=6"]:
+        p = cb("store", "rm", sel, "--store", str(db))
+        assert p.returncode == 2 and "nothing removed" in p.stderr or "not key=value" in p.stderr
+        assert p.returncode == 2 and ids() == [6, 5, 4, 3, 2, 1], (sel, p.stderr)
+    p = cb("store", "rm", "id=2-3", "--store", str(db))
+    assert p.returncode == 0 and "removing 2 runs (3, 2)" in p.stderr, p.stderr
+    assert ids() == [6, 5, 4, 1]
+    p = cb("store", "rm", "--all", "--store", str(db))
+    assert p.returncode == 0 and "removed 4 runs" in p.stderr and ids() == []
 
 
 def test_rank_0_of_a_job_started_by_mpiexec_stores_the_run_once(tmp_path):
@@ -305,3 +329,61 @@ def test_a_password_in_the_url_is_not_recorded(tmp_path):
            f"--store={url}", env={"PGCONNECT_TIMEOUT": "2"})  # fmt: skip
     assert p.returncode == 2 and "not stored" in p.stderr and out.exists()
     assert "s3cret" not in out.read_text() and "bench:***@" in out.read_text()
+
+
+def test_redact_hides_every_credential_form_and_nothing_else():
+    from commbench.redact import redact
+
+    cases = {
+        "postgresql://u:s3cr3t@h:5432/db": "postgresql://u:***@h:5432/db",
+        "--store=postgresql+psycopg://u:p%40ss@h/db?sslmode=require": (
+            "--store=postgresql+psycopg://u:***@h/db?sslmode=require"
+        ),
+        "postgresql://u@h/db?password=s3cr3t&sslmode=require": (
+            "postgresql://u@h/db?password=***&sslmode=require"
+        ),
+        "postgres://h/db?user=u&PGPASSWORD=s3cr3t&sslpassword=k3y": (
+            "postgres://h/db?user=u&PGPASSWORD=***&sslpassword=***"
+        ),
+        "host=h password=s3cr3t dbname=x": "host=h password=*** dbname=x",
+        "invalid benchmark name 'postgresql://u:s3cr3t@h/db'": (
+            "invalid benchmark name 'postgresql://u:***@h/db'"
+        ),
+    }
+    for given, hidden in cases.items():
+        assert redact(given) == hidden, given
+    for kept in ["postgresql://u@h:5432/db", "postgresql://h:5432/db?service=lab&passfile=/p",
+                 "sqlite:///r.db", "-msglog 0:20", "last=5,tag=nightly", "bypass=1"]:  # fmt: skip
+        assert redact(kept) == kept
+
+
+NO_DRIVER = (
+    "import sys; sys.modules['psycopg'] = None; from commbench.cli import main; "
+    "sys.exit(main(sys.argv[1:]))"
+)  # a Python where `import psycopg` fails, as where commbench[postgresql] is not installed
+
+
+def test_a_store_a_run_cannot_be_kept_in_is_refused_before_measuring(tmp_path):
+    """Without psycopg every command that opens a PostgreSQL store names the extra that
+    installs it (exit 2, no "internal error"); `run --store` says so before it measures, as
+    it does for a server that does not answer."""
+    out = tmp_path / "r.json"
+    url = "postgresql://u:pw@127.0.0.1:1/db"
+    new = str(DATA / "mpis" / "mpich.json")
+    for args in (
+        ["run", "-n", "2", "PingPong", "-o", str(out), f"--store={url}"],
+        ["store", "list", "--store", url],
+        ["store", "add", new, "--store", url],
+        ["compare", new, "--baseline", url],
+    ):
+        p = subprocess.run([sys.executable, "-c", NO_DRIVER, *args], capture_output=True,
+                           text=True, timeout=120, env=dict(os.environ, **ENV))  # fmt: skip
+        assert p.returncode == 2 and "pip install 'commbench[postgresql]'" in p.stderr, (
+            args, p.stderr[-1500:])  # fmt: skip
+        assert "internal error" not in p.stderr and "Traceback" not in p.stderr
+    assert (
+        not out.exists()
+        and "nothing measured"
+        in cb("run", "-n", "2", "PingPong", "-o", str(out), f"--store={url}").stderr
+    )
+    assert not out.exists()

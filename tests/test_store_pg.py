@@ -99,3 +99,42 @@ def test_a_server_that_says_no_is_named_and_nothing_is_written(pg_url, runs):
             r[0] for r in c.execute("select tablename from pg_tables where schemaname='public'")
         }
     assert names == {"invoices"}
+
+
+def _leaks(secret: str, *texts: str) -> list[str]:
+    return [t[max(0, t.find(secret) - 80) : t.find(secret) + 40] for t in texts if secret in t]
+
+
+def test_no_password_is_printed_recorded_or_stored(pg_url, pg_server, tmp_path):
+    """Every form a store URL carries its password in (userinfo, ?password=, a libpq keyword
+    in the query) is hidden on stdout, stderr, in the results file, the IMB preamble and the
+    stored document, also in errors (a database that is missing, a bad sslmode, the URL given
+    as `--store URL` instead of `--store=URL`)."""
+    u = urlsplit(pg_url)
+    secret = u.password
+    assert secret and len(secret) >= 12
+    host = f"{u.hostname}:{u.port}"
+    query = f"postgresql://{u.username}@{host}{u.path}?password={secret}"
+    out = tmp_path / "r.json"
+    p = commbench("run", "-n", "2", "PingPong", "-msglog", "0:2", "-iter", "20",
+                  "-o", str(out), f"--store={query}")  # fmt: skip
+    assert p.returncode == 0 and "stored as run 1" in p.stderr, p.stderr[-2000:]
+    assert "password=***" in p.stderr
+    back = tmp_path / "back.json"
+    e = commbench("store", "export", "id=1", "-o", str(back), "--store", pg_url)
+    assert e.returncode == 0, e.stderr
+    stored = back.read_text()
+    assert "password=***" in stored
+    assert not _leaks(secret, p.stdout, p.stderr, out.read_text(), stored, e.stdout, e.stderr)
+    wrong = [
+        ["run", "-n", "2", "PingPong", "--store", pg_url],  # a space: the URL is a "benchmark"
+        ["store", "list", "--store", f"postgresql://{u.username}:{secret}@{host}/nosuchdb"],
+        ["store", "list", "--store", f"postgresql://{u.username}@{host}/nosuchdb?password={secret}"],
+        ["store", "list", "--store", f"{query}&sslmode=bogus"],
+        ["store", "list", "--store", f"postgresql://{host}{u.path}?user={u.username}&PGPASSWORD={secret}&sslpassword={secret}"],
+        ["compare", str(out), "--baseline", f"postgresql://{u.username}:{secret}@{host}/nosuchdb"],
+    ]  # fmt: skip
+    for args in wrong:
+        p = commbench(*args)
+        assert p.returncode == 2, (args, p.stdout[-500:], p.stderr[-1500:])
+        assert not _leaks(secret, p.stdout, p.stderr), (args, _leaks(secret, p.stdout, p.stderr))

@@ -8,7 +8,7 @@ import json
 import sys
 
 from commbench import options
-from commbench.store import location, runs, selector
+from commbench.store import db, location, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import results_file
 
@@ -128,12 +128,27 @@ def show(pos: list[str], opts: dict) -> int:
 
 
 def rm(pos: list[str], opts: dict) -> int:
-    sel = _one_selector(pos, "rm")
-    if not pos and not opts.get("all"):
-        raise ValueError("store rm needs a selector (accepted: id=N, tag=T …; --all for every run)")
+    """Removes the runs the selector matches, all or none. A selector that matches every
+    stored run (none, "", whitespace, one every run passes) needs --all, as `store rm
+    "$SEL"` with SEL unset must not empty a store; the runs are named before they go."""
+    sel = _one_selector([p for p in pos if p.strip()] or [], "rm")
     with Store.open(opts.get("store"), write=True) as store:
         found = runs.find(store, sel)
-        n = runs.remove(store, [r["id"] for r in found])
+        every = len(runs.find(store, selector.parse(None)))
+        if not opts.get("all") and (not sel.text.strip() or (found and len(found) == every)):
+            said = (
+                f"store rm: {sel.text!r} matches"
+                if sel.text.strip()
+                else "store rm needs a selector: none (an unset $SEL, '', blanks) would remove"
+            )
+            raise ValueError(
+                f"{said} every run of {store.loc.shown()} ({every}); nothing removed (accepted: "
+                "a selector that leaves some runs, e.g. id=3 or tag=T; --all to remove every run)"
+            )
+        ids = [r["id"] for r in found]
+        shown = ", ".join(str(i) for i in ids[:20]) + (" …" if len(ids) > 20 else "")
+        print(f"commbench: removing {len(ids)} runs ({shown or 'none'})", file=sys.stderr)
+        n = runs.remove(store, ids)
         print(f"commbench: removed {n} runs from {store.loc.shown()}", file=sys.stderr)
     return 0
 
@@ -174,11 +189,19 @@ def store_run(path: str, store: str | bool, system: str | None, tags: tuple) -> 
 
 
 def check_location(store: str | bool | None) -> str | None:
-    """A --store value refused before anything is measured (None: fine)."""
+    """A --store value refused before anything is measured (None: fine): a store a run could
+    not be kept in should not take the run's hour first. A PostgreSQL store is opened as the
+    run will open it (the driver, the server, the password, the schema version); an SQLite
+    file is checked as a writer checks it."""
     if store is None or store is True:
         return None
     try:
-        location.parse(store)
-    except ValueError as e:
-        return str(e)
+        loc = location.parse(store)
+        if loc.kind == "sqlite":
+            db.check_file(loc.path, write=True)
+        else:
+            with Store.open(store, write=True):
+                pass
+    except (ValueError, StoreError) as e:
+        return f"{e}; nothing measured"
     return None

@@ -42,6 +42,13 @@ def _engine(loc: location.Location, write: bool):
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
         return engine
+    try:
+        import psycopg  # noqa: F401 - the driver SQLAlchemy's postgresql+psycopg loads
+    except ImportError:
+        raise StoreError(
+            f"store {loc.shown()}: PostgreSQL's driver psycopg is not installed (accepted: pip "
+            "install 'commbench[postgresql]', docs/results.md; or an SQLite file, --store PATH)"
+        ) from None
     return sa.create_engine(
         loc.url, connect_args={"connect_timeout": 10}, poolclass=sa.pool.NullPool
     )
@@ -68,7 +75,7 @@ class Store:
         except ValueError as e:
             raise StoreError(str(e)) from None
         if loc.kind == "sqlite":
-            _check_file(loc.path, write)
+            check_file(loc.path, write)
         store = cls(loc, write)
         try:
             store._prepare()
@@ -115,7 +122,7 @@ class Store:
 ADVICE = "accepted: a commbench store, a new file, or an empty database"
 
 
-def _check_file(path: str, write: bool) -> None:
+def check_file(path: str, write: bool) -> None:
     """An SQLite store file: refuse a directory, a missing file to read, a foreign file."""
     if os.path.isdir(path):
         raise StoreError(f"store {path}: is a directory ({location.ACCEPTED})")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from commbench.redact import redact
 
 ENV = "COMMBENCH_STORE"
 ACCEPTED = (
@@ -44,12 +46,7 @@ class Location:
         """For messages: the path, or the URL with its password hidden."""
         if self.path is not None:
             return self.path
-        parts = urlsplit(self.url)
-        netloc = parts.netloc
-        if "@" in netloc and ":" in netloc.split("@", 1)[0]:
-            user = netloc.split("@", 1)[0].split(":", 1)[0]
-            netloc = f"{user}:***@{netloc.split('@', 1)[1]}"
-        return urlunsplit(("postgresql", netloc, parts.path, parts.query, ""))
+        return redact(self.url.replace("postgresql+psycopg://", "postgresql://", 1))
 
 
 def parse(text: str | None) -> Location:

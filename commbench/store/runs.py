@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
+from commbench.redact import redact_all
 from commbench.store import index, selector, tables
 from commbench.store.db import Store, StoreError
 
@@ -16,8 +17,9 @@ LISTED = [c for c in R.c if c.name != "document"]
 
 def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, tags=()) -> tuple:
     """Stores one run with its tags and rows in one transaction: (run id, True), or (the id
-    it has, False) when the same document is stored already."""
-    entry = index.entry(doc, recs, origin, system)
+    it has, False) when the same document is stored already. No credential is stored: the
+    document is kept as redact_all leaves it (a command line with a store URL's password)."""
+    entry = index.entry(redact_all(doc), recs, origin, system)
     entry["added"] = selector.iso(datetime.now(UTC))
     found = _by_digest(store, entry["digest"])
     if found is not None:
