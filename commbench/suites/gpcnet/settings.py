@@ -90,7 +90,7 @@ def threshold_option(s: str) -> float:
         v = float(s)
     except ValueError:
         v = 0.0
-    if v <= 0 or v >= 100:
+    if not 0 < v < 100:  # NaN fails it too
         raise ConfigError(f"--gpcnet-threshold: {s!r} (accepted: 0 < F < 100, 0.5 = 50 %)")
     return v
 
