@@ -137,6 +137,26 @@ def test_every_test_on_one_host_in_both_layouts(tmp_path):
     assert row["min"] <= row["avg"] <= row["max"] and row["p99"] <= row["p999"]
 
 
+def test_congestion_without_a_congestor_is_not_run_and_says_why(tmp_path):
+    """2 or 3 hosts (ranks standing in for hosts here): the victims take 2 and no congestor
+    kind gets its 2 hosts, so nothing would congest. Congestion is a row `not run` with the
+    reason, no loaded phase, no impact factors; the other tests run."""
+    kinds = ["alltoall", "incast", "putincast", "getbcast"]
+    for hosts in (2, 3):
+        assert "leave no congestor" in topology.no_congestor(hosts, 0.2, kinds)
+    assert topology.no_congestor(4, 0.2, kinds) is None
+    assert "victim hosts asked of 4" in topology.no_congestor(4, 5, kinds)
+    out = tmp_path / "c.json"
+    p = commbench("run", "-n", "2", "--suite", "gpcnet", "Congestion", "RRTwoSidedLat",
+                  "-time", "0.05", "-o", str(out))  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    recs = json.loads(out.read_text())["records"]
+    assert [(r["benchmark"], r["status"]) for r in recs] == [
+        ("Congestion", "invalid"), ("RRTwoSidedLat", "ok")]  # fmt: skip
+    assert "2 hosts leave no congestor" in recs[0]["message"]
+    assert "2 hosts leave no congestor" in p.stdout and "Congestion Tests" not in p.stdout
+
+
 def test_congestion_options_are_refused_without_congestion():
     p = commbench("run", "-n", "2", "--suite", "gpcnet", "--gpcnet-victims", "3", "-o", "-")
     assert p.returncode == 2 and "--gpcnet-victims" in p.stderr

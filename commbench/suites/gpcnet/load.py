@@ -30,6 +30,12 @@ LINK_SAMPLES = 20  # per shift step, within the test's budget shared by its step
 
 class CongestionUnit(Unit):
     def __init__(self, proc, p: int):
+        s = Settings.of(proc.session.cfg.params)
+        why = topology.no_congestor(len(set(proc.hosts)), s.victims, s.kinds)
+        if why is not None:
+            super().__init__("Congestion", p, [], kind=KIND, invalid=why)
+            self.proc = proc
+            return
         rows = [Row("Congestion", p, None, "roles")]
         for phase in ("isolated", "loaded"):
             rows += [Row(v, p, BY_NAME[v].bytes, phase) for v in VICTIMS]

@@ -72,6 +72,22 @@ def split(hosts: list[str], victims: float, kinds: list[str], seed: int) -> Spli
     )
 
 
+def no_congestor(hosts: int, victims: float, kinds: list[str]) -> str | None:
+    """Why Congestion cannot run on `hosts` hosts (None: it can): the victims take their
+    share and every congestor kind needs two hosts of the rest; with none, nothing would
+    congest, and impact factors of an unloaded network would read as congestion's."""
+    try:  # how many victims and groups, not who: any order gives the same counts
+        sp = split([str(i) for i in range(hosts)], victims, kinds, 0)
+    except ValueError as e:
+        return f"not run: {e} (--gpcnet-victims)"
+    if sp.groups:
+        return None
+    return (
+        f"not run: {hosts} hosts leave no congestor ({len(sp.victims)} measure, and a "
+        f"congestor needs 2 more hosts: at least {len(sp.victims) + 2}; GPCNeT asks for 10)"
+    )
+
+
 @dataclass
 class Layout:
     """This rank's place: host ids in sorted order, its index on its host."""
