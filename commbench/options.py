@@ -197,6 +197,30 @@ def integer(name: str, low: int | None = None, high: int | None = None) -> Calla
     return parse
 
 
+TAG_MAX = 200  # characters of a results store's tag (its column on every back end)
+
+
+def store_tag(text: str) -> str:
+    """A tag as the results store keeps it: ValueError for one it cannot, the same on SQLite
+    and PostgreSQL (whose column holds TAG_MAX characters), before anything is measured."""
+    if not text or len(text) > TAG_MAX or "," in text or not text.isprintable():
+        raise ValueError(
+            f"tag {text[:40]!r}{'…' if len(text) > 40 else ''} ({len(text)} characters) is not "
+            f"a tag the store keeps (accepted: 1 to {TAG_MAX} printable characters, no comma)"
+        )
+    return text
+
+
+def store_tags(text: str) -> str:
+    """--tag T[,T]: each a store_tag (ConfigError otherwise); the text as given."""
+    for t in filter(None, text.split(",")):
+        try:
+            store_tag(t)
+        except ValueError as e:
+            raise ConfigError(f"--tag: {e}") from None
+    return text
+
+
 def positive_float(name: str, zero_ok: bool = False) -> Callable[[str], float]:
     def parse(s: str) -> float:
         try:

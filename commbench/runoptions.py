@@ -31,6 +31,7 @@ from commbench.options import (
     positive_float,
     readable_file,
     split_argv,
+    store_tags,
     text,
 )
 
@@ -177,7 +178,7 @@ OPTIONS: tuple[Option, ...] = (
         "tag",
         "<tag[,tag]>",
         "with --store: the run's tags, e.g. nightly,after-ucx-1.18",
-        text,
+        store_tags,
     ),
     Option(
         ("--alloc",),

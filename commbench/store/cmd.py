@@ -70,7 +70,7 @@ def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
     if not pos:
         raise ValueError("store add needs results files (accepted: commbench store add FILE ...)")
     read = [(p, *results_file.read(p)) for p in pos]
-    tags = [t for t in (opts.get("tag") or "").split(",") if t]
+    tags = [options.store_tag(t) for t in (opts.get("tag") or "").split(",") if t]
     with Store.open(opts.get("store"), write=True) as store:
         for path, doc, recs in read:
             run_id, new = runs.add(store, doc, recs, path, opts.get("system"), tags)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from commbench.redact import redact
+from commbench.store import selector
 
 ENV = "COMMBENCH_STORE"
 ACCEPTED = (
@@ -21,9 +22,11 @@ ACCEPTED = (
     "postgresql://USER:PASSWORD@HOST[:PORT]/DATABASE"
 )
 _PG_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
-# A selector after the store: key=value pairs, comma-separated, none of them with / or @
-# (a URL's password may hold "=", its host part always has "@" or "/").
-_SELECTOR = re.compile(r"^[a-z_]+=[^,/@]*(,[a-z_]+=[^,/@]*)*$")
+# A selector after the store begins at the first ":KEY=" of a selector key (a value may hold
+# ":", "/" or "@": system=local:default, tag=v1.2/rc); in a URL only after its host part.
+_KEYS = "|".join(selector.KEYS)
+_BARE = re.compile(rf"^(?:{_KEYS})=")
+_SEP = re.compile(rf":(?=(?:{_KEYS})=)")
 
 
 def default_path() -> str:
@@ -71,13 +74,17 @@ def parse(text: str | None) -> Location:
 def split(text: str) -> tuple[str | None, str | None]:
     """STORE[:SELECTOR] into its store (None: the default) and its selector (None: none);
     a bare selector (last=5) or :SELECTOR means the default store."""
-    if _SELECTOR.match(text):
-        return None, text
     if text in ("", ":"):
         return None, None
-    head, sep, tail = text.rpartition(":")
-    if sep and _SELECTOR.match(tail):
-        return head or None, tail
-    if sep and not tail and head:
-        return head, None
+    if _BARE.match(text):
+        return None, text
+    begin = 0
+    if "://" in text:  # postgresql://user:pw@host/db: a selector can only follow the path
+        slash = text.find("/", text.index("://") + 3)
+        begin = slash if slash >= 0 else len(text)
+    m = _SEP.search(text, begin)
+    if m:
+        return text[: m.start()] or None, text[m.end() :]
+    if text.endswith(":") and len(text) > 1:
+        return text[:-1], None
     return text, None

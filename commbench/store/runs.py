@@ -50,23 +50,32 @@ def _by_digest(store: Store, digest: str) -> int | None:
         return conn.execute(sa.select(R.c.id).where(R.c.digest == digest)).scalar()
 
 
+def _like(text: str) -> str:
+    """text matched literally inside LIKE (escape "\\"): % and _ are no wildcards."""
+    return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _conditions(sel: selector.Selector) -> list:
+    """The same matches on SQLite and PostgreSQL: names compared in lower case (SQLite's LIKE
+    ignores case, PostgreSQL's does not), LIKE's wildcards escaped."""
+    low = sa.func.lower
     where = []
     if sel.since:
         where.append(R.c.started >= sel.since)
     if sel.until:
         where.append(R.c.started < sel.until)
     if sel.system:
-        where.append(R.c.system == sel.system)
+        where.append(low(R.c.system) == sel.system.lower())
     if sel.family:
-        fams = sa.literal(",").concat(R.c.family).concat(",")
-        where.append(fams.like(f"%,{sel.family},%"))
+        fams = low(sa.literal(",").concat(R.c.family).concat(","))
+        where.append(fams.like(f"%,{_like(sel.family)},%", escape="\\"))
     if sel.mpi:
-        where.append(sa.func.lower(R.c.mpi).like(f"%{sel.mpi.lower()}%"))
+        where.append(low(R.c.mpi).like(f"%{_like(sel.mpi)}%", escape="\\"))
     for tag in sel.tags:
         where.append(R.c.id.in_(sa.select(T.c.run_id).where(T.c.tag == tag)))
     if sel.benchmark:
-        where.append(R.c.id.in_(sa.select(W.c.run_id).where(W.c.benchmark == sel.benchmark)))
+        name = sel.benchmark.lower()
+        where.append(R.c.id.in_(sa.select(W.c.run_id).where(low(W.c.benchmark) == name)))
     if sel.ids:
         where.append(sa.or_(*(R.c.id.between(lo, hi) for lo, hi in sel.ids)))
     return where
