@@ -73,10 +73,19 @@ def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
     tags = [options.store_tag(t) for t in (opts.get("tag") or "").split(",") if t]
     with Store.open(opts.get("store"), write=True) as store:
         for path, doc, recs in read:
-            run_id, new = runs.add(store, doc, recs, path, opts.get("system"), tags)
+            got = runs.add(store, doc, recs, path, opts.get("system"), tags)
             if not quiet:
-                said = "stored as run" if new else "already stored as run"
-                print(f"commbench: {path}: {said} {run_id} in {store.loc.shown()}", file=sys.stderr)
+                said = "stored as run" if got.new else "already stored as run"
+                more = f"; tags added: {', '.join(got.tags_added)}" if got.tags_added else ""
+                if got.system_kept is not None:
+                    more += (
+                        f"; --system {opts.get('system')!r} not applied (the stored run's system "
+                        f"is {got.system_kept!r}, and a run's system chooses its baselines)"
+                    )
+                print(
+                    f"commbench: {path}: {said} {got.run_id} in {store.loc.shown()}{more}",
+                    file=sys.stderr,
+                )
     return 0
 
 

@@ -4,7 +4,7 @@ removing runs, through SQLAlchemy Core on SQLite (sqlite3) and PostgreSQL (psyco
 Every change is one transaction: a run is stored with its tags and rows or not at all, so a
 full disk, a lost connection or an interrupt leave the store as it was. Two writers at once
 wait for each other: SQLite's write lock (BEGIN IMMEDIATE, waited for up to a minute),
-PostgreSQL's transactions; the same document added twice is kept once (its digest is unique).
+PostgreSQL's transactions; the same document, or the same records, added twice is one run.
 Failures are StoreError, with the store and the cause named.
 """
 
@@ -21,6 +21,10 @@ BUSY_SECONDS = 60  # how long a writer waits for another's SQLite write lock
 
 class StoreError(Exception):
     """The store cannot be opened, read or written: the message says which and why."""
+
+
+class _Older(Exception):
+    """A store of an older schema opened to read: it is migrated before it is read."""
 
 
 def _engine(loc: location.Location, write: bool):
@@ -78,7 +82,14 @@ class Store:
             check_file(loc.path, write)
         store = cls(loc, write)
         try:
-            store._prepare()
+            try:
+                store._prepare()
+            except _Older:  # read of a store of an older schema: migrated first, then read
+                store.engine.dispose()
+                with cls.open(text, write=True):
+                    pass
+                store = cls(loc, write)
+                store._prepare()
             yield store
         finally:
             store.engine.dispose()
@@ -111,6 +122,8 @@ class Store:
                 )
             if current == tables.SCHEMA_VERSION:
                 return
+            if not self.write and current is not None:
+                raise _Older
             if not self.write:
                 raise StoreError(
                     f"store {self.loc.shown()} holds no runs yet (accepted: commbench store add "

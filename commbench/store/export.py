@@ -45,7 +45,12 @@ def run(sel: selector.Selector, opts: dict) -> int:
             values = runs.row_values(store, [r["id"] for r in found])
             return _write(opts["csv"], lambda f: _csv(f, found, values), f"{len(values)} rows")
         doc = runs.document(store, found[0]["id"])
-    if outs[0] == "o":
+    if outs[0] == "o":  # the file as added, and what the store knew of it: its tags travel
+        doc["stored"] = {
+            "id": found[0]["id"],
+            "system": found[0]["system"],
+            "tags": found[0]["tags"],
+        }
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
         return _write(opts["o"], lambda f: f.write(text), f"run {found[0]['id']}")
     payload = bmf(doc)

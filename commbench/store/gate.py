@@ -159,8 +159,10 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
         **{**sel.__dict__, "system": system, "family": sel.family or fams.split(",")[0]}
     )
     found = runs.find(store, scoped, limit=False, before=index.started(new_doc))
-    digest = index.digest(new_doc)
-    found = [r for r in found if r["digest"] != digest]
+    digest, content = index.digest(new_doc), index.content(new_doc)
+    # NEW is never its own baseline: not as the document, nor as the same records under
+    # another import's date and command line
+    found = [r for r in found if r["digest"] != digest and (not content or r["content"] != content)]
     complete = [r for r in found if r["complete"]]
     mine = index.fingerprint(new_doc)
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}

@@ -19,8 +19,19 @@ from commbench.views import compare_runs
 
 
 def digest(doc: dict) -> str:
-    """The run's identity in the store: the same document added twice is one run."""
+    """The document's digest: the same document added twice is one run."""
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def content(doc: dict) -> str | None:
+    """The run's identity by what it measured: the digest of its records alone, so the same
+    log imported twice (another date, another command line) or a run exported and added
+    again is one run, and never its own baseline; None for a document without records."""
+    recs = doc.get("records")
+    if not isinstance(recs, list) or not recs:
+        return None
+    text = json.dumps(recs, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -167,6 +178,7 @@ def entry(doc: dict, recs: list[records.Measurement], origin: str, sys_name: str
         origin = f"{origin} (imported {source.get('tool') or source.get('format') or ''} log)"
     return {
         "digest": digest(doc),
+        "content": content(doc),
         "system": system(doc, sys_name),
         "hosts": json.dumps(hosts(doc)),
         "started": started(doc),

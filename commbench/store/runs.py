@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
+from commbench import options
 from commbench.redact import redact_all
 from commbench.store import index, selector, tables
 from commbench.store.db import Store, StoreError
@@ -15,39 +17,77 @@ R, T, W = tables.runs, tables.tags, tables.rows
 LISTED = [c for c in R.c if c.name != "document"]
 
 
-def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, tags=()) -> tuple:
-    """Stores one run with its tags and rows in one transaction: (run id, True), or (the id
-    it has, False) when the same document is stored already. No credential is stored: the
+@dataclass
+class Added:
+    """What store add did with one document: the run's id, whether it is new, and what it
+    did to a run already stored (tags added; a system that differs, not applied)."""
+
+    run_id: int
+    new: bool
+    tags_added: list[str] = field(default_factory=list)
+    system_kept: str | None = None  # the stored run's system, where the one given differs
+
+
+def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, tags=()) -> Added:
+    """Stores one run with its tags and rows in one transaction. A run is its measured
+    content: a document whose records equal a stored run's is that run (index.content),
+    whatever its import date, command line or `stored` section; then its tags are added to
+    that run. The `stored` section of a document `store export -o` wrote carries the tags
+    and system it had, so they travel to another store. No credential is stored: the
     document is kept as redact_all leaves it (a command line with a store URL's password)."""
-    entry = index.entry(redact_all(doc), recs, origin, system)
+    kept = doc.get("stored") if isinstance(doc.get("stored"), dict) else {}
+    doc = {k: v for k, v in redact_all(doc).items() if k != "stored"}  # as it was first added
+    carried = [t for t in kept.get("tags") or [] if isinstance(t, str) and t]
+    tags = sorted(set(tags) | {options.store_tag(t) for t in carried})
+    carried_system = kept.get("system") if isinstance(kept.get("system"), str) else None
+    entry = index.entry(doc, recs, origin, system or carried_system)
     entry["added"] = selector.iso(datetime.now(UTC))
-    found = _by_digest(store, entry["digest"])
+    found = _same(store, entry)
     if found is not None:
-        return found, False
+        return _again(store, found, entry, tags, given=system)
     try:
         with store.transaction() as conn:
-            again = conn.execute(sa.select(R.c.id).where(R.c.digest == entry["digest"])).scalar()
-            if again is not None:
-                return again, False
-            run_id = conn.execute(sa.insert(R).values(**entry).returning(R.c.id)).scalar_one()
-            if tags:
-                conn.execute(
-                    sa.insert(T), [{"run_id": run_id, "tag": t} for t in sorted(set(tags))]
-                )
-            rows = index.rows(recs)
-            if rows:
-                conn.execute(sa.insert(W), [dict(r, run_id=run_id) for r in rows])
+            again = _same_in(conn, entry)
+            if again is None:
+                run_id = conn.execute(sa.insert(R).values(**entry).returning(R.c.id)).scalar_one()
+                if tags:
+                    conn.execute(sa.insert(T), [{"run_id": run_id, "tag": t} for t in tags])
+                rows = index.rows(recs)
+                if rows:
+                    conn.execute(sa.insert(W), [dict(r, run_id=run_id) for r in rows])
     except StoreError:
-        found = _by_digest(store, entry["digest"])  # another writer stored it meanwhile
-        if found is None:
+        again = _same(store, entry)  # another writer stored it meanwhile
+        if again is None:
             raise
-        return found, False
-    return run_id, True
+    if again is not None:
+        return _again(store, again, entry, tags, given=system)
+    return Added(run_id, True)
 
 
-def _by_digest(store: Store, digest: str) -> int | None:
+def _same_in(conn, entry: dict) -> int | None:
+    """The stored run with the entry's document or its measured content."""
+    same = R.c.digest == entry["digest"]
+    if entry.get("content"):
+        same = sa.or_(same, R.c.content == entry["content"])
+    return conn.execute(sa.select(R.c.id).where(same).order_by(R.c.id).limit(1)).scalar()
+
+
+def _same(store: Store, entry: dict) -> int | None:
     with store.transaction() as conn:
-        return conn.execute(sa.select(R.c.id).where(R.c.digest == digest)).scalar()
+        return _same_in(conn, entry)
+
+
+def _again(store: Store, run_id: int, entry: dict, tags: list[str], given: str | None) -> Added:
+    """A document stored already: its new tags added to the run; a --system that differs
+    from the stored run's is said, not applied (a run's system chooses its baselines)."""
+    with store.transaction() as conn:
+        have = set(conn.execute(sa.select(T.c.tag).where(T.c.run_id == run_id)).scalars())
+        more = [t for t in tags if t not in have]
+        if more:
+            conn.execute(sa.insert(T), [{"run_id": run_id, "tag": t} for t in more])
+        system = conn.execute(sa.select(R.c.system).where(R.c.id == run_id)).scalar()
+    differs = given is not None and system != entry["system"]
+    return Added(run_id, False, more, system if differs else None)
 
 
 def _like(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATION_LOCK = 727_270_001  # PostgreSQL advisory lock key while a store is created/migrated
 
 metadata = sa.MetaData()
@@ -29,6 +29,7 @@ runs = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("digest", sa.String(64), nullable=False, unique=True),  # sha256 of the document
+    sa.Column("content", sa.String(64)),  # sha256 of its records (index.content); version 2
     sa.Column("system", sa.Text, nullable=False),
     sa.Column("hosts", sa.Text, nullable=False),  # JSON list
     sa.Column("started", sa.String(20), nullable=False),  # ISO UTC: the run's date
@@ -72,14 +73,33 @@ sa.Index("commbench_tags_by_tag", tags.c.tag, tags.c.run_id)
 sa.Index("commbench_rows_by_run", rows.c.run_id)
 sa.Index("commbench_rows_by_key", rows.c.key, rows.c.run_id)
 sa.Index("commbench_rows_by_benchmark", rows.c.benchmark, rows.c.run_id)
+BY_CONTENT = sa.Index("commbench_runs_by_content", runs.c.content)
 
 
 def _version_1(conn: sa.Connection) -> None:
     metadata.create_all(conn)
 
 
+def _version_2(conn: sa.Connection) -> None:
+    """runs.content: a run's identity by its records (a store of version 1 kept two runs of
+    one IMB log imported twice); filled from every stored document."""
+    from commbench.store import index  # the digest is index's; no MPI, no tables there
+
+    have = {c["name"] for c in sa.inspect(conn).get_columns(runs.name)}
+    if "content" not in have:  # version 1's table (a new store has it from _version_1)
+        conn.execute(sa.text(f"ALTER TABLE {runs.name} ADD COLUMN content VARCHAR(64)"))
+    if BY_CONTENT.name not in {i["name"] for i in sa.inspect(conn).get_indexes(runs.name)}:
+        BY_CONTENT.create(conn)
+    ids = list(conn.execute(sa.select(runs.c.id).where(runs.c.content.is_(None))).scalars())
+    for i in range(0, len(ids), 200):  # documents a few at a time: a store may hold 10,000
+        chunk = sa.select(runs.c.id, runs.c.document).where(runs.c.id.in_(ids[i : i + 200]))
+        for run_id, blob in conn.execute(chunk).all():
+            value = index.content(index.unpack(blob))
+            conn.execute(sa.update(runs).where(runs.c.id == run_id).values(content=value))
+
+
 # version -> the step that brings a store of version - 1 to it
-MIGRATIONS = {1: _version_1}
+MIGRATIONS = {1: _version_1, 2: _version_2}
 OURS = {t.name for t in metadata.sorted_tables}
 
 
