@@ -110,6 +110,11 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
                 if near
                 else f"; see `commbench list {fam.name}`"
             )
+            if "://" in n or n.endswith((".db", ".sqlite")):  # `--store URL`: a space, not =
+                hint = (
+                    f"; a store? --store takes its value after '=' (--store={n}), since "
+                    "--store alone keeps the run in the default store"
+                )
             raise ConfigError(f"{what}invalid benchmark name {n!r} in family {fam.name}{hint}")
         out.append(b.name)
     return out, multi_prefix

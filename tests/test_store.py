@@ -432,3 +432,43 @@ def test_a_run_is_its_content_never_its_own_baseline_and_keeps_its_tags(tmp_path
     assert {k: v for k, v in json.loads(back.read_text()).items() if k != "stored"} == {
         k: v for k, v in json.loads(out.read_text()).items() if k != "stored"
     }
+
+
+def test_small_mistakes_are_refused_with_the_reason_and_the_json_verdict(history, tmp_path):
+    """store trend's --last and a trend of no run (exit 2, as export and report --trend);
+    compare --json FILE writes its verdict (error) for every refusal, also those met reading
+    the command line; a damaged stored document is named with its run; `run --store URL`
+    (a space) hints at --store=URL."""
+    db = _copy(history, tmp_path)
+    for last in ["0", "-2", "abc", "1"]:
+        p = cb("store", "trend", "--last", last, "--store", str(db))
+        assert p.returncode == 2 and "--last" in p.stderr and "Traceback" not in p.stderr, last
+    p = cb("store", "trend", "tag=none", "--store", str(db))
+    assert p.returncode == 2 and "no run matches tag=none" in p.stderr
+    new = str(history[1][0])
+    for args in (
+        [new, "--baseline", f"{db}:last=x"],
+        [new, "--baseline", str(db), "--history", "1"],
+        [str(tmp_path / "missing.json"), "--baseline", str(db)],
+        [new, "--baseline", str(db), "--threshold", "abc"],
+        [new, "--baseline", str(db), "--no-such-option"],
+        [new, new, "--threshold", "nan"],
+    ):
+        verdict = tmp_path / "v.json"
+        verdict.unlink(missing_ok=True)
+        p = cb("compare", *args, "--json", str(verdict))
+        assert p.returncode == 2 and verdict.exists(), (args, p.stderr)
+        got = json.loads(verdict.read_text())
+        assert got["verdict"] == "error" and got["errors"] == [
+            p.stderr.strip().removeprefix("commbench: error: ")
+        ], (args, got["errors"], p.stderr)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE commbench_runs SET document = ? WHERE id = 2", (b"not zlib",))
+    p = cb("store", "export", "id=2", "-o", str(tmp_path / "x.json"), "--store", str(db))
+    assert p.returncode == 2 and "run 2's stored document is damaged" in p.stderr, p.stderr
+    assert (
+        cb("store", "export", "id=3", "-o", str(tmp_path / "y.json"), "--store", str(db)).returncode
+        == 0
+    )
+    p = cb("run", "-n", "2", "PingPong", "--store", str(tmp_path / "s.db"))
+    assert p.returncode == 2 and f"--store={tmp_path / 's.db'}" in p.stderr, p.stderr

@@ -13,7 +13,6 @@ commbench.models.betweenruns; one: the two-file test on the samples
 from __future__ import annotations
 
 import math
-import sys
 from collections import Counter
 
 from commbench import records
@@ -53,14 +52,14 @@ class Refusal(Exception):
 
 
 def run(argv: list[str]) -> int:
+    args = None
     try:
         args = compare_gate.arguments(argv)
         new_doc, new = results_file.read(args.new)
         store_text, sel_text = location.split(args.baseline)
         sel = selector.parse(sel_text)
     except ValueError as e:
-        print(f"commbench: error: {e}", file=sys.stderr)
-        return 2
+        return compare_gate.bad_command(argv, str(e), args)
     try:
         with Store.open(store_text) as store:
             chosen, history, notes = choose(store, sel, new_doc, args)

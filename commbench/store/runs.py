@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -172,7 +173,13 @@ def document(store: Store, run_id: int) -> dict:
         blob = conn.execute(sa.select(R.c.document).where(R.c.id == run_id)).scalar()
     if blob is None:
         raise StoreError(f"store {store.loc.shown()}: no run {run_id}")
-    return index.unpack(blob)
+    try:
+        return index.unpack(blob)
+    except (zlib.error, ValueError) as e:  # JSONDecodeError and UnicodeDecodeError among them
+        raise StoreError(
+            f"store {store.loc.shown()}: run {run_id}'s stored document is damaged ({e}); the "
+            f"rest of the store reads (accepted: commbench store rm id={run_id} to drop it)"
+        ) from None
 
 
 def remove(store: Store, run_ids: list[int]) -> int:

@@ -10,6 +10,8 @@ for four tables that migrate with the program itself.
 
 from __future__ import annotations
 
+import zlib
+
 import sqlalchemy as sa
 
 SCHEMA_VERSION = 2
@@ -94,7 +96,10 @@ def _version_2(conn: sa.Connection) -> None:
     for i in range(0, len(ids), 200):  # documents a few at a time: a store may hold 10,000
         chunk = sa.select(runs.c.id, runs.c.document).where(runs.c.id.in_(ids[i : i + 200]))
         for run_id, blob in conn.execute(chunk).all():
-            value = index.content(index.unpack(blob))
+            try:
+                value = index.content(index.unpack(blob))
+            except (zlib.error, ValueError):  # a damaged document: no content to match
+                continue
             conn.execute(sa.update(runs).where(runs.c.id == run_id).values(content=value))
 
 

@@ -112,11 +112,25 @@ def _judge(mine: dict, base: tuple, by_run: dict, threshold: float, alpha: float
     return out
 
 
+def _last(text: str | None) -> int:
+    if text is None:
+        return gate.DEFAULT_LAST
+    if not text.isdigit() or not 2 <= int(text) <= 10_000:
+        raise ValueError(
+            f"--last {text!r} is not a count of baseline runs (accepted: --last N, 2 <= N <= "
+            f"10000; default {gate.DEFAULT_LAST})"
+        )
+    return int(text)
+
+
 def run(sel: selector.Selector, opts: dict) -> int:
-    last = int(opts.get("last") or gate.DEFAULT_LAST)
+    """Exit 0 with the trend, or 2 (as export and report --trend) where no run matches."""
+    last = _last(opts.get("last"))
     threshold = _threshold(opts.get("threshold"))
     with Store.open(opts.get("store")) as store:
         data = compute(store, sel, last, threshold)
+    if not data["runs"]:
+        raise ValueError(f"store {data['store']}: no run matches {data['selector'] or 'it'}")
     if opts.get("json"):
         print(json.dumps(data, indent=1, allow_nan=False))
     else:

@@ -293,6 +293,35 @@ def refuse(
     return 2
 
 
+def bad_command(argv: list[str], message: str, args: Args | None = None) -> int:
+    """Exit status 2 for a command line the gate cannot act on (an unknown option, a bad
+    --threshold or --history, a missing NEW, a malformed selector), with the JSON verdict
+    (error) wherever --json names a destination, as docs/statistics.md promises: a pipeline
+    that reads the file finds why instead of no file."""
+    print(f"commbench: error: {message}", file=sys.stderr)
+    target = args.json if args is not None else _json_target(argv)
+    if target:
+        payload = compare_text.to_json(
+            [], old=args.old if args else None, new=args.new if args else None,
+            threshold=args.threshold if args else None, alpha=args.alpha if args else None,
+            gate_unsampled=bool(args and args.gate_unsampled), status=2, errors=[message],
+        )  # fmt: skip
+        failed = compare_text.write_json(target, payload)
+        if failed:
+            print(f"commbench: error: {failed}", file=sys.stderr)
+    return 2
+
+
+def _json_target(argv: list[str]) -> str | None:
+    """Where --json writes when the rest of the command line could not be read."""
+    for i, a in enumerate(argv):
+        if a == "--json" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--json="):
+            return a.split("=", 1)[1] or None
+    return None
+
+
 def run(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(f"usage: {USAGE}\n\n{HELP}")
@@ -300,8 +329,7 @@ def run(argv: list[str]) -> int:
     try:
         args = arguments(argv)
     except ValueError as e:
-        print(f"commbench: error: {e}", file=sys.stderr)
-        return 2
+        return bad_command(argv, str(e))
     if os.environ.get(
         "COMMBENCH_FAULT_READER"
     ):  # tests: a bug in a reader (commbench.cli._unexpected)
