@@ -28,6 +28,34 @@ METHOD = {
 }
 
 
+def samples_advice(rows: list[Row]) -> str:
+    """How the untested rows could be tested: --samples K where their family takes it; for a
+    family that refuses --samples (overhead, net, gpcnet) the advice would be a dead end."""
+    from commbench import runoptions, suites
+    from commbench.suites import uses
+
+    opt = next(o for o in runoptions.OPTIONS if o.dest == "samples")
+    fams = sorted({r.family for r in rows if r.family})
+    without = [
+        f
+        for f in fams
+        if suites.family(f) is not None
+        and not uses.takes(opt, suites.family(f), runoptions.OPTIONS)
+    ]
+    advice = (
+        "run both with --samples K (K >= 10) to test them"
+        if len(without) < len(fams) or not fams
+        else ""
+    )
+    if without:
+        said = (
+            f"the {'/'.join(without)} famil{'ies take' if len(without) > 1 else 'y takes'} no "
+            "--samples, so its rows cannot be tested here, only read side by side"
+        )
+        advice = f"{advice}; {said}" if advice else said
+    return advice
+
+
 def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> list[str]:
     """What the comparison cannot conclude:
     untested rows, tests without the power to call anything."""
@@ -49,8 +77,7 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
             (
                 f"{head} ({why}): their verdicts compare one ratio with the threshold and the rank "
                 "spread, so nothing says whether a change there is more than run-to-run noise, nor "
-                "that an unchanged row hides no regression; run both with --samples K (K >= 10) to "
-                "test them. "
+                f"that an unchanged row hides no regression; {samples_advice(untested)}. "
             )
             + (
                 "--gate-unsampled: their 'slower' verdicts count as regressions."

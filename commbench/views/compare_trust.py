@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from commbench import records
+from commbench.views import compare_text
 
 REFUSED, WARNING = "refused", "warning"
 
@@ -264,7 +265,7 @@ def untested(
             finding(
                 "nothing-tested",
                 f"no row could be tested ({'; '.join(reasons)}){span}: the gate has "
-                "nothing it can judge; run both with --samples K (K >= 10)",
+                f"nothing it can judge; {compare_text.samples_advice(plain)}",
                 allowed,
                 "",
                 [r.label() for r in slow],
