@@ -55,6 +55,9 @@ class RunConfig:
     np: int | None
     mpiexec: str | None
     argv: tuple[str, ...]
+    # dest -> [raw value each time given] of every option given, -load's first, then the
+    # command line's, in the order given: what code after configuration asks, not argv
+    given: dict = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)  # family-specific options
     engine: str = "native"  # native | mpi4py | both (commbench.native.resolve)
@@ -86,7 +89,7 @@ class RunConfig:
         out = {
             k: getattr(self, k)
             for k in self.__dataclass_fields__
-            if k not in ("profile", "params", "method", "measuring")
+            if k not in ("profile", "params", "method", "measuring", "given")
         }
         out["profile"] = self.profile.name
         out["methodology"] = self.method.as_dict()
@@ -113,14 +116,14 @@ def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> Non
 
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
-    values, names = _options_and_names(argv)
+    values, names, given = _options_and_names(argv)
     fam, run_list, multi_prefix = select(values, names, hinted_family())
     _refuse_unused(fam, run_list, values)
     prof = fam.profile
     multi = values.get("multi")
     if multi is None and multi_prefix:
         multi = 0  # spec A3: a Multi- prefix implies -multi 0
-    msgs, vol, nonaggr, pol = policy.repetition_settings(values, argv, prof)
+    msgs, vol, nonaggr, pol = policy.repetition_settings(values, list(given), prof)
     minlog, maxlog = _size_range(values, prof)
     msglen, np_ = _msglen_and_np(values, world_size)
     cfg = RunConfig(
@@ -150,6 +153,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         np=np_,
         mpiexec=values.get("mpiexec"),
         argv=tuple(argv),
+        given=given,
         params=_family_params(fam, values),
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
         timeout=values.get("timeout"),
@@ -194,13 +198,18 @@ def _msglen_and_np(
     return msglen, np_
 
 
-def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """The options and bare names of argv, with a -load file's under them (commbench.configfile)."""
-    values, names = split_run_argv(list(argv))
+def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str], dict]:
+    """The options and bare names of argv, with a -load file's under them (commbench.configfile),
+    and the options given (dest -> raw value; the file's first, then the command line's, which
+    come later and win)."""
+    given: dict = {}
+    values, names = split_run_argv(list(argv), given)
     if "load" in values:
-        loaded, loaded_names = _loaded(values["load"])
+        loaded_given: dict = {}
+        loaded, loaded_names = _loaded(values["load"], loaded_given)
         values, names = {**loaded, **values}, names or loaded_names
-    return values, names
+        given = {**{k: v for k, v in loaded_given.items() if k not in given}, **given}
+    return values, names, given
 
 
 # Where and how a job starts, which a command line says and an options file cannot: the
@@ -208,11 +217,11 @@ def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
 LAUNCH_ONLY = ("np", "mpiexec")
 
 
-def _loaded(path: str) -> tuple[dict[str, Any], list[str]]:
+def _loaded(path: str, given: dict) -> tuple[dict[str, Any], list[str]]:
     """The options and names of a -load file; ConfigError for what a file cannot set."""
     file_argv = configfile.read(path)
     try:
-        loaded, names = split_run_argv(file_argv)
+        loaded, names = split_run_argv(file_argv, given)
     except HelpRequested:
         raise ConfigError(
             f"-load {path}: its argv asks for -h (accepted: options and benchmark names)"

@@ -101,15 +101,21 @@ def near_names(arg: str, names) -> list[str]:
     return out
 
 
-def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
+def split_argv(
+    argv: list[str], options, given: dict | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Options into raw values, the rest into bare benchmark names. A `glued` option's value
-    follows its letter (getopt's optional argument: -z50,90); alone it is a flag."""
+    follows its letter (getopt's optional argument: -z50,90); alone it is a flag. given, when
+    passed, receives dest -> [raw value of each time it was given] in the order first given:
+    what a reader of the configuration asks instead of the raw command line (a -load file's
+    options are given too)."""
     table: dict[str, Option] = {}
     for opt in options:
         for n in opt.names:
             table[n] = opt
     values: dict[str, Any] = {}
-    given: dict[str, tuple[str, str | None]] = {}  # dest -> (name, raw value) as first given
+    first: dict[str, tuple[str, str | None]] = {}  # dest -> (name, raw value) as first given
+    given = {} if given is None else given
     names: list[str] = []
     i = 0
     while i < len(argv):
@@ -144,7 +150,8 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
             i = j
             continue
         if opt.parse is None or (opt.glued and inline is None):
-            _once(given, opt, key, None)
+            _once(first, opt, key, None)
+            given.setdefault(opt.dest, []).append(None)
             values[opt.dest], i = True, i + 1
             continue
         if inline is None:
@@ -153,7 +160,8 @@ def split_argv(argv: list[str], options) -> tuple[dict[str, Any], list[str]]:
             inline, i = argv[i + 1], i + 2
         else:
             i += 1
-        _once(given, opt, key, inline)
+        _once(first, opt, key, inline)
+        given.setdefault(opt.dest, []).append(inline)
         try:
             values[opt.dest] = opt.parse(inline)
         except ConfigError as e:

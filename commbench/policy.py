@@ -194,12 +194,13 @@ def map_key(rank: int, rows: int, cols: int) -> int:
     return (rank % rows) * cols + (rank // rows)
 
 
-def repetition_settings(values: dict, argv: list[str], prof: Profile) -> tuple[int, int, int, str]:
-    """(MSGSPERSAMPLE, OVERALL_VOL, MSGS_NONAGGR, policy) from -iter and -iter_policy."""
+def repetition_settings(values: dict, given: list[str], prof: Profile) -> tuple[int, int, int, str]:
+    """(MSGSPERSAMPLE, OVERALL_VOL, MSGS_NONAGGR, policy) from -iter and -iter_policy; given:
+    the options' dests in the order given (a -load file's first)."""
     msgs, vol, nonaggr = prof.msgspersample, prof.overall_vol, prof.msgs_nonaggr
     pol = "dynamic"
     # -iter and -iter_policy: the later on the command line wins (spec §13.1).
-    order = [a for a in argv if a in ("-iter", "-iter_policy")]
+    order = [d for d in given if d in ("iter", "iter_policy")]
     if "iter" in values:
         ints, ipol = values["iter"]
         if len(ints) >= 1:
@@ -212,7 +213,7 @@ def repetition_settings(values: dict, argv: list[str], prof: Profile) -> tuple[i
             pol = ipol
     if "iter_policy" in values:
         iter_sets_policy = "iter" in values and values["iter"][1] is not None
-        if not iter_sets_policy or order[-1] == "-iter_policy":
+        if not iter_sets_policy or order[-1] == "iter_policy":
             pol = values["iter_policy"]
     return msgs, vol, nonaggr, pol
 

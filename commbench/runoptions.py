@@ -357,6 +357,6 @@ def usage(argv: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def split_run_argv(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """Options into raw values, the rest into bare benchmark names."""
-    return split_argv(argv, all_options())
+def split_run_argv(argv: list[str], given: dict | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Options into raw values, the rest into bare benchmark names (given: options.split_argv)."""
+    return split_argv(argv, all_options(), given)

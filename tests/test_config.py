@@ -169,3 +169,49 @@ def test_input_empty(tmp_path):
     f.write_text("# only a comment\n")
     with pytest.raises(ConfigError, match="no benchmark name in it"):
         parse_run_args(["-input", str(f)])
+
+
+def test_options_from_a_load_file_count_as_given(tmp_path):
+    """What code reads after configuration is the validated configuration, -load's options
+    among them, never the raw command line (a -dump file of -iter 1000,40,1,off
+    -iter_policy dynamic crashed -load with an IndexError)."""
+    import json
+    import re
+    from pathlib import Path
+
+    def dumped(*argv: str) -> str:
+        f = tmp_path / f"d{len(list(tmp_path.iterdir()))}.json"
+        f.write_text(json.dumps({"format": "commbench-options 1", "argv": list(argv)}))
+        return str(f)
+
+    both = dumped("PingPong", "-iter", "1000,40,1,off", "-iter_policy", "dynamic")
+    assert parse_run_args(["-load", both]).iter_policy == "dynamic"
+    assert (
+        parse_run_args(
+            ["-load", dumped("-iter_policy", "dynamic", "-iter", "9,1,1,off")]
+        ).iter_policy
+        == "off"
+    )
+    off = dumped("PingPong", "-iter", "1000,40,1,off")
+    assert parse_run_args(["-load", off]).iter_policy == "off"
+    assert parse_run_args(["-load", off, "-iter_policy", "dynamic"]).iter_policy == "dynamic"
+    pol = dumped("PingPong", "-iter_policy", "dynamic")
+    assert parse_run_args(["-load", pol, "-iter", "1000,40,1,off"]).iter_policy == "off"
+    p2p = dumped("--suite", "p2p", "PingPong", "-msglog", "3", "-iter", "1000,40,1,off")
+    with pytest.raises(ConfigError, match="IMB-P2P takes a maximum and a numerator only"):
+        parse_run_args(["-load", p2p], world_size=2)
+    msglen = tmp_path / "lens.txt"
+    msglen.write_text("8\n")
+    with pytest.raises(ConfigError, match="-msglog contradicts -msglen"):
+        parse_run_args(["-load", dumped("--suite", "p2p", "-msglog", "3"), "-msglen", str(msglen)])
+    cfg = parse_run_args(["-load", dumped("--suite", "mt", "-window_size", "7")])
+    assert cfg.params["mt_window_size"] == 7
+    # the class: nothing under commbench/ reads cfg.argv but the record of the command line
+    src = Path(__file__).resolve().parents[1] / "commbench"
+    readers = [
+        f"{p.relative_to(src)}:{i}"
+        for p in src.rglob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\bcfg\.argv\b|\bself\.argv\b", line)
+    ]
+    assert readers and all(r.startswith(("config.py:", "metadata.py:")) for r in readers), readers

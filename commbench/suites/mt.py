@@ -165,7 +165,7 @@ def configure(cfg):
     p.setdefault("mt_threads", default_threads())
     if WINDOW.dest != "mt_window_size":
         shared = p.pop(WINDOW.dest, None)
-        p["mt_window_size"] = shared if "-window_size" in cfg.argv else WINDOW_DEFAULT
+        p["mt_window_size"] = shared if WINDOW.dest in cfg.given else WINDOW_DEFAULT
     return replace(cfg, params=p)
 
 

@@ -33,7 +33,7 @@ from commbench import jobenv
 def terminal(cfg) -> tuple[int, bool] | None:
     """(width, through stdout) of the terminal to draw on (jobenv.progress_terminal), or
     None: no progress line for this run."""
-    if "--no-progress" in cfg.argv:
+    if "no_progress" in cfg.given:
         return None
     return jobenv.progress_terminal()
 

@@ -103,13 +103,13 @@ class Settings(FamilySettings):
     buffers: int = 2  # the most buffers of the largest size a selected benchmark holds
 
 
-def _given(cfg, name: str) -> bool:
-    return name in cfg.argv
+def _given(cfg, dest: str) -> bool:
+    return dest in cfg.given
 
 
 def sizes_of(cfg, extra: tuple) -> list[int]:
     """IMB-P2P's message list from -msglen, -msglog and -msgsz."""
-    msglog = _given(cfg, "-msglog") or cfg.minlog >= 0 or cfg.maxlog != PROFILE.maxmsglog
+    msglog = _given(cfg, "msglog") or cfg.minlog >= 0 or cfg.maxlog != PROFILE.maxmsglog
     if cfg.msglen is not None:
         base = list(cfg.msglen)
     elif msglog or not extra:
@@ -122,14 +122,14 @@ def sizes_of(cfg, extra: tuple) -> list[int]:
 
 def configure(cfg):
     """The size list and buffer count into params; maxlog covering the largest size."""
-    if cfg.msglen is not None and (_given(cfg, "-msglog") or cfg.minlog >= 0):
+    if cfg.msglen is not None and (_given(cfg, "msglog") or cfg.minlog >= 0):
         raise ConfigError(
             "-msglog contradicts -msglen (accepted: one of them; -msgsz adds sizes to either)"
         )
-    if cfg.argv.count("-msgsz") > 1:
+    if len(cfg.given.get("p2p_msgsz", ())) > 1:  # IMB-P2P would take both lists; one is kept
         raise ConfigError(
-            "-msgsz given more than once (accepted: one "
-            "-msgsz with a comma list, e.g. -msgsz 4097,5k)"
+            "-msgsz given more than once (accepted: one -msgsz with a comma list, e.g. -msgsz "
+            "4097,5k)"
         )
     sizes = sizes_of(cfg, tuple(cfg.params.get("p2p_msgsz", ())))
     nbuf = max(PATTERNS[n].nbuf for n in cfg.benchmarks)
@@ -143,7 +143,7 @@ def validate(cfg, size: int) -> None:
     if (
         cfg.msgs_nonaggr != PROFILE.msgs_nonaggr
         or cfg.iter_policy != "dynamic"
-        or _iter_policy_word(cfg.argv)
+        or any(_iter_policy_word(raw) for raw in cfg.given.get("iter", ()))
     ):
         raise ConfigError(
             "-iter: IMB-P2P takes a maximum and a numerator only (accepted: -iter <max>[,<MB>], "
@@ -181,9 +181,9 @@ def _c_ints(cfg) -> None:
         )
 
 
-def _iter_policy_word(argv: tuple) -> bool:
-    vals = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-iter"]
-    return any(not t.strip().isdigit() for v in vals for t in v.split(","))
+def _iter_policy_word(raw: str | None) -> bool:
+    """-iter as given holds a policy word (-iter 1000,40,1,off)."""
+    return raw is not None and any(not t.strip().isdigit() for t in raw.split(","))
 
 
 def _needs(name: str) -> str:
