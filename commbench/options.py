@@ -362,6 +362,8 @@ def parse_iter(s: str) -> tuple[tuple[int, ...], str | None]:
             continue
         if v <= 0:
             raise ConfigError(f"-iter {s!r}: counts must be positive; {form}")
+        if v > C_INT_MAX:  # the C loops take repetitions as an int: it would wrap round
+            raise ConfigError(f"-iter {s!r}: counts must be at most {C_INT_MAX}; {form}")
         ints.append(v)
     if len(ints) > 3:
         raise ConfigError(f"-iter {s!r}: at most three numbers; {form}")

@@ -107,6 +107,8 @@ BAD = [
     (["-iter", "10,20,30,40"], "at most three"),
     (["-iter", "fast"], "unknown token"),
     (["-iter", "-5"], "positive"),
+    (["-iter", "2147483648"], "at most 2147483647"),  # a C int of the timed loops
+    (["-iter", "1000,40,3000000000"], "at most 2147483647"),
     (["-iter_policy", "sometimes"], "dynamic|multiple_np|auto|off"),
     (["-time", "abc"], "-time needs a number"),
     (["-time", "0"], "-time must be a positive"),

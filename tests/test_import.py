@@ -459,3 +459,26 @@ def test_several_logs_in_one_file(tmp_path):
     ]
     assert {r["extra"]["source"]["log"] for r in doc["records"]} == {0, 1}
     assert doc["config"]["benchmarks"] == ["latency", "bw"]
+
+
+def test_import_warnings_are_in_the_report_the_html_page_and_the_schema(tmp_path):
+    """A cell the import left out (IMB printed nan) is said at import, and again by
+    `commbench report` and the HTML page, from the file; the schema types the fields."""
+    from commbench import schema
+
+    log = (Path(__file__).parent / "data" / "import" / "imb-mpi1-pingpong-np2.txt").read_text()
+    bad = tmp_path / "nan.txt"
+    bad.write_text(log.replace("4          200         4.13", "4          200          nan", 1))
+    out, page = tmp_path / "nan.json", tmp_path / "nan.html"
+    p = commbench("import", str(bad), "-o", str(out))
+    said = "PingPong: t[usec] printed as 'nan', left out of the record"
+    assert p.returncode == 0 and said in p.stderr, p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["warnings"] == 1
+    p = commbench("report", str(out))
+    assert p.returncode == 0 and f"# Import warning        : line 38: {said}" in p.stdout
+    assert commbench("report", "--html", str(page), str(out)).returncode == 0
+    assert f"import warning: {bad}: line 38: {said}".replace("'", "&#x27;") in page.read_text()
+    logs = schema.load()["$defs"]["source"]["properties"]["logs"]["items"]["properties"]
+    assert {"warnings", "warnings_not_listed"} <= set(logs)
+    assert "warnings" in schema.load()["$defs"]["summary"]["properties"]

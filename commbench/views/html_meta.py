@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from commbench.views import imb_preamble
 from commbench.views.html_sections import esc, imported_from, number
+from commbench.views.imported_text import import_warnings
 
 RUNS_PER_TABLE = 4
 DIFFERING_AS_COLUMNS = 6
@@ -331,6 +332,13 @@ def metadata(runs: list) -> str:
         )
     for r in runs:
         notes = [n for n in r.doc.get("notes") or [] if str(n).strip()]
+        logs = ((r.doc.get("metadata") or {}).get("source") or {}).get("logs") or []
+        notes += [
+            f"import warning: {lg.get('file')}: {w}"
+            for lg in logs
+            if isinstance(lg, dict)
+            for w in import_warnings(lg)
+        ]
         if notes:
             out.append(
                 f"<h3>Notes of {esc(r.label)}</h3>"

@@ -45,6 +45,14 @@ def columns(recs: list[records.Measurement]) -> list[tuple[str, str]]:
     return cols
 
 
+def import_warnings(log: dict) -> list[str]:
+    """What `commbench import` left out of a log's records, as it said then (each kept one,
+    and how many more it did not list): the text report and the HTML page show them."""
+    out = [str(w) for w in log.get("warnings") or []]
+    more = log.get("warnings_not_listed") or 0
+    return out + ([f"and {more} more not listed"] if more else [])
+
+
 class ImportedText:
     def __init__(self, out: TextIO = sys.stdout):
         self.out = out
@@ -78,6 +86,8 @@ class ImportedText:
                 self.p(f"# Calling sequence      : {' '.join(log['calling_sequence'])}")
             for k, v in (log.get("settings") or {}).items():
                 self.p(f"# {k:<22}: {v}")
+            for w in import_warnings(log):
+                self.p(f"# Import warning        : {w}")
         imported = meta.get("imported", {})
         if imported:
             self.p(
