@@ -130,6 +130,13 @@ BAD = [
     (["--suite", "nope"], "unknown family"),
     (["PingPong", "-exclude", "PingPong"], "no benchmark left"),
     (["--alloc", "gpu"], "numpy|mpi|mmap"),
+    # overhead's options are decided per experiment: one no selected experiment uses is refused
+    (["--suite", "overhead", "loggp", "--stream-time", "0.1"], "no benchmark of this run uses"),
+    (["--suite", "overhead", "loggp", "--q-time", "300"], "decomposition, interference"),
+    (
+        ["--suite", "overhead", "decomposition", "--loggp-n", "5"],
+        "with a benchmark that uses it, loggp",
+    ),
 ]
 
 

@@ -84,6 +84,7 @@ OPTIONS = (
         "<n1,n2,...>",
         "overhead: message sizes in bytes (default the seed's 16,500,1000,1500,2000)",
         _sizes,
+        uses=lambda b: b.name in ("decomposition", "loggp"),
     ),
     Option(
         ("--trials",),
@@ -91,6 +92,7 @@ OPTIONS = (
         "<N>",
         "overhead: independent trials, for mean ± std per size (default 5, as the seed)",
         integer("--trials", 1),
+        uses=lambda b: b.name in ("decomposition", "loggp"),
     ),
     Option(
         ("--reps",),
@@ -99,6 +101,7 @@ OPTIONS = (
         "overhead: repetitions averaged per experiment and size, plus one dropped warm-up "
         "(default 100)",
         integer("--reps", 2),
+        uses=lambda b: b.name in ("decomposition", "loggp"),
     ),
     Option(
         ("--q",),
@@ -106,6 +109,7 @@ OPTIONS = (
         "<int|float|both>",
         "overhead: compute loop Q variants (default both)",
         _q,
+        uses=lambda b: b.name in ("decomposition", "interference"),
     ),
     Option(
         ("--q-time",),
@@ -113,6 +117,7 @@ OPTIONS = (
         "<usec>",
         "overhead: duration of Q(COMPTIME) in microseconds (default 2000)",
         positive_float("--q-time"),
+        uses=lambda b: b.name in ("decomposition", "interference"),
     ),
     Option(
         ("--max-distance",),
@@ -120,6 +125,7 @@ OPTIONS = (
         "<k>",
         "overhead: echo distances 1..k through a chain of ranks (default P-1)",
         integer("--max-distance", 2),
+        uses=lambda b: b.name == "decomposition",
     ),
     Option(
         ("--loggp-n",),
@@ -127,6 +133,7 @@ OPTIONS = (
         "<n>",
         "overhead: messages per PRTT(n,d,s) round (default 10, Netgauge's)",
         integer("--loggp-n", 2),
+        uses=lambda b: b.name == "loggp",
     ),
     Option(
         ("--statistic",),
@@ -135,6 +142,7 @@ OPTIONS = (
         "overhead: per-experiment statistic solved (default mean, as the seed; median or min "
         "resist a loaded machine)",
         _statistic,
+        uses=lambda b: b.name in ("decomposition", "loggp"),
     ),
     Option(
         ("--baseline",),
@@ -143,6 +151,7 @@ OPTIONS = (
         "overhead: Q time subtracted from R, F+S, R+S: the start calibration (default, the "
         "seed's) or Q timed in the same round without traffic",
         _baseline,
+        uses=lambda b: b.name == "decomposition",
     ),
     Option(
         ("--stream-time",),
@@ -150,6 +159,7 @@ OPTIONS = (
         "<secs>",
         "overhead: computation timed in the interference experiment (default 0.5)",
         positive_float("--stream-time"),
+        uses=lambda b: b.name == "interference",
     ),
 )
 
