@@ -26,7 +26,7 @@ commands:
   import LOG [LOG ...] -o OUT.json [--format imb|osu|nccl|auto]
                                IMB, OSU or nccl-tests output as a results file (docs/import.md)
   schema                       the results file's JSON Schema (docs/schema.md)
-  store add|list|show|rm|export|trend   the results store of runs (commbench store -h)
+  store add|list|show|rm|accept|export|trend   the results store of runs (commbench store -h)
   compare NEW --baseline STORE[:SELECTOR]   NEW against stored runs: the between-run gate
 
 `python -m commbench` is the same program."""  # noqa: E501

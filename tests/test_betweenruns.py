@@ -36,19 +36,29 @@ def test_the_threshold_is_a_margin_not_a_test_of_any_change():
     assert np.mean(np.array(p) <= 0.05) > 0.95
 
 
-def test_the_band_holds_one_more_run_as_often_as_it_says():
+def test_the_band_is_what_the_test_calls_and_holds_one_more_run_as_often_as_it_says():
+    """A new value is called slower (p <= alpha) exactly above the band and faster exactly
+    below it (issue 46: a row was called slower inside a two-sided 95 % band printed beside a
+    one-sided test); with no threshold the band holds one more run 1 - 2 alpha of the time;
+    detectable is the band's upper end over the centre."""
     rng = np.random.default_rng(3)
     inside = 0
     draws = _draws(rng, 5, 0.3, 4000)
-    for d in draws:
-        lo, hi = betweenruns.test(d[:-1], d[-1], 0.0).band
-        inside += lo <= d[-1] <= hi
-    assert 0.94 <= inside / len(draws) <= 0.96
+    for i, d in enumerate(draws):
+        threshold = 0.0 if i % 2 else 0.1
+        t = betweenruns.test(d[:-1], d[-1], threshold, alpha=0.025)
+        lo, hi = t.band
+        assert (t.p_slower <= 0.025) == (d[-1] > hi) and (t.p_faster <= 0.025) == (d[-1] < lo)
+        assert t.detectable == pytest.approx(hi / t.center)
+        if not threshold:
+            inside += lo <= d[-1] <= hi
+    assert 0.94 <= inside / (len(draws) / 2) <= 0.96
 
 
 def test_identical_baselines_and_edges():
     t = betweenruns.test([2.0, 2.0, 2.0], 2.2, threshold=0.05)
-    assert t.p_slower == 0.0 and t.band == (2.0, 2.0) and t.ratio == pytest.approx(1.1)
+    assert t.p_slower == 0.0 and t.ratio == pytest.approx(1.1)
+    assert t.band == pytest.approx((2.0 / 1.05, 2.0 * 1.05)) and t.detectable == pytest.approx(1.05)
     t = betweenruns.test([2.0, 2.0, 2.0], 2.05, threshold=0.05)
     assert t.p_slower == 1.0 and t.p_faster == 1.0
     with pytest.raises(ValueError):

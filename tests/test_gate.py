@@ -57,6 +57,8 @@ JSON_KEYS = {
     "rows",
 }
 ROW_KEYS = {
+    "interval",
+    "detectable",
     "family",
     "benchmark",
     "np",

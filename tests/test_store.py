@@ -157,7 +157,8 @@ def test_confirm_calls_a_regression_on_its_second_run(history, tmp_path):
     p = cb("compare", str(second), *judge)  # now it was slower too
     assert p.returncode == 1, p.stdout + p.stderr
     assert "# regression: PingPong np=2 bytes=" in p.stdout
-    assert "baseline: 5 runs" in p.stdout and "ids 6, 5, 4, 3, 2" in p.stdout
+    assert "the 5 latest comparable runs that hold it" in p.stdout
+    assert "runs used: 6, 5, 4, 3, 2" in p.stdout
 
 
 def test_one_baseline_run_is_the_two_file_test_said_so(history, tmp_path):

@@ -21,8 +21,16 @@ compare NEW --baseline STORE`; no MPI; scipy.stats.)
   on a shared machine a window of quiet runs would make every ordinary 10-20 % step a
   regression (benchmarks/store_gate.py measured both). The centre stays the latest n runs,
   so the gate follows a machine that changed on purpose.
-* Band. The baseline's prediction interval for one more run at the confidence asked:
-  exp(mean(L) +- t_q * s * sqrt(1 + 1/n)): where a new run falls when nothing changed.
+* Band. What the test calls, printed as it is tested: exp(mean(L) +- (log(1 + threshold)
+  + t_{1-alpha} * s * sqrt(1 + 1/n))), the one-sided critical values at alpha beyond the
+  threshold. A new run inside it is never called slower or faster (its p-value is above
+  alpha, so its Benjamini-Hochberg q is too); outside it, it is called unless the
+  correction over the comparison's rows lifts its q above alpha. (A two-sided 95 %
+  prediction interval beside a one-sided test printed "new/base 1.385, band 0.713-1.402,
+  slower": a row called inside its band.)
+* Detectable. The band's upper end over the centre: the smallest slowdown (new/base) this
+  row's baseline lets the test call. Where even 2x cannot be called, the gate says so
+  rather than "no regression".
 * Multiplicity. Benjamini-Hochberg over the rows of one comparison, as the two-file gate
   (commbench.models.twosample.adjust).
 """
@@ -41,17 +49,18 @@ class BetweenRuns:
     n: int  # baseline runs
     center: float  # geometric mean of the baseline values
     spread: float  # standard deviation of the baseline's log-values (about the relative one)
-    band: tuple[float, float]  # prediction interval of one more run
+    band: tuple[float, float]  # where a new value is called faster / slower (the test's bounds)
     ratio: float  # new / center
     p_slower: float
     p_faster: float
+    detectable: float  # band[1] / center: the smallest slowdown the test can call here
 
 
 def test(
     baseline: Sequence[float],
     new: float,
     threshold: float,
-    confidence: float = 0.95,
+    alpha: float = 0.05,
     history: Sequence[float] | None = None,
     min_spread: float = 0.0,
 ) -> BetweenRuns:
@@ -74,7 +83,7 @@ def test(
     if scale > 0:
         p_slower = float(special.stdtr(m - 1, -(x - shift - mean) / scale))
         p_faster = float(special.stdtr(m - 1, (x + shift - mean) / scale))
-        half = float(special.stdtrit(m - 1, 0.5 + confidence / 2)) * scale
+        half = float(special.stdtrit(m - 1, 1 - alpha)) * scale
     else:
         p_slower = 0.0 if x - shift > mean else 1.0
         p_faster = 0.0 if x + shift < mean else 1.0
@@ -83,8 +92,9 @@ def test(
         n=n,
         center=math.exp(mean),
         spread=s,
-        band=(math.exp(mean - half), math.exp(mean + half)),
+        band=(math.exp(mean - shift - half), math.exp(mean + shift + half)),
         ratio=new / math.exp(mean),
         p_slower=p_slower,
         p_faster=p_faster,
+        detectable=math.exp(shift + half),
     )

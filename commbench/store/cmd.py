@@ -17,6 +17,8 @@ USAGE = """usage: commbench store <command> [--store PATH|URL] ...
   add FILE [FILE ...] [--system NAME] [--tag T[,T]]   keep results files (runs, imports) in the store
   list [SELECTOR] [--json]                 the runs, newest first: id, date, system, family, MPI, tags
   show ID [--json]                         one run: what it is indexed by, and its rows
+  accept SELECTOR --why TEXT               accept the new level of the flagged runs it matches:
+                                           they join later baselines (who, when, why kept)
   rm SELECTOR                              remove the runs it matches (id=N, tag=T …; never all
                                            unless --all)
   export SELECTOR --csv OUT|-              the runs' rows as CSV
@@ -35,7 +37,7 @@ command line: PGPASSWORD or ~/.pgpass (libpq's) serve.
 
 VALUED = {
     f"--{n}" if len(n) > 1 else f"-{n}": (n, str)
-    for n in ("store", "system", "tag", "csv", "o", "bmf", "last", "threshold")
+    for n in ("store", "system", "tag", "csv", "o", "bmf", "last", "threshold", "why")
 }
 FLAGS = {"--json": "json", "--all": "all"}
 
@@ -102,6 +104,8 @@ def list_(pos: list[str], opts: dict) -> int:
     )
     for r in found:
         flag = "" if r["complete"] else "  (incomplete)"
+        if r["flag"]:
+            flag += "  (accepted)" if r["flag"]["accepted"] else "  (flagged: out of baselines)"
         print(
             f"{r['id']:>6}  {r['started']:<20}  {r['system'][:16]:<16} {r['family'][:8]:<8} "
             f"{r['world_size'] or '-':>4} {r['n_rows']:>5}  {r['mpi'][:22]:<22} "
@@ -162,6 +166,39 @@ def rm(pos: list[str], opts: dict) -> int:
     return 0
 
 
+def accept(pos: list[str], opts: dict) -> int:
+    """The gate's flagged runs that a selector matches accepted as the new level: they join
+    later baselines. A selector is required (a flag stands until someone says why not)."""
+    sel = _one_selector([p for p in pos if p.strip()], "accept")
+    why = (opts.get("why") or "").strip()
+    if not sel.text.strip() or not why:
+        raise ValueError(
+            "store accept needs a selector and --why (accepted: commbench store accept id=12 "
+            "--why 'new UCX release: slower eager path, accepted')"
+        )
+    import getpass
+
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):
+        who = "unknown"
+    with Store.open(opts.get("store"), write=True) as store:
+        found = runs.find(store, sel)
+        flagged = [r["id"] for r in found if r["flag"] and not r["flag"]["accepted"]]
+        if not flagged:
+            raise ValueError(
+                f"store {store.loc.shown()}: no flagged run, not yet accepted, matches {sel.text} "
+                f"({len(found)} runs match; `commbench store list` marks the flagged ones)"
+            )
+        done = runs.accept(store, flagged, who, why)
+        print(
+            f"commbench: accepted {len(done)} runs ({', '.join(map(str, done))}) in "
+            f"{store.loc.shown()} as {who}: they join later baselines",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def export_(pos: list[str], opts: dict) -> int:
     from commbench.store import export
 
@@ -179,6 +216,7 @@ COMMANDS = {
     "list": list_,
     "show": show,
     "rm": rm,
+    "accept": accept,
     "export": export_,
     "trend": trend_,
 }

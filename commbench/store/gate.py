@@ -13,6 +13,7 @@ commbench.models.betweenruns; one: the two-file test on the samples
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 
 from commbench import records
@@ -41,7 +42,12 @@ METHOD = {
     ),
     "value": "per run: the median of the row's --samples, else its reported time",
     "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
-    "band": "95% prediction interval of one more baseline run, as a ratio to the baseline",
+    "band": (
+        "where the test calls a row: the baseline's one-sided critical values at alpha beyond "
+        "the threshold, as a ratio to the baseline; inside it a row is never called, outside it "
+        "it is unless the Benjamini-Hochberg correction lifts its q above alpha"
+    ),
+    "detectable": "per row: the band's upper end, the smallest slowdown the test can call",
     "regression": "a tested row with q_slower <= alpha and new/baseline above 1 + threshold",
     "untested": "rows fewer than 2 baseline runs hold",
 }
@@ -60,56 +66,120 @@ def run(argv: list[str]) -> int:
         sel = selector.parse(sel_text)
     except ValueError as e:
         return compare_gate.bad_command(argv, str(e), args)
+    k = sel.last or DEFAULT_LAST
     try:
         with Store.open(store_text) as store:
-            chosen, history, notes = choose(store, sel, new_doc, args)
-            if len(chosen) == 1:
-                old_doc = runs.document(store, chosen[0]["id"])
-                old = results_file.measurements(old_doc, f"stored run {chosen[0]['id']}")
-                name = f"{store.loc.shown()} run {chosen[0]['id']} ({chosen[0]['started']})"
+            pool, latest_run, notes = choose(store, sel, new_doc, args)
+            ids = [r["id"] for r in pool]
+            values = runs.row_values(store, ids + ([latest_run["id"]] if latest_run else []))
+            plan = per_row(values, ids, k, args.history)
+            mine = {index.key(r) for r in new if r.ok}
+            used = [r for r in pool if any(r["id"] in plan[key][0] for key in mine & set(plan))]
+            if not used:
+                raise Refusal(
+                    f"{args.new} has no row that the {len(pool)} comparable runs hold: nothing "
+                    "to compare"
+                )
+            notes += _baseline_notes(plan, mine, k, used)
+            if len(used) == 1 and not latest_run:
+                old_doc = runs.document(store, used[0]["id"])
+                old = results_file.measurements(old_doc, f"stored run {used[0]['id']}")
+                name = f"{store.loc.shown()} run {used[0]['id']} ({used[0]['started']})"
                 return compare_gate.judge(
                     args, (name, old_doc, old), (args.new, new_doc, new), [*notes, _warn(ONE_RUN)]
                 )
-            values = runs.row_values(store, [r["id"] for r in history])
-            latest = runs.document(store, history[0]["id"])
+            latest = runs.document(store, (latest_run or used[0])["id"])
             shown = store.loc.shown()
     except (StoreError, Refusal) as e:
         return compare_gate.refuse(args, str(e), method=METHOD)
     old = results_file.measurements(latest, "the latest baseline run")
-    centre = {r["id"] for r in chosen}
-    if args.confirm:  # the latest stored run and NEW, each against the runs before the latest
-        own = [v for v in values if v["run_id"] != history[0]["id"]]
-        rows = between(own, centre, new, args)
-        notes.append(_confirm(between(own, centre, old, args), rows, history[0]))
+    if latest_run:  # --confirm: the latest stored run and NEW, each against the runs before it
+        rows = between(values, plan, new, args)
+        own = [v for v in values if v["run_id"] == latest_run["id"]]
+        notes.append(_confirm(between(values, plan, old, args, own), rows, latest_run))
     else:
-        rows = between(values, centre, new, args)
-    if not rows:
-        return compare_gate.refuse(
-            args,
-            f"{args.new} has no row that the {len(chosen)} baseline runs hold: nothing to compare",
-            notes,
-            method=METHOD,
-        )
+        rows = between(values, plan, new, args)
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
-    return compare_gate.report(
+    rc = compare_gate.report(
         args,
         rows,
         notes,
         found,
         (0, _unmatched(new, values)),
-        (f"baseline of {len(chosen)} runs in {shown}", args.new),
+        (f"baseline of {len(used)} runs in {shown}", args.new),
         test_line=(
             f"# test: between-run prediction test of a change beyond {args.threshold:.0%} over "
-            f"{len(chosen)} baseline runs, Benjamini-Hochberg q over {{tested}} tested rows at "
-            f"alpha {args.alpha:g}; 95% band: where one more baseline run falls, as new/base"
+            f"the {k} latest comparable runs that hold each row, Benjamini-Hochberg q over "
+            f"{{tested}} tested rows at alpha {args.alpha:g}; band: where a row is called "
+            "(one-sided at alpha, beyond the threshold), as new/base"
         ),
-        columns=("base[usec]", "95% band", "new/base"),
-        warns=_few(len(chosen)),
+        columns=("base[usec]", "band", "new/base"),
+        warns=_few(min(len(plan[key][0]) for key in mine & set(plan) if plan[key][0])),
         method=METHOD,
-        baseline=_baseline_json(shown, sel, chosen),
+        baseline=_baseline_json(shown, sel, used),
     )
+    if rc == 1:
+        _flag(store_text, new_doc, rows, args)
+    return rc
+
+
+def _flag(store_text: str | None, new_doc: dict, rows: list, args) -> None:
+    """NEW regressed: the stored run that is NEW (by content) is flagged, so later baselines
+    leave it out until a person accepts the new level (store accept). Said on stderr; a store
+    that cannot be written leaves the verdict as it is."""
+    labels = [r.label() for r in rows if r.regression]
+    try:
+        with Store.open(store_text, write=True) as store:
+            run_id = runs.flag(store, new_doc, labels)
+            shown = store.loc.shown()
+    except StoreError as e:
+        print(
+            f"commbench: warning: the regression is not marked in the store ({e})", file=sys.stderr
+        )
+        return
+    if run_id is None:
+        print(
+            f"commbench: note: {args.new} is not in {shown}, so nothing is marked; stored first "
+            "(run --store), a regressed run stays out of later baselines until accepted",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"commbench: run {run_id} of {shown} flagged ({len(labels)} rows slower): later "
+            f"baselines leave it out until `commbench store accept id={run_id} --why TEXT`",
+            file=sys.stderr,
+        )
+
+
+def per_row(values: list[dict], order: list[int], k: int, history: int) -> dict:
+    """Each row's baseline: key -> (the ids of the k latest runs of order that hold it, those
+    of the max(k, history) latest that do: its spread). A run that did not measure a row is
+    not in that row's baseline, so a store whose latest runs hold other benchmarks still
+    judges a row by the runs that hold it."""
+    held: dict[str, set[int]] = {}
+    for v in values:
+        if v["value"] and v["value"] > 0:
+            held.setdefault(v["key"], set()).add(v["run_id"])
+    out = {}
+    for key, ids in held.items():
+        holders = [i for i in order if i in ids]
+        out[key] = (holders[:k], holders[: max(k, history)])
+    return out
+
+
+def _baseline_notes(plan: dict, mine: set, k: int, used: list[dict]) -> list[str]:
+    counts = Counter(len(plan[key][0]) for key in mine & set(plan))
+    short = sum(n for c, n in counts.items() if c < k)
+    line = f"# baseline per row: the {k} latest comparable runs that hold it"
+    if short:
+        line += (
+            f"; {short} of {sum(counts.values())} rows are held by fewer ("
+            + ", ".join(f"{n} rows by {c}" for c, n in sorted(counts.items()) if c < k)
+            + ")"
+        )
+    return [line + f"; runs used: {', '.join(str(r['id']) for r in used)}"]
 
 
 def _confirm(latest_rows: list, rows: list, latest: dict) -> str:
@@ -148,10 +218,16 @@ def _warn(text: str) -> str:
     return f"# warning: {text}"
 
 
-def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[list, list, list]:
-    """The baseline runs (the centre), the runs the spread is estimated from (the baseline's and
-    those before it, up to --history), newest first, and the lines that say which; Refusal when
-    none."""
+POOL = 200  # comparable runs read, newest first, to find each row's latest holders
+
+
+def choose(
+    store: Store, sel: selector.Selector, new_doc: dict, args
+) -> tuple[list, dict | None, list]:
+    """The comparable runs a row's baseline is taken from (newest first, up to POOL; per_row
+    picks each row's), the latest stored run when --confirm judges it too, and the lines that
+    say which; Refusal when none. Runs a gate flagged and no one accepted are left out: a
+    persistent regression must not become its own baseline (store accept)."""
     system = sel.system or index.system(new_doc, args.system)
     fams = index.entry(new_doc, results_file.measurements(new_doc), "", None)["family"]
     scoped = selector.Selector(
@@ -165,31 +241,36 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
     complete = [r for r in found if r["complete"]]
     mine = index.fingerprint(new_doc)
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
-    usable = [r for r in complete if args.allow_different or not why[r["id"]]]
-    skip = 1 if args.confirm else 0  # --confirm: the latest is judged too
+    comparable = [r for r in complete if args.allow_different or not why[r["id"]]]
+    skip = 1 if args.confirm else 0  # --confirm: the latest is judged too, flagged or not
+    flagged = [r for r in comparable[skip:] if r["flag"] and not r["flag"]["accepted"]]
+    usable = comparable[:skip] + [r for r in comparable[skip:] if r not in flagged]
     chosen = usable[skip : skip + (sel.last or DEFAULT_LAST)]
-    history = usable[skip : skip + max(len(chosen), args.history)]
+    pool = usable[skip : skip + max(POOL, sel.last or DEFAULT_LAST, args.history)]
     if skip and len(chosen) < betweenruns.MIN_RUNS:
         raise Refusal(
             f"--confirm judges the latest stored run and NEW against the runs before it: store "
             f"{store.loc.shown()} holds {len(usable)} comparable runs, and it takes "
             f"{betweenruns.MIN_RUNS + 1} (accepted: --confirm once the store holds 3 runs or more)"
         )
-    if skip:
-        history = [usable[0], *history]  # its rows are read with the history's
     where = f"system {system}, family {scoped.family}, started before {index.started(new_doc)}"
     if not chosen:
         libs = sorted({r["mpi"] for r in complete} - {index.library(new_doc)})
         if libs:
             where += f"; of {', '.join(libs)}, NEW of {index.library(new_doc)}"
         raise Refusal(_none(store, sel, where, found, complete, why))
-    ids = ", ".join(str(r["id"]) for r in chosen)
     notes = [
-        f"# baseline: {len(chosen)} runs of {store.loc.shown()} ({where}; selector "
-        f"{sel.text or 'none'}, the {sel.last or DEFAULT_LAST} latest): ids {ids}, "
-        f"{chosen[-1]['started']} .. {chosen[0]['started']}; the spread from the {len(history)} "
-        f"latest (--history {args.history}), at least {args.min_spread:.0%} (--min-spread)"
+        f"# baseline: {len(pool)} comparable runs of {store.loc.shown()} ({where}; selector "
+        f"{sel.text or 'none'}), {pool[-1]['started']} .. {pool[0]['started']}; each row "
+        f"against the {sel.last or DEFAULT_LAST} latest that hold it, the spread from the "
+        f"{args.history} latest that do (--history), at least {args.min_spread:.0%} "
+        "(--min-spread)"
     ]
+    if flagged:
+        notes.append(
+            f"# note: {len(flagged)} runs the gate flagged are left out until accepted "
+            f"(ids {', '.join(str(r['id']) for r in flagged[:10])}; commbench store accept)"
+        )
     if len(complete) < len(found):
         notes.append(f"# note: {len(found) - len(complete)} incomplete runs left out")
     if args.allow_different:
@@ -200,7 +281,7 @@ def choose(store: Store, sel: selector.Selector, new_doc: dict, args) -> tuple[l
                 f"numbers ({_reasons([why[r['id']] for r in differing])}); --allow-different "
                 "compares them anyway"
             )
-    return chosen, history, notes
+    return pool, usable[0] if skip else None, notes
 
 
 def _reasons(lists: list[list[str]]) -> str:
@@ -228,23 +309,25 @@ def _none(store, sel, where, found, complete, why) -> str:
 
 
 def between(
-    values: list[dict], centre: set[int], new: list[records.Measurement], args
+    values: list[dict], plan: dict, new: list[records.Measurement], args, own: list | None = None
 ) -> list[compare.Row]:
-    """NEW's rows that baseline runs hold, each tested against them (compare.Row): the centre
-    from the runs in centre, the spread from all those of values (the history)."""
-    mid: dict[str, list[float]] = {}
-    wide: dict[str, list[float]] = {}
+    """NEW's rows that baseline runs hold, each tested against its own baseline (per_row: the
+    centre's values and the history's, compare.Row). own: the values of the run being judged
+    (--confirm's latest stored run), left out of every baseline."""
+    by_run: dict[tuple, float] = {}
+    skip = {v["run_id"] for v in own or []}
     for v in values:
-        if v["value"] and v["value"] > 0:  # a row a run did not measure is not in its history
-            wide.setdefault(v["key"], []).append(v["value"])
-            if v["run_id"] in centre:
-                mid.setdefault(v["key"], []).append(v["value"])
+        if v["value"] and v["value"] > 0 and v["run_id"] not in skip:
+            by_run[(v["key"], v["run_id"])] = v["value"]
     out = []
     for r in new:
         x, _ = index.value(r)
         k = index.key(r)
-        if x and k in mid:  # a row no baseline run measured is unmatched, not a NaN centre
-            out.append(_row(r, x, mid[k], wide[k], args))
+        if not x or k not in plan:  # a row no baseline run measured is unmatched
+            continue
+        centre, wide = ([by_run[(k, i)] for i in ids if (k, i) in by_run] for ids in plan[k])
+        if centre:
+            out.append(_row(r, x, centre, wide, args))
     compare.judge(out, args.threshold, args.alpha)
     return out
 
@@ -253,7 +336,7 @@ def _row(r: records.Measurement, x: float, base: list[float], wide: list[float],
     """NEW's row x against the centre's values base and the history's wide (compare.Row)."""
     extras = {k: r.extra[k] for k in records.ROW_EXTRAS if k in r.extra}
     key = (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
-    how = {"interval": "95% band", "versus": "base", "k_old": len(base)}
+    how = {"interval": "band", "versus": "base", "k_old": len(base)}
     if len(base) < betweenruns.MIN_RUNS:  # one run: its value, no band
         ratio = x / base[0]
         verdict = (
@@ -263,11 +346,13 @@ def _row(r: records.Measurement, x: float, base: list[float], wide: list[float],
         )
         return compare.Row(key, base[0], x, ratio, 0.0, verdict, r.family, extras, **how,
                            why_untested=f"{len(base)} baseline runs hold it")  # fmt: skip
-    t = betweenruns.test(base, x, args.threshold, history=wide, min_spread=args.min_spread)
+    t = betweenruns.test(
+        base, x, args.threshold, args.alpha, history=wide, min_spread=args.min_spread
+    )
     return compare.Row(
         key, t.center, x, t.ratio, t.spread, "same", r.family, extras, **how, tested=True,
         ci=(t.band[0] / t.center, t.band[1] / t.center), k_new=1, p_slower=t.p_slower,
-        p_faster=t.p_faster,
+        p_faster=t.p_faster, detectable=t.detectable,
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from commbench.redact import redact_all
 from commbench.store import index, selector, tables
 from commbench.store.db import Store, StoreError
 
-R, T, W = tables.runs, tables.tags, tables.rows
+R, T, W, FL = tables.runs, tables.tags, tables.rows, tables.flags
 LISTED = [c for c in R.c if c.name != "document"]
 
 
@@ -138,12 +138,16 @@ def find(store: Store, sel: selector.Selector, limit: bool = True, **extra) -> l
         found = [dict(m) for m in conn.execute(query).mappings()]
         by_id = {r["id"]: r for r in found}
         for r in found:
-            r["tags"] = []
+            r["tags"], r["flag"] = [], None
         for ids in _chunks(list(by_id)):
             for run_id, tag in conn.execute(
                 sa.select(T.c.run_id, T.c.tag).where(T.c.run_id.in_(ids)).order_by(T.c.tag)
             ):
                 by_id[run_id]["tags"].append(tag)
+            for f in conn.execute(sa.select(FL).where(FL.c.run_id.in_(ids))).mappings():
+                by_id[f["run_id"]]["flag"] = {
+                    k: json.loads(v) if k == "rows" else v for k, v in f.items() if k != "run_id"
+                }
     for r in found:
         r["fingerprint"] = json.loads(r["fingerprint"])
         r["hosts"] = json.loads(r["hosts"])
@@ -186,7 +190,38 @@ def remove(store: Store, run_ids: list[int]) -> int:
     """Removes these runs whole (their tags and rows with them) in one transaction."""
     with store.transaction() as conn:
         for ids in _chunks(run_ids):
+            conn.execute(sa.delete(FL).where(FL.c.run_id.in_(ids)))
             conn.execute(sa.delete(W).where(W.c.run_id.in_(ids)))
             conn.execute(sa.delete(T).where(T.c.run_id.in_(ids)))
             conn.execute(sa.delete(R).where(R.c.id.in_(ids)))
     return len(run_ids)
+
+
+def flag(store: Store, doc: dict, rows: list[str]) -> int | None:
+    """The stored run that is doc (by its document or its records) flagged as a regression of
+    these rows; its id, or None where doc is not stored. A run flagged before keeps its first
+    date and its acceptance."""
+    doc = {k: v for k, v in redact_all(doc).items() if k != "stored"}
+    entry = {"digest": index.digest(doc), "content": index.content(doc)}
+    with store.transaction() as conn:
+        run_id = _same_in(conn, entry)
+        if run_id is None:
+            return None
+        have = conn.execute(sa.select(FL.c.run_id).where(FL.c.run_id == run_id)).scalar()
+        if have is None:
+            now = selector.iso(datetime.now(UTC))
+            conn.execute(sa.insert(FL).values(run_id=run_id, flagged=now, rows=json.dumps(rows)))
+    return run_id
+
+
+def accept(store: Store, run_ids: list[int], who: str, why: str) -> list[int]:
+    """The flagged, not yet accepted runs among run_ids marked accepted (who, now, why): the
+    new level joins later baselines. The ids it accepted."""
+    now = selector.iso(datetime.now(UTC))
+    done: list[int] = []
+    with store.transaction() as conn:
+        for ids in _chunks(run_ids):
+            open_ = FL.c.run_id.in_(ids) & FL.c.accepted.is_(None)
+            done += list(conn.execute(sa.select(FL.c.run_id).where(open_)).scalars())
+            conn.execute(sa.update(FL).where(open_).values(accepted=now, accepted_by=who, why=why))
+    return sorted(done)

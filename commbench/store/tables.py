@@ -69,6 +69,19 @@ rows = sa.Table(
     sa.Column("status", sa.String(32), nullable=False),
 )
 
+# A run the gate called a regression (version 2): left out of later baselines until a person
+# accepts the new level (commbench store accept), recorded with who, when and why.
+flags = sa.Table(
+    "commbench_flags",
+    metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey(runs.c.id), primary_key=True),
+    sa.Column("flagged", sa.String(20), nullable=False),  # ISO UTC
+    sa.Column("rows", sa.Text, nullable=False),  # JSON list: the rows called slower
+    sa.Column("accepted", sa.String(20)),  # ISO UTC; None: not accepted
+    sa.Column("accepted_by", sa.Text),
+    sa.Column("why", sa.Text),
+)
+
 sa.Index("commbench_runs_by_system", runs.c.system, runs.c.started)
 sa.Index("commbench_runs_by_started", runs.c.started)
 sa.Index("commbench_tags_by_tag", tags.c.tag, tags.c.run_id)
@@ -84,7 +97,8 @@ def _version_1(conn: sa.Connection) -> None:
 
 def _version_2(conn: sa.Connection) -> None:
     """runs.content: a run's identity by its records (a store of version 1 kept two runs of
-    one IMB log imported twice); filled from every stored document."""
+    one IMB log imported twice), filled from every stored document; commbench_flags: the runs
+    a gate called regressions and whether a person accepted them."""
     from commbench.store import index  # the digest is index's; no MPI, no tables there
 
     have = {c["name"] for c in sa.inspect(conn).get_columns(runs.name)}
@@ -92,6 +106,7 @@ def _version_2(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE {runs.name} ADD COLUMN content VARCHAR(64)"))
     if BY_CONTENT.name not in {i["name"] for i in sa.inspect(conn).get_indexes(runs.name)}:
         BY_CONTENT.create(conn)
+    flags.create(conn, checkfirst=True)
     ids = list(conn.execute(sa.select(runs.c.id).where(runs.c.content.is_(None))).scalars())
     for i in range(0, len(ids), 200):  # documents a few at a time: a store may hold 10,000
         chunk = sa.select(runs.c.id, runs.c.document).where(runs.c.id.in_(ids[i : i + 200]))

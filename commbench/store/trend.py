@@ -21,7 +21,9 @@ from commbench.store.db import Store
 CHANGES = ("mpi", "commbench_version")
 
 
-RUN_KEYS = ("id", "started", "system", "mpi", "commbench_version", "tags", "complete", "change")
+RUN_KEYS = (
+    "id", "started", "system", "mpi", "commbench_version", "tags", "complete", "change", "flag",
+)  # fmt: skip
 
 
 def compute(
@@ -48,8 +50,8 @@ def compute(
             by_run.get(run["id"], {}), (group[-last:], group[-gate.DEFAULT_HISTORY :]), by_run,
             threshold, alpha,
         )  # fmt: skip
-        if run["complete"]:
-            group.append(run["id"])
+        if run["complete"] and not (run["flag"] and not run["flag"]["accepted"]):
+            group.append(run["id"])  # as the gate: a flagged run is no baseline until accepted
         for key, v in by_run.get(run["id"], {}).items():
             _point(rows, run, key, v, judged.get(key, {"n": 0}))
     order = ("system", "family", "benchmark", "np", "bytes", "key")
@@ -102,13 +104,15 @@ def _judge(mine: dict, base: tuple, by_run: dict, threshold: float, alpha: float
         past, wide = ([p for p in _values(by_run, ids, key) if p and p > 0] for ids in base)
         if v["value"] and v["value"] > 0 and len(past) >= betweenruns.MIN_RUNS:
             tests[key] = betweenruns.test(
-                past, v["value"], threshold, history=wide, min_spread=gate.DEFAULT_MIN_SPREAD
-            )
+                past, v["value"], threshold, alpha, history=wide,
+                min_spread=gate.DEFAULT_MIN_SPREAD,
+            )  # fmt: skip
     out = {}
     judged = twosample.verdicts(list(tests.values()), threshold, alpha)
     for (key, t), (verdict, qs, _) in zip(tests.items(), judged):
         out[key] = {"n": t.n, "center": t.center, "band": list(t.band), "ratio": t.ratio,
-                    "q_slower": qs, "flag": None if verdict == "same" else verdict}  # fmt: skip
+                    "q_slower": qs, "flag": None if verdict == "same" else verdict,
+                    "detectable": t.detectable}  # fmt: skip
     return out
 
 
@@ -150,11 +154,22 @@ def text(data: dict) -> list[str]:
         return [f"# trend: store {data['store']}: no run matches {data['selector'] or 'it'}"]
     lines = [
         f"# trend: store {data['store']}, {len(runs_)} runs {runs_[0]['started']} .. "
-        f"{runs_[-1]['started']} ({data['selector'] or 'every run'}); band: 95% prediction "
-        f"interval from the {data['last']} runs before each (spread from the "
+        f"{runs_[-1]['started']} ({data['selector'] or 'every run'}); band: where the test "
+        f"calls a run (one-sided at q {data['alpha']:g}, beyond {data['threshold']:.0%}) from the "
+        f"{data['last']} runs before each (spread from the "
         f"{gate.DEFAULT_HISTORY}, at least {gate.DEFAULT_MIN_SPREAD:.0%}); flag: between-run "
         f"test beyond {data['threshold']:.0%}, q <= {data['alpha']:g}"
     ]
+    for r in runs_:
+        f = r.get("flag")
+        if f and f["accepted"]:
+            lines.append(
+                f"# accepted change at run {r['id']} ({r['started']}): flagged {f['flagged']} "
+                f"({len(f['rows'])} rows slower), accepted {f['accepted']} by {f['accepted_by']}: "
+                f"{f['why']}"
+            )
+        elif f:
+            lines.append(f"# flagged at run {r['id']} ({r['started']}): not accepted, no baseline")
     lines += [f"# change at run {r['id']} ({r['started']}): {r['change']}" for r in runs_
               if r["change"]]  # fmt: skip
     for row in data["rows"]:

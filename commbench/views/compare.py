@@ -52,6 +52,7 @@ class Row:
     regression: bool = False  # tested, slower beyond the threshold, significant after BH
     interval: str = "95% CI"  # what ci is: the ratio's interval, or a baseline's band
     versus: str = "old"  # what new is divided by: old, or base (a store's baseline runs)
+    detectable: float | None = None  # the smallest new/base the test could call slower here
 
     def label(self, with_engine: bool = False) -> str:
         name, np_, mode, x, groups = self.key

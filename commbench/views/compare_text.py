@@ -34,6 +34,11 @@ def samples_advice(rows: list[Row]) -> str:
     from commbench import runoptions, suites
     from commbench.suites import uses
 
+    if rows and all(r.versus == "base" for r in rows):  # the store's gate: runs, not samples
+        return (
+            "store more runs that hold them (the between-run test needs 2 baseline runs of a "
+            "row, 5 give it its power)"
+        )
     opt = next(o for o in runoptions.OPTIONS if o.dest == "samples")
     fams = sorted({r.family for r in rows if r.family})
     without = [
@@ -198,10 +203,51 @@ def _engines(rows: list[Row]) -> bool:
     return len({r.extras.get("engine") for r in rows}) > 1
 
 
+BLIND = 2.0  # a row whose test cannot call a slowdown of this ratio says so
+
+
+def detectability(rows: list[Row]) -> dict | None:
+    """What the rows' tests could call: the smallest slowdown per row (Row.detectable), their
+    median and largest, and the rows that could not call even BLIND x; None where no row has
+    one (the two-file gate's rows)."""
+    d = sorted(r.detectable for r in rows if r.tested and r.detectable is not None)
+    if not d:
+        return None
+    blind = [r.label() for r in rows if r.detectable is not None and r.detectable >= BLIND]
+    return {
+        "median": d[len(d) // 2],
+        "largest": d[-1],
+        "blind": len(blind),
+        "blind_rows": blind[:20],
+    }
+
+
+def _detect_line(rows: list[Row]) -> list[str]:
+    got = detectability(rows)
+    if got is None:
+        return []
+    line = (
+        f"# detectable: the smallest slowdown these baselines let the test call is "
+        f"{got['median']:.2f}x on the median row, {got['largest']:.2f}x on the worst"
+    )
+    if got["blind"]:
+        line += (
+            f"; {got['blind']} rows cannot detect less than {BLIND:g}x here (their baseline "
+            "runs spread too widely: not 'no regression' but no verdict below that)"
+        )
+    return [line]
+
+
 def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled: bool) -> list[str]:
-    bad = regressions(rows, gate_unsampled)
     if not rows:
         return []
+    return _verdict_lines(rows, threshold, alpha, gate_unsampled) + _detect_line(rows)
+
+
+def _verdict_lines(
+    rows: list[Row], threshold: float, alpha: float, gate_unsampled: bool
+) -> list[str]:
+    bad = regressions(rows, gate_unsampled)
     if not bad:
         plain = 0 if gate_unsampled else sum(1 for r in rows if not r.tested)
         if plain:
@@ -252,6 +298,8 @@ def row_json(r: Row, with_engine: bool = False) -> dict:
         "new_us": r.new,
         "ratio": _num(r.ratio),
         "ci": list(r.ci) if r.ci else None,
+        "interval": r.interval if r.ci else None,
+        "detectable": _num(r.detectable),
         "k_old": r.k_old or None,
         "k_new": r.k_new or None,
         "p_slower": _num(r.p_slower),
@@ -312,6 +360,7 @@ def to_json(
             "unmatched_old": unmatched_rows[0],
             "unmatched_new": unmatched_rows[1],
             "text": summary(rows),
+            "detectable": detectability(rows),
         },
         "notes": [n.removeprefix("# note: ") for n in notes],
         "warnings": list(warns),

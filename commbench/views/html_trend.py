@@ -188,7 +188,7 @@ def _legend(fig) -> None:
 
     handles = [
         Line2D([], [], color=VALUE, marker="o", ms=3, lw=1, label="value [usec]"),
-        Patch(color=BAND, alpha=0.16, label="baseline band (95% prediction)"),
+        Patch(color=BAND, alpha=0.16, label="baseline band (where a run is called)"),
         Line2D([], [], color="#5b6572", ls="--", lw=0.8, label="band center"),
         Line2D([], [], color=SLOWER, marker="^", ls="", label="flagged slower"),
         Line2D([], [], color=FASTER, marker="v", ls="", label="flagged faster"),
@@ -253,10 +253,12 @@ def _intro(data: dict, drawn: set) -> str:
         f"{esc(runs[0]['started'])} to {esc(runs[-1]['started'])}, {len(data['rows'])} rows. "
         "Each run is judged as <code>commbench compare RUN --baseline</code> judges it: against "
         f"the (up to) {esc(data['last'])} complete runs of its system before it that agree with "
-        "it in what changes the numbers; with two or more, their 95% prediction interval is "
-        "the band (shaded), and the run is flagged when the between-run test finds it beyond "
-        f"{esc(format(data['threshold'], '.0%'))} of the band's center at q &le; "
-        f"{esc(format(data['alpha'], 'g'))} (slower: red &#9650;, faster: green &#9660;). Dotted "
+        "it in what changes the numbers; with two or more, the band (shaded) is what the "
+        "between-run test calls: a run outside it is beyond "
+        f"{esc(format(data['threshold'], '.0%'))} of the band's center at a one-sided "
+        f"p &le; {esc(format(data['alpha'], 'g'))}, and is flagged where its q over the run's "
+        "rows stays there too; a run inside it is never flagged (slower: red &#9650;, faster: "
+        "green &#9660;). Dotted "
         "verticals: runs that changed MPI library, commbench version or options against the "
         "run of their system before (a run's baseline holds only earlier runs with the same "
         "MPI library and options: after a change, no band until two such runs are stored). "
