@@ -120,9 +120,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     fam, run_list, multi_prefix = select(values, names, hinted_family())
     _refuse_unused(fam, run_list, values)
     prof = fam.profile
-    multi = values.get("multi")
-    if multi is None and multi_prefix:
-        multi = 0  # spec A3: a Multi- prefix implies -multi 0
+    multi = 0 if values.get("multi") is None and multi_prefix else values.get("multi")  # A3
     msgs, vol, nonaggr, pol = policy.repetition_settings(values, list(given), prof)
     minlog, maxlog = _size_range(values, prof)
     msglen, np_ = _msglen_and_np(values, world_size)

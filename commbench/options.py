@@ -137,17 +137,9 @@ def split_argv(
         if opt.dest == "help":
             raise HelpRequested()
         if opt.multi_names:
-            j = i + 1
-            got = []
-            while j < len(argv) and not argv[j].startswith("-"):
-                got.append(argv[j])
-                j += 1
-            if not got:
-                raise ConfigError(
-                    f"{arg} needs at least one benchmark name (accepted: {arg} <b1> [b2 ...])"
-                )
+            got = _names_after(argv, i)
             values.setdefault(opt.dest, []).extend(got)
-            i = j
+            i += 1 + len(got)
             continue
         if opt.parse is None or (opt.glued and inline is None):
             _once(first, opt, key, None)
@@ -169,6 +161,20 @@ def split_argv(
                 raise
             raise ConfigError(f"{e} (accepted: {key} {opt.metavar})") from None
     return values, names
+
+
+def _names_after(argv: list[str], i: int) -> list[str]:
+    """-include / -exclude: the names after argv[i] up to the next option (at least one)."""
+    got = []
+    for a in argv[i + 1 :]:
+        if a.startswith("-"):
+            break
+        got.append(a)
+    if not got:
+        raise ConfigError(
+            f"{argv[i]} needs at least one benchmark name (accepted: {argv[i]} <b1> [b2 ...])"
+        )
+    return got
 
 
 def _once(given: dict, opt: Option, key: str, raw: str | None) -> None:

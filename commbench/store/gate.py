@@ -76,10 +76,7 @@ def run(argv: list[str]) -> int:
             mine = {index.key(r) for r in new if r.ok}
             used = [r for r in pool if any(r["id"] in plan[key][0] for key in mine & set(plan))]
             if not used:
-                raise Refusal(
-                    f"{args.new} has no row that the {len(pool)} comparable runs hold: nothing "
-                    "to compare"
-                )
+                raise Refusal(f"{args.new} has no row that the {len(pool)} comparable runs hold")
             notes += _baseline_notes(plan, mine, k, used)
             if len(used) == 1 and not latest_run:
                 old_doc = runs.document(store, used[0]["id"])
@@ -93,12 +90,10 @@ def run(argv: list[str]) -> int:
     except (StoreError, Refusal) as e:
         return compare_gate.refuse(args, str(e), method=METHOD)
     old = results_file.measurements(latest, "the latest baseline run")
+    rows = between(values, plan, new, args)
     if latest_run:  # --confirm: the latest stored run and NEW, each against the runs before it
-        rows = between(values, plan, new, args)
         own = [v for v in values if v["run_id"] == latest_run["id"]]
         notes.append(_confirm(between(values, plan, old, args, own), rows, latest_run))
-    else:
-        rows = between(values, plan, new, args)
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
@@ -120,15 +115,13 @@ def run(argv: list[str]) -> int:
         method=METHOD,
         baseline=_baseline_json(shown, sel, used),
     )
-    if rc == 1:
-        _flag(store_text, new_doc, rows, args)
-    return rc
+    return _flag(store_text, new_doc, rows, args) if rc == 1 else rc
 
 
-def _flag(store_text: str | None, new_doc: dict, rows: list, args) -> None:
-    """NEW regressed: the stored run that is NEW (by content) is flagged, so later baselines
-    leave it out until a person accepts the new level (store accept). Said on stderr; a store
-    that cannot be written leaves the verdict as it is."""
+def _flag(store_text: str | None, new_doc: dict, rows: list, args) -> int:
+    """NEW regressed (exit 1, returned): the stored run that is NEW (by content) is flagged, so
+    later baselines leave it out until a person accepts the new level (store accept). Said on
+    stderr; a store that cannot be written leaves the verdict as it is."""
     labels = [r.label() for r in rows if r.regression]
     try:
         with Store.open(store_text, write=True) as store:
@@ -138,7 +131,7 @@ def _flag(store_text: str | None, new_doc: dict, rows: list, args) -> None:
         print(
             f"commbench: warning: the regression is not marked in the store ({e})", file=sys.stderr
         )
-        return
+        return 1
     if run_id is None:
         print(
             f"commbench: note: {args.new} is not in {shown}, so nothing is marked; stored first "
@@ -151,6 +144,7 @@ def _flag(store_text: str | None, new_doc: dict, rows: list, args) -> None:
             f"baselines leave it out until `commbench store accept id={run_id} --why TEXT`",
             file=sys.stderr,
         )
+    return 1
 
 
 def per_row(values: list[dict], order: list[int], k: int, history: int) -> dict:
@@ -241,10 +235,9 @@ def choose(
     complete = [r for r in found if r["complete"]]
     mine = index.fingerprint(new_doc)
     why = {r["id"]: index.differences(r["fingerprint"], mine) for r in complete}
-    comparable = [r for r in complete if args.allow_different or not why[r["id"]]]
     skip = 1 if args.confirm else 0  # --confirm: the latest is judged too, flagged or not
-    flagged = [r for r in comparable[skip:] if r["flag"] and not r["flag"]["accepted"]]
-    usable = comparable[:skip] + [r for r in comparable[skip:] if r not in flagged]
+    comparable = [r for r in complete if args.allow_different or not why[r["id"]]]
+    usable, flagged = _unflagged(comparable, skip)
     chosen = usable[skip : skip + (sel.last or DEFAULT_LAST)]
     pool = usable[skip : skip + max(POOL, sel.last or DEFAULT_LAST, args.history)]
     if skip and len(chosen) < betweenruns.MIN_RUNS:
@@ -282,6 +275,13 @@ def choose(
                 "compares them anyway"
             )
     return pool, usable[0] if skip else None, notes
+
+
+def _unflagged(comparable: list[dict], skip: int) -> tuple[list[dict], list[dict]]:
+    """The comparable runs but those a gate flagged and no one accepted (the first skip kept:
+    --confirm's latest run is judged, flagged or not), and those left out."""
+    flagged = [r for r in comparable[skip:] if r["flag"] and not r["flag"]["accepted"]]
+    return comparable[:skip] + [r for r in comparable[skip:] if r not in flagged], flagged
 
 
 def _reasons(lists: list[list[str]]) -> str:
