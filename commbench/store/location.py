@@ -27,6 +27,8 @@ _PG_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 _KEYS = "|".join(selector.KEYS)
 _BARE = re.compile(rf"^(?:{_KEYS})=")
 _SEP = re.compile(rf":(?=(?:{_KEYS})=)")
+# ... else a tail of key=value pairs of any key (an unknown one is then named as such)
+_LOOSE = re.compile(r"^[a-z_]+=[^,/@]*(,[a-z_]+=[^,/@]*)*$")
 
 
 def default_path() -> str:
@@ -85,6 +87,9 @@ def split(text: str) -> tuple[str | None, str | None]:
     m = _SEP.search(text, begin)
     if m:
         return text[: m.start()] or None, text[m.end() :]
+    head, sep, tail = text.rpartition(":")
+    if sep and len(head) >= begin and _LOOSE.match(tail):
+        return head or None, tail
     if text.endswith(":") and len(text) > 1:
         return text[:-1], None
     return text, None
