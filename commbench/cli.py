@@ -112,7 +112,7 @@ def cmd_run(argv: list[str]) -> int:
     watchdog.block_signals()
     from commbench import job
 
-    rc = job.run(argv)
+    rc = job.run(argv, store_check=_store_refusal)  # under mpiexec too, before measuring
     for request in job.STORE_REQUEST:  # rank 0 of a job not started by commbench's launcher
         rc = _stored(rc, *request)
     return rc

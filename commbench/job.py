@@ -42,8 +42,10 @@ def error(msg: str) -> int:
     return 2
 
 
-def parse_on_root(comm, argv: list[str]):
-    """("ok", RunConfig) | ("help", text) | ("error", message), the same on every rank."""
+def parse_on_root(comm, argv: list[str], store_check=None):
+    """("ok", RunConfig) | ("help", text) | ("error", message), the same on every rank.
+    store_check(cfg): why --store is refused (None: fine), given by the command line, which
+    sits above the store: a run that cannot be kept is refused before anything is measured."""
     msg = None
     if comm.Get_rank() == 0:
         try:
@@ -57,6 +59,9 @@ def parse_on_root(comm, argv: list[str]):
             config.check_writable("-o", cfg.output)
             config.check_writable("--csv", cfg.csv)
             config.check_distinct(cfg.output, cfg.csv)
+            refused = store_check(cfg) if store_check is not None and cfg.store else None
+            if refused and not os.environ.get(jobenv.STORE_BY_LAUNCHER):
+                raise config.ConfigError(refused)
             dump = config.dump_path(argv)
             if dump is not None:  # -dump: written once, by the job's rank 0
                 config.configfile.write(dump, argv, cfg.resolved())
@@ -247,7 +252,7 @@ def srun_throttle(lib: mpilib.Library) -> str | None:
     )
 
 
-def configure(comm, argv: list[str]) -> Job | int:
+def configure(comm, argv: list[str], store_check=None) -> Job | int:
     """Parse, build the views, check the run fits this machine; an exit status on failure."""
     rank = comm.Get_rank()
     lib = mpilib.here()
@@ -259,7 +264,7 @@ def configure(comm, argv: list[str]) -> Job | int:
         print(f"commbench: {throttled}", file=sys.stderr)
     # Signals only until the configuration is known; then the --timeout clock too.
     wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
-    status, payload = parse_on_root(comm, argv)
+    status, payload = parse_on_root(comm, argv, store_check)
     if status == "help":
         if rank == 0:
             print(payload)
@@ -398,13 +403,14 @@ def conclude(job: Job, failures: int) -> int:
     return 1 if failures else 0
 
 
-def run(argv: list[str]) -> int:
-    """Every rank: the whole `commbench run` inside the job; the exit status."""
+def run(argv: list[str], store_check=None) -> int:
+    """Every rank: the whole `commbench run` inside the job; the exit status (store_check:
+    parse_on_root's)."""
     from commbench.launch import mark_started
 
     mark_started("i")  # through MPI_Init (importing this module initialised MPI)
     try:
-        job = configure(MPI.COMM_WORLD, argv)
+        job = configure(MPI.COMM_WORLD, argv, store_check)
     except Exception:  # noqa: BLE001 - one rank's failure here would leave the others waiting
         print(f"commbench: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
         time.sleep(ABORT_GRACE)  # the message reaches the terminal before the job is killed

@@ -393,6 +393,10 @@ def test_a_store_a_run_cannot_be_kept_in_is_refused_before_measuring(tmp_path):
         in cb("run", "-n", "2", "PingPong", "-o", str(out), f"--store={url}").stderr
     )
     assert not out.exists()
+    # started by mpiexec (a job script), without commbench's launcher: refused the same way
+    p = mpiexec(2, "run", "PingPong", "-o", str(out), f"--store={url}")
+    assert p.returncode == 2 and "nothing measured" in p.stderr and not out.exists(), p.stderr
+    assert p.stderr.count("nothing measured") == 1 and "pw@" not in p.stderr
 
 
 IMB_LOG = DATA / "import" / "imb-mpi1-pingpong-np2.txt"
