@@ -65,7 +65,9 @@ def run(argv: list[str]) -> int:
         store_text, sel_text = location.split(args.baseline)
         sel = selector.parse(sel_text)
     except ValueError as e:
-        return compare_gate.bad_command(argv, str(e), args)
+        if args is None:  # the command line itself
+            return compare_gate.bad_command(argv, str(e))
+        return compare_gate.refuse(args, str(e), method=METHOD)
     k = sel.last or DEFAULT_LAST
     try:
         with Store.open(store_text) as store:
@@ -92,8 +94,7 @@ def run(argv: list[str]) -> int:
     old = results_file.measurements(latest, "the latest baseline run")
     rows = between(values, plan, new, args)
     if latest_run:  # --confirm: the latest stored run and NEW, each against the runs before it
-        own = [v for v in values if v["run_id"] == latest_run["id"]]
-        notes.append(_confirm(between(values, plan, old, args, own), rows, latest_run))
+        notes.append(_confirm(between(values, plan, old, args), rows, latest_run))
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
@@ -309,15 +310,14 @@ def _none(store, sel, where, found, complete, why) -> str:
 
 
 def between(
-    values: list[dict], plan: dict, new: list[records.Measurement], args, own: list | None = None
+    values: list[dict], plan: dict, new: list[records.Measurement], args
 ) -> list[compare.Row]:
     """NEW's rows that baseline runs hold, each tested against its own baseline (per_row: the
-    centre's values and the history's, compare.Row). own: the values of the run being judged
-    (--confirm's latest stored run), left out of every baseline."""
+    centre's values and the history's, compare.Row). A run not in plan (--confirm's latest,
+    judged itself) is in no baseline."""
     by_run: dict[tuple, float] = {}
-    skip = {v["run_id"] for v in own or []}
     for v in values:
-        if v["value"] and v["value"] > 0 and v["run_id"] not in skip:
+        if v["value"] and v["value"] > 0:
             by_run[(v["key"], v["run_id"])] = v["value"]
     out = []
     for r in new:

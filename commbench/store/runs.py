@@ -37,7 +37,7 @@ def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, ta
     and system it had, so they travel to another store. No credential is stored: the
     document is kept as redact_all leaves it (a command line with a store URL's password)."""
     kept = doc.get("stored") if isinstance(doc.get("stored"), dict) else {}
-    doc = {k: v for k, v in redact_all(doc).items() if k != "stored"}  # as it was first added
+    doc = as_stored(doc)
     carried = [t for t in kept.get("tags") or [] if isinstance(t, str) and t]
     tags = sorted(set(tags) | {options.store_tag(t) for t in carried})
     carried_system = kept.get("system") if isinstance(kept.get("system"), str) else None
@@ -63,6 +63,12 @@ def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, ta
     if again is not None:
         return _again(store, again, entry, tags, given=system)
     return Added(run_id, True)
+
+
+def as_stored(doc: dict) -> dict:
+    """The document as the store keeps it, and identifies it by: credentials hidden, and
+    without the `stored` section an export adds (the file as it was first added)."""
+    return {k: v for k, v in redact_all(doc).items() if k != "stored"}
 
 
 def _same_in(conn, entry: dict) -> int | None:
@@ -201,7 +207,7 @@ def flag(store: Store, doc: dict, rows: list[str]) -> int | None:
     """The stored run that is doc (by its document or its records) flagged as a regression of
     these rows; its id, or None where doc is not stored. A run flagged before keeps its first
     date and its acceptance."""
-    doc = {k: v for k, v in redact_all(doc).items() if k != "stored"}
+    doc = as_stored(doc)
     entry = {"digest": index.digest(doc), "content": index.content(doc)}
     with store.transaction() as conn:
         run_id = _same_in(conn, entry)

@@ -293,18 +293,17 @@ def refuse(
     return 2
 
 
-def bad_command(argv: list[str], message: str, args: Args | None = None) -> int:
-    """Exit status 2 for a command line the gate cannot act on (an unknown option, a bad
-    --threshold or --history, a missing NEW, a malformed selector), with the JSON verdict
-    (error) wherever --json names a destination, as docs/statistics.md promises: a pipeline
-    that reads the file finds why instead of no file."""
+def bad_command(argv: list[str], message: str) -> int:
+    """Exit status 2 for a command line the gate cannot read (an unknown option, a bad
+    --threshold or --history, a missing argument), with the JSON verdict (error) wherever --json
+    names a destination, as docs/statistics.md promises: a pipeline that reads the file finds
+    why instead of no file. Once the arguments are read, refuse() says it."""
     print(f"commbench: error: {message}", file=sys.stderr)
-    target = args.json if args is not None else _json_target(argv)
+    target = _json_target(argv)
     if target:
         payload = compare_text.to_json(
-            [], old=args.old if args else None, new=args.new if args else None,
-            threshold=args.threshold if args else None, alpha=args.alpha if args else None,
-            gate_unsampled=bool(args and args.gate_unsampled), status=2, errors=[message],
+            [], old=None, new=None, threshold=None, alpha=None, gate_unsampled=False, status=2,
+            errors=[message],
         )  # fmt: skip
         failed = compare_text.write_json(target, payload)
         if failed:
