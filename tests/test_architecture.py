@@ -89,3 +89,54 @@ def test_code_passes_the_linter_and_the_formatter(args):
         timeout=120,
     )
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+
+
+def _circles(graph) -> list[list[str]]:
+    """The strongly connected sets of two or more modules of commbench's import graph
+    (Tarjan's algorithm), imports under `if TYPE_CHECKING:` and inside functions counted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on.add(m)
+        for n in graph.find_modules_directly_imported_by(m):
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in on:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            part = []
+            while True:
+                n = stack.pop()
+                on.discard(n)
+                part.append(n)
+                if n == m:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for m in sorted(graph.modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def test_no_import_circles():
+    """No two modules of commbench import each other, directly or through others (issue 47,
+    item 5): a package's __init__ that gathers its modules counts like any other module."""
+    import grimp  # import-linter's graph ([test])
+
+    graph = grimp.build_graph("commbench", cache_dir=None)
+    # A package's face importing its own submodules is how a package is made, not a circle:
+    # leave out the arrows from a package to modules inside it.
+    for m in sorted(graph.modules):
+        for n in graph.find_modules_directly_imported_by(m):
+            if n.startswith(m + "."):
+                graph.remove_import(importer=m, imported=n)
+    assert _circles(graph) == []

@@ -320,7 +320,6 @@ _DEFAULT = [
     "Compare_and_swap",
     "Truly_passive_put",
 ]
-assert [b.name for b in BENCHMARKS if b.default] == _DEFAULT
 
 FAMILY = Family(
     name=F,

@@ -8,13 +8,61 @@ The rows and their tests are commbench.views.compare's; the checks, compare_mpis
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from commbench import mpilib, records
 from commbench.views import compare_runs, compare_text, compare_trust
 from commbench.views.compare import Row, geometric_mean
 
-if TYPE_CHECKING:
-    from commbench.views.compare_mpis import Side
+# ---------------------------------------------------------------- the two runs
+
+
+@dataclass
+class Side:
+    """One run of the comparison: A (the first file) or B."""
+
+    letter: str
+    path: str
+    doc: dict
+    recs: list[records.Measurement]
+    name: str = ""  # "MPICH 5.0.2": how the columns name it
+    library: str | None = None  # the library's version string, None when not recorded
+
+    @property
+    def first_line(self) -> str:
+        return " ".join((self.library or "not recorded").splitlines()[0].split())
+
+    def meta(self, key: str):
+        return (self.doc.get("metadata") or {}).get(key)
+
+
+def library_of(doc: dict) -> str | None:
+    v = (doc.get("metadata") or {}).get("mpi_library_version")
+    return (mpilib.clean(v) or None) if isinstance(v, str) else None
+
+
+def short_name(doc: dict, library: str | None) -> str:
+    """The name the run recorded for its library (metadata.mpi_library: MPICH 5.0.2, Open MPI
+    5.0.11 …), else the one its version string gives (a file of an earlier commbench)."""
+    recorded = ((doc.get("metadata") or {}).get("mpi_library") or {}).get("name")
+    if isinstance(recorded, str) and recorded.strip():
+        return " ".join(recorded.split())
+    name = mpilib.short_name(library) if library else "not recorded"
+    return name if len(name) <= 40 else name[:39] + "\u2026"
+
+
+def sides(loaded: list[tuple[str, dict, list]]) -> tuple[Side, Side]:
+    """The two runs, named by their libraries (A and B where the names coincide)."""
+    a, b = (
+        Side(letter, path, doc, recs, library=library_of(doc))
+        for letter, (path, doc, recs) in zip("AB", loaded)
+    )
+    for s in (a, b):
+        s.name = short_name(s.doc, s.library)
+    if a.name == b.name:
+        for s in (a, b):
+            s.name += f" ({s.letter})"
+    return a, b
 
 
 # ---------------------------------------------------------------- a row's outcome

@@ -16,15 +16,12 @@ import base64
 import io
 import math
 import os
-from typing import TYPE_CHECKING
 
 from commbench.views import compare_mpis_text as cmt
 from commbench.views import compare_runs, compare_text, html_report
 from commbench.views.compare import Row
+from commbench.views.compare_mpis_text import Side
 from commbench.views.html_sections import OVER, compared_cells, esc, number, table
-
-if TYPE_CHECKING:
-    from commbench.views.compare_mpis import Side
 
 COMMAND = "commbench compare A B --across mpi --html"
 COLOURS = ("#1f77b4", "#ff7f0e")  # A's, B's (tab10's first two)

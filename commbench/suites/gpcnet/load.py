@@ -20,7 +20,7 @@ from mpi4py import MPI
 from commbench import records
 from commbench.suites.gpcnet import kernels, loadverdicts, stats, topology
 from commbench.suites.gpcnet.congestors import Congestor, idle_run
-from commbench.suites.gpcnet.driver import KIND, Place, measure, record
+from commbench.suites.gpcnet.measurement import KIND, Place, measure, record
 from commbench.suites.gpcnet.settings import BW_BYTES, BY_NAME, LINKS, VICTIMS, Settings
 from commbench.suites.net import patterns
 from commbench.suites.procedure import Row, Unit

@@ -58,7 +58,8 @@ def sorted_groups(items: list, limit: int = CHUNK) -> Iterator[tuple[np.ndarray,
     uk, inv = np.unique(keys[ok], return_inverse=True)
     if not uk.size:
         return
-    assert uk[-1] < 2**32, "group keys beyond 32 bits"
+    if uk[-1] >= 2**32:
+        raise OverflowError(f"group key {uk[-1]} is beyond 32 bits")
     cum = np.cumsum(np.bincount(inv, weights=width[ok]).astype(np.int64))
     start = 0
     while start < uk.size:
