@@ -16,6 +16,8 @@ import pytest
 
 from tests import results_schema
 
+pytest_plugins = ["tests.skip_policy"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def every_results_file_validates(tmp_path_factory):

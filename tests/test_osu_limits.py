@@ -116,7 +116,7 @@ def test_check_rounds_make_the_binaries_calls(tmp_path, name):
     size's barrier, per round a barrier, the repetitions and the receiver's 4-byte verdict
     (latency and bw and their persistent forms; tag 2 and 102, as the binaries send it)."""
     if not (PEERS / f"osu_{name}").exists():
-        pytest.skip(f"no {PEERS}/osu_{name}")
+        pytest.skip(f"peer binaries absent: no {PEERS}/osu_{name}")
     opts = ["-m", "4:8", "-i", "2", "-x", "1", "-c", "-u", "1"]
     osu = call_log(tmp_path, [str(PEERS / f"osu_{name}"), *opts])
     cb = call_log(
