@@ -1,5 +1,5 @@
 """Which options a run uses: the one decision behind "an option the run would not use is
-refused" (README, Options), read from declarations.
+refused" (docs/options.md), read from declarations.
 
 For every option given, in this order:
 
