@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     out = tmp_path / "part.json"
     proc = subprocess.Popen(
         [
-            "python3",
+            sys.executable,
             "-m",
             "commbench",
             "run",
