@@ -39,6 +39,10 @@ run: install
 test: install
 	$(PY) -m pytest -q
 
+# The tests that start no process (tests/unit): a developer's fast loop, under 2 minutes.
+test-unit: install
+	$(PY) -m pytest -q tests/unit
+
 lint:
 	lint-imports
 	$(PY) -m ruff check commbench tests benchmarks

@@ -2,7 +2,7 @@
 
 A defect of an MPI library that commbench names (mpilib.KNOWN_DEFECTS, the Intel MPI
 mt-reduce hang the launcher steps around) is shown by a C reproducer in repro/, built with
-that library's own mpicc and run with its own mpiexec (tests/mpi_envs.py installs the
+that library's own mpicc and run with its own mpiexec (tests/support/mpi_envs.py installs the
 MPIs). Some defects depend on timing: the tests therefore print whether a defect showed,
 and this script measures how often, in alternating rounds of a quiet machine and one with
 every core kept busy by a plain busy loop (`sh -c 'while :; do :; done'`, one per core),

@@ -5,7 +5,7 @@
    and the rows it called slower or faster, then the false-alarm rate over rows
    (rows called slower / rows tested) and in how many pairs the gate passed.
 2. Injected slowdown: T trials of a baseline against a slowed run. With root and
-   network namespaces (tests/netns.py): 2 emulated hosts, the baseline at full
+   network namespaces (tests/support/netns.py): 2 emulated hosts, the baseline at full
    speed, then h1's link rate-limited by tbf; only sizes that outrun the limit
    are slowed, and they are the ones the gate must name. Elsewhere: shared memory
    against MPIR_CVAR_NOLOCAL=1 (every message through the TCP netmod), which slows
@@ -134,7 +134,7 @@ def slowdown(tmp: Path, trials: int, samples: int, threshold: str) -> None:
     why = netns.available()
     if why is None:
         print(
-            "## injected slowdown: 2 emulated hosts (tests/netns.py, OFI over TCP), "
+            "## injected slowdown: 2 emulated hosts (tests/support/netns.py, OFI over TCP), "
             f"`{' '.join(SLOW_SIZES)} --samples {samples}`, baseline at full speed against h1's "
             f"link limited to {RATE_MBIT} Mbit/s (tbf), {trials} trials\n"
         )

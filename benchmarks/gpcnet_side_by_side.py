@@ -4,7 +4,7 @@
                                              [--load] [--only gpcnet|commbench]
                                              [--json PATH] [--timeout 600] [--peers DIR]
 
-Builds --hosts emulated hosts (tests/netns.py: network namespaces, MPICH's OFI
+Builds --hosts emulated hosts (tests/support/netns.py: network namespaces, MPICH's OFI
 netmod over TCP, no shared memory; needs root) and runs on them, each a fresh
 job of hosts x ppn ranks, alternating which goes first every round (GPCNeT in
 odd rounds, commbench in even ones): <peers>/network_test (unmodified GPCNeT
@@ -12,7 +12,7 @@ odd rounds, commbench in even ones): <peers>/network_test (unmodified GPCNeT
 --gpcnet-layout`, which prints GPCNeT's table layout with its row names. With
 --load: network_load_test (10 hosts or more: 20 % victims, 80 % congestors)
 against `commbench run --suite gpcnet Congestion --gpcnet-layout`, default 10
-hosts. Both texts are read by one parser (tests/gpcnet_table.py). GPCNeT gives
+hosts. Both texts are read by one parser (tests/support/gpcnet_table.py). GPCNeT gives
 every test a fixed 10 s; commbench gets -time --time (default 10), so both run
 as long.
 
@@ -50,7 +50,7 @@ from cfloor import conditions, median, rotate  # noqa: E402
 from commbench.launch import find_mpiexec  # noqa: E402
 from commbench.mpilib import THROTTLE  # noqa: E402
 from tests import netns  # noqa: E402
-from tests.gpcnet_table import parse  # noqa: E402
+from tests.support.gpcnet_table import parse  # noqa: E402
 
 LIBMPI = "libmpi.so.12"
 IMPACT = "Key Results: Congestion Impact Factor"
@@ -213,7 +213,7 @@ def header(a, peers: Path, libdir: str, shown: dict[str, list[str]], walls: dict
     print(f"# GPCNeT: {binary} (1.3, unmodified; {mpi.linked(binary)})")
     print(f"# {conditions()}")
     print(
-        f"# {a.hosts} emulated hosts (tests/netns.py, OFI over TCP, MPIR_CVAR_NOLOCAL=1), "
+        f"# {a.hosts} emulated hosts (tests/support/netns.py, OFI over TCP, MPIR_CVAR_NOLOCAL=1), "
         f"{a.ppn} rank(s) per host; medians of {a.rounds} alternating rounds"
     )
     print(f"# both: {' '.join(f'{k}={v}' for k, v in THROTTLE.items())} PYTHONPATH={REPO}")

@@ -4,7 +4,7 @@
    stored and compared against the S runs before it (`compare NEW --baseline DB`, default
    last=5) and, beside it, the two-file gate against the run just before it (`compare PREV
    NEW`), both at --threshold. Settings: shm (2 ranks, shared memory) and hosts (2 emulated
-   hosts, tests/netns.py, OFI over TCP). Prints every comparison, the flagged rates and the
+   hosts, tests/support/netns.py, OFI over TCP). Prints every comparison, the flagged rates and the
    between-run spread of the rows (sd of the baseline's log-values, 95% band).
 2. Detection (--parts detect, emulated hosts): S baseline runs at full speed, stored with a tag;
    then h1's link (i) limited by tbf to cut the measured 64 KiB PingPong bandwidth by about 20%

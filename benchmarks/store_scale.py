@@ -16,7 +16,7 @@ types (a new Python process, start-up included):
   list       `store list last=20`
 
     python benchmarks/store_scale.py [--runs 10000] [--pg]   (--pg: also on a PostgreSQL
-    server started as tests/pgserver.py starts one; root)
+    server started as tests/support/pgserver.py starts one; root)
 
 docs/results.md quotes its output.
 """
@@ -166,7 +166,7 @@ def main() -> int:
         rows = measure(str(db), args.runs, template, work)
         report("SQLite", args.runs, fill_s, rows, f"file {db.stat().st_size / 2**20:.0f} MiB")
         if args.pg:
-            from tests.pgserver import PgServer, ensure_installed
+            from tests.support.pgserver import PgServer, ensure_installed
 
             why = ensure_installed()
             if why:

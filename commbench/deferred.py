@@ -7,7 +7,7 @@ run; loading the two libraries would cost the launcher about 0.2 s (numpy's
 import, and libmpi's dlopen for mpi4py's ABI probe) of a 0.7 s run.
 `defer()` puts a stand-in in sys.modules that imports the real library on
 its first attribute access, so a kernel module costs the launcher nothing
-as long as nothing at its top level uses MPI or numpy (tests/test_startup.py
+as long as nothing at its top level uses MPI or numpy (tests/mpi/test_startup.py
 checks that for every family).
 """
 

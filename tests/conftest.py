@@ -1,11 +1,16 @@
-"""Session-wide checks of the test suite.
+"""Session-wide checks of the test suite, and its tiers.
+
+tests/unit (no MPI process, no subprocess; `make test-unit`), tests/mpi (real MPI
+processes, the CLI, other programs) and tests/system (root and system parts: emulated
+hosts, Slurm, PostgreSQL, Chromium, other MPIs) mark their tests `unit`, `mpi` and
+`system` (`pytest -m unit`); the helpers they share are tests/support.
 
 Every results file the tests wrote validates against the published schema
 (commbench/schema/results.schema.json): at the end of the session each one
 found under pytest's temporary directories (and results/, when written
 during the session) is validated, and the session fails naming each file
 and what in it breaks the schema. Files broken on purpose are named
-*.invalid.json (tests/results_schema.py).
+*.invalid.json (tests/support/results_schema.py).
 """
 
 from __future__ import annotations
@@ -14,9 +19,18 @@ import time
 
 import pytest
 
-from tests import results_schema
+from tests.support import results_schema
 
-pytest_plugins = ["tests.skip_policy"]
+pytest_plugins = ["tests.support.skip_policy"]
+
+TIERS = ("unit", "mpi", "system")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        tier = item.path.parent.name
+        if tier in TIERS:
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,7 @@ For every option given, in this order:
 
 commbench.config calls `refusal` while parsing (in the launcher: no MPI); the refusals and
 their "accepted:" forms are generated here from the same declarations, and
-tests/test_option_matrix.py runs the matrix of options x families x benchmarks over them.
+tests/mpi/test_option_matrix.py runs the matrix of options x families x benchmarks over them.
 """
 
 from __future__ import annotations

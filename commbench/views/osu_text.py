@@ -1,5 +1,5 @@
 """The text of an osu run in OSU Micro-Benchmarks 7.4's layout, so that a parser of
-OSU's output reads commbench's (tests/test_osu.py reads both with
+OSU's output reads commbench's (tests/mpi/test_osu.py reads both with
 commbench/importers/osu.py): per benchmark a blank line, "# OSU <title> Test v7.4",
 the settings lines ("# Datatype: MPI_CHAR."), the column line ("# Size" in 10
 characters, then every column right-aligned in 18: OSU's FIELD_WIDTH), and rows

@@ -38,7 +38,7 @@ LOG_G = math.log1p(RESOLUTION)
 @functools.cache
 def _empty(dtype: str) -> np.ndarray:
     """An empty array shared while an Agg is empty (made on first use: the launcher imports
-    this module to parse options and must not load numpy, tests/test_startup.py)."""
+    this module to parse options and must not load numpy, tests/mpi/test_startup.py)."""
     return np.empty(0, dtype=dtype)
 
 

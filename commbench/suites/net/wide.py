@@ -21,7 +21,7 @@ O(P x steps), steps bounded by the plan, relative rounding 6e-8, far below the h
 A group's values are exact while at most aggregate.CAP, else a histogram of them, and a
 population (every inter-host value outside the group) is the histogram of all of them less
 the group's, as aggregate.Pool gives them: the same numbers as the aggregates, so a verdict
-does not depend on which side of --net-host-pairs a run is (tests/test_net_wide.py).
+does not depend on which side of --net-host-pairs a run is (tests/system/test_net_wide.py).
 
 The link pre-filter is exact: removing a link's n values from N moves each order statistic
 of the rest up by at most n places (the j-th smallest of the rest lies between the j-th and

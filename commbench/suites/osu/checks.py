@@ -153,7 +153,7 @@ def sized(b, s: Settings, p: int) -> None:
 # The memory pre-flight: bytes per process of every array, as the driver allocates them.
 # Per-iteration bytes were measured (rank 0's peak RSS at -i 202000 less at -i 2000, -z, 2 ranks):
 # 61 latency, 60 put_latency, 61 latency_mt, 94 bw, 107 multi_lat, 98 allreduce and iallreduce
-# (every rank's values gathered: 49 a value); tests/test_osu_limits.py keeps them under these.
+# (every rank's values gathered: 49 a value); tests/mpi/test_osu_limits.py keeps them under these.
 TIME = 8  # a float64 per timed iteration, on every rank (driver.measure's `times`)
 # rank 0 per value of its row: Python floats in lists, numpy scalars, sorted copies
 # (spec.latency_row …)

@@ -1,0 +1,140 @@
+"""--shuffle <seed|random>: sizes and benchmarks measured in an order drawn from a recorded seed."""
+
+from __future__ import annotations
+
+import random
+
+from commbench import config, policy
+from commbench.harness.plan import Plan
+from commbench.records import Measurement
+from commbench.views import series
+from tests.support.mpirun import mpiexec, run_json, tables
+
+ARGS = ("PingPong", "Sendrecv", "-msglog", "0:8", "-iter", "20")
+IMB_SIZES = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def _plan(*argv: str) -> Plan:
+    return Plan(config.parse_run_args(list(argv), world_size=2), 2)
+
+
+def test_the_order_is_a_permutation_drawn_from_the_seed():
+    plan = _plan("PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7")
+    bench = plan.benchmarks()[0]
+    order = plan.order(bench, 2, "")
+    assert sorted(order) == plan.sizes(bench) and order != plan.sizes(bench)
+    assert order == _plan(
+        "PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7"
+    ).order(bench, 2, "")
+    assert order != plan.order(bench, 4, "")  # each sweep its own order
+    assert order != _plan("PingPong", "-msglog", "0:12", "--shuffle", "8").order(bench, 2, "")
+    names = {b.name for b in plan.benchmarks()}
+    assert names == {"PingPong", "Sendrecv", "Exchange"}
+    imb = _plan("PingPong", "-msglog", "0:12")
+    assert imb.order(bench, 2, "") == imb.sizes(bench) and imb.seed is None
+
+
+def test_random_draws_a_seed_that_is_recorded():
+    m = config.parse_run_args(["PingPong", "--shuffle", "random"], world_size=2).measuring
+    assert m.shuffle == "random" and isinstance(m.shuffle_seed, int) and m.shuffle_seed >= 0
+    assert (
+        config.parse_run_args(["PingPong", "--shuffle", "42"], world_size=2).measuring.shuffle_seed
+        == 42
+    )
+
+
+def test_dynamic_repetitions_with_history_stay_monotone_in_any_order():
+    """Shuffled sizes use -msglen's rule (history of every size done): however the sizes
+    come, a larger size never gets more repetitions than a smaller one, and in
+    ascending order the rule gives what IMB's n_prev rule gives."""
+    rng = random.Random(3)
+    sizes = [0] + [2**i for i in range(21)]
+    for trial in range(200):
+        n0 = {x: policy.base_repetitions(x, 1000, 2**20) for x in sizes}
+        ts = {x: rng.randint(1, 3000) for x in sizes}
+        order = sizes[:] if trial == 0 else rng.sample(sizes, len(sizes))
+        history: list[tuple[int, int]] = []
+        got = {}
+        for x in order:
+            got[x] = policy.dynamic_repetitions(n0[x], ts[x], 0, x, history)
+            history.append((x, got[x]))
+        counts = [got[x] for x in sizes]
+        assert counts == sorted(counts, reverse=True), (order, counts)
+        if trial == 0:
+            n_prev, imb = 1000, []
+            for x in sizes:
+                n_prev = policy.dynamic_repetitions(n0[x], ts[x], n_prev, x, None)
+                imb.append(n_prev)
+            assert counts == imb
+
+
+def _measured(doc: dict) -> list[tuple[str, int]]:
+    recs = sorted(doc["records"], key=lambda r: r["extra"]["position"])
+    assert [r["extra"]["position"] for r in recs] == list(range(len(recs)))
+    assert recs == doc["records"]  # stored (and printed) as measured
+    return [(r["benchmark"], r["bytes"]) for r in recs]
+
+
+def test_the_same_seed_gives_the_same_order_and_every_size_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, doc_a = run_json(tmp_path / "a", 2, *ARGS, "--shuffle", "7")
+    _, doc_b = run_json(tmp_path / "b", 2, *ARGS, "--shuffle", "7")
+    order = _measured(doc_a)
+    assert order == _measured(doc_b)
+    assert (
+        doc_a["config"]["measuring"]["shuffle"] == 7
+        and doc_a["config"]["measuring"]["shuffle_seed"] == 7
+    )
+    for name in ("PingPong", "Sendrecv"):
+        sizes = [x for b, x in order if b == name]
+        assert sorted(sizes) == IMB_SIZES and sizes != IMB_SIZES  # each once, not in IMB's order
+        printed = [int(r[0]) for r in tables(a.stdout)[(name, 2)]]
+        assert printed == sizes
+    assert (
+        "shuffled, seed 7 (sizes of each sweep and benchmarks); rows are printed as measured"
+        in a.stdout
+    )
+    tabs = series.from_records(
+        [Measurement.from_dict(r) for r in doc_a["records"]]
+    )  # plots and --fit
+    assert len(tabs) == 2 and all(list(t.n) == sorted(IMB_SIZES) for t in tabs)
+
+
+def test_random_records_the_seed_that_repeats_the_run(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _, doc = run_json(tmp_path / "a", 2, *ARGS, "--shuffle", "random")
+    m = doc["config"]["measuring"]
+    assert m["shuffle"] == "random" and isinstance(m["shuffle_seed"], int)
+    _, again = run_json(tmp_path / "b", 2, *ARGS, "--shuffle", str(m["shuffle_seed"]))
+    assert _measured(doc) == _measured(again)
+
+
+def test_shuffled_sizes_keep_the_repetitions_of_imb_order(tmp_path):
+    """-iter 1000,1: n0 = min(1000, 1 MiB / X). Had the policy taken the previous size's n
+    as a cap (IMB's rule for ascending sizes), a large size measured early would cut
+    every later one."""
+    _, doc = run_json(
+        tmp_path, 2, "PingPong", "-msglog", "0:20", "-iter", "1000,1", "--shuffle", "3"
+    )
+    order = [r["bytes"] for r in doc["records"]]
+    assert order[0] == 2**20  # this seed measures 1 MiB first
+    for r in doc["records"]:
+        assert r["repetitions"] == (1000 if r["bytes"] == 0 else min(1000, 2**20 // r["bytes"])), r[
+            "bytes"
+        ]
+
+
+def test_bad_shuffle_values_exit_2_on_every_rank():
+    for argv, want in (
+        (["--shuffle", "soon"], "--shuffle needs a seed (an integer >= 0) or 'random'"),
+        (["--shuffle", "-3"], "--shuffle needs a seed"),
+        (
+            ["--suite", "overhead", "--shuffle", "3"],
+            "--shuffle: the overhead family does not use it",
+        ),
+    ):
+        p = mpiexec(2, "run", *argv, "-o", "-", timeout=60)
+        assert p.returncode == 2, (argv, p.stderr[-1000:])
+        assert want in p.stderr and "Traceback" not in p.stderr + p.stdout, (argv, p.stderr)

@@ -1,0 +1,106 @@
+"""Results files against the published schema (commbench/schema/results.schema.json).
+
+tests/conftest.py validates, at the end of the session, every results file
+the tests wrote; a test that writes a results file on purpose broken (to
+check an error message) names it `*.invalid.json`, and a test that drives
+a writer directly takes its header from `run_header()` (a real run's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from commbench import schema
+from commbench.views.results_file import FORMAT
+
+SAMPLE = Path(__file__).parents[1] / "data" / "results" / "pingpong-np2.json"  # a real run's file
+HEADER_KEYS = ("metadata", "config", "family", "notes", "comments", "preamble_extra")
+DELIBERATELY_INVALID = ".invalid.json"
+TOO_LARGE = (
+    64 * 2**20
+)  # bytes: a file this large is a --samples stress test, checked by its own test
+
+
+@lru_cache(maxsize=1)
+def validator():
+    import jsonschema
+
+    s = schema.load()
+    jsonschema.Draft202012Validator.check_schema(s)
+    return jsonschema.Draft202012Validator(s)
+
+
+def problems(doc: object) -> list[str]:
+    """'where: what' for every way doc breaks the schema (empty when it validates)."""
+    errors = sorted(validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
+    return [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message[:300]}" for e in errors
+    ]
+
+
+def run_header() -> dict:
+    """The header of a real run's results file (metadata, config, family …)."""
+    doc = json.loads(SAMPLE.read_text())
+    return {k: doc[k] for k in HEADER_KEYS}
+
+
+def results_files(roots: Iterable[Path], since: float = 0.0) -> list[Path]:
+    """Every results file (JSON with "format": "commbench-results") under roots, written
+    at or after since; not those named *.invalid.json, nor files that do not parse (a
+    writer killed on purpose in the middle of a record: the launcher's salvage is tested
+    on its own)."""
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in root.rglob("*.json"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if (
+                path.name.endswith(DELIBERATELY_INVALID)
+                or st.st_mtime < since
+                or st.st_size > TOO_LARGE
+            ):
+                continue
+            if _is_results(path):
+                found.append(path)
+    return sorted(found)
+
+
+def _is_results(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            if f.read(64).lstrip()[:1] != b"{":
+                return False
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
+
+
+def check(paths: Iterable[Path]) -> list[str]:
+    """'file: where: what' for every results file among paths that breaks the schema."""
+    out = []
+    for path in paths:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # replaced or removed since it was found
+        out += [f"{path}: {p}" for p in problems(doc)]
+    return out
+
+
+def session_roots(basetemp: Path) -> list[Path]:
+    """Where the tests write results files: pytest's temporary directories, and the
+    checkout's results/ (a test that runs commbench with the default -o there)."""
+    return [
+        basetemp,
+        Path(__file__).resolve().parents[2] / "results",
+        Path(os.getcwd()) / "results",
+    ]
