@@ -61,8 +61,10 @@ def test_an_interrupted_run_is_refused_unless_allowed(base, tmp_path):
         "-n",
         "2",
         *SAMPLED[:-2],
+        # ~2 s a row here (8 rows): the run must still be going when its second row is written,
+        # on a machine twice as fast too (400 samples ended the whole run in 0.4 s, before SIGTERM)
         "--samples",
-        "400",
+        "20000",
         "-o",
         str(out),
     ]
