@@ -38,9 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from commbench.commands.compare import arguments as compare_args  # noqa: E402
 from commbench.store import runs as store_runs  # noqa: E402
 from commbench.store.db import Store  # noqa: E402
-from commbench.views import compare_gate, results_file  # noqa: E402
+from commbench.views import results_file  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "data" / "mpis" / "mpich.json"
 
@@ -105,7 +106,7 @@ def measure(url: str, n: int, template: dict, work: Path) -> list[tuple[str, flo
             store_runs.add(s, d, results_file.measurements(d), "one more", "lab")
 
     def baseline():
-        args = compare_gate.arguments([str(new_path), "--baseline", url, "--system", "lab"])
+        args = compare_args([str(new_path), "--baseline", url, "--system", "lab"])
         with Store.open(url) as s:
             chosen, _, _ = gate.choose(s, selector.parse(""), new, args)
             store_runs.row_values(s, [r["id"] for r in chosen])

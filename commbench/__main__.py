@@ -1,3 +1,3 @@
-from commbench.cli import main
+from commbench.commands import main
 
 raise SystemExit(main())

@@ -60,7 +60,7 @@ def parse_on_root(comm, argv: list[str], store_check=None):
             config.check_writable("--csv", cfg.csv)
             config.check_distinct(cfg.output, cfg.csv)
             refused = store_check(cfg) if store_check is not None and cfg.store else None
-            if refused and not os.environ.get(jobenv.STORE_BY_LAUNCHER):
+            if refused:
                 raise config.ConfigError(refused)
             dump = config.dump_path(argv)
             if dump is not None:  # -dump: written once, by the job's rank 0
@@ -403,9 +403,19 @@ def conclude(job: Job, failures: int) -> int:
     return 1 if failures else 0
 
 
-def run(argv: list[str], store_check=None) -> int:
-    """Every rank: the whole `commbench run` inside the job; the exit status (store_check:
-    parse_on_root's)."""
+@dataclass(frozen=True)
+class RunOutcome:
+    """What `commbench run` inside the job ended with, on this rank: the exit status, the
+    configuration (None: refused, help, or ended before it was known) and whether this rank
+    finished the results file (the job's rank 0, once the run is configured)."""
+
+    status: int
+    cfg: config.RunConfig | None = None
+    wrote_results: bool = False
+
+
+def run(argv: list[str], store_check=None) -> RunOutcome:
+    """Every rank: the whole `commbench run` inside the job (store_check: parse_on_root's)."""
     from commbench.launch import mark_started
 
     mark_started("i")  # through MPI_Init (importing this module initialised MPI)
@@ -415,17 +425,9 @@ def run(argv: list[str], store_check=None) -> int:
         print(f"commbench: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
         time.sleep(ABORT_GRACE)  # the message reaches the terminal before the job is killed
         MPI.COMM_WORLD.Abort(3)
-        return 3
+        return RunOutcome(3)
     if isinstance(job, int):
-        return job
+        return RunOutcome(job)
     failures = measure(job)
     status = 3 if failures is None else conclude(job, failures)
-    cfg = job.session.cfg
-    if job.finisher is not None and cfg.store and not os.environ.get(jobenv.STORE_BY_LAUNCHER):
-        STORE_REQUEST.append((cfg.output, cfg.store, cfg.system, cfg.tags))
-    return status
-
-
-# `run --store` inside a job started without commbench's launcher: rank 0's finished results
-# file, for the command line to add (commbench.store is above this layer).
-STORE_REQUEST: list[tuple] = []
+    return RunOutcome(status, job.session.cfg, job.finisher is not None)

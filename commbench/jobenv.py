@@ -40,11 +40,6 @@ throttle_chosen = mpilib.throttle_chosen
 SETTINGS = "COMMBENCH_LAUNCH_SETTINGS"
 
 
-# `run --store` under commbench's launcher: the launcher adds the results file once the job
-# ends (interrupted runs included), so the ranks do not (commbench.job.STORE_REQUEST).
-STORE_BY_LAUNCHER = "COMMBENCH_STORED_BY_LAUNCHER"
-
-
 def _rows(env) -> list:
     import json
 

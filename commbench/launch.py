@@ -301,6 +301,12 @@ def _started(token: str | None) -> bool | None:
             pass
 
 
+def started_here() -> bool:
+    """Was this rank started by commbench's launcher (which, not the rank, then stores the
+    results file with --store, and has already refused a --store it cannot keep)?"""
+    return TOKEN_VAR in os.environ
+
+
 def mark_started(mark: str = "r") -> None:
     """A rank started by the launcher: mark its token, 'r' at start, 'i' once through
     MPI_Init (ranks on other hosts cannot see it)."""
@@ -402,8 +408,9 @@ def launch(
     if family:
         env[jobenv.FAMILY_HINT] = family
     token = _token()
-    if token:  # every rank on this host marks it: the job really ran commbench
-        env[TOKEN_VAR] = token
+    # every rank on this host marks it: the job really ran commbench; set even when no token
+    # file could be made: the ranks know commbench's launcher started them (started_here)
+    env[TOKEN_VAR] = token or ""
     sys.stdout.flush()
     try:
         # Own session: terminal signals come to us only, and we forward them once.

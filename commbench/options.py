@@ -49,35 +49,6 @@ class Option:
     uses: Callable[[Any], bool] | None = None
 
 
-def split_command(
-    argv: list[str], valued: dict, flags: dict, usage: str, command: str
-) -> tuple[list[str], dict]:
-    """A reading command's arguments (compare, store): (positional arguments, {dest: value});
-    valued: --name -> (dest, parse) taking `--name V` or `--name=V`; flags: --name -> dest.
-    ValueError naming an unknown option or a missing value, with `usage`."""
-    pos: list[str] = []
-    given: dict = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        name, eq, value = a.partition("=")
-        if name in valued:
-            if not eq:
-                if i + 1 >= len(argv):
-                    raise ValueError(f"{name} needs a value (accepted: {usage})")
-                i, value = i + 1, argv[i + 1]
-            dest, parse = valued[name]
-            given[dest] = parse(value)
-        elif a in flags:
-            given[flags[a]] = True
-        elif a.startswith("-") and a != "-":
-            raise ValueError(f"unknown option {a!r} for {command} (accepted: {usage})")
-        else:
-            pos.append(a)
-        i += 1
-    return pos, given
-
-
 def near_names(arg: str, names) -> list[str]:
     """The option names an unknown `arg` may have meant: compared without their dashes (so
     --msglog finds -msglog), none for a stem under 2 characters (`--`, `-x`: anything would

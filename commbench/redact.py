@@ -5,7 +5,7 @@ userinfo (postgresql://user:SECRET@host/db), a query parameter (?password=SECRET
 &sslpassword=SECRET) or a keyword of a connection string (password=SECRET). redact()
 replaces each secret by *** in any text: a command-line argument, a URL, an error
 message, a traceback line. The results file's command line and configuration, the stored
-document and every line commbench writes on stdout and stderr pass through it (cli.main
+document and every line commbench writes on stdout and stderr pass through it (commands.main
 wraps both streams with Masking). A service or password file's name is not a secret and
 stays (service=, passfile=).
 """

@@ -7,6 +7,6 @@ their versioned migrations in commbench.store.tables. What a run is indexed by (
 family, rows, library, the options that change the numbers): commbench.store.index; which
 runs a command means: commbench.store.selector; the gate against many runs:
 commbench.store.gate with the test of commbench.models.betweenruns; the commands:
-commbench.store.cmd; trends: commbench.store.trend; exports: commbench.store.export.
+commbench.commands.store; trends: commbench.store.trend; exports: commbench.store.export.
 docs/results.md ("The results store") and docs/statistics.md describe them.
 """

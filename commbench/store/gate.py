@@ -18,7 +18,7 @@ from collections import Counter
 
 from commbench import records
 from commbench.models import betweenruns
-from commbench.store import index, location, runs, selector
+from commbench.store import index, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import compare, compare_gate, compare_trust, results_file
 
@@ -57,17 +57,9 @@ class Refusal(Exception):
     pass
 
 
-def run(argv: list[str]) -> int:
-    args = None
-    try:
-        args = compare_gate.arguments(argv)
-        new_doc, new = results_file.read(args.new)
-        store_text, sel_text = location.split(args.baseline)
-        sel = selector.parse(sel_text)
-    except ValueError as e:
-        if args is None:  # the command line itself
-            return compare_gate.bad_command(argv, str(e))
-        return compare_gate.refuse(args, str(e), method=METHOD)
+def against(args, new_doc: dict, new: list, store_text: str | None, sel) -> int:
+    """NEW (its document and records) against the runs of the store that match sel: the
+    verdict said, the exit status returned (args: commbench.views.compare_gate.Args)."""
     k = sel.last or DEFAULT_LAST
     try:
         with Store.open(store_text) as store:

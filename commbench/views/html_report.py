@@ -29,12 +29,6 @@ from commbench.views.html_meta import metadata
 from commbench.views.html_plots import plots
 from commbench.views.html_sections import esc
 
-USAGE = (
-    "commbench report --html OUT.html FILE [FILE ...], or commbench report --html OUT.html "
-    "--trend STORE[:SELECTOR] [FILE ...]"
-)
-TREND = "--trend"
-
 
 @dataclass
 class Run:
@@ -61,53 +55,6 @@ SECTIONS = (
 # A family's own section, shown when a run of that family is given: family name ->
 # (anchor, title, "module:function"), the function taking the runs like those above.
 FAMILY_SECTIONS: dict[str, tuple[str, str, str]] = {}
-
-
-def arguments(argv: list[str], files: bool = True) -> tuple[str, list[str]]:
-    """(OUT, FILEs) of `report --html OUT FILE [FILE ...]` (files: at least one is needed);
-    ValueError naming what is wrong."""
-    i = argv.index("--html")
-    if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
-        raise ValueError(f"--html needs the page to write (accepted: {USAGE})")
-    out = argv[i + 1]
-    if not out.lower().endswith((".html", ".htm")):
-        raise ValueError(f"--html {out!r}: the page must be an .html file (accepted: {USAGE})")
-    paths = argv[:i] + argv[i + 2 :]
-    bad = [p for p in paths if p.startswith("-")]
-    if bad:
-        raise ValueError(f"report --html takes no option {bad[0]!r} (accepted: {USAGE})")
-    if not paths and files:
-        raise ValueError(
-            f"report --html needs at least one results file, or --trend STORE (accepted: {USAGE})"
-        )
-    return out, paths
-
-
-def options(argv: list[str]) -> tuple[str, list[str], str | None]:
-    """(OUT, FILEs, --trend's STORE[:SELECTOR] or None) of `report --html OUT [--trend
-    STORE[:SELECTOR]] [FILE ...]`: with --trend the files are optional; ValueError naming what
-    is wrong."""
-    rest, trend, i = [], None, 0
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        if name != TREND:
-            rest.append(argv[i])
-        elif trend is not None:
-            raise ValueError(f"{TREND} is given twice (accepted: {USAGE})")
-        elif eq and value:
-            trend = value
-        elif not eq and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            i, trend = i + 1, argv[i + 1]
-        else:
-            raise ValueError(
-                f"{TREND} needs the store, STORE[:SELECTOR] (e.g. results.db:benchmark=PingPong) "
-                f"(accepted: {USAGE})"
-            )
-        i += 1
-    if "--html" not in rest:
-        raise ValueError(f"{TREND} draws on the HTML page: it needs --html OUT.html ({USAGE})")
-    out, paths = arguments(rest, files=trend is None)
-    return out, paths, trend
 
 
 def load(paths: list[str]) -> list[Run]:
@@ -140,7 +87,7 @@ def render(
     runs: list[Run],
     sections: tuple = SECTIONS,
     title: str = "commbench report",
-    command: str = USAGE.split(" OUT")[0],
+    command: str = "commbench report --html",
     trend: dict | None = None,
 ) -> str:
     """The whole page: sections (SECTIONS: `commbench report --html`'s), its heading title,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from commbench import fitcmd
-from commbench.importers import command
+from commbench.commands import fit, plot
+from commbench.commands import importing as command
 from tests.support.mpirun import FAST, commbench, run_json
 from tests.support.results_schema import problems
 
@@ -352,14 +352,12 @@ def test_fit_compare_plot_report_on_imported_files(tmp_path, capsys):
     assert p.returncode == 2 and "# REFUSED [nothing-tested]" in p.stdout, p.stderr
     assert "# 6 matched rows" in p.stdout and p.stdout.count("PingPong") == 6
     # fit and plot in this process (no MPI in them; their imports are paid once)
-    assert fitcmd.cmd_fit([str(imb), "--json"]) == 0
+    assert fit.main([str(imb), "--json"]) == 0
     assert [f["benchmark"] for f in json.loads(capsys.readouterr().out)["fits"]] == ["PingPong"]
-    assert fitcmd.cmd_fit([str(tmp_path / "osu_latency.json")]) == 0
+    assert fit.main([str(tmp_path / "osu_latency.json")]) == 0
     assert "Hockney fit of latency, 2 processes" in capsys.readouterr().out
     assert (
-        fitcmd.cmd_plot(
-            [str(imb), str(tmp_path / "osu_latency.json"), "-o", str(tmp_path / "fig.png")]
-        )
+        plot.main([str(imb), str(tmp_path / "osu_latency.json"), "-o", str(tmp_path / "fig.png")])
         == 0
     )
     assert (tmp_path / "fig.png").stat().st_size > 0

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from commbench.importers import command
+from commbench.commands import importing as command
 from commbench.resources import SAMPLES_FILE_LIMIT
 from tests.support.mpirun import commbench
 

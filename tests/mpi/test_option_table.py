@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from commbench.cli import option_table
+from commbench.commands.listing import option_table
 from tests.support.mpirun import commbench
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "options.md"
@@ -58,14 +58,15 @@ def _number_parsers():
     gates' (compare, --baseline, store trend's --threshold), fit's."""
     import argparse
 
-    from commbench import fitcmd, runoptions, suites
+    from commbench import runoptions, suites
+    from commbench.commands import fit
     from commbench.views import compare_gate
 
     opts = [*runoptions.OPTIONS, *(o for f in suites.families() for o in f.options)]
     found = {o.names[0]: o.parse for o in opts if o.parse is not None}
     found.update({name: parse for name, (_, parse) in compare_gate.VALUED.items()})
     p = argparse.ArgumentParser()
-    fitcmd._add_fit_options(p)
+    fit.add_fit_options(p)
     found.update({a.option_strings[0]: a.type for a in p._actions if callable(a.type)})
     for name, parse in found.items():
         takes = []

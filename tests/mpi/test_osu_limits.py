@@ -298,7 +298,7 @@ def peak_kb(np_: int, *args: str) -> list[int]:
         "import atexit, resource, sys\n"
         "atexit.register(lambda: sys.stderr.write("
         "f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
-        "from commbench.cli import main\nsys.exit(main())"
+        "from commbench.commands import main\nsys.exit(main())"
     )
     p = subprocess.run(
         [

@@ -5,7 +5,7 @@ the field, never a traceback, and never 1 (the status CI reads as a regression).
 The broken files are generated from a real run's file: every field of a record and of the
 header replaced by a string, null, a list, an object, a negative number, NaN, or removed;
 bytes that are not UTF-8; two logs of one run imported into one file. The readers run in
-this process (cli.main: no MPI in them) so that hundreds of files take seconds.
+this process (commands.main: no MPI in them) so that hundreds of files take seconds.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from commbench import cli
+from commbench import commands
 from commbench.views import results_file
 from tests.support.mpirun import commbench, mpiexec
 
@@ -81,7 +81,7 @@ def _cases(good: Path) -> list[tuple[str, str]]:
 
 
 def _call(capsys, *argv: str) -> tuple[int, str]:
-    rc = cli.main(list(argv))
+    rc = commands.main(list(argv))
     err = capsys.readouterr().err
     return rc, err
 
@@ -202,7 +202,7 @@ def test_two_logs_of_one_run_in_one_file_are_refused_by_every_reader(tmp_path, c
     """compare refused such a file while fit and report --html merged its rows: one rule now."""
     log = DATA / "import" / "imb-mpi1-pingpong-np2.txt"
     twice = tmp_path / "twice.json"
-    assert cli.main(["import", str(log), str(log), "-o", str(twice)]) in (0, 2)
+    assert commands.main(["import", str(log), str(log), "-o", str(twice)]) in (0, 2)
     capsys.readouterr()
     if not twice.exists():  # the importer refused it already: that is the same rule, earlier
         return

@@ -118,7 +118,7 @@ def test_an_extension_linked_to_the_prefix_libmpi_is_explained(tmp_path, debian)
     with pytest.raises(OSError) as e:
         ctypes.CDLL(str(so))
     assert "undefined symbol: ompi_mpi_logical8" in str(e.value)
-    from commbench.cli import _wrong_libmpi
+    from commbench.commands.errors import wrong_libmpi as _wrong_libmpi
 
     msg = _wrong_libmpi(str(e.value))
     assert msg is not None, str(e.value)

@@ -208,7 +208,7 @@ def test_one_run_page_escapes_what_the_file_says(runs, chromium, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--html"], "--html needs the page to write"),
+        (["--html"], "--html needs OUT.html"),
         (["--html", "out.txt", "x.json"], "must be an .html file"),
         (["--html", "out.html"], "needs at least one results file"),
         (["--html", "out.html", "missing.json"], "missing.json: cannot read"),

@@ -186,7 +186,7 @@ def test_what_the_figures_leave_out_is_said(store, monkeypatch):
         (["--html", "out.html", "--trend", "{db}:benchmark=Nope"], "no run that matches"),
         (["--html", "out.html", "--trend", "{db}:colour=red"], "selector key 'colour'"),
         (["--html", "out.html", "--trend", "{d}/r0.json"], "not an SQLite database"),
-        (["--html", "out.html", "--trend"], "--trend needs the store"),
+        (["--html", "out.html", "--trend"], "--trend needs STORE[:SELECTOR]"),
         (["--trend", "{db}"], "it needs --html OUT.html"),
     ],
     ids=["missing", "no-match", "bad-selector", "not-a-store", "no-store", "no-html"],

@@ -364,7 +364,7 @@ def test_redact_hides_every_credential_form_and_nothing_else():
 
 
 NO_DRIVER = (
-    "import sys; sys.modules['psycopg'] = None; from commbench.cli import main; "
+    "import sys; sys.modules['psycopg'] = None; from commbench.commands import main; "
     "sys.exit(main(sys.argv[1:]))"
 )  # a Python where `import psycopg` fails, as where commbench[postgresql] is not installed
 

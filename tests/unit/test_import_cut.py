@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from commbench.importers import command, read
+from commbench.commands import importing as command
+from commbench.importers import read
 from tests.support.results_schema import problems
 
 DATA = Path(__file__).parents[1] / "data"

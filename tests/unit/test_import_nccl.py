@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from commbench.importers import command, read
+from commbench.commands import importing as command
+from commbench.importers import read
 from commbench.views import results_file
 from tests.support.results_schema import problems
 

@@ -1,4 +1,5 @@
-"""`commbench fit` and `commbench plot`: models over results files or plain CSV (no MPI)."""
+"""`commbench fit FILE`: Hockney (or linear) fits of time against size over a results file or
+plain CSV, with CIs (no MPI); its options and loading serve `commbench plot` too."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import argparse
 import json
 import sys
 
+from commbench.commands.parsing import Parser
 from commbench.models import hockney
 from commbench.views import series as series_mod
-from commbench.views.fit_text import fit_each, fit_series, format_fit
+from commbench.views.fit_text import fit_series, format_fit
 
 _SUFFIX = {"k": 1024, "m": 2**20}
+FIT_USAGE = "commbench fit FILE [--json] [--model hockney|linear] [options] (commbench fit -h)"
+PLOT_USAGE = "commbench plot FILE [FILE ...] -o OUT.png|OUT.svg [--no-fit] (commbench plot -h)"
 
 
 def _size(s: str) -> int:
@@ -45,7 +49,7 @@ def _segments(s: str) -> int:
     return int(s)
 
 
-def _add_fit_options(p: argparse.ArgumentParser) -> None:
+def add_fit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
         action="append",
@@ -93,28 +97,23 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # the same form as every other commbench error
-        print(
-            f"commbench {self.prog.split()[-1]}: error: {message}\n{self.format_usage()}",
-            file=sys.stderr,
-            end="",
-        )
-        raise SystemExit(2)
-
-
-def _parser(cmd: str) -> argparse.ArgumentParser:
+def parser(cmd: str) -> argparse.ArgumentParser:
     if cmd == "fit":
-        p = _Parser(
-            prog="commbench fit", description="Fit t(n) of a results file or CSV (bytes,t_usec)."
+        p = Parser(
+            "commbench fit",
+            FIT_USAGE,
+            add_help=True,
+            description="Fit t(n) of a results file or CSV (bytes,t_usec).",
         )
         p.add_argument(
             "file", metavar="FILE", help="commbench results JSON, or CSV with columns bytes,t_usec"
         )
         p.add_argument("--json", action="store_true", help="print the fits as JSON")
     else:
-        p = _Parser(
-            prog="commbench plot",
+        p = Parser(
+            "commbench plot",
+            PLOT_USAGE,
+            add_help=True,
             description="Time and rate against message size, with the fitted model, on log axes.",
         )
         p.add_argument(
@@ -127,11 +126,11 @@ def _parser(cmd: str) -> argparse.ArgumentParser:
             "-o", "--output", required=True, metavar="OUT", help="figure file: .png or .svg"
         )
         p.add_argument("--no-fit", action="store_true", help="measured points only")
-    _add_fit_options(p)
+    add_fit_options(p)
     return p
 
 
-def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
+def load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
     out = []
     for path in paths:
         found = series_mod.load(path)
@@ -148,7 +147,7 @@ def _load(paths: list[str], names: list[str] | None) -> list[series_mod.Series]:
     return out
 
 
-def _fit_kw(a: argparse.Namespace) -> dict:
+def fit_kw(a: argparse.Namespace) -> dict:
     if a.breakpoint and a.auto_breakpoints:
         raise ValueError(
             "--breakpoint and --auto-breakpoints exclude "
@@ -164,11 +163,11 @@ def _fit_kw(a: argparse.Namespace) -> dict:
     }
 
 
-def cmd_fit(argv: list[str]) -> int:
-    a = _parser("fit").parse_args(argv)
+def main(argv: list[str]) -> int:
     try:
-        kw = _fit_kw(a)
-        all_series = _load([a.file], a.benchmark)
+        a = parser("fit").read(argv)
+        kw = fit_kw(a)
+        all_series = load([a.file], a.benchmark)
     except ValueError as e:
         print(f"commbench fit: error: {e}", file=sys.stderr)
         return 2
@@ -190,90 +189,3 @@ def cmd_fit(argv: list[str]) -> int:
         json.dump(doc, sys.stdout, indent=1, allow_nan=False)
         print()
     return 1 if failed == len(all_series) else 0
-
-
-def cmd_plot(argv: list[str]) -> int:
-    a = _parser("plot").parse_args(argv)
-    if not a.output.lower().endswith((".png", ".svg")):
-        print(
-            f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file",
-            file=sys.stderr,
-        )
-        return 2
-    doc = _overhead(a.files[0]) if len(a.files) == 1 else None
-    if doc is not None:
-        return _plot_overhead(doc, a.files[0], a.output)
-    from commbench.views import heatmap  # a net (cluster diagnosis) run: its heatmaps
-
-    if len(a.files) == 1 and (net := heatmap.is_net(a.files[0])) is not None:
-        return heatmap.cmd(net, a.files[0], a.output)
-    try:
-        kw = _fit_kw(a)
-        all_series = _load(a.files, a.benchmark)
-    except ValueError as e:
-        print(f"commbench plot: error: {e}", file=sys.stderr)
-        return 2
-    from commbench.views import plot
-
-    several = len(a.files) > 1
-    items = [(s, None) for s in all_series]
-    if not a.no_fit:
-        fitted = fit_each(all_series, **kw)
-        for s, _, why in fitted:
-            if why:
-                print(f"commbench plot: {s.title()}: not fitted: {why}", file=sys.stderr)
-        items = [(s, f) for s, f, _ in fitted]
-    items = plot.drawable(items)
-    if not items:
-        print(
-            "commbench plot: error: no measured row has a size > 0 to draw against the log size "
-            "axis (0-byte rows only, or the other sizes did not measure)",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        plot.figure(items, a.output, show_source=several)
-    except OSError as e:
-        print(f"commbench plot: error: cannot write {a.output!r} ({e.strerror})", file=sys.stderr)
-        return 2
-    print(f"commbench: figure written to {a.output}", file=sys.stderr)
-    return 0
-
-
-def _overhead(path: str) -> dict | None:
-    """The results document of an overhead run (seed 002), else None."""
-    from commbench.views import results_file
-
-    try:
-        doc, _ = results_file.read(path)
-    except ValueError:
-        return None  # the series reader says what is wrong with it
-    return doc if doc.get("family", {}).get("name") == "overhead" else None
-
-
-def _plot_overhead(doc: dict, path: str, out: str) -> int:
-    """Seed 002's Figure 1 from an overhead results file: Table 1 and its fitted lines."""
-    from commbench.models.overhead import analyse
-    from commbench.suites.overhead import Settings
-    from commbench.views import plot, results_file
-
-    try:
-        st = Settings.of(doc.get("config", {}).get("params", {}))
-        decs = analyse(results_file.read(path)[1], st.statistic, st.baseline)["decomposition"]
-    except ValueError as e:
-        print(f"commbench plot: error: {e}", file=sys.stderr)
-        return 2
-    if not decs:
-        print(
-            f"commbench plot: error: {path}: no size with all six measured combinations (a run of "
-            "--parts decomposition gives them)",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        plot.overhead_figure(decs, out)
-    except OSError as e:
-        print(f"commbench plot: error: cannot write {out!r} ({e.strerror})", file=sys.stderr)
-        return 2
-    print(f"commbench: figure written to {out} (seed 002 Figure 1)", file=sys.stderr)
-    return 0

@@ -17,17 +17,12 @@ import argparse
 import os
 import sys
 
+from commbench.commands.parsing import Parser
 from commbench.importers import FORMATS, budget, document, read, sniff
 from commbench.options import ConfigError
 from commbench.outputs import check_writable, normal_output
 
 USAGE = "commbench import LOG [LOG ...] -o OUT.json [--format auto|imb|osu|nccl] [--np N] [--force]"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # the same form as every other commbench error
-        print(f"commbench import: error: {message}\nusage: {USAGE}", file=sys.stderr)
-        raise SystemExit(2)
 
 
 def _np(s: str) -> int:
@@ -39,8 +34,10 @@ def _np(s: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="commbench import",
+    p = Parser(
+        "commbench import",
+        USAGE,
+        add_help=True,
         usage=USAGE,
         description="Read IMB, OSU Micro-Benchmarks or nccl-tests output into a commbench "
         "results file, for report, compare, fit and plot (docs/import.md).",
@@ -144,7 +141,11 @@ def _read_all(a, sniffed: list, out: document.Output, errors: list[str]) -> list
 
 
 def main(argv: list[str]) -> int:
-    a = parser().parse_args(argv)
+    try:
+        a = parser().read(argv)
+    except ValueError as e:
+        _err(str(e))
+        return 2
     try:
         path = _output(a)
     except ConfigError as e:

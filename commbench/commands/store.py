@@ -4,10 +4,12 @@ nothing stored is lost or half-written, commbench.store.db)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
 from commbench import options
+from commbench.commands.parsing import Parser
 from commbench.store import db, location, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import results_file
@@ -35,15 +37,20 @@ command line: PGPASSWORD or ~/.pgpass (libpq's) serve.
 
 """ + selector.__doc__.split("\n", 2)[2]  # noqa: E501
 
-VALUED = {
-    f"--{n}" if len(n) > 1 else f"-{n}": (n, str)
-    for n in ("store", "system", "tag", "csv", "o", "bmf", "last", "threshold", "why")
-}
-FLAGS = {"--json": "json", "--all": "all"}
+VALUED = ("store", "system", "tag", "csv", "o", "bmf", "last", "threshold", "why")
+FLAGS = ("json", "all")
 
 
 def _args(argv: list[str]) -> tuple[list[str], dict]:
-    return options.split_command(argv, VALUED, FLAGS, "commbench store -h", "commbench store")
+    """(positional arguments, {option: value} of the options given)."""
+    p = Parser("commbench store", "commbench store -h")
+    p.add_argument("pos", nargs="*")
+    for n in VALUED:
+        p.add_argument(f"--{n}" if len(n) > 1 else f"-{n}", dest=n, default=argparse.SUPPRESS)
+    for n in FLAGS:
+        p.add_argument(f"--{n}", dest=n, action="store_true", default=argparse.SUPPRESS)
+    given = vars(p.read(argv))
+    return given.pop("pos"), given
 
 
 def main(argv: list[str]) -> int:

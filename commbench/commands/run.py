@@ -1,0 +1,121 @@
+"""`commbench run` (and `commbench overhead`, the same with --suite overhead): outside an MPI
+job it parses, starts mpiexec and stores the finished results file when --store asks; inside
+one it is a rank of the job (commbench.job)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from commbench.commands.errors import err as _err
+
+
+def _wants_launch(argv: list[str]) -> bool:
+    from commbench.launch import in_mpi_job
+
+    asks = any(a in ("-n", "--np") or a.startswith("--np=") for a in argv)
+    return asks and not in_mpi_job()
+
+
+def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
+    import mpi4py
+
+    mpi4py.rc.initialize = initialize
+    # IMB's default is plain MPI_Init; mpi4py's own default would ask for MULTIPLE.
+    mpi4py.rc.thread_level = thread_level or "single"
+
+
+def _helping(argv: list[str]) -> bool:
+    from commbench.launch import in_mpi_job
+
+    return any(a in ("-h", "-help", "--help") for a in argv) and not in_mpi_job()
+
+
+def cmd_run(argv: list[str]) -> int:
+    if _wants_launch(argv) or _helping(argv):  # parse, then start mpiexec (or print the usage)
+        mpi4py_rc(initialize=False)
+        from commbench import deferred
+
+        deferred.defer("numpy", "mpi4py.MPI")  # the launcher never measures (commbench.deferred)
+        from commbench import config, launch, runoptions
+
+        try:
+            cfg = config.parse_run_args(argv)
+        except config.HelpRequested:
+            print(runoptions.usage(argv))
+            return 0
+        except config.ConfigError as e:
+            return _err(str(e))
+        if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
+            return _err(
+                "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
+                "or mpiexec -n N commbench run …)"
+            )
+        refused = _store_refusal(cfg)
+        if refused:
+            return _err(refused)
+        output = cfg.output or config.default_output(cfg.family)
+        rc = launch.launch(
+            cfg.mpiexec,
+            cfg.np,
+            "run",
+            argv,
+            output=output,
+            reserved=cfg.output is None,
+            family=cfg.family,
+        )
+        return _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
+    from commbench import config, jobenv
+    from commbench.launch import mark_started, started_here
+
+    mark_started()
+    jobenv.throttle_if_oversubscribed()  # before MPI_Init reads the environment
+    if os.environ.get("COMMBENCH_FAULT_INIT_HANG") == os.environ.get("PMI_RANK", "-"):
+        # tests: this rank never reaches MPI_Init, so the others wait inside it
+        time.sleep(3600)
+    mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
+    from commbench import watchdog
+
+    # Before MPI starts its own threads: the watchdog thread receives the
+    # ending signals even while the main thread is blocked inside MPI.
+    watchdog.block_signals()
+    from commbench import job
+
+    if started_here():  # the launcher has refused a --store it cannot keep, and stores the file
+        return job.run(argv).status
+    # a job started by another launcher (mpiexec, srun): --store refused before measuring, and
+    # rank 0 stores the results file it finished
+    outcome = job.run(argv, store_check=_store_refusal)
+    cfg = outcome.cfg
+    if cfg is not None and cfg.store and outcome.wrote_results:
+        return _stored(outcome.status, cfg.output, cfg.store, cfg.system, cfg.tags)
+    return outcome.status
+
+
+def _store_refusal(cfg) -> str | None:
+    """--store and --tag refused before anything runs (bad store, no results file)."""
+    if not cfg.store:  # --system alone names the run's system in its file (the store reads it)
+        return "--tag tags the run in a results store: it goes with --store" if cfg.tags else None
+    if cfg.output == "-":
+        return "--store keeps the run's results file, and -o - (or /dev/null) writes none"
+    from commbench.commands import store
+
+    return store.check_location(cfg.store)
+
+
+def _stored(rc: int, output: str | None, store, system: str | None, tags: tuple) -> int:
+    """The run's results file added to the store; a run that ended early is stored as
+    incomplete (kept, never a baseline); a store that fails makes a passing run's status 2."""
+    if not output or output == "-" or not os.path.exists(output) or not os.path.getsize(output):
+        print("commbench: nothing stored: the run wrote no results file", file=sys.stderr)
+        return rc or 2
+    from commbench.commands import store
+
+    got = store.store_run(output, store, system, tags)
+    return rc or got
+
+
+def overhead(argv: list[str]) -> int:
+    """`commbench overhead …` = `commbench run --suite overhead …` (seed 002)."""
+    return cmd_run(["--suite", "overhead", *argv])
