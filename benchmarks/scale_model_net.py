@@ -189,13 +189,13 @@ class Model:
 
     def run(self) -> dict:
         from commbench.suites.net import steps
-        from commbench.suites.net.settings import Settings
+        from commbench.suites.net.settings import NetSettings
         from commbench.suites.net.verdicts import named
 
         found = self.all_pairs() + self.others()
         hosts = list(dict.fromkeys(self.hosts))
         judged = ["FanIn bandwidth", "FanOut bandwidth", "bandwidth", "latency"]
-        self.keep(self.timed(steps.verdicts_record, self.p, found, Settings(), hosts, judged))
+        self.keep(self.timed(steps.verdicts_record, self.p, found, NetSettings(), hosts, judged))
         self.json_raw += len(json.dumps(found))  # the results file's top-level "verdicts"
         self.json_kept += len(json.dumps(found))
         h, links = named(found)

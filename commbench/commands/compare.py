@@ -12,7 +12,7 @@ import sys
 from commbench.commands.parsing import Parser, checked
 from commbench.store import gate, location, selector
 from commbench.views import compare_gate, compare_mpis, compare_text, results_file
-from commbench.views.compare_gate import OVERRIDES, Args
+from commbench.views.compare_gate import OVERRIDES, CompareArgs
 
 USAGE = (
     "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
@@ -169,7 +169,7 @@ def parser() -> Parser:
     return p
 
 
-def arguments(argv: list[str]) -> Args:
+def arguments(argv: list[str]) -> CompareArgs:
     """The command's arguments; ValueError naming the problem and the accepted form."""
     given = vars(parser().read(argv))
     paths = given.pop("paths")
@@ -180,7 +180,7 @@ def arguments(argv: list[str]) -> Args:
                 f"compare NEW --baseline STORE[:SELECTOR] takes one results file, got {len(paths)} "
                 f"(accepted: {USAGE})"
             )
-        return Args(given["baseline"] or "(default store)", paths[0], **given)
+        return CompareArgs(given["baseline"] or "(default store)", paths[0], **given)
     for dest in BASELINE_ONLY:
         if dest in given:
             flag = "--" + dest.replace("_", "-")
@@ -189,7 +189,7 @@ def arguments(argv: list[str]) -> Args:
             )
     if len(paths) != 2:
         raise ValueError(f"compare needs two results files, got {len(paths)} (accepted: {USAGE})")
-    return Args(paths[0], paths[1], **given)
+    return CompareArgs(paths[0], paths[1], **given)
 
 
 def _exclusive(given: dict) -> None:

@@ -75,11 +75,11 @@ def _overhead(path: str) -> dict | None:
 def _plot_overhead(doc: dict, path: str, out: str) -> int:
     """Seed 002's Figure 1 from an overhead results file: Table 1 and its fitted lines."""
     from commbench.models.overhead import analyse
-    from commbench.suites.overhead import Settings
+    from commbench.suites.overhead import OverheadSettings
     from commbench.views import plot, results_file
 
     try:
-        st = Settings.of(doc.get("config", {}).get("params", {}))
+        st = OverheadSettings.of(doc.get("config", {}).get("params", {}))
         decs = analyse(results_file.read(path)[1], st.statistic, st.baseline)["decomposition"]
     except ValueError as e:
         print(f"commbench plot: error: {e}", file=sys.stderr)

@@ -75,7 +75,7 @@ class Estimate:
 
 
 @dataclass
-class Segment:
+class FitSegment:
     """One region's line t = a + b·n (µs) and what follows from it."""
 
     lower: float  # region: lower < n <= upper (bytes); -inf / inf at the ends
@@ -134,7 +134,7 @@ class Fit:
     """A piecewise fit of one series (one table of one benchmark)."""
 
     model: str
-    segments: list[Segment]
+    segments: list[FitSegment]
     breakpoints: list[int]  # the largest size of every region but the last
     breakpoint_source: str  # "none" | "user" | "auto"
     weighting: str
@@ -266,7 +266,7 @@ def fit_segment(
     confidence: float = 0.95,
     lower: float = -INF,
     upper: float = INF,
-) -> Segment:
+) -> FitSegment:
     """Fit t = a + b·n (t in µs, n in bytes) and derive r_inf, n_1/2, t0, pi0."""
     n, t = _prepare(n, t)
     if len(np.unique(n)) < 2:
@@ -283,7 +283,7 @@ def fit_segment(
         {"bytes": int(x), "t_usec": float(y), "fit_usec": float(p), "relative": float(r)}
         for x, y, p, r in zip(n, t, f, rel)
     ]
-    return Segment(
+    return FitSegment(
         lower,
         upper,
         (int(n[0]), int(n[-1])),
@@ -464,5 +464,5 @@ def _region_text(lo: float, hi: float) -> str:
     )
 
 
-def region_text(seg: Segment) -> str:
+def region_text(seg: FitSegment) -> str:
     return _region_text(seg.lower, seg.upper)

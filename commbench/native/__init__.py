@@ -16,7 +16,7 @@ the rows into the kernels; this module reads the same rows from the source at
 import (PATTERNS: pattern -> argument builder), so it knows the patterns
 without building, and checks them against the built library's cb_patterns().
 The argument block, cb_args, is declared once there too (CB_ARGS_FIELDS, read by
-commbench.native.args for its mirror Args), as is the ABI number (abi.py).
+commbench.native.args for its mirror NativeArgs), as is the ABI number (abi.py).
 
 A benchmark opts in by naming its pattern: Benchmark.native = "pingpong".
 Engine selection happens once, in `resolve`. The environment the build reads:
@@ -33,7 +33,7 @@ from typing import Any
 from commbench.native import abi, extension
 
 # The cb_args of the kernels and their builders (what they read of the row's Context: args.py).
-from commbench.native.args import ARGS, KERNELS, TYPE_CODES, Args  # noqa: F401
+from commbench.native.args import ARGS, KERNELS, TYPE_CODES, NativeArgs  # noqa: F401
 
 # The loader, one for every native library (re-exported: the names this package had).
 from commbench.native.extension import (  # noqa: F401
@@ -49,14 +49,14 @@ from commbench.native.extension import (  # noqa: F401
 SOURCE = KERNELS
 LIB_NAME = "libcommbench_native.so"
 ABI_VERSION = abi.define(SOURCE, "CB_ABI_VERSION")
-STRUCTS: dict[str, type] = {"cb_args": Args}  # the structs whose sizes are checked at load
+STRUCTS: dict[str, type] = {"cb_args": NativeArgs}  # the structs whose sizes are checked at load
 ENGINES = ("native", "mpi4py", "both")
 
 
 # ---------------------------------------------------------------- loading
 
 
-class Library:
+class NativeLibrary:
     """The loaded kernels, checked to run on the very MPI that mpi4py initialised."""
 
     def __init__(self, path: Path):
@@ -72,18 +72,18 @@ class Library:
         for name in PATTERNS:
             fn = getattr(self.dll, "cb_" + name)
             fn.restype = ctypes.c_double
-            fn.argtypes = [ctypes.POINTER(Args), ctypes.c_longlong]
+            fn.argtypes = [ctypes.POINTER(NativeArgs), ctypes.c_longlong]
             self.kernels[name] = fn
 
 
-def load() -> Library:
+def load() -> NativeLibrary:
     """Build (or find in the cache) and load the kernels; raises NativeUnavailable."""
-    return Library(extension.build_library(SOURCE, LIB_NAME))
+    return NativeLibrary(extension.build_library(SOURCE, LIB_NAME))
 
 
 # ---------------------------------------------------------------- selection
 
-_resolved: dict[str, tuple[list[str], str | None, Library | None]] = {}
+_resolved: dict[str, tuple[list[str], str | None, NativeLibrary | None]] = {}
 
 
 def resolve(requested: str, comm) -> tuple[list[str], str | None]:
@@ -107,7 +107,7 @@ def resolve(requested: str, comm) -> tuple[list[str], str | None]:
     return engines, note
 
 
-def library() -> Library | None:
+def library() -> NativeLibrary | None:
     for _, _, lib in _resolved.values():
         if lib is not None:
             return lib
@@ -158,7 +158,7 @@ def pattern_of(bench) -> str | None:
     return p if p in PATTERNS else None
 
 
-def kernel_for(bench, lib: Library | None = None) -> Callable | None:
+def kernel_for(bench, lib: NativeLibrary | None = None) -> Callable | None:
     """A kernel(ctx, n) running bench's pattern natively, or None when it has none."""
     lib = lib or library()
     pat = pattern_of(bench)

@@ -1,4 +1,4 @@
-"""The arguments of the native kernels: cb_args of kernels.c (Args, its fields read from
+"""The arguments of the native kernels: cb_args of kernels.c (NativeArgs, its fields read from
 kernels.c's CB_ARGS_FIELDS), and the builders that fill it from the harness's Context,
 one per shape of arguments (ARGS, the `args` field of a row of kernels.c's table)."""
 
@@ -13,7 +13,7 @@ from commbench.native import abi
 KERNELS = Path(__file__).with_name("kernels.c")
 
 
-class Args(ctypes.Structure):
+class NativeArgs(ctypes.Structure):
     """cb_args of kernels.c: its fields are the rows of CB_ARGS_FIELDS there."""
 
     _fields_ = abi.fields(KERNELS, "CB_ARGS_FIELDS")
@@ -25,12 +25,12 @@ class Args(ctypes.Structure):
 TYPE_CODES = {"byte": 0, "char": 1, "int": 2, "float": 3, "double": 4}
 
 
-def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
+def _base(ctx, count: int, red: bool = False) -> tuple[NativeArgs, list]:
     """The common arguments; count in elements of the datatype, the message type
     (ctx.data_type) or, for a reduction, ctx.red_type."""
     from mpi4py import MPI
 
-    a = Args()
+    a = NativeArgs()
     a.dtype = TYPE_CODES[ctx.red_type if red else ctx.data_type]
     a.comm = MPI._addressof(ctx.comm)
     a.sbuf = ctx.sbuf.ctypes.data if ctx.sbuf.nbytes else None
@@ -50,7 +50,9 @@ def _base(ctx, count: int, red: bool = False) -> tuple[Args, list]:
     return a, []
 
 
-def _with_counts(a: Args, keep: list, counts: list[int], displs: list[int] | None = None) -> None:
+def _with_counts(
+    a: NativeArgs, keep: list, counts: list[int], displs: list[int] | None = None
+) -> None:
     import numpy as np
 
     c = np.asarray(counts, dtype=np.intc)
@@ -170,7 +172,7 @@ def _persist(ctx):
     return a, keep
 
 
-# The argument builders a row of kernels.c's table names: (Args, keep) from the
+# The argument builders a row of kernels.c's table names: (NativeArgs, keep) from the
 # harness's Context, keep holding the arrays that must outlive the call.
 ARGS: dict[str, Callable] = {
     "p2p": _p2p(False),  # X bytes, receive from MPI_ANY_SOURCE

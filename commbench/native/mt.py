@@ -2,7 +2,7 @@
 cached, loaded and checked by commbench.native.extension like kernels.c.
 
 `load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
-`Runner.run(...)` measures one benchmark at one count on T threads and returns
+`MtRunner.run(...)` measures one benchmark at one count on T threads and returns
 every thread's seconds, whether it took part, and its check failures.
 """
 
@@ -43,7 +43,7 @@ class RunArgs(ctypes.Structure):
 STRUCTS: dict[str, type] = {"cbmt_args": RunArgs}  # checked at load
 
 
-class Runner:
+class MtRunner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
     def __init__(self):
@@ -83,11 +83,11 @@ class Runner:
         return list(times), list(results), list(fails)
 
 
-def load() -> Runner:
+def load() -> MtRunner:
     """Build (or find in the cache) and load mt.c; raises NativeUnavailable."""
-    return Runner()
+    return MtRunner()
 
 
-def resolve(comm) -> tuple[Runner | None, str | None]:
+def resolve(comm) -> tuple[MtRunner | None, str | None]:
     """(runner, None) when every rank of comm loaded mt.c, else (None, why). Collective."""
     return extension.resolve(comm, load, "native mt engine", "the mpi4py engine (Python threads)")

@@ -2,7 +2,7 @@
 (osu_pt2pt.c, and osu_<group>.c for the groups to come), each built, cached, loaded and
 checked to run on mpi4py's MPI by commbench.native.extension.
 
-Every loop is `int cbosu_<group>_<name>(cbosu_args *)` (osu.h); `Runner(group)`
+Every loop is `int cbosu_<group>_<name>(cbosu_args *)` (osu.h); `OsuRunner(group)`
 loads osu_<group>.c, `runner.loop(name, args)` runs one. `pack(...)` fills the
 argument block from numpy buffers and mpi4py handles (untimed). The structs Python
 fills (the argument block, -c's rounds, the groups' control blocks) are declared once,
@@ -23,7 +23,7 @@ HEADER = HERE / "osu.h"
 ABI_VERSION = abi.define(HEADER, "CBOSU_ABI_VERSION")
 
 
-class LoopArgs(ctypes.Structure):
+class OsuLoopArgs(ctypes.Structure):
     """cbosu_args of osu.h (CBOSU_ARGS_FIELDS)."""
 
     _fields_ = abi.fields(HEADER, "CBOSU_ARGS_FIELDS")
@@ -55,7 +55,7 @@ class RmaCtl(ctypes.Structure):
 
 # The structs whose sizes every OSU library reports (CBOSU_STRUCTS), checked at load.
 STRUCTS: dict[str, type] = {
-    "cbosu_args": LoopArgs,
+    "cbosu_args": OsuLoopArgs,
     "cbosu_rounds": Rounds,
     "cbosu_coll_ctl": CollCtl,
     "cbosu_overlap_ctl": OverlapCtl,
@@ -71,7 +71,7 @@ def block(ctl: ctypes.Structure):
     return np.frombuffer((ctypes.c_uint8 * ctypes.sizeof(ctl)).from_buffer(ctl), dtype=np.uint8)
 
 
-class Runner:
+class OsuRunner:
     """The loaded library of one group, checked to share mpi4py's initialised MPI."""
 
     def __init__(self, group: str):
@@ -90,24 +90,24 @@ class Runner:
     def fn(self, name: str) -> Any:
         if name not in self.fns:
             f = getattr(self.dll, self.prefix + name)
-            f.restype, f.argtypes = ctypes.c_int, [ctypes.POINTER(LoopArgs)]
+            f.restype, f.argtypes = ctypes.c_int, [ctypes.POINTER(OsuLoopArgs)]
             self.fns[name] = f
         return self.fns[name]
 
-    def rounds(self, name: str, a: LoopArgs, k: Rounds) -> int:
+    def rounds(self, name: str, a: OsuLoopArgs, k: Rounds) -> int:
         """-c's rounds k.first … of the loop `name` (osu.h's cbosu_run_rounds): the index of the
         first whose received data differs from k.rpost (k.total: none did)."""
         f = getattr(self.dll, self.prefix + "rounds")
         f.restype, f.argtypes = (
             ctypes.c_longlong,
-            [ctypes.c_void_p, ctypes.POINTER(LoopArgs), ctypes.POINTER(Rounds)],
+            [ctypes.c_void_p, ctypes.POINTER(OsuLoopArgs), ctypes.POINTER(Rounds)],
         )
         r = f(ctypes.cast(self.fn(name), ctypes.c_void_p), ctypes.byref(a), ctypes.byref(k))
         if r < 0:
             raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
         return int(r)
 
-    def loop(self, name: str, a: LoopArgs, barrier: bool = False, warm: int = -1) -> None:
+    def loop(self, name: str, a: OsuLoopArgs, barrier: bool = False, warm: int = -1) -> None:
         """The C loop `name` on a: first an MPI_Barrier (barrier) and `warm` untimed
         iterations (warm >= 0), all in one C call (osu.h's cbosu_sequence)."""
         if self.seq is None:
@@ -115,7 +115,7 @@ class Runner:
             self.seq.restype = ctypes.c_int
             self.seq.argtypes = [
                 ctypes.c_void_p,
-                ctypes.POINTER(LoopArgs),
+                ctypes.POINTER(OsuLoopArgs),
                 ctypes.c_int,
                 ctypes.c_int,
             ]
@@ -124,12 +124,12 @@ class Runner:
             raise MemoryError(f"osu_{self.group}.c: {name} could not allocate its requests")
 
 
-def pack(comm, dtype, sbuf, rbuf, abuf, **ints) -> tuple[LoopArgs, list]:
+def pack(comm, dtype, sbuf, rbuf, abuf, **ints) -> tuple[OsuLoopArgs, list]:
     """The argument block (and what it points into, to keep alive beside it)."""
     from mpi4py import MPI
 
     keep = [ctypes.c_void_p(MPI._addressof(comm)), ctypes.c_void_p(MPI._addressof(dtype))]
-    a = LoopArgs(
+    a = OsuLoopArgs(
         comm=keep[0].value,
         dtype=keep[1].value,
         sbuf=sbuf.ctypes.data,
@@ -140,14 +140,14 @@ def pack(comm, dtype, sbuf, rbuf, abuf, **ints) -> tuple[LoopArgs, list]:
     return a, keep
 
 
-def with_times(a: LoopArgs, times) -> LoopArgs:
+def with_times(a: OsuLoopArgs, times) -> OsuLoopArgs:
     """a with times pointing at a float64 numpy array (None: the warm-up)."""
     a.times = times.ctypes.data if times is not None else None
     return a
 
 
-def resolve(comm, group: str) -> tuple[Runner | None, str | None]:
+def resolve(comm, group: str) -> tuple[OsuRunner | None, str | None]:
     """(runner, None) when every rank of comm loaded osu_<group>.c, else (None, why). Collective."""
     return extension.resolve(
-        comm, lambda: Runner(group), f"native osu {group} engine", "the mpi4py loops"
+        comm, lambda: OsuRunner(group), f"native osu {group} engine", "the mpi4py loops"
     )

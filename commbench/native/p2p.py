@@ -2,8 +2,8 @@
 loaded and checked by commbench.native.extension like kernels.c.
 
 `load()` builds (or finds) the library and checks it runs on mpi4py's MPI;
-`Runner.args(...)` packs one pattern's buffers and partners for a size (untimed),
-`Runner.loop(args, reps)` runs that many steps and returns (seconds, messages).
+`P2pRunner.args(...)` packs one pattern's buffers and partners for a size (untimed),
+`P2pRunner.loop(args, reps)` runs that many steps and returns (seconds, messages).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ PATTERN_CODES = {
 }
 
 
-class LoopArgs(ctypes.Structure):
+class P2pLoopArgs(ctypes.Structure):
     """cbp2p_args of p2p.c (CBP2P_ARGS_FIELDS)."""
 
     _fields_ = abi.fields(SOURCE, "CBP2P_ARGS_FIELDS")
 
 
-STRUCTS: dict[str, type] = {"cbp2p_args": LoopArgs}  # checked at load
+STRUCTS: dict[str, type] = {"cbp2p_args": P2pLoopArgs}  # checked at load
 
 
 def _ints(values) -> ctypes.Array:
@@ -48,7 +48,7 @@ def _pointers(arrays) -> ctypes.Array:
     return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
 
-class Runner:
+class P2pRunner:
     """The loaded library, checked to share mpi4py's initialised MPI."""
 
     def __init__(self):
@@ -57,7 +57,7 @@ class Runner:
         )
         self.fn = self.dll.cbp2p_loop
         self.fn.restype = ctypes.c_int
-        self.fn.argtypes = [ctypes.POINTER(LoopArgs)]
+        self.fn.argtypes = [ctypes.POINTER(P2pLoopArgs)]
 
     def args(
         self,
@@ -71,13 +71,13 @@ class Runner:
         peers=(),
         firsts=(),
         first: bool = False,
-    ) -> tuple[LoopArgs, list]:
+    ) -> tuple[P2pLoopArgs, list]:
         """The packed call (and the objects it points into, to keep alive alongside it)."""
         from mpi4py import MPI
 
         keep = [_pointers(sends), _pointers(recvs), _ints(peers), _ints(firsts)]
         s, r, p, f = (ctypes.addressof(k) for k in keep)
-        a = LoopArgs(
+        a = P2pLoopArgs(
             pattern=PATTERN_CODES[pattern],
             size=size,
             msgwr=int(msgwr),
@@ -92,7 +92,7 @@ class Runner:
         )
         return a, keep
 
-    def loop(self, a: LoopArgs, reps: int) -> tuple[float, int]:
+    def loop(self, a: P2pLoopArgs, reps: int) -> tuple[float, int]:
         """Run reps steps; (seconds of the loop, messages sent plus received)."""
         a.reps = reps
         if self.fn(ctypes.byref(a)) != 0:
@@ -100,11 +100,11 @@ class Runner:
         return a.seconds, a.msgs
 
 
-def load() -> Runner:
+def load() -> P2pRunner:
     """Build (or find in the cache) and load p2p.c; raises NativeUnavailable."""
-    return Runner()
+    return P2pRunner()
 
 
-def resolve(comm) -> tuple[Runner | None, str | None]:
+def resolve(comm) -> tuple[P2pRunner | None, str | None]:
     """(runner, None) when every rank of comm loaded p2p.c, else (None, why). Collective."""
     return extension.resolve(comm, load, "native p2p engine", "the mpi4py loops")

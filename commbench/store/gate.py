@@ -23,8 +23,8 @@ from commbench.store.db import Store, StoreError
 from commbench.views import compare, compare_gate, compare_trust, results_file
 
 DEFAULT_LAST = 5  # baseline runs: the centre
-DEFAULT_HISTORY = compare_gate.Args.history  # runs the spread is estimated from
-DEFAULT_MIN_SPREAD = compare_gate.Args.min_spread  # its floor (sd of log-values; about 5 %)
+DEFAULT_HISTORY = compare_gate.CompareArgs.history  # runs the spread is estimated from
+DEFAULT_MIN_SPREAD = compare_gate.CompareArgs.min_spread  # its floor (sd of log-values; about 5 %)
 ONE_RUN = (
     "the baseline is one stored run: between-run noise cannot be estimated, so this is the "
     "two-file test on the samples within the two runs, which calls whole-run shifts regressions "
@@ -182,7 +182,7 @@ def _confirm(latest_rows: list, rows: list, latest: dict) -> str:
     )
 
 
-def _same(r: compare.Row) -> tuple:
+def _same(r: compare.ComparedRow) -> tuple:
     return (r.family, r.key, tuple(sorted(r.extras.items())))
 
 
@@ -303,9 +303,9 @@ def _none(store, sel, where, found, complete, why) -> str:
 
 def between(
     values: list[dict], plan: dict, new: list[records.Measurement], args
-) -> list[compare.Row]:
+) -> list[compare.ComparedRow]:
     """NEW's rows that baseline runs hold, each tested against its own baseline (per_row: the
-    centre's values and the history's, compare.Row). A run not in plan (--confirm's latest,
+    centre's values and the history's, compare.ComparedRow). A run not in plan (--confirm's latest,
     judged itself) is in no baseline."""
     by_run: dict[tuple, float] = {}
     for v in values:
@@ -325,7 +325,7 @@ def between(
 
 
 def _row(r: records.Measurement, x: float, base: list[float], wide: list[float], args):
-    """NEW's row x against the centre's values base and the history's wide (compare.Row)."""
+    """NEW's row x against the centre's values base and the history's wide (compare.ComparedRow)."""
     extras = {k: r.extra[k] for k in records.ROW_EXTRAS if k in r.extra}
     key = (r.benchmark, r.np, r.mode, r.bytes, len(r.groups))
     how = {"interval": "band", "versus": "base", "k_old": len(base)}
@@ -336,12 +336,12 @@ def _row(r: records.Measurement, x: float, base: list[float], wide: list[float],
             if abs(math.log(ratio)) <= math.log1p(args.threshold)
             else ("slower" if ratio > 1 else "faster")
         )
-        return compare.Row(key, base[0], x, ratio, 0.0, verdict, r.family, extras, **how,
+        return compare.ComparedRow(key, base[0], x, ratio, 0.0, verdict, r.family, extras, **how,
                            why_untested=f"{len(base)} baseline runs hold it")  # fmt: skip
     t = betweenruns.test(
         base, x, args.threshold, args.alpha, history=wide, min_spread=args.min_spread
     )
-    return compare.Row(
+    return compare.ComparedRow(
         key, t.center, x, t.ratio, t.spread, "same", r.family, extras, **how, tested=True,
         ci=(t.band[0] / t.center, t.band[1] / t.center), k_new=1, p_slower=t.p_slower,
         p_faster=t.p_faster, detectable=t.detectable,

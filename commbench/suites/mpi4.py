@@ -37,7 +37,7 @@ F = "mpi4"
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class Mpi4Settings(FamilySettings):
     prefix: ClassVar[str] = "mpi4_"
     cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
@@ -132,10 +132,13 @@ def _persist_pair(stem: str, shape, what: str):
         F,
         stem,
         (name, f"{name}_pure"),
-        (nbc.overlap_kernel(_pure_loop, _overlapped_loop, Settings), nbc.pure_kernel(_pure_loop)),
+        (
+            nbc.overlap_kernel(_pure_loop, _overlapped_loop, Mpi4Settings),
+            nbc.pure_kernel(_pure_loop),
+        ),
         what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"),
         _once(stem),
-        setups=(nbc.overlap_setup(Settings, _bind(stem, shape)), _bind(stem, shape)),
+        setups=(nbc.overlap_setup(Mpi4Settings, _bind(stem, shape)), _bind(stem, shape)),
         teardown=_free,
         default=stem != "Allgather",
         native="persist",

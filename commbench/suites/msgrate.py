@@ -50,7 +50,7 @@ PAIRINGS = ("odd-even", "halves")
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class MsgrateSettings(FamilySettings):
     prefix: ClassVar[str] = "msgrate_"
     peers: int = 6
     iters: int = 100
@@ -138,7 +138,7 @@ OPTIONS = (
 
 def validate(cfg, size: int) -> None:
     """The seed's start-up checks, as configuration errors naming the fix."""
-    s = Settings.of(cfg.params)
+    s = MsgrateSettings.of(cfg.params)
     peers, ppn = s.peers, s.ppn
     if size <= peers:
         raise ConfigError(
@@ -159,7 +159,7 @@ SPEC_BYTES = 600
 
 def memory(params: dict, size: int) -> tuple[int, str]:
     """Bytes per process: the cache-walk array, send and receive buffers, the specs."""
-    s = Settings.of(params)
+    s = MsgrateSettings.of(params)
     n = s.peers * s.msgs
     need = s.cache + 2 * n * s.size + n * SPEC_BYTES
     return need, (
@@ -199,7 +199,7 @@ class Cache:
 
 
 class Patterns:
-    def __init__(self, s: Settings, comm: MPI.Comm, beat=lambda: None):
+    def __init__(self, s: MsgrateSettings, comm: MPI.Comm, beat=lambda: None):
         self.comm = comm
         self.beat = beat  # once per iteration, outside the timed part: the watchdog sees steps
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
@@ -356,7 +356,7 @@ class MsgrateProcedure(Procedure):
 
     def __init__(self, session: Session):
         self.session = session
-        self.s = Settings.of(session.params)
+        self.s = MsgrateSettings.of(session.params)
         self.pat: Patterns | None = None
 
     def open(self) -> None:
@@ -394,7 +394,7 @@ def procedure(session: Session) -> MsgrateProcedure:
 
 
 def pattern_record(
-    name: str, s: Settings, size: int, msgs: int, every: list, partners: list
+    name: str, s: MsgrateSettings, size: int, msgs: int, every: list, partners: list
 ) -> records.Measurement:
     """The pattern's row (world rank 0): the seed's rate from every rank's seconds."""
     part = [t for t, ok in every if ok]

@@ -35,7 +35,7 @@ from commbench.session import Session
 from commbench.suites import mpi1, mt_limits
 from commbench.suites.base import Family
 from commbench.suites.mt_python import PyRun
-from commbench.suites.mt_spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, Settings
+from commbench.suites.mt_spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, MtSettings
 from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 
@@ -170,7 +170,7 @@ def configure(cfg):
 
 
 def memory(params: dict, size: int) -> tuple[int, str]:
-    s, big = Settings.of(params), max(Settings.of(params).count, default=0)
+    s, big = MtSettings.of(params), max(MtSettings.of(params).count, default=0)
     return s.threads * (
         3 * big * s.unit + 2 * s.malloc_align
     ), f"mt: --mt-threads {s.threads} x 3 x the largest -count {big} x {s.unit} bytes"
@@ -188,7 +188,7 @@ def gil_note() -> list[str]:
 
 
 def preamble(cfg) -> list[str]:
-    s = Settings.of(cfg.params)
+    s = MtSettings.of(cfg.params)
     lines = [
         f"# Threads per rank      : {s.threads} (each on its own MPI_Comm_dup of the world)",
         f"# Engine                : {cfg.engine}"
@@ -210,7 +210,7 @@ class MtProcedure(Procedure):
 
     def __init__(self, session: Session):
         self.session = session
-        self.s = Settings.of(session.params)
+        self.s = MtSettings.of(session.params)
         self.comms: list = []
         self.runners: dict = {}
 
@@ -280,7 +280,7 @@ def procedure(session: Session) -> MtProcedure:
 
 
 def _measure(
-    session: Session, s: Settings, comms: list, bench: MtBench, count: int, alloc: int, runner
+    session: Session, s: MtSettings, comms: list, bench: MtBench, count: int, alloc: int, runner
 ):
     check, corrupt = session.cfg.check, session.corrupt
     if runner is None:
@@ -305,7 +305,7 @@ def _measure(
 
 
 def row_record(
-    bench: MtBench, s: Settings, engine: str, count: int, every: list, size: int, check: bool
+    bench: MtBench, s: MtSettings, engine: str, count: int, every: list, size: int, check: bool
 ):
     """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank
     0)."""
@@ -341,7 +341,7 @@ def row_record(
 
 
 def _extra(
-    bench: MtBench, s: Settings, engine: str, count: int, nres: int, threads: list, fails
+    bench: MtBench, s: MtSettings, engine: str, count: int, nres: int, threads: list, fails
 ) -> dict:
     """What IMB-MT ran a row with, and every thread's time per repetition (None: it took no
     part) and -check failures (None without -check)."""
@@ -365,7 +365,7 @@ def _extra(
     return extra
 
 
-def _values(bench: MtBench, s: Settings, timed: list, nres: int, total: int) -> dict:
+def _values(bench: MtBench, s: MtSettings, timed: list, nres: int, total: int) -> dict:
     """IMB-MT's columns over the nres threads that took part (timed: their seconds per
     repetition; total: #bytes): t_min, t_max, t_avg (usec) and, by the benchmark's columns,
     the bandwidth and message rate; none when no thread was timed."""

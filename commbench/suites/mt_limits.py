@@ -18,7 +18,7 @@ from mpi4py import MPI
 
 from commbench import deferred, jobenv
 from commbench.options import ConfigError, RunError
-from commbench.suites.mt_spec import Settings
+from commbench.suites.mt_spec import MtSettings
 
 # MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
 # "Too many communicators (0/2048 free on this process)"). MPI_COMM_WORLD and MPI_COMM_SELF
@@ -81,7 +81,7 @@ def validate(cfg, size: int) -> None:
     -thread_level the ranks (MPI initialised) refuse what MPI_Init_thread provided. The
     thread count within what this MPI and this host allow: refused, naming the limit,
     before MPI would abort on it."""
-    s = Settings.of(cfg.params)
+    s = MtSettings.of(cfg.params)
     need = (
         f"the mt family (IMB-MT) calls MPI from {s.threads} thread{'s' * (s.threads != 1)} per "
         "rank at once and needs MPI_THREAD_MULTIPLE"

@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 if TYPE_CHECKING:
-    from commbench.suites.mt_spec import MtBench, Settings
+    from commbench.suites.mt_spec import MtBench, MtSettings
 
 
 class PyThread:
@@ -205,7 +205,7 @@ class PyRun:
 
     def __init__(
         self,
-        s: Settings,
+        s: MtSettings,
         comms: list,
         world,
         bench: MtBench,

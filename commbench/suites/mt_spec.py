@@ -76,7 +76,7 @@ BENCHMARKS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class MtSettings(FamilySettings):
     prefix: ClassVar[str] = "mt_"
     stride: int = 0
     warmup: int = 100

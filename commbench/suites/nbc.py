@@ -41,7 +41,7 @@ CHECK_CPU_SECS = 0.001
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class NbcSettings(FamilySettings):
     prefix: ClassVar[str] = "nbc_"
     cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
@@ -358,10 +358,10 @@ def _nbc_pair(stem: str, shape, what: str) -> tuple[Benchmark, Benchmark]:
         F,
         stem,
         (name, f"{name}_pure"),
-        (overlap_kernel(pure, _overlapped_loop(plan), Settings), pure_kernel(pure)),
+        (overlap_kernel(pure, _overlapped_loop(plan), NbcSettings), pure_kernel(pure)),
         what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])),
         _started_and_waited(name),
-        setups=(overlap_setup(Settings), None),
+        setups=(overlap_setup(NbcSettings), None),
         native=name.lower(),
     )
 

@@ -31,7 +31,7 @@ ROW_EXTRAS = records.ROW_EXTRAS
 
 
 @dataclass
-class Row:
+class ComparedRow:
     key: tuple  # (benchmark, np, mode, bytes, groups)
     old: float  # µs: the median of the samples for a tested row, else the reported time
     new: float
@@ -146,7 +146,7 @@ def sample_values(r: records.Measurement) -> tuple[object, str]:
 
 def _row(
     o: records.Measurement, r: records.Measurement, threshold: float, confidence: float
-) -> Row:
+) -> ComparedRow:
     to, tn = _time(o), _time(r)
     noise = max(_spread(o), _spread(r))
     extras = {k: r.extra[k] for k in ROW_EXTRAS if k in r.extra}
@@ -159,9 +159,11 @@ def _row(
             verdict = "same"
         else:
             verdict = "slower" if ratio > 1 else "faster"
-        return Row(_key(r), to, tn, ratio, noise, verdict, r.family, extras, why_untested=why)
+        return ComparedRow(
+            _key(r), to, tn, ratio, noise, verdict, r.family, extras, why_untested=why
+        )
     t = twosample.compare(so, sn, threshold, confidence)
-    return Row(
+    return ComparedRow(
         _key(r),
         t.old_median,
         t.new_median,
@@ -185,7 +187,7 @@ def compare(
     threshold: float = 0.05,
     alpha: float = 0.05,
     confidence: float = 0.95,
-) -> list[Row]:
+) -> list[ComparedRow]:
     """Matched rows with verdicts (module docstring): tested rows by Mann-Whitney U
     and Benjamini-Hochberg at alpha, untested ones by threshold and rank spread."""
     rows = [_row(o, r, threshold, confidence) for o, r in match(old, new)]
@@ -193,7 +195,7 @@ def compare(
     return rows
 
 
-def judge(rows: list[Row], threshold: float, alpha: float) -> None:
+def judge(rows: list[ComparedRow], threshold: float, alpha: float) -> None:
     """The tested rows' q-values and verdicts (commbench.models.twosample.verdicts); the
     two-file gate's rows and the store's between-run rows alike."""
     tested = [r for r in rows if r.tested]
@@ -202,7 +204,7 @@ def judge(rows: list[Row], threshold: float, alpha: float) -> None:
         r.regression = verdict == "slower"
 
 
-def regressions(rows: list[Row], gate_unsampled: bool = False) -> list[Row]:
+def regressions(rows: list[ComparedRow], gate_unsampled: bool = False) -> list[ComparedRow]:
     """The rows that make the exit status 1."""
     return [
         r
@@ -228,7 +230,7 @@ def geometric_mean(values: list[float]) -> float:
     )
 
 
-def summary(rows: list[Row]) -> str:
+def summary(rows: list[ComparedRow]) -> str:
     """The comparison in one sentence (the text's last line, the HTML report's verdict)."""
     if not rows:
         return "no matching rows (different families, benchmarks, sizes, process counts or engines)"

@@ -25,7 +25,7 @@ from commbench.views import (
     results_file,
 )
 
-# The gate's overrides, as compare_trust.RULES names them: option -> Args field.
+# The gate's overrides, as compare_trust.RULES names them: option -> CompareArgs field.
 OVERRIDES = {
     "--gate-unsampled": "gate_unsampled",
     "--allow-different": "allow_different",
@@ -34,7 +34,7 @@ OVERRIDES = {
 
 
 @dataclass
-class Args:
+class CompareArgs:
     old: str
     new: str
     threshold: float = 0.05
@@ -57,16 +57,16 @@ class Args:
         return {flag for flag, dest in OVERRIDES.items() if getattr(self, dest)}
 
 
-def load(args: Args) -> tuple[list[dict], list[list]]:
+def load(args: CompareArgs) -> tuple[list[dict], list[list]]:
     (old_doc, old), (new_doc, new) = (results_file.read(p) for p in (args.old, args.new))
     return [old_doc, new_doc], [old, new]
 
 
-def _emit_json(args: Args, payload: dict) -> str | None:
+def _emit_json(args: CompareArgs, payload: dict) -> str | None:
     return compare_text.write_json(args.json, payload)
 
 
-def _payload(args: Args, rows: list, status: int, names: tuple | None = None, **kw) -> dict:
+def _payload(args: CompareArgs, rows: list, status: int, names: tuple | None = None, **kw) -> dict:
     old, new = names or (args.old, args.new)
     return compare_text.to_json(
         rows,
@@ -81,7 +81,11 @@ def _payload(args: Args, rows: list, status: int, names: tuple | None = None, **
 
 
 def refuse(
-    args: Args, message: str, notes: list[str] = (), found: list = (), method: dict | None = None
+    args: CompareArgs,
+    message: str,
+    notes: list[str] = (),
+    found: list = (),
+    method: dict | None = None,
 ) -> int:
     """Exit status 2 with the message (and the JSON verdict, naming the method asked for)."""
     print(f"commbench: error: {message}", file=sys.stderr)
@@ -99,7 +103,7 @@ def refuse(
     return 2
 
 
-def judge(args: Args, old_side: tuple, new_side: tuple, extra: list[str] = ()) -> int:
+def judge(args: CompareArgs, old_side: tuple, new_side: tuple, extra: list[str] = ()) -> int:
     """The two-file gate on (name, document, records) of OLD and NEW (the files, or the one run
     of a store baseline, commbench.store.gate); extra: lines said before the rows."""
     (old_name, old_doc, old), (new_name, new_doc, new) = old_side, new_side
@@ -129,7 +133,7 @@ def judge(args: Args, old_side: tuple, new_side: tuple, extra: list[str] = ()) -
 
 
 def findings(
-    args: Args,
+    args: CompareArgs,
     names: tuple[str, str],
     docs: tuple[dict, dict],
     recs: tuple[list, list],
@@ -159,7 +163,7 @@ def _to_stderr(found: list, warns: list[str]) -> None:
 
 
 def report(
-    args: Args,
+    args: CompareArgs,
     rows: list,
     notes: list[str],
     found: list,

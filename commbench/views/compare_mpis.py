@@ -161,7 +161,7 @@ def trust(a: Side, b: Side, allowed: set[str]) -> list[compare_trust.Finding]:
     return found
 
 
-def untested(rows: list[compare.Row], a: Side, b: Side) -> list[compare_trust.Finding]:
+def untested(rows: list[compare.ComparedRow], a: Side, b: Side) -> list[compare_trust.Finding]:
     """No row with samples in both runs: nothing supports a difference either way."""
     if any(r.tested for r in rows):
         return []

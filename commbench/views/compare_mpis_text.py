@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from commbench import mpilib, records
 from commbench.views import compare_runs, compare_text, compare_trust
-from commbench.views.compare import Row, geometric_mean
+from commbench.views.compare import ComparedRow, geometric_mean
 
 # ---------------------------------------------------------------- the two runs
 
@@ -68,24 +68,24 @@ def sides(loaded: list[tuple[str, dict, list]]) -> tuple[Side, Side]:
 # ---------------------------------------------------------------- a row's outcome
 
 
-def faster(r: Row, a: Side, b: Side) -> Side | None:
+def faster(r: ComparedRow, a: Side, b: Side) -> Side | None:
     """The MPI whose time is the smaller (the median's for a tested row); None when equal."""
     return b if r.ratio < 1 else a if r.ratio > 1 else None
 
 
-def speedup(r: Row) -> float:
+def speedup(r: ComparedRow) -> float:
     """How many times faster the faster MPI is (>= 1)."""
     if r.ratio <= 0 or math.isinf(r.ratio):
         return math.inf
     return max(r.ratio, 1 / r.ratio)
 
 
-def supported(r: Row) -> bool | None:
+def supported(r: ComparedRow) -> bool | None:
     """A difference the test calls (beyond the threshold, q <= alpha); None: untested."""
     return r.verdict in ("faster", "slower") if r.tested else None
 
 
-def counts(rows: list[Row], a: Side, b: Side) -> dict[str, int]:
+def counts(rows: list[ComparedRow], a: Side, b: Side) -> dict[str, int]:
     """Rows each MPI is faster in (supported), with no supported difference, untested."""
     out = {a.name: 0, b.name: 0, "none": 0, "untested": 0}
     for r in rows:
@@ -95,7 +95,7 @@ def counts(rows: list[Row], a: Side, b: Side) -> dict[str, int]:
     return out
 
 
-def summary(rows: list[Row], a: Side, b: Side, threshold: float, alpha: float) -> str:
+def summary(rows: list[ComparedRow], a: Side, b: Side, threshold: float, alpha: float) -> str:
     """The comparison in one sentence (the text's last line, the page's verdict)."""
     c = counts(rows, a, b)
     tested = len(rows) - c["untested"]
@@ -187,7 +187,7 @@ def _cut(s: str, most: int = 100) -> str:
 # ---------------------------------------------------------------- text
 
 
-def warnings(rows: list[Row], a: Side, b: Side, alpha: float) -> list[str]:
+def warnings(rows: list[ComparedRow], a: Side, b: Side, alpha: float) -> list[str]:
     plain = [r for r in rows if not r.tested]
     out = []
     if plain and len(plain) < len(rows):
@@ -204,17 +204,17 @@ def warnings(rows: list[Row], a: Side, b: Side, alpha: float) -> list[str]:
     return out + compare_text.underpowered(rows, alpha)
 
 
-def _faster_cell(r: Row, a: Side, b: Side) -> str:
+def _faster_cell(r: ComparedRow, a: Side, b: Side) -> str:
     who = faster(r, a, b)
     return "-" if who is None else f"{who.name} {speedup(r):.2f}x"
 
 
-def _support_cell(r: Row) -> str:
+def _support_cell(r: ComparedRow) -> str:
     s = supported(r)
     return "untested" if s is None else "yes" if s else "no"
 
 
-def table(rows: list[Row], a: Side, b: Side) -> list[str]:
+def table(rows: list[ComparedRow], a: Side, b: Side) -> list[str]:
     tested = any(r.tested for r in rows)
     wa, wb = (max(13, len(s.name) + 9) for s in (a, b))
     wf = max(len(s.name) for s in (a, b)) + 10
@@ -234,7 +234,7 @@ def table(rows: list[Row], a: Side, b: Side) -> list[str]:
     return lines
 
 
-def render(rows: list[Row], a: Side, b: Side, args, found: list, status: int) -> str:
+def render(rows: list[ComparedRow], a: Side, b: Side, args, found: list, status: int) -> str:
     """The comparison as text: header, findings, rows, the status line and the summary."""
     tested = sum(1 for r in rows if r.tested)
     lines = context(a, b)
@@ -276,7 +276,7 @@ def _side_json(s: Side) -> dict:
 
 
 def to_json(
-    rows: list[Row], a: Side, b: Side, args, found: list, status: int, errors: list[str]
+    rows: list[ComparedRow], a: Side, b: Side, args, found: list, status: int, errors: list[str]
 ) -> dict:
     """compare --json's verdict, across MPIs: verdict compared, refused or error; no gate."""
     refused = any(f.effect == compare_trust.REFUSED for f in found)

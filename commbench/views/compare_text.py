@@ -12,7 +12,7 @@ import sys
 
 from commbench import outputs
 from commbench.models import twosample
-from commbench.views.compare import Row, geometric_mean, regressions, summary
+from commbench.views.compare import ComparedRow, geometric_mean, regressions, summary
 
 METHOD = {
     "test": (
@@ -28,7 +28,7 @@ METHOD = {
 }
 
 
-def samples_advice(rows: list[Row]) -> str:
+def samples_advice(rows: list[ComparedRow]) -> str:
     """How the untested rows could be tested: --samples K where their family takes it; for a
     family that refuses --samples (overhead, net, gpcnet) the advice would be a dead end."""
     from commbench import runoptions, suites
@@ -61,7 +61,7 @@ def samples_advice(rows: list[Row]) -> str:
     return advice
 
 
-def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> list[str]:
+def warnings(rows: list[ComparedRow], alpha: float, gate_unsampled: bool = False) -> list[str]:
     """What the comparison cannot conclude:
     untested rows, tests without the power to call anything."""
     out = []
@@ -95,7 +95,7 @@ def warnings(rows: list[Row], alpha: float, gate_unsampled: bool = False) -> lis
     return [*out, shift] if shift else out
 
 
-def underpowered(rows: list[Row], alpha: float) -> list[str]:
+def underpowered(rows: list[ComparedRow], alpha: float) -> list[str]:
     """Tested rows whose sample counts cannot reach alpha whatever the times."""
     weak = {
         (r.k_old, r.k_new)
@@ -111,7 +111,7 @@ def underpowered(rows: list[Row], alpha: float) -> list[str]:
     ]
 
 
-def _whole_run_shift(rows: list[Row]) -> str | None:
+def _whole_run_shift(rows: list[ComparedRow]) -> str | None:
     """Most tested rows slower by about one factor: what a run-level difference (another job,
     another placement of the processes) looks like; said, not judged (the samples of one run
     cannot tell it from a regression)."""
@@ -127,13 +127,13 @@ def _whole_run_shift(rows: list[Row]) -> str | None:
     )
 
 
-def q_text(r: Row) -> str:
+def q_text(r: ComparedRow) -> str:
     """The row's q in the direction of its ratio, as the table prints it."""
     q = r.q_slower if r.ratio >= 1 else r.q_faster
     return "-" if q is None else (f"{q:.4f}" if q >= 1e-4 else f"{q:.0e}")
 
 
-def row_head(r: Row, label: str, widths: tuple[int, int] = (13, 13)) -> str:
+def row_head(r: ComparedRow, label: str, widths: tuple[int, int] = (13, 13)) -> str:
     """A row's label, NP, mode, size, the two times and their ratio, in the table's columns."""
     _, np_, mode, x, _ = r.key
     return (
@@ -142,18 +142,18 @@ def row_head(r: Row, label: str, widths: tuple[int, int] = (13, 13)) -> str:
     )
 
 
-def ci_q(r: Row) -> str:
+def ci_q(r: ComparedRow) -> str:
     """The row's 95% interval of the ratio and its q, in the table's columns."""
     ci = f"{r.ci[0]:.3f}-{r.ci[1]:.3f}" if r.ci else "-"
     return f"  {ci:<15}{q_text(r):>8}"
 
 
-def _verdict(r: Row) -> str:
+def _verdict(r: ComparedRow) -> str:
     return r.verdict + ("" if r.tested else " (untested)")
 
 
 def render(
-    rows: list[Row],
+    rows: list[ComparedRow],
     old_name: str,
     new_name: str,
     threshold: float = 0.05,
@@ -199,16 +199,16 @@ def render(
     return "\n".join([*lines, f"# {summary(rows)}"])
 
 
-def _engines(rows: list[Row]) -> bool:
+def _engines(rows: list[ComparedRow]) -> bool:
     return len({r.extras.get("engine") for r in rows}) > 1
 
 
 BLIND = 2.0  # a row whose test cannot call a slowdown of this ratio says so
 
 
-def detectability(rows: list[Row]) -> dict | None:
-    """What the rows' tests could call: the smallest slowdown per row (Row.detectable), their
-    median and largest, and the rows that could not call even BLIND x; None where no row has
+def detectability(rows: list[ComparedRow]) -> dict | None:
+    """What the rows' tests could call: the smallest slowdown per row (ComparedRow.detectable),
+    their median and largest, and the rows that could not call even BLIND x; None where no row has
     one (the two-file gate's rows)."""
     d = sorted(r.detectable for r in rows if r.tested and r.detectable is not None)
     if not d:
@@ -222,7 +222,7 @@ def detectability(rows: list[Row]) -> dict | None:
     }
 
 
-def _detect_line(rows: list[Row]) -> list[str]:
+def _detect_line(rows: list[ComparedRow]) -> list[str]:
     got = detectability(rows)
     if got is None:
         return []
@@ -238,14 +238,16 @@ def _detect_line(rows: list[Row]) -> list[str]:
     return [line]
 
 
-def _gate_lines(rows: list[Row], threshold: float, alpha: float, gate_unsampled: bool) -> list[str]:
+def _gate_lines(
+    rows: list[ComparedRow], threshold: float, alpha: float, gate_unsampled: bool
+) -> list[str]:
     if not rows:
         return []
     return _verdict_lines(rows, threshold, alpha, gate_unsampled) + _detect_line(rows)
 
 
 def _verdict_lines(
-    rows: list[Row], threshold: float, alpha: float, gate_unsampled: bool
+    rows: list[ComparedRow], threshold: float, alpha: float, gate_unsampled: bool
 ) -> list[str]:
     bad = regressions(rows, gate_unsampled)
     if not bad:
@@ -283,7 +285,7 @@ def _num(v: float | None) -> float | None:
     return v if v is None or math.isfinite(v) else None
 
 
-def row_json(r: Row, with_engine: bool = False) -> dict:
+def row_json(r: ComparedRow, with_engine: bool = False) -> dict:
     name, np_, mode, x, groups = r.key
     return {
         "family": r.family,
@@ -315,7 +317,7 @@ def row_json(r: Row, with_engine: bool = False) -> dict:
 
 
 def to_json(
-    rows: list[Row],
+    rows: list[ComparedRow],
     *,
     old: str,
     new: str,

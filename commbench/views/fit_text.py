@@ -47,7 +47,7 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def _region(seg: hockney.Segment) -> str:
+def _region(seg: hockney.FitSegment) -> str:
     return f"{seg.sizes[0]}..{seg.sizes[1]} ({seg.points})"
 
 
@@ -188,7 +188,7 @@ def fit_from_dict(d: dict) -> hockney.Fit:
             confidence=d["confidence"],
         )
         segments.append(
-            hockney.Segment(
+            hockney.FitSegment(
                 lower=_num(sd["region"][0], -math.inf),
                 upper=_num(sd["region"][1], math.inf),
                 sizes=(sd["sizes"][0], sd["sizes"][1]),

@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.gpcnet.settings import Settings
+from commbench.suites.gpcnet.settings import GpcnetSettings
 
 LINE = "#" + "-" * 70
 COLS = (34, 49, 64, 79)
@@ -69,7 +69,7 @@ def ci(v) -> str:
 class GpcnetText:
     def __init__(self, out: TextIO = sys.stdout):
         self.out = out
-        self.s = Settings()
+        self.s = GpcnetSettings()
         self.table: str | None = None
         self.meta: dict = {}
 
@@ -82,7 +82,7 @@ class GpcnetText:
 
     def start(self, header: dict) -> None:
         cfg, self.meta = header["config"], header["metadata"]
-        self.s = Settings.of(cfg["params"])
+        self.s = GpcnetSettings.of(cfg["params"])
         hosts = self.meta.get("ranks_per_host", {})
         one = len(hosts) < 2
         self.p(LINE)

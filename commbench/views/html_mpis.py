@@ -19,7 +19,7 @@ import os
 
 from commbench.views import compare_mpis_text as cmt
 from commbench.views import compare_runs, compare_text, html_report
-from commbench.views.compare import Row
+from commbench.views.compare import ComparedRow
 from commbench.views.compare_mpis_text import Side
 from commbench.views.html_sections import OVER, compared_cells, esc, number, table
 
@@ -35,9 +35,9 @@ def _size(x: int) -> str:
     return str(x)
 
 
-def _tables(rows: list[Row]) -> dict[tuple, list[Row]]:
+def _tables(rows: list[ComparedRow]) -> dict[tuple, list[ComparedRow]]:
     """Rows with a size, by table (benchmark, np, mode, groups, extras), in the rows' order."""
-    out: dict[tuple, list[Row]] = {}
+    out: dict[tuple, list[ComparedRow]] = {}
     for r in rows:
         name, np_, mode, x, groups = r.key
         if x is not None and 0 < r.ratio < math.inf:
@@ -46,7 +46,7 @@ def _tables(rows: list[Row]) -> dict[tuple, list[Row]]:
     return out
 
 
-def _points(ax, rows: list[Row], a: Side, b: Side) -> None:
+def _points(ax, rows: list[ComparedRow], a: Side, b: Side) -> None:
     for i, r in enumerate(rows):
         who, ok = cmt.faster(r, a, b), cmt.supported(r)
         colour = COLOURS[0] if who is a else COLOURS[1] if who is b else "#5b6572"
@@ -66,7 +66,7 @@ def _points(ax, rows: list[Row], a: Side, b: Side) -> None:
         )
 
 
-def figure(title: str, rows: list[Row], a: Side, b: Side, threshold: float) -> str:
+def figure(title: str, rows: list[ComparedRow], a: Side, b: Side, threshold: float) -> str:
     """B/A against size for one table, as an SVG data: URI."""
     import matplotlib
 
@@ -129,7 +129,7 @@ def _libraries(a: Side, b: Side) -> str:
     return table(head, rows, cls="meta", text=(0, 1, 2))
 
 
-def _row_cells(r: Row, a: Side, b: Side) -> list[str]:
+def _row_cells(r: ComparedRow, a: Side, b: Side) -> list[str]:
     who, ok = cmt.faster(r, a, b), cmt.supported(r)
     word = "untested" if ok is None else "yes" if ok else "no"
     return [
@@ -141,7 +141,7 @@ def _row_cells(r: Row, a: Side, b: Side) -> list[str]:
     ]
 
 
-def section(rows: list[Row], a: Side, b: Side, threshold: float, alpha: float):
+def section(rows: list[ComparedRow], a: Side, b: Side, threshold: float, alpha: float):
     """The "MPIs compared" section, as html_report's sections are: a function of the runs."""
 
     def build(_runs: list) -> str:
@@ -179,10 +179,14 @@ def section(rows: list[Row], a: Side, b: Side, threshold: float, alpha: float):
     return build
 
 
-def write(out: str, a: Side, b: Side, rows: list[Row], threshold: float, alpha: float) -> None:
+def write(
+    out: str, a: Side, b: Side, rows: list[ComparedRow], threshold: float, alpha: float
+) -> None:
     """The page to out; ValueError saying what went wrong."""
     runs = [
-        html_report.Run(s.path, s.doc, s.recs, f"{s.letter}: {s.name} ({os.path.basename(s.path)})")
+        html_report.ReportedRun(
+            s.path, s.doc, s.recs, f"{s.letter}: {s.name} ({os.path.basename(s.path)})"
+        )
         for s in (a, b)
     ]
     sections = (

@@ -31,7 +31,7 @@ from commbench.views.html_sections import esc
 
 
 @dataclass
-class Run:
+class ReportedRun:
     """One results file of the report."""
 
     path: str
@@ -57,17 +57,17 @@ SECTIONS = (
 FAMILY_SECTIONS: dict[str, tuple[str, str, str]] = {}
 
 
-def load(paths: list[str]) -> list[Run]:
+def load(paths: list[str]) -> list[ReportedRun]:
     """The runs of the page, in the order given;
     ValueError for a file that is not a results file."""
     runs = []
     for i, path in enumerate(paths, start=1):
         doc, recs = results_file.read(path)
-        runs.append(Run(path, doc, recs, f"run {i}: {os.path.basename(path)}"))
+        runs.append(ReportedRun(path, doc, recs, f"run {i}: {os.path.basename(path)}"))
     return runs
 
 
-def _sections(runs: list[Run], sections: tuple = SECTIONS) -> list[tuple[str, str, str]]:
+def _sections(runs: list[ReportedRun], sections: tuple = SECTIONS) -> list[tuple[str, str, str]]:
     """(anchor, title, HTML) of every section that has something to show."""
     chosen = list(sections)
     for fam in dict.fromkeys(r.family for r in runs):
@@ -84,7 +84,7 @@ def _sections(runs: list[Run], sections: tuple = SECTIONS) -> list[tuple[str, st
 
 
 def render(
-    runs: list[Run],
+    runs: list[ReportedRun],
     sections: tuple = SECTIONS,
     title: str = "commbench report",
     command: str = "commbench report --html",

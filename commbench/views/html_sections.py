@@ -3,7 +3,7 @@ verdicts, the tables and the text reports (the runs' metadata: html_meta; the
 plots: html_plots), and what every section builds with: the CSS, esc(),
 table() and the number cells.
 
-Each section takes the runs (html_report.Run: path, doc, records, label) and
+Each section takes the runs (html_report.ReportedRun: path, doc, records, label) and
 returns its HTML, or None when it has nothing to show. Every string that
 comes from a results file goes through esc(); numbers are formatted here.
 
@@ -170,7 +170,7 @@ _MEAN = (
 )
 
 
-def compared_cells(r: compare.Row) -> list[str]:
+def compared_cells(r: compare.ComparedRow) -> list[str]:
     """A compared row's benchmark, NP, mode, size, two times and their ratio, as cells."""
     name, np_, mode, x, groups = r.key
     return [
@@ -184,7 +184,7 @@ def compared_cells(r: compare.Row) -> list[str]:
     ]
 
 
-def _compare_rows(rows: list[compare.Row]) -> list[list[str]]:
+def _compare_rows(rows: list[compare.ComparedRow]) -> list[list[str]]:
     return [
         [
             *compared_cells(r),
@@ -203,7 +203,7 @@ def geometric_mean(ratios: list[float]) -> float:
     return math.inf if m > 709.78 else math.exp(m)
 
 
-def summary(rows: list[compare.Row]) -> str:
+def summary(rows: list[compare.ComparedRow]) -> str:
     """compare.summary's sentence, escaped, its mean shown as number() shows it."""
     if not rows:
         return esc(compare.summary(rows))
@@ -216,7 +216,7 @@ def summary(rows: list[compare.Row]) -> str:
     )
 
 
-def _outcome(base, run) -> tuple[list[compare.Row] | None, str]:
+def _outcome(base, run) -> tuple[list[compare.ComparedRow] | None, str]:
     """The compared rows of run against base, or None and why they are not compared (a file
     with two rows of one key never gets here: results_file.read refuses it)."""
     try:
@@ -251,7 +251,7 @@ def _notes(base, run) -> list[str]:
     return [n.removeprefix("# note: ") for n in compare_runs.context_notes(base.doc, run.doc)]
 
 
-def _one_comparison(base, run, rows: list[compare.Row] | None, why: str) -> str:
+def _one_comparison(base, run, rows: list[compare.ComparedRow] | None, why: str) -> str:
     out = [f"<h3>{esc(run.label)} against {esc(base.label)}</h3>"]
     out += [f'<p class="note">{esc(n)}</p>' for n in _notes(base, run)]
     if rows is None:
@@ -265,7 +265,7 @@ def _one_comparison(base, run, rows: list[compare.Row] | None, why: str) -> str:
     return "\n".join(out)
 
 
-def _folded(base, run, rows: list[compare.Row] | None, why: str) -> str:
+def _folded(base, run, rows: list[compare.ComparedRow] | None, why: str) -> str:
     """One run's comparison in one line that opens to its notes and rows (under the overview)."""
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in _notes(base, run))
     body = f"{table(_HEAD, _compare_rows(rows), text=(0, 2))}" if rows else ""

@@ -7,7 +7,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.msgrate import Settings
+from commbench.suites.msgrate import MsgrateSettings
 from commbench.views.measuring_text import Notes
 
 
@@ -23,7 +23,7 @@ class MsgrateText:
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
-        p = Settings.of(cfg["params"])
+        p = MsgrateSettings.of(cfg["params"])
         self.machine = bool(p.machine)
         size = sum(meta["ranks_per_host"].values())
         self.head = [str(v) for v in (size, p.peers, p.iters, p.msgs, p.size, p.cache, p.ppn)]

@@ -10,7 +10,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.mt import Settings, gil_note
+from commbench.suites.mt import MtSettings, gil_note
 from commbench.views.measuring_text import Notes
 
 DASHES = "#" + "-" * 77
@@ -43,7 +43,7 @@ class MtText:
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
-        s = Settings.of(cfg["params"])
+        s = MtSettings.of(cfg["params"])
         self.both, self.check = cfg.get("engine") == "both", bool(cfg.get("check"))
         if not s.noheader:
             line = "#" + "-" * 66

@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.net import Settings
+from commbench.suites.net import NetSettings
 
 LINE = "#" + "-" * 70
 MB = 1e6
@@ -119,7 +119,7 @@ class NetText:
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
-        s = Settings.of(cfg["params"])
+        s = NetSettings.of(cfg["params"])
         self.p(LINE)
         self.p(f"#    commbench {meta['commbench_version']}, net: cluster diagnosis")
         self.p(LINE)

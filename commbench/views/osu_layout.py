@@ -33,7 +33,7 @@ NO_DATATYPE = UNSIZED + ("get_acc_latency",)
 
 
 @dataclass(frozen=True)
-class Layout:
+class OsuLayout:
     preface: list[str]
     settings: list[str]
     subtitle: list[str]
@@ -44,10 +44,10 @@ class Layout:
     text: list[str] | None  # lines instead of a table (init)
 
 
-def of(rec: records.Measurement) -> Layout:
+def of(rec: records.Measurement) -> OsuLayout:
     """rec's layout."""
     ex, name = rec.extra, rec.benchmark
-    return Layout(
+    return OsuLayout(
         preface=_preface(rec),
         settings=_settings(rec),
         subtitle=[nonblocking.SUBTITLE] if ex.get("metric") == "nbc" else [],

@@ -105,7 +105,7 @@ def row_line(rec: records.Measurement, sized: bool = True) -> str:
     return f"{rec.bytes:<{SIZE_W}d}" + "".join(cells) if sized else "".join(cells)[1:]
 
 
-def named_cells(rec: records.Measurement | None, ex: dict, lay: osu_layout.Layout) -> list[str]:
+def named_cells(rec: records.Measurement | None, ex: dict, lay: osu_layout.OsuLayout) -> list[str]:
     """Named columns: the headings (rec None) or the row's cells, Validation and -z's after
     them; without a size column (osu_ibarrier) the first is as wide as "# " and its heading."""
     _, _, scale, tail, prefix = COLUMNS[ex.get("metric", "nbc")]
@@ -192,7 +192,7 @@ class OsuText:
             self.p(row_line(rec, lay.sized))
         self.out.flush()
 
-    def _title(self, rec: records.Measurement, lay: osu_layout.Layout, title: str, key) -> None:
+    def _title(self, rec: records.Measurement, lay: osu_layout.OsuLayout, title: str, key) -> None:
         """A program's (or, for the programs with settings lines, a type's) heading: its
         preface, a blank line, the engine where it varies, the title, the settings."""
         ex = rec.extra
@@ -212,7 +212,7 @@ class OsuText:
             self.p(f"# {line}")
             self.p("")
 
-    def _columns(self, rec: records.Measurement, lay: osu_layout.Layout) -> None:
+    def _columns(self, rec: records.Measurement, lay: osu_layout.OsuLayout) -> None:
         """A type's datatype line, the operands line, the column line."""
         ex = rec.extra
         if lay.datatype_line:

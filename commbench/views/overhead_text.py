@@ -14,7 +14,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.models.overhead import COMBOS, SIX, analyse
-from commbench.suites.overhead import Settings
+from commbench.suites.overhead import OverheadSettings
 
 # An interval that cannot be computed (as many points as parameters: one trial,
 # two sizes) has infinite bounds: printed as n/a, with a note saying why.
@@ -95,7 +95,7 @@ class OverheadText:
             self.out.flush()
 
     def finish(self, summary: dict) -> None:
-        st = Settings.of(self.cfg.get("params", {}))
+        st = OverheadSettings.of(self.cfg.get("params", {}))
         res = analyse(self.recs, st.statistic, st.baseline)
         for q, dec in res["decomposition"].items():
             self.table1(q, dec)
@@ -118,7 +118,7 @@ class OverheadText:
         ntr = max(len(v) for v in dec["per_trial"]["E"].values())
         self.p("")
         params = self.cfg.get("params", {})
-        st = Settings.of(params)
+        st = OverheadSettings.of(params)
         stat, base = st.statistic, st.baseline
         self.p(
             f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial "

@@ -12,7 +12,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.suites.p2p import Settings
+from commbench.suites.p2p import P2pSettings
 from commbench.views.measuring_text import Notes
 
 TITLE = "#" + "-" * 60
@@ -39,7 +39,7 @@ class P2PText:
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
-        s = Settings.of(cfg["params"])
+        s = P2pSettings.of(cfg["params"])
         self.mb_unit = cfg.get("mb_unit", 10**6)
         self.both = cfg.get("engine") == "both"
         self.engine = cfg.get("engine") or "native"

@@ -299,11 +299,14 @@ def test_library_exports_the_table_and_a_new_row_runs(tmp_path, monkeypatch):
     dll.cb_patterns.restype = ctypes.c_char_p
     assert dll.cb_patterns().decode().split()[-2:] == ["persist:persist", "allreduce_again:floats"]
     with pytest.raises(native.NativeUnavailable, match="pattern table differs"):
-        native.Library(path)  # this module's table lacks the new row
+        native.NativeLibrary(path)  # this module's table lacks the new row
     fn = dll.cb_allreduce_again
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.POINTER(native.Args), ctypes.c_longlong]
+    fn.restype, fn.argtypes = (
+        ctypes.c_double,
+        [ctypes.POINTER(native.NativeArgs), ctypes.c_longlong],
+    )
     sbuf, rbuf = np.arange(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
-    a = native.Args(
+    a = native.NativeArgs(
         comm=MPI._addressof(MPI.COMM_SELF),
         sbuf=sbuf.ctypes.data,
         rbuf=rbuf.ctypes.data,

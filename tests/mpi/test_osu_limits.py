@@ -23,7 +23,7 @@ import pytest
 from commbench import config, suites
 from commbench.options import ConfigError
 from commbench.suites.osu import checks
-from commbench.suites.osu.settings import OPTIONS, Settings
+from commbench.suites.osu.settings import OPTIONS, OsuSettings
 from tests.mpi.test_osu import shape, structure
 from tests.support.mpirun import ENV, MPIEXEC, mpiexec, run_json
 from tests.support.osu_common import DATA, assert_refused, library
@@ -412,7 +412,7 @@ def test_other_families_take_no_operands():
     ],
 )
 def test_a_count_refusal_names_a_count_that_runs(argv, np_, count):
-    s = Settings.of(config.parse_run_args(["--suite", "osu", *argv, "-o", "-"]).params)
+    s = OsuSettings.of(config.parse_run_args(["--suite", "osu", *argv, "-o", "-"]).params)
     benches = [suites.family("osu").get(n) for n in argv if suites.family("osu").get(n)]
     assert checks.suggest(benches, s, np_).startswith(f"-n {count},"), argv
     if np_ > 1 and all(b.nprocs(np_) or (b.fits and b.fits(s, np_)) for b in benches):

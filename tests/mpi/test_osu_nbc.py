@@ -15,7 +15,7 @@ import pytest
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
 from commbench.suites.osu import neighbor, nonblocking, topology
-from commbench.suites.osu.settings import Settings
+from commbench.suites.osu.settings import OsuSettings
 from tests.support.mpirun import commbench, mpiexec, run_json
 from tests.support.osu_common import assert_refused
 
@@ -357,12 +357,12 @@ def test_osus_counts():
     assert nonblocking.NBC.counts(8192, None, None) == (1000, 100)
     assert nonblocking.NBC.counts(16384, None, None) == (100, 10)
     assert neighbor.NBR.counts(16384, None, None) == (100, 10) and neighbor.NBR.max_size == 1 << 20
-    ring = Settings()  # OSU's default -N cart:1:1: the ranks at -1, +1
+    ring = OsuSettings()  # OSU's default -N cart:1:1: the ranks at -1, +1
     assert topology.layout(ring, 4, 0) == ([3, 1], [3, 1]) and topology.layout(ring, 4, 2) == (
         [1, 3],
         [1, 3],
     )
-    grid = Settings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
+    grid = OsuSettings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
     assert topology.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and topology.layout(
         grid, 9, 0
     )[1][:3] == [8, 6, 7]

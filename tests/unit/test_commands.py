@@ -94,3 +94,14 @@ def test_the_parser_takes_options_and_arguments_in_any_order():
     p.add_argument("-o")
     got = p.read(["a", "--json", "-", "b", "-o", "-", "c"])
     assert (got.paths, got.json, got.o) == (["a", "b", "c"], "-", "-")
+
+
+def test_every_class_name_is_unique_in_the_package():
+    """One name, one class: a reader (and a search) finds the class a name means (issue 47
+    item 5: eleven classes were named Settings, four Row)."""
+    where: dict[str, list[str]] = {}
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(path.relative_to(PACKAGE).as_posix())
+    assert {k: v for k, v in where.items() if len(v) > 1} == {}

@@ -21,13 +21,13 @@ HERE = Path(native.__file__).parent
 
 # (source, X-macro, C struct, ctypes mirror): every struct Python fills.
 STRUCTS = [
-    (native.SOURCE, "CB_ARGS_FIELDS", "cb_args", native.Args),
-    (osu.HEADER, "CBOSU_ARGS_FIELDS", "cbosu_args", osu.LoopArgs),
+    (native.SOURCE, "CB_ARGS_FIELDS", "cb_args", native.NativeArgs),
+    (osu.HEADER, "CBOSU_ARGS_FIELDS", "cbosu_args", osu.OsuLoopArgs),
     (osu.HEADER, "CBOSU_ROUNDS_FIELDS", "cbosu_rounds", osu.Rounds),
     (osu.HEADER, "CBOSU_COLL_CTL_FIELDS", "cbosu_coll_ctl", osu.CollCtl),
     (osu.HEADER, "CBOSU_OVERLAP_CTL_FIELDS", "cbosu_overlap_ctl", osu.OverlapCtl),
     (osu.HEADER, "CBOSU_RMA_CTL_FIELDS", "cbosu_rma_ctl", osu.RmaCtl),
-    (p2p.SOURCE, "CBP2P_ARGS_FIELDS", "cbp2p_args", p2p.LoopArgs),
+    (p2p.SOURCE, "CBP2P_ARGS_FIELDS", "cbp2p_args", p2p.P2pLoopArgs),
     (mt.SOURCE, "CBMT_ARGS_FIELDS", "cbmt_args", mt.RunArgs),
 ]
 
@@ -171,7 +171,7 @@ def test_the_compiled_sizes_agree_at_load(lib):
 @needs_native
 def test_the_engines_load_through_the_one_loader():
     assert native.load().kernels
-    assert osu.Runner("pt2pt").path.name == "libcommbench_osu_pt2pt.so"
+    assert osu.OsuRunner("pt2pt").path.name == "libcommbench_osu_pt2pt.so"
     assert p2p.load().path.name == p2p.LIB_NAME
     assert mt.load().path.name == mt.LIB_NAME
 
@@ -187,8 +187,8 @@ def _missing_last(mirror: type) -> type:
 def test_a_wrong_mirror_is_refused_by_name():
     source, lib_name, prefix, version, structs, _ = LIBRARIES["osu_pt2pt"]
     path = extension.build_library(source, lib_name)
-    broken = _missing_last(osu.LoopArgs)
-    c, py = ctypes.sizeof(osu.LoopArgs), ctypes.sizeof(broken)
+    broken = _missing_last(osu.OsuLoopArgs)
+    c, py = ctypes.sizeof(osu.OsuLoopArgs), ctypes.sizeof(broken)
     assert c != py
     with pytest.raises(
         extension.NativeUnavailable,
@@ -197,7 +197,7 @@ def test_a_wrong_mirror_is_refused_by_name():
     ):
         extension.open_built(path, prefix, version, {**structs, "cbosu_args": broken})
     with pytest.raises(extension.NativeUnavailable, match="has no struct cbosu_nothing"):
-        extension.open_built(path, prefix, version, {"cbosu_nothing": osu.LoopArgs})
+        extension.open_built(path, prefix, version, {"cbosu_nothing": osu.OsuLoopArgs})
 
 
 @needs_native
@@ -205,7 +205,7 @@ def test_the_engine_refuses_a_wrong_mirror(monkeypatch):
     """resolve's path: the note of a library that cannot be used, and the mpi4py engine."""
     from mpi4py import MPI
 
-    broken = _missing_last(native.Args)
+    broken = _missing_last(native.NativeArgs)
     monkeypatch.setattr(native, "STRUCTS", {"cb_args": broken})
     monkeypatch.setattr(native, "_resolved", {})
     engines, note = native.resolve("native", MPI.COMM_SELF)
@@ -213,7 +213,8 @@ def test_the_engine_refuses_a_wrong_mirror(monkeypatch):
     assert engines == ["mpi4py"] and native.library() is None
     assert note.startswith(
         "native engine unavailable (libcommbench_native.so: struct cb_args is "
-        f"{ctypes.sizeof(native.Args)} bytes in C but {ctypes.sizeof(broken)} in its Python mirror"
+        f"{ctypes.sizeof(native.NativeArgs)} bytes in C but {ctypes.sizeof(broken)} in its Python "
+        "mirror"
     )
     assert note.endswith("; using the mpi4py engine")
     # the family engines alike (commbench.native.extension.resolve)

@@ -28,11 +28,11 @@ class GpcnetProcedure(Procedure):
     def open(self) -> None:
         comm = self.session.comm
         self.hosts = stand_in(comm.allgather(MPI.Get_processor_name()))
-        lay = topology.Layout.of(self.hosts, comm.Get_rank())
+        lay = topology.HostLayout.of(self.hosts, comm.Get_rank())
         sl = comm.Split(lay.local, lay.node)
         names = set(self.session.cfg.benchmarks)
         one_sided = bool(names & {"RRGetLat", "RRPutBW"})
-        bufs = kernels.Buffers(sl, one_sided, "MultipleAlltoall" in names)
+        bufs = kernels.GpcnetBuffers(sl, one_sided, "MultipleAlltoall" in names)
         self.place = Place(comm, sl, bufs, lay.local)
 
     def close(self) -> None:

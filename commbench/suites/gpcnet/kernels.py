@@ -26,7 +26,7 @@ BW_ITERS, BW_WARM = 8, 1
 DOUBLES = BW_BYTES // 8
 
 
-class Buffers:
+class GpcnetBuffers:
     """What one rank's kernels use: ring buffers, an RMA window on the slice, a2a buffers."""
 
     def __init__(self, slice_comm, one_sided: bool, alltoall: bool):
@@ -69,7 +69,7 @@ def _timed(one, iters: int, warm: int, test_comm, slice_comm) -> tuple[np.ndarra
     return samples, span
 
 
-def two_sided(b: Buffers, comm, left: int, right: int, count: int, flight: int, sync: bool):
+def two_sided(b: GpcnetBuffers, comm, left: int, right: int, count: int, flight: int, sync: bool):
     """An iteration of `flight` messages of `count` doubles to and from each neighbour
     (receives posted first); with sync, the slice's barrier inside it (BW+Sync)."""
     n = count
@@ -90,7 +90,7 @@ def two_sided(b: Buffers, comm, left: int, right: int, count: int, flight: int, 
     return one, reqs
 
 
-def ring(kind: str, b: Buffers, test_comm, comm, left: int, right: int):
+def ring(kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int):
     """One ring of a ring test: (samples in the test's unit, the ring's value)."""
     lat = kind in ("p2p_lat", "get_lat")
     iters, warm = (LAT_ITERS, LAT_WARM) if lat else (BW_ITERS, BW_WARM)
@@ -117,7 +117,7 @@ def ring(kind: str, b: Buffers, test_comm, comm, left: int, right: int):
     return sent / (samples * MiB), sent * iters / (span * MiB)
 
 
-def _one_sided(kind: str, b: Buffers, left: int, right: int):
+def _one_sided(kind: str, b: GpcnetBuffers, left: int, right: int):
     win, w = b.win, b.wbuf
     if kind == "get_lat":
         lo, ro = w[0:1], w[1:2]
@@ -141,7 +141,7 @@ def _one_sided(kind: str, b: Buffers, left: int, right: int):
     return put
 
 
-def collective(kind: str, b: Buffers, comm) -> tuple[np.ndarray, float, int]:
+def collective(kind: str, b: GpcnetBuffers, comm) -> tuple[np.ndarray, float, int]:
     """One repetition of a collective test: (per-operation samples in the test's unit,
     the Wtime span of its timed operations, their count). Allreduce: 1 double, SUM, 1 + 200
     operations, microseconds per operation; Alltoall: 512 doubles per peer, 1 + 64

@@ -21,7 +21,7 @@ from commbench import records
 from commbench.suites.gpcnet import kernels, loadverdicts, stats, topology
 from commbench.suites.gpcnet.congestors import Congestor, idle_run
 from commbench.suites.gpcnet.measurement import KIND, Place, measure, record
-from commbench.suites.gpcnet.settings import BW_BYTES, BY_NAME, LINKS, VICTIMS, Settings
+from commbench.suites.gpcnet.settings import BW_BYTES, BY_NAME, LINKS, VICTIMS, GpcnetSettings
 from commbench.suites.net import patterns
 from commbench.suites.procedure import Row, Unit
 
@@ -30,7 +30,7 @@ LINK_SAMPLES = 20  # per shift step, within the test's budget shared by its step
 
 class CongestionUnit(Unit):
     def __init__(self, proc, p: int):
-        s = Settings.of(proc.session.cfg.params)
+        s = GpcnetSettings.of(proc.session.cfg.params)
         why = topology.no_congestor(len(set(proc.hosts)), s.victims, s.kinds)
         if why is not None:
             super().__init__("Congestion", p, [], kind=KIND, invalid=why)
@@ -49,7 +49,7 @@ class CongestionUnit(Unit):
     def open(self) -> None:
         session, proc = self.proc.session, self.proc
         world, me = session.comm, session.comm.Get_rank()
-        s = Settings.of(session.cfg.params)
+        s = GpcnetSettings.of(session.cfg.params)
         names = sorted(set(proc.hosts))
         sp = None
         if me == 0:
@@ -59,13 +59,13 @@ class CongestionUnit(Unit):
         self.role = role
         colour = 0 if role == "victim" else 1 + (s.kinds.index(role) if role in s.kinds else 9)
         self.group = world.Split(colour, me)
-        lay = topology.Layout.of(proc.hosts, me)
+        lay = topology.HostLayout.of(proc.hosts, me)
         order = sp.victims if role == "victim" else sp.groups.get(role, names)
         key = order.index(proc.hosts[me]) if proc.hosts[me] in order else 0
         self.slice = self.group.Split(lay.local, key)
         self.local = lay.local
-        self.bufs = kernels.Buffers(self.slice, False, False) if role == "victim" else None
-        self.net = patterns.Buffers(BW_BYTES, 0) if role == "victim" else None
+        self.bufs = kernels.GpcnetBuffers(self.slice, False, False) if role == "victim" else None
+        self.net = patterns.NetBuffers(BW_BYTES, 0) if role == "victim" else None
         self.congestor = Congestor(role, self.slice) if role in s.kinds else None
 
     def close(self) -> None:
@@ -134,7 +134,7 @@ class CongestionUnit(Unit):
         return {k: {"MiB/s/rank": float(np.mean(v)), "ranks": len(v)} for k, v in out.items()}
 
     def _impact(self) -> dict:
-        s = Settings.of(self.proc.session.cfg.params)
+        s = GpcnetSettings.of(self.proc.session.cfg.params)
         return loadverdicts.impact(self.got, s.threshold, self.split.victims)
 
     # -- records (world rank 0) -----------------------------------------------------------

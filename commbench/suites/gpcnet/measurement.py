@@ -20,7 +20,7 @@ from mpi4py import MPI
 from commbench import records
 from commbench.session import Session
 from commbench.suites.gpcnet import kernels, topology
-from commbench.suites.gpcnet.settings import SEED, Settings, Test
+from commbench.suites.gpcnet.settings import SEED, GpcnetSettings, Test
 
 F = KIND = "gpcnet"
 
@@ -31,7 +31,7 @@ class Place:
 
     comm: object  # every rank of the test
     slice: object  # this rank's slice of it
-    bufs: kernels.Buffers
+    bufs: kernels.GpcnetBuffers
     local: int  # index on its host
 
 
@@ -45,7 +45,7 @@ def measure(session: Session, test: Test, at: Place, budget: float) -> dict:
     if test.kind not in ("allreduce", "alltoall"):
         rings = topology.rings(
             at.slice.Get_size(),
-            Settings.of(session.cfg.params).rings,
+            GpcnetSettings.of(session.cfg.params).rings,
             SEED + at.local,
             natural=test.kind == "nat_bw",
         )

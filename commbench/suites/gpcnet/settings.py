@@ -162,7 +162,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class GpcnetSettings(FamilySettings):
     prefix: ClassVar[str] = "gpcnet_"
     layout: bool = False
     verbose: bool = False

@@ -89,7 +89,7 @@ def no_congestor(hosts: int, victims: float, kinds: list[str]) -> str | None:
 
 
 @dataclass
-class Layout:
+class HostLayout:
     """This rank's place: host ids in sorted order, its index on its host."""
 
     hosts: list[str]  # every world rank's host
@@ -98,7 +98,7 @@ class Layout:
     local: int  # this rank's index among its host's ranks
 
     @classmethod
-    def of(cls, rank_hosts: list[str], rank: int) -> Layout:
+    def of(cls, rank_hosts: list[str], rank: int) -> HostLayout:
         names = sorted(set(rank_hosts))
         local = rank_hosts[:rank].count(rank_hosts[rank])
         return cls(rank_hosts, names, names.index(rank_hosts[rank]), local)

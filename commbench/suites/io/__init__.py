@@ -13,7 +13,7 @@ a failure and after SIGINT/SIGTERM (see commbench.cleanup).
 
 The modules of the family:
   grammar   the names (Spec, SPECS), file contents, shares of X, file sizes, disk need
-  settings  the io options and their Settings
+  settings  the io options and their IoSettings
   files     the files' directory, run-wide start/finish, np_setup/np_teardown per (benchmark, NP)
   kernels   the timed kernels and their per-X setup/teardown
   check     the check-mode verifiers
@@ -48,7 +48,7 @@ from commbench.suites.io.kernels import (
     setup,
     teardown,
 )
-from commbench.suites.io.settings import OPTIONS, Settings, target_cpu_secs
+from commbench.suites.io.settings import OPTIONS, IoSettings, target_cpu_secs
 
 # What the tests and tools reach as commbench.suites.io.<name>.
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "OPTIONS",
     "SPECS",
     "IOFileError",
-    "Settings",
+    "IoSettings",
     "Spec",
     "_find_in_file",
     "_match_any_order",
@@ -112,7 +112,7 @@ def _directory(given: str | None) -> tuple[str, str]:
 def validate(cfg, size: int) -> None:
     """Before anything runs: the directory exists, is writable,
     holds no IMB_out* and has the space."""
-    d, what = _directory(Settings.of(cfg.params).dir)
+    d, what = _directory(IoSettings.of(cfg.params).dir)
     try:  # a real probe: os.access says yes to root even on read-only mounts
         fd, probe = tempfile.mkstemp(dir=d, prefix=".commbench-probe-")
         os.close(fd)
@@ -135,7 +135,7 @@ def validate(cfg, size: int) -> None:
 
 def preamble(cfg) -> list[str]:
     """MPI_Info keys and the CPU_Exploit lines of spec §14.1 (world rank 0, before the run)."""
-    settings = Settings.of(cfg.params)
+    settings = IoSettings.of(cfg.params)
     lines = [f'# {k} = "{v}"' for k, v in settings.info]
     if not nonblocking(cfg.benchmarks):
         return lines

@@ -2,7 +2,7 @@
 read back.
 
 Reads are verified transfer by transfer inside the kernels (verify_read keeps
-the worst deviation in the row state, Row.dev); writes after the timed run, by file rank 0
+the worst deviation in the row state, IoRow.dev); writes after the timed run, by file rank 0
 (`expected`, the descriptors' verifier).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.suites.io.files import RUN, Row, Shared
+from commbench.suites.io.files import RUN, IoRow, Shared
 from commbench.suites.io.grammar import PATTERN_BASE, Spec, file_pattern
 from commbench.suites.verify import worst
 
@@ -38,9 +38,9 @@ def _find_in_file(got: np.ndarray, limit: int) -> bool:
 
 
 def verify_read(ctx, k: int, got: np.ndarray) -> None:
-    """Transfer k's data against the known file pattern; the worst deviation goes to Row.dev."""
+    """Transfer k's data against the known file pattern; the worst deviation goes to IoRow.dev."""
     spec: Spec = ctx.layout.own.spec
-    s: Row = ctx.own
+    s: IoRow = ctx.own
     ln = s.len
     if ln == 0:
         return
@@ -79,7 +79,7 @@ def _verify_written(ctx, n: int) -> float | None:
     """File rank 0 reads the file back and compares every rank's chunks (spec §15)."""
     st: Shared = ctx.layout.own
     spec: Spec = st.spec
-    s: Row = ctx.own
+    s: IoRow = ctx.own
     fcomm = st.fcomm
     if fcomm.Get_rank() != 0:
         return None

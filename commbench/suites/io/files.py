@@ -21,7 +21,7 @@ from commbench.cleanup import CLEANUP, guardian, new_registry
 from commbench.options import RunError
 from commbench.suites.base import Benchmark
 from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
-from commbench.suites.io.settings import Settings, target_cpu_secs
+from commbench.suites.io.settings import IoSettings, target_cpu_secs
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Shared:
 
 
 @dataclass
-class Row:
+class IoRow:
     """One rank's view of the file for one size X, kept in Context.own (kernels.setup)."""
 
     pos1: int  # the file offset of this rank's first transfer
@@ -87,7 +87,7 @@ RUN = _Run()
 def start(session) -> None:
     """Every rank: cleanup handlers, the files' directory, CPU kernel calibration (spec §2)."""
     cfg, world = session.cfg, session.comm
-    settings = Settings.of(cfg.params)
+    settings = IoSettings.of(cfg.params)
     CLEANUP.install(session.rank, watchdog.at_exit if watchdog.signals_blocked() else None)
     RUN.target = target_cpu_secs(cfg)
     hints = settings.info

@@ -12,7 +12,7 @@ from mpi4py import MPI
 
 from commbench import cpu, policy
 from commbench.suites.io.check import verify_read
-from commbench.suites.io.files import RUN, Row, Shared, amode
+from commbench.suites.io.files import RUN, IoRow, Shared, amode
 from commbench.suites.io.grammar import Spec, share
 
 # ---------------------------------------------------------------- per X: open with the view
@@ -20,7 +20,7 @@ from commbench.suites.io.grammar import Spec, share
 
 def _open(ctx) -> None:
     st: Shared = ctx.layout.own
-    row: Row = ctx.own
+    row: IoRow = ctx.own
     row.fh = MPI.File.Open(st.fcomm, st.path, amode(), RUN.info)
     row.fh.Set_view(0, MPI.BYTE, row.ftype, "native", RUN.info)
 
@@ -45,12 +45,12 @@ def setup(ctx) -> None:
     else:
         stride = ctx.bufs.recv_stride
         bufs = [[ctx.rbuf[k * stride : k * stride + ln], MPI.BYTE] for k in range(ctx.slots)]
-    ctx.own = Row(pos1=pos1, len=ln, span=span, ftype=ftype, own_type=own_type, bufs=bufs)
+    ctx.own = IoRow(pos1=pos1, len=ln, span=span, ftype=ftype, own_type=own_type, bufs=bufs)
     _open(ctx)
 
 
 def teardown(ctx) -> None:
-    row: Row | None = ctx.own
+    row: IoRow | None = ctx.own
     if row is None:
         return
     fh, row.fh = row.fh, None
@@ -91,7 +91,7 @@ def _reset_pointers(spec: Spec, fh: MPI.File) -> None:
 def _blocking(ctx, n: int, aggregate: bool) -> float:
     """n blocking transfers; writes end with the sync-barrier-sync triplet (spec §10.3)."""
     spec: Spec = ctx.layout.own.spec
-    s: Row = ctx.own
+    s: IoRow = ctx.own
     fh: MPI.File = s.fh
     _reset_pointers(spec, fh)
     call, at = _calls(spec, fh)
@@ -163,7 +163,7 @@ def _istarts(spec: Spec, fh: MPI.File) -> tuple:
 def nonblocking_kernel(ctx, n: int) -> tuple[float, float, float]:
     """t_pure from the blocking pattern, then the overlapped run on a reopened file (spec §10.3)."""
     spec: Spec = ctx.layout.own.spec
-    s: Row = ctx.own
+    s: IoRow = ctx.own
     t_pure = _blocking(ctx, n, aggregate=True)
     s.fh.Close()
     _open(ctx)  # reopening resets every file pointer

@@ -1,7 +1,7 @@
-"""The io options and their Settings (the family's FamilySettings), read by every io module.
+"""The io options and their IoSettings (the family's FamilySettings), read by every io module.
 
 A module of its own, not the package's __init__, because the run-wide hooks
-(commbench.suites.io.files.start) read the Settings too and __init__ imports them.
+(commbench.suites.io.files.start) read the IoSettings too and __init__ imports them.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class IoSettings(FamilySettings):
     """The io options: None / () when not given (they have no declared defaults)."""
 
     prefix: ClassVar[str] = "io_"
@@ -84,13 +84,13 @@ class Settings(FamilySettings):
     info: tuple[tuple[str, str], ...] = ()  # --io-info: dest "io_info"
 
     @classmethod
-    def of(cls, params: dict) -> Settings:
+    def of(cls, params: dict) -> IoSettings:
         s = super().of(params)
         return dataclasses.replace(s, dir=params["iodir"]) if "iodir" in params else s
 
 
 def target_cpu_secs(cfg) -> float:
-    v = Settings.of(cfg.params).cpu_secs
+    v = IoSettings.of(cfg.params).cpu_secs
     if v is not None:
         return v
     return 0.001 if cfg.check else cfg.profile.target_cpu_secs  # spec §15: CHECK shrinks it

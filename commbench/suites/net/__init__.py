@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from commbench.suites.base import Experiment, Family
 from commbench.suites.net import driver, settings
-from commbench.suites.net.settings import Settings
+from commbench.suites.net.settings import NetSettings
 
-__all__ = ["FAMILY", "Settings"]
+__all__ = ["FAMILY", "NetSettings"]
 
 BENCHMARKS = (
     Experiment(

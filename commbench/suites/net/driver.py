@@ -26,7 +26,7 @@ from mpi4py import MPI
 
 from commbench.session import Session
 from commbench.suites.net import patterns, plan, steps, wide
-from commbench.suites.net.settings import Settings, fan_size
+from commbench.suites.net.settings import NetSettings, fan_size
 from commbench.suites.procedure import Procedure, Row, Unit
 
 KIND = "net"
@@ -35,9 +35,9 @@ KIND = "net"
 @dataclass
 class Run:
     session: Session
-    s: Settings
+    s: NetSettings
     hosts: list[str]  # rank_hosts
-    b: patterns.Buffers
+    b: patterns.NetBuffers
     plan: plan.Plan
     found: dict = field(default_factory=dict)  # AllPairs metric -> its verdicts (rank 0)
     fans: dict = field(default_factory=dict)  # FanIn/FanOut -> {host: B/s samples} (rank 0)
@@ -132,7 +132,7 @@ class NetProcedure(Procedure):
         self.r: Run | None = None
 
     def open(self) -> None:
-        s, session = Settings.of(self.session.cfg.params), self.session
+        s, session = NetSettings.of(self.session.cfg.params), self.session
         hosts = session.comm.allgather(MPI.Get_processor_name())
         chosen = None  # AllPairs' shifts: decided on rank 0, the same for every rank
         if session.rank == 0 and "AllPairs" in session.cfg.benchmarks:
@@ -141,12 +141,14 @@ class NetProcedure(Procedure):
             session,
             s,
             hosts,
-            patterns.Buffers(s.large, fan_size(s.large, session.size) * max(session.size - 1, 1)),
+            patterns.NetBuffers(
+                s.large, fan_size(s.large, session.size) * max(session.size - 1, 1)
+            ),
             session.comm.bcast(chosen, root=0),
         )
 
     def units(self) -> Iterator[Unit]:
-        p, s = self.session.size, Settings.of(self.session.cfg.params)
+        p, s = self.session.size, NetSettings.of(self.session.cfg.params)
         rows = {
             "AllPairs": [("latency", s.small), ("bandwidth", s.large)],
             "Rings": [
@@ -160,13 +162,13 @@ class NetProcedure(Procedure):
             "FanOut": [("bandwidth", fan_size(s.large, p))],
         }
         for name in self.session.cfg.benchmarks:
-            yield Pattern(
+            yield NetPattern(
                 name, p, [Row(name, p, n, mode) for mode, n in rows[name]], kind=KIND, proc=self
             )
-        yield Pattern("Verdicts", p, [Row("Verdicts", p)], kind=KIND, proc=self)
+        yield NetPattern("Verdicts", p, [Row("Verdicts", p)], kind=KIND, proc=self)
 
 
-class Pattern(Unit):
+class NetPattern(Unit):
     def __init__(self, *args, proc: NetProcedure, **kw):
         super().__init__(*args, **kw)
         self.proc = proc

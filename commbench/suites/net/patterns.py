@@ -32,7 +32,7 @@ from mpi4py import MPI
 DATA, ACK, RING_L, RING_R, FAN = 11, 12, 13, 14, 15
 
 
-class Buffers:
+class NetBuffers:
     def __init__(self, large: int, fan_bytes: int):
         self.send = np.ones(max(large, 1), dtype=np.uint8)
         self.recv = np.zeros(max(large, 1), dtype=np.uint8)
@@ -101,7 +101,7 @@ def colours(p: int, k: int, rank: int) -> tuple[int, int, int]:
     return colour(rank), colour((rank - k) % p), 3 if length % 2 else 2
 
 
-def shift(comm, b: Buffers, k: int, n: int, ack: int, plan: tuple[int, int, int]) -> float:
+def shift(comm, b: NetBuffers, k: int, n: int, ack: int, plan: tuple[int, int, int]) -> float:
     """One sample of shift k: n bytes to rank+k and `ack` bytes back, timed here (seconds),
     in the phase of this rank's colour; in its predecessor's phase it receives and acks."""
     rank, p = comm.Get_rank(), comm.Get_size()
@@ -122,7 +122,7 @@ def shift(comm, b: Buffers, k: int, n: int, ack: int, plan: tuple[int, int, int]
     return t
 
 
-def ring(comm, b: Buffers, left: int, right: int, n: int) -> float:
+def ring(comm, b: NetBuffers, left: int, right: int, n: int) -> float:
     reqs = [comm.Irecv(b.r(n), left, RING_R), comm.Irecv(b.r(n, "recv2"), right, RING_L)]
     t0 = MPI.Wtime()
     reqs += [comm.Isend(b.s(n), right, RING_R), comm.Isend(b.s(n), left, RING_L)]
@@ -130,7 +130,7 @@ def ring(comm, b: Buffers, left: int, right: int, n: int) -> float:
     return MPI.Wtime() - t0
 
 
-def pair(comm, b: Buffers, partner: int | None, n: int) -> float | None:
+def pair(comm, b: NetBuffers, partner: int | None, n: int) -> float | None:
     if partner is None:
         return None
     t0 = MPI.Wtime()
@@ -138,7 +138,7 @@ def pair(comm, b: Buffers, partner: int | None, n: int) -> float | None:
     return MPI.Wtime() - t0
 
 
-def fan(comm, b: Buffers, target: int, n: int, inward: bool) -> float | None:
+def fan(comm, b: NetBuffers, target: int, n: int, inward: bool) -> float | None:
     """Fan-in (inward) or fan-out of n bytes per rank; the target's time, None elsewhere."""
     rank, p = comm.Get_rank(), comm.Get_size()
     if rank != target:

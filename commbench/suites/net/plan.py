@@ -34,7 +34,7 @@ LISTED = 64  # host pairs not covered: listed by name up to this many, counted a
 
 
 @dataclass(frozen=True)
-class Plan:
+class NetPlan:
     shifts: tuple[int, ...]  # the shifts run, ascending
     of: int  # P - 1
     rule: str  # "all", "cover", "cover+random" or "sampled"
@@ -110,31 +110,31 @@ def cover(hid: np.ndarray, nhosts: int) -> list[int]:
     return sorted(shifts)
 
 
-def make(rank_hosts: list[str], requested: str = "auto", seed: int = 1) -> Plan:
+def make(rank_hosts: list[str], requested: str = "auto", seed: int = 1) -> NetPlan:
     """The shifts AllPairs runs at these hosts under --net-shifts (module docstring)."""
     p = len(rank_hosts)
     of = p - 1
     auto = requested == "auto"
     limit = AUTO_STEPS if auto else of if requested == "all" else int(requested)
     if (of <= ALL_UP_TO) if auto else limit >= of:
-        return Plan(tuple(range(1, p)), of, "all", 0, requested, seed)
+        return NetPlan(tuple(range(1, p)), of, "all", 0, requested, seed)
     hid, order = host_ids(rank_hosts)
     chosen = cover(hid, len(order))
     rng = np.random.default_rng(seed + 2000)
     if len(chosen) > limit:
         picked = rng.choice(np.array(chosen), size=limit, replace=False)
-        return Plan(
+        return NetPlan(
             tuple(sorted(int(k) for k in picked)), of, "sampled", len(chosen), requested, seed
         )
     if auto or len(chosen) == limit:
-        return Plan(tuple(chosen), of, "cover", len(chosen), requested, seed)
+        return NetPlan(tuple(chosen), of, "cover", len(chosen), requested, seed)
     others = np.setdiff1d(np.arange(1, p), np.array(chosen))
     extra = rng.choice(others, size=limit - len(chosen), replace=False)
     shifts = tuple(sorted(chosen + [int(k) for k in extra]))
-    return Plan(shifts, of, "cover+random", len(chosen), requested, seed)
+    return NetPlan(shifts, of, "cover+random", len(chosen), requested, seed)
 
 
-def statement(plan: Plan, rank_hosts: list[str]) -> dict:
+def statement(plan: NetPlan, rank_hosts: list[str]) -> dict:
     """What the plan covers: counts of the host pairs measured and not, the first LISTED
     of those not measured by name, and the plan's own text."""
     hid, order = host_ids(rank_hosts)

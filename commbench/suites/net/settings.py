@@ -174,7 +174,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class NetSettings(FamilySettings):
     prefix: ClassVar[str] = "net_"
     samples: int = 20
     small: int = 8
@@ -198,7 +198,7 @@ def fan_size(large: int, p: int) -> int:
 def memory(params: dict, p: int) -> tuple[int, str]:
     """Bytes per process: a send and a receive buffer of --net-large,
     and the fan-in target's slices."""
-    s = Settings.of(params)
+    s = NetSettings.of(params)
     fan = fan_size(s.large, p) * max(p - 1, 1)
     return 2 * s.large + fan, (
         f"net: 2 buffers of --net-large {s.large} bytes and fan-in/out's "

@@ -48,10 +48,10 @@ from commbench.suites.osu import (
     pt2pt_more,
     settings,
 )
-from commbench.suites.osu.settings import Settings
+from commbench.suites.osu.settings import OsuSettings
 from commbench.suites.osu.spec import OsuBenchmark
 
-__all__ = ["FAMILY", "BY_NAME", "Settings", "OsuBenchmark"]
+__all__ = ["FAMILY", "BY_NAME", "OsuSettings", "OsuBenchmark"]
 
 # The group modules, in the order of `commbench list osu` (one line each).
 GROUPS = (

@@ -27,7 +27,7 @@ from commbench.suites.osu.settings import (
     MEM_DEFAULT,
     NOT_OFFERED,
     SCOPE,
-    Settings,
+    OsuSettings,
     benchmarks_of,
     sizes,
 )
@@ -61,7 +61,7 @@ def buffer_line(given: str | None) -> str | None:
     return f"Send Buffer on {USED} and Receive Buffer on {USED}" if given else None
 
 
-def suggest(benches, s: Settings, size: int) -> str:
+def suggest(benches, s: OsuSettings, size: int) -> str:
     """-n P: the smallest process count at which one of the run's programs runs (OSU's rules)."""
     for p in range(2, MOST_PROCS + 1):
         if p != size and any(unfit(b, s, p) is None for b in benches):
@@ -87,7 +87,7 @@ def validate(cfg, size: int) -> None:
                 f"-{letter}: none of the benchmarks of this run ({names}) takes it; in OMB 7.4 it "
                 f"belongs to {SCOPE.get(letter, 'other programs')} (accepted: no -{letter})"
             )
-    s = Settings.of(cfg.params)
+    s = OsuSettings.of(cfg.params)
     why = {b.name: w for b in benches if (w := unfit(b, s, size))}
     if len(why) == len(benches):  # the others print OSU's words as their row
         said = "; ".join(f"{n}: {w}" for n, w in why.items())
@@ -109,7 +109,7 @@ def validate(cfg, size: int) -> None:
             sized(b, s, size)
 
 
-def sized(b, s: Settings, p: int) -> None:
+def sized(b, s: OsuSettings, p: int) -> None:
     """Refuse a range that leaves b no size at p processes, naming -m or -M (whichever
     emptied it), and sizes whose P blocks' displacements pass a C int."""
     lo, hi = s.message_size or (None, None)
@@ -164,7 +164,7 @@ REQUEST = 128  # a request of a window (the C array, mpi4py's Request objects an
 CHECK = 3
 
 
-def demand(b, s: Settings, dtype: str, p: int) -> tuple[int, str]:
+def demand(b, s: OsuSettings, dtype: str, p: int) -> tuple[int, str]:
     """(bytes, what) that one program needs at once on its busiest rank at p processes."""
     xs = sizes(b, s, dtype, p)
     if not xs:
@@ -198,7 +198,7 @@ def memory(params: dict, p: int) -> tuple[int, str]:
     -W sizes), the per-iteration times and their row's lists, -W's requests, -c's data."""
     from commbench.suites.osu import BY_NAME
 
-    s, need, what = Settings.of(params), 0, "nothing"
+    s, need, what = OsuSettings.of(params), 0, "nothing"
     for b in (BY_NAME[n] for n in params.get("osu_run", ())):
         for t in s.types:
             n, w = demand(b, s, t, p)

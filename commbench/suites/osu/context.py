@@ -1,4 +1,4 @@
-"""What a loop of the osu family sees: Ctx, one benchmark's buffers on this rank.
+"""What a loop of the osu family sees: OsuCtx, one benchmark's buffers on this rank.
 
 The buffers (send, receive, and a one-byte ack/aux buffer) are allocated once per
 benchmark and type, of the largest size, with commbench.buffers (the run's
@@ -51,7 +51,7 @@ class LoopInts:
     phases: int = 0  # the timed phases: 0 both; -c's checked rounds 1 pure, 2 overlap
 
 
-class Ctx:
+class OsuCtx:
     def __init__(self, session: Any, bench: Any, settings: Any, dtype: str, max_size: int):
         self.session, self.bench, self.s, self.dtype = session, bench, settings, dtype
         self.comm = session.comm

@@ -1,7 +1,7 @@
 """The osu procedure: OSU's measurement of one benchmark, type and size, and its record.
 The harness (commbench.harness.rows) runs the rows: their order, samples and progress.
 
-Per benchmark and -T type: a unit (buffers of the largest size: Ctx); per engine
+Per benchmark and -T type: a unit (buffers of the largest size: OsuCtx); per engine
 (--engine native|mpi4py|both) and size: OSU's counts (spec.Defaults.counts:
 -i/-x, else the program's small and large counts), the benchmark's prepare,
 MPI_Barrier, the warm-up iterations, the timed iterations (each timed alone
@@ -22,9 +22,9 @@ import numpy as np
 from commbench import records
 from commbench.native import osu as native_osu
 from commbench.session import Session
-from commbench.suites.osu.context import Ctx
+from commbench.suites.osu.context import OsuCtx
 from commbench.suites.osu.engine import checked_rounds, loop
-from commbench.suites.osu.settings import VALIDATION_WARMUP, Settings, sizes
+from commbench.suites.osu.settings import VALIDATION_WARMUP, OsuSettings, sizes
 from commbench.suites.osu.spec import OsuBenchmark, unfit
 from commbench.suites.procedure import Procedure, Row, Unit
 from commbench.suites.procedure import engines as procedure_engines
@@ -64,7 +64,7 @@ class OsuProcedure(Procedure):
 
     def __init__(self, session: Session):
         self.session = session
-        self.s = Settings.of(session.params)
+        self.s = OsuSettings.of(session.params)
         self.cache: dict = {}
 
     def units(self) -> Iterator[Unit]:
@@ -110,7 +110,7 @@ class OsuUnit(Unit):
         *args,
         session: Session,
         bench: OsuBenchmark,
-        s: Settings,
+        s: OsuSettings,
         dtype: str,
         runners: dict,
         **kw,
@@ -123,10 +123,10 @@ class OsuUnit(Unit):
             dtype,
             runners,
         )
-        self.ctx: Ctx | None = None
+        self.ctx: OsuCtx | None = None
 
     def open(self) -> None:
-        self.ctx = Ctx(
+        self.ctx = OsuCtx(
             self.session, self.bench, self.s, self.dtype, max(r.bytes or 0 for r in self.rows)
         )
 
@@ -144,7 +144,7 @@ class OsuUnit(Unit):
 
 
 def measure(
-    session: Session, bench: OsuBenchmark, ctx: Ctx, s: Settings, runner, size: int
+    session: Session, bench: OsuBenchmark, ctx: OsuCtx, s: OsuSettings, runner, size: int
 ) -> tuple:
     """OSU's procedure at one size on this rank: (n, warm-up, the timed iterations' seconds
     (every rank's on rank 0 when the benchmark gathers), the wrong bytes of -c or None)."""
@@ -191,8 +191,8 @@ def measure(
 
 def record(
     bench: OsuBenchmark,
-    ctx: Ctx,
-    s: Settings,
+    ctx: OsuCtx,
+    s: OsuSettings,
     engine: str,
     size: int,
     n: int,
@@ -250,7 +250,7 @@ def record(
     )
 
 
-def session_alloc(ctx: Ctx) -> str:
+def session_alloc(ctx: OsuCtx) -> str:
     return ctx.session.cfg.alloc
 
 

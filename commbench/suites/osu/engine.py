@@ -18,13 +18,13 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.native import osu as native_osu
-from commbench.suites.osu.context import Ctx
+from commbench.suites.osu.context import OsuCtx
 from commbench.suites.osu.settings import INT_MAX
 from commbench.suites.osu.spec import OsuBenchmark
 
 
 def loop(
-    bench: OsuBenchmark, ctx: Ctx, runner, n: int, times, barrier: bool = False, warm: int = -1
+    bench: OsuBenchmark, ctx: OsuCtx, runner, n: int, times, barrier: bool = False, warm: int = -1
 ) -> None:
     """n iterations on the engine: the mpi4py loop, or the group's C loop; before them an
     MPI_Barrier (barrier) and `warm` untimed iterations (warm >= 0), which the C engine
@@ -42,7 +42,7 @@ def loop(
     del keep
 
 
-def arguments(bench: OsuBenchmark, ctx: Ctx, n: int, times) -> tuple:
+def arguments(bench: OsuBenchmark, ctx: OsuCtx, n: int, times) -> tuple:
     """The C loop's argument block for n iterations (and what it points into, to keep)."""
     ints = dict(
         n=n,
@@ -62,7 +62,7 @@ def arguments(bench: OsuBenchmark, ctx: Ctx, n: int, times) -> tuple:
 
 def checked_rounds(
     bench: OsuBenchmark,
-    ctx: Ctx,
+    ctx: OsuCtx,
     runner,
     size: int,
     warm: int,
@@ -100,7 +100,7 @@ def checked_rounds(
 
 def native_rounds(
     bench: OsuBenchmark,
-    ctx: Ctx,
+    ctx: OsuCtx,
     runner,
     size: int,
     warm: int,

@@ -64,7 +64,7 @@ BASE = frozenset("mixzws")
 ATOMIC = BASE | {"c", "T"}
 
 
-class Rma:
+class RmaProgram:
     """What a one-sided program does: op (loops.OPS), the loop shape, its default
     window and sync, the syncs it accepts, its lock kinds, how its -z values divide."""
 
@@ -85,22 +85,22 @@ class Rma:
 
 
 RMA = {
-    "put_latency": Rma("put", "latency"),
-    "get_latency": Rma("get", "latency"),
-    "put_bw": Rma("put", "bw"),
-    "get_bw": Rma("get", "bw"),
-    "put_bibw": Rma("put", "bibw", sync="pscw", syncs=("pscw", "fence"), dirs=2),
-    "acc_latency": Rma("acc", "latency", tail_halves=False),
-    "get_acc_latency": Rma(
+    "put_latency": RmaProgram("put", "latency"),
+    "get_latency": RmaProgram("get", "latency"),
+    "put_bw": RmaProgram("put", "bw"),
+    "get_bw": RmaProgram("get", "bw"),
+    "put_bibw": RmaProgram("put", "bibw", sync="pscw", syncs=("pscw", "fence"), dirs=2),
+    "acc_latency": RmaProgram("acc", "latency", tail_halves=False),
+    "get_acc_latency": RmaProgram(
         "get_acc", "latency", win="create", sync="lock", lock_x=True, flush_x=True
     ),
-    "fop_latency": Rma("fop", "latency", lock_x=True, tail_halves=False),
-    "cas_latency": Rma("cas", "latency", lock_x=True, tail_halves=False),
+    "fop_latency": RmaProgram("fop", "latency", lock_x=True, tail_halves=False),
+    "cas_latency": RmaProgram("cas", "latency", lock_x=True, tail_halves=False),
 }
 
 
-def chosen(b, s) -> tuple[Rma, str, str]:
-    """(the program's Rma, the window kind, the sync) of a run."""
+def chosen(b, s) -> tuple[RmaProgram, str, str]:
+    """(the program's RmaProgram, the window kind, the sync) of a run."""
     r = RMA[b.name]
     return r, s.win or r.win, s.sync or r.sync
 
@@ -144,7 +144,7 @@ def prepare(ctx, size: int) -> None:
     modes' lock, and the control block the loops read."""
     b, comm = ctx.bench, ctx.comm
     r, win_kind, sync = chosen(b, ctx.s)
-    st = ctx.own = loops.Rma(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
+    st = ctx.own = loops.RmaSetup(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
     loops.make_window(ctx, win_kind, st.nbytes)
     if r.shape in ("bw", "bibw"):
         st.origin = st.result = loops.own_buffer(ctx, "obuf", ctx.window * size)
@@ -161,7 +161,7 @@ def prepare(ctx, size: int) -> None:
 
 
 def release(ctx, size: int) -> None:
-    st: loops.Rma = ctx.own
+    st: loops.RmaSetup = ctx.own
     if st.sync in ("flush", "flush_local") and ctx.rank == 0:
         st.win.Unlock(ctx.peer)
     ctx.comm.Barrier()

@@ -30,7 +30,7 @@ OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
 
 
 @dataclass
-class Rma:
+class RmaSetup:
     """One size's one-sided set-up on this rank (Ctx.own), made by onesided.prepare."""
 
     rma: Any  # the program's operation (onesided.Rma)
@@ -52,7 +52,7 @@ class Rma:
 
 
 def own_buffer(ctx, key: str, nbytes: int) -> np.ndarray:
-    """A buffer of the run's --alloc kind kept in Rma.allocs[key] (freed by release)."""
+    """A buffer of the run's --alloc kind kept in RmaSetup.allocs[key] (freed by release)."""
     a = buffers.Allocation(max(nbytes, 1), ctx.session.cfg.alloc, ctx.session.cfg.hugepages)
     a.array.fill(ord("a"))
     ctx.own.allocs[key] = a
@@ -66,7 +66,7 @@ def free_buffer(ctx, key: str) -> None:
 
 
 def make_window(ctx, kind: str, nbytes: int) -> None:
-    """OSU's window of nbytes (displacement unit 1): Rma's win, wbuf (its memory), disp."""
+    """OSU's window of nbytes (displacement unit 1): RmaSetup's win, wbuf (its memory), disp."""
     comm, st = ctx.comm, ctx.own
     st.disp = 0
     if kind == "allocate":
@@ -95,7 +95,7 @@ def make_window(ctx, kind: str, nbytes: int) -> None:
 
 
 def free_window(ctx) -> None:
-    st: Rma = ctx.own
+    st: RmaSetup = ctx.own
     win, st.win = st.win, None
     if st.win_kind == "dynamic":
         win.Detach(st.allocs["wmem"].array)
@@ -106,7 +106,7 @@ def free_window(ctx) -> None:
 
 def control_block(ctx, size: int) -> None:
     """ctx.abuf := the control block of this size (what the C loops read)."""
-    st: Rma = ctx.own
+    st: RmaSetup = ctx.own
     r = st.rma
     st.ctl = native_osu.RmaCtl(
         win=MPI._addressof(st.win),
@@ -195,7 +195,7 @@ def _origin_epoch(ctx, ops) -> None:
 
 def _target_side(ctx, n: int) -> None:
     """Rank 1's iterations: its half of pscw and fence (nothing under lock and flush)."""
-    st: Rma = ctx.own
+    st: RmaSetup = ctx.own
     win, sync, g, op, lat = (
         st.win,
         st.sync,
@@ -220,7 +220,7 @@ def _target_side(ctx, n: int) -> None:
 
 
 def _origin(ctx, n: int, times, ops) -> None:
-    st: Rma = ctx.own
+    st: RmaSetup = ctx.own
     win, g, pscw, wtime = st.win, st.group, st.sync == "pscw", MPI.Wtime
     t_start = 0.0
     for i in range(n):
@@ -253,7 +253,7 @@ def bw(ctx, n: int, times) -> None:
 
 
 def bibw(ctx, n: int, times) -> None:
-    st: Rma = ctx.own
+    st: RmaSetup = ctx.own
     win, g, op, w, wtime = st.win, st.group, st.calls, ctx.window, MPI.Wtime
     timed = times is not None and ctx.rank == 0
     t_start = wtime() if timed else 0.0

@@ -363,7 +363,7 @@ SCOPE = {
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class OsuSettings(FamilySettings):
     prefix: ClassVar[str] = "osu_"
     message_size: tuple = ()  # (min or None, max or None); () : each benchmark's defaults
     iterations: int | None = None
@@ -396,12 +396,12 @@ class Settings(FamilySettings):
         return tuple(TYPES) if self.type == "all" else (self.type,)
 
 
-def mem_limit(s: Settings) -> int:
+def mem_limit(s: OsuSettings) -> int:
     """-M in bytes per process, as the binaries take it (default 512 MiB, at least 1 MiB)."""
     return max(s.mem_limit if s.mem_limit is not None else MEM_DEFAULT, MEM_FLOOR)
 
 
-def sizes(bench, s: Settings, dtype: str = "mpi_char", nprocs: int | None = None) -> list[int]:
+def sizes(bench, s: OsuSettings, dtype: str = "mpi_char", nprocs: int | None = None) -> list[int]:
     """OSU's sizes of a benchmark: MIN, 2 MIN, 4 MIN … <= MAX (MIN at least 1: OSU never
     measures 0 bytes), leaving out those smaller than one element of the type; at nprocs
     processes no more than the benchmark's limit (-M) allows."""
@@ -429,5 +429,5 @@ def benchmarks_of(cfg) -> list:
 def configure(cfg):
     """-c is the run's check mode (records say checked/failed; exit 1 on a failure); the
     run's benchmarks go to params for the memory pre-flight, which needs the process count."""
-    s = Settings.of(cfg.params)
+    s = OsuSettings.of(cfg.params)
     return replace(cfg, check=s.validate, params={**cfg.params, "osu_run": list(cfg.benchmarks)})

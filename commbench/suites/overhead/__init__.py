@@ -20,7 +20,7 @@ forwarding did (it has no F, A or U on intermediate nodes).
 
 The parts of the package:
 
-- this module: the options, Settings, validate, the Experiments and FAMILY;
+- this module: the options, OverheadSettings, validate, the Experiments and FAMILY;
 - plumbing: what every part shares (records with calibration shifts, the
   sleeping barrier, calibrating Q);
 - driver: the run order as the harness's rows (commbench.harness.rows), ending
@@ -165,7 +165,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class OverheadSettings(FamilySettings):
     prefix: ClassVar[str] = "overhead_"
     sizes: tuple[int, ...] = SEED_SIZES
     trials: int = 5
@@ -195,7 +195,7 @@ def validate(cfg, size: int) -> None:
 
 def memory(params: dict, size: int) -> tuple[int, str]:
     """Bytes per process: the largest message's send and receive buffers, the streams'."""
-    biggest = max(Settings.of(params).sizes)
+    biggest = max(OverheadSettings.of(params).sizes)
     return (
         2 * biggest + 4 * 2000,
         f"overhead: two buffers of the largest --sizes entry, {biggest} bytes",
@@ -203,7 +203,7 @@ def memory(params: dict, size: int) -> tuple[int, str]:
 
 
 def procedure(session: Session) -> Driver:
-    return Driver(session, Settings.of(session.params))
+    return Driver(session, OverheadSettings.of(session.params))
 
 
 BENCHMARKS = (

@@ -19,7 +19,7 @@ from commbench.compute import Calibration, ComputeLoop, calibrate
 from commbench.session import Session
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead import Settings
+    from commbench.suites.overhead import OverheadSettings
 
 F = "overhead"
 KIND = "overhead"
@@ -38,7 +38,7 @@ def _stats(samples: list[float]) -> dict:
 
 
 class Plumbing:
-    def __init__(self, session: Session, st: Settings):
+    def __init__(self, session: Session, st: OverheadSettings):
         self.session = session
         self.comm = comm = session.comm
         self.rank = comm.Get_rank()

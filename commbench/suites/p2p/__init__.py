@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from commbench.suites.base import Experiment, Family
 from commbench.suites.p2p import driver, settings
 from commbench.suites.p2p.patterns import PATTERNS
-from commbench.suites.p2p.settings import Settings
+from commbench.suites.p2p.settings import P2pSettings
 
-__all__ = ["FAMILY", "PATTERNS", "Settings"]
+__all__ = ["FAMILY", "PATTERNS", "P2pSettings"]
 
 
 @dataclass(frozen=True)

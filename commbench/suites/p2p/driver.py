@@ -28,8 +28,8 @@ from mpi4py import MPI
 from commbench import records
 from commbench.native import p2p as native_p2p
 from commbench.session import Session
-from commbench.suites.p2p.patterns import PATTERNS, Ctx, Pattern
-from commbench.suites.p2p.settings import Settings
+from commbench.suites.p2p.patterns import PATTERNS, P2pCtx, P2pPattern
+from commbench.suites.p2p.settings import P2pSettings
 from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 F = "p2p"
@@ -64,7 +64,7 @@ class P2pProcedure(Procedure):
 
     def __init__(self, session: Session):
         self.session = session
-        self.s = Settings.of(session.cfg.params)
+        self.s = P2pSettings.of(session.cfg.params)
 
     def units(self) -> Iterator[Unit]:
         session, s, p = self.session, self.s, self.session.size
@@ -95,14 +95,16 @@ class P2pProcedure(Procedure):
 class P2pUnit(Unit):
     """One pattern: its buffers (of the largest size) and IMB-P2P's procedure per size."""
 
-    def __init__(self, *args, session: Session, pattern: Pattern, s: Settings, runners: dict, **kw):
+    def __init__(
+        self, *args, session: Session, pattern: P2pPattern, s: P2pSettings, runners: dict, **kw
+    ):
         super().__init__(*args, **kw)
         self.session, self.pattern, self.s, self.runners = session, pattern, s, runners
-        self.ctx: Ctx | None = None
+        self.ctx: P2pCtx | None = None
 
     def open(self) -> None:
         cfg = self.session.cfg
-        self.ctx = Ctx(
+        self.ctx = P2pCtx(
             self.session.comm,
             self.pattern,
             max(self.s.sizes),
@@ -135,7 +137,7 @@ def procedure(session: Session) -> P2pProcedure:
 
 
 def measure(
-    session: Session, ctx: Ctx, runner, size: int, n: int, w: int, usec: int
+    session: Session, ctx: P2pCtx, runner, size: int, n: int, w: int, usec: int
 ) -> tuple[float, int]:
     """One size on this rank: (seconds of the timed loop, messages sent + received).
 
@@ -169,7 +171,14 @@ def measure(
 
 
 def record(
-    pat: Pattern, ctx: Ctx, s: Settings, size: int, n: int, w: int, every: list, engine: str
+    pat: P2pPattern,
+    ctx: P2pCtx,
+    s: P2pSettings,
+    size: int,
+    n: int,
+    w: int,
+    every: list,
+    engine: str,
 ) -> records.Measurement:
     """IMB-P2P's row as a record (rank 0)."""
     times = [t for t, _ in every]

@@ -1,6 +1,6 @@
 """The eight IMB-P2P patterns: who talks to whom, and the loop of one run.
 
-Each pattern is a `Pattern`: how many send/receive buffer pairs it needs, at
+Each pattern is a `P2pPattern`: how many send/receive buffer pairs it needs, at
 which process counts IMB-P2P runs it (and the line it prints otherwise), an
 untimed `prepare(ctx, n)` that works out the partners of n iterations (the
 random patterns draw them from IMB-P2P's generator, seeded 0 for every size
@@ -138,7 +138,7 @@ def _nothing() -> None:
     pass
 
 
-class Ctx:
+class P2pCtx:
     """One pattern's buffers on this rank (allocated once, of the largest size, as
     IMB-P2P does) and, per size, their message specs and touch functions.
 
@@ -152,7 +152,7 @@ class Ctx:
     def __init__(
         self,
         comm: Any,
-        pattern: Pattern,
+        pattern: P2pPattern,
         max_size: int,
         alloc: str,
         hugepages: str,
@@ -221,7 +221,7 @@ class Ctx:
 # ---------------------------------------------------------------- the timed loops
 
 
-def pingpong(c: Ctx, n: int) -> int:
+def pingpong(c: P2pCtx, n: int) -> int:
     send, recv, s, r, ws, rd = c.comm.Send, c.comm.Recv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
     half = c.p // 2
     partner = (c.rank + half) % c.p
@@ -240,7 +240,7 @@ def pingpong(c: Ctx, n: int) -> int:
     return 2 * n
 
 
-def pingping(c: Ctx, n: int) -> int:
+def pingping(c: P2pCtx, n: int) -> int:
     send, irecv, s, r, ws, rd = c.comm.Send, c.comm.Irecv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
     partner = (c.rank + c.p // 2) % c.p
     for _ in range(n):
@@ -252,14 +252,14 @@ def pingping(c: Ctx, n: int) -> int:
     return 2 * n
 
 
-def _my_pairs(c: Ctx, n: int) -> tuple[list[bool], list[int]]:
+def _my_pairs(c: P2pCtx, n: int) -> tuple[list[bool], list[int]]:
     """Of the first p*n random pairs, those with this rank: (am I rank0, the other)."""
     a, b = random_pairs(c.p, c.p * n)
     mine = (a == c.rank) | (b == c.rank)
     return (a == c.rank)[mine].tolist(), np.where(a == c.rank, b, a)[mine].tolist()
 
 
-def unirandom(c: Ctx, plan: tuple[list[bool], list[int]]) -> int:
+def unirandom(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> int:
     send, recv, s, r, ws, rd = c.comm.Send, c.comm.Recv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
     for first, peer in zip(*plan):
         if first:
@@ -271,7 +271,7 @@ def unirandom(c: Ctx, plan: tuple[list[bool], list[int]]) -> int:
     return len(plan[1])
 
 
-def birandom(c: Ctx, plan: tuple[list[bool], list[int]]) -> int:
+def birandom(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> int:
     send, irecv, s, r, ws, rd = c.comm.Send, c.comm.Irecv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
     for peer in plan[1]:
         req = irecv(r, peer, TAG)
@@ -282,7 +282,7 @@ def birandom(c: Ctx, plan: tuple[list[bool], list[int]]) -> int:
     return 2 * len(plan[1])
 
 
-def corandom(c: Ctx, plan: list[tuple[int, int]]) -> int:
+def corandom(c: P2pCtx, plan: list[tuple[int, int]]) -> int:
     send, irecv, s, r, ws, rd = c.comm.Send, c.comm.Irecv, c.ss[0], c.rs[0], c.ws[0], c.rd[0]
     for src, dst in plan:
         req = irecv(r, src, TAG)
@@ -293,7 +293,7 @@ def corandom(c: Ctx, plan: list[tuple[int, int]]) -> int:
     return 2 * len(plan)
 
 
-def stencil(c: Ctx, n: int) -> int:
+def stencil(c: P2pCtx, n: int) -> int:
     irecv, isend, waitall = c.comm.Irecv, c.comm.Isend, MPI.Request.Waitall
     links = list(zip(c.nb, c.ss, c.rs))
     ws, rd = c.ws, c.rd
@@ -308,7 +308,7 @@ def stencil(c: Ctx, n: int) -> int:
     return 2 * len(links) * n
 
 
-def sendrecv_replace(c: Ctx, n: int) -> int:
+def sendrecv_replace(c: P2pCtx, n: int) -> int:
     srr, b, ws = c.comm.Sendrecv_replace, c.ss[0], c.ws[0]
     dst, src = (c.rank + 1) % c.p, (c.rank - 1) % c.p
     for _ in range(n):
@@ -323,24 +323,24 @@ def sendrecv_replace(c: Ctx, n: int) -> int:
 # as the loops above, as arrays.
 
 
-def _pair_partners(c: Ctx, n: int) -> tuple[int, dict]:
+def _pair_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     half = c.p // 2
     return n, {"peers": [(c.rank + half) % c.p], "first": c.rank < half}
 
 
-def _random_partners(c: Ctx, plan: tuple[list[bool], list[int]]) -> tuple[int, dict]:
+def _random_partners(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> tuple[int, dict]:
     return len(plan[1]), {"peers": plan[1], "firsts": plan[0]}
 
 
-def _ring_partners(c: Ctx, plan: list[tuple[int, int]]) -> tuple[int, dict]:
+def _ring_partners(c: P2pCtx, plan: list[tuple[int, int]]) -> tuple[int, dict]:
     return len(plan), {"peers": [d for _, d in plan], "firsts": [s for s, _ in plan]}
 
 
-def _stencil_partners(c: Ctx, n: int) -> tuple[int, dict]:
+def _stencil_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     return n, {"peers": c.nb}
 
 
-def _replace_partners(c: Ctx, n: int) -> tuple[int, dict]:
+def _replace_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     return n, {"peers": [(c.rank + 1) % c.p, (c.rank - 1) % c.p]}
 
 
@@ -356,12 +356,12 @@ def _two(p: int) -> bool:
 
 
 @dataclass(frozen=True)
-class Pattern:
+class P2pPattern:
     name: str
     description: str
-    loop: Callable[[Ctx, Any], int]
-    partners: Callable[[Ctx, Any], tuple[int, dict]]  # p2p.c's steps and partners for a plan
-    prepare: Callable[[Ctx, int], Any] = lambda c, n: n
+    loop: Callable[[P2pCtx, Any], int]
+    partners: Callable[[P2pCtx, Any], tuple[int, dict]]  # p2p.c's steps and partners for a plan
+    prepare: Callable[[P2pCtx, int], Any] = lambda c, n: n
     nbuf: int = 2  # buffers of the largest size per process
     valid: Callable[[int], bool] = _two
     grid: Callable[[int], tuple | None] | None = None
@@ -381,7 +381,7 @@ class Pattern:
 PATTERNS = {
     pat.name: pat
     for pat in (
-        Pattern(
+        P2pPattern(
             "PingPong",
             "rank r < P/2 sends to r+P/2 and receives its reply: half the round trip",
             pingpong,
@@ -389,14 +389,14 @@ PATTERNS = {
             valid=_even,
             latency_halves=2,
         ),
-        Pattern(
+        P2pPattern(
             "PingPing",
             "rank r and r+-P/2 send to each other at once (Irecv, Send, Wait)",
             pingping,
             _pair_partners,
             valid=_even,
         ),
-        Pattern(
+        P2pPattern(
             "Unirandom",
             "P x reps random (sender, receiver) pairs, one message each, seed 0",
             unirandom,
@@ -404,14 +404,14 @@ PATTERNS = {
             _my_pairs,
             invalid="invalid for {p} processes",
         ),
-        Pattern(
+        P2pPattern(
             "Birandom",
             "P x reps random pairs, each exchanging one message both ways, seed 0",
             birandom,
             _random_partners,
             _my_pairs,
         ),
-        Pattern(
+        P2pPattern(
             "Corandom",
             "every rank receives from and sends to its neighbours in a ring reshuffled "
             "every repetition, seed 0",
@@ -419,7 +419,7 @@ PATTERNS = {
             _ring_partners,
             lambda c, n: ring_partners(c.p, c.rank, n),
         ),
-        Pattern(
+        P2pPattern(
             "Stencil2D",
             "periodic 2D grid: Irecv and Isend with 4 neighbours, Waitall",
             stencil,
@@ -427,7 +427,7 @@ PATTERNS = {
             nbuf=8,
             grid=grid2d,
         ),
-        Pattern(
+        P2pPattern(
             "Stencil3D",
             "periodic 3D grid: Irecv and Isend with 6 neighbours, Waitall",
             stencil,
@@ -435,7 +435,7 @@ PATTERNS = {
             nbuf=12,
             grid=grid3d,
         ),
-        Pattern(
+        P2pPattern(
             "SendRecv_Replace",
             "ring: MPI_Sendrecv_replace to rank+1 from rank-1",
             sendrecv_replace,

@@ -93,7 +93,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class P2pSettings(FamilySettings):
     prefix: ClassVar[str] = "p2p_"
     msgwr: bool = True
     msgrd: bool = True
@@ -197,6 +197,6 @@ def _needs(name: str) -> str:
 
 def memory(params: dict, p: int) -> tuple[int, str]:
     """Bytes per process: IMB-P2P's buffers, each of the largest size."""
-    s = Settings.of(params)
+    s = P2pSettings.of(params)
     big = max(s.sizes or (0,))
     return s.buffers * max(big, 1), f"p2p: {s.buffers} buffers of the largest size, {big} bytes"

@@ -19,7 +19,7 @@ holds an R area (where puts land) and an S area (the owner's data that gets
 read). See docs/pgas.md.
 
 The package, top to bottom: this module (descriptors, FAMILY, configure);
-settings (options, Settings); pairing (the pairing rules, validate);
+settings (options, PgasSettings); pairing (the pairing rules, validate);
 segment (the segment's geometry, window setup and teardown, random streams);
 kernels (the timed loops); check (the check-mode verifiers).
 """
@@ -57,7 +57,7 @@ from commbench.suites.pgas.kernels import (
 )
 from commbench.suites.pgas.pairing import PairingError, pairs, partners, validate
 from commbench.suites.pgas.segment import (
-    Segment,
+    PgasSegment,
     close,
     geo_get,
     geo_put,
@@ -70,7 +70,7 @@ from commbench.suites.pgas.segment import (
     strided_setup,
 )
 from commbench.suites.pgas.segment import memory as segment_memory
-from commbench.suites.pgas.settings import OPTIONS, Settings
+from commbench.suites.pgas.settings import OPTIONS, PgasSettings
 
 __all__ = [
     "BENCHMARKS",
@@ -78,8 +78,8 @@ __all__ = [
     "OPTIONS",
     "PROFILE",
     "PairingError",
-    "Segment",
-    "Settings",
+    "PgasSegment",
+    "PgasSettings",
     "configure",
     "pairs",
     "partners",
@@ -97,7 +97,7 @@ PROFILE = replace(policy.STANDARD, name="pgas", npmin=2**31 - 1)
 
 def configure(cfg):
     """--pgas-reps N fixes the repetition count: IMB's -iter N -iter_policy off."""
-    reps = Settings.of(cfg.params).reps
+    reps = PgasSettings.of(cfg.params).reps
     if reps is None:
         return cfg
     return replace(cfg, msgspersample=reps, msgs_nonaggr=reps, iter_policy="off")

@@ -11,7 +11,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites.pgas.segment import Row, random_draws, random_slots, slot_len
+from commbench.suites.pgas.segment import SegmentRow, random_draws, random_slots, slot_len
 
 
 def _dev(got: np.ndarray, exp: np.ndarray, dtype: str = "float32") -> float:
@@ -32,7 +32,7 @@ def _peer_pattern(ctx, nbytes: int) -> np.ndarray:
 
 def check_putget(ctx, n):
     _quiesce(ctx)
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if st.lower:  # fetched the partner's S area
         return _dev(ctx.rbuf[: ctx.x], _peer_pattern(ctx, ctx.x))
     return _dev(st.mem[: ctx.x], _peer_pattern(ctx, ctx.x))  # the partner's put landed
@@ -41,7 +41,7 @@ def check_putget(ctx, n):
 def check_put(both: bool):
     def check(ctx, n):
         _quiesce(ctx)
-        st: Row = ctx.own
+        st: SegmentRow = ctx.own
         if st.lower and not both:
             return None
         return _dev(st.mem[: ctx.x], _peer_pattern(ctx, ctx.x))
@@ -78,7 +78,7 @@ def _strided_expect(
 
 def check_strided_put(ctx, n):
     _quiesce(ctx)
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if st.lower:
         return None
     s = st.settings
@@ -90,7 +90,7 @@ def check_strided_put(ctx, n):
 
 def check_strided_get(ctx, n):
     _quiesce(ctx)
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if not st.lower:
         return None
     s = st.settings
@@ -104,7 +104,7 @@ def check_strided_get(ctx, n):
 def check_random_put(ctx, n):
     """My region for each origin: the slots it drew for me hold its data, the rest zeros."""
     _quiesce(ctx)
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     s = st.settings
     slot, k = slot_len(ctx.x), random_slots(ctx.x, s.span)
     m = st.max_n

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from mpi4py import MPI
 
-from commbench.suites.pgas.segment import Row, random_draws, random_slots, slot_len
+from commbench.suites.pgas.segment import SegmentRow, random_draws, random_slots, slot_len
 
 
 def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -38,7 +38,7 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
     for the target's progress engine); benchmarks/pgas_choices.py compares.
     barrier: MPI_Barrier of the whole group, the reference's other variant.
     """
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if st.settings.sync == "barrier":
         b = ctx.comm.Barrier
         return b, b  # lower: op, B, B; upper: B, op, B (the reference's barrier variant)
@@ -72,7 +72,7 @@ def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:
 
 
 def _specs(ctx):
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     x = ctx.x
     src = [ctx.sbuf[:x], MPI.BYTE]
     dst = [ctx.rbuf[:x], MPI.BYTE]
@@ -174,7 +174,7 @@ def get_bidir_bw(ctx, n):
 
 def strided_put_bw(ctx, n):
     """Lower rank PUTs M bytes (M/4 floats) to its partner with stride S, N times."""
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if not st.lower:
         return -1.0
     win, part, origin, target = st.win, st.partner, st.origin, st.target
@@ -188,7 +188,7 @@ def strided_put_bw(ctx, n):
 
 def strided_get_bw(ctx, n):
     """Lower rank GETs M bytes (M/4 floats) from its partner with stride S, N times."""
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     if not st.lower:
         return -1.0
     win, part, origin, target = st.win, st.partner, st.origin, st.target
@@ -204,7 +204,7 @@ def strided_get_bw(ctx, n):
 
 
 def _random_plan(ctx, n: int, region: bool) -> list[tuple[int, tuple]]:
-    st: Row = ctx.own
+    st: SegmentRow = ctx.own
     s = st.settings
     slot = slot_len(ctx.x)
     k = random_slots(ctx.x, s.span)

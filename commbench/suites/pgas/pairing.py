@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from commbench import policy
 from commbench.options import ConfigError
-from commbench.suites.pgas.settings import Settings
+from commbench.suites.pgas.settings import PgasSettings
 
 
 class PairingError(ValueError):
@@ -64,7 +64,7 @@ def pairs(n: int, offset: int | None = None) -> list[tuple[int, int]]:
 
 def validate(cfg, size: int) -> None:
     """Every process group of the run must pair up under the chosen rule."""
-    offset = Settings.of(cfg.params).offset
+    offset = PgasSettings.of(cfg.params).offset
     for np_ in policy.np_sequence(size, cfg.npmin):
         if np_ % 2:
             raise ConfigError(

@@ -23,7 +23,7 @@ from mpi4py import MPI
 from commbench import buffers
 from commbench.options import RunError
 from commbench.suites.pgas.pairing import partners
-from commbench.suites.pgas.settings import Settings
+from commbench.suites.pgas.settings import PgasSettings
 
 
 def slot_len(x: int) -> int:
@@ -31,7 +31,7 @@ def slot_len(x: int) -> int:
 
 
 @dataclass
-class Segment:
+class PgasSegment:
     """R area (put destinations) then S area (the owner's data for gets)."""
 
     r_len: int
@@ -42,21 +42,21 @@ class Segment:
         return self.r_len
 
 
-Geometry = Callable[[Any, Settings], Segment]
+Geometry = Callable[[Any, PgasSettings], PgasSegment]
 
 
 @dataclass
-class Row:
+class SegmentRow:
     """What a PGAS test's setup keeps for one size on this rank (Context.own): its pair,
     its symmetric segment and, per test, the flag, strided types and random draws."""
 
-    settings: Settings
+    settings: PgasSettings
     partner: int  # my partner's group rank
     peer: int  # and its world rank (whose pattern lands here)
     lower: bool  # the lower rank of the pair (the origin of one-way tests)
     win: MPI.Win | None = None  # the symmetric segment (opener)
     mem: np.ndarray | None = None  # its memory
-    seg: Segment | None = None  # its geometry
+    seg: PgasSegment | None = None  # its geometry
     flag: MPI.Win | None = None  # --pgas-sync p2p: the flag window
     flag_mem: np.ndarray | None = None  # and its memory
     seen: int = 0  # flags seen
@@ -84,41 +84,41 @@ def _mine(ctx, nbytes: int) -> np.ndarray:
     return data
 
 
-def geo_put(ctx, s: Settings) -> Segment:
-    return Segment(slot_len(ctx.x), _no_s())
+def geo_put(ctx, s: PgasSettings) -> PgasSegment:
+    return PgasSegment(slot_len(ctx.x), _no_s())
 
 
-def geo_get(ctx, s: Settings) -> Segment:
-    return Segment(0, _mine(ctx, ctx.x))
+def geo_get(ctx, s: PgasSettings) -> PgasSegment:
+    return PgasSegment(0, _mine(ctx, ctx.x))
 
 
-def geo_putget(ctx, s: Settings) -> Segment:
-    return Segment(slot_len(ctx.x), _mine(ctx, ctx.x))
+def geo_putget(ctx, s: PgasSettings) -> PgasSegment:
+    return PgasSegment(slot_len(ctx.x), _mine(ctx, ctx.x))
 
 
-def geo_strided_put(ctx, s: Settings) -> Segment:
-    return Segment(slot_len(ctx.x * (s.stride if s.strided != "origin" else 1)), _no_s())
+def geo_strided_put(ctx, s: PgasSettings) -> PgasSegment:
+    return PgasSegment(slot_len(ctx.x * (s.stride if s.strided != "origin" else 1)), _no_s())
 
 
-def geo_strided_get(ctx, s: Settings) -> Segment:
-    return Segment(0, _mine(ctx, ctx.x * (s.stride if s.strided != "origin" else 1)))
+def geo_strided_get(ctx, s: PgasSettings) -> PgasSegment:
+    return PgasSegment(0, _mine(ctx, ctx.x * (s.stride if s.strided != "origin" else 1)))
 
 
 def random_slots(x: int, span: int) -> int:
     return max(1, span // slot_len(x))
 
 
-def geo_random_put(ctx, s: Settings) -> Segment:
+def geo_random_put(ctx, s: PgasSettings) -> PgasSegment:
     # One region of K slots per origin: concurrent puts from different origins
     # never overlap (overlapping concurrent puts are erroneous in MPI).
-    return Segment(ctx.size * random_slots(ctx.x, s.span) * slot_len(ctx.x), _no_s())
+    return PgasSegment(ctx.size * random_slots(ctx.x, s.span) * slot_len(ctx.x), _no_s())
 
 
-def geo_random_get(ctx, s: Settings) -> Segment:
+def geo_random_get(ctx, s: PgasSettings) -> PgasSegment:
     k = random_slots(ctx.x, s.span)
     one = np.zeros(slot_len(ctx.x), np.uint8)
     one[: ctx.x] = _mine(ctx, ctx.x)
-    return Segment(0, np.tile(one, k))
+    return PgasSegment(0, np.tile(one, k))
 
 
 def memory(kind: str):
@@ -129,7 +129,7 @@ def memory(kind: str):
     as out-of-mem instead of meeting the OOM killer."""
 
     def need(params: dict, x: int, np_: int) -> int:
-        s = Settings.of(params)
+        s = PgasSettings.of(params)
         slot = slot_len(x)
         t_stride = s.stride if s.strided != "origin" else 1
         o_span = x * s.stride if s.strided in ("origin", "both") else x
@@ -171,7 +171,7 @@ def random_draws(
 FLAG_BYTES = 64
 
 
-def _open_flag(ctx, st: Row) -> None:
+def _open_flag(ctx, st: SegmentRow) -> None:
     """--pgas-sync p2p: the flag window, locked, its counter at 0, and tried once: each rank
     PUTs a token into its partner's counter and reads its own, so a library that
     delivers the notification elsewhere stops the run here, said, instead of leaving a
@@ -215,9 +215,11 @@ def _open_flag(ctx, st: Row) -> None:
 
 def opener(geometry: Geometry | None, flags: bool = False):
     def setup(ctx) -> None:
-        s = Settings.of(ctx.params)
+        s = PgasSettings.of(ctx.params)
         part = partners(ctx.size, s.offset)[ctx.rank]
-        st = ctx.own = Row(settings=s, partner=part, peer=ctx.members[part], lower=ctx.rank < part)
+        st = ctx.own = SegmentRow(
+            settings=s, partner=part, peer=ctx.members[part], lower=ctx.rank < part
+        )
         if geometry is None:
             return
         seg = geometry(ctx, s)
@@ -237,7 +239,7 @@ def opener(geometry: Geometry | None, flags: bool = False):
 
 
 def close(ctx) -> None:
-    st: Row | None = ctx.own
+    st: SegmentRow | None = ctx.own
     if st is None:
         return
     st.mem = st.flag_mem = None  # views of window memory die with their windows
@@ -262,7 +264,7 @@ def strided_setup(is_put: bool):
 
     def setup(ctx):
         base(ctx)
-        st: Row = ctx.own
+        st: SegmentRow = ctx.own
         s = st.settings
         count = ctx.x // 4
         origin_strided = s.strided in ("origin", "both")

@@ -1,4 +1,4 @@
-"""The PGAS suite's options and the Settings they fill (cfg.params "pgas_*")."""
+"""The PGAS suite's options and the PgasSettings they fill (cfg.params "pgas_*")."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ OPTIONS = (
 
 
 @dataclass(frozen=True)
-class Settings(FamilySettings):
+class PgasSettings(FamilySettings):
     prefix: ClassVar[str] = "pgas_"
     offset: int | None = None
     reps: int | None = None
