@@ -116,7 +116,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
     from mpi4py import MPI
 
     from commbench.harness import Context
-    from commbench.suites import specs
+    from commbench.suites import message_specs
 
     c = MPI.COMM_SELF.Dup()
     sb, rb = np.ones(max(size, 4), np.uint8), np.zeros(max(size, 4), np.uint8)
@@ -150,7 +150,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
 
         return loop
 
-    lean = specs.lean([[sview, MPI.BYTE], [rview, MPI.BYTE]])
+    lean = message_specs.lean([[sview, MPI.BYTE], [rview, MPI.BYTE]])
     contenders = {
         "commbench": each_loop(*lean),
         "numpy-specs": minimal([sview, MPI.BYTE], [rview, MPI.BYTE]),

@@ -42,7 +42,7 @@ def worker(a: argparse.Namespace) -> None:
     from mpi4py import MPI
 
     from commbench import config, measuring
-    from commbench.harness import Harness, clocksync, periter
+    from commbench.harness import Harness, clocksync, iteration_times
     from commbench.session import Session
 
     comm = MPI.COMM_WORLD
@@ -69,13 +69,13 @@ def worker(a: argparse.Namespace) -> None:
                         t, wall, p50 = -1.0, 0.0, float("nan")
                         if ctx is not None:
                             if c != "plain":
-                                periter.arm(ctx, hows[c], eng)
+                                iteration_times.arm(ctx, hows[c], eng)
                             ctx.comm.Barrier()
                             t0 = time.perf_counter()
                             t = h.timed(ctx, a.reps, eng)
                             wall = time.perf_counter() - t0
-                            periter.finish(ctx)
-                            d = periter.data(ctx)
+                            iteration_times.finish(ctx)
+                            d = iteration_times.data(ctx)
                             p50 = statistics.median(d["t"]) if d else p50
                         t_max = comm.allreduce(t * bench.time_factor, op=MPI.MAX)
                         w_max = comm.allreduce(wall, op=MPI.MAX)
@@ -96,8 +96,8 @@ def worker(a: argparse.Namespace) -> None:
         out[("sync", engine)] = statistics.median(syncs)
         out[("late", engine)] = late_starts(a, h, hows["window"], engine)
         out[("floor", engine)] = (
-            comm.allreduce(periter.timer_floor(engine)["overhead"], op=MPI.MAX),
-            comm.allreduce(periter.timer_floor(engine)["resolution"], op=MPI.MAX),
+            comm.allreduce(iteration_times.timer_floor(engine)["overhead"], op=MPI.MAX),
+            comm.allreduce(iteration_times.timer_floor(engine)["resolution"], op=MPI.MAX),
         )
     if me == 0:
         report(a, out)
@@ -105,29 +105,29 @@ def worker(a: argparse.Namespace) -> None:
 
 def late_starts(a: argparse.Namespace, h, how, engine: str) -> dict[str, list[int]]:
     """Allreduce window rows (the sizes, n repetitions): invalid repetitions with a start
-    broadcast every periter.BLOCK repetitions (commbench's) and with one start per row
+    broadcast every iteration_times.BLOCK repetitions (commbench's) and with one start per row
     (ReproMPI's), alternating every round."""
     import numpy as np
 
-    from commbench.harness import periter
+    from commbench.harness import iteration_times
 
-    comm, block = h.world, periter.BLOCK
+    comm, block = h.world, iteration_times.BLOCK
     res = {"blocks": [0, 0], "one start": [0, 0]}
     bench = next(b for b in h.plan.benchmarks() if b.name == "Allreduce")
     layout = h.layout(comm.Get_size())
     for k in range(a.rounds):
         for who in rotate(list(res), k):
-            periter.BLOCK = block if who == "blocks" else 2**62
+            iteration_times.BLOCK = block if who == "blocks" else 2**62
             for x in (int(s) for s in a.sizes.split(",")):
                 ctx = h.prepare(bench, layout, "", x, a.reps)
-                periter.arm(ctx, how, engine)
+                iteration_times.arm(ctx, how, engine)
                 h.timed(ctx, a.reps, engine)
-                periter.finish(ctx)
-                late = np.array(comm.allgather(periter.data(ctx)["late"])).any(axis=0)
+                iteration_times.finish(ctx)
+                late = np.array(comm.allgather(iteration_times.data(ctx)["late"])).any(axis=0)
                 res[who][0] += int(late.sum())
                 res[who][1] += len(late)
                 h.close(ctx)
-    periter.BLOCK = block
+    iteration_times.BLOCK = block
     layout.free()
     return res
 

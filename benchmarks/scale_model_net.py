@@ -7,8 +7,8 @@
 
 What rank 0 of `commbench run --suite net` does after each gather, run in this one process on
 synthetic samples instead of measured ones, with the family's own code: the AllPairs plan
-(plan.make, plan.statement), the fold of each metric (wide.fold: per host pair up to
---host-pairs hosts (allpairs.Fold), per host beyond (wide.Wide); Fold.add for every shift
+(plan.make, plan.statement), the fold of each metric (many_hosts.fold: per host pair up to
+--host-pairs hosts (allpairs.Fold), per host beyond (many_hosts.Wide); Fold.add for every shift
 step, then verdicts and records), the records of Rings, Bisection, FanIn/FanOut (the targets
 of plan.fan_targets, sampled beyond --fans hosts) and the verdicts (steps.py). For each P:
 hosts = P / ppn, ranks in blocks of ppn per host (rank_hosts h0, h0, ..., h1, ...),
@@ -139,13 +139,13 @@ class Model:
         return out
 
     def all_pairs(self) -> list:
-        from commbench.suites.net import wide
+        from commbench.suites.net import many_hosts
 
         found = []
         ranks = self.np.arange(self.p)
         for metric, n, base in (("latency", 8, 2 * LAT_S), ("bandwidth", LARGE, LARGE / BW_BPS)):
             args = (metric, n, self.hosts, self.coverage, self.host_pairs)
-            fold = self.timed(wide.fold, *args)
+            fold = self.timed(many_hosts.fold, *args)
             for k in self.plan.shifts:
                 t = self.times(ranks, (ranks + k) % self.p, base)
                 self.keep(self.timed(fold.add, k, t))

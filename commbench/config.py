@@ -24,7 +24,7 @@ from commbench.outputs import check_distinct, check_writable, default_output, no
 from commbench.redact import redact
 from commbench.runoptions import OPTIONS, RUN_LEVEL, all_options, hinted_family, split_run_argv
 from commbench.selection import select
-from commbench.suites import uses
+from commbench.suites import option_use
 
 
 @dataclass(frozen=True)
@@ -102,9 +102,11 @@ class RunConfig:
 
 def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> None:
     """An option the run would not use is an error that names it, never silently recorded:
-    decided by commbench.suites.uses from the families' and benchmarks' declarations."""
-    why = uses.refusal(fam, run_list, values, all_options(), OPTIONS, RUN_LEVEL, suites.families())
-    why = why or uses.thread_level_refusal(fam, run_list, values.get("thread_level"))
+    decided by commbench.suites.option_use from the families' and benchmarks' declarations."""
+    why = option_use.refusal(
+        fam, run_list, values, all_options(), OPTIONS, RUN_LEVEL, suites.families()
+    )
+    why = why or option_use.thread_level_refusal(fam, run_list, values.get("thread_level"))
     if why:
         raise ConfigError(why)
     if values.get("force") and values.get("samples", 1) <= 1:

@@ -45,7 +45,7 @@ class Option:
         False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
     )
     # A family option that only some of its benchmarks use: uses(descriptor) -> bool (None: every
-    # one). A run whose selected benchmarks all say False refuses it (commbench.suites.uses).
+    # one). A run whose selected benchmarks all say False refuses it (commbench.suites.option_use).
     uses: Callable[[Any], bool] | None = None
 
 

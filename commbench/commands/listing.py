@@ -8,11 +8,11 @@ from commbench.commands.run import mpi4py_rc
 
 def option_table() -> list[str]:
     """Which general option applies to which family (docs/options.md; commbench list --options),
-    generated from the declarations the refusals come from (commbench.suites.uses)."""
+    generated from the declarations the refusals come from (commbench.suites.option_use)."""
     from commbench import runoptions, suites
-    from commbench.suites import uses
+    from commbench.suites import option_use
 
-    return uses.table(runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families())
+    return option_use.table(runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families())
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,7 @@ the offsets along its path, its bound the sum of their bounds.
 
 HCA fits a linear model of drift from fit points taken before the measurement;
 here one sync is taken before a row's repetitions and one after, and the offset
-is interpolated linearly between the two (commbench.harness.periter): the
+is interpolated linearly between the two (commbench.harness.iteration_times): the
 drift is their difference over the time between them, and the error of an
 interpolated offset is at most the larger of the two bounds.
 

@@ -18,7 +18,7 @@ from typing import Any
 from mpi4py import MPI
 
 from commbench import buffers, methodology, mpilib, native, policy, records
-from commbench.harness import periter
+from commbench.harness import iteration_times
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import first
 from commbench.harness.plan import Plan
@@ -242,9 +242,9 @@ class Harness:
             return [], None
         self.session.progress("the timed kernel")
         if self.publisher.measuring_each:
-            periter.arm(ctx, self.cfg.measuring, engine)
+            iteration_times.arm(ctx, self.cfg.measuring, engine)
         runs = self.samples(ctx, n, engine)
-        periter.finish(ctx)
+        iteration_times.finish(ctx)
         defect = None
         if self.cfg.check and ctx.bench.expected is not None:
             self.session.progress("check mode verification")
@@ -370,8 +370,10 @@ class Harness:
         with quiet_gc():  # no collection between the barriers and the end of the timed loop
             for _ in range(policy.N_BARR):
                 barrier()
-            each = periter.timer(ctx)
-            if each is not None:  # --per-iteration, --sync-start window (commbench.harness.periter)
+            each = iteration_times.timer(ctx)
+            if (
+                each is not None
+            ):  # --per-iteration, --sync-start window (commbench.harness.iteration_times)
                 return each.timed(ctx, kernel, n)
             if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
                 return self.one_call_at_a_time(ctx, n)

@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from commbench import policy, records
-from commbench.harness import periter, perrow
+from commbench.harness import iteration_summary, iteration_times
 from commbench.harness.context import Context
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
@@ -100,14 +100,16 @@ class Publisher:
         self, ctx: Context | None, rec: records.Measurement | None, bench: Benchmark
     ) -> records.Measurement | None:
         """Every rank's per-repetition times to world rank 0: the row's record there with them
-        (commbench.harness.perrow); collective over the world."""
+        (commbench.harness.iteration_summary); collective over the world."""
         if not self.measuring_each:
             return rec
         self.session.progress("the gather of per-repetition times to rank 0")
-        gathered = self.world.gather(periter.data(ctx), root=0)
+        gathered = self.world.gather(iteration_times.data(ctx), root=0)
         if rec is None:
             return None
-        return perrow.attach(rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration)
+        return iteration_summary.attach(
+            rec, gathered, bench.time_factor, self.cfg.measuring.per_iteration
+        )
 
     def row(
         self, bench: Benchmark, np_: int, groups: list, mode: str, x: int | None, turnover: float

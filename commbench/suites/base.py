@@ -189,7 +189,7 @@ class Family:
     # the harness measures (commbench.harness.rows).
     procedure: Callable[[Any], Any] | None = None
     # What -time means to a procedure family's own steps ("" : nothing; then -time bounds
-    # only the samples of --samples K or --precision, commbench.suites.uses).
+    # only the samples of --samples K or --precision, commbench.suites.option_use).
     secs: str = ""
     # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
     view: str = "imb"

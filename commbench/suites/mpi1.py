@@ -15,9 +15,9 @@ from commbench import buffers
 from commbench.options import ConfigError, Option, choice, integer
 from commbench.suites import mpi1_2021, mpi1_coll
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
+from commbench.suites.message_specs import lean_recv as _recv
+from commbench.suites.message_specs import lean_send as _send
 from commbench.suites.mpi1_coll import F
-from commbench.suites.specs import lean_recv as _recv
-from commbench.suites.specs import lean_send as _send
 from commbench.suites.verify import check_slots
 
 # ---------------------------------------------------------------- point to point

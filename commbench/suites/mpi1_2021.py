@@ -22,7 +22,7 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.suites import mpi1_coll
-from commbench.suites.specs import lean_recv, lean_send
+from commbench.suites.message_specs import lean_recv, lean_send
 from commbench.suites.verify import check_slots
 
 NO_TIME = -1.0  # the idle last rank of an odd NP: left out of the row's times

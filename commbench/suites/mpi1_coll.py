@@ -16,8 +16,8 @@ from mpi4py import MPI
 from commbench import buffers
 from commbench.suites import collops
 from commbench.suites.base import Benchmark, Kind, same, xp
-from commbench.suites.specs import lean_recv as _recv
-from commbench.suites.specs import lean_send as _send
+from commbench.suites.message_specs import lean_recv as _recv
+from commbench.suites.message_specs import lean_send as _send
 from commbench.suites.verify import check_slots, last_rep, worst
 
 F = "mpi1"  # the family: commbench.suites.mpi1

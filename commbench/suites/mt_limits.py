@@ -77,7 +77,7 @@ def _threads_max() -> int:
 
 
 def validate(cfg, size: int) -> None:
-    """MPI_THREAD_MULTIPLE (a -thread_level below it: commbench.suites.uses); without
+    """MPI_THREAD_MULTIPLE (a -thread_level below it: commbench.suites.option_use); without
     -thread_level the ranks (MPI initialised) refuse what MPI_Init_thread provided. The
     thread count within what this MPI and this host allow: refused, naming the limit,
     before MPI would abort on it."""

@@ -25,7 +25,7 @@ class MtBench(Experiment):
 
     @property
     def checked(self) -> bool:
-        """-check verifies what it receives (BarrierMT moves no data: commbench.suites.uses)."""
+        """-check verifies what it receives (BarrierMT moves no data: suites.option_use)."""
         return self.columns != "barrier"
 
     @property

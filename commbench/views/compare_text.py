@@ -32,7 +32,7 @@ def samples_advice(rows: list[ComparedRow]) -> str:
     """How the untested rows could be tested: --samples K where their family takes it; for a
     family that refuses --samples (overhead, net, gpcnet) the advice would be a dead end."""
     from commbench import runoptions, suites
-    from commbench.suites import uses
+    from commbench.suites import option_use
 
     if rows and all(r.versus == "base" for r in rows):  # the store's gate: runs, not samples
         return (
@@ -45,7 +45,7 @@ def samples_advice(rows: list[ComparedRow]) -> str:
         f
         for f in fams
         if suites.family(f) is not None
-        and not uses.takes(opt, suites.family(f), runoptions.OPTIONS)
+        and not option_use.takes(opt, suites.family(f), runoptions.OPTIONS)
     ]
     advice = (
         "run both with --samples K (K >= 10) to test them"

@@ -42,8 +42,8 @@ COLUMNS = {
         "Tail Lat(us)",
         "t_p",
     ),  # osu_barrier(_persistent): no size column
-    "mbw_mr": ("MB/s", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),  # pt2pt_more.py
-    # OSU 7.4's bw_fan_in/out print their MB/s under this heading (pt2pt_more.py; docs/osu.md)
+    "mbw_mr": ("MB/s", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),  # pt2pt_variants.py
+    # OSU 7.4's bw_fan_in/out print their MB/s under this heading (pt2pt_variants.py; docs/osu.md)
     "fan": ("Avg Latency(us)", "bytes_per_sec", 1e-6, "Tail BW(MB/s)", "bw_p"),
 }
 # metric -> more columns after the main one: (heading, value key) (the nonblocking collectives)

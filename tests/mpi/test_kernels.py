@@ -22,7 +22,7 @@ from mpi4py import MPI
 from commbench import config, policy, records, runoptions, suites
 from commbench.harness import Harness
 from commbench.session import Session
-from commbench.suites import uses
+from commbench.suites import option_use
 from commbench.suites.base import Benchmark
 from commbench.views import Collector
 from tests.support.mpirun import ENV, MPIEXEC
@@ -33,7 +33,7 @@ KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
 
 def fast(family: str, names: list[str]) -> list[str]:
     """FAST less what none of these benchmarks uses (-msglog for Barrier, -check without a
-    verifier): a run refuses an option it would not use (commbench.suites.uses)."""
+    verifier): a run refuses an option it would not use (commbench.suites.option_use)."""
     fam, out, i = suites.family(family), [], 0
     while i < len(FAST):
         opt = next(o for o in runoptions.OPTIONS if FAST[i] in o.names)
@@ -41,7 +41,7 @@ def fast(family: str, names: list[str]) -> list[str]:
         i += len(given)
         values = runoptions.split_run_argv(given)[0]
         if (
-            uses.why_unused(
+            option_use.why_unused(
                 opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families()
             )
             is None

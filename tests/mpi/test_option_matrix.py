@@ -2,7 +2,7 @@
 
 Generated, not hand-listed: the options are the parser's own table (runoptions.all_options,
 every family's), their values found by their own parsers, the families and benchmarks
-the registry's, and what uses what comes from the declarations commbench.suites.uses
+the registry's, and what uses what comes from the declarations commbench.suites.option_use
 reads (Family.honours, Option.uses, RULES over the descriptors).
 
 - Refusal side (no MPI: the launcher refuses while parsing): every option x family x
@@ -26,7 +26,7 @@ import pytest
 from commbench import config, measuring, records, runoptions, suites
 from commbench.harness.plan import Plan
 from commbench.options import ConfigError
-from commbench.suites import uses
+from commbench.suites import option_use
 from commbench.suites.base import Benchmark
 from commbench.views import imb_text
 from tests.support.mpirun import mpiexec
@@ -91,13 +91,13 @@ def test_every_option_has_a_value(tmp_path):
 
 
 def _forms() -> tuple[str, ...]:
-    return UNUSED_FORMS + tuple(f"family {u.none}" for u in uses.RULES.values())
+    return UNUSED_FORMS + tuple(f"family {u.none}" for u in option_use.RULES.values())
 
 
 def _representatives(fam, opt, values) -> dict:
     """One benchmark per verdict of opt's rule over fam's benchmarks (None: it uses it)."""
-    use = uses.rule_of(opt)
-    if use is None or not uses.takes(opt, fam, runoptions.OPTIONS):
+    use = option_use.rule_of(opt)
+    if use is None or not option_use.takes(opt, fam, runoptions.OPTIONS):
         return {None: fam.benchmarks[0].name}
     out: dict = {}
     for b in fam.benchmarks:
@@ -116,7 +116,9 @@ def test_refused_exactly_where_unused(family, tmp_path):
         values = runoptions.split_run_argv(argv)[0]
         for name in _representatives(fam, opt, values).values():
             full = ["--suite", family, *argv, name]
-            want = uses.why_unused(opt, fam, [name], values, general, runoptions.RUN_LEVEL, fams)
+            want = option_use.why_unused(
+                opt, fam, [name], values, general, runoptions.RUN_LEVEL, fams
+            )
             try:
                 config.parse_run_args(full)
                 got = None
@@ -163,7 +165,9 @@ def test_accepted_lists_are_what_the_family_takes(family):
     every kind it does not take is refused."""
     fam = suites.family(family)
     refused = next(
-        o for o in OPTIONS if o in runoptions.OPTIONS and not uses.takes(o, fam, runoptions.OPTIONS)
+        o
+        for o in OPTIONS
+        if o in runoptions.OPTIONS and not option_use.takes(o, fam, runoptions.OPTIONS)
     )
     with pytest.raises(ConfigError) as e:
         config.parse_run_args(
@@ -173,7 +177,7 @@ def test_accepted_lists_are_what_the_family_takes(family):
     for o in runoptions.OPTIONS:
         if (
             o.dest != "help"
-            and uses.takes(o, fam, runoptions.OPTIONS)
+            and option_use.takes(o, fam, runoptions.OPTIONS)
             or o.dest in runoptions.RUN_LEVEL - {"help"}
         ):
             assert re.search(rf"(^| ){re.escape(o.names[0])}[,;]", listed), (o.names[0], listed)
@@ -189,7 +193,7 @@ def _kernels():
 
 
 def _rule(dest: str, fam, b, values: dict | None = None) -> bool:
-    return uses.RULES[dest].rule(fam, b, values or {}) is None
+    return option_use.RULES[dest].rule(fam, b, values or {}) is None
 
 
 # option -> what it changes in a RunConfig, and what of the harness's plan of a benchmark it may
@@ -270,7 +274,7 @@ OBSERVED = {  # option -> argv, and whether a record of a benchmark shows it use
 RUNTIME = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io", "mt")
 
 
-# What of a descriptor the rules read (commbench.suites.uses): benchmarks alike in these are
+# What of a descriptor the rules read (commbench.suites.option_use): benchmarks alike in these are
 # one class; one of each class is run.
 SHAPE = (
     "kind",
@@ -300,7 +304,7 @@ def _classes(fam) -> list[str]:
             for v in [getattr(b, f, None)]
         )
         key += tuple(
-            uses.RULES[d].rule(fam, b, {"sync_start": "window"}) for d in OBSERVED
+            option_use.RULES[d].rule(fam, b, {"sync_start": "window"}) for d in OBSERVED
         )  # name-based ones too
         out.setdefault(key, b.name)
     return list(out.values())
@@ -315,7 +319,9 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
         opt = next(o for o in OPTIONS if o.dest == dest)
         values = runoptions.split_run_argv(opt_argv)[0]
         if (
-            uses.why_unused(opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, fams)
+            option_use.why_unused(
+                opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, fams
+            )
             is None
         ):
             argv += opt_argv
@@ -339,7 +345,9 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
                 r for r in doc["records"] if r["benchmark"] == name and r["status"] == records.OK
             ]
             rule = (
-                uses.RULES[dest].rule(fam, fam.get(name), runoptions.split_run_argv(opt_argv)[0])
+                option_use.RULES[dest].rule(
+                    fam, fam.get(name), runoptions.split_run_argv(opt_argv)[0]
+                )
                 is None
             )
             if rows and rule != any(shows(r, doc) for r in rows):

@@ -1,5 +1,5 @@
 """docs/options.md quotes `commbench list --options`, the table generated from the same
-declarations the refusals come from (commbench.suites.uses): they must not drift."""
+declarations the refusals come from (commbench.suites.option_use): they must not drift."""
 
 from __future__ import annotations
 

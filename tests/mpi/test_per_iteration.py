@@ -140,7 +140,7 @@ JOB = """
 import sys
 from mpi4py import MPI
 from commbench import config
-from commbench.harness import Harness, periter
+from commbench.harness import Harness, iteration_times
 from commbench.session import Session
 
 engine, suite, mode, names = sys.argv[1], sys.argv[2], sys.argv[3].strip(), sys.argv[4:]
@@ -154,9 +154,9 @@ for bench in h.plan.benchmarks():
     assert ctx.slots > 1
     h.engines_for(bench)
     ctx.rbuf[:] = 0  # every byte checked below comes from the per-repetition calls
-    periter.arm(ctx, cfg.measuring, engine)
+    iteration_times.arm(ctx, cfg.measuring, engine)
     h.timed(ctx, 12, engine)
-    periter.finish(ctx)
+    iteration_times.finish(ctx)
     defect = comm.allreduce(bench.expected(ctx, 12) or 0.0, op=MPI.MAX)
     if comm.Get_rank() == 0:
         print(bench.name, defect, flush=True)

@@ -1,4 +1,4 @@
-"""The net family beyond --net-host-pairs hosts (suites/net/wide.py) and --net-fans.
+"""The net family beyond --net-host-pairs hosts (suites/net/many_hosts.py) and --net-fans.
 
 Without MPI: the wide fold judges exactly as the per-host-pair fold (allpairs.Fold) on the
 same samples (the same verdicts, ratios and statistics to float32's rounding), in both of
@@ -20,8 +20,8 @@ import pytest
 
 from commbench.suites.net import plan
 from commbench.suites.net.allpairs import Fold
+from commbench.suites.net.many_hosts import Groups, Wide, fold, sorted_groups
 from commbench.suites.net.verdicts import named
-from commbench.suites.net.wide import Groups, Wide, fold, sorted_groups
 from tests.support import netns
 from tests.support.mpirun import ENV
 from tests.system.test_diagnose import SLOW_MBIT, emulated, links_of

@@ -11,7 +11,7 @@ per-pair bandwidth), FanIn and FanOut
 their processor names; rank 0 folds each step's samples into one aggregate per
 host pair as they arrive (exact up to 4096 values, a 0.5 % log histogram beyond:
 aggregate.py), intra-host pairs apart, and beyond --net-host-pairs hosts keeps them
-in columns and gives a record per host (wide.py); FanIn/FanOut target every host up
+in columns and gives a record per host (many_hosts.py); FanIn/FanOut target every host up
 to --net-fans hosts, a seeded sample beyond; verdicts (verdicts.py) name the hosts and
 links that stand out, in the text and under the results file's "verdicts".
 
@@ -21,7 +21,7 @@ timed per rank pair), and its output is matrices and verdicts, not IMB rows;
 the harness (commbench.harness.rows) runs its rows. Layout: settings.py (options),
 patterns.py (the timed exchanges), plan.py (AllPairs' shifts), driver.py (the
 procedure: measuring and gathering), and without MPI: aggregate.py (host-pair
-aggregates), allpairs.py, wide.py and steps.py (rank 0's records), verdicts.py
+aggregates), allpairs.py, many_hosts.py and steps.py (rank 0's records), verdicts.py
 (judgement); views/net_text.py prints it, views/heatmap.py draws it
 (`commbench plot`).
 """

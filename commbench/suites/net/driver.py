@@ -25,7 +25,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.session import Session
-from commbench.suites.net import patterns, plan, steps, wide
+from commbench.suites.net import many_hosts, patterns, plan, steps
 from commbench.suites.net.settings import NetSettings, fan_size
 from commbench.suites.procedure import Procedure, Row, Unit
 
@@ -199,7 +199,7 @@ def all_pairs(r: Run, row: Row) -> None:
             lambda k=k, c=colours: patterns.shift(r.comm, r.b, k, n, ack, c),
             {"benchmark": "AllPairs", "mode": f"{metric} shift {k}", "bytes": n},
         )
-    fold = wide.fold(metric, n, r.hosts, r.coverage, r.s.host_pairs) if r.root else None
+    fold = many_hosts.fold(metric, n, r.hosts, r.coverage, r.s.host_pairs) if r.root else None
     for k, every in r.interleaved(steps_, numeric=True):
         if fold is not None:
             r.emit(fold.add(k, every))

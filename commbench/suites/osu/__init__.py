@@ -45,7 +45,7 @@ from commbench.suites.osu import (
     nonblocking,
     onesided,
     pt2pt,
-    pt2pt_more,
+    pt2pt_variants,
     settings,
 )
 from commbench.suites.osu.settings import OsuSettings
@@ -56,7 +56,7 @@ __all__ = ["FAMILY", "BY_NAME", "OsuSettings", "OsuBenchmark"]
 # The group modules, in the order of `commbench list osu` (one line each).
 GROUPS = (
     pt2pt,
-    pt2pt_more,
+    pt2pt_variants,
     latency_mt,
     init,
     onesided,

@@ -132,7 +132,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "init",
         "MPI_Init's time in a fresh job of P processes started by rank 0 (-I: MPI sessions)",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Init",
         metric="init",
         takes=frozenset("I"),

@@ -13,7 +13,7 @@ latency. OSU prints "# Number of Sender threads: S " and "# Number of Receiver
 threads: R" before its title (and with S > 1 its header twice, garbled; commbench
 prints it once).
 
-Engines: native (default) runs POSIX threads in C (osu_pt2pt_more.c: no GIL);
+Engines: native (default) runs POSIX threads in C (osu_pt2pt_variants.c: no GIL);
 mpi4py runs Python threads, which hold the GIL between MPI calls (mpi4py
 releases it inside each blocking call): their round trips include waiting for
 the GIL, as the mt family says of IMB-MT. The ranks ask MPI_Init_thread for
@@ -28,7 +28,7 @@ import threading
 from mpi4py import MPI
 
 from commbench import deferred
-from commbench.suites.osu.pt2pt_more import COMMON, LAT, MAX_PROCS, check_t, from_peer
+from commbench.suites.osu.pt2pt_variants import COMMON, LAT, MAX_PROCS, check_t, from_peer
 from commbench.suites.osu.spec import OsuBenchmark, latency_row
 
 TAG_THERE, TAG_BACK, TAG_MAX = 1, 2, 32000
@@ -113,7 +113,7 @@ BENCHMARKS = (
         "latency_mt",
         f"latency between -t S:R threads (1..{MAX_PROCS}; default 1:2) of two processes, "
         "MPI_THREAD_MULTIPLE",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Multi-threaded Latency",
         metric="latency",
         takes=COMMON | {"t"},

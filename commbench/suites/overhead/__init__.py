@@ -21,7 +21,7 @@ forwarding did (it has no F, A or U on intermediate nodes).
 The parts of the package:
 
 - this module: the options, OverheadSettings, validate, the Experiments and FAMILY;
-- plumbing: what every part shares (records with calibration shifts, the
+- shared: what every part shares (records with calibration shifts, the
   sleeping barrier, calibrating Q);
 - driver: the run order as the harness's rows (commbench.harness.rows), ending
   in the analysis row;

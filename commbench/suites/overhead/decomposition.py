@@ -16,7 +16,7 @@ from mpi4py import MPI
 from commbench.compute import Calibration, ComputeLoop
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.plumbing import Plumbing
+    from commbench.suites.overhead.shared import Plumbing
 
 T_RAUFS, T_RS, T_FEU, T_ECHO = 21, 22, 23, 24
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from commbench.suites.overhead.decomposition import decomposition
 from commbench.suites.overhead.interference import interference
 from commbench.suites.overhead.loggp import loggp
-from commbench.suites.overhead.plumbing import KIND, F, Plumbing
+from commbench.suites.overhead.shared import KIND, F, Plumbing
 from commbench.suites.procedure import Procedure, Row, Unit
 
 __all__ = ["F", "KIND", "Driver", "Part"]

@@ -17,7 +17,7 @@ from mpi4py import MPI
 from commbench.compute import Calibration, ComputeLoop
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.plumbing import Plumbing
+    from commbench.suites.overhead.shared import Plumbing
 
 BIGSIZE = 2000  # seed 002 §5.2 stream message size
 WINDOW = 3  # messages each stream keeps in flight (seed Appendix A, test 8)

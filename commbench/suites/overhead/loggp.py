@@ -12,7 +12,7 @@ import numpy as np
 from mpi4py import MPI
 
 if TYPE_CHECKING:
-    from commbench.suites.overhead.plumbing import Plumbing
+    from commbench.suites.overhead.shared import Plumbing
 
 T_LOGGP = 25
 

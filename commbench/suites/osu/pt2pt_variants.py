@@ -328,7 +328,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "latency_persistent",
         "latency with persistent requests: MPI_Start/MPI_Wait of a send and a receive",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Latency Persistent",
         metric="latency",
         takes=COMMON,
@@ -343,7 +343,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "bw_persistent",
         "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Bandwidth Persistent",
         metric="bandwidth",
         takes=COMMON | {"W"},
@@ -359,7 +359,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "bibw_persistent",
         "bibw with persistent requests: MPI_Startall of -W receives and sends, MPI_Waitall",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Bi-Directional Bandwidth Persistent",
         metric="bandwidth",
         takes=COMMON | {"W"},
@@ -375,7 +375,7 @@ BENCHMARKS = (
         "mbw_mr",
         "pairs i, i+P/2 (-p): two barriers, a window of -W MPI_Isend, the ack; MB/s and "
         "messages/s of all pairs",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Multiple Bandwidth / Message Rate",
         metric="mbw_mr",
         takes=COMMON | {"W", "p"},
@@ -394,7 +394,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "multi_lat",
         "pairs i, i+P/2: an MPI_Barrier, then a ping-pong; the senders' mean half round trip",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Multi Latency",
         metric="latency",
         takes=COMMON,
@@ -410,7 +410,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "latency_mp",
         "latency with an MPI_Barrier before every round trip (OMB 7.4 forks no process)",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Multi-process Latency",
         metric="latency",
         takes=COMMON | {"t"},
@@ -426,7 +426,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "bw_fan_in",
         "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Bandwidth",
         metric="fan",
         takes=COMMON | {"W"},
@@ -443,7 +443,7 @@ BENCHMARKS = (
     OsuBenchmark(
         "bw_fan_out",
         "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all",
-        group="pt2pt_more",
+        group="pt2pt_variants",
         title="MPI Bandwidth",
         metric="fan",
         takes=COMMON | {"W"},

@@ -1,6 +1,6 @@
 """--per-iteration and --sync-start window on world rank 0: a row's per-repetition
 distribution, its synchronization record, and its IMB columns from the valid
-repetitions (the timing on each rank is commbench.harness.periter).
+repetitions (the timing on each rank is commbench.harness.iteration_times).
 
 A repetition's value is the slowest rank's time of it: for repetition i the
 maximum over the row's timed ranks of their times of call i (the benchmark's

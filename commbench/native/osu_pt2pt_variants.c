@@ -1,9 +1,9 @@
 /* The rest of OSU's point-to-point timed loops (OMB 7.4's procedures, written from
  * the calls the binaries make, tests/data/osu/README.md; commbench/suites/osu/
- * pt2pt_more.py and latency_mt.py declare them and run the same calls in mpi4py):
+ * pt2pt_variants.py and latency_mt.py declare them and run the same calls in mpi4py):
  * the persistent latency, bw, bibw; mbw_mr, multi_lat, latency_mp; bw_fan_in and
  * bw_fan_out; latency_mt (POSIX threads). One function per loop, named
- * cbosu_pt2pt_more_<name>, taking the cbosu_args of osu.h. 0 on success, -1 when
+ * cbosu_pt2pt_variants_<name>, taking the cbosu_args of osu.h. 0 on success, -1 when
  * requests or threads cannot be had.
  *
  * Roles come from Python: `peer` is the partner, `timer` says that this rank times
@@ -20,14 +20,14 @@
 #define TAG_MT_BACK 2
 #define TAG_MT_MAX 32000
 
-CBOSU_EXPORTS(cbosu_pt2pt_more_)
+CBOSU_EXPORTS(cbosu_pt2pt_variants_)
 
 #define T0(a) (CBOSU_TIMED(a) ? MPI_Wtime() : 0.0)
 #define T1(a, i, t0) do { if (CBOSU_TIMED(a)) (a)->times[i] = MPI_Wtime() - (t0); } while (0)
 
 /* latency_persistent: one MPI_Send_init and one MPI_Recv_init (rank 0 send first,
  * rank 1 receive first); per iteration MPI_Start and MPI_Wait of each in turn. */
-int cbosu_pt2pt_more_latency_persistent(cbosu_args *a)
+int cbosu_pt2pt_variants_latency_persistent(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
     MPI_Datatype t = CBOSU_TYPE(a);
@@ -54,7 +54,7 @@ int cbosu_pt2pt_more_latency_persistent(cbosu_args *a)
 
 /* bw_persistent: rank 0 W MPI_Send_init, per window MPI_Startall, MPI_Waitall and the
  * 1-byte ack; rank 1 W MPI_Recv_init, MPI_Startall, MPI_Waitall, the ack. */
-int cbosu_pt2pt_more_bw_persistent(cbosu_args *a)
+int cbosu_pt2pt_variants_bw_persistent(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
     MPI_Datatype t = CBOSU_TYPE(a);
@@ -81,7 +81,7 @@ int cbosu_pt2pt_more_bw_persistent(cbosu_args *a)
 /* bibw_persistent: both ranks W MPI_Send_init and W MPI_Recv_init (rank 0 sends tag
  * 100 and receives 101, rank 1 the other way); per window MPI_Startall of the
  * receives, of the sends, MPI_Waitall of the sends, of the receives. */
-int cbosu_pt2pt_more_bibw_persistent(cbosu_args *a)
+int cbosu_pt2pt_variants_bibw_persistent(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
     MPI_Datatype t = CBOSU_TYPE(a);
@@ -110,7 +110,7 @@ int cbosu_pt2pt_more_bibw_persistent(cbosu_args *a)
 /* mbw_mr: per window two MPI_Barrier of the world; a sender (timer) W MPI_Isend,
  * MPI_Waitall, the ack; its receiver W MPI_Irecv, MPI_Waitall, the ack; a rank
  * outside the pairs (root 0) only the barriers. */
-int cbosu_pt2pt_more_mbw_mr(cbosu_args *a)
+int cbosu_pt2pt_variants_mbw_mr(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
     MPI_Request *r = malloc(sizeof(MPI_Request) * (size_t)a->window);
@@ -129,7 +129,7 @@ int cbosu_pt2pt_more_mbw_mr(cbosu_args *a)
 
 /* multi_lat and latency_mp: per iteration an MPI_Barrier of the world, then the
  * ping-pong of latency (the sender, timer, times the round trip). */
-int cbosu_pt2pt_more_barrier_latency(cbosu_args *a)
+int cbosu_pt2pt_variants_barrier_latency(cbosu_args *a)
 {
     MPI_Comm comm = CBOSU_COMM(a);
     MPI_Datatype t = CBOSU_TYPE(a);
@@ -191,8 +191,8 @@ static int fan(cbosu_args *a, int out)
     return 0;
 }
 
-int cbosu_pt2pt_more_bw_fan_in(cbosu_args *a) { return fan(a, 0); }
-int cbosu_pt2pt_more_bw_fan_out(cbosu_args *a) { return fan(a, 1); }
+int cbosu_pt2pt_variants_bw_fan_in(cbosu_args *a) { return fan(a, 0); }
+int cbosu_pt2pt_variants_bw_fan_out(cbosu_args *a) { return fan(a, 1); }
 
 /* latency_mt: rank 0 runs a->senders threads, rank 1 a->receivers threads, all
  * calling MPI at once (MPI_THREAD_MULTIPLE). Iteration i belongs to sender thread
@@ -226,7 +226,7 @@ static void *mt_thread(void *arg)
     return NULL;
 }
 
-int cbosu_pt2pt_more_latency_mt(cbosu_args *a)
+int cbosu_pt2pt_variants_latency_mt(cbosu_args *a)
 {
     int senders = a->senders, threads = a->timer ? senders : a->receivers, rc = 0, started = 0;
     pthread_t *th = malloc(sizeof(pthread_t) * (size_t)threads);

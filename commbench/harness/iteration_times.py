@@ -1,5 +1,5 @@
 """--per-iteration and --sync-start window: a row's repetitions timed one by one, on
-each rank (the summary on world rank 0 is commbench.harness.perrow).
+each rank (the summary on world rank 0 is commbench.harness.iteration_summary).
 
 Aligned (--per-iteration, barrier start): call i (Context.first = i: its slot and
 root) is timed alone by the kernel itself, kernel(ctx, 1), so with the native
