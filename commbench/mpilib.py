@@ -431,6 +431,9 @@ class Defect:
     what: str
     repro: str
     breaks_above: int | None = None  # hangs or aborts at more processes than this
+    # the rows it touches: at most this many bytes (None: every size); a failure at a larger
+    # size is not this defect, and is not excused by it
+    max_bytes: int | None = None
 
 
 KNOWN_DEFECTS = (
@@ -450,6 +453,7 @@ KNOWN_DEFECTS = (
         "RMA reaches a node-local MPI_Win_allocate window at its base rounded down to 16 "
         "bytes, so small windows overlap their neighbours' and puts and gets miss",
         "repro/win_allocate_offset.c",
+        max_bytes=8,  # windows of 1-8 B segments; 16 B and up are multiples of 16
     ),
     Defect(
         "io",
@@ -472,10 +476,11 @@ def _defect(family: str, benchmark: str, library_version: str):
     return None, None
 
 
-def known_defect(family: str, benchmark: str, library_version: str) -> str | None:
-    """The note on a FAILED check of `benchmark` that a known defect of the library explains."""
+def known_defect(family: str, benchmark: str, library_version: str, failed_bytes=()) -> str | None:
+    """The note on a FAILED check of `benchmark` (its rows of failed_bytes) that a known defect
+    of the library explains; None where none does, or a failed row lies beyond its sizes."""
     name, d = _defect(family, benchmark, library_version)
-    if d is None:
+    if d is None or (d.max_bytes is not None and any(b > d.max_bytes for b in failed_bytes)):
         return None
     return (
         f"{benchmark}: a known defect of {name}: {d.what} ({d.repro} shows it without "

@@ -184,6 +184,7 @@ class ImbText:
         self.cols: list[str] = []
         self.current: str | None = None
         self.verdicts: dict[str, str] = {}  # benchmark -> records.SUCCESSFUL | FAILED | NOT_CHECKED
+        self.failed_bytes: dict[str, set[int]] = {}  # benchmark -> sizes of its FAILED rows
         self.cfg: dict = {}
         self.meta: dict = {}
         self.family = ""
@@ -296,6 +297,8 @@ class ImbText:
         rank = {records.NOT_CHECKED: 0, records.SUCCESSFUL: 1, records.FAILED: 2}
         old = self.verdicts.get(rec.benchmark, records.NOT_CHECKED)
         self.verdicts[rec.benchmark] = max(old, mine, key=rank.__getitem__)
+        if mine == records.FAILED:  # which sizes failed: a known defect may touch only some
+            self.failed_bytes.setdefault(rec.benchmark, set()).add(rec.bytes)
 
     def _close_benchmark(self) -> None:
         if self.verdicts.get(self.current) == records.FAILED:
@@ -365,7 +368,7 @@ class ImbText:
             self.p(f"{name}    : {words[v]}")
         library = self.meta.get("mpi_library_version") or ""
         defects = [
-            mpilib.known_defect(self.family, n, library)
+            mpilib.known_defect(self.family, n, library, self.failed_bytes.get(n, ()))
             for n, v in verdicts.items()
             if v == records.FAILED
         ]
