@@ -124,7 +124,7 @@ P(alltoallv,         vbytes,         EACH,   CB_BLOCKING(alltoallv)) \
 /* the root sends from sbuf, the others receive into rbuf */ \
 P(bcast,             bytes,          ROOTED, CB_BLOCKING(bcast)) \
 P(barrier,           bytes,          BARE,   CB_BLOCKING(barrier)) \
-/* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1_2021.py) */ \
+/* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1/imb2021.py) */ \
 P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, dt, MPI_SUM)) \
 P(reduce_scatter_block, floats,     EACH,   CB_BLOCKING(reduce_scatter_block)) \
 /* windows of a->window messages to/from peer, then a 1-byte ack: written out below */ \
@@ -137,7 +137,7 @@ P(ext_get,           win_r1,         FENCE,  MPI_Get(r, c, MPI_BYTE, peer, disp,
 P(ext_get_bidir,     win_all,        SAME,   ext_get) \
 P(ext_accumulate,    winf_all,       FENCE,  MPI_Accumulate(s, c, MPI_FLOAT, 0, disp, c, MPI_FLOAT, MPI_SUM, win)) \
 P(ext_window,        bytes,          OWN,    0) \
-/* ---- IMB-RMA (suites/rma.py): passive target; the transfer, then the completion */ \
+/* ---- IMB-RMA (suites/rma/__init__.py): passive target; the transfer, then the completion */ \
 P(rma_put,           win_r0,         LOCKED, MPI_Put(s, c, MPI_BYTE, peer, disp, c, MPI_BYTE, win), \
                                              MPI_Win_flush(peer, win)) \
 P(rma_put_bidir,     win_all,        SAME,   rma_put) \

@@ -101,7 +101,7 @@ static void cb_count_uses(const cb_args *a, long long n)
     for (int k = 0; k < a->slots; k++) a->uses[k] += full + ((k - k0 + a->slots) % a->slots < rest);
 }
 
-/* The end of every IMB-RMA kernel (rma_kernels._done): everyone meets in MPI_Barrier, in
+/* The end of every IMB-RMA kernel (rma.kernels._done): everyone meets in MPI_Barrier, in
  * which the targets waited while the origins worked. */
 static double cb_rma_done(const cb_args *a, long long n, MPI_Comm comm, double t)
 {
@@ -131,7 +131,7 @@ static double cb_rma_done(const cb_args *a, long long n, MPI_Comm comm, double t
         return t; \
     }
 
-/* IMB-RMA's single transfers (rma_kernels.pair); a rank without a role returns -1, no time. */
+/* IMB-RMA's single transfers (rma.kernels.pair); a rank without a role returns -1, no time. */
 #define CB_LOOP_LOCKED(name, calls, done) \
     CB_KERNEL(name) \
     { \
@@ -148,7 +148,7 @@ static double cb_rma_done(const cb_args *a, long long n, MPI_Comm comm, double t
         return cb_rma_done(a, n, comm, t); \
     }
 
-/* IMB-RMA's one/all to all (rma_kernels.to_all): targets staggered, (me + j) % np. */
+/* IMB-RMA's one/all to all (rma.kernels.to_all): targets staggered, (me + j) % np. */
 #define CB_LOOP_TO_ALL(name, calls, done) \
     CB_KERNEL(name) \
     { \
@@ -165,7 +165,7 @@ static double cb_rma_done(const cb_args *a, long long n, MPI_Comm comm, double t
         return cb_rma_done(a, n, comm, t); \
     }
 
-/* IMB-RMA's Exchange_put/get (rma_kernels.exchange). */
+/* IMB-RMA's Exchange_put/get (rma.kernels.exchange). */
 #define CB_LOOP_XCHG(name, calls) \
     CB_KERNEL(name) \
     { \
@@ -231,7 +231,7 @@ CB_KERNEL(ext_window)
     return (MPI_Wtime() - t0) / (double)n;
 }
 
-/* RMA Truly_passive_put (rma_kernels.truly_passive_put): rank 0 puts and flushes, then meets
+/* RMA Truly_passive_put (rma.kernels.truly_passive_put): rank 0 puts and flushes, then meets
  * rank 1 in MPI_Barrier, n times while rank 1 waits in the barriers (t_pure), then
  * n times while rank 1 computes for t_pure before each barrier (t_ovrl); rank 1
  * sends back what it computed per repetition (t_cpu). out = (t_pure, t_ovrl, t_cpu)

@@ -30,8 +30,9 @@ from mpi4py import MPI
 
 from commbench import cpu, policy
 from commbench.options import ConfigError, Option
-from commbench.suites import collops, mpi1, mpi1_coll
+from commbench.suites import collops, mpi1
 from commbench.suites.base import Benchmark, Family, FamilySettings, Kind
+from commbench.suites.mpi1 import collectives
 
 F = "nbc"
 
@@ -74,7 +75,7 @@ def _shape_bcast(ctx):
 def _shape_allgather(v: bool):
     def shape(ctx):
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
-        return (ctx.send_specs(), mpi1_coll.vspec(ctx, recv, ctx.x) if v else recv), _as_is
+        return (ctx.send_specs(), collectives.vspec(ctx, recv, ctx.x) if v else recv), _as_is
 
     return shape
 
@@ -82,7 +83,7 @@ def _shape_allgather(v: bool):
 def _shape_gather(v: bool):
     def shape(ctx):
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
-        return (ctx.send_specs(), mpi1_coll.vspec(ctx, recv, ctx.x) if v else recv), _with_root
+        return (ctx.send_specs(), collectives.vspec(ctx, recv, ctx.x) if v else recv), _with_root
 
     return shape
 
@@ -90,7 +91,7 @@ def _shape_gather(v: bool):
 def _shape_scatter(v: bool):
     def shape(ctx):
         send = ctx.send_specs(count=ctx.size * ctx.x)
-        return (mpi1_coll.vspec(ctx, send, ctx.x) if v else send, ctx.recv_specs()), _with_root
+        return (collectives.vspec(ctx, send, ctx.x) if v else send, ctx.recv_specs()), _with_root
 
     return shape
 
@@ -100,7 +101,7 @@ def _shape_alltoall(v: bool):
         send = ctx.send_specs(count=ctx.size * ctx.x)
         recv = ctx.recv_specs(count=ctx.size * ctx.x)
         if v:
-            send, recv = mpi1_coll.vspec(ctx, send, ctx.x), mpi1_coll.vspec(ctx, recv, ctx.x)
+            send, recv = collectives.vspec(ctx, send, ctx.x), collectives.vspec(ctx, recv, ctx.x)
         return (send, recv), _as_is
 
     return shape
@@ -308,15 +309,15 @@ def pair(
 ) -> tuple[Benchmark, Benchmark]:
     """The overlap benchmark and the pure one, `names`, with `kernels`, shaped like
     MPI-1 `blocking`: its buffers, unit, root policy and verifier, the per-root sweep
-    (mpi1_coll.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family;
+    (collectives.ROOT_SWEPT) re-run with op_of(ctx) -> op(*args), one operation of the family;
     `native`: the C loop of both (commbench/native/kernels.c, a START row)."""
     ref = mpi1.FAMILY.get(blocking)
     if ref is None:
         raise ValueError(f"{blocking!r} is not an MPI-1 benchmark")
     sync = ref.kind == Kind.SYNC
     expected = ref.expected
-    if blocking in mpi1_coll.ROOT_SWEPT:  # verified once per root with this family's own operation
-        expected = mpi1_coll.ROOT_SWEPT[blocking](op_of)
+    if blocking in collectives.ROOT_SWEPT:  # verified once per root with this family's operation
+        expected = collectives.ROOT_SWEPT[blocking](op_of)
     common = {
         "buffers": ref.buffers,
         "unit": ref.unit,

@@ -4,8 +4,9 @@ mode with off-cache slots, both methodologies and the root rotation, corrupted s
 import pytest
 
 from commbench import config, policy
-from commbench.suites import mpi1, mpi1_coll, mpi4, nbc
+from commbench.suites import mpi1, mpi4, nbc
 from commbench.suites.base import Kind
+from commbench.suites.mpi1 import collectives
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi4.BENCHMARKS]
@@ -40,7 +41,7 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
             assert b.family == "mpi4" and b.unit == ref.unit and b.root_based == ref.root_based
             assert b.buffers(8, 4) == ref.buffers(8, 4) and b.int_extent is ref.int_extent
             # rooted verifiers re-run the operation per root with a persistent request of its own
-            assert (b.expected is ref.expected) == (stem not in mpi1_coll.ROOT_SWEPT), b.name
+            assert (b.expected is ref.expected) == (stem not in collectives.ROOT_SWEPT), b.name
             assert b.setup is not None and b.teardown is not None  # requests bound per size, freed
         sync = stem == "Barrier"
         assert over.kind == (Kind.OVERLAP_SYNC if sync else Kind.OVERLAP)

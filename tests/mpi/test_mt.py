@@ -360,10 +360,10 @@ HOLD = """
 import sys
 from mpi4py import MPI
 from commbench.options import RunError
-from commbench.suites import mt_limits
+from commbench.suites.mt import limits
 held = [MPI.COMM_WORLD.Dup() for _ in range(2000)]  # what another library's limit leaves
 try:
-    mt_limits.thread_comms(MPI.COMM_WORLD, 100)
+    limits.thread_comms(MPI.COMM_WORLD, 100)
 except RunError as e:
     print(e)
     sys.exit(0)

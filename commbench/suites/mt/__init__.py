@@ -32,10 +32,11 @@ from commbench import records
 from commbench.native import mt as native_mt
 from commbench.options import C_INT_MAX, ConfigError, Option, choice, integer
 from commbench.session import Session
-from commbench.suites import mpi1, mt_limits
+from commbench.suites import mpi1
 from commbench.suites.base import Family
-from commbench.suites.mt_python import PyRun
-from commbench.suites.mt_spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, MtSettings
+from commbench.suites.mt import limits
+from commbench.suites.mt.python_loops import PyRun
+from commbench.suites.mt.spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, MtSettings
 from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 
@@ -216,7 +217,7 @@ class MtProcedure(Procedure):
 
     def open(self) -> None:
         self.runners = engines(self.session, lambda: native_mt.resolve(self.session.comm))
-        self.comms = mt_limits.thread_comms(self.session.comm, self.s.threads)
+        self.comms = limits.thread_comms(self.session.comm, self.s.threads)
 
     def close(self) -> None:
         for c in self.comms:
@@ -393,7 +394,7 @@ FAMILY = Family(
     aliases=("IMB-MT",),
     options=OPTIONS,
     configure=configure,
-    validate=mt_limits.validate,
+    validate=limits.validate,
     preamble=preamble,
     procedure=procedure,
     view="mt",

@@ -8,7 +8,7 @@ import numpy as np
 from commbench import buffers
 from commbench.suites import onesided as osd
 from commbench.suites.base import xp
-from commbench.suites.rma_kernels import cas_values
+from commbench.suites.rma.kernels import cas_values
 from commbench.suites.verify import check_slots, worst
 
 # ---------------------------------------------------------------- check mode (spec §15)

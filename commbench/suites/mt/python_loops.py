@@ -14,7 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 if TYPE_CHECKING:
-    from commbench.suites.mt_spec import MtBench, MtSettings
+    from commbench.suites.mt.spec import MtBench, MtSettings
 
 
 class PyThread:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites import mpi1_coll
 from commbench.suites.message_specs import lean_recv, lean_send
+from commbench.suites.mpi1 import collectives
 from commbench.suites.verify import check_slots
 
 NO_TIME = -1.0  # the idle last rank of an odd NP: left out of the row's times
@@ -119,5 +119,5 @@ def reduce_scatter_block(ctx, n):
 
 def check_reduce_scatter_block(ctx, n):
     """Block j of the NP·X/4-float SUM goes to rank j (commbench.suites.collops)."""
-    exp = mpi1_coll.pieces(ctx, "reduce_scatter_block")
+    exp = collectives.pieces(ctx, "reduce_scatter_block")
     return check_slots(ctx, n, lambda k: exp, dtype=ctx.red_np)

@@ -7,14 +7,14 @@ and return a negative time, which the records leave out of min/max/avg.
 "Agg" benchmarks run NON-AGGREGATE (a completion call after every operation)
 then AGGREGATE (n operations to disjoint slots, one completion call).
 The window is created per size in the descriptor's setup, without a fence. The kernels are
-in rma_kernels.py, the check mode in rma_check.py; this module declares the benchmarks.
+in kernels.py, the check mode in check.py; this module declares the benchmarks.
 """
 
 from __future__ import annotations
 
 from commbench.suites import onesided as osd
 from commbench.suites.base import TWO, Benchmark, Family, Kind, xp
-from commbench.suites.rma_check import (
+from commbench.suites.rma.check import (
     arrived,
     cas_setup,
     check_accumulate,
@@ -23,7 +23,7 @@ from commbench.suites.rma_check import (
     from_one_of,
     others,
 )
-from commbench.suites.rma_kernels import (
+from commbench.suites.rma.kernels import (
     MODES,
     OPS,
     F,

@@ -18,7 +18,7 @@ from mpi4py import MPI
 
 from commbench import deferred, jobenv
 from commbench.options import ConfigError, RunError
-from commbench.suites.mt_spec import MtSettings
+from commbench.suites.mt.spec import MtSettings
 
 # MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
 # "Too many communicators (0/2048 free on this process)"). MPI_COMM_WORLD and MPI_COMM_SELF

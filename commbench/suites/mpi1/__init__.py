@@ -3,8 +3,8 @@
 Each benchmark is a descriptor plus a kernel of a few lines: the timed loop
 between two MPI.Wtime() calls, with buffer specs prebuilt by the harness.
 Kernels return seconds per repetition on this rank. Here: the point-to-point
-benchmarks, IMB 2021's additions (commbench.suites.mpi1_2021), IMB's order and
-the family; the collectives are commbench.suites.mpi1_coll.
+benchmarks, IMB 2021's additions (commbench.suites.mpi1.imb2021), IMB's order and
+the family; the collectives are commbench.suites.mpi1.collectives.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.options import ConfigError, Option, choice, integer
-from commbench.suites import mpi1_2021, mpi1_coll
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites.message_specs import lean_recv as _recv
 from commbench.suites.message_specs import lean_send as _send
-from commbench.suites.mpi1_coll import F
+from commbench.suites.mpi1 import collectives, imb2021
+from commbench.suites.mpi1.collectives import F
 from commbench.suites.verify import check_slots
 
 # ---------------------------------------------------------------- point to point
@@ -209,20 +209,20 @@ _DESCRIPTORS = (
         fit=True,
         typed="data",
     ),
-    *mpi1_coll.COLLECTIVES,
-    # IMB 2021's additions (commbench.suites.mpi1_2021); Uniband/Biband only by name, as there.
+    *collectives.COLLECTIVES,
+    # IMB 2021's additions (commbench.suites.mpi1.imb2021); Uniband/Biband only by name, as there.
     *(
         Benchmark(
             name,
             F,
             Kind.RATE,
-            mpi1_2021._windowed(bi),
+            imb2021._windowed(bi),
             what,
             buffers=same,
             default=False,
-            turnover=lambda np_, bi=bi: mpi1_2021.messages(np_, bi, 1),
+            turnover=lambda np_, bi=bi: imb2021.messages(np_, bi, 1),
             procs=Procs(minimum=2),
-            expected=mpi1_2021.check_windowed(bi),
+            expected=imb2021.check_windowed(bi),
             native=name.lower(),
             typed="data",
         )
@@ -236,18 +236,18 @@ _DESCRIPTORS = (
             ("Biband", True, "Uniband in both directions at once"),
         )
     ),
-    mpi1_coll.coll(
+    collectives.coll(
         "Reduce_local",
-        mpi1_2021.reduce_local,
-        mpi1_2021.check_reduce_local,
+        imb2021.reduce_local,
+        imb2021.check_reduce_local,
         "MPI_Reduce_local of X/4 floats, MPI_SUM, no communication",
         unit=4,
         since="imb2021",
     ),
-    mpi1_coll.coll(
+    collectives.coll(
         "Reduce_scatter_block",
-        mpi1_2021.reduce_scatter_block,
-        mpi1_2021.check_reduce_scatter_block,
+        imb2021.reduce_scatter_block,
+        imb2021.check_reduce_scatter_block,
         "MPI_Reduce_scatter_block of NP X/4 floats, X/4 to each",
         unit=4,
         buffers=lambda x, np_: (np_ * xp(x), xp(x)),

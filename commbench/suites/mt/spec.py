@@ -1,5 +1,5 @@
 """IMB-MT's benchmarks and settings as declarations (no MPI): what the mt family
-(commbench/suites/mt.py) runs, and what its Python threads (mt_python.py) read."""
+(commbench/suites/mt/__init__.py) runs, and what its Python threads (python_loops.py) read."""
 
 from __future__ import annotations
 
