@@ -20,6 +20,12 @@
 
 #define CB_FIELD(type, name, doc) type name;
 
+/* A table of codes, one row a constant with the names Python knows it by,
+ *     #define <NAME>(C) C(PINGPONG, "PingPong") C(STENCIL, "Stencil2D Stencil3D") ...
+ * expanded into the enum with  enum { <NAME>(CB_CODE) };  Python reads the same rows
+ * (abi.codes: each name -> its row's index, the enum's value). */
+#define CB_CODE(constant, names) constant,
+
 #define CB_SIZEOF_CASE(s) if (!strcmp(name, #s)) return (long long)sizeof(s);
 
 /* abi_version, sizeof over the structs of STRUCTS(S) (S(name) a struct), and probe. */

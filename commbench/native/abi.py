@@ -121,6 +121,16 @@ def fields(source: Path, name: str) -> list[tuple[str, type]]:
     return [(f.name, f.ctypes_type()) for f in read_fields(source, name)]
 
 
+def codes(source: Path, name: str) -> dict[str, int]:
+    """{name: code} of the code table `name` (rows C(CONSTANT, "name name ...")) in source:
+    each row's names map to its index, the value its enum gives CONSTANT (abi.h's CB_CODE);
+    RuntimeError when source is missing or has no such table."""
+    found = rows(source, name, r'(\w+)\s*,\s*"([^"]*)"\s*\)')
+    if not found:
+        raise RuntimeError(f"{source}: no code table {name}")
+    return {n: i for i, (_, names) in enumerate(found) for n in names.split()}
+
+
 def define(source: Path, name: str) -> int | None:
     """The integer of `#define name N` in source (an ABI number); None when source is missing."""
     m = _match(source, rf"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+(\d+)[ \t]*$", f"#define {name}")

@@ -27,9 +27,25 @@
 
 #define CBMT_ABI_VERSION 2
 
-enum { PINGPONG, PINGPING, SENDRECV, EXCHANGE, UNIBAND, BIBAND, BARRIER, BCAST, REDUCE, ALLREDUCE };
-enum { BARRIER_OFF, BARRIER_ON, BARRIER_SPECIAL };
-enum { ALLOC_SERIAL, ALLOC_CONTINUOUS, ALLOC_PARALLEL };
+/* The benchmarks by IMB-MT's names, -barrier's and -malloc_algo's values: code tables
+ * (abi.h), which commbench.native.mt reads (abi.codes). */
+#define CBMT_BENCHMARKS(C) \
+    C(PINGPONG, "PingPongMT") \
+    C(PINGPING, "PingPingMT") \
+    C(SENDRECV, "SendRecvMT") \
+    C(EXCHANGE, "ExchangeMT") \
+    C(UNIBAND, "UniBandMT") \
+    C(BIBAND, "BiBandMT") \
+    C(BARRIER, "BarrierMT") \
+    C(BCAST, "BcastMT") \
+    C(REDUCE, "ReduceMT") \
+    C(ALLREDUCE, "AllReduceMT")
+#define CBMT_BARRIERS(C) C(BARRIER_OFF, "off") C(BARRIER_ON, "on") C(BARRIER_SPECIAL, "special")
+#define CBMT_ALLOCS(C) \
+    C(ALLOC_SERIAL, "serial") C(ALLOC_CONTINUOUS, "continuous") C(ALLOC_PARALLEL, "parallel")
+enum { CBMT_BENCHMARKS(CB_CODE) };
+enum { CBMT_BARRIERS(CB_CODE) };
+enum { CBMT_ALLOCS(CB_CODE) };
 
 /* The argument block, one row a field (abi.h), which commbench.native.mt reads for its
  * ctypes mirror, RunArgs. */

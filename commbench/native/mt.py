@@ -17,21 +17,10 @@ SOURCE = Path(__file__).with_name("mt.c")
 ABI_VERSION = abi.define(SOURCE, "CBMT_ABI_VERSION")
 LIB_NAME = "libcommbench_mt.so"
 
-# The C enums of mt.c, by IMB-MT's names.
-BENCH_CODES = {
-    "PingPongMT": 0,
-    "PingPingMT": 1,
-    "SendRecvMT": 2,
-    "ExchangeMT": 3,
-    "UniBandMT": 4,
-    "BiBandMT": 5,
-    "BarrierMT": 6,
-    "BcastMT": 7,
-    "ReduceMT": 8,
-    "AllReduceMT": 9,
-}
-BARRIER_CODES = {"off": 0, "on": 1, "special": 2}
-ALLOC_CODES = {"serial": 0, "continuous": 1, "parallel": 2}
+# The C enums of mt.c, by IMB-MT's names and the options' values, read from its tables.
+BENCH_CODES = abi.codes(SOURCE, "CBMT_BENCHMARKS")
+BARRIER_CODES = abi.codes(SOURCE, "CBMT_BARRIERS")
+ALLOC_CODES = abi.codes(SOURCE, "CBMT_ALLOCS")
 
 
 class RunArgs(ctypes.Structure):

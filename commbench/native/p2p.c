@@ -24,7 +24,16 @@
 #define TAG 0
 #define MAXLINKS 6
 
-enum { PINGPONG, PINGPING, UNIRANDOM, BIRANDOM, CORANDOM, STENCIL, SENDRECV_REPLACE };
+/* The patterns, by IMB-P2P's names (commbench.native.p2p reads this table: abi.codes). */
+#define CBP2P_PATTERNS(C) \
+    C(PINGPONG, "PingPong") \
+    C(PINGPING, "PingPing") \
+    C(UNIRANDOM, "Unirandom") \
+    C(BIRANDOM, "Birandom") \
+    C(CORANDOM, "Corandom") \
+    C(STENCIL, "Stencil2D Stencil3D") \
+    C(SENDRECV_REPLACE, "SendRecv_Replace")
+enum { CBP2P_PATTERNS(CB_CODE) };
 
 /* The argument block, one row a field (abi.h), which commbench.native.p2p reads for
  * its ctypes mirror, LoopArgs. */

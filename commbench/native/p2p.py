@@ -17,17 +17,8 @@ SOURCE = Path(__file__).with_name("p2p.c")
 ABI_VERSION = abi.define(SOURCE, "CBP2P_ABI_VERSION")
 LIB_NAME = "libcommbench_p2p.so"
 
-# The C enum of p2p.c, by IMB-P2P's names.
-PATTERN_CODES = {
-    "PingPong": 0,
-    "PingPing": 1,
-    "Unirandom": 2,
-    "Birandom": 3,
-    "Corandom": 4,
-    "Stencil2D": 5,
-    "Stencil3D": 5,
-    "SendRecv_Replace": 6,
-}
+# The C enum of p2p.c, by IMB-P2P's names, read from its table (CBP2P_PATTERNS).
+PATTERN_CODES = abi.codes(SOURCE, "CBP2P_PATTERNS")
 
 
 class P2pLoopArgs(ctypes.Structure):

@@ -225,3 +225,19 @@ def test_the_engine_refuses_a_wrong_mirror(monkeypatch):
         and "struct cbosu_rounds is" in note
         and note.endswith("using the mpi4py loops")
     )
+
+
+def test_the_c_code_tables_name_every_benchmark_and_value_python_passes():
+    """mt.c's and p2p.c's enums are code tables Python reads (abi.codes), so a code cannot
+    drift; each name Python passes has one, and each row of a table is used."""
+    from commbench.suites import mt as mt_family
+    from commbench.suites.p2p import PATTERNS
+
+    assert set(p2p.PATTERN_CODES) == set(PATTERNS)
+    assert sorted(set(p2p.PATTERN_CODES.values())) == list(range(7))
+    assert set(mt.BENCH_CODES) == {b.name for b in mt_family.FAMILY.benchmarks}
+    assert sorted(mt.BENCH_CODES.values()) == list(range(len(mt.BENCH_CODES)))
+    assert set(mt.BARRIER_CODES) == {"on", "off", "special"}
+    assert set(mt.ALLOC_CODES) == {"serial", "continuous", "parallel"}
+    with pytest.raises(RuntimeError, match="no CBMT_NOTHING table"):
+        abi.codes(mt.SOURCE, "CBMT_NOTHING")
