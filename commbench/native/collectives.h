@@ -67,11 +67,14 @@
     F(MPI_Neighbor_alltoallw, MPI_Ineighbor_alltoallw, s, scnt, sba, sts, r, rcnt, rba, rts, \
       comm)
 
-/* ---- the rows, for a file that expands them all: X(op) each */
-#define CB_COLLECTIVES(X) \
+/* ---- the rows, for a file that expands them all: X(op) each; the counted ones move
+ * data of counts and displacements, alltoallw also needs its arrays of datatypes, and
+ * barrier moves nothing */
+#define CB_COUNTED_COLLECTIVES(X) \
     X(allreduce) X(reduce) X(reduce_scatter) X(reduce_scatter_block) X(bcast) \
     X(allgather) X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) \
-    X(alltoall) X(alltoallv) X(alltoallw) X(barrier)
+    X(alltoall) X(alltoallv)
+#define CB_COLLECTIVES(X) CB_COUNTED_COLLECTIVES(X) X(alltoallw) X(barrier)
 #define CB_NEIGHBOR_COLLECTIVES(X) \
     X(neighbor_allgather) X(neighbor_allgatherv) X(neighbor_alltoall) \
     X(neighbor_alltoallv) X(neighbor_alltoallw)

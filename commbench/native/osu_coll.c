@@ -50,19 +50,7 @@ CBOSU_EXPORTS(cbosu_coll_)
         return 0;                                                           \
     }
 
-COLL_LOOP(allreduce)
-COLL_LOOP(reduce)
-COLL_LOOP(reduce_scatter)
-COLL_LOOP(reduce_scatter_block)
-COLL_LOOP(bcast)
-COLL_LOOP(allgather)
-COLL_LOOP(allgatherv)
-COLL_LOOP(gather)
-COLL_LOOP(gatherv)
-COLL_LOOP(scatter)
-COLL_LOOP(scatterv)
-COLL_LOOP(alltoall)
-COLL_LOOP(alltoallv)
+CB_COUNTED_COLLECTIVES(COLL_LOOP)
 
 /* alltoallw: the datatype once a rank, both sides */
 int cbosu_coll_alltoallw(cbosu_args *a)
