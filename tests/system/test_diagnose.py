@@ -10,13 +10,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from commbench.suites.net.verdicts import named
 from tests.support import netns
+from tests.support.load import QUIET, cpu_share, said
 
 ROOT = str(Path(__file__).resolve().parents[2])
 ENV = {
@@ -130,15 +130,6 @@ def test_net_options_refused_where_they_do_not_belong():
     assert p.returncode == 2 and "-msglog" in p.stderr
 
 
-def cpu_share(seconds: float = 0.5) -> float:
-    """The share of a core one spinning thread gets now: ~1 on a quiet machine, ~2/3 with
-    two busy loops on 2 cores."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall < seconds:
-        pass
-    return (time.process_time() - cpu) / (time.perf_counter() - wall)
-
-
 def emulated(c: netns.Cluster, out: Path, ppn: int, *args: str) -> dict:
     p = c.mpiexec(
         [
@@ -228,11 +219,8 @@ def test_uniform_links_name_nobody(tmp_path, measured):
             if not doc["verdicts"]:
                 assert "no host or link stands out" in doc["_stdout"]
     share = min(share, cpu_share())
-    loaded = share < 0.85
-    measured(
-        f"uniform links: something named in {len(named_runs)} of 9 runs; a spinning probe got "
-        f"{share:.0%} of a core ({'busy' if loaded else 'quiet'})"
-    )
+    loaded = share < QUIET
+    measured(f"uniform links: something named in {len(named_runs)} of 9 runs; {said(share)}")
     assert len(named_runs) <= (6 if loaded else 3), named_runs  # docs/diagnose.md
 
 

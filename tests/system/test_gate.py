@@ -20,6 +20,7 @@ import pytest
 
 from commbench.models import twosample
 from tests.support import netns
+from tests.support.load import QUIET, cpu_share, said
 from tests.support.mpirun import commbench, mpiexec
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -98,9 +99,15 @@ def gate(*args: str) -> tuple[int, dict, str]:
     return p.returncode, json.loads(p.stdout), p.stderr
 
 
+SHARE: dict[str, float] = {}  # a spinning probe's share of a core around the sampled run
+
+
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory) -> Path:
-    return run(tmp_path_factory.mktemp("gate") / "sampled.json", *SAMPLED)
+    share = cpu_share()
+    out = run(tmp_path_factory.mktemp("gate") / "sampled.json", *SAMPLED)
+    SHARE["sampled"] = min(share, cpu_share())
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +153,11 @@ def test_shifted_mann_whitney_bootstrap_and_benjamini_hochberg():
 # ---------------------------------------------------------------- same configuration: exit 0
 
 
-def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path):
+def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path, measured):
+    """On a quiet machine the even and the odd samples pass at 10 %; with the cores busy
+    with other work a burst can move a 6-sample median (issue 49): at most 2 of the 12 rows
+    may be flagged there, and the count is printed either way."""
+
     def half(start):
         def edit(doc):
             for r in doc["records"]:
@@ -160,9 +171,14 @@ def test_one_runs_samples_split_in_two_pass_at_10_percent(sampled, tmp_path):
         edited(sampled, tmp_path / "odd.json", half(1)),
     )
     rc, doc, err = gate(old, new, "--threshold", "10%")
-    assert rc == 0 and doc["exit_status"] == 0 and doc["verdict"] == "pass", doc["regressions"]
+    share, flagged = SHARE["sampled"], doc["regressions"]
+    measured(f"even against odd samples: {len(flagged)} of 12 rows flagged; {said(share)}")
+    if share >= QUIET:
+        assert rc == 0 and doc["exit_status"] == 0 and doc["verdict"] == "pass", flagged
+    else:
+        assert rc == doc["exit_status"] in (0, 1) and len(flagged) <= 2, flagged
     assert set(doc) == JSON_KEYS and all(set(r) == ROW_KEYS for r in doc["rows"])
-    assert doc["summary"]["matched"] == doc["summary"]["tested"] == 12 and doc["regressions"] == []
+    assert doc["summary"]["matched"] == doc["summary"]["tested"] == 12
     assert all(
         r["k_old"] == r["k_new"] == 6 and r["q_slower"] >= r["p_slower"] for r in doc["rows"]
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import netns
+from tests.support.load import QUIET, cpu_share, said
 from tests.support.mpirun import commbench, mpiexec
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -34,14 +35,21 @@ def gate(*args) -> tuple[int, dict]:
 
 
 @pytest.fixture(scope="module")
-def osu_sampled(tmp_path_factory) -> tuple[Path, dict]:
+def osu_sampled(tmp_path_factory) -> tuple[Path, dict, float]:
+    """The run, and the share of a core a spinning probe got before or after it (the lower)."""
     out = tmp_path_factory.mktemp("osu") / "a.json"
-    return out, run(out, *OSU, "--samples", "12")
+    share = cpu_share()
+    doc = run(out, *OSU, "--samples", "12")
+    return out, doc, min(share, cpu_share())
 
 
-def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path):
-    """Every row: 12 samples of the compared time, its CI, the row itself the median sample."""
-    path, doc = osu_sampled
+def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path, measured):
+    """Every row: 12 samples of the compared time, its CI, the row itself the median sample.
+    The even and the odd samples pass the gate on a quiet machine. With the cores busy with
+    other work, one burst can move a 6-sample median past 10 % (a run beside two busy loops
+    flagged 1 of 27 rows, issue 45; the gate's noise is issue 49): there at most 3 of 27 may
+    be flagged, and the count is printed either way."""
+    path, doc, share = osu_sampled
     recs = doc["records"]
     assert {r["benchmark"] for r in recs} == {"latency", "bw", "allreduce"} and len(recs) == 27
     for r in recs:
@@ -67,7 +75,12 @@ def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path):
         halves.append(tmp_path / f"half{start}.json")
         halves[-1].write_text(json.dumps(half))
     rc, verdict = gate(*halves, "--threshold", "10%")
-    assert rc == 0 and verdict["verdict"] == "pass", verdict["regressions"]
+    flagged = verdict["regressions"]
+    measured(f"even against odd samples: {len(flagged)} of 27 rows flagged; {said(share)}")
+    if share >= QUIET:
+        assert rc == 0 and verdict["verdict"] == "pass", flagged
+    else:
+        assert rc in (0, 1) and len(flagged) <= 3 and verdict["summary"]["tested"] == 27, flagged
     assert all(r["k_old"] == r["k_new"] == 6 for r in verdict["rows"])
 
 
