@@ -110,9 +110,9 @@ def _stored(rc: int, output: str | None, store, system: str | None, tags: tuple)
     if not output or output == "-" or not os.path.exists(output) or not os.path.getsize(output):
         print("commbench: nothing stored: the run wrote no results file", file=sys.stderr)
         return rc or 2
-    from commbench.commands import store
+    from commbench.commands import store as store_command
 
-    got = store.store_run(output, store, system, tags)
+    got = store_command.store_run(output, store, system, tags)
     return rc or got
 
 

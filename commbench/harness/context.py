@@ -93,10 +93,8 @@ class Context:
         self.cpu_target: tuple[float, float] = (1.0, 0.0)
         self.prebuilt: dict[Any, Any] = {}  # a family's argument lists, built once per row
         self.row_timer: Any = None  # --per-iteration's RowTimer while the timed runs last
-        self.row_timer_done: Any = (
-            None  # and once they are done, until the gather (iteration_times)
-        )
-        self.own: Any = None  # a family's own row state, of its own type (pgas: suites.pgas.Row)
+        self.row_timer_done: Any = None  # and once they are done, until the gather
+        self.own: Any = None  # a family's own row state, of its own type (pgas: SegmentRow)
         method = session.cfg.method
         # The methodology's knobs (commbench.methodology): the root of call i, and whether
         # PingPong/PingPing receive from MPI_ANY_SOURCE. `first` is the index of the

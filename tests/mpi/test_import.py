@@ -445,7 +445,7 @@ def test_bad_input_through_the_command_line(tmp_path):
     assert p.returncode == 2 and f"{junk}:1: neither IMB, OSU nor nccl-tests output" in p.stderr
     assert not (tmp_path / "junk.json").exists() and "Traceback" not in p.stderr
     p = commbench("import", str(junk))
-    assert p.returncode == 2 and "usage: commbench import LOG" in p.stderr and "-o" in p.stderr
+    assert p.returncode == 2 and "(accepted: commbench import LOG" in p.stderr and "-o" in p.stderr
 
 
 def test_several_logs_in_one_file(tmp_path):

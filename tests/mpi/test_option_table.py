@@ -59,12 +59,11 @@ def _number_parsers():
     import argparse
 
     from commbench import runoptions, suites
-    from commbench.commands import fit
-    from commbench.views import compare_gate
+    from commbench.commands import compare, fit
 
     opts = [*runoptions.OPTIONS, *(o for f in suites.families() for o in f.options)]
     found = {o.names[0]: o.parse for o in opts if o.parse is not None}
-    found.update({name: parse for name, (_, parse) in compare_gate.VALUED.items()})
+    found.update({name: parse for name, (_, parse) in compare.VALUED.items()})
     p = argparse.ArgumentParser()
     fit.add_fit_options(p)
     found.update({a.option_strings[0]: a.type for a in p._actions if callable(a.type)})

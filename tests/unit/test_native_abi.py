@@ -193,7 +193,7 @@ def test_a_wrong_mirror_is_refused_by_name():
     with pytest.raises(
         extension.NativeUnavailable,
         match=rf"struct cbosu_args is {c} bytes in C but {py} in its Python mirror "
-        r".*BrokenLoopArgs",
+        r".*BrokenOsuLoopArgs",
     ):
         extension.open_built(path, prefix, version, {**structs, "cbosu_args": broken})
     with pytest.raises(extension.NativeUnavailable, match="has no struct cbosu_nothing"):
