@@ -7,6 +7,13 @@ mpi4py method, the blocks of one message each buffer holds (send, receive: "1",
 "P" one per rank, "K" one per neighbour of a topology), whether it reduces
 (MPI_SUM), has a root, or takes counts and displacements (the v and w forms).
 
+An operation of commbench's own (`ours`: neither IMB nor OMB has a program for it)
+joins every family from its row here: IMB-MPI1, IMB-NBC and IMB-MPI4 build it from the
+benchmark of the operation whose call it is `like` (its kernel, buffers and verifier,
+with this operation's method), OSU's blocking, persistent and nonblocking groups from
+its `title`; each runs it by name, outside the peer's default list. Its C loops are
+collectives.h's row and kernels.c's two rows (docs/architecture.md, "A collective").
+
 - counts(op, count, p): the counts and displacements in elements: `count` per
   block at j x count, except reduce_scatter's split of the `count` elements
   (spec §6.7, as OSU: L = r P + s, the first s ranks one more);
@@ -36,11 +43,24 @@ class Op:
     reduces: bool = False  # MPI_SUM
     rooted: bool = False
     vector: bool = False  # counts and displacements per block (v); "w": per-block types too
+    like: str = ""  # ours: the operation whose call's arguments (and kernels) it takes
+    title: str = ""  # ours: its words in a title ("Scan": "MPI Scan Latency")
+    what: str = ""  # ours: what a rank receives ("the sum over ranks 0 … i, MPI_SUM")
 
     def extent(self, p: int, k: int = 0) -> tuple[int, int]:
         """Blocks of one message in the send and receive buffers at p ranks (k neighbours)."""
         n = {"1": 1, "P": p, "K": k}
         return n[self.blocks[0]], n[self.blocks[1]]
+
+    @property
+    def ours(self) -> bool:
+        """commbench's own: no IMB or OMB program measures it."""
+        return bool(self.like)
+
+    @property
+    def shape(self) -> str:
+        """The operation whose call's arguments this one's take (its own name, or like)."""
+        return self.like or self.name
 
     @property
     def per_rank(self) -> bool:
@@ -73,6 +93,10 @@ OPS: dict[str, Op] = {
         Op("neighbor_alltoallw", "Neighbor_alltoallw", ("K", "K"), vector=True),
     )
 }
+
+
+# commbench's own operations, in the order every family lists them (after the peer's)
+OURS: tuple[Op, ...] = tuple(o for o in OPS.values() if o.ours)
 
 
 def op(name: str) -> Op:
@@ -133,7 +157,7 @@ def arguments(
             [recv, (cnt, [d * tsize for d in dsp]), [dtype] * p],
         ),
     }
-    return table[o.name]()
+    return table[o.shape]()
 
 
 def expected(
@@ -142,12 +166,13 @@ def expected(
     p: int,
     count: int,
     sent: Callable[[int, int, int], Any],
-    summed: Callable[[int, int], Any],
+    summed: Callable[[int, int, range], Any],
     root: int = 0,
 ) -> Any:
     """The elements rank's receive buffer must hold after one call of o, from the start of
     the buffer; None when it receives nothing. sent(src, n, at): elements at … at + n - 1 of
-    rank src's send buffer; summed(lo, hi): elements lo … hi - 1 of the sum over the ranks.
+    rank src's send buffer; summed(lo, hi, ranks): elements lo … hi - 1 of the element-wise
+    sum of the send buffers of those ranks (range(p) for a reduction over all).
     (Neighbourhood forms depend on the topology: commbench.suites.osu.topology.)"""
     import numpy as np
 
@@ -160,12 +185,13 @@ def expected(
         return np.concatenate([sent(q, c, rank * c) for q in range(p)])
     if name in ("scatter", "scatterv"):
         return sent(root, c, rank * c)
+    every = range(p)
     if name == "allreduce" or (name == "reduce" and rank == root):
-        return summed(0, c)
+        return summed(0, c, every)
     if name == "reduce_scatter":
         cnt, dsp = counts(o, c, p)
-        return summed(dsp[rank], dsp[rank] + cnt[rank])
+        return summed(dsp[rank], dsp[rank] + cnt[rank], every)
     if name == "reduce_scatter_block":
         b = c // p
-        return summed(rank * b, (rank + 1) * b)
+        return summed(rank * b, (rank + 1) * b, every)
     return None

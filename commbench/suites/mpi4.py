@@ -140,13 +140,13 @@ def _persist_pair(stem: str, shape, what: str):
         _once(stem),
         setups=(nbc.overlap_setup(Mpi4Settings, _bind(stem, shape)), _bind(stem, shape)),
         teardown=_free,
-        default=stem != "Allgather",
+        default=stem != "Allgather" and stem not in nbc.OWN,
         native="persist",
     )
 
 
 BENCHMARKS = tuple(
-    b for stem, shape, what in nbc.OPERATIONS for b in _persist_pair(stem, shape, what)
+    b for stem, shape, what in nbc.OPERATIONS + nbc.OURS for b in _persist_pair(stem, shape, what)
 )
 
 # IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in

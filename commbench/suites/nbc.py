@@ -147,6 +147,15 @@ OPERATIONS = (
 )
 
 
+# commbench's own operations (collops.OURS), each shaped as the operation it is declared
+# like; run by name (not in IMB-NBC's or IMB-MPI4's default list)
+SHAPE_OF_CALL = {"allreduce": _shape_allreduce}
+OURS = tuple(
+    (o.method, SHAPE_OF_CALL[o.like], "{op} of X/4 floats: " + o.what) for o in collops.OURS
+)
+OWN = frozenset(stem for stem, _, _ in OURS)
+
+
 def _nbc_name(stem: str) -> str:
     return "I" + stem.lower()
 
@@ -363,11 +372,14 @@ def _nbc_pair(stem: str, shape, what: str) -> tuple[Benchmark, Benchmark]:
         what.format(op=f"MPI_{name}", plain=_nbc_name(stem[:-1])),
         _started_and_waited(name),
         setups=(overlap_setup(NbcSettings), None),
+        default=stem not in OWN,
         native=name.lower(),
     )
 
 
-BENCHMARKS = tuple(b for stem, shape, what in OPERATIONS for b in _nbc_pair(stem, shape, what))
+BENCHMARKS = tuple(
+    b for stem, shape, what in OPERATIONS + OURS for b in _nbc_pair(stem, shape, what)
+)
 
 # Default execution order of the reference (spec §11); the _pure flavours only by name.
 _ORDER = [

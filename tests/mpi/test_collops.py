@@ -26,8 +26,8 @@ count, bad = 7, []
 def data(q, n, at):  # rank q's send elements at .. at + n - 1
     return ((np.arange(at, at + n) * 3 + 11 * q) % 101).astype(np.int32)
 
-def summed(lo, hi):
-    return np.sum([data(q, hi - lo, lo) for q in range(p)], axis=0).astype(np.int32)
+def summed(lo, hi, ranks):
+    return np.sum([data(q, hi - lo, lo) for q in ranks], axis=0).astype(np.int32)
 
 for o in collops.OPS.values():
     if o.name.startswith("neighbor") or o.name == "barrier":

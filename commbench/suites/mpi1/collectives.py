@@ -11,6 +11,8 @@ and ROOT_SWEPT; the family itself (order, options) is commbench.suites.mpi1.
 
 from __future__ import annotations
 
+import dataclasses
+
 from mpi4py import MPI
 
 from commbench import buffers
@@ -43,8 +45,9 @@ def received(ctx, name: str, root: int = 0):
     w = ctx.red_width
     total = p * x if name == "reduce_scatter_block" else x
 
-    def summed(lo: int, hi: int):
-        return buffers.reduce_pattern(ctx.members, total, ctx.red_np)[lo * w : hi * w]
+    def summed(lo: int, hi: int, ranks: range):
+        over = [ctx.members[q] for q in ranks]
+        return buffers.reduce_pattern(over, total, ctx.red_np)[lo * w : hi * w]
 
     return collops.expected(o, ctx.rank, p, total // w, sent, summed, root)
 
@@ -64,13 +67,19 @@ def pieces(ctx, name: str, root: int = 0) -> list | None:
 # ---------------------------------------------------------------- reductions
 
 
-def allreduce(ctx, n):
-    op, SUM = ctx.comm.Allreduce, MPI.SUM
-    items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
-    t0 = MPI.Wtime()
-    for s, r in items:
-        op(s, r, SUM)
-    return (MPI.Wtime() - t0) / n
+def reduction(method: str):
+    """The kernel of a reduction whose call is Allreduce's, (send, recv, MPI_SUM):
+    Allreduce, and the operations of collops declared like it."""
+
+    def kernel(ctx, n):
+        op, SUM = getattr(ctx.comm, method), MPI.SUM
+        items = ctx.each(n, _send(ctx, dtype=ctx.red_dtype), _recv(ctx, dtype=ctx.red_dtype))
+        t0 = MPI.Wtime()
+        for s, r in items:
+            op(s, r, SUM)
+        return (MPI.Wtime() - t0) / n
+
+    return kernel
 
 
 def reduce(ctx, n):
@@ -331,7 +340,7 @@ def _last_displacement(x: int, np_: int) -> int:
 COLLECTIVES = (
     coll(
         "Allreduce",
-        allreduce,
+        reduction("Allreduce"),
         _check_every_slot("allreduce"),
         "MPI_Allreduce of X/4 floats, MPI_SUM",
         unit=4,
@@ -422,3 +431,28 @@ COLLECTIVES = (
         native="barrier",
     ),
 )
+
+
+# The kernels written once per call: an operation of commbench's own (collops.OURS) takes
+# the kernel of the operation it is declared like, with its own method.
+KERNEL_OF_CALL = {"allreduce": reduction}
+
+
+def ours(o: collops.Op, like: Benchmark) -> Benchmark:
+    """IMB-MPI1's benchmark of operation o (collops.OURS) from `like`'s: its buffers, unit,
+    root policy and verifier, o's call and data; run by name, not in IMB's default list."""
+    if o.like not in KERNEL_OF_CALL:
+        raise ValueError(f"{o.name} is declared like {o.like}, whose kernel takes no method")
+    return dataclasses.replace(
+        like,
+        name=o.method,
+        kernel=KERNEL_OF_CALL[o.like](o.method),
+        expected=_check_every_slot(o.name),
+        description=f"MPI_{o.method} of X/4 floats: {o.what}",
+        native=o.name,
+        default=False,
+        default_in=(),
+    )
+
+
+OURS = tuple(ours(o, next(b for b in COLLECTIVES if b.native == o.like)) for o in collops.OURS)

@@ -59,6 +59,8 @@ TITLES = {
     "scatter": "Scatter",
     "scatterv": "Scatterv",
 }
+# commbench's own operations (collops.OURS) after OMB's, blocking and persistent
+TITLES.update({o.name: o.title for o in collops.OURS})
 CALLS = tuple(calls.call(name) for name in TITLES)
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
 

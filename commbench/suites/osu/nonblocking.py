@@ -35,6 +35,7 @@ import dataclasses
 import numpy as np
 from mpi4py import MPI
 
+from commbench.suites import collops
 from commbench.suites.osu import collective_calls as calls
 from commbench.suites.osu.settings import mem_limit
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
@@ -288,4 +289,11 @@ BENCHMARKS = (
     ),
     nonblocking("iscatter", "MPI Non-blocking Scatter Latency", "MPI_Iscatter from rank 0"),
     nonblocking("iscatterv", "MPI Non-blocking Scatterv Latency", "MPI_Iscatterv from rank 0"),
+    # commbench's own operations (collops.OURS), after OMB's
+    *(
+        nonblocking(
+            f"i{o.name}", f"MPI Non-blocking {o.title} Latency", f"MPI_I{o.name} ({o.what})"
+        )
+        for o in collops.OURS
+    ),
 )
