@@ -53,6 +53,8 @@
 #define CB_COLL_alltoallw(F) \
     F(MPI_Alltoallw, MPI_Ialltoallw, s, scnt, sbd, sts, r, rcnt, rbd, rts, comm)
 #define CB_COLL_barrier(F)    F(MPI_Barrier, MPI_Ibarrier, comm)
+#define CB_COLL_scan(F)       F(MPI_Scan, MPI_Iscan, s, r, c, dt, op, comm)
+#define CB_COLL_exscan(F)     F(MPI_Exscan, MPI_Iexscan, s, r, c, dt, op, comm)
 /* the neighbourhood collectives: comm is the graph, the counts per destination / source */
 #define CB_COLL_neighbor_allgather(F) \
     F(MPI_Neighbor_allgather, MPI_Ineighbor_allgather, s, c, dt, r, c, dt, comm)
@@ -73,7 +75,7 @@
 #define CB_COUNTED_COLLECTIVES(X) \
     X(allreduce) X(reduce) X(reduce_scatter) X(reduce_scatter_block) X(bcast) \
     X(allgather) X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) \
-    X(alltoall) X(alltoallv)
+    X(alltoall) X(alltoallv) X(scan) X(exscan)
 #define CB_COLLECTIVES(X) CB_COUNTED_COLLECTIVES(X) X(alltoallw) X(barrier)
 #define CB_NEIGHBOR_COLLECTIVES(X) \
     X(neighbor_allgather) X(neighbor_allgatherv) X(neighbor_alltoall) \

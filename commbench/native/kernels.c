@@ -124,6 +124,11 @@ P(alltoallv,         vbytes,         EACH,   CB_BLOCKING(alltoallv)) \
 /* the root sends from sbuf, the others receive into rbuf */ \
 P(bcast,             bytes,          ROOTED, CB_BLOCKING(bcast)) \
 P(barrier,           bytes,          BARE,   CB_BLOCKING(barrier)) \
+/* ---- commbench's own collectives (commbench.suites.collops: OURS), blocking and IMB-NBC's */ \
+P(scan,              floats,         EACH,   CB_BLOCKING(scan)) \
+P(exscan,            floats,         EACH,   CB_BLOCKING(exscan)) \
+P(iscan,             floats,         START,  CB_NONBLOCKING(scan)) \
+P(iexscan,           floats,         START,  CB_NONBLOCKING(exscan)) \
 /* ---- IMB 2021's additions to IMB-MPI1 (suites/mpi1/imb2021.py) */ \
 P(reduce_local,      floats,         EACH,   MPI_Reduce_local(s, r, c, dt, MPI_SUM)) \
 P(reduce_scatter_block, floats,     EACH,   CB_BLOCKING(reduce_scatter_block)) \

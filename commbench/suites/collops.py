@@ -91,6 +91,23 @@ OPS: dict[str, Op] = {
         Op("neighbor_alltoall", "Neighbor_alltoall", ("K", "K")),
         Op("neighbor_alltoallv", "Neighbor_alltoallv", ("K", "K"), vector=True),
         Op("neighbor_alltoallw", "Neighbor_alltoallw", ("K", "K"), vector=True),
+        # commbench's own: the prefix reductions (MPI-1's MPI_Scan, MPI-2's MPI_Exscan)
+        Op(
+            "scan",
+            "Scan",
+            reduces=True,
+            like="allreduce",
+            title="Scan",
+            what="rank i receives the sum over ranks 0 … i, MPI_SUM",
+        ),
+        Op(
+            "exscan",
+            "Exscan",
+            reduces=True,
+            like="allreduce",
+            title="Exscan",
+            what="rank i > 0 receives the sum over ranks 0 … i-1, MPI_SUM (rank 0: undefined)",
+        ),
     )
 }
 
@@ -194,4 +211,8 @@ def expected(
     if name == "reduce_scatter_block":
         b = c // p
         return summed(rank * b, (rank + 1) * b, every)
+    if name == "scan":
+        return summed(0, c, range(rank + 1))
+    if name == "exscan":  # MPI leaves rank 0's receive buffer undefined
+        return summed(0, c, range(rank)) if rank else None
     return None

@@ -67,7 +67,8 @@ def _all_but_0(np_):
 # put targets and accumulate targets (their window starts as zeros), get
 # origins (they read, their buffers are not read), COMMS1's echoing rank (it
 # returns what it received) and an IO read's processes other than the file's
-# creator of a shared file (the file is the data). A corrupted buffer anywhere else must fail.
+# creator of a shared file (the file is the data), Exscan's last rank. A corrupted buffer
+# anywhere else must fail.
 SILENT = {
     ("ext", "Unidir_Get"): _ranks(1),  # reference: rank 1 gets from rank 0
     ("ext", "Unidir_Put"): _ranks(1),
@@ -88,6 +89,17 @@ SILENT = {
     **{("rma", b): _ranks(0) for b in ("Unidir_get", "Get_local", "One_get_all", "Get_all_local")},
     ("rma", "One_put_all"): _all_but_0,
     ("rma", "Put_all_local"): _all_but_0,
+    # MPI_Exscan: the last rank's data reaches no rank (rank i gets ranks 0 … i-1's sum)
+    **{
+        (f, b): lambda np_: {np_ - 1}
+        for f, b in (
+            ("mpi1", "Exscan"),
+            ("nbc", "Iexscan"),
+            ("nbc", "Iexscan_pure"),
+            ("mpi4", "Exscan_persist"),
+            ("mpi4", "Exscan_persist_pure"),
+        )
+    },
     ("pgas", "Put_bw"): _upper,  # the pairs' upper halves are the targets
     ("pgas", "Strided_put_bw"): _upper,
     ("pgas", "Get_bw"): _lower,
