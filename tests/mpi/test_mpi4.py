@@ -32,10 +32,10 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
     fam = mpi4.FAMILY
     assert fam.title == "IMB-MPI4" and fam.part == "MPI-4 part" and fam.methodology
     assert fam.default_list() == fam.default_list("imb2021") == DEFAULT  # IMB-MPI4's DEFAULT flags
-    assert len(ALL) == 26
-    for stem, _, _ in nbc.OPERATIONS:
+    assert len(ALL) == 26 + 2 * len(nbc.OURS)  # IMB-MPI4's, then Scan_persist …
+    for stem, _, _ in nbc.OPERATIONS + nbc.OURS:
         over, pure = fam.get(f"{stem}_persist"), fam.get(f"{stem}_persist_pure")
-        assert not pure.default and over.default == (stem != "Allgather")
+        assert not pure.default and over.default == (stem != "Allgather" and stem not in nbc.OWN)
         ref = mpi1.FAMILY.get(stem)
         for b in (over, pure):
             assert b.family == "mpi4" and b.unit == ref.unit and b.root_based == ref.root_based

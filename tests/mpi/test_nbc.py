@@ -6,7 +6,7 @@ import csv
 import pytest
 
 from commbench import config, policy, records
-from commbench.suites import mpi1, nbc
+from commbench.suites import collops, mpi1, nbc
 from commbench.suites.base import Kind
 from commbench.suites.mpi1 import collectives
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
@@ -57,6 +57,7 @@ def test_family_mirrors_mpi1():
         "Ireduce_scatter_pure",
         "Iallreduce",
         "Iallreduce_pure",
+        *(f"I{o.name}{s}" for o in collops.OURS for s in ("", "_pure")),  # Iscan, Iexscan
     }
     assert {b.name for b in fam.benchmarks if b.root_based} == {
         n + s
@@ -113,7 +114,9 @@ def test_every_benchmark_every_row(tmp_path, np_):
             for r in rows:
                 assert len(r) == width, (name, r)  # check mode: defects column except sync-type
                 assert all(float(v) >= 0 for v in r)
-    assert out.count(HEAD_OVERLAP + "      defects\n") == 12 * len(nps)
+    overlap = sum(nbc.FAMILY.get(n).kind == Kind.OVERLAP for n in ALL)  # 12 of IMB's, Iscan …
+    assert overlap == 12 + len(collops.OURS)
+    assert out.count(HEAD_OVERLAP + "      defects\n") == overlap * len(nps)
     assert out.count(HEAD_IBARRIER + "\n") == len(nps)
     unchecked = out.count(
         ": not checked (no verifier looked at its data)"
