@@ -182,7 +182,7 @@ def _answer_key() -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     files = sorted(glob.glob(os.path.join(spec.submodule_search_locations[0], "MPI*.so")))
-    for prefix in {sys.prefix, sys.base_prefix}:
+    for prefix in sorted({sys.prefix, sys.base_prefix}):  # a set's order varies by process
         files += sorted(glob.glob(os.path.join(prefix, "lib", "lib*mpi*.so*")))
     h = hashlib.sha256(os.path.realpath(sys.executable).encode())
     for part in [*map(_stamp, files), *(f"{k}={os.environ.get(k)}" for k in STEERING)]:
