@@ -200,16 +200,18 @@ def test_slow_host_is_named_with_its_links(tmp_path):
 
 @needs_hosts
 def test_uniform_links_name_nobody(tmp_path, measured):
-    """Uniform links: on a quiet machine at most a third of 9 runs name anything. A run here
-    names something at 1.5-2.1x now and then (2 cores shared by 4 ranks and the veths;
-    docs/diagnose.md measured 1 to 5 in 10 as the rule was tuned): 3 in 9 is under 1 in 10
-    at 1 run in 5 and under 1 in 100 at 1 in 10, and still fails a rule that names
-    something in most runs. With the cores kept busy by other work, a starved rank's links
-    really are slower while they are measured: a full run beside two busy loops named
-    something in 4 of 9 (issue 45); there the bound is 6 of 9 (under 1 in 30 at 4 in 9),
-    which still fails a rule that names something in nearly every run. Busy means a
-    spinning probe got less than 85 % of a core before or after the runs (the load average
-    cannot tell: the test's own 4 ranks raise it). The count is printed either way."""
+    """Uniform links: on a quiet machine at most 4 of 9 runs name anything. A run here names
+    something at 1.5-3.6x now and then (2 cores shared by 4 ranks and the veths):
+    benchmarks/uniform_links_rate.py measured 23 of 200 quiet runs (11.5 %, 95 % interval
+    7.4-16.8 %; docs/diagnose.md). At the interval's upper end 4 of 9 passes 99.1 % of CI
+    runs (3 of 9, the bound until then, 95.1 %). What 9 runs can tell: a rule naming
+    something in 30 % of runs passes 90 % of the time, one naming in 80 % of runs 2 % (no
+    bound of 40 runs or fewer tells 30 % from 17 % at 1 % false failures: that is the
+    script's job, not CI's). With the cores kept busy by other work, a starved rank's
+    links really are slower while they are measured: a full run beside two busy loops
+    named something in 4 of 9 (issue 45); there the bound is 6 of 9. Busy means a spinning
+    probe got less than 85 % of a core before or after the runs (the load average cannot
+    tell: the test's own 4 ranks raise it). The count is printed either way."""
     share = cpu_share()
     named_runs = []
     with netns.Cluster(4) as c:
@@ -221,7 +223,7 @@ def test_uniform_links_name_nobody(tmp_path, measured):
     share = min(share, cpu_share())
     loaded = share < QUIET
     measured(f"uniform links: something named in {len(named_runs)} of 9 runs; {said(share)}")
-    assert len(named_runs) <= (6 if loaded else 3), named_runs  # docs/diagnose.md
+    assert len(named_runs) <= (6 if loaded else 4), named_runs  # docs/diagnose.md
 
 
 @needs_hosts
