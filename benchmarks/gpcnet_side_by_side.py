@@ -47,8 +47,8 @@ sys.path.insert(0, str(REPO))
 import mpis  # noqa: E402
 from cfloor import conditions, median, rotate  # noqa: E402
 
-from commbench.launch import find_mpiexec  # noqa: E402
 from commbench.mpilib import THROTTLE  # noqa: E402
+from commbench.self_launcher import find_mpiexec  # noqa: E402
 from tests import netns  # noqa: E402
 from tests.support.gpcnet_table import parse  # noqa: E402
 

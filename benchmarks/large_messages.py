@@ -29,8 +29,8 @@ def main() -> int:
     ap.add_argument("--ref", type=int, default=2**30)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from commbench.launch import find_mpiexec
     from commbench.resources import mem_available
+    from commbench.self_launcher import find_mpiexec
 
     need = 4 * args.big
     free = mem_available() or 0

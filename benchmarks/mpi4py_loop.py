@@ -43,13 +43,13 @@ def job(rounds: int, reps: int, size: int) -> None:
     sys.path.insert(0, str(REPO))
     from mpi4py import MPI
 
-    from commbench import config
+    from commbench import run_config
     from commbench.harness import Harness
     from commbench.session import Session
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
-    cfg = config.parse_run_args(["PingPong", "--engine", "mpi4py"], world_size=comm.Get_size())
+    cfg = run_config.parse_run_args(["PingPong", "--engine", "mpi4py"], world_size=comm.Get_size())
     h = Harness(Session(cfg, comm))
     bench = h.family.get("PingPong")
     ctx = h.prepare(bench, h.layout(2), "", size, reps)
@@ -191,7 +191,7 @@ def main() -> None:
         (cpu if a.cpu else job)(a.rounds, a.reps, a.size)
         return
     sys.path.insert(0, str(REPO))
-    from commbench.launch import find_mpiexec
+    from commbench.self_launcher import find_mpiexec
 
     mpiexec = find_mpiexec()
     if mpiexec is None:

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from commbench.launch import find_mpiexec
+from commbench.self_launcher import find_mpiexec
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = {"ext": ["Unidir_Put", "Bidir_Get"], "rma": ["Unidir_put", "One_put_all"]}

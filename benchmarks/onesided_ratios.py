@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from commbench.launch import find_mpiexec
+from commbench.self_launcher import find_mpiexec
 
 
 def run(np_: int, args: list[str], env: dict | None = None) -> list[dict]:

@@ -41,19 +41,19 @@ BENCHES = ("PingPong", "Allreduce")
 def worker(a: argparse.Namespace) -> None:
     from mpi4py import MPI
 
-    from commbench import config, measuring
+    from commbench import row_measurement, run_config
     from commbench.harness import Harness, clocksync, iteration_times
     from commbench.session import Session
 
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()
     hows = {
-        "per-it": measuring.Measuring(per_iteration=True),
-        "window": measuring.Measuring(sync_start="window"),
+        "per-it": row_measurement.Measuring(per_iteration=True),
+        "window": row_measurement.Measuring(sync_start="window"),
     }
     out: dict = {}
     for engine in a.engines.split(","):
-        cfg = config.parse_run_args(
+        cfg = run_config.parse_run_args(
             [*BENCHES, "--engine", engine, "-iter", str(a.reps), "-iter_policy", "off"],
             world_size=comm.Get_size(),
         )

@@ -2,7 +2,7 @@
 
 Run with two processes:  mpiexec -n 2 python benchmarks/pgas_choices.py
 (the mpiexec of the mpich wheel:
-python -c "from commbench.launch import find_mpiexec; print(find_mpiexec())")
+python -c "from commbench.self_launcher import find_mpiexec; print(find_mpiexec())")
 
 Prints, in one run so the load is the same for all:
   * put+flush and get+flush_local time and 4 MiB put bandwidth on a window from

@@ -38,13 +38,13 @@ import time
 
 def _rows(plan, cfg):
     """(benchmark, NP, mode, size) of every row of the plan, in the harness's order."""
-    from commbench import methodology
+    from commbench import imb_methodology
 
     for b in plan.benchmarks():
         for np_ in plan.np_sequence(b):
             if not b.procs.allows(np_):
                 continue
-            for mode in methodology.modes(cfg.method, b.modes):
+            for mode in imb_methodology.modes(cfg.method, b.modes):
                 for x in plan.order(b, np_, mode):
                     yield b, np_, mode, x
 
@@ -78,28 +78,28 @@ def one(p: int, detail: str, msglog: str, per_host: int, out: str, suite: str) -
     import numpy as np
     from mpi4py import MPI
 
-    from commbench import config, job, metadata
+    from commbench import mpi_job, run_config, run_metadata
     from commbench.harness import Plan
     from commbench.session import Session
 
     argv = ["--suite", suite, "-msglog", msglog, "--rank-detail", detail, "-o", out]
-    cfg = config.parse_run_args(argv, world_size=p)
+    cfg = run_config.parse_run_args(argv, world_size=p)
     hosts = [f"node{r // per_host:05d}" for r in range(p)]
-    meta = metadata.collect(MPI.COMM_SELF, cfg)
+    meta = run_metadata.collect(MPI.COMM_SELF, cfg)
     per = {h: per_host for h in dict.fromkeys(hosts)}
     meta.update(world_size=p, rank_hosts=hosts, hosts=sorted(per), ranks_per_host=per)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-        session = Session(cfg, MPI.COMM_SELF, job.build_sinks(cfg))
+        session = Session(cfg, MPI.COMM_SELF, mpi_job.build_sinks(cfg))
         session.rank_hosts = hosts
         for s in session.sinks:
-            s.start(job.run_header(cfg, meta))
+            s.start(mpi_job.run_header(cfg, meta))
         plan, rng, rows = Plan(cfg, p), np.random.default_rng(1), 0
         for b, np_, mode, x in _rows(plan, cfg):
             session.emit(_record(b, np_, mode, x, p, plan, cfg.family, rng))
             rows += 1
-        job.Finisher(session, time.time(), cfg.output).completed(0)
+        mpi_job.Finisher(session, time.time(), cfg.output).completed(0)
     secs = time.perf_counter() - t0
     return {
         "P": p,

@@ -260,7 +260,7 @@ def guardian(d: str, tool: bool, registry: str = "", what: str = "IO cleanup gua
 # there, 2-4 MiB each. The run's own segments are exactly the /dev/shm files
 # mapped into its processes, so every exit path that can removes those:
 # signals and the watchdog (watchdog exit hooks), a failure before MPI_Abort
-# (commbench.job), and, for a rank killed with SIGKILL, a shell on each node
+# (commbench.mpi_job), and, for a rank killed with SIGKILL, a shell on each node
 # that removes the segments mapped at start-up once its stdin closes.
 
 SHM_DIR = "/dev/shm/"

@@ -1,6 +1,6 @@
 """The files a run writes: where the results go by default, and what -o / --csv may overwrite.
 
-Checked before anything is measured (rank 0, commbench.job.parse_on_root): a
+Checked before anything is measured (rank 0, commbench.mpi_job.parse_on_root): a
 path that cannot be written, a file that is not commbench's, -o and --csv
 naming one file. Default names are reserved exclusively, so runs started in
 the same second never share one.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 
 
 def normal_output(path: str | None) -> str | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 
-from commbench import methodology, suites
-from commbench.options import ConfigError, read_name_file
+from commbench import imb_methodology, suites
+from commbench.option_types import ConfigError, read_name_file
 
 
 def select(
@@ -37,7 +37,7 @@ def select(
     include_c, mp2 = _canonical_names(fam, values.get("include", []), "-include: ")
     exclude_c, _ = _canonical_names(fam, values.get("exclude", []), "-exclude: ")
     run_list = include_c + (
-        explicit_c or fam.default_list(values.get("methodology", methodology.DEFAULT))
+        explicit_c or fam.default_list(values.get("methodology", imb_methodology.DEFAULT))
     )
     excluded = {e.lower() for e in exclude_c}
     run_list = [b for b in run_list if b.lower() not in excluded]

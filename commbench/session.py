@@ -24,7 +24,7 @@ from commbench.records import Measurement, Sink
 
 class Session:
     def __init__(self, cfg: Any, comm: Any, sinks: Sequence[Sink] = (), watchdog: Any = None):
-        self.cfg = cfg  # commbench.config.RunConfig
+        self.cfg = cfg  # commbench.run_config.RunConfig
         self.comm = comm  # the world communicator of the run
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()

@@ -156,7 +156,7 @@ class Watchdog:
         self.partials: dict[int, Any] | None = None
         # Set when this thread begins to end the process (a signal, --timeout, a lost rank,
         # rank 0's word): an error the main thread meets from then on (a peer already gone)
-        # is a consequence, which the watchdog's own message explains (commbench.job).
+        # is a consequence, which the watchdog's own message explains (commbench.mpi_job).
         self.ending: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="commbench-watchdog", daemon=True)

@@ -9,7 +9,7 @@ stuck measurement left.
 - SIGNAL_WHY: why the job ended, by the signal that ended it.
 
 Text only (no MPI, no sockets), below the watchdog in the layers, as its channel
-(commbench.peers) is; the watchdog thread and commbench.job call these.
+(commbench.peers) is; the watchdog thread and commbench.mpi_job call these.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import sys
 
 from commbench.commands.parsing import Parser
 from commbench.importers import FORMATS, budget, document, read, sniff
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.outputs import check_writable, normal_output
 
 USAGE = "commbench import LOG [LOG ...] -o OUT.json [--format auto|imb|osu|nccl] [--np N] [--force]"

@@ -9,10 +9,10 @@ from commbench.commands.run import mpi4py_rc
 def option_table() -> list[str]:
     """Which general option applies to which family (docs/options.md; commbench list --options),
     generated from the declarations the refusals come from (commbench.suites.option_use)."""
-    from commbench import runoptions, suites
+    from commbench import run_options, suites
     from commbench.suites import option_use
 
-    return option_use.table(runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families())
+    return option_use.table(run_options.OPTIONS, run_options.RUN_LEVEL, suites.families())
 
 
 def main(argv: list[str]) -> int:

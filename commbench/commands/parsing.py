@@ -1,7 +1,7 @@
 """The one parser of commbench's commands: argparse, from the standard library (no dependency
 to install, and the help, usage and errors every Python user knows). `commbench run` reads IMB's
 and OMB's own options (-msglog 3:20, -npmin, -load FILE) from one table instead
-(commbench.config, commbench.runoptions): argparse does not speak that grammar."""
+(commbench.run_config, commbench.run_options): argparse does not speak that grammar."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`commbench run` (and `commbench overhead`, the same with --suite overhead): outside an MPI
 job it parses, starts mpiexec and stores the finished results file when --store asks; inside
-one it is a rank of the job (commbench.job)."""
+one it is a rank of the job (commbench.mpi_job)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from commbench.commands.errors import err as _err
 
 
 def _wants_launch(argv: list[str]) -> bool:
-    from commbench.launch import in_mpi_job
+    from commbench.self_launcher import in_mpi_job
 
     asks = any(a in ("-n", "--np") or a.startswith("--np=") for a in argv)
     return asks and not in_mpi_job()
@@ -27,7 +27,7 @@ def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
 
 
 def _helping(argv: list[str]) -> bool:
-    from commbench.launch import in_mpi_job
+    from commbench.self_launcher import in_mpi_job
 
     return any(a in ("-h", "-help", "--help") for a in argv) and not in_mpi_job()
 
@@ -38,14 +38,14 @@ def cmd_run(argv: list[str]) -> int:
         from commbench import deferred
 
         deferred.defer("numpy", "mpi4py.MPI")  # the launcher never measures (commbench.deferred)
-        from commbench import config, launch, runoptions
+        from commbench import run_config, run_options, self_launcher
 
         try:
-            cfg = config.parse_run_args(argv)
-        except config.HelpRequested:
-            print(runoptions.usage(argv))
+            cfg = run_config.parse_run_args(argv)
+        except run_config.HelpRequested:
+            print(run_options.usage(argv))
             return 0
-        except config.ConfigError as e:
+        except run_config.ConfigError as e:
             return _err(str(e))
         if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
             return _err(
@@ -55,8 +55,8 @@ def cmd_run(argv: list[str]) -> int:
         refused = _store_refusal(cfg)
         if refused:
             return _err(refused)
-        output = cfg.output or config.default_output(cfg.family)
-        rc = launch.launch(
+        output = cfg.output or run_config.default_output(cfg.family)
+        rc = self_launcher.launch(
             cfg.mpiexec,
             cfg.np,
             "run",
@@ -66,27 +66,27 @@ def cmd_run(argv: list[str]) -> int:
             family=cfg.family,
         )
         return _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
-    from commbench import config, jobenv
-    from commbench.launch import mark_started, started_here
+    from commbench import process_origin, run_config
+    from commbench.self_launcher import mark_started, started_here
 
     mark_started()
-    jobenv.throttle_if_oversubscribed()  # before MPI_Init reads the environment
+    process_origin.throttle_if_oversubscribed()  # before MPI_Init reads the environment
     if os.environ.get("COMMBENCH_FAULT_INIT_HANG") == os.environ.get("PMI_RANK", "-"):
         # tests: this rank never reaches MPI_Init, so the others wait inside it
         time.sleep(3600)
-    mpi4py_rc(initialize=True, thread_level=config.scan_thread_level(argv))
+    mpi4py_rc(initialize=True, thread_level=run_config.scan_thread_level(argv))
     from commbench import watchdog
 
     # Before MPI starts its own threads: the watchdog thread receives the
     # ending signals even while the main thread is blocked inside MPI.
     watchdog.block_signals()
-    from commbench import job
+    from commbench import mpi_job
 
     if started_here():  # the launcher has refused a --store it cannot keep, and stores the file
-        return job.run(argv).status
+        return mpi_job.run(argv).status
     # a job started by another launcher (mpiexec, srun): --store refused before measuring, and
     # rank 0 stores the results file it finished
-    outcome = job.run(argv, store_check=_store_refusal)
+    outcome = mpi_job.run(argv, store_check=_store_refusal)
     cfg = outcome.cfg
     if cfg is not None and cfg.store and outcome.wrote_results:
         return _stored(outcome.status, cfg.output, cfg.store, cfg.system, cfg.tags)

@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from commbench import options
+from commbench import option_types
 from commbench.commands.parsing import Parser
 from commbench.store import db, location, runs, selector
 from commbench.store.db import Store, StoreError
@@ -79,7 +79,7 @@ def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
     if not pos:
         raise ValueError("store add needs results files (accepted: commbench store add FILE ...)")
     read = [(p, *results_file.read(p)) for p in pos]
-    tags = [options.store_tag(t) for t in (opts.get("tag") or "").split(",") if t]
+    tags = [option_types.store_tag(t) for t in (opts.get("tag") or "").split(",") if t]
     with Store.open(opts.get("store"), write=True) as store:
         for path, doc, recs in read:
             got = runs.add(store, doc, recs, path, opts.get("system"), tags)

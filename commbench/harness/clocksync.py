@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from commbench.measuring import CLOCK_OFFSET_ENV, parse_clock_faults
+from commbench.row_measurement import CLOCK_OFFSET_ENV, parse_clock_faults
 
 EXCHANGES = 24  # ping-pongs per pair; the shortest round trip is kept (SKaMPI)
 TAG = 1001  # beside the dissemination barrier's 1000; every message is received within the sync

@@ -96,7 +96,7 @@ class Context:
         self.row_timer_done: Any = None  # and once they are done, until the gather
         self.own: Any = None  # a family's own row state, of its own type (pgas: SegmentRow)
         method = session.cfg.method
-        # The methodology's knobs (commbench.methodology): the root of call i, and whether
+        # The methodology's knobs (commbench.imb_methodology): the root of call i, and whether
         # PingPong/PingPing receive from MPI_ANY_SOURCE. `first` is the index of the
         # kernel's first call: the harness times a -sync run one call at a time.
         self.root_shift = method.root_shift

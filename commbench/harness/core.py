@@ -17,7 +17,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from commbench import buffers, methodology, mpilib, native, policy, records
+from commbench import buffers, imb_methodology, mpilib, native, policy, records
 from commbench.harness import iteration_times
 from commbench.harness.context import Context, Layout
 from commbench.harness.live import first
@@ -112,7 +112,7 @@ class Harness:
         try:
             if bench.np_setup is not None and member:
                 bench.np_setup(self.session, bench, layout)
-            for mode in methodology.modes(self.cfg.method, bench.modes):  # -aggregate_mode
+            for mode in imb_methodology.modes(self.cfg.method, bench.modes):  # -aggregate_mode
                 self.run_mode(bench, layout, mode)
             if bench.np_teardown is not None and member:
                 bench.np_teardown(self.session, bench, layout)

@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from commbench import measuring, records
+from commbench import records, row_measurement
 from commbench.policy import MIN_VALID_REPETITIONS, MIN_VALID_SHARE
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))
@@ -90,7 +90,7 @@ def attach(
     extra = dict(rec.extra)
     if not timed:
         if per_iteration and rec.ok:
-            why = measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode)
+            why = row_measurement.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode)
             extra["per_iteration"] = {"skipped": why or "no rank timed its repetitions"}
         return dataclasses.replace(rec, extra=extra)
     n = min(len(have[r]["t"]) for r in timed)
@@ -208,7 +208,9 @@ def sync_record(rec: records.Measurement, have: dict[int, dict], late: np.ndarra
         "invalid": int(late.sum()),
         "repetitions": int(len(late)),
     }
-    injected = measuring.parse_clock_faults(os.environ.get(measuring.CLOCK_OFFSET_ENV, ""))
+    injected = row_measurement.parse_clock_faults(
+        os.environ.get(row_measurement.CLOCK_OFFSET_ENV, "")
+    )
     if injected:  # a test's fault: recorded, so no one takes these offsets for a real clock's
         out["injected"] = {str(r): list(v) for r, v in sorted(injected.items())}
     return out

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from commbench import measuring, native
+from commbench import native, row_measurement
 from commbench.harness import clocksync
 from commbench.harness.context import Context
 
@@ -56,7 +56,7 @@ _floors: dict[tuple[str, float], dict[str, float]] = {}
 
 
 def _tick() -> float:
-    return measuring.parse_tick(os.environ.get(measuring.TIMER_TICK_ENV, ""))
+    return row_measurement.parse_tick(os.environ.get(row_measurement.TIMER_TICK_ENV, ""))
 
 
 def _coarse(s: float, d: float, tick: float) -> float:
@@ -137,7 +137,9 @@ class RowTimer:
         self.tick = _tick()
         self.floor = timer_floor(engine)
         self.clock = clocksync.Clock(ctx.world_rank) if window else None
-        faults = measuring.parse_deschedule(os.environ.get(measuring.DESCHEDULE_ENV, ""))
+        faults = row_measurement.parse_deschedule(
+            os.environ.get(row_measurement.DESCHEDULE_ENV, "")
+        )
         self.descheduled = faults.get(ctx.world_rank, 0.0)
         self.runs: list[np.ndarray] = []
         self.late: list[np.ndarray] = []
@@ -236,16 +238,17 @@ class RowTimer:
         }
 
 
-def arm(ctx: Context, how: measuring.Measuring, engine: str) -> None:
+def arm(ctx: Context, how: row_measurement.Measuring, engine: str) -> None:
     """Per-repetition timing for this row's timed runs (engine), where it applies."""
     ctx.row_timer = None
     b = ctx.bench
     kind = b.kind.value if hasattr(b.kind, "value") else str(b.kind)
-    window = how.sync_start == "window" and measuring.window_applies(
+    window = how.sync_start == "window" and row_measurement.window_applies(
         b.family, b.name, kind, ctx.mode
     )
     each = (
-        how.per_iteration and measuring.per_iteration_skip(b.family, b.name, kind, ctx.mode) is None
+        how.per_iteration
+        and row_measurement.per_iteration_skip(b.family, b.name, kind, ctx.mode) is None
     )
     if window or each:
         ctx.row_timer = RowTimer(ctx, engine, window)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from commbench import buffers, measuring, methodology, policy, suites
+from commbench import buffers, imb_methodology, policy, row_measurement, suites
 from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark, Kind
 
@@ -165,7 +165,7 @@ class Plan:
             for b in self.benchmarks()
             for np_ in self.np_sequence(b)
             if b.procs.allows(np_)
-            for mode in methodology.modes(self.cfg.method, b.modes)
+            for mode in imb_methodology.modes(self.cfg.method, b.modes)
         ]
 
     def engines(self) -> int:
@@ -179,7 +179,7 @@ class Plan:
         if m is None or m.precision is None:
             return cfg.secs, cfg.samples
         secs, k = m.precision_budget or (cfg.secs, None)
-        return secs, k if k is not None else max(measuring.PRECISION_SAMPLES, cfg.samples)
+        return secs, k if k is not None else max(row_measurement.PRECISION_SAMPLES, cfg.samples)
 
     def sweep_bound(self, sizes: int, spent: float = 0.0) -> float:
         """Seconds a sweep of that many sizes may still take, spent seconds into it: each
@@ -258,7 +258,7 @@ class Plan:
             for np_ in self.np_sequence(bench):
                 if not bench.procs.allows(np_):
                     continue
-                for mode in methodology.modes(self.cfg.method, bench.modes):
+                for mode in imb_methodology.modes(self.cfg.method, bench.modes):
                     for x in self.sizes(bench):
                         bp = self.buffers(bench, x, np_, self.base_repetitions(bench, mode, x))
                         need = bp.total

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from commbench import measuring, records
+from commbench import records, row_measurement
 from commbench.harness.live import first
 
 REACHED, TIME_BUDGET, SAMPLE_BUDGET, SIGNAL = "reached", "time budget", "sample budget", "signal"
@@ -54,7 +54,7 @@ class Outcome:
 
 def least(samples: int) -> int:
     """The fewest samples a row takes: a 95% CI needs 6; --samples K raises it to K."""
-    return max(measuring.MIN_SAMPLES, samples)
+    return max(row_measurement.MIN_SAMPLES, samples)
 
 
 def repeat(
@@ -86,7 +86,7 @@ def sample_until(
     calls it and returns the same Outcome."""
     secs, cap = budget
     records.median_ci(
-        [0.0] * measuring.MIN_SAMPLES
+        [0.0] * row_measurement.MIN_SAMPLES
     )  # loads scipy (0.5 s, once) before the clock starts
     started = time.monotonic()
     ordered: list[float] = []  # the group's t_max per sample, sorted

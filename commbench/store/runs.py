@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
-from commbench import options
+from commbench import option_types
 from commbench.redact import redact_all
 from commbench.store import index, selector, tables
 from commbench.store.db import Store, StoreError
@@ -39,7 +39,7 @@ def add(store: Store, doc: dict, recs: list, origin: str, system: str | None, ta
     kept = doc.get("stored") if isinstance(doc.get("stored"), dict) else {}
     doc = as_stored(doc)
     carried = [t for t in kept.get("tags") or [] if isinstance(t, str) and t]
-    tags = sorted(set(tags) | {options.store_tag(t) for t in carried})
+    tags = sorted(set(tags) | {option_types.store_tag(t) for t in carried})
     carried_system = kept.get("system") if isinstance(kept.get("system"), str) else None
     entry = index.entry(doc, recs, origin, system or carried_system)
     entry["added"] = selector.iso(datetime.now(UTC))

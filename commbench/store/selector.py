@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from commbench.options import store_tag
+from commbench.option_types import store_tag
 
 KEYS = ("last", "since", "until", "tag", "system", "family", "mpi", "benchmark", "id")
 ACCEPTED = (

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from commbench.options import ALLOC_KINDS, Option
+from commbench.option_types import ALLOC_KINDS, Option
 from commbench.policy import STANDARD, Profile
 from commbench.records import Kind
 
@@ -193,7 +193,7 @@ class Family:
     secs: str = ""
     # The text view that prints the run: a key of commbench.views.TEXT_VIEWS.
     view: str = "imb"
-    # The buffer allocation kind (commbench.options.ALLOC_KINDS) the family's runs use
+    # The buffer allocation kind (commbench.option_types.ALLOC_KINDS) the family's runs use
     # unless --alloc is given; the run records whichever was used. "mpi": MPI_Alloc_mem,
     # which the spec (§6.1) says one-sided families SHOULD use.
     alloc: str = "numpy"
@@ -207,7 +207,7 @@ class Family:
     # Fit every fittable table by default (--no-fit turns it off): COMMS prints
     # r_inf and n_1/2 after each table (seed 000).
     fits: bool = False
-    # Its collectives follow -sync and -root_shift (commbench.methodology): IMB 2021's
+    # Its collectives follow -sync and -root_shift (commbench.imb_methodology): IMB 2021's
     # MPI1, NBC and MPI4 parts.
     methodology: bool = False
     # IMB 2021.11's order of the default list, where it differs from the seed's (IMB-RMA).

@@ -29,7 +29,7 @@ from typing import ClassVar
 from mpi4py import MPI
 
 from commbench import deferred, mpilib
-from commbench.options import ConfigError, Option
+from commbench.option_types import ConfigError, Option
 from commbench.suites import nbc
 from commbench.suites.base import Family, FamilySettings
 

@@ -38,7 +38,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import records
-from commbench.options import ConfigError, Option, bytes_option, choice, integer
+from commbench.option_types import ConfigError, Option, bytes_option, choice, integer
 from commbench.session import Session
 from commbench.suites.base import Experiment, Family, FamilySettings
 from commbench.suites.procedure import Procedure, Row, Unit

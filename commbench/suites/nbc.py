@@ -29,7 +29,7 @@ from typing import ClassVar
 from mpi4py import MPI
 
 from commbench import cpu, policy
-from commbench.options import ConfigError, Option
+from commbench.option_types import ConfigError, Option
 from commbench.suites import collops, mpi1
 from commbench.suites.base import Benchmark, Family, FamilySettings, Kind
 from commbench.suites.mpi1 import collectives

@@ -8,10 +8,10 @@ For every option given, in this order:
 3. the benchmarks selected: an option some benchmarks use and others do not is refused when
    none of the run's use it. RULES below says why a benchmark does not use a general
    option, from its descriptor (kind, modes, sizes, process counts, verifier, C loop, fit,
-   root, warm-up, type) and from commbench.measuring, the functions the harness itself
+   root, warm-up, type) and from commbench.row_measurement, the functions the harness itself
    reads; a family option declares it with Option(uses=...).
 
-commbench.config calls `refusal` while parsing (in the launcher: no MPI); the refusals and
+commbench.run_config calls `refusal` while parsing (in the launcher: no MPI); the refusals and
 their "accepted:" forms are generated here from the same declarations, and
 tests/mpi/test_option_matrix.py runs the matrix of options x families x benchmarks over them.
 """
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from commbench import measuring, methodology, suites
-from commbench.options import Option
+from commbench import imb_methodology, row_measurement, suites
+from commbench.option_types import Option
 from commbench.records import Kind
 from commbench.suites.base import Benchmark, Family
 
@@ -43,24 +43,25 @@ def _kernel(b) -> bool:
 
 
 def _modes(b: Benchmark, values: dict) -> tuple[str, ...]:
-    return methodology.modes(methodology.resolve(values), b.modes)
+    return imb_methodology.modes(imb_methodology.resolve(values), b.modes)
 
 
 def _per_iteration(fam: Family, b, values: dict) -> str | None:
     if not _kernel(b):
         return None
     whys = [
-        measuring.per_iteration_skip(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)
+        row_measurement.per_iteration_skip(fam.name, b.name, b.kind.value, m)
+        for m in _modes(b, values)
     ]
     return None if None in whys else whys[0]
 
 
 def _sync_start(fam: Family, b, values: dict) -> str | None:
     if not _kernel(b) or any(
-        measuring.window_applies(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)
+        row_measurement.window_applies(fam.name, b.name, b.kind.value, m) for m in _modes(b, values)
     ):
         return None
-    if b.kind.value not in measuring.WINDOW_KINDS:
+    if b.kind.value not in row_measurement.WINDOW_KINDS:
         return f"not a collective ({b.kind.value}): no repetitions started together"
     return _per_iteration(fam, b, values) or "its repetitions are not started one by one"
 

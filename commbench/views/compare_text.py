@@ -31,7 +31,7 @@ METHOD = {
 def samples_advice(rows: list[ComparedRow]) -> str:
     """How the untested rows could be tested: --samples K where their family takes it; for a
     family that refuses --samples (overhead, net, gpcnet) the advice would be a dead end."""
-    from commbench import runoptions, suites
+    from commbench import run_options, suites
     from commbench.suites import option_use
 
     if rows and all(r.versus == "base" for r in rows):  # the store's gate: runs, not samples
@@ -39,13 +39,13 @@ def samples_advice(rows: list[ComparedRow]) -> str:
             "store more runs that hold them (the between-run test needs 2 baseline runs of a "
             "row, 5 give it its power)"
         )
-    opt = next(o for o in runoptions.OPTIONS if o.dest == "samples")
+    opt = next(o for o in run_options.OPTIONS if o.dest == "samples")
     fams = sorted({r.family for r in rows if r.family})
     without = [
         f
         for f in fams
         if suites.family(f) is not None
-        and not option_use.takes(opt, suites.family(f), runoptions.OPTIONS)
+        and not option_use.takes(opt, suites.family(f), run_options.OPTIONS)
     ]
     advice = (
         "run both with --samples K (K >= 10) to test them"

@@ -109,7 +109,7 @@ def per_iteration_lines(cfg: dict) -> list[str]:
 
 
 def methodology_line(cfg: dict) -> str:
-    """How this run times and roots its collectives (commbench.methodology), in one line."""
+    """How this run times and roots its collectives (commbench.imb_methodology), in one line."""
     m = cfg.get("methodology") or {}
     if not m:
         return "imb4"

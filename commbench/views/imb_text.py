@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from commbench import measuring, mpilib, records
+from commbench import mpilib, records, row_measurement
 from commbench.records import Kind
 from commbench.views.imb_preamble import preamble
 from commbench.views.measuring_text import precise, precision_note
@@ -87,13 +87,14 @@ def per_iteration_columns(rec: records.Measurement, cfg: dict) -> list[str]:
     """The columns a table gets from --sync-start window and --per-iteration where they apply."""
     m = cfg.get("measuring") or {}
     cols = []
-    if m.get("sync_start") == "window" and measuring.window_applies(
+    if m.get("sync_start") == "window" and row_measurement.window_applies(
         rec.family, rec.benchmark, rec.kind, rec.mode
     ):
         cols.append(LATE)
     if (
         m.get("per_iteration")
-        and measuring.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode) is None
+        and row_measurement.per_iteration_skip(rec.family, rec.benchmark, rec.kind, rec.mode)
+        is None
     ):
         cols += list(PER_ITERATION)
     return cols

@@ -7,7 +7,7 @@ the procedure families (osu, p2p, mt, msgrate), whose rows the harness measures 
 from __future__ import annotations
 
 from commbench import records
-from commbench.measuring import PRECISION_SAMPLES
+from commbench.row_measurement import PRECISION_SAMPLES
 
 
 def measuring_lines(cfg: dict) -> list[str]:

@@ -4,7 +4,7 @@ A view like the others (job.build_sinks puts it first): it hears where the
 run is (Session.progress names each row: `position`) and each record, and
 draws with rich only then, between rows: rich draws when told to (no
 refresh thread), so nothing runs beside a timed loop. It is there only when
-stderr reaches a terminal (jobenv.progress_terminal: rank 0's own, or
+stderr reaches a terminal (process_origin.progress_terminal: rank 0's own, or
 under `commbench run -n N` the self-launcher's, since mpiexec gives the
 ranks pipes), never with --no-progress, and rich is imported only then.
 
@@ -12,7 +12,7 @@ The line goes to stderr, and the tables stay alone on stdout: before a
 record reaches the text views the line is erased, and before it is drawn
 again the tables are flushed, so a row never lands on it. Under mpiexec,
 whose separate pipes reorder the two streams, a line for a terminal that
-stdout shares travels in stdout's stream (jobenv.progress_terminal says why).
+stdout shares travels in stdout's stream (process_origin.progress_terminal says why).
 
 It shows the family, benchmark, NP, mode and size being measured, the sizes
 done of the plan's, the time elapsed, and the most the rest can take by the
@@ -27,15 +27,15 @@ import sys
 import time
 from typing import Any, TextIO
 
-from commbench import jobenv
+from commbench import process_origin
 
 
 def terminal(cfg) -> tuple[int, bool] | None:
-    """(width, through stdout) of the terminal to draw on (jobenv.progress_terminal), or
+    """(width, through stdout) of the terminal to draw on (process_origin.progress_terminal), or
     None: no progress line for this run."""
     if "no_progress" in cfg.given:
         return None
-    return jobenv.progress_terminal()
+    return process_origin.progress_terminal()
 
 
 def size_text(n: int | None) -> str:
@@ -92,7 +92,7 @@ class Schedule:
 
 class ProgressView:
     """Sink (records.Sink with position): the line, on out (stderr, or stdout's stream: see
-    jobenv.progress_terminal), drawn width columns wide; tables: the text views' stream."""
+    process_origin.progress_terminal), drawn width columns wide; tables: the text views' stream."""
 
     def __init__(self, cfg, width: int, out: TextIO | None = None, tables: TextIO | None = None):
         self.cfg, self.width = cfg, width

@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from commbench import records
-from commbench.options import RunError
+from commbench.option_types import RunError
 
 FORMAT = "commbench-results"
 FORMAT_VERSION = 1

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from commbench import runoptions, suites
+from commbench import run_options, suites
 from commbench.suites import option_use
 from commbench.suites.base import Benchmark
 from tests.support.mpirun import ENV, MPIEXEC, mpiexec, run_json
@@ -125,11 +125,11 @@ def test_every_family_is_covered():
 def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
     """[flag, value] where a benchmark of names uses it (comms has no NP sequence: -npmin is
     refused there, commbench.suites.option_use), else nothing."""
-    opt = next(o for o in runoptions.OPTIONS if flag in o.names)
-    values = runoptions.split_run_argv([flag, value])[0]
+    opt = next(o for o in run_options.OPTIONS if flag in o.names)
+    values = run_options.split_run_argv([flag, value])[0]
     fam = suites.family(family)
     why = option_use.why_unused(
-        opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families()
+        opt, fam, names, values, run_options.OPTIONS, run_options.RUN_LEVEL, suites.families()
     )
     return [flag, value] if why is None else []
 

@@ -140,10 +140,10 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     ],
 )
 def test_unknown_option_suggests_only_what_resembles_it(arg, meant):
-    from commbench import config, runoptions
+    from commbench import run_config, run_options
 
-    with pytest.raises(config.ConfigError) as e:
-        config.parse_run_args([arg, "3"])
+    with pytest.raises(run_config.ConfigError) as e:
+        run_config.parse_run_args([arg, "3"])
     msg = str(e.value)
     assert msg.startswith(f"unknown option {arg!r}")
     if meant is None:
@@ -151,7 +151,7 @@ def test_unknown_option_suggests_only_what_resembles_it(arg, meant):
         return
     said = msg.split("did you mean ", 1)[1].rstrip("?)").split(", ")
     assert said[0] == meant, msg
-    names = {n for o in runoptions.all_options() for n in o.names}
+    names = {n for o in run_options.all_options() for n in o.names}
     assert set(said) <= names  # every suggestion is an option that exists
 
 
@@ -167,15 +167,15 @@ def test_unknown_option_suggests_only_what_resembles_it(arg, meant):
     ],
 )
 def test_an_option_given_twice_with_different_values_is_refused(argv, ok):
-    from commbench import config
+    from commbench import run_config
 
     if ok:
-        config.parse_run_args(argv)
+        run_config.parse_run_args(argv)
         return
     with pytest.raises(
-        config.ConfigError, match="given twice .* one would be silently ignored .accepted: one "
+        run_config.ConfigError, match="given twice .* one would be silently ignored .accepted: one "
     ):
-        config.parse_run_args(argv)
+        run_config.parse_run_args(argv)
 
 
 def _options_file(path, argv):

@@ -4,7 +4,7 @@ Ctrl-C (SIGINT) reaches every rank; rank 0's watchdog writes why the run ended a
 ends the other ranks, whose end makes an MPI call of rank 0's main thread fail (the net
 family's Rings saw "See the MPI_ERROR field in MPI_Status"). That failure is a
 consequence, not a second problem: no "MPI error on rank 0" line after the
-interruption (commbench.job._unless_ending, Watchdog.ending).
+interruption (commbench.mpi_job._unless_ending, Watchdog.ending).
 
 The job here is a real one (2 processes, the net family's configuration, the real
 watchdog and signal); only the driver is a stand-in that raises the MPI error at the
@@ -27,9 +27,9 @@ mpi4py.rc.thread_level = "single"
 from commbench import watchdog
 watchdog.block_signals()
 from mpi4py import MPI
-from commbench import job
+from commbench import mpi_job
 
-j = job.configure(MPI.COMM_WORLD, ["--suite", "net", "-o", sys.argv[1]])
+j = mpi_job.configure(MPI.COMM_WORLD, ["--suite", "net", "-o", sys.argv[1]])
 assert not isinstance(j, int), j
 
 
@@ -43,11 +43,11 @@ def driver(session):
     time.sleep(60)  # a peer in its own step, until rank 0's watchdog ends it
 
 
-job.suites = SimpleNamespace(family=lambda name: SimpleNamespace(procedure=lambda session: None))
-job.rows = SimpleNamespace(run=lambda session, procedure: driver(session))
-failures = job.measure(j)
-sys.exit(3 if failures is None else job.conclude(j, failures))
-"""
+mpi_job.suites = SimpleNamespace(family=lambda name: SimpleNamespace(procedure=lambda session: None))
+mpi_job.rows = SimpleNamespace(run=lambda session, procedure: driver(session))
+failures = mpi_job.measure(j)
+sys.exit(3 if failures is None else mpi_job.conclude(j, failures))
+"""  # noqa: E501
 
 
 def test_an_error_after_ctrl_c_is_not_a_second_story(tmp_path):

@@ -309,7 +309,7 @@ def test_watchdog_report_names_stuck_ranks(capsys):
 
 
 def test_exit_meaning():
-    from commbench.launch import exit_meaning
+    from commbench.self_launcher import exit_meaning
 
     assert "SIGKILL" in exit_meaning(9) and "watchdog" in exit_meaning(124)
     assert "signal" in exit_meaning(-15) and "ended badly" in exit_meaning(77)

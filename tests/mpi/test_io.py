@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from commbench import buffers, config, policy
+from commbench import buffers, policy, run_config
 from commbench.suites import io
 from tests.support.mpirun import ENV, MPIEXEC, commbench, mpiexec, run_json, tables
 
@@ -86,7 +86,7 @@ def test_shared_pointer_checks():
 
 
 def test_file_size_covers_every_sample():
-    cfg = config.parse_run_args(
+    cfg = run_config.parse_run_args(
         ["--suite", "io", "-msglog", "0:10", "-iter", "7,1,3,off"], world_size=4
     )
     for spec in io.SPECS.values():
@@ -120,8 +120,8 @@ def _unwritable(tmp_path):
 
 def test_bad_directories_refused(tmp_path):
     def err(*args):
-        with pytest.raises(config.ConfigError) as e:
-            config.parse_run_args(["--suite", "io", *args], world_size=2)
+        with pytest.raises(run_config.ConfigError) as e:
+            run_config.parse_run_args(["--suite", "io", *args], world_size=2)
         return str(e.value)
 
     assert "no such directory" in err("--iodir", str(tmp_path / "missing"))

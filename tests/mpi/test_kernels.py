@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from mpi4py import MPI
 
-from commbench import config, policy, records, runoptions, suites
+from commbench import policy, records, run_config, run_options, suites
 from commbench.harness import Harness
 from commbench.session import Session
 from commbench.suites import option_use
@@ -36,13 +36,19 @@ def fast(family: str, names: list[str]) -> list[str]:
     verifier): a run refuses an option it would not use (commbench.suites.option_use)."""
     fam, out, i = suites.family(family), [], 0
     while i < len(FAST):
-        opt = next(o for o in runoptions.OPTIONS if FAST[i] in o.names)
+        opt = next(o for o in run_options.OPTIONS if FAST[i] in o.names)
         given = FAST[i : i + (1 if opt.parse is None else 2)]
         i += len(given)
-        values = runoptions.split_run_argv(given)[0]
+        values = run_options.split_run_argv(given)[0]
         if (
             option_use.why_unused(
-                opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, suites.families()
+                opt,
+                fam,
+                names,
+                values,
+                run_options.OPTIONS,
+                run_options.RUN_LEVEL,
+                suites.families(),
             )
             is None
         ):
@@ -54,7 +60,7 @@ def run_self(family: str, names: list[str], *extra: str, corrupt: bool = False) 
     """One in-process run on COMM_SELF: (records, check failures)."""
     # No world size: the per-world checks would refuse a run of only 2-rank benchmarks on
     # one process (nothing to measure); here the harness's 'invalid' rows are the point.
-    cfg = config.parse_run_args(["--suite", family, *names, *fast(family, names), *extra])
+    cfg = run_config.parse_run_args(["--suite", family, *names, *fast(family, names), *extra])
     sink = Collector()
     session = Session(cfg, MPI.COMM_SELF, [sink])
     session.corrupt = corrupt

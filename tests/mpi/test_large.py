@@ -7,7 +7,7 @@ import json
 import pytest
 from mpi4py import MPI
 
-from commbench import config, resources
+from commbench import resources, run_config
 from commbench.harness import Plan
 from tests.support.mpirun import mpiexec
 
@@ -58,7 +58,9 @@ def test_bcast_beyond_2_31_bytes(tmp_path):
 def test_sizes_beyond_maxlog_are_truncated_without_maxlog(tmp_path):
     """Spec §4: without --maxlog the size is cut to 2^maxlog with a note,
     nothing is allocated big."""
-    cfg = config.parse_run_args(["-msglen", _write(tmp_path, f"{BIG}\n"), "Bcast"], world_size=1)
+    cfg = run_config.parse_run_args(
+        ["-msglen", _write(tmp_path, f"{BIG}\n"), "Bcast"], world_size=1
+    )
     plan = Plan(cfg, 1)
     assert plan.sizes(plan.family.get("Bcast")) == [2**22]
 
@@ -71,7 +73,7 @@ def _write(tmp_path, text: str) -> str:
 
 def test_refused_up_front(tmp_path):
     """No MPI-4: refused before allocation; more than the host has: refused with MemAvailable."""
-    cfg = config.parse_run_args(
+    cfg = run_config.parse_run_args(
         ["-msglen", _write(tmp_path, f"{BIG}\n"), "--maxlog", "32", "-mem", "5", "Bcast"],
         world_size=1,
     )
@@ -84,7 +86,7 @@ def test_refused_up_front(tmp_path):
     msg = resources.preflight(h, 2, (4, 0), available=6 * 2**30)
     assert msg and "MemAvailable" in msg and "x 2 processes" in msg and "-mem <= 3.000" in msg
     # a -mem cap below the need skips the size (out-of-mem row) instead: nothing to refuse
-    small = config.parse_run_args(
+    small = run_config.parse_run_args(
         ["-msglen", _write(tmp_path, f"{BIG}\n"), "--maxlog", "32", "Bcast"], world_size=1
     )
     assert resources.preflight(Plan(small, 1), 2, (4, 0), available=2**30) is None
@@ -168,7 +170,7 @@ def test_the_c_loops_never_get_a_count_past_int_max():
     from commbench.harness import Harness
     from commbench.session import Session
 
-    cfg = config.parse_run_args(["Bcast", "Gatherv", "-o", "-"], world_size=1)
+    cfg = run_config.parse_run_args(["Bcast", "Gatherv", "-o", "-"], world_size=1)
     h = Harness(Session(cfg, MPI.COMM_SELF))
     bcast, gatherv = (h.family.get(n) for n in ("Bcast", "Gatherv"))
     if "native" not in h.engines_for(bcast):

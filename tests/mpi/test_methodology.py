@@ -1,4 +1,4 @@
-"""IMB 4.0's and IMB 2021's methodologies (commbench.methodology) in real MPI runs.
+"""IMB 4.0's and IMB 2021's methodologies (commbench.imb_methodology) in real MPI runs.
 
 Check mode proves that the kernels, the verifiers and the native loops agree on
 the root of every call and on the slot of every call when -sync times them one
@@ -17,18 +17,20 @@ import sys
 
 import pytest
 
-from commbench import config, methodology, policy
-from commbench.options import ConfigError
+from commbench import imb_methodology, policy, run_config
+from commbench.option_types import ConfigError
 from tests.support.mpirun import ENV, FAST, MPIEXEC, mpiexec, run_json, tables
 
 ROOTED = ["Bcast", "Reduce", "Gather", "Gatherv", "Scatter", "Scatterv"]
 
 
 def test_profiles_and_overrides():
-    cfg = config.parse_run_args(["PingPong"])
-    assert cfg.method == methodology.PROFILES["imb4"]
+    cfg = run_config.parse_run_args(["PingPong"])
+    assert cfg.method == imb_methodology.PROFILES["imb4"]
     assert (cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (0, 1, True)
-    cfg = config.parse_run_args(["--methodology", "imb2021", "-root_shift", "on", "-sync", "no"])
+    cfg = run_config.parse_run_args(
+        ["--methodology", "imb2021", "-root_shift", "on", "-sync", "no"]
+    )
     assert (cfg.method.name, cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (
         "imb2021",
         0,
@@ -36,8 +38,8 @@ def test_profiles_and_overrides():
         False,
     )
     assert cfg.resolved()["methodology"]["warmup_each_size"] is True
-    assert config.parse_run_args(["-warm_up", "disable"]).method.warmup is False
-    assert methodology.Methodology.from_dict(None) == methodology.PROFILES["imb4"]
+    assert run_config.parse_run_args(["-warm_up", "disable"]).method.warmup is False
+    assert imb_methodology.Methodology.from_dict(None) == imb_methodology.PROFILES["imb4"]
 
 
 @pytest.mark.parametrize(
@@ -54,7 +56,7 @@ def test_profiles_and_overrides():
 )
 def test_bad_values_are_refused(argv, words):
     with pytest.raises(ConfigError) as e:
-        config.parse_run_args(argv)
+        run_config.parse_run_args(argv)
     assert words in str(e.value)
 
 
@@ -96,7 +98,7 @@ def test_check_mode_agrees_on_roots_and_slots(tmp_path, engine, shift):
         "the engine asked for ran"
     )
     assert all(r["defects"] is not None and r["defects"] <= policy.TOL for r in recs)
-    want = dict(methodology.PROFILES["imb2021"].as_dict(), root_shift=1 if shift == "on" else 0)
+    want = dict(imb_methodology.PROFILES["imb2021"].as_dict(), root_shift=1 if shift == "on" else 0)
     assert doc["config"]["methodology"] == want
 
 
@@ -321,11 +323,11 @@ def test_aggregate_mode_refused_without_modes():
     with pytest.raises(
         ConfigError, match="-aggregate_mode: the mpi1 family has no AGGREGATE/NON-AGGREGATE modes"
     ):
-        config.parse_run_args(["-aggregate_mode", "aggregate"])
+        run_config.parse_run_args(["-aggregate_mode", "aggregate"])
     with pytest.raises(
         ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"
     ):
-        config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])
+        run_config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])
 
 
 @pytest.mark.parametrize(
@@ -338,7 +340,9 @@ def test_window_sections_follow_the_methodology(argv, slots):
     n0 sections); -check keeps them disjoint (thousands of float sums in one section round)."""
     from commbench.harness.plan import Plan
 
-    cfg = config.parse_run_args(["--suite", "rma", "Unidir_put", "Accumulate", *argv], world_size=2)
+    cfg = run_config.parse_run_args(
+        ["--suite", "rma", "Unidir_put", "Accumulate", *argv], world_size=2
+    )
     plan = Plan(cfg, 2)
     for b in plan.benchmarks():
         assert plan.buffers(b, 65536, 2, 200).slots == slots, b.name

@@ -3,7 +3,7 @@ mode with off-cache slots, both methodologies and the root rotation, corrupted s
 
 import pytest
 
-from commbench import config, policy
+from commbench import policy, run_config
 from commbench.suites import mpi1, mpi4, nbc
 from commbench.suites.base import Kind
 from commbench.suites.mpi1 import collectives
@@ -50,8 +50,8 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
 
 
 def test_run_list_and_options():
-    assert config.parse_run_args(["IMB-MPI4"]).benchmarks == tuple(DEFAULT)
-    cfg = config.parse_run_args(
+    assert run_config.parse_run_args(["IMB-MPI4"]).benchmarks == tuple(DEFAULT)
+    cfg = run_config.parse_run_args(
         ["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"]
     )
     assert (
@@ -59,8 +59,8 @@ def test_run_list_and_options():
         and "Allgather_persist" in cfg.benchmarks
         and "Bcast_persist" not in cfg.benchmarks
     )
-    assert config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
-    cfg = config.parse_run_args(
+    assert run_config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
+    cfg = run_config.parse_run_args(
         ["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"]
     )
     assert (
@@ -69,8 +69,8 @@ def test_run_list_and_options():
         and cfg.method.root_shift == 1
     )
     for bad in ("0", "x", "nan"):
-        with pytest.raises(config.ConfigError, match="--mpi4-cpu-factor"):
-            config.parse_run_args(["--mpi4-cpu-factor", bad, "Bcast_persist"])
+        with pytest.raises(run_config.ConfigError, match="--mpi4-cpu-factor"):
+            run_config.parse_run_args(["--mpi4-cpu-factor", bad, "Bcast_persist"])
 
 
 def test_refuses_an_mpi_without_persistent_collectives():
@@ -82,7 +82,9 @@ def test_refuses_an_mpi_without_persistent_collectives():
     why = mpi4.missing("NotImplementedError: MPI_Barrier_init", "Open MPI v4.1.5", (3, 1))
     assert "Open MPI v4.1.5, reporting MPI 3.1" in why and "MPI_Barrier_init" in why
     assert "\n" not in why and "accepted:" in why
-    mpi4.FAMILY.validate(config.parse_run_args(["Bcast_persist"]), 2)  # passes with the MPI here
+    mpi4.FAMILY.validate(
+        run_config.parse_run_args(["Bcast_persist"]), 2
+    )  # passes with the MPI here
 
 
 def test_list_shows_every_benchmark():

@@ -359,7 +359,7 @@ def test_threads_beyond_the_users_process_limit_are_refused():
 HOLD = """
 import sys
 from mpi4py import MPI
-from commbench.options import RunError
+from commbench.option_types import RunError
 from commbench.suites.mt import limits
 held = [MPI.COMM_WORLD.Dup() for _ in range(2000)]  # what another library's limit leaves
 try:

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from commbench import config, native
+from commbench import native, run_config
 from commbench.suites import mpi1
 from tests.support.mpirun import mpiexec, run_json, tables
 
@@ -158,11 +158,11 @@ def test_engine_mpi4py_needs_no_compiler(tmp_path):
 
 
 def test_engine_option():
-    assert config.parse_run_args(["PingPong"]).engine == "native"
-    assert config.parse_run_args(["--engine", "MPI4PY"]).engine == "mpi4py"
-    assert config.parse_run_args(["--engine=both"]).engine == "both"
-    with pytest.raises(config.ConfigError, match="--engine must be one of native|mpi4py|both"):
-        config.parse_run_args(["--engine", "numba"])
+    assert run_config.parse_run_args(["PingPong"]).engine == "native"
+    assert run_config.parse_run_args(["--engine", "MPI4PY"]).engine == "mpi4py"
+    assert run_config.parse_run_args(["--engine=both"]).engine == "both"
+    with pytest.raises(run_config.ConfigError, match="--engine must be one of native|mpi4py|both"):
+        run_config.parse_run_args(["--engine", "numba"])
 
 
 def test_every_mpi1_benchmark_has_a_native_pattern():

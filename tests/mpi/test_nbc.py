@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from commbench import config, policy, records
+from commbench import policy, records, run_config
 from commbench.suites import collops, mpi1, nbc
 from commbench.suites.base import Kind
 from commbench.suites.mpi1 import collectives
@@ -67,24 +67,24 @@ def test_family_mirrors_mpi1():
 
 
 def test_run_list():
-    assert config.parse_run_args(["IMB-NBC"]).benchmarks == tuple(nbc.FAMILY.default_list())
-    cfg = config.parse_run_args(
+    assert run_config.parse_run_args(["IMB-NBC"]).benchmarks == tuple(nbc.FAMILY.default_list())
+    cfg = run_config.parse_run_args(
         ["--suite", "nbc", "-include", "ibarrier_pure", "-exclude", "Ibcast"]
     )
     assert cfg.benchmarks[0] == "Ibarrier_pure" and "Ibcast" not in cfg.benchmarks
-    assert config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == (
+    assert run_config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == (
         "Iallreduce_pure",
         "Iallreduce",
     )
 
 
 def test_cpu_factor_option_and_check_cap():
-    cfg = config.parse_run_args(["--nbc-cpu-factor", "0.25", "Ibcast"])
+    cfg = run_config.parse_run_args(["--nbc-cpu-factor", "0.25", "Ibcast"])
     assert cfg.family == "nbc" and cfg.params == {"nbc_cpu_factor": 0.25}
-    assert config.parse_run_args(["Ibcast"]).params == {}
+    assert run_config.parse_run_args(["Ibcast"]).params == {}
     for bad in ("0", "-1", "x", "inf"):
-        with pytest.raises(config.ConfigError, match="--nbc-cpu-factor"):
-            config.parse_run_args(["--nbc-cpu-factor", bad, "Ibcast"])
+        with pytest.raises(run_config.ConfigError, match="--nbc-cpu-factor"):
+            run_config.parse_run_args(["--nbc-cpu-factor", bad, "Ibcast"])
     assert nbc.cpu_target(0.002, 4.0, False) == pytest.approx(0.008)
     assert nbc.cpu_target(0.002, 4.0, True) == nbc.CHECK_CPU_SECS  # spec §15: shrunk in CHECK mode
     assert nbc.cpu_target(1e-5, 1.0, True) == pytest.approx(1e-5)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from commbench import config, policy, runoptions
+from commbench import policy, run_config, run_options
 from tests.support.mpirun import commbench, mpiexec, run_json
 
 ITER = ["-iter", "20,40,10", "-time", "10"]  # small counts; -time only bounds the budget
@@ -305,20 +305,20 @@ def test_sizes_below_the_unit():
 
 
 def test_shared_names_need_suite():
-    with pytest.raises(config.ConfigError, match="--suite ext or --suite rma"):
-        config.parse_run_args(["Accumulate"])
-    with pytest.raises(config.ConfigError, match="several families"):
-        config.parse_run_args(["-include", "UNIDIR_PUT"])
-    assert config.parse_run_args(["--suite", "ext", "Unidir_Put"]).benchmarks == ("Unidir_Put",)
-    cfg = config.parse_run_args(["--suite", "rma", "unidir_PUT"])
+    with pytest.raises(run_config.ConfigError, match="--suite ext or --suite rma"):
+        run_config.parse_run_args(["Accumulate"])
+    with pytest.raises(run_config.ConfigError, match="several families"):
+        run_config.parse_run_args(["-include", "UNIDIR_PUT"])
+    assert run_config.parse_run_args(["--suite", "ext", "Unidir_Put"]).benchmarks == ("Unidir_Put",)
+    cfg = run_config.parse_run_args(["--suite", "rma", "unidir_PUT"])
     assert (cfg.family, cfg.benchmarks) == ("rma", ("Unidir_put",))
-    cfg = config.parse_run_args(["IMB-EXT", "accumulate"])
+    cfg = run_config.parse_run_args(["IMB-EXT", "accumulate"])
     assert (cfg.family, cfg.benchmarks) == ("ext", ("Accumulate",))
     # another name settles the family
-    cfg = config.parse_run_args(["Fetch_and_op", "Accumulate"])
+    cfg = run_config.parse_run_args(["Fetch_and_op", "Accumulate"])
     assert (cfg.family, cfg.benchmarks) == ("rma", ("Fetch_and_op", "Accumulate"))
-    assert config.parse_run_args(["Window", "Accumulate"]).family == "ext"
-    assert config.parse_run_args(["--suite", "rma"]).benchmarks == tuple(RMA_DEFAULT)
+    assert run_config.parse_run_args(["Window", "Accumulate"]).family == "ext"
+    assert run_config.parse_run_args(["--suite", "rma"]).benchmarks == tuple(RMA_DEFAULT)
     # as a user types it: refused before anything is launched
     p = commbench("run", "-n", "2", "Accumulate", timeout=120)
     assert p.returncode == 2
@@ -331,15 +331,15 @@ def test_shared_names_need_suite():
 def test_alloc_default_is_alloc_mem_for_one_sided():
     # spec §6.1: EXT/RMA buffers SHOULD come from MPI_Alloc_mem; --alloc overrides; MPI-1 keeps
     # numpy
-    assert config.parse_run_args(["--suite", "ext"]).alloc == "mpi"
-    assert config.parse_run_args(["IMB-RMA"]).alloc == "mpi"
-    assert config.parse_run_args(["Fetch_and_op"]).alloc == "mpi"  # family settled by the name
-    assert config.parse_run_args(["--suite", "rma", "--alloc", "numpy"]).alloc == "numpy"
-    assert config.parse_run_args(["--suite", "ext", "--alloc=mmap"]).alloc == "mmap"
-    assert config.parse_run_args(["PingPong"]).alloc == "numpy"
+    assert run_config.parse_run_args(["--suite", "ext"]).alloc == "mpi"
+    assert run_config.parse_run_args(["IMB-RMA"]).alloc == "mpi"
+    assert run_config.parse_run_args(["Fetch_and_op"]).alloc == "mpi"  # family settled by the name
+    assert run_config.parse_run_args(["--suite", "rma", "--alloc", "numpy"]).alloc == "numpy"
+    assert run_config.parse_run_args(["--suite", "ext", "--alloc=mmap"]).alloc == "mmap"
+    assert run_config.parse_run_args(["PingPong"]).alloc == "numpy"
     assert (
         "numpy (default; mpi for ext/rma, as the spec says) | mpi (MPI.Alloc_mem) | mmap"
-        in runoptions.usage()
+        in run_options.usage()
     )
     p = commbench("run", "-h", timeout=60)
     assert p.returncode == 0 and "mpi for ext/rma, as the spec says" in p.stdout

@@ -1,6 +1,6 @@
 """An option a run would not use is refused; an option a run takes shows in its records.
 
-Generated, not hand-listed: the options are the parser's own table (runoptions.all_options,
+Generated, not hand-listed: the options are the parser's own table (run_options.all_options,
 every family's), their values found by their own parsers, the families and benchmarks
 the registry's, and what uses what comes from the declarations commbench.suites.option_use
 reads (Family.honours, Option.uses, RULES over the descriptors).
@@ -23,9 +23,9 @@ from dataclasses import replace
 
 import pytest
 
-from commbench import config, measuring, records, runoptions, suites
+from commbench import records, row_measurement, run_config, run_options, suites
 from commbench.harness.plan import Plan
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites import option_use
 from commbench.suites.base import Benchmark
 from commbench.views import imb_text
@@ -52,8 +52,8 @@ UNUSED_FORMS = ("does not use it", "no benchmark of this run uses it", "is an op
 
 def _options() -> list:
     out, seen = [], set()
-    for o in runoptions.all_options():
-        if id(o) not in seen and o.dest not in runoptions.RUN_LEVEL:
+    for o in run_options.all_options():
+        if id(o) not in seen and o.dest not in run_options.RUN_LEVEL:
             seen.add(id(o))
             out.append(o)
     return out
@@ -97,7 +97,7 @@ def _forms() -> tuple[str, ...]:
 def _representatives(fam, opt, values) -> dict:
     """One benchmark per verdict of opt's rule over fam's benchmarks (None: it uses it)."""
     use = option_use.rule_of(opt)
-    if use is None or not option_use.takes(opt, fam, runoptions.OPTIONS):
+    if use is None or not option_use.takes(opt, fam, run_options.OPTIONS):
         return {None: fam.benchmarks[0].name}
     out: dict = {}
     for b in fam.benchmarks:
@@ -107,20 +107,20 @@ def _representatives(fam, opt, values) -> dict:
 
 @pytest.mark.parametrize("family", suites.family_names())
 def test_refused_exactly_where_unused(family, tmp_path):
-    fam, general, fams = suites.family(family), runoptions.OPTIONS, suites.families()
+    fam, general, fams = suites.family(family), run_options.OPTIONS, suites.families()
     forms, bad = _forms(), []
     for opt in OPTIONS:
         argv = _value(opt, tmp_path)
         if argv is None:
             continue
-        values = runoptions.split_run_argv(argv)[0]
+        values = run_options.split_run_argv(argv)[0]
         for name in _representatives(fam, opt, values).values():
             full = ["--suite", family, *argv, name]
             want = option_use.why_unused(
-                opt, fam, [name], values, general, runoptions.RUN_LEVEL, fams
+                opt, fam, [name], values, general, run_options.RUN_LEVEL, fams
             )
             try:
-                config.parse_run_args(full)
+                run_config.parse_run_args(full)
                 got = None
             except ConfigError as e:
                 got = str(e)
@@ -151,9 +151,9 @@ def test_a_refusal_names_each_benchmark_and_who_uses_it():
         (["--suite", "pgas", "--per-iteration"], ["pgas family", "--suite mpi1|"]),
     ):
         with pytest.raises(ConfigError) as e:
-            config.parse_run_args(argv)
+            run_config.parse_run_args(argv)
         assert all(w in str(e.value) for w in words), (argv, str(e.value))
-    config.parse_run_args(
+    run_config.parse_run_args(
         ["--per-iteration", "Uniband", "PingPong"]
     )  # one row that uses it is enough
 
@@ -167,18 +167,18 @@ def test_accepted_lists_are_what_the_family_takes(family):
     refused = next(
         o
         for o in OPTIONS
-        if o in runoptions.OPTIONS and not option_use.takes(o, fam, runoptions.OPTIONS)
+        if o in run_options.OPTIONS and not option_use.takes(o, fam, run_options.OPTIONS)
     )
     with pytest.raises(ConfigError) as e:
-        config.parse_run_args(
+        run_config.parse_run_args(
             ["--suite", family, refused.names[0], *(["2"] if refused.parse else [])]
         )
     listed = str(e.value).split("(accepted: ", 1)[1]
-    for o in runoptions.OPTIONS:
+    for o in run_options.OPTIONS:
         if (
             o.dest != "help"
-            and option_use.takes(o, fam, runoptions.OPTIONS)
-            or o.dest in runoptions.RUN_LEVEL - {"help"}
+            and option_use.takes(o, fam, run_options.OPTIONS)
+            or o.dest in run_options.RUN_LEVEL - {"help"}
         ):
             assert re.search(rf"(^| ){re.escape(o.names[0])}[,;]", listed), (o.names[0], listed)
     for o in fam.options:
@@ -223,7 +223,9 @@ def test_rules_follow_the_harness_plan():
     benchmark is said to use one exactly where the harness's plan of it changes with it."""
     wrong = []
     for fam, b in _kernels():
-        base = replace(config.parse_run_args(["--suite", fam.name]), minlog=0, maxlog=3, npmin=2)
+        base = replace(
+            run_config.parse_run_args(["--suite", fam.name]), minlog=0, maxlog=3, npmin=2
+        )
         for dest, (change, planned) in CHANGES.items():
             changed = planned(Plan(base, 8), b) != planned(
                 Plan(replace(base, **change(base)), 8), b
@@ -317,10 +319,10 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
     argv = []
     for dest, (opt_argv, _) in OBSERVED.items():
         opt = next(o for o in OPTIONS if o.dest == dest)
-        values = runoptions.split_run_argv(opt_argv)[0]
+        values = run_options.split_run_argv(opt_argv)[0]
         if (
             option_use.why_unused(
-                opt, fam, names, values, runoptions.OPTIONS, runoptions.RUN_LEVEL, fams
+                opt, fam, names, values, run_options.OPTIONS, run_options.RUN_LEVEL, fams
             )
             is None
         ):
@@ -346,7 +348,7 @@ def test_accepted_options_show_in_the_records(family, tmp_path):
             ]
             rule = (
                 option_use.RULES[dest].rule(
-                    fam, fam.get(name), runoptions.split_run_argv(opt_argv)[0]
+                    fam, fam.get(name), run_options.split_run_argv(opt_argv)[0]
                 )
                 is None
             )
@@ -363,6 +365,7 @@ def test_per_row_measuring_rules_are_the_recorded_ones():
     for fam, b in _kernels():
         modes = b.modes
         rows = [
-            measuring.per_iteration_skip(fam.name, b.name, b.kind.value, m) is None for m in modes
+            row_measurement.per_iteration_skip(fam.name, b.name, b.kind.value, m) is None
+            for m in modes
         ]
         assert _rule("per_iteration", fam, b) == any(rows), (fam.name, b.name)

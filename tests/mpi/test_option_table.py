@@ -58,10 +58,10 @@ def _number_parsers():
     gates' (compare, --baseline, store trend's --threshold), fit's."""
     import argparse
 
-    from commbench import runoptions, suites
+    from commbench import run_options, suites
     from commbench.commands import compare, fit
 
-    opts = [*runoptions.OPTIONS, *(o for f in suites.families() for o in f.options)]
+    opts = [*run_options.OPTIONS, *(o for f in suites.families() for o in f.options)]
     found = {o.names[0]: o.parse for o in opts if o.parse is not None}
     found.update({name: parse for name, (_, parse) in compare.VALUED.items()})
     p = argparse.ArgumentParser()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from commbench import config, suites
+from commbench import run_config, suites
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
 from commbench.suites.osu.spec import Defaults, percentile
@@ -292,16 +292,16 @@ def test_names_need_the_suite_and_imb_bare_names_stay():
         ("Ibarrier", "nbc"),
         ("allreduce", "mpi1"),
     ):
-        assert config.parse_run_args([name, "-o", "-"]).family == fam, name
-    with pytest.raises(config.ConfigError, match="belongs to family osu"):
-        config.parse_run_args(["latency", "-o", "-"])
-    with pytest.raises(config.ConfigError, match="-m is an option of the osu family"):
-        config.parse_run_args(["PingPong", "-m", "16", "-o", "-"])
+        assert run_config.parse_run_args([name, "-o", "-"]).family == fam, name
+    with pytest.raises(run_config.ConfigError, match="belongs to family osu"):
+        run_config.parse_run_args(["latency", "-o", "-"])
+    with pytest.raises(run_config.ConfigError, match="-m is an option of the osu family"):
+        run_config.parse_run_args(["PingPong", "-m", "16", "-o", "-"])
     for argv in (
         ["--suite", "osu", "latency", "-m", "1:16", "-i", "5"],
         ["latency", "-m", "1:16", "--suite", "omb"],
     ):
-        cfg = config.parse_run_args([*argv, "-n", "2", "-o", "-"])
+        cfg = run_config.parse_run_args([*argv, "-n", "2", "-o", "-"])
         assert (cfg.family, cfg.benchmarks, cfg.params["osu_message_size"]) == (
             "osu",
             ("latency",),

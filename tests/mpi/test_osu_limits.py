@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from commbench import config, suites
-from commbench.options import ConfigError
+from commbench import run_config, suites
+from commbench.option_types import ConfigError
 from commbench.suites.osu import checks
 from commbench.suites.osu.settings import OPTIONS, OsuSettings
 from tests.mpi.test_osu import shape, structure
@@ -33,7 +33,7 @@ NAMES = [b.name for b in suites.family("osu").benchmarks]
 
 
 def parse(*argv: str, np_: int = 2):
-    return config.parse_run_args(["--suite", "osu", *argv, "-o", "-"], world_size=np_)
+    return run_config.parse_run_args(["--suite", "osu", *argv, "-o", "-"], world_size=np_)
 
 
 def barrier_log(tmp_path: Path, np_: int, *args: str) -> dict[str, int]:
@@ -392,7 +392,7 @@ def test_operands_refused_only_where_they_are_not_omb_operands(tmp_path, args, w
 
 def test_other_families_take_no_operands():
     with pytest.raises(ConfigError, match="invalid benchmark name 'D' in family mpi1"):
-        config.parse_run_args(["PingPong", "D", "D", "-o", "-"])
+        run_config.parse_run_args(["PingPong", "D", "D", "-o", "-"])
 
 
 # -- item 9: refusals that name what fixes them ----------------------------------------------------
@@ -412,7 +412,7 @@ def test_other_families_take_no_operands():
     ],
 )
 def test_a_count_refusal_names_a_count_that_runs(argv, np_, count):
-    s = OsuSettings.of(config.parse_run_args(["--suite", "osu", *argv, "-o", "-"]).params)
+    s = OsuSettings.of(run_config.parse_run_args(["--suite", "osu", *argv, "-o", "-"]).params)
     benches = [suites.family("osu").get(n) for n in argv if suites.family("osu").get(n)]
     assert checks.suggest(benches, s, np_).startswith(f"-n {count},"), argv
     if np_ > 1 and all(b.nprocs(np_) or (b.fits and b.fits(s, np_)) for b in benches):

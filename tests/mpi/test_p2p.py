@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from commbench import config
+from commbench import run_config
 from commbench.suites.p2p.driver import repetitions
 from commbench.suites.p2p.patterns import grid2d, grid3d, random_pairs
 from tests.support.mpirun import commbench, run_json
@@ -231,7 +231,7 @@ def _listed(text: str) -> list[str]:
     ],
 )
 def test_sizes_and_iterations_are_imb_p2ps(argv, sizes, reps):
-    cfg = config.parse_run_args(["--suite", "p2p", *argv, "-o", "-"], world_size=2)
+    cfg = run_config.parse_run_args(["--suite", "p2p", *argv, "-o", "-"], world_size=2)
     assert cfg.params["p2p_sizes"] == sizes
     assert (cfg.msgspersample, cfg.overall_vol // 2**20) == reps
 
@@ -258,21 +258,21 @@ def test_grids_are_imb_p2ps():
 
 def test_msglog_contradicts_msglen(tmp_path):
     (tmp_path / "lens").write_text("8\n1k\n")
-    assert config.parse_run_args(
+    assert run_config.parse_run_args(
         ["--suite", "p2p", "-msglen", str(tmp_path / "lens"), "-msgsz", "7", "-o", "-"],
         world_size=2,
     ).params["p2p_sizes"] == [8, 1024, 7]
-    with pytest.raises(config.ConfigError, match="-msglog contradicts -msglen"):
-        config.parse_run_args(
+    with pytest.raises(run_config.ConfigError, match="-msglog contradicts -msglen"):
+        run_config.parse_run_args(
             ["--suite", "p2p", "-msglog", "3", "-msglen", str(tmp_path / "lens"), "-o", "-"]
         )
 
 
 def test_pingpong_alone_keeps_selecting_imb_mpi1():
-    assert config.parse_run_args(["PingPong", "-o", "-"]).family == "mpi1"
-    assert config.parse_run_args(["--suite", "p2p", "PingPong", "-o", "-"]).family == "p2p"
-    assert config.parse_run_args(["IMB-P2P", "PingPing", "-o", "-"]).family == "p2p"
-    assert config.parse_run_args(["Stencil2D", "-o", "-"]).family == "p2p"
+    assert run_config.parse_run_args(["PingPong", "-o", "-"]).family == "mpi1"
+    assert run_config.parse_run_args(["--suite", "p2p", "PingPong", "-o", "-"]).family == "p2p"
+    assert run_config.parse_run_args(["IMB-P2P", "PingPing", "-o", "-"]).family == "p2p"
+    assert run_config.parse_run_args(["Stencil2D", "-o", "-"]).family == "p2p"
 
 
 @pytest.mark.parametrize(

@@ -139,13 +139,13 @@ def test_check_mode_and_groups_four_ranks(tmp_path):
 JOB = """
 import sys
 from mpi4py import MPI
-from commbench import config
+from commbench import run_config
 from commbench.harness import Harness, iteration_times
 from commbench.session import Session
 
 engine, suite, mode, names = sys.argv[1], sys.argv[2], sys.argv[3].strip(), sys.argv[4:]
 comm = MPI.COMM_WORLD
-cfg = config.parse_run_args(["--suite", suite, *names, "-off_cache", "1", "-msglog", "2:3", "--per-iteration",
+cfg = run_config.parse_run_args(["--suite", suite, *names, "-off_cache", "1", "-msglog", "2:3", "--per-iteration",
                              "-check", "--engine", engine], world_size=comm.Get_size())
 h = Harness(Session(cfg, comm, []))
 for bench in h.plan.benchmarks():
@@ -178,7 +178,7 @@ for bench in h.plan.benchmarks():
 def test_call_i_alone_writes_call_is_slot_and_root(tmp_path, engine, np_, suite, mode, names):
     """Only the per-repetition calls write the receive buffers: every off-cache slot holds
     what call i (its slot, its rotating root) put there, or the verifier finds a defect."""
-    job = tmp_path / "job.py"
+    job = tmp_path / "mpi_job.py"
     job.write_text(JOB)
     p = subprocess.run(
         [MPIEXEC, "-n", str(np_), sys.executable, str(job), engine, suite, mode or " ", *names],

@@ -1,7 +1,7 @@
 """The progress line of a run (issue 18 item 4), under a real pseudo-terminal.
 
 `commbench run -n 2` starts mpiexec, whose ranks get pipes, not the terminal:
-the launcher passes its terminal on (jobenv.TERMINAL) and rank 0 draws the
+the launcher passes its terminal on (process_origin.TERMINAL) and rank 0 draws the
 line with rich (commbench.views.progress). Checked here in real MPI runs:
 the line reaches the terminal on stderr while stdout's tables stay as they
 are when piped; nothing is drawn when stderr is piped or with --no-progress;
@@ -19,7 +19,7 @@ import sys
 import termios
 import threading
 
-from commbench import config
+from commbench import run_config
 from commbench.harness.plan import Plan
 from commbench.views.progress import Schedule, duration, size_text
 from tests.support.mpirun import ENV, FAST
@@ -124,7 +124,7 @@ def test_no_progress_option_and_a_shared_terminal():
 
 
 def test_the_schedule_counts_sizes_and_bounds_the_rest_by_the_time_budget():
-    cfg = config.parse_run_args(
+    cfg = run_config.parse_run_args(
         ["PingPong", "Allreduce", "-msglog", "0:6", "-time", "2", "-o", "-"], world_size=2
     )
     s = Schedule(Plan(cfg, 2))

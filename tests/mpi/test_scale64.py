@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from commbench import config
+from commbench import run_config
 from commbench.harness.plan import Plan
 from tests.mpi.test_progress import _launch
 from tests.support.mpirun import ENV, records_in, wait_for_records
@@ -57,7 +57,7 @@ def test_default_list_at_64_ranks(tmp_path):
     assert f"Allreduce NP {P}" in text and "left" in text  # the progress line kept up
     doc = json.loads(out.read_text())
     recs = doc["records"]
-    cfg = config.parse_run_args([*SHORT, "-check", "-o", "-"], world_size=P)
+    cfg = run_config.parse_run_args([*SHORT, "-check", "-o", "-"], world_size=P)
     assert len(recs) == sum(n for *_, n in Plan(cfg, P).sweeps())  # every row of the plan
     assert doc["complete"] and all(r["status"] == "ok" for r in recs)
     assert {r["extra"]["check"] for r in recs} <= {"successful", "not checked"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from commbench import config, policy
+from commbench import policy, run_config
 from commbench.harness.plan import Plan
 from commbench.records import Measurement
 from commbench.views import series
@@ -15,7 +15,7 @@ IMB_SIZES = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256]
 
 
 def _plan(*argv: str) -> Plan:
-    return Plan(config.parse_run_args(list(argv), world_size=2), 2)
+    return Plan(run_config.parse_run_args(list(argv), world_size=2), 2)
 
 
 def test_the_order_is_a_permutation_drawn_from_the_seed():
@@ -35,10 +35,12 @@ def test_the_order_is_a_permutation_drawn_from_the_seed():
 
 
 def test_random_draws_a_seed_that_is_recorded():
-    m = config.parse_run_args(["PingPong", "--shuffle", "random"], world_size=2).measuring
+    m = run_config.parse_run_args(["PingPong", "--shuffle", "random"], world_size=2).measuring
     assert m.shuffle == "random" and isinstance(m.shuffle_seed, int) and m.shuffle_seed >= 0
     assert (
-        config.parse_run_args(["PingPong", "--shuffle", "42"], world_size=2).measuring.shuffle_seed
+        run_config.parse_run_args(
+            ["PingPong", "--shuffle", "42"], world_size=2
+        ).measuring.shuffle_seed
         == 42
     )
 

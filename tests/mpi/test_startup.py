@@ -14,14 +14,14 @@ import mpi4py
 mpi4py.rc.initialize = False
 from commbench import deferred
 deferred.defer("numpy", "mpi4py.MPI")
-from commbench import config, launch, outputs, suites
+from commbench import outputs, run_config, self_launcher, suites
 for name in suites.family_names():
     fam = suites.family(name)
     for b in fam.benchmarks:
         b.name
     try:
-        config.parse_run_args(["-n", "2" if name == "osu" else "8", "--suite", name, "-o", "-"])  # OSU pt2pt: 2
-    except config.ConfigError as e:
+        run_config.parse_run_args(["-n", "2" if name == "osu" else "8", "--suite", name, "-o", "-"])  # OSU pt2pt: 2
+    except run_config.ConfigError as e:
         print("refused", name, e)
 print("numpy", deferred.loaded("numpy"), "MPI", deferred.loaded("mpi4py.MPI"))
 """  # noqa: E501

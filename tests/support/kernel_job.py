@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mpi4py import MPI  # noqa: E402
 
-from commbench import config  # noqa: E402
+from commbench import run_config  # noqa: E402
 from commbench.harness import Harness  # noqa: E402
 from commbench.session import Session  # noqa: E402
 from commbench.views import Collector  # noqa: E402
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if "--" in rest else (rest, [])
     )
     comm = MPI.COMM_WORLD
-    cfg = config.parse_run_args(["--suite", family, *names, *opts], world_size=comm.Get_size())
+    cfg = run_config.parse_run_args(["--suite", family, *names, *opts], world_size=comm.Get_size())
     sink = Collector()
     failures = Harness(Session(cfg, comm, [sink])).run()
     if comm.Get_rank() == 0:

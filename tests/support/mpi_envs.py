@@ -145,10 +145,10 @@ def get(name: str) -> MpiEnv:
 
 CHOICE = """
 import json, sys
-from commbench import launch, mpilib
+from commbench import mpilib, self_launcher
 lib = mpilib.of_python(sys.executable)
-mpiexec, _ = launch.choose_mpiexec(None, lib)
-applied, _ = launch.settings(lib, mpiexec, 2, {})
+mpiexec, _ = self_launcher.choose_mpiexec(None, lib)
+applied, _ = self_launcher.settings(lib, mpiexec, 2, {})
 print(json.dumps([mpiexec, {s.name: s.value for s in applied if not s.name.startswith("-")}]))
 """
 

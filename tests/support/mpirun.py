@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from commbench.launch import find_mpiexec
+from commbench.self_launcher import find_mpiexec
 
 MPIEXEC = find_mpiexec()
 # Oversubscribed MPICH (4 processes on 2 cores) busy-polls into scheduler time

@@ -41,7 +41,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from commbench.launch import find_mpiexec
+from commbench.self_launcher import find_mpiexec
 from tests.support.closing import Closing
 
 LAUNCHER = r"""#!/bin/sh

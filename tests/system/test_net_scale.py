@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.net import plan
 from commbench.suites.net.aggregate import CAP, RESOLUTION, Agg, Pool, stats
 from commbench.suites.net.allpairs import Fold

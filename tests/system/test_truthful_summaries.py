@@ -18,8 +18,8 @@ from pathlib import Path
 
 from mpi4py import MPI
 
-from commbench import config
-from commbench.job import Finisher
+from commbench import run_config
+from commbench.mpi_job import Finisher
 from commbench.session import Session
 from commbench.views.results_file import JsonResults
 from tests.support.mpirun import ENV, fill, terminate, tiny_tmpfs, wait_for_records
@@ -125,7 +125,7 @@ def test_full_disk_mid_io_check_run_is_not_a_success(tmp_path):
 
 def _finisher(tmp_path: Path) -> tuple[Finisher, Path]:
     out = tmp_path / "f.json"
-    cfg = config.parse_run_args(["Allreduce", "-o", str(out)], world_size=1)
+    cfg = run_config.parse_run_args(["Allreduce", "-o", str(out)], world_size=1)
     sink = JsonResults(str(out))
     sink.start(dict(run_header(), config=cfg.resolved()))  # a run's header: the file validates
     return Finisher(Session(cfg, MPI.COMM_SELF, [sink]), time.time(), str(out)), out

@@ -50,7 +50,7 @@ def test_only_commands_parse_a_command_line():
 def test_no_module_hands_a_request_back_up_through_a_global_list_or_the_environment():
     """job.run returns its outcome; no module-level list collects requests for the command
     line, and no variable tells the ranks to leave storing to the launcher."""
-    job = (PACKAGE / "job.py").read_text()
+    job = (PACKAGE / "mpi_job.py").read_text()
     assert "STORE_REQUEST" not in job
     for path, _ in _modules():
         assert "STORED_BY_LAUNCHER" not in path.read_text(), path

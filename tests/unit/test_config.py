@@ -2,7 +2,7 @@
 
 import pytest
 
-from commbench.config import ConfigError, HelpRequested, parse_run_args
+from commbench.run_config import ConfigError, HelpRequested, parse_run_args
 
 
 def test_defaults():
@@ -223,4 +223,6 @@ def test_options_from_a_load_file_count_as_given(tmp_path):
         for i, line in enumerate(p.read_text().splitlines(), 1)
         if re.search(r"\bcfg\.argv\b|\bself\.argv\b", line)
     ]
-    assert readers and all(r.startswith(("config.py:", "metadata.py:")) for r in readers), readers
+    assert readers and all(r.startswith(("run_config.py:", "run_metadata.py:")) for r in readers), (
+        readers
+    )

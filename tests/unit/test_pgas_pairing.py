@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from commbench import config
+from commbench import run_config
 from commbench.suites import pgas
 
 
@@ -70,17 +70,17 @@ def test_random_draws_prefix_and_range():
 
 
 def parse(*argv, world=None):
-    return config.parse_run_args(["--suite", "pgas", *argv], world_size=world)
+    return run_config.parse_run_args(["--suite", "pgas", *argv], world_size=world)
 
 
 def test_odd_process_count_refused():
     with pytest.raises(
-        config.ConfigError,
+        run_config.ConfigError,
         match=r"family pgas needs an even number of processes \(communicating pairs\), got 3",
     ):
         parse(world=3)
     with pytest.raises(
-        config.ConfigError, match="needs an even number of processes in every group: -npmin 3"
+        run_config.ConfigError, match="needs an even number of processes in every group: -npmin 3"
     ):
         parse("-npmin", "3", world=6)
 
@@ -88,14 +88,14 @@ def test_odd_process_count_refused():
 def test_offset_checked_against_every_group():
     assert parse("--pgas-offset", "2", world=4).params["pgas_offset"] == 2
     with pytest.raises(
-        config.ConfigError,
+        run_config.ConfigError,
         match=(
             r"--pgas-offset 3 leaves rank 1 of 4 processes "
             r"without a partner \(rank 4 does not exist"
         ),
     ):
         parse("--pgas-offset", "3", world=4)
-    with pytest.raises(config.ConfigError, match="process count 2 of the -npmin sequence"):
+    with pytest.raises(run_config.ConfigError, match="process count 2 of the -npmin sequence"):
         parse("--pgas-offset", "2", "-npmin", "2", world=4)
 
 
@@ -143,5 +143,5 @@ def test_defaults_recorded_and_reps():
     ],
 )
 def test_bad_option_values(argv, msg):
-    with pytest.raises(config.ConfigError, match=msg):
+    with pytest.raises(run_config.ConfigError, match=msg):
         parse(*argv, world=2)

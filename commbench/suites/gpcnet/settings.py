@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from commbench.options import ConfigError, Option, integer
+from commbench.option_types import ConfigError, Option, integer
 from commbench.policy import Profile
 from commbench.suites.base import FamilySettings
 

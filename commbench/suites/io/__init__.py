@@ -26,7 +26,7 @@ import os
 import tempfile
 
 from commbench import cpu, policy
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.base import ONE, Benchmark, Family, Kind, Procs
 from commbench.suites.io.check import _find_in_file, _match_any_order, expected
 from commbench.suites.io.files import IOFileError, finish, np_setup, np_teardown, ours, start

@@ -18,7 +18,7 @@ from mpi4py import MPI
 
 from commbench import cpu, watchdog
 from commbench.cleanup import CLEANUP, guardian, new_registry
-from commbench.options import RunError
+from commbench.option_types import RunError
 from commbench.suites.base import Benchmark
 from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
 from commbench.suites.io.settings import IoSettings, target_cpu_secs

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
-from commbench.options import ConfigError, Option
+from commbench.option_types import ConfigError, Option
 from commbench.suites.base import FamilySettings
 
 

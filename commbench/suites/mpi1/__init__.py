@@ -12,7 +12,7 @@ from __future__ import annotations
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.options import ConfigError, Option, choice, integer
+from commbench.option_types import ConfigError, Option, choice, integer
 from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
 from commbench.suites.message_specs import lean_recv as _recv
 from commbench.suites.message_specs import lean_send as _send

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from commbench import records
 from commbench.native import mt as native_mt
-from commbench.options import C_INT_MAX, ConfigError, Option, choice, integer
+from commbench.option_types import C_INT_MAX, ConfigError, Option, choice, integer
 from commbench.session import Session
 from commbench.suites import mpi1
 from commbench.suites.base import Family

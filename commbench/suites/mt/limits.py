@@ -16,8 +16,8 @@ import resource
 
 from mpi4py import MPI
 
-from commbench import deferred, jobenv
-from commbench.options import ConfigError, RunError
+from commbench import deferred, process_origin
+from commbench.option_types import ConfigError, RunError
 from commbench.suites.mt.spec import MtSettings
 
 # MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
@@ -47,7 +47,7 @@ def _limits() -> list[tuple[int, str]]:
                 ),
             )
         )
-    local = jobenv.tasks_on_this_node() or int(
+    local = process_origin.tasks_on_this_node() or int(
         os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE") or 1
     )
     for cap, what in (

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from commbench.options import ConfigError, Option, bytes_option, integer, positive_float
+from commbench.option_types import ConfigError, Option, bytes_option, integer, positive_float
 from commbench.policy import Profile
 from commbench.suites.base import FamilySettings
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.osu.settings import (
     INT_MAX,
     LETTER,

@@ -29,7 +29,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.native import osu as native_osu
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites import collops
 from commbench.suites.osu import topology
 from commbench.suites.osu.context import cycle

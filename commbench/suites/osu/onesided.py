@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from mpi4py import MPI
 
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.osu import onesided_check as check
 from commbench.suites.osu import onesided_loops as loops
 from commbench.suites.osu.settings import TYPES

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.osu.spec import (
     Defaults,
     OsuBenchmark,

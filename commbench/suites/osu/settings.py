@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from commbench.options import C_INT_MAX, ConfigError, Option, choice, integer
+from commbench.option_types import C_INT_MAX, ConfigError, Option, choice, integer
 from commbench.suites.base import FamilySettings
 
 TYPES = {"mpi_char": 1, "mpi_int": 4, "mpi_float": 4}  # OSU's -T and the bytes of one element

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from commbench.compute import KINDS
-from commbench.options import ConfigError, Option, integer, positive_float
+from commbench.option_types import ConfigError, Option, integer, positive_float
 from commbench.session import Session
 from commbench.suites.base import Experiment, Family, FamilySettings
 from commbench.suites.overhead.driver import Driver, F

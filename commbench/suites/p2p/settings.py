@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from commbench.options import ConfigError, Option, byte_count, integer
+from commbench.option_types import ConfigError, Option, byte_count, integer
 from commbench.policy import Profile
 from commbench.suites.base import FamilySettings
 from commbench.suites.p2p.patterns import PATTERNS

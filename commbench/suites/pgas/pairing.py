@@ -8,7 +8,7 @@ once: by default {i, N/2+i}; with a partner offset Q the seed's other rule
 from __future__ import annotations
 
 from commbench import policy
-from commbench.options import ConfigError
+from commbench.option_types import ConfigError
 from commbench.suites.pgas.settings import PgasSettings
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.options import RunError
+from commbench.option_types import RunError
 from commbench.suites.pgas.pairing import partners
 from commbench.suites.pgas.settings import PgasSettings
 

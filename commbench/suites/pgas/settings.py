@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from commbench.options import Option, bytes_option, choice, integer
+from commbench.option_types import Option, bytes_option, choice, integer
 from commbench.suites.base import FamilySettings
 
 DEFAULT_STRIDE = 4

@@ -19,19 +19,19 @@ from mpi4py import MPI
 
 from commbench import (
     cleanup,
-    config,
-    jobenv,
-    metadata,
     mpilib,
     policy,
+    process_origin,
     records,
     resources,
-    runoptions,
+    run_config,
+    run_metadata,
+    run_options,
     suites,
     watchdog,
 )
 from commbench.harness import Harness, Plan, rows
-from commbench.options import RunError
+from commbench.option_types import RunError
 from commbench.session import Session
 from commbench.watchdog import Watchdog
 from commbench.watchdog_report import describe
@@ -49,26 +49,27 @@ def parse_on_root(comm, argv: list[str], store_check=None):
     msg = None
     if comm.Get_rank() == 0:
         try:
-            cfg = config.parse_run_args(argv, world_size=comm.Get_size())
+            cfg = run_config.parse_run_args(argv, world_size=comm.Get_size())
             if cfg.output is None:
                 # The launcher picks the default name so it can finish the file if the job dies.
-                cfg = config.with_output(
+                cfg = run_config.with_output(
                     cfg,
-                    os.environ.get("COMMBENCH_DEFAULT_OUTPUT") or config.default_output(cfg.family),
+                    os.environ.get("COMMBENCH_DEFAULT_OUTPUT")
+                    or run_config.default_output(cfg.family),
                 )
-            config.check_writable("-o", cfg.output)
-            config.check_writable("--csv", cfg.csv)
-            config.check_distinct(cfg.output, cfg.csv)
+            run_config.check_writable("-o", cfg.output)
+            run_config.check_writable("--csv", cfg.csv)
+            run_config.check_distinct(cfg.output, cfg.csv)
             refused = store_check(cfg) if store_check is not None and cfg.store else None
             if refused:
-                raise config.ConfigError(refused)
-            dump = config.dump_path(argv)
+                raise run_config.ConfigError(refused)
+            dump = run_config.dump_path(argv)
             if dump is not None:  # -dump: written once, by the job's rank 0
-                config.configfile.write(dump, argv, cfg.resolved())
+                run_config.options_file.write(dump, argv, cfg.resolved())
             msg = ("ok", cfg)
-        except config.HelpRequested:
-            msg = ("help", runoptions.usage(argv))
-        except config.ConfigError as e:
+        except run_config.HelpRequested:
+            msg = ("help", run_options.usage(argv))
+        except run_config.ConfigError as e:
             msg = ("error", str(e))
     return comm.bcast(msg, root=0)
 
@@ -233,19 +234,19 @@ class Job:
 
 
 def srun_throttle(lib: mpilib.Library) -> str | None:
-    """The note on the progress throttling jobenv set under an oversubscribing srun, now
+    """The note on the progress throttling process_origin set under an oversubscribing srun, now
     that the library is known; its variables go where the library lacks them."""
-    if not jobenv.in_srun_step() or not any(
-        s["name"] in jobenv.THROTTLE for s in jobenv.launch_settings()
+    if not process_origin.in_srun_step() or not any(
+        s["name"] in process_origin.THROTTLE for s in process_origin.launch_settings()
     ):
         return None
-    where = f"{jobenv.tasks_on_this_node()} srun tasks on {os.cpu_count()} cores"
+    where = f"{process_origin.tasks_on_this_node()} srun tasks on {os.cpu_count()} cores"
     if mpilib.THROTTLE_CVAR in mpilib.has_cvars(lib.path):
         return (
             f"{where}: {lib.name}'s progress throttling enabled "
             "(oversubscribed timings are not representative; recorded under launch_settings)"
         )
-    jobenv.untrottle()
+    process_origin.untrottle()
     return (
         f"{where}: {lib.name} has no {mpilib.THROTTLE_CVAR}, so "
         "commbench sets nothing (oversubscribed timings are not representative)"
@@ -256,7 +257,7 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
     """Parse, build the views, check the run fits this machine; an exit status on failure."""
     rank = comm.Get_rank()
     lib = mpilib.here()
-    mismatch = jobenv.world_mismatch(comm.Get_size(), library=lib.describe())
+    mismatch = process_origin.world_mismatch(comm.Get_size(), library=lib.describe())
     if mismatch:  # every process is its own world: each says it (no collective possible)
         return error(mismatch)
     throttled = srun_throttle(lib)
@@ -275,7 +276,7 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
         return 2
     cfg = payload
     session = Session(cfg, comm, build_sinks(cfg) if rank == 0 else [], watchdog=wd)
-    meta = metadata.collect(comm, cfg)
+    meta = run_metadata.collect(comm, cfg)
     problem = None
     if rank == 0:
         session.rank_hosts = meta["rank_hosts"]
@@ -410,13 +411,13 @@ class RunOutcome:
     finished the results file (the job's rank 0, once the run is configured)."""
 
     status: int
-    cfg: config.RunConfig | None = None
+    cfg: run_config.RunConfig | None = None
     wrote_results: bool = False
 
 
 def run(argv: list[str], store_check=None) -> RunOutcome:
     """Every rank: the whole `commbench run` inside the job (store_check: parse_on_root's)."""
-    from commbench.launch import mark_started
+    from commbench.self_launcher import mark_started
 
     mark_started("i")  # through MPI_Init (importing this module initialised MPI)
     try:

@@ -13,7 +13,7 @@ import os
 import secrets
 from dataclasses import asdict, dataclass
 
-from commbench.options import ConfigError, Option, choice
+from commbench.option_types import ConfigError, Option, choice
 
 STARTS = ("barrier", "window")
 PRECISION_SAMPLES = 1000  # --precision: a row's samples when --precision-budget names none

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 
-from commbench.options import ConfigError, Option, readable_file, text
+from commbench.option_types import ConfigError, Option, readable_file, text
 
 FORMAT = "commbench-options 1"
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from commbench.options import ConfigError, Option, choice
+from commbench.option_types import ConfigError, Option, choice
 
 METHODOLOGIES = ("imb4", "imb2021")
 AGGREGATE_MODES = ("multi", "aggregate", "non_aggregate")

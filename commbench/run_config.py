@@ -1,6 +1,6 @@
 """Every `commbench run` option parsed and validated in one place, into one RunConfig.
 
-The options are commbench.runoptions' table, the family and its benchmarks what
+The options are commbench.run_options' table, the family and its benchmarks what
 commbench.selection makes of the names. Bad input raises ConfigError with one line
 naming what was wrong and the accepted form; nothing downstream re-parses strings.
 Nothing here imports MPI.
@@ -11,8 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commbench import configfile, jobenv, measuring, methodology, policy, records, suites
-from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the config vocabulary
+from commbench import (
+    imb_methodology,
+    options_file,
+    policy,
+    process_origin,
+    records,
+    row_measurement,
+    suites,
+)
+from commbench.option_types import (  # noqa: F401 - ConfigError, HelpRequested: the config vocabulary
     THREAD_LEVELS,
     ConfigError,
     HelpRequested,
@@ -22,7 +30,7 @@ from commbench.options import (  # noqa: F401 - ConfigError, HelpRequested: the 
 )
 from commbench.outputs import check_distinct, check_writable, default_output, normal_output  # noqa: F401 - API
 from commbench.redact import redact
-from commbench.runoptions import OPTIONS, RUN_LEVEL, all_options, hinted_family, split_run_argv
+from commbench.run_options import OPTIONS, RUN_LEVEL, all_options, hinted_family, split_run_argv
 from commbench.selection import select
 from commbench.suites import option_use
 
@@ -73,11 +81,11 @@ class RunConfig:
     rank_detail: int | None = records.RANK_DETAIL  # --rank-detail (records.summarise); None all
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
-    method: methodology.Methodology = methodology.PROFILES[
-        methodology.DEFAULT
+    method: imb_methodology.Methodology = imb_methodology.PROFILES[
+        imb_methodology.DEFAULT
     ]  # --methodology, -sync, …
-    measuring: measuring.Measuring = (
-        measuring.Measuring()
+    measuring: row_measurement.Measuring = (
+        row_measurement.Measuring()
     )  # --per-iteration, --sync-start, --precision …
 
     def watchdog_timeout(self) -> float:
@@ -166,8 +174,8 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         rank_detail=values.get("rank_detail", records.RANK_DETAIL),
         samples=values.get("samples", 1),
         force=bool(values.get("force", False)),
-        method=methodology.resolve(values),
-        measuring=measuring.resolve(values),
+        method=imb_methodology.resolve(values),
+        measuring=row_measurement.resolve(values),
     )
     if fam.configure is not None:
         cfg = fam.configure(cfg)
@@ -199,7 +207,7 @@ def _msglen_and_np(
 
 
 def _options_and_names(argv: list[str]) -> tuple[dict[str, Any], list[str], dict]:
-    """The options and bare names of argv, with a -load file's under them (commbench.configfile),
+    """The options and bare names of argv, with a -load file's under them (commbench.options_file),
     and the options given (dest -> raw value; the file's first, then the command line's, which
     come later and win)."""
     given: dict = {}
@@ -219,7 +227,7 @@ LAUNCH_ONLY = ("np", "mpiexec")
 
 def _loaded(path: str, given: dict) -> tuple[dict[str, Any], list[str]]:
     """The options and names of a -load file; ConfigError for what a file cannot set."""
-    file_argv = configfile.read(path)
+    file_argv = options_file.read(path)
     try:
         loaded, names = split_run_argv(file_argv, given)
     except HelpRequested:
@@ -366,7 +374,7 @@ def scan_thread_level(argv: list[str]) -> str | None:
     named += (
         [a.split("=", 1)[1] for a in argv if a.startswith("--suite=")]
         + list(argv)
-        + [jobenv.family_hint() or ""]
+        + [process_origin.family_hint() or ""]
     )
     return "multiple" if suites.threaded(named) else None
 
@@ -378,7 +386,9 @@ def _files_words(argv: list[str]) -> list[str]:
     for i, a in enumerate(argv[:-1]):
         try:
             if a == "-load":
-                words += configfile.read(readable_file("-load")(argv[i + 1]))  # never opens a FIFO
+                words += options_file.read(
+                    readable_file("-load")(argv[i + 1])
+                )  # never opens a FIFO
             elif a == "-input":
                 words += read_name_file(readable_file("-input")(argv[i + 1]))
         except ConfigError:

@@ -4,7 +4,7 @@ names, and the `run -h` text made from them.
 
 IMB options keep IMB's own syntax (single dash, value in the next argv item,
 spec §13); commbench's own options use a double dash (plus `-n`). The value
-parsers are commbench.options'; commbench.config turns the values into a
+parsers are commbench.option_types'; commbench.run_config turns the values into a
 RunConfig. Nothing here imports MPI.
 """
 
@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from commbench import configfile, jobenv, measuring, methodology, records, suites
-from commbench.options import (
+from commbench import (
+    imb_methodology,
+    options_file,
+    process_origin,
+    records,
+    row_measurement,
+    suites,
+)
+from commbench.option_types import (
     ALLOC_KINDS,
     ENGINES,
     HUGEPAGES,
@@ -281,9 +288,9 @@ OPTIONS: tuple[Option, ...] = (
         "each row's distribution over ranks and its slowest ranks with their hosts (recorded)",
         rank_detail,
     ),
-    *methodology.OPTIONS,
-    *configfile.OPTIONS,
-    *measuring.OPTIONS,
+    *imb_methodology.OPTIONS,
+    *options_file.OPTIONS,
+    *row_measurement.OPTIONS,
 )
 
 # Options every family takes: where and how the job runs and what it writes.
@@ -312,8 +319,8 @@ RUN_LEVEL = frozenset(
 
 
 def hinted_family() -> str | None:
-    """The family the self-launcher resolved for this job (commbench.jobenv), else None."""
-    return suites.canonical_family(jobenv.family_hint() or "-")
+    """The family the self-launcher resolved for this job (commbench.process_origin), else None."""
+    return suites.canonical_family(process_origin.family_hint() or "-")
 
 
 def all_options() -> list[Option]:

@@ -3,7 +3,7 @@
 An Option names a command-line flag, where its value goes and how it is
 parsed; the parsers turn one argv string into a value or raise ConfigError
 with the problem and the accepted form. Only commbench.policy (the IMB
-constants) is imported here, so every layer may declare options (commbench.config reads
+constants) is imported here, so every layer may declare options (commbench.run_config reads
 them all; the families declare their own in their modules).
 """
 

@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 
 import commbench
-from commbench import buffers, jobenv, mpilib
+from commbench import buffers, mpilib, process_origin
 from commbench.redact import redact
 
 MPI_ENV_PREFIXES = (
@@ -56,11 +56,11 @@ def collect(comm, cfg) -> dict | None:
     from commbench import native
 
     engines, engine_note = native.resolve(getattr(cfg, "engine", "native"), comm)  # collective
-    where = comm.gather((MPI.Get_processor_name(), jobenv.slurm_node()), root=0)
+    where = comm.gather((MPI.Get_processor_name(), process_origin.slurm_node()), root=0)
     if comm.Get_rank() != 0:
         return None
     hosts = [h for h, _ in where]
-    job = jobenv.describe()  # launcher, slurm (job, step, nodes, tasks), pmi
+    job = process_origin.describe()  # launcher, slurm (job, step, nodes, tasks), pmi
     if "slurm" in job and any(n for _, n in where):  # srun: the Slurm node of every rank
         job["slurm"]["rank_nodes"] = [n for _, n in where]
     major, minor = MPI.Get_version()
@@ -78,7 +78,7 @@ def collect(comm, cfg) -> dict | None:
         "mpi_version": f"{major}.{minor}",
         "mpi_library_version": lib.version,  # without Open MPI 5's terminating NUL
         "mpi_library": {"name": lib.name, "flavour": lib.flavour, "path": lib.path},
-        "launch_settings": jobenv.launch_settings(),
+        "launch_settings": process_origin.launch_settings(),
         "thread_level": THREAD_NAMES.get(thread, str(thread)),
         "world_size": comm.Get_size(),
         "hosts": sorted(per_host),

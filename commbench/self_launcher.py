@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import time
 
-from commbench import jobenv, mpilib
+from commbench import mpilib, process_origin
 
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = (
@@ -158,13 +158,13 @@ def command(
         else:
             env[s.name] = s.value
     if applied:  # the ranks record what the launcher set and why (metadata: launch_settings)
-        jobenv.add_settings(env, [(s.name, s.value, s.why) for s in applied])
+        process_origin.add_settings(env, [(s.name, s.value, s.why) for s in applied])
     if note:
         print(f"commbench: {note}", file=sys.stderr)
-    env.pop(jobenv.TERMINAL, None)
-    terminal = jobenv.terminal_value()
+    env.pop(process_origin.TERMINAL, None)
+    terminal = process_origin.terminal_value()
     if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there
-        env[jobenv.TERMINAL] = terminal
+        env[process_origin.TERMINAL] = terminal
     cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
     return cmd, env
 
@@ -406,7 +406,7 @@ def launch(
     if path:
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
     if family:
-        env[jobenv.FAMILY_HINT] = family
+        env[process_origin.FAMILY_HINT] = family
     token = _token()
     # every rank on this host marks it: the job really ran commbench; set even when no token
     # file could be made: the ranks know commbench's launcher started them (started_here)
