@@ -10,6 +10,7 @@ measurement of one row is; the harness runs the rows (commbench.harness.rows).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -83,6 +84,24 @@ class Procs:
 
 TWO = Procs(fixed=2)
 ONE = Procs(fixed=1)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A kernel, verifier or hook named in a family's catalog by its module and name, and
+    imported at its first call, on the ranks that run it: a catalog (the descriptors)
+    imports neither MPI nor numpy, so the launcher, `list`, `report` and `compare` load
+    neither (tests/mpi/test_startup.py). Calls cost a module lookup more than a plain
+    function's, once per timed block, never inside one."""
+
+    module: str
+    name: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target()(*args, **kwargs)
+
+    def target(self) -> Callable[..., Any]:
+        return getattr(importlib.import_module(self.module), self.name)
 
 
 @dataclass(frozen=True)

@@ -17,73 +17,17 @@ the exchange". We follow Genesis: the reported time is round/4 and the
 turnover is 1, so the rate n/t is the aggregate rate of both directions
 (4n bytes in one round) and a link that carries both directions at once shows
 a higher r_inf than COMMS1, as the seed says it should.
+
+The catalog: the descriptors, importing neither MPI nor numpy; the kernels and verifiers
+are commbench.suites.comms.kernels, imported by the ranks that run them (base.Lazy).
 """
 
 from __future__ import annotations
 
-from mpi4py import MPI
-
-from commbench import buffers
-from commbench.suites.base import TWO, Benchmark, Family, Kind, same
-from commbench.suites.verify import check_slots, worst
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy, same
 
 F = "comms"
-
-
-def comms1(ctx, n):
-    """Pingpong from the master (rank 0) to the slave and back, explicit source."""
-    comm = ctx.comm
-    send, recv = comm.Send, comm.Recv
-    items = ctx.each(n, ctx.send_specs(), ctx.recv_specs())
-    if ctx.rank == 0:
-        t0 = MPI.Wtime()
-        for s, r in items:
-            send(s, 1, 1)
-            recv(r, 1, 1)
-    else:
-        # The slave returns the message it received (from its receive buffer).
-        t0 = MPI.Wtime()
-        for _, r in items:
-            recv(r, 0, 1)
-            send(r, 0, 1)
-    return (MPI.Wtime() - t0) / n
-
-
-def comms2(ctx, n):
-    """Exchange (both send at once), then both return what they received.
-
-    The returned message lands in the sender's own send buffer, so check mode
-    can verify both legs: the receive buffer holds the partner's data and the
-    send buffer holds this rank's own data after its round trip.
-    """
-    comm = ctx.comm
-    isend, recv = comm.Isend, comm.Recv
-    partner = 1 - ctx.rank
-    items = ctx.each(n, ctx.send_specs(), ctx.recv_specs())
-    t0 = MPI.Wtime()
-    for s, r in items:
-        req = isend(s, partner, 1)
-        recv(r, partner, 1)
-        req.Wait()
-        req = isend(r, partner, 2)
-        recv(s, partner, 2)
-        req.Wait()
-    return (MPI.Wtime() - t0) / n
-
-
-def _check_comms1(ctx, n):
-    # Rank 0 gets its own message back; rank 1 holds rank 0's message.
-    origin = ctx.members[0]
-    exp = buffers.pattern(origin, ctx.x, ctx.bench.dtype)
-    return check_slots(ctx, n, lambda k: [(0, exp)])
-
-
-def _check_comms2(ctx, n):
-    partner = buffers.pattern(ctx.members[1 - ctx.rank], ctx.x, ctx.bench.dtype)
-    own = buffers.pattern(ctx.world_rank, ctx.x, ctx.bench.dtype)
-    got = check_slots(ctx, n, lambda k: [(0, partner)])
-    back = check_slots(ctx, n, lambda k: [(0, own)], buf=ctx.sbuf, stride=ctx.bufs.send_stride)
-    return worst([got, back])
+KERNELS = "commbench.suites.comms.kernels"
 
 
 BENCHMARKS = (
@@ -91,12 +35,12 @@ BENCHMARKS = (
         "COMMS1",
         F,
         Kind.SINGLE,
-        comms1,
+        Lazy(KERNELS, "comms1"),
         "pingpong: half the round trip of an n-byte message (Hockney r_inf, n_1/2)",
         buffers=same,
         time_factor=0.5,
         procs=TWO,
-        expected=_check_comms1,
+        expected=Lazy(KERNELS, "check_comms1"),
         comments=("t = half the round-trip time; rate = n / t",),
         native="comms1",
         fit=True,
@@ -105,12 +49,12 @@ BENCHMARKS = (
         "COMMS2",
         F,
         Kind.SINGLE,
-        comms2,
+        Lazy(KERNELS, "comms2"),
         "exchange: both send at once and return; t = a quarter of the round (4 messages)",
         buffers=same,
         time_factor=0.25,
         procs=TWO,
-        expected=_check_comms2,
+        expected=Lazy(KERNELS, "check_comms2"),
         comments=(
             "t = one quarter of exchange-and-return (4 messages, Genesis COMMS2);",
             "rate = n / t = aggregate rate of both directions",
