@@ -85,6 +85,10 @@ class Procs:
 TWO = Procs(fixed=2)
 ONE = Procs(fixed=1)
 
+# A one-sided benchmark's window: over which buffer (commbench.suites.onesided.setup_window)
+PUT = "recv"  # window over the receive buffer
+GET = "send"  # window over the send buffer
+
 
 @dataclass(frozen=True)
 class Lazy:
@@ -96,12 +100,22 @@ class Lazy:
 
     module: str
     name: str
+    args: tuple | None = None  # a factory's arguments: the target is module.name(*args)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.target()(*args, **kwargs)
 
     def target(self) -> Callable[..., Any]:
-        return getattr(importlib.import_module(self.module), self.name)
+        made = _MADE.get(self)
+        if made is None:
+            made = getattr(importlib.import_module(self.module), self.name)
+            if self.args is not None:
+                made = made(*self.args)
+            _MADE[self] = made
+        return made
+
+
+_MADE: dict[Lazy, Callable[..., Any]] = {}  # each Lazy's target, made once a process
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,8 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
+from commbench.suites.base import GET, PUT  # noqa: F401 - the window sides, declared there
 from commbench.suites.verify import worst
-
-PUT = "recv"  # window over the receive buffer
-GET = "send"  # window over the send buffer
 
 
 def user_set_info(ctx) -> MPI.Info:
