@@ -47,7 +47,7 @@ def test_a_deferred_module_loads_on_first_use():
 # importing one loads neither numpy nor mpi4py, with no deferred stand-in; its Lazy kernels,
 # verifiers and hooks resolve to functions of its kernels module. The rest still rely on
 # commbench.deferred until they are converted, then it goes.
-CATALOGS = ["commbench.suites.comms", "commbench.suites.ext"]
+CATALOGS = ["commbench.suites.comms", "commbench.suites.ext", "commbench.suites.rma"]
 CATALOG_PROBE = r"""
 import importlib, sys
 from commbench.suites.base import Lazy

@@ -12,27 +12,31 @@ in kernels.py, the check mode in check.py; this module declares the benchmarks.
 
 from __future__ import annotations
 
-from commbench.suites import onesided as osd
-from commbench.suites.base import TWO, Benchmark, Family, Kind, xp
-from commbench.suites.rma.check import (
-    arrived,
-    cas_setup,
-    check_accumulate,
-    check_cas,
-    check_exchange,
-    from_one_of,
-    others,
-)
-from commbench.suites.rma.kernels import (
-    MODES,
-    OPS,
-    F,
-    exchange,
-    pair,
-    passive_setup,
-    to_all,
-    truly_passive_put,
-)
+from commbench.suites.base import GET, PUT, TWO, Benchmark, Family, Kind, Lazy, xp
+
+F = "rma"
+AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
+MODES = (NONAGG, AGG)  # non-aggregate first [ref order] (spec §12)
+KERNELS = "commbench.suites.rma.kernels"
+CHECK = "commbench.suites.rma.check"
+ONESIDED = "commbench.suites.onesided"
+
+# name -> (MPI.Win method, window over, the native patterns' stem); kernels.ARGS: its arguments
+OPERATIONS = {
+    "put": ("Put", PUT, "rma_put"),
+    "get": ("Get", GET, "rma_get"),
+    "acc": ("Accumulate", PUT, "rma_accumulate"),
+    "getacc": ("Get_accumulate", PUT, "rma_get_accumulate"),
+    "fop": ("Fetch_and_op", PUT, "rma_fetch_and_op"),
+    "cas": ("Compare_and_swap", PUT, "rma_compare_and_swap"),
+}
+FREE = Lazy(ONESIDED, "free_window")
+
+
+def _check(name, *args):
+    """A verifier of check.py: the function `name`, or what the factory `name` makes of args."""
+    return Lazy(CHECK, name, args or None)
+
 
 # ---------------------------------------------------------------- descriptors
 
@@ -62,59 +66,59 @@ def _all(ctx):
 
 
 def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, **kw):
-    over = OPS[op][2]
+    over = OPERATIONS[op][1]
     unit_disp = 4 if op in ("acc", "getacc", "fop", "cas") else 1
     return Benchmark(
         name,
         F,
         Kind.SINGLE,
-        pair(op, completion, bidir),
+        Lazy(KERNELS, "pair", (op, completion, bidir)),
         desc,
         unit=unit,
         default=default,
         procs=TWO,
         modes=MODES,
         slots=True,
-        setup=kw.pop("setup", osd.setup_window(over, unit_disp)),
-        teardown=osd.free_window,
+        setup=kw.pop("setup", Lazy(ONESIDED, "setup_window", (over, unit_disp))),
+        teardown=FREE,
         expected=expected,
         variant=over,
         fit="fixed_sizes" not in kw,
         **kw,
-        native=OPS[op][3]
+        native=OPERATIONS[op][2]
         + ("_local" if completion == "Flush_local" else "")
         + ("_bidir" if bidir else ""),
     )
 
 
 def _multiple(name, op, completion, expected, desc, default=True):
-    over = OPS[op][2]
+    over = OPERATIONS[op][1]
     return Benchmark(
         name,
         F,
         Kind.MULTIPLE,
-        to_all(op, completion, False),
+        Lazy(KERNELS, "to_all", (op, completion, False)),
         desc,
         default=default,
         turnover=lambda np_: float(np_ - 1),
-        setup=osd.setup_window(over),
-        teardown=osd.free_window,
+        setup=Lazy(ONESIDED, "setup_window", (over,)),
+        teardown=FREE,
         expected=expected,
         variant=over,
-        native=OPS[op][3] + "_all" + ("_local" if completion == "Flush_local_all" else ""),
+        native=OPERATIONS[op][2] + "_all" + ("_local" if completion == "Flush_local_all" else ""),
     )
 
 
 def _all_to_all(name, op, expected, desc):
-    over = OPS[op][2]
+    over = OPERATIONS[op][1]
     return Benchmark(
         name,
         F,
         Kind.COLLECTIVE,
-        to_all(op, "Flush_all", True),
+        Lazy(KERNELS, "to_all", (op, "Flush_all", True)),
         desc,
-        setup=osd.setup_window(over),
-        teardown=osd.free_window,
+        setup=Lazy(ONESIDED, "setup_window", (over,)),
+        teardown=FREE,
         expected=expected,
         variant=over,
         native=f"rma_all_{op}_all",
@@ -122,17 +126,17 @@ def _all_to_all(name, op, expected, desc):
 
 
 def _exchange_bench(name, op, desc):
-    over = OPS[op][2]
+    over = OPERATIONS[op][1]
     return Benchmark(
         name,
         F,
         Kind.COLLECTIVE,
-        exchange(op),
+        Lazy(KERNELS, "exchange", (op,)),
         desc,
         buffers=lambda x, np_: (2 * xp(x), 2 * xp(x)),
-        setup=osd.setup_window(over),
-        teardown=osd.free_window,
-        expected=check_exchange,
+        setup=Lazy(ONESIDED, "setup_window", (over,)),
+        teardown=FREE,
+        expected=_check("check_exchange"),
         variant=over,
         native=f"rma_exchange_{op}",
     )
@@ -150,7 +154,7 @@ BENCHMARKS = (
         "put",
         "Flush",
         False,
-        arrived(_r1, lambda c: 0),
+        _check("arrived", _r1, lambda c: 0),
         "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush",
     ),
     _single(
@@ -158,7 +162,7 @@ BENCHMARKS = (
         "get",
         "Flush",
         False,
-        arrived(_r0, lambda c: 1),
+        _check("arrived", _r0, lambda c: 1),
         "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush",
     ),
     _single(
@@ -166,7 +170,7 @@ BENCHMARKS = (
         "put",
         "Flush",
         True,
-        arrived(_both, _partner),
+        _check("arrived", _both, _partner),
         "both ranks MPI_Put X bytes into each other, MPI_Win_flush",
     ),
     _single(
@@ -174,33 +178,33 @@ BENCHMARKS = (
         "get",
         "Flush",
         True,
-        arrived(_both, _partner),
+        _check("arrived", _both, _partner),
         "both ranks MPI_Get X bytes from each other, MPI_Win_flush",
     ),
     _multiple(
         "One_put_all",
         "put",
         "Flush_all",
-        arrived(_not_r0, lambda c: 0),
+        _check("arrived", _not_r0, lambda c: 0),
         "rank 0 MPI_Put of X bytes to every other rank, one MPI_Win_flush_all",
     ),
     _multiple(
         "One_get_all",
         "get",
         "Flush_all",
-        from_one_of(_r0, others),
+        _check("from_one_of", _r0, Lazy(CHECK, "others")),
         "rank 0 MPI_Get of X bytes from every other rank, one MPI_Win_flush_all",
     ),
     _all_to_all(
         "All_put_all",
         "put",
-        from_one_of(_all, others),
+        _check("from_one_of", _all, Lazy(CHECK, "others")),
         "every rank MPI_Put of X bytes to every other rank (staggered), MPI_Win_flush_all",
     ),
     _all_to_all(
         "All_get_all",
         "get",
-        from_one_of(_all, others),
+        _check("from_one_of", _all, Lazy(CHECK, "others")),
         "every rank MPI_Get of X bytes from every other rank (staggered), MPI_Win_flush_all",
     ),
     _single(
@@ -208,7 +212,7 @@ BENCHMARKS = (
         "put",
         "Flush_local",
         False,
-        arrived(_r1, lambda c: 0),
+        _check("arrived", _r1, lambda c: 0),
         "as Unidir_put, local completion MPI_Win_flush_local",
     ),
     _single(
@@ -216,7 +220,7 @@ BENCHMARKS = (
         "get",
         "Flush_local",
         False,
-        arrived(_r0, lambda c: 1),
+        _check("arrived", _r0, lambda c: 1),
         "as Unidir_get, local completion MPI_Win_flush_local",
         default=False,
     ),
@@ -224,14 +228,14 @@ BENCHMARKS = (
         "Put_all_local",
         "put",
         "Flush_local_all",
-        arrived(_not_r0, lambda c: 0),
+        _check("arrived", _not_r0, lambda c: 0),
         "as One_put_all, local completion MPI_Win_flush_local_all",
     ),
     _multiple(
         "Get_all_local",
         "get",
         "Flush_local_all",
-        from_one_of(_r0, others),
+        _check("from_one_of", _r0, Lazy(CHECK, "others")),
         "as One_get_all, local completion MPI_Win_flush_local_all",
         default=False,
     ),
@@ -248,7 +252,7 @@ BENCHMARKS = (
         "acc",
         "Flush",
         False,
-        check_accumulate(False),
+        _check("check_accumulate", False),
         "rank 0 MPI_Accumulate of X/4 floats (MPI_SUM) into rank 1, MPI_Win_flush",
         unit=4,
     ),
@@ -257,7 +261,7 @@ BENCHMARKS = (
         "getacc",
         "Flush",
         False,
-        check_accumulate(True),
+        _check("check_accumulate", True),
         "rank 0 MPI_Get_accumulate of X/4 floats (MPI_SUM) with rank 1, MPI_Win_flush",
         unit=4,
     ),
@@ -266,7 +270,7 @@ BENCHMARKS = (
         "fop",
         "Flush",
         False,
-        check_accumulate(True, 4),
+        _check("check_accumulate", True, 4),
         "rank 0 MPI_Fetch_and_op of one float (MPI_SUM) on rank 1, MPI_Win_flush",
         unit=4,
         fixed_sizes=(4,),
@@ -276,27 +280,27 @@ BENCHMARKS = (
         "cas",
         "Flush",
         False,
-        check_cas,
+        _check("check_cas"),
         "rank 0 MPI_Compare_and_swap of one int on rank 1, MPI_Win_flush",
         unit=4,
         fixed_sizes=(4,),
         buffers=lambda x, np_: (xp(x), 3 * xp(x)),
-        setup=cas_setup,
+        setup=_check("cas_setup"),
         comments=("Uses MPI_INT data type",),
     ),
     Benchmark(
         "Truly_passive_put",
         F,
         Kind.PASSIVE,
-        truly_passive_put,
+        Lazy(KERNELS, "truly_passive_put"),
         "MPI_Put+flush while the target waits in MPI (t_pure) and while it computes (t_ovrl)",
         procs=TWO,
         components=("t_pure", "t_ovrl", "t_cpu"),
-        setup=passive_setup,
-        teardown=osd.free_window,
-        expected=arrived(_r1, lambda c: 0),
+        setup=Lazy(KERNELS, "passive_setup"),
+        teardown=FREE,
+        expected=_check("arrived", _r1, lambda c: 0),
         comments=PASSIVE_COMMENTS,
-        variant=osd.PUT,
+        variant=PUT,
         native="rma_truly_passive_put",
     ),
 )

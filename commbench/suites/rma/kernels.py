@@ -1,5 +1,6 @@
-"""IMB-RMA's timed kernels (rma.py declares the benchmarks): each slot's argument lists,
-the single-transfer, one/all-to-all and exchange patterns, and Truly_passive_put.
+"""IMB-RMA's timed kernels (the catalog, commbench.suites.rma, declares the benchmarks):
+each slot's argument lists, the single-transfer, one/all-to-all and exchange patterns, and
+Truly_passive_put.
 
 Common frame: the origin(s) lock the target(s) (shared lock, or lock_all), time the
 pattern, unlock; then all members meet in MPI_Barrier(MY_COMM). Targets make no RMA calls
@@ -13,10 +14,8 @@ from mpi4py import MPI
 
 from commbench import cpu
 from commbench.suites import onesided as osd
+from commbench.suites.rma import AGG, OPERATIONS
 
-F = "rma"
-AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
-MODES = (NONAGG, AGG)  # non-aggregate first [ref order] (spec §12)
 NO_TIME = -1.0
 
 # ---------------------------------------------------------------- argument lists per slot
@@ -65,13 +64,14 @@ def _cas_args(ctx, target):
     return [(o, c, r, target, d) for o, c, r, d in zip(org, cmp_, res, ctx.disps)]
 
 
-OPS = {  # name -> (MPI.Win method, argument builder, window over, the native patterns' stem)
-    "put": ("Put", _put_args, osd.PUT, "rma_put"),
-    "get": ("Get", _get_args, osd.GET, "rma_get"),
-    "acc": ("Accumulate", _acc_args, osd.PUT, "rma_accumulate"),
-    "getacc": ("Get_accumulate", _getacc_args, osd.PUT, "rma_get_accumulate"),
-    "fop": ("Fetch_and_op", _fop_args, osd.PUT, "rma_fetch_and_op"),
-    "cas": ("Compare_and_swap", _cas_args, osd.PUT, "rma_compare_and_swap"),
+# each operation's argument builder; its method, window side and native stem: OPERATIONS
+ARGS = {
+    "put": _put_args,
+    "get": _get_args,
+    "acc": _acc_args,
+    "getacc": _getacc_args,
+    "fop": _fop_args,
+    "cas": _cas_args,
 }
 
 
@@ -79,7 +79,7 @@ def _args(ctx, op: str, target: int) -> list:
     key = (op, target)
     got = ctx.prebuilt.get(key)
     if got is None:
-        got = ctx.prebuilt[key] = OPS[op][1](ctx, target)
+        got = ctx.prebuilt[key] = ARGS[op](ctx, target)
     return got
 
 
@@ -94,7 +94,7 @@ def _done(ctx, n: int) -> None:
 
 def pair(op: str, completion: str, bidir: bool):
     """Unidir/Bidir put/get, Put_local/Get_local, Accumulate, Get_accumulate, Fetch_and_op, CAS."""
-    method = OPS[op][0]
+    method = OPERATIONS[op][0]
 
     def kernel(ctx, n):
         me = ctx.rank
@@ -136,7 +136,7 @@ def _targets(me: int, size: int) -> list[int]:
 
 def to_all(op: str, completion: str, everyone: bool):
     """One_put_all/One_get_all (rank 0), Put_all_local/Get_all_local, All_put_all/All_get_all."""
-    method = OPS[op][0]
+    method = OPERATIONS[op][0]
 
     def kernel(ctx, n):
         me = ctx.rank
@@ -165,7 +165,7 @@ def to_all(op: str, completion: str, everyone: bool):
 
 
 def exchange(op: str):
-    method = OPS[op][0]
+    method = OPERATIONS[op][0]
 
     def kernel(ctx, n):
         me, size, x = ctx.rank, ctx.size, ctx.x
