@@ -47,13 +47,20 @@ def test_a_deferred_module_loads_on_first_use():
 # importing one loads neither numpy nor mpi4py, with no deferred stand-in; its Lazy kernels,
 # verifiers and hooks resolve to functions of its kernels module. The rest still rely on
 # commbench.deferred until they are converted, then it goes.
-CATALOGS = ["commbench.suites.comms", "commbench.suites.ext", "commbench.suites.rma"]
+CATALOGS = [
+    "commbench.suites.comms",
+    "commbench.suites.ext",
+    "commbench.suites.rma",
+    "commbench.suites.net",
+    "commbench.suites.gpcnet",
+]
 CATALOG_PROBE = r"""
 import importlib, sys
 from commbench.suites.base import Lazy
 fam = importlib.import_module(sys.argv[1]).FAMILY
 print("loaded", sorted(m for m in ("numpy", "mpi4py", "mpi4py.MPI") if m in sys.modules))
-hooks = [getattr(b, f) for b in fam.benchmarks for f in ("kernel", "expected", "setup", "teardown")]
+fields = ("kernel", "expected", "setup", "teardown", "np_setup", "np_teardown")
+hooks = [getattr(b, f, None) for b in fam.benchmarks for f in fields] + [fam.procedure]
 lazy = [h for h in hooks if isinstance(h, Lazy)]
 print("eager", [h for h in hooks if h is not None and not isinstance(h, Lazy)])
 print("resolved", all(callable(h.target()) and h.target().__module__ == h.module for h in lazy))

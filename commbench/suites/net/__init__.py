@@ -28,8 +28,8 @@ aggregates), allpairs.py, many_hosts.py and steps.py (rank 0's records), verdict
 
 from __future__ import annotations
 
-from commbench.suites.base import Experiment, Family
-from commbench.suites.net import driver, settings
+from commbench.suites.base import Experiment, Family, Lazy
+from commbench.suites.net import settings
 from commbench.suites.net.settings import NetSettings
 
 __all__ = ["FAMILY", "NetSettings"]
@@ -69,7 +69,7 @@ FAMILY = Family(
     aliases=("diagnose",),
     min_world=2,
     options=settings.OPTIONS,
-    procedure=driver.procedure,
+    procedure=Lazy("commbench.suites.net.driver", "procedure"),  # the ranks import it
     view="net",
     honours=frozenset({"time"}),
     secs="the budget of one step's samples",
