@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from mpi4py import MPI
 
+from commbench.policy import COMPUTE_KINDS as KINDS
+
 LENGTH = 4096
-KINDS = ("int", "float")
 
 
 class ComputeLoop:

@@ -9,6 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# The compute loop Q's element kinds (commbench.compute; seed 002)
+COMPUTE_KINDS = ("int", "float")
+
 
 @dataclass(frozen=True)
 class Profile:

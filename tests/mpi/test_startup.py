@@ -53,6 +53,7 @@ CATALOGS = [
     "commbench.suites.rma",
     "commbench.suites.net",
     "commbench.suites.gpcnet",
+    "commbench.suites.overhead",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys

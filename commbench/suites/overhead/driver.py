@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from commbench.session import Session
+from commbench.suites.overhead import OverheadSettings
 from commbench.suites.overhead.decomposition import decomposition
 from commbench.suites.overhead.interference import interference
 from commbench.suites.overhead.loggp import loggp
@@ -95,3 +97,8 @@ class Part(Unit):
 
     def record(self, row: Row, engine: str, made: list) -> list:
         return made
+
+
+def procedure(session: Session) -> Driver:
+    """The family's procedure (named in its catalog, commbench.suites.overhead)."""
+    return Driver(session, OverheadSettings.of(session.params))
