@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from commbench.suites.msgrate import Cache, peer_lists
+from commbench.suites.msgrate.patterns import Cache, peer_lists
 from tests.support.mpirun import commbench, mpiexec
 
 PATTERNS = ["single_direction", "pair_based", "pre_post", "all_start"]

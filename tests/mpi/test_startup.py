@@ -54,6 +54,7 @@ CATALOGS = [
     "commbench.suites.net",
     "commbench.suites.gpcnet",
     "commbench.suites.overhead",
+    "commbench.suites.msgrate",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys
