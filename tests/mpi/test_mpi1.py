@@ -6,12 +6,16 @@ import json
 import pytest
 
 from commbench import policy
-from commbench.suites import mpi1
+from commbench.suites import collops, mpi1
 from tests.support.mpirun import FAST, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi1.BENCHMARKS]
 TWO = {b.name for b in mpi1.BENCHMARKS if b.procs.fixed == 2}
-UNIT4 = {"Allreduce", "Reduce", "Reduce_scatter", "Reduce_local", "Reduce_scatter_block"}
+UNIT4 = {"Allreduce", "Reduce", "Reduce_scatter", "Reduce_local", "Reduce_scatter_block"} | {
+    o.method
+    for o in collops.OURS
+    if o.reduces  # commbench's own: Scan, Exscan
+}
 PAIRED = {b.name for b in mpi1.BENCHMARKS if b.procs.minimum == 2}  # Uniband, Biband: NP >= 2
 
 
