@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 
-from commbench import records
 from tests.support.mpirun import commbench
 
 
@@ -44,13 +43,6 @@ def test_samples_are_bounded_by_the_time_budget(tmp_path):
     s = rows[0]["extra"]["samples"]
     assert 6 <= s["k"] < 1_000_000 and s["k_requested"] == 1_000_000  # cut by -time, and says so
     assert len(s["t_max_samples"]) == s["k"] and s["t_max_median_ci95"] is not None
-
-
-def test_median_ci_of_many_samples_is_fast():
-    t0 = time.monotonic()
-    lo, hi = records.median_ci([float(i) for i in range(200_000)])
-    assert time.monotonic() - t0 < 5  # was O(K^2) in exact big integers: minutes
-    assert lo < 100_000 < hi and hi - lo < 2000
 
 
 def test_slow_but_moving_is_not_ended(tmp_path):

@@ -2,7 +2,6 @@
 
 import re
 
-import numpy as np
 import pytest
 
 from commbench import buffers
@@ -63,14 +62,3 @@ def vma_of(addr: int) -> tuple[list[str], int]:
             elif inside and line.startswith("VmFlags:"):
                 return line.split()[1:], huge_kb
     return [], 0
-
-
-def test_pattern_and_deviation():
-    p = buffers.pattern(3, 10)
-    assert p.nbytes == 10
-    assert buffers.deviation(p.copy(), p) == 0.0
-    bad = p.copy()
-    bad[3] ^= 0x40  # an exponent bit: far beyond TOL (a low mantissa bit would be within it)
-    assert buffers.deviation(bad, p) == 1.0
-    s = buffers.reduce_pattern([0, 1], 8).view(np.float32)
-    assert s[0] == np.float32(0.1) + np.float32(0.2)

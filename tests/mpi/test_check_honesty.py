@@ -19,32 +19,12 @@ import pytest
 from commbench import run_options, suites
 from commbench.suites import option_use
 from commbench.suites.base import Benchmark
+from tests.support.check_families import DRIVER_FAMILIES, KERNEL_FAMILIES
 from tests.support.mpirun import ENV, MPIEXEC, mpiexec, run_json
 
 # > 32 repetitions: repeated in-place sums wrap to 0 mod 2^32 after 32 at NP 2.
 # Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer.
 CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:5", "-check"]
-KERNEL_FAMILIES = ("mpi1", "ext", "rma", "nbc", "mpi4", "comms", "pgas", "io")
-DRIVER_FAMILIES = {
-    "overhead": [
-        "--sizes",
-        "16,64",
-        "--trials",
-        "1",
-        "--reps",
-        "3",
-        "--q-time",
-        "100",
-        "--stream-time",
-        "0.05",
-        "--loggp-n",
-        "3",
-    ],
-    "msgrate": ["--peers", "2", "--iters", "2", "--msgs", "4", "--cache-size", "0"],
-    "p2p": ["-msglog", "2", "-iter", "5", "-pause", "0"],
-    "net": ["--net-samples", "2", "--net-rings", "1", "--net-rounds", "1"],
-    "gpcnet": ["RRTwoSidedLat", "--gpcnet-rings", "1", "-time", "0.05"],
-}
 
 
 def _ranks(*r):
@@ -110,16 +90,6 @@ SILENT = {
         if b.variant is not None and not b.variant.write and not b.variant.per_process
     },
 }
-
-
-# Driver families with a -check of their own, whose fault-injection tests live beside them.
-OWN_CHECK = {"mt": "tests/mpi/test_mt.py", "osu": "tests/mpi/test_osu.py"}
-
-
-def test_every_family_is_covered():
-    assert set(suites.family_names()) == set(KERNEL_FAMILIES) | set(DRIVER_FAMILIES) | set(
-        OWN_CHECK
-    )
 
 
 def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:

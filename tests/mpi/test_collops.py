@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from commbench.suites import collops
 from tests.support.mpirun import ENV, MPIEXEC
 
 SCRIPT = r"""
@@ -60,14 +59,3 @@ def test_every_operation_delivers_what_the_table_says(np_):
     )
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.strip() == "ok", p.stdout[-3000:]
-
-
-def test_names_of_every_family_resolve_to_one_operation():
-    assert (
-        collops.op("Iallgatherv")
-        is collops.op("allgatherv_persistent")
-        is collops.op("Allgatherv_persist")
-    )
-    assert collops.op("ineighbor_alltoallw") is collops.OPS["neighbor_alltoallw"]
-    assert collops.counts(collops.OPS["reduce_scatter"], 10, 4) == ([3, 3, 2, 2], [0, 3, 6, 8])
-    assert collops.counts(collops.OPS["allgatherv"], 5, 3) == ([5, 5, 5], [0, 5, 10])

@@ -13,7 +13,6 @@ import numpy as np
 from commbench.views import plot
 from commbench.views.fit_text import fit_series
 from commbench.views.series import Series
-from commbench.watchdog_report import describe
 from tests.support.mpirun import commbench
 
 OVERHEAD = [
@@ -129,13 +128,6 @@ def test_sixteen_series_plot_with_a_legend_entry_each(tmp_path):
     many = [(_series(f"B{k}", 1.0 + k + np.arange(11.0)), None) for k in range(16)]
     labels = plot.figure(many, str(tmp_path / "many.png"))
     assert len(labels) == 16 and len(set(labels)) == 16
-
-
-def test_describe_never_says_in_in():
-    assert not describe({"phase": "start-up"}).startswith("in ")
-    assert describe({"benchmark": "PingPong", "np": 2, "phase": "the timed kernel"}).endswith(
-        "in the timed kernel"
-    )
 
 
 def _small_run(tmp_path, name: str, *args: str) -> str:
@@ -276,18 +268,6 @@ def test_list_help_report_and_compare_need_no_mpi_library(tmp_path):
     ):
         p = commbench(*cmd, env=env)
         assert p.returncode == 0 and expect in p.stdout, (cmd, p.stderr[-1000:])
-
-
-def test_the_mpi_runtime_is_an_extra():
-    """pip install commbench must not put a second libmpi beside a cluster's."""
-    import tomllib
-    from pathlib import Path
-
-    meta = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())[
-        "project"
-    ]
-    assert not any(d.startswith("mpich") for d in meta["dependencies"])
-    assert meta["optional-dependencies"]["mpich"] == ["mpich>=4.1"]
 
 
 def test_table3_form_and_units():

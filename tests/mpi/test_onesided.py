@@ -298,12 +298,6 @@ def test_multi_and_off_cache(tmp_path):
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout
 
 
-def test_sizes_below_the_unit():
-    # -msglog 1 with 4-byte elements: X_max = 0, so the one size 0 (spec §4)
-    assert policy.size_list(4, 0, 1) == [0]
-    assert policy.size_list(4, 0, 2) == [0, 4]
-
-
 def test_shared_names_need_suite():
     with pytest.raises(run_config.ConfigError, match="--suite ext or --suite rma"):
         run_config.parse_run_args(["Accumulate"])

@@ -8,22 +8,7 @@ import subprocess
 import sys
 import time
 
-import pytest
-
-from commbench import records
 from tests.support.mpirun import ENV, commbench, run_json, terminate, wait_for_records
-
-
-def test_median_ci_order_statistics():
-    assert records.median_ci([1, 2, 3, 4, 5]) is None  # K < 6: no 95% interval exists
-    assert records.median_ci([6, 5, 4, 3, 2, 1]) == (1, 6)
-    assert records.median_ci(list(range(1, 21))) == (6, 15)  # the textbook table
-    assert records.median_ci(list(range(1, 101))) == (40, 61)
-
-
-def test_sample_stats_use_the_slowest_rank_per_sample():
-    st = records.sample_stats([[1e-6, 4e-6], [3e-6, 2e-6], None, [-1.0, -1.0]], factor=0.5)
-    assert st["k"] == 2 and st["t_max_samples"] == pytest.approx([1.5, 2.0])
 
 
 def test_samples_in_a_real_run(tmp_path):

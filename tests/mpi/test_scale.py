@@ -83,35 +83,6 @@ def test_summarise_agrees_with_every_ranks_times(runs):
         assert records.summarise(rec, None, hosts) is rec  # --rank-detail all
 
 
-def test_summarise_leaves_out_per_rank_extras_and_idle_ranks():
-    rec = records.build(
-        benchmark="X",
-        family="mpi1",
-        kind="collective",
-        np_=3,
-        mode="",
-        x=8,
-        repetitions=10,
-        groups=[[0, 1, 2]],
-        world_size=5,
-        components=["t"],
-        rank_times={"t": [3e-6, None, 1e-6, -1.0, 2e-6]},
-        turnover=1.0,
-        extra={"rank_samples": [[1.0]] * 5, "engine": "native"},
-    )
-    s = records.summarise(rec, 3, ["a", "b", "c", "d", "e"])
-    assert s.extra == {"engine": "native"}
-    assert s.rank_summary["left_out"] == ["extra.rank_samples"]
-    assert [(x["rank"], x["host"]) for x in s.rank_summary["slowest"]] == [
-        (0, "a"),
-        (4, "e"),
-        (2, "c"),
-    ]
-    assert s.rank_summary["components"]["t"]["n"] == 3  # None and negative: not timed
-    assert "rank_summary" in s.to_dict() and "rank_summary" not in rec.to_dict()
-    assert records.Measurement.from_dict(s.to_dict()) == s
-
-
 def test_report_compare_and_plot_read_summarised_files(runs, tmp_path):
     a, _, _ = runs["summary"]
     b, _, _ = runs["full"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import random
-
-from commbench import policy, run_config
+from commbench import run_config
 from commbench.harness.plan import Plan
 from commbench.records import Measurement
 from commbench.views import series
@@ -43,31 +41,6 @@ def test_random_draws_a_seed_that_is_recorded():
         ).measuring.shuffle_seed
         == 42
     )
-
-
-def test_dynamic_repetitions_with_history_stay_monotone_in_any_order():
-    """Shuffled sizes use -msglen's rule (history of every size done): however the sizes
-    come, a larger size never gets more repetitions than a smaller one, and in
-    ascending order the rule gives what IMB's n_prev rule gives."""
-    rng = random.Random(3)
-    sizes = [0] + [2**i for i in range(21)]
-    for trial in range(200):
-        n0 = {x: policy.base_repetitions(x, 1000, 2**20) for x in sizes}
-        ts = {x: rng.randint(1, 3000) for x in sizes}
-        order = sizes[:] if trial == 0 else rng.sample(sizes, len(sizes))
-        history: list[tuple[int, int]] = []
-        got = {}
-        for x in order:
-            got[x] = policy.dynamic_repetitions(n0[x], ts[x], 0, x, history)
-            history.append((x, got[x]))
-        counts = [got[x] for x in sizes]
-        assert counts == sorted(counts, reverse=True), (order, counts)
-        if trial == 0:
-            n_prev, imb = 1000, []
-            for x in sizes:
-                n_prev = policy.dynamic_repetitions(n0[x], ts[x], n_prev, x, None)
-                imb.append(n_prev)
-            assert counts == imb
 
 
 def _measured(doc: dict) -> list[tuple[str, int]]:

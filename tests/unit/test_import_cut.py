@@ -17,6 +17,8 @@ import pytest
 
 from commbench.commands import importing as command
 from commbench.importers import read
+from tests.support.import_logs import cut_log as _cut
+from tests.support.import_logs import imb_rows
 from tests.support.results_schema import problems
 
 DATA = Path(__file__).parents[1] / "data"
@@ -259,3 +261,48 @@ def test_osu_verdicts_and_init_line_cut(tmp_path):
         log = _write(tmp_path, "init.txt", init[: init.index("nprocs") + 1 + k] + "\n")
         err, recs = records_of(log)
         assert err is not None and recs == []
+
+
+def _import_fails(tmp_path: Path, log: Path, capsys) -> tuple[str, dict]:
+    out = tmp_path / f"{log.stem}.json"
+    assert command.main([str(log), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    doc = json.loads(out.read_text())  # what was read before is kept
+    assert doc["complete"] is False and doc["summary"]["interrupted"] in err
+    assert problems(doc) == []
+    return err, doc
+
+
+def test_cut_and_malformed_logs_stop_at_their_line_and_keep_what_was_read(tmp_path, capsys):
+    src = DATA / "imb2021" / "mpi1-np2.txt"
+    rows = imb_rows(src)
+    first_rows = sorted(rows)[:7]  # PingPong's five rows, PingPing's first two
+    cut_row = _cut(tmp_path, src, first_rows[-1] - 1, "            2           20   ")
+    err, doc = _import_fails(tmp_path, cut_row, capsys)
+    assert (
+        f"{cut_row}:{first_rows[-1]}: the log ends inside this line ('2           20', no newline"
+        in err
+    )
+    assert [r["extra"]["source"]["line"] for r in doc["records"]] == first_rows[:-1]
+    cut_table = _cut(tmp_path, src, first_rows[4] + 1)
+    err, doc = _import_fails(tmp_path, cut_table, capsys)
+    assert f"{cut_table}:{first_rows[4] + 1}: the log ends before IMB's closing line" in err
+    assert len(doc["records"]) == 5
+    bad = tmp_path / "bad.txt"
+    bad.write_text(src.read_text().replace("34.83", "3x.83"))
+    err, doc = _import_fails(tmp_path, bad, capsys)
+    assert f"{bad}:{first_rows[0]}: a row of the PingPong table should hold 4 numbers" in err
+    assert doc["records"] == []
+    osu = _cut(tmp_path, DATA / "import" / "osu_bw.txt", 8, "128   \n")
+    err, doc = _import_fails(tmp_path, osu, capsys)
+    assert f"{osu}:9: a row of osu_bw should hold 2 values" in err and len(doc["records"]) == 4
+    nccl = _cut(tmp_path, DATA / "import" / "nccl_all_reduce_perf.txt", 16)
+    err, doc = _import_fails(tmp_path, nccl, capsys)
+    assert f"{nccl}:16: the log ends before nccl-tests' footer" in err and len(doc["records"]) == 8
+    text = (DATA / "import" / "nccl_all_reduce_perf.json").read_text()
+    cut_json = tmp_path / "cut.json.log"
+    cut_json.write_text(text[: text.index('{"size":131072')] + '{"size":131072,"cou')
+    err, doc = _import_fails(tmp_path, cut_json, capsys)
+    assert (
+        f"{cut_json}:1: not valid JSON" in err and [r["bytes"] for r in doc["records"]][-1] == 32768
+    )

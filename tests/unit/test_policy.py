@@ -1,5 +1,7 @@
 """Pure arithmetic of spec §3–§6: no MPI."""
 
+import random
+
 from commbench import policy
 
 
@@ -106,3 +108,34 @@ def test_even_counts_and_map_key():
     # -map 3x2: ranks fill columns of 3 rows, taken row by row
     keys = [policy.map_key(r, 3, 2) for r in range(6)]
     assert sorted(range(6), key=lambda r: keys[r]) == [0, 3, 1, 4, 2, 5]
+
+
+def test_sizes_below_the_unit():
+    # -msglog 1 with 4-byte elements: X_max = 0, so the one size 0 (spec §4)
+    assert policy.size_list(4, 0, 1) == [0]
+    assert policy.size_list(4, 0, 2) == [0, 4]
+
+
+def test_dynamic_repetitions_with_history_stay_monotone_in_any_order():
+    """Shuffled sizes use -msglen's rule (history of every size done): however the sizes
+    come, a larger size never gets more repetitions than a smaller one, and in
+    ascending order the rule gives what IMB's n_prev rule gives."""
+    rng = random.Random(3)
+    sizes = [0] + [2**i for i in range(21)]
+    for trial in range(200):
+        n0 = {x: policy.base_repetitions(x, 1000, 2**20) for x in sizes}
+        ts = {x: rng.randint(1, 3000) for x in sizes}
+        order = sizes[:] if trial == 0 else rng.sample(sizes, len(sizes))
+        history: list[tuple[int, int]] = []
+        got = {}
+        for x in order:
+            got[x] = policy.dynamic_repetitions(n0[x], ts[x], 0, x, history)
+            history.append((x, got[x]))
+        counts = [got[x] for x in sizes]
+        assert counts == sorted(counts, reverse=True), (order, counts)
+        if trial == 0:
+            n_prev, imb = 1000, []
+            for x in sizes:
+                n_prev = policy.dynamic_repetitions(n0[x], ts[x], n_prev, x, None)
+                imb.append(n_prev)
+            assert counts == imb
