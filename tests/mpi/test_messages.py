@@ -13,22 +13,10 @@ import numpy as np
 from commbench.views import plot
 from commbench.views.fit_text import fit_series
 from commbench.views.series import Series
+from tests.support.check_families import DRIVER_FAMILIES
 from tests.support.mpirun import commbench
 
-OVERHEAD = [
-    "--sizes",
-    "16,64",
-    "--trials",
-    "1",
-    "--reps",
-    "3",
-    "--q-time",
-    "100",
-    "--stream-time",
-    "0.05",
-    "--loggp-n",
-    "3",
-]
+OVERHEAD = DRIVER_FAMILIES["overhead"]  # a short overhead run
 
 
 def test_overhead_with_csv_then_report_and_compare(tmp_path):
