@@ -165,18 +165,6 @@ def fill(
         buf[off:end] = buf[: end - off]
 
 
-# IMB 2021's -data_type / -red_data_type: name -> (numpy type, bytes, MPI datatype name).
-# The buffers hold the same bytes whatever the type (spec §6.2's float pattern); a
-# reduction interprets them as its type, and so does its verifier.
-DATA_TYPES = {
-    "byte": ("uint8", 1, "BYTE"),
-    "char": ("int8", 1, "CHAR"),
-    "int": ("int32", 4, "INT"),
-    "float": ("float32", 4, "FLOAT"),
-    "double": ("float64", 8, "DOUBLE"),
-}
-
-
 def reduce_pattern(world_ranks: list[int], nbytes: int, dtype: str = "float32") -> np.ndarray:
     """Expected bytes of a SUM of the given ranks' patterns read as `dtype` (integers wrap,
     as MPI's do)."""

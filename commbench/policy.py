@@ -12,6 +12,17 @@ from dataclasses import dataclass
 # The compute loop Q's element kinds (commbench.compute; seed 002)
 COMPUTE_KINDS = ("int", "float")
 
+# IMB 2021's -data_type / -red_data_type: name -> (numpy type, bytes, MPI datatype name).
+# The buffers hold the same bytes whatever the type (spec §6.2's float pattern); a
+# reduction interprets them as its type, and so does its verifier.
+DATA_TYPES = {
+    "byte": ("uint8", 1, "BYTE"),
+    "char": ("int8", 1, "CHAR"),
+    "int": ("int32", 4, "INT"),
+    "float": ("float32", 4, "FLOAT"),
+    "double": ("float64", 8, "DOUBLE"),
+}
+
 
 @dataclass(frozen=True)
 class Profile:

@@ -31,7 +31,7 @@ SIGNAL_WHY = {
 
 def main_thread_at() -> str:
     """Where the main thread is now: the innermost commbench line it runs, as
-    'suites/nbc.py:175 exploit(target, False)' (inside a C call: the line that made it)."""
+    'suites/nbc/kernels.py:175 exploit(target, False)' (inside a C call: the line that made it)."""
     import linecache
 
     frame = sys._current_frames().get(threading.main_thread().ident)

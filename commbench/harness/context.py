@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from commbench import buffers
+from commbench import buffers, policy
 from commbench.session import Session
 from commbench.suites.base import Benchmark
 
@@ -113,11 +113,11 @@ class Context:
         self.set_types("byte", "float")
 
     def set_types(self, data: str, red: str) -> None:
-        """The MPI datatypes of IMB 2021's -data_type and -red_data_type (buffers.DATA_TYPES):
+        """The MPI datatypes of IMB 2021's -data_type and -red_data_type (policy.DATA_TYPES):
         `dtype`/`width` for messages, `red_dtype`/`red_width`/`red_np` for reductions."""
-        np_name, self.width, mpi_name = buffers.DATA_TYPES[data]
+        np_name, self.width, mpi_name = policy.DATA_TYPES[data]
         self.data_type, self.dtype = data, getattr(MPI, mpi_name)
-        self.red_np, self.red_width, mpi_name = buffers.DATA_TYPES[red]
+        self.red_np, self.red_width, mpi_name = policy.DATA_TYPES[red]
         self.red_type, self.red_dtype = red, getattr(MPI, mpi_name)
 
     # -- buffer specs, prebuilt outside the timed loop ------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from commbench import buffers, imb_methodology, policy, row_measurement, suites
+from commbench import imb_methodology, policy, row_measurement, suites
 from commbench.resources import INT_MAX
 from commbench.suites.base import Benchmark, Kind
 
@@ -111,7 +111,7 @@ class Plan:
         return policy.base_repetitions(x, self.cap(bench, mode), self.cfg.overall_vol, bench.sync)
 
     def data_type(self, bench: Benchmark) -> str:
-        """The IMB 2021 type name bench's messages use (buffers.DATA_TYPES): -data_type for
+        """The IMB 2021 type name bench's messages use (policy.DATA_TYPES): -data_type for
         "data" benchmarks, -red_data_type for reductions; byte for the others."""
         params = self.cfg.params
         if bench.typed == "red":
@@ -122,7 +122,7 @@ class Plan:
 
     def unit(self, bench: Benchmark) -> int:
         """The size unit: the type's bytes for a typed benchmark (IMB 2021), else its own."""
-        return buffers.DATA_TYPES[self.data_type(bench)][1] if bench.typed else bench.unit
+        return policy.DATA_TYPES[self.data_type(bench)][1] if bench.typed else bench.unit
 
     def turnover(self, bench: Benchmark, np_: int) -> float:
         """F of spec §7.5 for a row; a Kind.RATE benchmark's counts messages per

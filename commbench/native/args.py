@@ -21,7 +21,7 @@ class NativeArgs(ctypes.Structure):
 
 # ---------------------------------------------------------------- wiring
 
-# cb_datatype's codes of IMB 2021's type names (commbench.buffers.DATA_TYPES).
+# cb_datatype's codes of IMB 2021's type names (commbench.policy.DATA_TYPES).
 TYPE_CODES = {"byte": 0, "char": 1, "int": 2, "float": 3, "double": 4}
 
 

@@ -6,7 +6,7 @@ import pytest
 from commbench import policy, run_config
 from commbench.suites import mpi1, mpi4, nbc
 from commbench.suites.base import Kind
-from commbench.suites.mpi1 import collectives
+from commbench.suites.mpi4 import kernels as mpi4_kernels
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi4.BENCHMARKS]
@@ -41,7 +41,7 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
             assert b.family == "mpi4" and b.unit == ref.unit and b.root_based == ref.root_based
             assert b.buffers(8, 4) == ref.buffers(8, 4) and b.int_extent is ref.int_extent
             # rooted verifiers re-run the operation per root with a persistent request of its own
-            assert (b.expected is ref.expected) == (stem not in collectives.ROOT_SWEPT), b.name
+            assert (b.expected is ref.expected) == (stem not in mpi1.ROOT_SWEPT), b.name
             assert b.setup is not None and b.teardown is not None  # requests bound per size, freed
         sync = stem == "Barrier"
         assert over.kind == (Kind.OVERLAP_SYNC if sync else Kind.OVERLAP)
@@ -77,7 +77,7 @@ def test_refuses_an_mpi_without_persistent_collectives():
     """The capability is probed (persistent collectives run on MPI_COMM_SELF), never read
     off the version number; the one-line reason validate raises names the library, the
     version it reports and what failed (ConfigError: exit 2 on every rank)."""
-    assert mpi4.probe() is None  # MPICH 5 and mpi4py 4 here run them
+    assert mpi4_kernels.probe() is None  # MPICH 5 and mpi4py 4 here run them
     assert mpi4.missing(None, "Open MPI v5.0.11", (3, 1)) is None  # the version alone: no reason
     why = mpi4.missing("NotImplementedError: MPI_Barrier_init", "Open MPI v4.1.5", (3, 1))
     assert "Open MPI v4.1.5, reporting MPI 3.1" in why and "MPI_Barrier_init" in why

@@ -55,6 +55,9 @@ CATALOGS = [
     "commbench.suites.gpcnet",
     "commbench.suites.overhead",
     "commbench.suites.msgrate",
+    "commbench.suites.mpi1",
+    "commbench.suites.nbc",
+    "commbench.suites.mpi4",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys

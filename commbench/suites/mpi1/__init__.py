@@ -2,116 +2,207 @@
 
 Each benchmark is a descriptor plus a kernel of a few lines: the timed loop
 between two MPI.Wtime() calls, with buffer specs prebuilt by the harness.
-Kernels return seconds per repetition on this rank. Here: the point-to-point
-benchmarks, IMB 2021's additions (commbench.suites.mpi1.imb2021), IMB's order and
-the family; the collectives are commbench.suites.mpi1.collectives.
+Kernels return seconds per repetition on this rank.
+
+The catalog: every descriptor, IMB's order and the family's options, importing neither MPI
+nor numpy. The kernels and verifiers are named as base.Lazy: the point-to-point ones are
+commbench.suites.mpi1.pt2pt, the collectives' commbench.suites.mpi1.collectives, IMB 2021's
+additions commbench.suites.mpi1.imb2021.
 """
 
 from __future__ import annotations
 
-from mpi4py import MPI
+import dataclasses
 
-from commbench import buffers
 from commbench.option_types import ConfigError, Option, choice, integer
-from commbench.suites.base import TWO, Benchmark, Family, Kind, Procs, same, xp
-from commbench.suites.message_specs import lean_recv as _recv
-from commbench.suites.message_specs import lean_send as _send
-from commbench.suites.mpi1 import collectives, imb2021
-from commbench.suites.mpi1.collectives import F
-from commbench.suites.verify import check_slots
+from commbench.policy import DATA_TYPES
+from commbench.suites import collops
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy, Procs, same, xp
+
+F = "mpi1"
+PT2PT = "commbench.suites.mpi1.pt2pt"
+COLL = "commbench.suites.mpi1.collectives"
+IMB2021 = "commbench.suites.mpi1.imb2021"
+
+
+def _pt2pt(name, *args):
+    return Lazy(PT2PT, name, args or None)
+
+
+def _coll(name, *args):
+    return Lazy(COLL, name, args or None)
+
+
+def _imb2021(name, *args):
+    return Lazy(IMB2021, name, args or None)
+
+
+# ---------------------------------------------------------------- collectives
+
+
+def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
+    """A collective of IMB-MPI1; unit 4 marks a reduction (-red_data_type, float by default)."""
+    default = {"default": False, "default_in": (since,)} if since else {}
+    return Benchmark(
+        name,
+        F,
+        Kind.COLLECTIVE,
+        kernel,
+        desc,
+        buffers=buffers,
+        unit=unit,
+        **default,
+        typed="red" if unit == 4 else "data",
+        root_based=root_based,
+        expected=expected,
+        native=name.lower(),
+        int_extent=_last_displacement if name.endswith("v") else None,
+    )
+
+
+def _last_displacement(x: int, np_: int) -> int:
+    """The v-collectives' displacements are j*X: the last one, (NP-1)*X (IMB: "rank*size")."""
+    return (np_ - 1) * x
+
+
+COLLECTIVES = (
+    coll(
+        "Allreduce",
+        _coll("reduction", "Allreduce"),
+        _coll("check_every_slot", "allreduce"),
+        "MPI_Allreduce of X/4 floats, MPI_SUM",
+        unit=4,
+    ),
+    coll(
+        "Reduce",
+        _coll("reduce"),
+        _coll("check_as_root", "reduce"),
+        "MPI_Reduce of X/4 floats to root i%NP",
+        unit=4,
+        root_based=True,
+    ),
+    coll(
+        "Reduce_scatter",
+        _coll("reduce_scatter"),
+        _coll("check_every_slot", "reduce_scatter"),
+        "MPI_Reduce_scatter of X/4 floats, even split",
+        unit=4,
+    ),
+    coll(
+        "Allgather",
+        _coll("allgather"),
+        _coll("check_every_slot", "allgather"),
+        "MPI_Allgather, X bytes from each",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Allgatherv",
+        _coll("allgatherv"),
+        _coll("check_every_slot", "allgatherv"),
+        "MPI_Allgatherv with the data of Allgather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Gather",
+        _coll("gather", False),
+        _coll("check_as_root", "gather"),
+        "MPI_Gather of X bytes from each to root i%NP",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Gatherv",
+        _coll("gather", True),
+        _coll("check_as_root", "gatherv"),
+        "MPI_Gatherv with the data of Gather",
+        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Scatter",
+        _coll("scatter", False),
+        _coll("scatter_check", False, None),
+        "MPI_Scatter of X bytes to each from root i%NP",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Scatterv",
+        _coll("scatter", True),
+        _coll("scatter_check", True, None),
+        "MPI_Scatterv with the data of Scatter",
+        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
+        root_based=True,
+    ),
+    coll(
+        "Alltoall",
+        _coll("alltoall", False),
+        _coll("check_every_slot", "alltoall"),
+        "MPI_Alltoall, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Alltoallv",
+        _coll("alltoall", True),
+        _coll("check_every_slot", "alltoallv"),
+        "MPI_Alltoallv, X bytes per pair",
+        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
+    ),
+    coll(
+        "Bcast",
+        _coll("bcast"),
+        _coll("bcast_check", None),
+        "MPI_Bcast of X bytes from root i%NP",
+        root_based=True,
+    ),
+    Benchmark(
+        "Barrier",
+        F,
+        Kind.SYNC,
+        _coll("barrier"),
+        "MPI_Barrier",
+        buffers=lambda x, np_: (0, 0),
+        native="barrier",
+    ),
+)
+
+
+def ours(o: collops.Op, like: Benchmark) -> Benchmark:
+    """IMB-MPI1's benchmark of operation o (collops.OURS) from `like`'s: its buffers, unit and
+    root policy; o's own call, data and verifier; run by name, not in IMB's default list."""
+    return dataclasses.replace(
+        like,
+        name=o.method,
+        kernel=_coll("kernel_like", o.like, o.method),
+        expected=_coll("check_every_slot", o.name),
+        description=f"MPI_{o.method} of X/4 floats: {o.what}",
+        native=o.name,
+        default=False,
+        default_in=(),
+    )
+
+
+OURS = tuple(ours(o, next(b for b in COLLECTIVES if b.native == o.like)) for o in collops.OURS)
+
+
+# The verifiers that re-run their operation once per root, by MPI-1 name: (the verifier
+# factory of collectives.py, its arguments before op_of). IMB-NBC and IMB-MPI4 build theirs
+# with their own operation: root_swept(name, op_of), op_of a Lazy of their kernels.
+ROOT_SWEPT = {
+    "Scatter": ("scatter_check", (False,)),
+    "Scatterv": ("scatter_check", (True,)),
+    "Bcast": ("bcast_check", ()),
+}
+
+
+def root_swept(name: str, op_of: Lazy) -> Lazy:
+    """The verifier of MPI-1 collective `name` (in ROOT_SWEPT) whose per-root sweep runs
+    op_of(ctx) -> op(...), one operation of another family."""
+    factory, args = ROOT_SWEPT[name]
+    return _coll(factory, *args, op_of)
+
 
 # ---------------------------------------------------------------- point to point
-
-
-def _source(ctx, specific: bool | None) -> int:
-    """The receive source of PingPong/PingPing: the partner for *SpecificSource,
-    MPI_ANY_SOURCE for *AnySource, and the methodology's choice for the plain names
-    (IMB 4.0: any source; IMB 2021: the partner)."""
-    if specific is None:
-        specific = not ctx.any_source
-    return 1 - ctx.rank if specific else MPI.ANY_SOURCE
-
-
-def _pingpong(specific: bool | None):
-    def kernel(ctx, n):
-        send, recv, tag = ctx.comm.Send, ctx.comm.Recv, MPI.ANY_TAG
-        src = _source(ctx, specific)
-        items = ctx.each(n, _send(ctx), _recv(ctx))
-        if ctx.rank == 0:
-            t0 = MPI.Wtime()
-            for s, r in items:
-                send(s, 1, 1)
-                recv(r, src, tag)
-        else:
-            t0 = MPI.Wtime()
-            for s, r in items:
-                recv(r, src, tag)
-                send(s, 0, 1)
-        return (MPI.Wtime() - t0) / n
-
-    return kernel
-
-
-def _pingping(specific: bool | None):
-    def kernel(ctx, n):
-        isend, recv, tag = ctx.comm.Isend, ctx.comm.Recv, MPI.ANY_TAG
-        partner = 1 - ctx.rank
-        src = _source(ctx, specific)
-        items = ctx.each(n, _send(ctx), _recv(ctx))
-        t0 = MPI.Wtime()
-        for s, r in items:
-            req = isend(s, partner, 1)
-            recv(r, src, tag)
-            req.Wait()
-        return (MPI.Wtime() - t0) / n
-
-    return kernel
-
-
-def _from_partner(ctx, n):
-    partner = ctx.members[1 - ctx.rank]
-    exp = buffers.pattern(partner, ctx.x, ctx.bench.dtype)
-    return check_slots(ctx, n, lambda k: [(0, exp)])
-
-
-def sendrecv(ctx, n):
-    sr, tag = ctx.comm.Sendrecv, MPI.ANY_TAG
-    right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
-    items = ctx.each(n, _send(ctx), _recv(ctx))
-    t0 = MPI.Wtime()
-    for s, r in items:
-        sr(s, right, 1, r, left, tag)
-    return (MPI.Wtime() - t0) / n
-
-
-def _check_sendrecv(ctx, n):
-    left = ctx.members[(ctx.rank - 1) % ctx.size]
-    exp = buffers.pattern(left, ctx.x, ctx.bench.dtype)
-    return check_slots(ctx, n, lambda k: [(0, exp)])
-
-
-def exchange(ctx, n):
-    isend, recv, waitall, tag = ctx.comm.Isend, ctx.comm.Recv, MPI.Request.Waitall, MPI.ANY_TAG
-    right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
-    items = ctx.each(n, _send(ctx), _send(ctx, offset=xp(ctx.x)), _recv(ctx))
-    t0 = MPI.Wtime()
-    for s1, s2, r in items:
-        reqs = [isend(s1, right, 1), isend(s2, left, 1)]
-        recv(r, left, tag)
-        recv(r, right, tag)
-        waitall(reqs)
-    return (MPI.Wtime() - t0) / n
-
-
-def _check_exchange(ctx, n):
-    # Both receives land in one area: the last one is the right neighbour's second half.
-    right = ctx.members[(ctx.rank + 1) % ctx.size]
-    half = xp(ctx.x)
-    exp = buffers.pattern(right, half + ctx.x, ctx.bench.dtype)[half:]
-    return check_slots(ctx, n, lambda k: [(0, exp)])
-
-
-# ---------------------------------------------------------------- descriptors
 
 
 def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
@@ -132,11 +223,20 @@ def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
     )
 
 
+FROM_PARTNER = _pt2pt("from_partner")
+
+
+def messages(np_: int, bidirectional: bool, window: int) -> float:
+    """Uniband/Biband's messages per repetition: the window, over NP/2 pairs, both ways for
+    Biband."""
+    return (2 if bidirectional else 1) * window * (np_ // 2)
+
+
 _DESCRIPTORS = (
     _single(
         "PingPong",
-        _pingpong(None),
-        _from_partner,
+        _pt2pt("pingpong", None),
+        FROM_PARTNER,
         "half round trip of a message between two processes (receive from MPI_ANY_SOURCE; "
         "the partner with --methodology imb2021)",
         factor=0.5,
@@ -144,8 +244,8 @@ _DESCRIPTORS = (
     ),
     _single(
         "PingPongSpecificSource",
-        _pingpong(True),
-        _from_partner,
+        _pt2pt("pingpong", True),
+        FROM_PARTNER,
         "PingPong receiving from the explicit partner rank",
         default=False,
         factor=0.5,
@@ -153,8 +253,8 @@ _DESCRIPTORS = (
     ),
     _single(
         "PingPongAnySource",
-        _pingpong(False),
-        _from_partner,
+        _pt2pt("pingpong", False),
+        FROM_PARTNER,
         "PingPong receiving from MPI_ANY_SOURCE (IMB 2021's name)",
         default=False,
         factor=0.5,
@@ -162,23 +262,23 @@ _DESCRIPTORS = (
     ),
     _single(
         "PingPing",
-        _pingping(None),
-        _from_partner,
+        _pt2pt("pingping", None),
+        FROM_PARTNER,
         "both processes send at once: a message obstructed by an oncoming one (source as PingPong)",
         pattern="pingping_select",
     ),
     _single(
         "PingPingSpecificSource",
-        _pingping(True),
-        _from_partner,
+        _pt2pt("pingping", True),
+        FROM_PARTNER,
         "PingPing receiving from the explicit partner rank",
         default=False,
         pattern="pingping_specific",
     ),
     _single(
         "PingPingAnySource",
-        _pingping(False),
-        _from_partner,
+        _pt2pt("pingping", False),
+        FROM_PARTNER,
         "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)",
         default=False,
         pattern="pingping",
@@ -187,11 +287,11 @@ _DESCRIPTORS = (
         "Sendrecv",
         F,
         Kind.PARALLEL,
-        sendrecv,
+        _pt2pt("sendrecv"),
         "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
         buffers=same,
         turnover=lambda np_: 2.0,
-        expected=_check_sendrecv,
+        expected=_pt2pt("check_sendrecv"),
         native="sendrecv",
         fit=True,
         typed="data",
@@ -200,30 +300,30 @@ _DESCRIPTORS = (
         "Exchange",
         F,
         Kind.PARALLEL,
-        exchange,
+        _pt2pt("exchange"),
         "each rank exchanges with both neighbours (Isend, Isend, Recv, Recv, Waitall)",
         buffers=lambda x, np_: (2 * xp(x), xp(x)),
         turnover=lambda np_: 4.0,
-        expected=_check_exchange,
+        expected=_pt2pt("check_exchange"),
         native="exchange",
         fit=True,
         typed="data",
     ),
-    *collectives.COLLECTIVES,
-    *collectives.OURS,
+    *COLLECTIVES,
+    *OURS,
     # IMB 2021's additions (commbench.suites.mpi1.imb2021); Uniband/Biband only by name, as there.
     *(
         Benchmark(
             name,
             F,
             Kind.RATE,
-            imb2021._windowed(bi),
+            _imb2021("windowed", bi),
             what,
             buffers=same,
             default=False,
-            turnover=lambda np_, bi=bi: imb2021.messages(np_, bi, 1),
+            turnover=lambda np_, bi=bi: messages(np_, bi, 1),
             procs=Procs(minimum=2),
-            expected=imb2021.check_windowed(bi),
+            expected=_imb2021("check_windowed", bi),
             native=name.lower(),
             typed="data",
         )
@@ -237,18 +337,18 @@ _DESCRIPTORS = (
             ("Biband", True, "Uniband in both directions at once"),
         )
     ),
-    collectives.coll(
+    coll(
         "Reduce_local",
-        imb2021.reduce_local,
-        imb2021.check_reduce_local,
+        _imb2021("reduce_local"),
+        _imb2021("check_reduce_local"),
         "MPI_Reduce_local of X/4 floats, MPI_SUM, no communication",
         unit=4,
         since="imb2021",
     ),
-    collectives.coll(
+    coll(
         "Reduce_scatter_block",
-        imb2021.reduce_scatter_block,
-        imb2021.check_reduce_scatter_block,
+        _imb2021("reduce_scatter_block"),
+        _imb2021("check_reduce_scatter_block"),
         "MPI_Reduce_scatter_block of NP X/4 floats, X/4 to each",
         unit=4,
         buffers=lambda x, np_: (np_ * xp(x), xp(x)),
@@ -322,7 +422,7 @@ FAMILY = Family(
             "mpi1_data_type",
             "<type>",
             "datatype of the messages: byte (default), char, int, float, double (IMB 2021)",
-            choice("-data_type", tuple(buffers.DATA_TYPES)),
+            choice("-data_type", tuple(DATA_TYPES)),
             default="byte",
         ),
         Option(
@@ -330,7 +430,7 @@ FAMILY = Family(
             "mpi1_red_data_type",
             "<type>",
             "datatype of the reductions: float (default), char, int, double (IMB 2021)",
-            choice("-red_data_type", tuple(t for t in buffers.DATA_TYPES if t != "byte")),
+            choice("-red_data_type", tuple(t for t in DATA_TYPES if t != "byte")),
             default="float",
         ),
     ),

@@ -1,4 +1,4 @@
-"""IMB-MPI1's collectives (spec §8): their kernels, verifiers and descriptors.
+"""IMB-MPI1's collectives (spec §8): their kernels and verifiers.
 
 The kernels are the timed loops of Allreduce … Barrier, with buffer specs prebuilt
 by the harness; each returns seconds per repetition on this rank. The verifiers
@@ -6,23 +6,20 @@ take what a rank must hold after one call from commbench.suites.collops.expected
 given IMB's data (spec §6.3): a rank's send buffer holds buffers.pattern of its
 world rank, a reduction's result is buffers.reduce_pattern over the group.
 IMB-NBC and IMB-MPI4 reuse these verifiers through the descriptors (FAMILY.get)
-and ROOT_SWEPT; the family itself (order, options) is commbench.suites.mpi1.
+and the catalog's ROOT_SWEPT; the descriptors, order and options are the catalog's,
+commbench.suites.mpi1, which names these functions as base.Lazy.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 from mpi4py import MPI
 
 from commbench import buffers
 from commbench.suites import collops
-from commbench.suites.base import Benchmark, Kind, same, xp
+from commbench.suites.base import xp
 from commbench.suites.message_specs import lean_recv as _recv
 from commbench.suites.message_specs import lean_send as _send
 from commbench.suites.verify import check_slots, last_rep, worst
-
-F = "mpi1"  # the family: commbench.suites.mpi1
 
 # ---------------------------------------------------------------- the data a call leaves
 
@@ -82,6 +79,18 @@ def reduction(method: str):
     return kernel
 
 
+# The kernels written once per call: an operation of commbench's own (collops.OURS) takes
+# the kernel of the operation it is declared like, with its own method.
+KERNEL_OF_CALL = {"allreduce": reduction}
+
+
+def kernel_like(like: str, method: str):
+    """The kernel of an operation called like collops operation `like`, with `method`."""
+    if like not in KERNEL_OF_CALL:
+        raise ValueError(f"MPI_{method} is declared like {like}, whose kernel takes no method")
+    return KERNEL_OF_CALL[like](method)
+
+
 def reduce(ctx, n):
     op, SUM = ctx.comm.Reduce, MPI.SUM
     items = zip(
@@ -112,7 +121,7 @@ def _dtype(ctx, name: str) -> str | None:
     return ctx.red_np if collops.OPS[name].reduces else None
 
 
-def _check_every_slot(name: str):
+def check_every_slot(name: str):
     """The verifier of an unrooted collective: every used slot holds one call's data."""
 
     def expected(ctx, n):
@@ -122,7 +131,7 @@ def _check_every_slot(name: str):
     return expected
 
 
-def _check_as_root(name: str):
+def check_as_root(name: str):
     """The verifier of Reduce and Gather(v): the slots that a call rooted here used last
     hold the root's data."""
 
@@ -178,7 +187,7 @@ def _rooted_loop(op, items, n: int) -> float:
     return (MPI.Wtime() - t0) / n
 
 
-def _gather(v: bool):
+def gather(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Gatherv if v else ctx.comm.Gather
         recv = _recv(ctx, count=ctx.size * ctx.x)
@@ -188,7 +197,7 @@ def _gather(v: bool):
     return kernel
 
 
-def _scatter(v: bool):
+def scatter(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Scatterv if v else ctx.comm.Scatter
         send = _send(ctx, count=ctx.size * ctx.x)
@@ -198,7 +207,7 @@ def _scatter(v: bool):
     return kernel
 
 
-def _alltoall(v: bool):
+def alltoall(v: bool):
     def kernel(ctx, n):
         op = ctx.comm.Alltoallv if v else ctx.comm.Alltoall
         send = _send(ctx, count=ctx.size * ctx.x)
@@ -292,167 +301,9 @@ def bcast_check(op_of=None):
     return expected
 
 
-# The verifiers that re-run their operation once per root, by MPI-1 name: IMB-NBC
-# builds its own from these with its nonblocking operation.
-ROOT_SWEPT = {
-    "Scatter": lambda op_of: scatter_check(False, op_of),
-    "Scatterv": lambda op_of: scatter_check(True, op_of),
-    "Bcast": bcast_check,
-}
-
-
 def barrier(ctx, n):
     op = ctx.comm.Barrier
     t0 = MPI.Wtime()
     for _ in range(n):
         op()
     return (MPI.Wtime() - t0) / n
-
-
-# ---------------------------------------------------------------- descriptors
-
-
-def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
-    """A collective of IMB-MPI1; unit 4 marks a reduction (-red_data_type, float by default)."""
-    default = {"default": False, "default_in": (since,)} if since else {}
-    return Benchmark(
-        name,
-        F,
-        Kind.COLLECTIVE,
-        kernel,
-        desc,
-        buffers=buffers,
-        unit=unit,
-        **default,
-        typed="red" if unit == 4 else "data",
-        root_based=root_based,
-        expected=expected,
-        native=name.lower(),
-        int_extent=_last_displacement if name.endswith("v") else None,
-    )
-
-
-def _last_displacement(x: int, np_: int) -> int:
-    """The v-collectives' displacements are j*X: the last one, (NP-1)*X (IMB: "rank*size")."""
-    return (np_ - 1) * x
-
-
-COLLECTIVES = (
-    coll(
-        "Allreduce",
-        reduction("Allreduce"),
-        _check_every_slot("allreduce"),
-        "MPI_Allreduce of X/4 floats, MPI_SUM",
-        unit=4,
-    ),
-    coll(
-        "Reduce",
-        reduce,
-        _check_as_root("reduce"),
-        "MPI_Reduce of X/4 floats to root i%NP",
-        unit=4,
-        root_based=True,
-    ),
-    coll(
-        "Reduce_scatter",
-        reduce_scatter,
-        _check_every_slot("reduce_scatter"),
-        "MPI_Reduce_scatter of X/4 floats, even split",
-        unit=4,
-    ),
-    coll(
-        "Allgather",
-        allgather,
-        _check_every_slot("allgather"),
-        "MPI_Allgather, X bytes from each",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-    ),
-    coll(
-        "Allgatherv",
-        allgatherv,
-        _check_every_slot("allgatherv"),
-        "MPI_Allgatherv with the data of Allgather",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-    ),
-    coll(
-        "Gather",
-        _gather(False),
-        _check_as_root("gather"),
-        "MPI_Gather of X bytes from each to root i%NP",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-        root_based=True,
-    ),
-    coll(
-        "Gatherv",
-        _gather(True),
-        _check_as_root("gatherv"),
-        "MPI_Gatherv with the data of Gather",
-        buffers=lambda x, np_: (xp(x), np_ * xp(x)),
-        root_based=True,
-    ),
-    coll(
-        "Scatter",
-        _scatter(False),
-        scatter_check(False),
-        "MPI_Scatter of X bytes to each from root i%NP",
-        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
-        root_based=True,
-    ),
-    coll(
-        "Scatterv",
-        _scatter(True),
-        scatter_check(True),
-        "MPI_Scatterv with the data of Scatter",
-        buffers=lambda x, np_: (np_ * xp(x), xp(x)),
-        root_based=True,
-    ),
-    coll(
-        "Alltoall",
-        _alltoall(False),
-        _check_every_slot("alltoall"),
-        "MPI_Alltoall, X bytes per pair",
-        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
-    ),
-    coll(
-        "Alltoallv",
-        _alltoall(True),
-        _check_every_slot("alltoallv"),
-        "MPI_Alltoallv, X bytes per pair",
-        buffers=lambda x, np_: (np_ * xp(x), np_ * xp(x)),
-    ),
-    coll("Bcast", bcast, bcast_check(), "MPI_Bcast of X bytes from root i%NP", root_based=True),
-    Benchmark(
-        "Barrier",
-        F,
-        Kind.SYNC,
-        barrier,
-        "MPI_Barrier",
-        buffers=lambda x, np_: (0, 0),
-        native="barrier",
-    ),
-)
-
-
-# The kernels written once per call: an operation of commbench's own (collops.OURS) takes
-# the kernel of the operation it is declared like, with its own method.
-KERNEL_OF_CALL = {"allreduce": reduction}
-
-
-def ours(o: collops.Op, like: Benchmark) -> Benchmark:
-    """IMB-MPI1's benchmark of operation o (collops.OURS) from `like`'s: its buffers, unit,
-    root policy and verifier, o's call and data; run by name, not in IMB's default list."""
-    if o.like not in KERNEL_OF_CALL:
-        raise ValueError(f"{o.name} is declared like {o.like}, whose kernel takes no method")
-    return dataclasses.replace(
-        like,
-        name=o.method,
-        kernel=KERNEL_OF_CALL[o.like](o.method),
-        expected=_check_every_slot(o.name),
-        description=f"MPI_{o.method} of X/4 floats: {o.what}",
-        native=o.name,
-        default=False,
-        default_in=(),
-    )
-
-
-OURS = tuple(ours(o, next(b for b in COLLECTIVES if b.native == o.like)) for o in collops.OURS)

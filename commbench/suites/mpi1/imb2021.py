@@ -38,7 +38,7 @@ def _peers(ctx) -> tuple[int, int | None]:
     return pairs, me + pairs if me < pairs else me - pairs
 
 
-def _windowed(bidirectional: bool):
+def windowed(bidirectional: bool):
     def kernel(ctx, n):
         _, partner = _peers(ctx)
         if partner is None:
@@ -65,11 +65,6 @@ def _windowed(bidirectional: bool):
         return (MPI.Wtime() - t0) / n
 
     return kernel
-
-
-def messages(np_: int, bidirectional: bool, window: int) -> float:
-    """Messages per repetition: the window, over NP/2 pairs, both ways for Biband."""
-    return (2 if bidirectional else 1) * window * (np_ // 2)
 
 
 def check_windowed(bidirectional: bool):

@@ -18,22 +18,24 @@ with -root_shift on; teardown frees them. A call i starts the request of its
 slot and of its root, ctx.root_of(i). docs/mpi4.md says how this maps to IMB.
 The C timed loop of every benchmark (native pattern `persist`) starts and waits
 for the same requests, by their handles' addresses.
+
+The catalog: settings, descriptors and options, importing neither MPI nor numpy; the
+persistent requests and timed loops are commbench.suites.mpi4.kernels, the overlap and
+pure kernels IMB-NBC's (commbench.suites.nbc.kernels), all named as base.Lazy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
 from typing import ClassVar
 
-from mpi4py import MPI
-
-from commbench import deferred, mpilib
+from commbench import deferred
 from commbench.option_types import ConfigError, Option
 from commbench.suites import nbc
-from commbench.suites.base import Family, FamilySettings
+from commbench.suites.base import Family, FamilySettings, Lazy
 
 F = "mpi4"
+KERNELS = "commbench.suites.mpi4.kernels"
 
 
 @dataclass(frozen=True)
@@ -42,104 +44,28 @@ class Mpi4Settings(FamilySettings):
     cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
 
-# ---------------------------------------------------------------- persistent requests
-
-
-def _bind(stem: str, shape):
-    """setup(ctx): MPI_<stem>_init once per (slot, root), in the same order on every rank."""
-
-    def setup(ctx):
-        lists, make = shape(ctx)
-        init = getattr(ctx.comm, f"{stem}_init")
-        slots = len(lists[0]) if lists else 1
-        roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]
-        ctx.requests = {
-            root: [init(*make(root, tuple(lst[k] for lst in lists))) for k in range(slots)]
-            for root in roots
-        }
-
-    return setup
-
-
-def _free(ctx) -> None:
-    by_root, ctx.requests = ctx.requests, {}
-    for reqs in by_root.values():
-        for req in reqs:
-            req.Free()
-
-
-def _calls(ctx, n: int) -> list:
-    """The requests of calls first … first+n-1: each call's slot's, for its root."""
-    by_root = ctx.requests
-    roots = list(by_root)
-    index = {root: j for j, root in enumerate(roots)}
-    per_slot = ctx.each(n, *(by_root[r] for r in roots))
-    calls = ctx.roots(n) if ctx.bench.root_based else repeat(0, n)
-    return [reqs[index[root]] for root, reqs in zip(calls, per_slot)]
-
-
-# ---------------------------------------------------------------- timed loops (see nbc)
-
-
-def _pure_loop(ctx, n):
-    reqs = _calls(ctx, n)
-    start, wait = MPI.Prequest.Start, MPI.Request.Wait
-    t0 = MPI.Wtime()
-    for req in reqs:
-        start(req)
-        wait(req)
-    return ((MPI.Wtime() - t0) / n,)
-
-
-def _overlapped_loop(ctx, n, exploit, target):
-    reqs = _calls(ctx, n)
-    start, wait, clock = MPI.Prequest.Start, MPI.Request.Wait, MPI.Wtime
-    t_cpu = 0.0
-    t0 = clock()
-    for req in reqs:
-        start(req)
-        c0 = clock()
-        exploit(target, False)
-        t_cpu += clock() - c0
-        wait(req)
-    return (clock() - t0) / n, t_cpu / n
-
-
-def _once(stem: str):
-    """ctx -> op(*args): one persistent operation initialised, started, waited for and
-    freed (check mode's per-root sweep, untimed)."""
-
-    def op_of(ctx):
-        init = getattr(ctx.comm, f"{stem}_init")
-
-        def op(*args):
-            req = init(*args)
-            req.Start()
-            req.Wait()
-            req.Free()
-
-        return op
-
-    return op_of
-
-
 # ---------------------------------------------------------------- descriptors
 
+PURE_LOOP = Lazy(KERNELS, "pure_loop")
+OVERLAPPED_LOOP = Lazy(KERNELS, "overlapped_loop")
+KERNEL_PAIR = (
+    Lazy(nbc.KERNELS, "overlap_kernel", (PURE_LOOP, OVERLAPPED_LOOP, Mpi4Settings)),
+    Lazy(nbc.KERNELS, "pure_kernel", (PURE_LOOP,)),
+)
 
-def _persist_pair(stem: str, shape, what: str):
+
+def _persist_pair(stem: str, shape: str, what: str):
     name = f"{stem}_persist"
+    bind = Lazy(KERNELS, "bind", (stem, shape))
     return nbc.pair(
         F,
         stem,
         (name, f"{name}_pure"),
-        (
-            nbc.overlap_kernel(_pure_loop, _overlapped_loop, Mpi4Settings),
-            nbc.pure_kernel(_pure_loop),
-        ),
+        KERNEL_PAIR,
         what.format(op=f"persistent MPI_{stem}_init", plain=f"{stem[:-1]}_persist"),
-        _once(stem),
-        setups=(nbc.overlap_setup(Mpi4Settings, _bind(stem, shape)), _bind(stem, shape)),
-        teardown=_free,
+        Lazy(KERNELS, "once", (stem,)),
+        setups=(Lazy(nbc.KERNELS, "overlap_setup", (Mpi4Settings, bind)), bind),
+        teardown=Lazy(KERNELS, "free"),
         default=stem != "Allgather" and stem not in nbc.OWN,
         native="persist",
     )
@@ -168,32 +94,6 @@ _ORDER = [
 ]
 
 
-def probe() -> str | None:
-    """What fails when this MPI library runs a persistent collective, or None: MPI_Barrier_init
-    and MPI_Allreduce_init on MPI_COMM_SELF, each started, completed and freed, the reduction's
-    result read. The capability itself, not a version number: Open MPI 5.0 implements them
-    and reports MPI 3.1 (issue 33)."""
-    import numpy as np
-
-    if not hasattr(MPI.Comm, "Bcast_init"):
-        return "this mpi4py has no Comm.Bcast_init (accepted: mpi4py >= 4.0)"
-    try:
-        req = MPI.COMM_SELF.Barrier_init()
-        req.Start()
-        req.Wait()
-        req.Free()
-        got, one = np.zeros(1, np.int32), np.ones(1, np.int32)
-        req = MPI.COMM_SELF.Allreduce_init(one, got, MPI.SUM)
-        req.Start()
-        req.Wait()
-        req.Free()
-    except (NotImplementedError, MPI.Exception) as e:  # a missing symbol, an MPI error
-        return f"{type(e).__name__}: {str(e).strip() or 'not implemented'}"
-    if got[0] != 1:
-        return f"MPI_Allreduce_init on MPI_COMM_SELF delivered {int(got[0])}, not 1"
-    return None
-
-
 def missing(failure: str | None, library: str, version: tuple[int, int]) -> str | None:
     """Why persistent collectives cannot run (probe()'s failure on this library), or None."""
     if failure is None:
@@ -211,7 +111,12 @@ def _validate(cfg, size: int) -> None:
     does not load the MPI library to parse a run (commbench.deferred): the job checks."""
     if not deferred.loaded("mpi4py.MPI"):
         return
-    problem = missing(probe(), mpilib.here().describe(), MPI.Get_version())
+    from mpi4py import MPI
+
+    from commbench import mpilib
+    from commbench.suites.mpi4 import kernels
+
+    problem = missing(kernels.probe(), mpilib.here().describe(), MPI.Get_version())
     if problem:
         raise ConfigError(problem)
 
