@@ -5,10 +5,10 @@
  * One call, cbp2p_loop, runs `reps` steps of one pattern on this rank and reports
  * the seconds between two MPI_Wtime calls around the loop and the messages this
  * rank sent plus received (IMB-P2P's count). Who talks to whom is worked out by
- * Python before the call (commbench/suites/p2p/patterns.py: the grids, IMB-P2P's
- * random generator) and passed in as arrays, so both engines make the same calls
- * with the same partners. The buffers are Python's (allocated once per benchmark,
- * of the largest size). Warm-up is the same call with fewer steps.
+ * Python before the call (commbench/suites/p2p/spec.py: the grids; patterns.py:
+ * IMB-P2P's random generator) and passed in as arrays, so both engines make the
+ * same calls with the same partners. The buffers are Python's (allocated once per
+ * benchmark, of the largest size). Warm-up is the same call with fewer steps.
  *
  * The touches follow IMB-P2P 2021.11's documented behaviour: with msgwr one byte
  * of every 64-byte line of a send buffer is written (a running counter) before

@@ -360,10 +360,10 @@ HOLD = """
 import sys
 from mpi4py import MPI
 from commbench.option_types import RunError
-from commbench.suites.mt import limits
+from commbench.suites.mt import driver
 held = [MPI.COMM_WORLD.Dup() for _ in range(2000)]  # what another library's limit leaves
 try:
-    limits.thread_comms(MPI.COMM_WORLD, 100)
+    driver.thread_comms(MPI.COMM_WORLD, 100)
 except RunError as e:
     print(e)
     sys.exit(0)

@@ -14,7 +14,8 @@ import pytest
 
 from commbench import run_config
 from commbench.suites.p2p.driver import repetitions
-from commbench.suites.p2p.patterns import grid2d, grid3d, random_pairs
+from commbench.suites.p2p.patterns import random_pairs
+from commbench.suites.p2p.spec import grid2d, grid3d
 from tests.support.mpirun import commbench, run_json
 
 DATA = Path(__file__).parents[1] / "data" / "imb-p2p"

@@ -58,6 +58,8 @@ CATALOGS = [
     "commbench.suites.mpi1",
     "commbench.suites.nbc",
     "commbench.suites.mpi4",
+    "commbench.suites.p2p",
+    "commbench.suites.mt",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys

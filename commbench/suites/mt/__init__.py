@@ -19,25 +19,25 @@ Engines: native (default) runs the threads in C (commbench/native/mt.c, POSIX
 threads, no GIL); mpi4py runs them as Python threads, which share the GIL:
 mpi4py releases it inside every blocking MPI call, but the Python between the
 calls runs one thread at a time, so its times include that serialisation.
+
+Layout: the catalog (this module: options, configure, preamble, FAMILY; spec.py:
+the benchmarks and settings; limits.py: what the threads ask of the MPI library
+and the host), which imports neither numpy nor MPI and names the procedure as
+base.Lazy; driver.py (the procedure, the threads' communicators and the records)
+and python_loops.py (the mpi4py engine's threads).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 
-from commbench import records
-from commbench.native import mt as native_mt
 from commbench.option_types import C_INT_MAX, ConfigError, Option, choice, integer
-from commbench.session import Session
 from commbench.suites import mpi1
-from commbench.suites.base import Family
+from commbench.suites.base import Family, Lazy
 from commbench.suites.mt import limits
-from commbench.suites.mt.python_loops import PyRun
-from commbench.suites.mt.spec import BENCHMARKS, KIND, WINDOW_DEFAULT, F, MtBench, MtSettings
-from commbench.suites.procedure import Procedure, Row, Unit, engines
+from commbench.suites.mt.spec import BENCHMARKS, WINDOW_DEFAULT, F, MtSettings
 
 
 def _counts(s: str) -> tuple[int, ...]:
@@ -202,186 +202,6 @@ def preamble(cfg) -> list[str]:
     return lines + (gil_note() if cfg.engine != "native" else [])
 
 
-# --------------------------------------------------- the procedure (commbench.harness.rows runs it)
-
-
-class MtProcedure(Procedure):
-    """The run's benchmarks on T threads per rank: a unit per benchmark, a row per count;
-    the threads' communicators are the whole run's."""
-
-    def __init__(self, session: Session):
-        self.session = session
-        self.s = MtSettings.of(session.params)
-        self.comms: list = []
-        self.runners: dict = {}
-
-    def open(self) -> None:
-        self.runners = engines(self.session, lambda: native_mt.resolve(self.session.comm))
-        self.comms = limits.thread_comms(self.session.comm, self.s.threads)
-
-    def close(self) -> None:
-        for c in self.comms:
-            c.Free()
-        self.comms = []
-
-    def units(self) -> Iterator[Unit]:
-        s, p = self.s, self.session.size
-        for name in self.session.cfg.benchmarks:
-            bench = FAMILY.get(name)
-            counts = [0] if bench.columns == "barrier" else list(s.count)
-            rows = [
-                Row(name, p, None if bench.columns == "barrier" else c * s.unit * s.threads)
-                for c in counts
-            ]
-            yield MtUnit(
-                name,
-                p,
-                rows,
-                list(self.runners),
-                kind=KIND,
-                procedure=self,
-                bench=bench,
-                counts=counts,
-            )
-
-
-class MtUnit(Unit):
-    def __init__(self, *args, procedure: MtProcedure, bench: MtBench, counts: list[int], **kw):
-        super().__init__(*args, **kw)
-        self.proc, self.bench, self.counts = procedure, bench, dict(zip(self.rows, counts))
-
-    def measure(self, row: Row, engine: str) -> list | None:
-        proc, session = self.proc, self.proc.session
-        got = _measure(
-            session,
-            proc.s,
-            proc.comms,
-            self.bench,
-            self.counts[row],
-            max(self.counts.values()),
-            proc.runners[engine],
-        )
-        return session.comm.gather(got, root=0)
-
-    def record(self, row: Row, engine: str, every: list) -> records.Measurement:
-        session = self.proc.session
-        return row_record(
-            self.bench,
-            self.proc.s,
-            engine,
-            self.counts[row],
-            every,
-            session.size,
-            session.cfg.check,
-        )
-
-
-def procedure(session: Session) -> MtProcedure:
-    return MtProcedure(session)
-
-
-def _measure(
-    session: Session, s: MtSettings, comms: list, bench: MtBench, count: int, alloc: int, runner
-):
-    check, corrupt = session.cfg.check, session.corrupt
-    if runner is None:
-        return PyRun(s, comms, session.comm, bench, count, alloc, check, corrupt).run()
-    return runner.run(
-        comms,
-        session.comm,
-        bench=native_mt.BENCH_CODES[bench.name],
-        count=count,
-        alloc_count=alloc,
-        type_char=int(s.datatype == "char"),
-        repeat=s.repeat,
-        warmup=s.warmup,
-        stride=s.stride,
-        window=s.window_size,
-        barrier=native_mt.BARRIER_CODES[s.barrier],
-        check=int(check),
-        align=s.malloc_align,
-        algo=native_mt.ALLOC_CODES[s.malloc_algo],
-        corrupt=int(corrupt),
-    )
-
-
-def row_record(
-    bench: MtBench, s: MtSettings, engine: str, count: int, every: list, size: int, check: bool
-):
-    """IMB-MT's numbers from every rank's (seconds, took part, failures) per thread (world rank
-    0)."""
-    divider = bench.divide * (s.window_size if bench.window else 1)
-    per_rep = 1.0 / (s.repeat * divider)
-    nres = sum(sum(took) for _, took, _ in every)
-    timed = [t * per_rep for times, took, _ in every for t, ok in zip(times, took) if ok]
-    members = [r for r, (_, took, _) in enumerate(every) if any(took)]
-    threads = [
-        [t * per_rep if ok else None for t, ok in zip(times, took)] for times, took, _ in every
-    ]
-    total = count * s.unit * s.threads  # IMB-MT's #bytes: the data of all threads of a rank
-    fails = [list(f) for _, _, f in every]
-    return records.build(
-        benchmark=bench.name,
-        family=F,
-        kind=KIND,
-        np_=nres // s.threads,
-        mode="",
-        x=None if bench.columns == "barrier" else total,
-        repetitions=s.repeat,
-        groups=[members],
-        world_size=size,
-        components=["t"],
-        rank_times={"t": [max((t for t in th if t is not None), default=None) for th in threads]},
-        turnover=1.0,
-        defects=float(sum(map(sum, fails))) if check and bench.checked else None,
-        extra=_extra(bench, s, engine, count, nres, threads, fails if check else None),
-        values=_values(bench, s, timed, nres, total),
-        status=records.OK if timed else records.INVALID,
-        message="" if timed else "NO SUCCESSFUL EXECUTIONS",
-    )
-
-
-def _extra(
-    bench: MtBench, s: MtSettings, engine: str, count: int, nres: int, threads: list, fails
-) -> dict:
-    """What IMB-MT ran a row with, and every thread's time per repetition (None: it took no
-    part) and -check failures (None without -check)."""
-    extra = {
-        "engine": engine,
-        "threads": s.threads,
-        "count": count,
-        "datatype": s.datatype,
-        "message_bytes": count * s.unit,
-        "processes": nres // s.threads,
-        "thread_times": threads,
-        "repeat": s.repeat,
-        "warmup": s.warmup,
-        "barrier": s.barrier,
-        "stride": s.stride,
-        "columns": bench.columns,
-        "check_failures": fails,
-    }
-    if bench.window:
-        extra["window_size"] = s.window_size
-    return extra
-
-
-def _values(bench: MtBench, s: MtSettings, timed: list, nres: int, total: int) -> dict:
-    """IMB-MT's columns over the nres threads that took part (timed: their seconds per
-    repetition; total: #bytes): t_min, t_max, t_avg (usec) and, by the benchmark's columns,
-    the bandwidth and message rate; none when no thread was timed."""
-    if not timed:
-        return {}
-    t_avg, t_max = sum(timed) / nres, max(timed)
-    v = {"t_min": min(timed) * 1e6, "t_max": t_max * 1e6, "t_avg": t_avg * 1e6, "t": t_max * 1e6}
-    if bench.columns == "p2p":
-        v["bytes_per_sec"] = total * bench.bw_factor / t_max if t_max > 0 else 0.0
-    elif bench.columns == "rate":
-        v["bytes_per_sec"] = total / s.threads * (nres // 2) / t_max if t_max > 0 else 0.0
-        v["msgs_per_sec"] = float(int((nres // 2) / t_avg)) if t_avg > 0 else 0.0
-    return v
-
-
 FAMILY = Family(
     name=F,
     title="IMB-MT",
@@ -396,7 +216,7 @@ FAMILY = Family(
     configure=configure,
     validate=limits.validate,
     preamble=preamble,
-    procedure=procedure,
+    procedure=Lazy("commbench.suites.mt.driver", "procedure"),  # the ranks import it
     view="mt",
     honours=frozenset(
         {"check", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}

@@ -1,32 +1,40 @@
 """What IMB-MT's threads ask of this MPI library and this host.
 
-- validate(cfg, size): MPI_THREAD_MULTIPLE, and a thread count within what the MPI
-  library (MPICH's context ids) and the host (RLIMIT_NPROC, threads-max) allow:
-  refused, naming the limit, before MPI would abort on it;
-- thread_comms(comm, n): one communicator per thread (MPI_Comm_dup, info key
-  thread_id), and the run ended naming the limit of an MPI that refuses one.
+validate(cfg, size): MPI_THREAD_MULTIPLE, and a thread count within what the MPI
+library (MPICH's context ids) and the host (RLIMIT_NPROC, threads-max) allow:
+refused, naming the limit, before MPI would abort on it. An MPI whose limit is not
+known here meets commbench.suites.mt.driver.thread_comms, which ends the run naming it.
 
-The family is commbench.suites.mt.
+Part of the family's catalog (commbench.suites.mt): it imports no MPI, and asks the
+MPI library only where this process has loaded it (the ranks).
 """
 
 from __future__ import annotations
 
 import os
 import resource
-
-from mpi4py import MPI
+from typing import Any
 
 from commbench import deferred, process_origin
-from commbench.option_types import ConfigError, RunError
+from commbench.option_types import ConfigError
 from commbench.suites.mt.spec import MtSettings
 
 # MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
 # "Too many communicators (0/2048 free on this process)"). MPI_COMM_WORLD and MPI_COMM_SELF
 # hold two and mpi4py's duplicate of the world for its object collectives (comm.allreduce …)
 # one; each thread needs one more (with this wheel's MPICH 5.0.2 2045 threads run, 2046 end
-# in that abort). Other libraries' limits are not known here: their ranks meet thread_comms.
+# in that abort). Other libraries' limits are not known here: their ranks meet thread_comms
+# (commbench.suites.mt.driver).
 MPICH_CONTEXT_IDS = 2048
 HELD_COMMS = 3
+
+
+def _mpi() -> Any:
+    """mpi4py.MPI, asked for once this process has loaded it (deferred.loaded): the
+    catalog imports no MPI, so parsing or listing a run loads none."""
+    from mpi4py import MPI
+
+    return MPI
 
 
 def _limits() -> list[tuple[int, str]]:
@@ -34,8 +42,8 @@ def _limits() -> list[tuple[int, str]]:
     out = []
     if (
         deferred.loaded("mpi4py.MPI")
-        and MPI.Is_initialized()
-        and "MPICH" in MPI.Get_library_version()
+        and _mpi().Is_initialized()
+        and "MPICH" in _mpi().Get_library_version()
     ):
         out.append(
             (
@@ -91,10 +99,10 @@ def validate(cfg, size: int) -> None:
             raise ConfigError(f"--mt-threads {s.threads}: {why} (accepted: --mt-threads 1..{most})")
     if (
         deferred.loaded("mpi4py.MPI")
-        and MPI.Is_initialized()
-        and MPI.Query_thread() < MPI.THREAD_MULTIPLE
+        and _mpi().Is_initialized()
+        and _mpi().Query_thread() < _mpi().THREAD_MULTIPLE
     ):
-        got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
+        got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[_mpi().Query_thread()]
         if cfg.thread_level is None:
             raise ConfigError(
                 f"{need}; without -thread_level MPI was initialised with {got} (accepted: "
@@ -108,25 +116,3 @@ def validate(cfg, size: int) -> None:
         raise ConfigError(
             "-check verifies int data only, as IMB-MT (accepted: -check with -datatype int)"
         )
-
-
-def thread_comms(comm, n: int) -> list:
-    """One duplicate of comm per thread, tagged with IMB-MT's info key thread_id; an MPI
-    whose limit validate() did not know ends the run naming it, not with its own abort."""
-    out: list = []
-    try:
-        for i in range(n):
-            info = MPI.Info.Create({"thread_id": str(i)})
-            try:
-                out.append(comm.Dup(info))
-            finally:
-                info.Free()
-    except MPI.Exception as e:
-        for c in out:
-            c.Free()
-        raise RunError(
-            f"--mt-threads {n}: this MPI created {len(out)} communicators for the threads and "
-            f"refused the next ({e.Get_error_string().splitlines()[-1].strip()}); each thread "
-            f"needs one (accepted: --mt-threads {max(1, len(out))} or fewer)"
-        ) from None
-    return out

@@ -1,8 +1,8 @@
 """The mt family's mpi4py engine: IMB-MT's patterns run by Python threads in mpi4py calls.
 
-Each thread runs on its own communicator (commbench.suites.mt makes them); the threads of
-a rank share one GIL, which mpi4py releases inside every blocking MPI call (docs/mt.md).
-commbench/native/mt.c is the C engine of the same patterns.
+Each thread runs on its own communicator (commbench.suites.mt.driver makes them); the
+threads of a rank share one GIL, which mpi4py releases inside every blocking MPI call
+(docs/mt.md). commbench/native/mt.c is the C engine of the same patterns.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""IMB-MT's benchmarks and settings as declarations (no MPI): what the mt family
-(commbench/suites/mt/__init__.py) runs, and what its Python threads (python_loops.py) read."""
+"""IMB-MT's benchmarks and settings as declarations (no MPI), part of the mt family's
+catalog (commbench/suites/mt/__init__.py): what it runs, and what its procedure
+(driver.py) and Python threads (python_loops.py) read."""
 
 from __future__ import annotations
 

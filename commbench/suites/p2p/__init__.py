@@ -16,8 +16,10 @@ and the harness (commbench.harness.rows) measures the rows as it measures
 every procedure family's: the order (--shuffle), the samples of a row
 (--samples K, --precision), progress, what a signal keeps.
 
-Layout: settings.py (options, the size list, validation), patterns.py (who
-talks to whom, the timed loops), driver.py (the procedure and the records).
+Layout: the catalog (this module, settings.py: options, the size list,
+validation; spec.py: the patterns' table and the stencils' grids), which imports
+neither numpy nor MPI and names the rest as base.Lazy; patterns.py (who talks to
+whom, the buffers, the timed loops) and driver.py (the procedure and the records).
 Engines: native (default) runs the timed loops in C (commbench/native/p2p.c),
 with the partners worked out here; mpi4py runs them in Python (1-2 us a call
 more at small sizes: docs/p2p.md has both side by side with IMB-P2P).
@@ -27,10 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from commbench.suites.base import Experiment, Family
-from commbench.suites.p2p import driver, settings
-from commbench.suites.p2p.patterns import PATTERNS
+from commbench.suites.base import Experiment, Family, Lazy
+from commbench.suites.p2p import settings
 from commbench.suites.p2p.settings import P2pSettings
+from commbench.suites.p2p.spec import PATTERNS, F
 
 __all__ = ["FAMILY", "PATTERNS", "P2pSettings"]
 
@@ -43,7 +45,7 @@ class P2PExperiment(Experiment):
 BENCHMARKS = tuple(P2PExperiment(p.name, p.description) for p in PATTERNS.values())
 
 FAMILY = Family(
-    name="p2p",
+    name=F,
     title="IMB-P2P",
     part="IMB-P2P part",
     benchmarks=BENCHMARKS,
@@ -57,7 +59,7 @@ FAMILY = Family(
     options=settings.OPTIONS,
     configure=settings.configure,
     validate=settings.validate,
-    procedure=driver.procedure,
+    procedure=Lazy("commbench.suites.p2p.driver", "procedure"),  # the ranks import it
     view="p2p",
     alloc="mpi",  # IMB-P2P's buffers come from MPI_Alloc_mem
     honours=frozenset(

@@ -1,5 +1,6 @@
 """The p2p procedure: IMB-P2P's measurement of one benchmark at one size, and its record.
 The harness (commbench.harness.rows) runs the rows: their order, samples and progress.
+The family's catalog (commbench.suites.p2p) names `procedure` as base.Lazy.
 
 Per size, on every rank: repetitions n = min(max, round(numerator / size)) (max
 at size 0, at least 1) and n/10 warm-up repetitions (at least 1 when n > 1);
@@ -28,12 +29,11 @@ from mpi4py import MPI
 from commbench import records
 from commbench.native import p2p as native_p2p
 from commbench.session import Session
-from commbench.suites.p2p.patterns import PATTERNS, P2pCtx, P2pPattern
+from commbench.suites.p2p.patterns import P2pCtx
 from commbench.suites.p2p.settings import P2pSettings
+from commbench.suites.p2p.spec import KIND, PATTERNS, F, P2pPattern
 from commbench.suites.procedure import Procedure, Row, Unit, engines
 
-F = "p2p"
-KIND = "p2p"
 BARRIER_TAG = 1000
 
 

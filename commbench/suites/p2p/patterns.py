@@ -1,12 +1,14 @@
-"""The eight IMB-P2P patterns: who talks to whom, and the loop of one run.
+"""The eight IMB-P2P patterns' work on the ranks: who talks to whom, and the loop of one run.
+Their table (buffers, where they run, the stencils' grids) is the catalog's,
+commbench.suites.p2p.spec, which names the functions here as base.Lazy.
 
-Each pattern is a `P2pPattern`: how many send/receive buffer pairs it needs, at
-which process counts IMB-P2P runs it (and the line it prints otherwise), an
-untimed `prepare(ctx, n)` that works out the partners of n iterations (the
-random patterns draw them from IMB-P2P's generator, seeded 0 for every size
-and again for the timed run, so warm-up and timed run take the same first
-draws), and `loop(ctx, plan)`, the timed part, returning the messages this
-rank sent plus received (IMB-P2P's count; rank 0 halves the sum).
+Each pattern has an untimed `prepare(ctx, n)` that works out the partners of n
+iterations (the random patterns draw them from IMB-P2P's generator, seeded 0 for
+every size and again for the timed run, so warm-up and timed run take the same
+first draws: my_pairs, my_ring), and `loop(ctx, plan)`, the timed part, returning
+the messages this rank sent plus received (IMB-P2P's count; rank 0 halves the sum);
+`partners(ctx, plan)` gives p2p.c's loops the same partners as arrays. A `P2pCtx`
+holds one pattern's buffers on this rank.
 
 The random partners are drawn before the timed loop, not inside it as
 IMB-P2P's C code does: in Python the generator costs about a microsecond per
@@ -17,7 +19,6 @@ MPI calls, are IMB-P2P's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
+from commbench.suites.p2p.spec import P2pPattern
 
 LINE = 64  # IMB_P2P_CACHE_LINE_LEN: -msgwr writes, -msgrd reads one byte per line
 TAG = 0
@@ -32,43 +34,7 @@ TAG = 0
 LCG_A, LCG_C, MASK64 = 7560690468208412377, 4343336064253945357, 2**64 - 1
 
 
-# ---------------------------------------------------------------- process grids
-
-
-def grid2d(p: int) -> tuple[int, int] | None:
-    """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2,
-    found as IMB-P2P does."""
-    lx = ly = 2
-    while lx * ly < p:
-        lx, ly = lx + 1, ly + 1
-    if lx * ly > p:
-        while ly > 1 and p % ly:
-            ly -= 1
-        lx = p // ly
-    return (ly, lx) if lx >= 2 and ly >= 2 and lx * ly == p else None
-
-
-def grid3d(p: int) -> tuple[int, int, int] | None:
-    """Stencil3D's (lz, ly, lx): IMB-P2P's search, shrinking lz until the product fits."""
-    lx = ly = lz = 2
-    while lx * ly * lz < p:
-        lx, ly, lz = lx + 1, ly + 1, lz + 1
-    while lx * ly * lz > p:
-        lz -= 1
-        while lz > 1 and p % lz:
-            lz -= 1
-        plane = p // lz if lz else 0
-        gx = gy = 2
-        while gx * gy < plane:
-            gx, gy = gx + 1, gy + 1
-        if gx * gy > plane:
-            while gy > 1 and plane % gy:
-                gy -= 1
-            gx = plane // gy
-        if gy >= lz:
-            lx, ly = gx, gy
-    ok = min(lx, ly, lz) >= 2 and lx * ly * lz == p
-    return (lz, ly, lx) if ok else None
+# ---------------------------------------------------------------- grid neighbours
 
 
 def neighbours(rank: int, dims: tuple[int, ...]) -> list[int]:
@@ -252,7 +218,7 @@ def pingping(c: P2pCtx, n: int) -> int:
     return 2 * n
 
 
-def _my_pairs(c: P2pCtx, n: int) -> tuple[list[bool], list[int]]:
+def my_pairs(c: P2pCtx, n: int) -> tuple[list[bool], list[int]]:
     """Of the first p*n random pairs, those with this rank: (am I rank0, the other)."""
     a, b = random_pairs(c.p, c.p * n)
     mine = (a == c.rank) | (b == c.rank)
@@ -280,6 +246,11 @@ def birandom(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> int:
         req.Wait()
         rd()
     return 2 * len(plan[1])
+
+
+def my_ring(c: P2pCtx, n: int) -> list[tuple[int, int]]:
+    """Corandom's plan: this rank's (receive from, send to) in each of n iterations."""
+    return ring_partners(c.p, c.rank, n)
 
 
 def corandom(c: P2pCtx, plan: list[tuple[int, int]]) -> int:
@@ -323,126 +294,22 @@ def sendrecv_replace(c: P2pCtx, n: int) -> int:
 # as the loops above, as arrays.
 
 
-def _pair_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
+def pair_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     half = c.p // 2
     return n, {"peers": [(c.rank + half) % c.p], "first": c.rank < half}
 
 
-def _random_partners(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> tuple[int, dict]:
+def random_partners(c: P2pCtx, plan: tuple[list[bool], list[int]]) -> tuple[int, dict]:
     return len(plan[1]), {"peers": plan[1], "firsts": plan[0]}
 
 
-def _ring_partners(c: P2pCtx, plan: list[tuple[int, int]]) -> tuple[int, dict]:
+def corandom_partners(c: P2pCtx, plan: list[tuple[int, int]]) -> tuple[int, dict]:
     return len(plan), {"peers": [d for _, d in plan], "firsts": [s for s, _ in plan]}
 
 
-def _stencil_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
+def stencil_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     return n, {"peers": c.nb}
 
 
-def _replace_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
+def replace_partners(c: P2pCtx, n: int) -> tuple[int, dict]:
     return n, {"peers": [(c.rank + 1) % c.p, (c.rank - 1) % c.p]}
-
-
-# ---------------------------------------------------------------- the table
-
-
-def _even(p: int) -> bool:
-    return p >= 2 and p % 2 == 0
-
-
-def _two(p: int) -> bool:
-    return p >= 2
-
-
-@dataclass(frozen=True)
-class P2pPattern:
-    name: str
-    description: str
-    loop: Callable[[P2pCtx, Any], int]
-    partners: Callable[[P2pCtx, Any], tuple[int, dict]]  # p2p.c's steps and partners for a plan
-    prepare: Callable[[P2pCtx, int], Any] = lambda c, n: n
-    nbuf: int = 2  # buffers of the largest size per process
-    valid: Callable[[int], bool] = _two
-    grid: Callable[[int], tuple | None] | None = None
-    latency_halves: int = (
-        1  # t[usec] = summed rank time / (halves x messages): PingPong's half round trip
-    )
-    warmup_barrier: bool = True  # a barrier between warm-up and timed run (not SendRecv_Replace)
-    invalid: str = "is invalid for {p} processes"  # IMB-P2P's words, its slips kept
-
-    def runs_at(self, p: int) -> bool:
-        return self.grid(p) is not None if self.grid else self.valid(p)
-
-    def invalid_line(self, p: int) -> str:
-        return f"# !! Benchmark {self.name} {self.invalid.format(p=p)} !!"
-
-
-PATTERNS = {
-    pat.name: pat
-    for pat in (
-        P2pPattern(
-            "PingPong",
-            "rank r < P/2 sends to r+P/2 and receives its reply: half the round trip",
-            pingpong,
-            _pair_partners,
-            valid=_even,
-            latency_halves=2,
-        ),
-        P2pPattern(
-            "PingPing",
-            "rank r and r+-P/2 send to each other at once (Irecv, Send, Wait)",
-            pingping,
-            _pair_partners,
-            valid=_even,
-        ),
-        P2pPattern(
-            "Unirandom",
-            "P x reps random (sender, receiver) pairs, one message each, seed 0",
-            unirandom,
-            _random_partners,
-            _my_pairs,
-            invalid="invalid for {p} processes",
-        ),
-        P2pPattern(
-            "Birandom",
-            "P x reps random pairs, each exchanging one message both ways, seed 0",
-            birandom,
-            _random_partners,
-            _my_pairs,
-        ),
-        P2pPattern(
-            "Corandom",
-            "every rank receives from and sends to its neighbours in a ring reshuffled "
-            "every repetition, seed 0",
-            corandom,
-            _ring_partners,
-            lambda c, n: ring_partners(c.p, c.rank, n),
-        ),
-        P2pPattern(
-            "Stencil2D",
-            "periodic 2D grid: Irecv and Isend with 4 neighbours, Waitall",
-            stencil,
-            _stencil_partners,
-            nbuf=8,
-            grid=grid2d,
-        ),
-        P2pPattern(
-            "Stencil3D",
-            "periodic 3D grid: Irecv and Isend with 6 neighbours, Waitall",
-            stencil,
-            _stencil_partners,
-            nbuf=12,
-            grid=grid3d,
-        ),
-        P2pPattern(
-            "SendRecv_Replace",
-            "ring: MPI_Sendrecv_replace to rank+1 from rank-1",
-            sendrecv_replace,
-            _replace_partners,
-            nbuf=1,
-            warmup_barrier=False,
-            invalid="is invalid for {p} process",
-        ),
-    )
-}

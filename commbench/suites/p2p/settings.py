@@ -26,7 +26,7 @@ from typing import ClassVar
 from commbench.option_types import ConfigError, Option, byte_count, integer
 from commbench.policy import Profile
 from commbench.suites.base import FamilySettings
-from commbench.suites.p2p.patterns import PATTERNS
+from commbench.suites.p2p.spec import PATTERNS
 
 # minmsglog -1: "-msglog n" (or none) gave no lower bound, so the list starts 0, 1, 2 …;
 # configure() resolves it. MSGS_NONAGGR 0: any third -iter number is seen (and refused).
