@@ -55,6 +55,7 @@ CATALOGS = [
     "commbench.suites.gpcnet",
     "commbench.suites.overhead",
     "commbench.suites.msgrate",
+    "commbench.suites.io",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys
