@@ -56,6 +56,7 @@ CATALOGS = [
     "commbench.suites.overhead",
     "commbench.suites.msgrate",
     "commbench.suites.io",
+    "commbench.suites.pgas",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys
