@@ -16,6 +16,8 @@ import pytest
 
 from commbench import buffers, policy, run_config
 from commbench.suites import io
+from commbench.suites.io import check as io_check
+from commbench.suites.io import files as io_files
 from tests.support.mpirun import ENV, MPIEXEC, commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in io.BENCHMARKS]
@@ -62,10 +64,10 @@ def test_names_order_and_kinds():
 
 
 def test_file_pattern_and_shares():
-    assert np.array_equal(io.file_pattern(0, 1001), buffers.pattern(0, 1001, "int32"))
-    whole = io.file_pattern(0, 5000)
+    assert np.array_equal(io_files.file_pattern(0, 1001), buffers.pattern(0, 1001, "int32"))
+    whole = io_files.file_pattern(0, 5000)
     for start, n in ((1, 7), (3, 100), (4096, 777)):
-        assert np.array_equal(io.file_pattern(start, n), whole[start : start + n])
+        assert np.array_equal(io_files.file_pattern(start, n), whole[start : start + n])
     spec = io.SPECS["P_Write_Indv"]
     for x in (0, 1, 5, 13, 1000):
         parts = [io.share(spec, x, 3, k) for k in range(3)]
@@ -77,12 +79,12 @@ def test_file_pattern_and_shares():
 
 def test_shared_pointer_checks():
     a, b = buffers.pattern(0, 6, "int32").tobytes(), buffers.pattern(1, 4, "int32").tobytes()
-    assert io._match_any_order(b + a + a + b, [a, b], 2)
-    assert not io._match_any_order(b + a + a + a, [a, b], 2)
+    assert io_check._match_any_order(b + a + a + b, [a, b], 2)
+    assert not io_check._match_any_order(b + a + a + a, [a, b], 2)
     limit = 4000
-    assert io._find_in_file(io.file_pattern(1234, 40), limit)
-    assert io._find_in_file(io.file_pattern(17, 3), limit)
-    assert not io._find_in_file(buffers.pattern(3, 40, "int32"), limit)
+    assert io_check._find_in_file(io_files.file_pattern(1234, 40), limit)
+    assert io_check._find_in_file(io_files.file_pattern(17, 3), limit)
+    assert not io_check._find_in_file(buffers.pattern(3, 40, "int32"), limit)
 
 
 def test_file_size_covers_every_sample():

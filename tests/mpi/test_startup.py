@@ -60,6 +60,8 @@ CATALOGS = [
     "commbench.suites.mpi4",
     "commbench.suites.p2p",
     "commbench.suites.mt",
+    "commbench.suites.io",
+    "commbench.suites.pgas",
 ]
 CATALOG_PROBE = r"""
 import importlib, sys

@@ -5,6 +5,7 @@ import pytest
 
 from commbench import run_config
 from commbench.suites import pgas
+from commbench.suites.pgas import segment
 
 
 def assert_valid(part: list[int]) -> None:
@@ -58,14 +59,14 @@ def test_invalid_offsets_say_what_is_accepted():
 
 def test_random_draws_prefix_and_range():
     for me in range(4):
-        t10, k10 = pgas.random_draws(7, 3, me, 4, 16, 10)
-        t50, k50 = pgas.random_draws(7, 3, me, 4, 16, 50)
+        t10, k10 = segment.random_draws(7, 3, me, 4, 16, 10)
+        t50, k50 = segment.random_draws(7, 3, me, 4, 16, 50)
         assert np.array_equal(t10, t50[:10]) and np.array_equal(k10, k50[:10])
         assert ((t50 >= 0) & (t50 < 4) & (t50 != me)).all()
         assert ((k50 >= 0) & (k50 < 16)).all()
         assert set(t50.tolist()) == {r for r in range(4) if r != me}
-    a, _ = pgas.random_draws(7, 3, 0, 4, 16, 50)
-    b, _ = pgas.random_draws(8, 3, 0, 4, 16, 50)
+    a, _ = segment.random_draws(7, 3, 0, 4, 16, 50)
+    b, _ = segment.random_draws(8, 3, 0, 4, 16, 50)
     assert not np.array_equal(a, b)  # the seed matters
 
 

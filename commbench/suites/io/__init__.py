@@ -12,12 +12,17 @@ removes everything it created: after each (benchmark, NP), at the end, after
 a failure and after SIGINT/SIGTERM (see commbench.cleanup).
 
 The modules of the family:
-  grammar   the names (Spec, SPECS), file contents, shares of X, file sizes, disk need
+  here      the catalog: the files' names, validate, the descriptors and FAMILY
+  grammar   the names (Spec, SPECS), the file contents' base, shares of X, file sizes, disk need
   settings  the io options and their IoSettings
-  files     the files' directory, run-wide start/finish, np_setup/np_teardown per (benchmark, NP)
+  files     the files' directory and contents, preamble, run-wide start/finish,
+            np_setup/np_teardown per (benchmark, NP)
   kernels   the timed kernels and their per-X setup/teardown
   check     the check-mode verifiers
-  here      validate, preamble, the descriptors and FAMILY
+
+The catalog (this module, grammar and settings) imports neither MPI nor numpy; it names the
+kernels, verifiers and hooks of files, kernels and check as base.Lazy, imported by the ranks
+that run them (issue 47 item 4).
 """
 
 from __future__ import annotations
@@ -25,30 +30,11 @@ from __future__ import annotations
 import os
 import tempfile
 
-from commbench import cpu, policy
+from commbench import policy
 from commbench.option_types import ConfigError
-from commbench.suites.base import ONE, Benchmark, Family, Kind, Procs
-from commbench.suites.io.check import _find_in_file, _match_any_order, expected
-from commbench.suites.io.files import IOFileError, finish, np_setup, np_teardown, ours, start
-from commbench.suites.io.grammar import (
-    SPECS,
-    Spec,
-    disk_need,
-    file_bytes,
-    file_pattern,
-    human,
-    io_sizes,
-    nonblocking,
-    share,
-)
-from commbench.suites.io.kernels import (
-    blocking_kernel,
-    nonblocking_kernel,
-    open_close,
-    setup,
-    teardown,
-)
-from commbench.suites.io.settings import OPTIONS, IoSettings, target_cpu_secs
+from commbench.suites.base import ONE, Benchmark, Family, Kind, Lazy, Procs
+from commbench.suites.io.grammar import SPECS, Spec, disk_need, file_bytes, human, io_sizes, share
+from commbench.suites.io.settings import OPTIONS, IoSettings
 
 # What the tests and tools reach as commbench.suites.io.<name>.
 __all__ = [
@@ -56,21 +42,26 @@ __all__ = [
     "FAMILY",
     "OPTIONS",
     "SPECS",
-    "IOFileError",
     "IoSettings",
     "Spec",
-    "_find_in_file",
-    "_match_any_order",
     "disk_need",
     "file_bytes",
-    "file_pattern",
     "io_sizes",
-    "preamble",
     "share",
     "validate",
 ]
 
 F = "io"
+FILES = "commbench.suites.io.files"
+KERNELS = "commbench.suites.io.kernels"
+CHECK = "commbench.suites.io.check"
+
+FILENAME = "IMB_out"  # spec §16
+OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
+
+
+def ours(name: str) -> bool:
+    return name.startswith(OURS)
 
 
 # ---------------------------------------------------------------- pre-flight
@@ -133,31 +124,6 @@ def validate(cfg, size: int) -> None:
             )
 
 
-def preamble(cfg) -> list[str]:
-    """MPI_Info keys and the CPU_Exploit lines of spec §14.1 (world rank 0, before the run)."""
-    settings = IoSettings.of(cfg.params)
-    lines = [f'# {k} = "{v}"' for k, v in settings.info]
-    if not nonblocking(cfg.benchmarks):
-        return lines
-    k = cpu.shared()  # calibrated here on rank 0 (undisturbed), on the others in start()
-    lines += [
-        "",
-        "# For nonblocking benchmarks:",
-        "",
-        "# Function CPU_Exploit obtains an undisturbed",
-        f"# performance of {k.mflops:7.2f} MFlops",
-    ]
-    t = target_cpu_secs(cfg)
-    if t != cfg.profile.target_cpu_secs:
-        why = "--io-cpu-secs" if settings.cpu_secs is not None else "check mode"
-        default = cfg.profile.target_cpu_secs
-        lines += [
-            "#",
-            f"# !! Attention: TARGET_CPU_SECS = {t:g} s (default {default:g} s), set by {why}",
-        ]
-    return lines
-
-
 # ---------------------------------------------------------------- descriptors
 
 
@@ -185,16 +151,20 @@ def _describe(spec: Spec) -> str:
     return f"{act}, {who}, {how}"
 
 
+BLOCKING, NONBLOCKING = Lazy(KERNELS, "blocking_kernel"), Lazy(KERNELS, "nonblocking_kernel")
+NP_SETUP, NP_TEARDOWN = Lazy(FILES, "np_setup"), Lazy(FILES, "np_teardown")
+
+
 def _bench(spec: Spec) -> Benchmark:
     def bufs(x: int, np_: int, _spec=spec) -> tuple[int, int]:
         most = share(_spec, x, np_, 0)[1]  # rank 0's share is the largest (§6.7)
         return (most, 0) if _spec.write else (0, most)
 
     if spec.nonblocking:
-        kind, kernel, comps = Kind.OVERLAP, nonblocking_kernel, ("t_ovrl", "t_pure", "t_cpu")
+        kind, kernel, comps = Kind.OVERLAP, NONBLOCKING, ("t_ovrl", "t_pure", "t_cpu")
     else:
         kind = Kind.SINGLE_ONE if spec.cls == "S" else Kind.PARALLEL
-        kernel, comps = blocking_kernel, ("t",)
+        kernel, comps = BLOCKING, ("t",)
     modes = (
         ("AGGREGATE", "NON-AGGREGATE") if spec.write and not spec.nonblocking else ("AGGREGATE",)
     )
@@ -211,11 +181,11 @@ def _bench(spec: Spec) -> Benchmark:
         procs=ONE if spec.cls == "S" else Procs(),
         slots=spec.nonblocking and not spec.write,
         off_cache=False,
-        expected=expected,
-        setup=setup,
-        teardown=teardown,
-        np_setup=np_setup,
-        np_teardown=np_teardown,
+        expected=Lazy(CHECK, "expected"),
+        setup=Lazy(KERNELS, "setup"),
+        teardown=Lazy(KERNELS, "teardown"),
+        np_setup=NP_SETUP,
+        np_teardown=NP_TEARDOWN,
         dtype="int32",
         warmup=False,
         variant=spec,
@@ -227,15 +197,15 @@ BENCHMARKS = tuple(_bench(s) for s in SPECS.values()) + (
         "Open_Close",
         F,
         Kind.SYNC,
-        open_close,
+        Lazy(KERNELS, "open_close"),
         "MPI_File_open on MY_COMM, 1-byte write, MPI_File_close",
         buffers=lambda x, np_: (0, 0),
         nonaggr_cap=True,
         off_cache=False,
         warmup=False,
         dtype="int32",
-        np_setup=np_setup,
-        np_teardown=np_teardown,
+        np_setup=NP_SETUP,
+        np_teardown=NP_TEARDOWN,
     ),
 )
 
@@ -251,7 +221,7 @@ FAMILY = Family(
     aliases=("IMB-IO",),
     options=OPTIONS,
     validate=validate,
-    preamble=preamble,
-    start=start,
-    finish=finish,
+    preamble=Lazy(FILES, "preamble"),
+    start=Lazy(FILES, "start"),
+    finish=Lazy(FILES, "finish"),
 )

@@ -14,8 +14,8 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers, policy
-from commbench.suites.io.files import RUN, IoRow, Shared
-from commbench.suites.io.grammar import PATTERN_BASE, Spec, file_pattern
+from commbench.suites.io.files import RUN, IoRow, Shared, file_pattern
+from commbench.suites.io.grammar import PATTERN_BASE, Spec
 from commbench.suites.verify import worst
 
 

@@ -1,11 +1,13 @@
 """Where the IO files live and their life cycle: run-wide hooks and the file of each (benchmark,
 NP).
 
+preamble(cfg) prints the MPI_Info keys and CPU_Exploit lines (world rank 0);
 start(session) sets the run-wide state RUN on every rank (the node's
 directory, its cleanup guardian, MPI_Info hints, t_CPU); np_setup creates and
-prepares the file(s) of one (benchmark, NP) exclusively (spec §6.6) and
-np_teardown removes them; finish removes what is left. Every file and
-directory is registered in commbench.cleanup.CLEANUP as soon as it exists.
+prepares the file(s) of one (benchmark, NP) exclusively (spec §6.6), filled
+for reading with file_pattern, and np_teardown removes them; finish removes
+what is left. Every file and directory is registered in commbench.cleanup.CLEANUP
+as soon as it exists. The catalog (commbench.suites.io) names these hooks as base.Lazy.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
+import numpy as np
 from mpi4py import MPI
 
 from commbench import cpu, watchdog
 from commbench.cleanup import CLEANUP, guardian, new_registry
 from commbench.option_types import RunError
 from commbench.suites.base import Benchmark
-from commbench.suites.io.grammar import Spec, file_bytes, file_pattern, human, nonblocking
+from commbench.suites.io import FILENAME
+from commbench.suites.io.grammar import PATTERN_BASE, Spec, file_bytes, human, nonblocking
 from commbench.suites.io.settings import IoSettings, target_cpu_secs
 
 
@@ -48,24 +52,16 @@ class IoRow:
     dev: float | None = None  # -check: the worst deviation of a read so far
 
 
-FILENAME = "IMB_out"  # spec §16
-
-
 def amode() -> int:
     """The access mode every benchmark file is opened with."""
     return MPI.MODE_CREATE | MPI.MODE_RDWR
 
 
 FILL_CHUNK = 2**20
-OURS = ("IMB_out", ".IMB_out")  # our files and ROMIO's shared-pointer files beside them
 
 
 class IOFileError(RunError):
     """A benchmark file could not be prepared (it exists, or the file system refused)."""
-
-
-def ours(name: str) -> bool:
-    return name.startswith(OURS)
 
 
 class _Run:
@@ -81,7 +77,43 @@ class _Run:
 RUN = _Run()
 
 
+def file_pattern(start: int, nbytes: int) -> np.ndarray:
+    """Bytes [start, start+nbytes) of a Read benchmark's file:
+    int32 BUF_VALUE(0, i) at element i (spec §6.2)."""
+    if nbytes <= 0:
+        return np.empty(0, np.uint8)
+    e0, e1 = start // 4, (start + nbytes + 3) // 4
+    vals = (PATTERN_BASE + np.arange(e0, e1, dtype=np.int64) % PATTERN_BASE).astype(np.int32)
+    off = start - 4 * e0
+    return vals.view(np.uint8)[off : off + nbytes]
+
+
 # ---------------------------------------------------------------- the whole run
+
+
+def preamble(cfg) -> list[str]:
+    """MPI_Info keys and the CPU_Exploit lines of spec §14.1 (world rank 0, before the run)."""
+    settings = IoSettings.of(cfg.params)
+    lines = [f'# {k} = "{v}"' for k, v in settings.info]
+    if not nonblocking(cfg.benchmarks):
+        return lines
+    k = cpu.shared()  # calibrated here on rank 0 (undisturbed), on the others in start()
+    lines += [
+        "",
+        "# For nonblocking benchmarks:",
+        "",
+        "# Function CPU_Exploit obtains an undisturbed",
+        f"# performance of {k.mflops:7.2f} MFlops",
+    ]
+    t = target_cpu_secs(cfg)
+    if t != cfg.profile.target_cpu_secs:
+        why = "--io-cpu-secs" if settings.cpu_secs is not None else "check mode"
+        default = cfg.profile.target_cpu_secs
+        lines += [
+            "#",
+            f"# !! Attention: TARGET_CPU_SECS = {t:g} s (default {default:g} s), set by {why}",
+        ]
+    return lines
 
 
 def start(session) -> None:

@@ -1,15 +1,14 @@
 """The IMB-IO name grammar and its arithmetic: pure functions of the names and the RunConfig.
 
-{S|P|C}_[I]{Write|Read}_{Indv|Expl|Shared|Priv} (spec §10.1), the file
-contents of the Read benchmarks (§6.2), each rank's share of X (§6.7), and
-the file sizes of §6.6 with the disk space the run needs at most.
+{S|P|C}_[I]{Write|Read}_{Indv|Expl|Shared|Priv} (spec §10.1), the value
+base of the Read benchmarks' file contents (§6.2; the bytes themselves:
+files.file_pattern), each rank's share of X (§6.7), and the file sizes of
+§6.6 with the disk space the run needs at most. Part of the catalog: no numpy, no MPI.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from commbench import policy
 
@@ -63,17 +62,6 @@ for _write in (True, False):
 def nonblocking(names) -> bool:
     """Does the run hold a nonblocking benchmark (CPU_Exploit needed)?"""
     return any(SPECS[n].nonblocking for n in names if n in SPECS)
-
-
-def file_pattern(start: int, nbytes: int) -> np.ndarray:
-    """Bytes [start, start+nbytes) of a Read benchmark's file:
-    int32 BUF_VALUE(0, i) at element i."""
-    if nbytes <= 0:
-        return np.empty(0, np.uint8)
-    e0, e1 = start // 4, (start + nbytes + 3) // 4
-    vals = (PATTERN_BASE + np.arange(e0, e1, dtype=np.int64) % PATTERN_BASE).astype(np.int32)
-    off = start - 4 * e0
-    return vals.view(np.uint8)[off : off + nbytes]
 
 
 def share(spec: Spec | None, x: int, np_: int, k: int) -> tuple[int, int]:

@@ -1,7 +1,7 @@
 """The io options and their IoSettings (the family's FamilySettings), read by every io module.
 
-A module of its own, not the package's __init__, because the run-wide hooks
-(commbench.suites.io.files.start) read the IoSettings too and __init__ imports them.
+Part of the catalog (no numpy, no MPI): the package's __init__ reads them in validate and
+declares OPTIONS, the run-wide hooks (commbench.suites.io.files: preamble, start) read them too.
 """
 
 from __future__ import annotations

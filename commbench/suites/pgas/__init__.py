@@ -18,10 +18,14 @@ puts complete with MPI_Win_flush, gets with MPI_Win_flush_local. The segment
 holds an R area (where puts land) and an S area (the owner's data that gets
 read). See docs/pgas.md.
 
-The package, top to bottom: this module (descriptors, FAMILY, configure);
-settings (options, PgasSettings); pairing (the pairing rules, validate);
-segment (the segment's geometry, window setup and teardown, random streams);
-kernels (the timed loops); check (the check-mode verifiers).
+The package, top to bottom: this module (descriptors, FAMILY, configure, the
+segment's sizes: slot_len, random_slots, memory); settings (options,
+PgasSettings); pairing (the pairing rules, validate); segment (the segment's
+geometry, window setup and teardown, random streams); kernels (the timed
+loops); check (the check-mode verifiers). The catalog (this module, settings
+and pairing) imports neither MPI nor numpy; it names the kernels, verifiers,
+setups and teardown of kernels, check and segment as base.Lazy, imported by the
+ranks that run them (issue 47 item 4).
 """
 
 from __future__ import annotations
@@ -29,47 +33,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from commbench import policy
-from commbench.suites.base import Benchmark, Family, Kind, Procs, same
-from commbench.suites.pgas.check import (
-    check_get,
-    check_put,
-    check_putget,
-    check_random_get,
-    check_random_put,
-    check_reduction_inplace,
-    check_reduction_separate,
-    check_strided_get,
-    check_strided_put,
-)
-from commbench.suites.pgas.kernels import (
-    get_bidir_bw,
-    get_bw,
-    pingpong_kernel,
-    put_bidir_bw,
-    put_bw,
-    putget_latency,
-    random_get_bw,
-    random_put_bw,
-    reduction_inplace,
-    reduction_separate,
-    strided_get_bw,
-    strided_put_bw,
-)
+from commbench.suites.base import Benchmark, Family, Kind, Lazy, Procs, same
 from commbench.suites.pgas.pairing import PairingError, pairs, partners, validate
-from commbench.suites.pgas.segment import (
-    PgasSegment,
-    close,
-    geo_get,
-    geo_put,
-    geo_putget,
-    geo_random_get,
-    geo_random_put,
-    inplace_setup,
-    opener,
-    random_draws,
-    strided_setup,
-)
-from commbench.suites.pgas.segment import memory as segment_memory
 from commbench.suites.pgas.settings import OPTIONS, PgasSettings
 
 __all__ = [
@@ -78,16 +43,20 @@ __all__ = [
     "OPTIONS",
     "PROFILE",
     "PairingError",
-    "PgasSegment",
     "PgasSettings",
     "configure",
+    "memory",
     "pairs",
     "partners",
-    "random_draws",
+    "random_slots",
+    "slot_len",
     "validate",
 ]
 
 F = "pgas"
+KERNELS = "commbench.suites.pgas.kernels"
+CHECK = "commbench.suites.pgas.check"
+SEGMENT = "commbench.suites.pgas.segment"
 
 # PGAS runs every pair at once on all P processes: NPmin >= P makes the process
 # count sequence just [P] (policy.np_sequence clamps NPmin to P); -npmin still
@@ -101,6 +70,44 @@ def configure(cfg):
     if reps is None:
         return cfg
     return replace(cfg, msgspersample=reps, msgs_nonaggr=reps, iter_policy="off")
+
+
+# ---------------------------------------------------------------- the segment's sizes
+
+
+def slot_len(x: int) -> int:
+    return max(x, 1)
+
+
+def random_slots(x: int, span: int) -> int:
+    return max(1, span // slot_len(x))
+
+
+def memory(kind: str):
+    """(params, X, NP) -> bytes a test allocates beyond the harness's buffers at size X:
+    its segment (the geometry, segment.geo_*), the numpy copy of the segment's S area, and a
+    strided origin's local buffer (segment.strided_setup). Counted by -mem and the
+    pre-flight, so a huge --pgas-stride or --pgas-span is refused or skipped
+    as out-of-mem instead of meeting the OOM killer."""
+
+    def need(params: dict, x: int, np_: int) -> int:
+        s = PgasSettings.of(params)
+        slot = slot_len(x)
+        t_stride = s.stride if s.strided != "origin" else 1
+        o_span = x * s.stride if s.strided in ("origin", "both") else x
+        k = random_slots(x, s.span)
+        return {
+            "putget": 2 * slot + x,
+            "put": slot,
+            "get": 2 * x,
+            "strided_put": slot_len(x * t_stride) + o_span,
+            "strided_get": 2 * x * t_stride + o_span,
+            "random_put": np_ * k * slot,
+            "random_get": 2 * k * slot,
+            "none": 0,
+        }[kind]
+
+    return need
 
 
 # ---------------------------------------------------------------- descriptors
@@ -121,7 +128,7 @@ REDUCTION_NOTE = (
 
 
 def _bench(
-    name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=(), memory="none"
+    name, kind, kernel, desc, setup, check, unit=1, dtype="float32", comments=(), need="none"
 ):
     # Latency and bandwidth tests are fitted by `run --fit` (Hockney); reductions are not.
     return Benchmark(
@@ -136,12 +143,32 @@ def _bench(
         procs=Procs(minimum=2),
         expected=check,
         setup=setup,
-        teardown=close,
+        teardown=Lazy(SEGMENT, "close"),
         dtype=dtype,
         comments=comments,
         fit="Reduction" not in name,
-        memory=segment_memory(memory),
+        memory=memory(need),
     )
+
+
+def _kernel(name, *args):
+    """A kernel of kernels.py: the function `name`, or what the factory `name` makes of args."""
+    return Lazy(KERNELS, name, args or None)
+
+
+def _check(name, *args):
+    """A verifier of check.py: the function `name`, or what the factory `name` makes of args."""
+    return Lazy(CHECK, name, args or None)
+
+
+def _segment(name, *args):
+    """A setup of segment.py: the function `name`, or what the factory `name` makes of args."""
+    return Lazy(SEGMENT, name, args or None)
+
+
+def _open(geometry, flags=False):
+    """segment.opener's setup over the geometry segment.<geometry> (None: no segment)."""
+    return _segment("opener", geometry and Lazy(SEGMENT, geometry), flags)
 
 
 LAT, BW, COLL = Kind.COLLECTIVE, Kind.PARALLEL, Kind.COLLECTIVE
@@ -150,113 +177,113 @@ BENCHMARKS = (
     _bench(
         "PutGet_latency",
         LAT,
-        putget_latency,
+        _kernel("putget_latency"),
         "lower rank of each pair: PUT then GET of M bytes, N times; latency (t2-t1)/N",
-        opener(geo_putget),
-        check_putget,
-        memory="putget",
+        _open("geo_putget"),
+        _check("check_putget"),
+        need="putget",
     ),
     _bench(
         "PutPut_latency",
         LAT,
-        pingpong_kernel(True),
+        _kernel("pingpong_kernel", True),
         "PUT to partner, synchronize with target, wait for the partner's PUT; latency (t2-t1)/N",
-        opener(geo_put, flags=True),
-        check_put(both=True),
-        memory="put",
+        _open("geo_put", True),
+        _check("check_put", True),
+        need="put",
     ),
     _bench(
         "GetGet_latency",
         LAT,
-        pingpong_kernel(False),
+        _kernel("pingpong_kernel", False),
         "GET from partner, synchronize with target, wait for the partner's GET; latency (t2-t1)/N",
-        opener(geo_get, flags=True),
-        check_get(both=True),
-        memory="get",
+        _open("geo_get", True),
+        _check("check_get", True),
+        need="get",
     ),
     _bench(
         "Put_bw",
         BW,
-        put_bw,
+        _kernel("put_bw"),
         "lower rank of each pair PUTs M bytes N times; M*N/(t2-t1)",
-        opener(geo_put),
-        check_put(both=False),
-        memory="put",
+        _open("geo_put"),
+        _check("check_put", False),
+        need="put",
     ),
     _bench(
         "Get_bw",
         BW,
-        get_bw,
+        _kernel("get_bw"),
         "lower rank of each pair GETs M bytes N times; M*N/(t2-t1)",
-        opener(geo_get),
-        check_get(both=False),
-        memory="get",
+        _open("geo_get"),
+        _check("check_get", False),
+        need="get",
     ),
     _bench(
         "Put_bidir_bw",
         BW,
-        put_bidir_bw,
+        _kernel("put_bidir_bw"),
         "both ranks of each pair PUT M bytes to each other N times",
-        opener(geo_put),
-        check_put(both=True),
-        memory="put",
+        _open("geo_put"),
+        _check("check_put", True),
+        need="put",
     ),
     _bench(
         "Get_bidir_bw",
         BW,
-        get_bidir_bw,
+        _kernel("get_bidir_bw"),
         "both ranks of each pair GET M bytes from each other N times",
-        opener(geo_get),
-        check_get(both=True),
-        memory="get",
+        _open("geo_get"),
+        _check("check_get", True),
+        need="get",
     ),
     _bench(
         "Strided_put_bw",
         BW,
-        strided_put_bw,
+        _kernel("strided_put_bw"),
         "lower rank PUTs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
-        strided_setup(True),
-        check_strided_put,
+        _segment("strided_setup", True),
+        _check("check_strided_put"),
         unit=4,
-        memory="strided_put",
+        need="strided_put",
     ),
     _bench(
         "Strided_get_bw",
         BW,
-        strided_get_bw,
+        _kernel("strided_get_bw"),
         "lower rank GETs M bytes (M/4 floats) with stride S (--pgas-stride) N times",
-        strided_setup(False),
-        check_strided_get,
+        _segment("strided_setup", False),
+        _check("check_strided_get"),
         unit=4,
-        memory="strided_get",
+        need="strided_get",
     ),
     _bench(
         "Random_put_bw",
         BW,
-        random_put_bw,
+        _kernel("random_put_bw"),
         "every rank PUTs M bytes to a random address at a random target N times",
-        opener(geo_random_put),
-        check_random_put,
+        _open("geo_random_put"),
+        _check("check_random_put"),
         comments=RANDOM_NOTE,
-        memory="random_put",
+        need="random_put",
     ),
     _bench(
         "Random_get_bw",
         BW,
-        random_get_bw,
+        _kernel("random_get_bw"),
         "every rank GETs M bytes from a random address at a random target N times",
-        opener(geo_random_get),
-        check_random_get,
+        _open("geo_random_get"),
+        _check("check_random_get"),
         comments=RANDOM_NOTE,
-        memory="random_get",
+        need="random_get",
     ),
     _bench(
         "Reduction_separate",
         COLL,
-        reduction_separate,
+        _kernel("reduction_separate"),
         "sum-to-all of M/4 ints into a non-overlapping target buffer, N times",
-        opener(None),
-        check_reduction_separate,
+        _open(None),
+        _check("check_reduction_separate"),
         unit=4,
         dtype="int32",
         comments=REDUCTION_NOTE,
@@ -264,10 +291,10 @@ BENCHMARKS = (
     _bench(
         "Reduction_inplace",
         COLL,
-        reduction_inplace,
+        _kernel("reduction_inplace"),
         "sum-to-all of M/4 ints into the same source buffer, N times",
-        inplace_setup,
-        check_reduction_inplace,
+        _segment("inplace_setup"),
+        _check("check_reduction_inplace"),
         unit=4,
         dtype="int32",
         comments=REDUCTION_NOTE,

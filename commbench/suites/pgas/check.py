@@ -11,7 +11,8 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench import buffers
-from commbench.suites.pgas.segment import SegmentRow, random_draws, random_slots, slot_len
+from commbench.suites.pgas import random_slots, slot_len
+from commbench.suites.pgas.segment import SegmentRow, random_draws
 
 
 def _dev(got: np.ndarray, exp: np.ndarray, dtype: str = "float32") -> float:

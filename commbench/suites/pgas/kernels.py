@@ -13,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 from mpi4py import MPI
 
-from commbench.suites.pgas.segment import SegmentRow, random_draws, random_slots, slot_len
+from commbench.suites.pgas import random_slots, slot_len
+from commbench.suites.pgas.segment import SegmentRow, random_draws
 
 
 def _notifier(ctx) -> tuple[Callable[[], None], Callable[[], None]]:

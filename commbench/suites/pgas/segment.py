@@ -8,7 +8,9 @@ benchmarks/pgas_choices.py). The segment is locked for passive-target access
 (MPI_Win_lock_all) for a whole measurement. It holds an R area (where puts
 land) and an S area (the owner's data that gets read). A geometry function
 (geo_*) sizes both areas for one benchmark and message size; `opener` makes
-the setup that allocates and fills the window, `close` the teardown.
+the setup that allocates and fills the window, `close` the teardown. What the
+geometries allocate, for -mem and the pre-flight, is the catalog's
+(commbench.suites.pgas: slot_len, random_slots, memory), which names these set-ups as base.Lazy.
 """
 
 from __future__ import annotations
@@ -22,12 +24,9 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.option_types import RunError
+from commbench.suites.pgas import random_slots, slot_len
 from commbench.suites.pgas.pairing import partners
 from commbench.suites.pgas.settings import PgasSettings
-
-
-def slot_len(x: int) -> int:
-    return max(x, 1)
 
 
 @dataclass
@@ -104,10 +103,6 @@ def geo_strided_get(ctx, s: PgasSettings) -> PgasSegment:
     return PgasSegment(0, _mine(ctx, ctx.x * (s.stride if s.strided != "origin" else 1)))
 
 
-def random_slots(x: int, span: int) -> int:
-    return max(1, span // slot_len(x))
-
-
 def geo_random_put(ctx, s: PgasSettings) -> PgasSegment:
     # One region of K slots per origin: concurrent puts from different origins
     # never overlap (overlapping concurrent puts are erroneous in MPI).
@@ -119,33 +114,6 @@ def geo_random_get(ctx, s: PgasSettings) -> PgasSegment:
     one = np.zeros(slot_len(ctx.x), np.uint8)
     one[: ctx.x] = _mine(ctx, ctx.x)
     return PgasSegment(0, np.tile(one, k))
-
-
-def memory(kind: str):
-    """(params, X, NP) -> bytes a test allocates beyond the harness's buffers at size X:
-    its segment (geometry above), the numpy copy of the segment's S area, and a
-    strided origin's local buffer (strided_setup). Counted by -mem and the
-    pre-flight, so a huge --pgas-stride or --pgas-span is refused or skipped
-    as out-of-mem instead of meeting the OOM killer."""
-
-    def need(params: dict, x: int, np_: int) -> int:
-        s = PgasSettings.of(params)
-        slot = slot_len(x)
-        t_stride = s.stride if s.strided != "origin" else 1
-        o_span = x * s.stride if s.strided in ("origin", "both") else x
-        k = random_slots(x, s.span)
-        return {
-            "putget": 2 * slot + x,
-            "put": slot,
-            "get": 2 * x,
-            "strided_put": slot_len(x * t_stride) + o_span,
-            "strided_get": 2 * x * t_stride + o_span,
-            "random_put": np_ * k * slot,
-            "random_get": 2 * k * slot,
-            "none": 0,
-        }[kind]
-
-    return need
 
 
 def random_draws(
