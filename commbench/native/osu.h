@@ -65,7 +65,7 @@ typedef struct { CBOSU_ARGS_FIELDS(CB_FIELD) } cbosu_args;
 typedef struct { CBOSU_ROUNDS_FIELDS(CB_FIELD) } cbosu_rounds;
 
 /* The control blocks: what a group's loops read from `abuf`, written by Python
- * (commbench/suites/osu/). osu_coll.c's (collectives.control): */
+ * (commbench/suites/osu/). osu_coll.c's (collectives_loops.control): */
 #define CBOSU_COLL_CTL_FIELDS(X) \
     X(long long,   rs_count, "this rank's receive count of reduce_scatter") \
     X(const int *, v,        "3 x P int32: counts, displacements in elements, displacements in bytes") \

@@ -36,7 +36,7 @@ class Rounds(ctypes.Structure):
 
 
 class CollCtl(ctypes.Structure):
-    """cbosu_coll_ctl of osu.h: osu_coll.c's control block (collectives.control)."""
+    """cbosu_coll_ctl of osu.h: osu_coll.c's control block (collectives_loops.control)."""
 
     _fields_ = abi.fields(HEADER, "CBOSU_COLL_CTL_FIELDS")
 

@@ -6,7 +6,7 @@
  *
  * Every round: MPI_Wtime, the collective, MPI_Wtime, MPI_Barrier (the barriers: no
  * MPI_Barrier between rounds); every rank times (timer set), the warm-up too, as OSU.
- * Root 0, MPI_SUM, reduce_scatter_block count / P. abuf is collectives.control()'s
+ * Root 0, MPI_SUM, reduce_scatter_block count / P. abuf is collectives_loops.control()'s
  * block, a cbosu_coll_ctl (osu.h): the counts and displacements (v), the same for both
  * sides, and the persistent MPI_Request (req). 0 on success, -1 when the type array
  * cannot be allocated. */
@@ -71,7 +71,7 @@ int cbosu_coll_barrier(cbosu_args *a)
     return 0;
 }
 
-/* The persistent forms: the request (MPI_<Coll>_init, made by collectives.prepare) is
+/* The persistent forms: the request (MPI_<Coll>_init, made by collectives_loops.prepare) is
  * started and completed each round. */
 int cbosu_coll_persistent(cbosu_args *a)
 {

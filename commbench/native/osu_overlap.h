@@ -9,7 +9,7 @@
  * displacements, the communicator) and takes the means back (out). Of cbosu_args:
  * `warmup` the overlap rounds' warm-up, `tests` the MPI_Test calls (-t), `between` 1 for
  * an MPI_Barrier after each pure-communication round (osu_ibarrier has none), `phases`
- * the timed loop's phases: 0 both; for -c's checked rounds (nonblocking.check_rounds) 1
+ * the timed loop's phases: 0 both; for -c's checked rounds (nonblocking_loops.check_rounds) 1
  * the pure rounds only, 2 the overlap rounds only, computing for out[0] seconds, each
  * after `warmup` untimed calls (-u: MPI_Barrier, the call, MPI_Wait) and an MPI_Barrier. */
 #ifndef COMMBENCH_OSU_OVERLAP_H

@@ -14,7 +14,10 @@ same at length):
    loop's name), row (per-iteration seconds -> the record's values; spec has
    latency_row and bandwidth_row), verify (-c), and, as needed, prepare/release
    (per size), gather (every rank times), buffers, directions (bandwidth), call
-   (collectives: collective_calls.Call, from the one table commbench.suites.collops).
+   (collectives: spec.Call, from the one table commbench.suites.collops). What
+   the ranks run (loop, prepare, release, row, verify, refill, extra,
+   check_rounds) is in <group>_loops.py (pt2pt_loops.py), named in the
+   descriptor as base.Lazy; the group module imports neither MPI nor numpy.
 2. One line below: the module in GROUPS. Its benchmarks are then in `commbench
    list osu`, runnable with `commbench run --suite osu NAME`, and their options
    checked against `takes`.
@@ -30,15 +33,21 @@ validation under -c, release, and one records.Measurement per row.
 
 OSU's benchmarks claim no bare names: `commbench run barrier` stays IMB-MPI1's
 Barrier (suites.EXPLICIT); `--suite osu barrier` is OSU's.
+
+The catalog (this module, settings, spec, checks, topology and the group modules)
+imports neither MPI nor numpy (nor commbench.buffers or commbench.native), so parsing or
+listing an osu run loads neither (tests/mpi/test_startup.py's CATALOGS); the procedure
+(driver.py, with engine.py and context.py) and every group's <group>_loops.py (and
+collective_calls.py, onesided_check.py, init_job.py) are imported by the ranks that run
+them, through base.Lazy.
 """
 
 from __future__ import annotations
 
-from commbench.suites.base import Family
+from commbench.suites.base import Family, Lazy
 from commbench.suites.osu import (
     checks,
     collectives,
-    driver,
     init,
     latency_mt,
     neighbor,
@@ -82,7 +91,7 @@ FAMILY = Family(
     configure=settings.configure,
     validate=checks.validate,
     operands=checks.operands,
-    procedure=driver.procedure,
+    procedure=Lazy("commbench.suites.osu.driver", "procedure"),
     view="osu",
     alloc="mmap",  # page-aligned plain memory, as OSU's posix_memalign'ed buffers
     honours=frozenset(

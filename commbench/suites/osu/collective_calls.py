@@ -1,7 +1,7 @@
 """The calls of every OSU collective (collectives.py: blocking and persistent;
-nonblocking.py; neighbor.py): the operation (commbench.suites.collops: the one
+nonblocking.py; neighbor.py) on the ranks: the operation (commbench.suites.collops: the one
 declaration of its blocks, counts, mpi4py call and expected contents), its buffers,
-arguments, -M limit and -c validation.
+arguments and -c validation. The call's descriptor, its blocks and -M limit: spec.Call.
 
 Arguments as the OMB 7.4 binaries pass them (the call logger of
 tests/data/osu/README.md): `count` elements of the -T type per block; rank 0
@@ -10,7 +10,7 @@ displacement j x count (alltoallw's displacements in bytes); MPI_SUM for the
 reductions; reduce_scatter's receive counts are count / P, the first count mod
 P ranks one more; reduce_scatter_block's block is count / P. The neighbourhood
 forms move one block per neighbour of the topology's communicator
-(Ctx.topology; topology.py).
+(Ctx.topology: neighbor_loops.py; its arithmetic: topology.py).
 
 -c: every rank writes its values (i + 7 (rank + 1) + size) mod 31, typed, over
 its whole send buffer (COMMBENCH_FAULT_CORRUPT's rank then spoils its first
@@ -21,6 +21,7 @@ the reductions, the topology's blocks for the neighbourhood forms).
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,61 +30,16 @@ import numpy as np
 from mpi4py import MPI
 
 from commbench.native import osu as native_osu
-from commbench.option_types import ConfigError
 from commbench.suites import collops
-from commbench.suites.osu import topology
 from commbench.suites.osu.context import cycle
-from commbench.suites.osu.settings import mem_limit
+from commbench.suites.osu.topology import layout
 
 DT = {
     "mpi_char": "int8",
     "mpi_int": "int32",
     "mpi_float": "float32",
-}  # names: numpy loads on first use
+}  # the -T types as numpy dtypes
 ROOT = 0
-
-
-@dataclass(frozen=True)
-class Call:
-    """One OSU collective program's call: its name (OSU's program name without "osu_" and
-    "_persistent"), the operation, and whether it is the persistent form."""
-
-    name: str
-    op: collops.Op
-    persistent: bool = False
-
-    @property
-    def blocks(self) -> tuple[str, str]:
-        return self.op.blocks
-
-    def extent(self, p: int, s=None) -> tuple[int, int]:
-        """Blocks of the largest size in the send and receive buffers at p ranks."""
-        return self.op.extent(p, topology.degree(s, p) if "K" in self.op.blocks else 0)
-
-
-def call(name: str, persistent: bool = False) -> Call:
-    return Call(name, collops.op(name), persistent)
-
-
-def limit(c: Call, s, p: int) -> int:
-    """The largest size OSU measures under -M at p processes: M / P where a buffer holds a
-    block per rank or per neighbour (OSU's check_mem_limit divides by P for both), else M."""
-    return mem_limit(s) // p if c.op.per_rank else mem_limit(s)
-
-
-def no_size(s, dtype: str) -> list[int]:
-    """ibarrier: one row, no size."""
-    return [0] if dtype == s.types[0] else []
-
-
-def test_calls(s) -> None:
-    """-t of the nonblocking collectives: a number of MPI_Test calls."""
-    if s.test_calls is not None and not str(s.test_calls).isdigit():
-        raise ConfigError(
-            f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the "
-            "nonblocking collectives take -t CALLS, the number of MPI_Test calls during the "
-            "dummy computation (accepted: -t CALLS, 0 or more, e.g. -t 10)"
-        )
 
 
 @dataclass
@@ -97,7 +53,7 @@ class Coll:
     v: np.ndarray | None = None  # the control block's counts and displacements
     out: np.ndarray | None = None  # the overlap loops' five means (Pure Comm., … MPI_Wait)
     ctl: Any = None  # the control block (native.osu's CollCtl or OverlapCtl)
-    all: list | None = None  # rank 0: every rank's five means (nonblocking.release)
+    all: list | None = None  # rank 0: every rank's five means (nonblocking_loops.release)
 
 
 def _poster(ctx) -> Callable[[], MPI.Request]:
@@ -189,9 +145,7 @@ def expected(ctx, size: int) -> np.ndarray | None:
         return values(src, n, size, dt, at)
 
     if o.name.startswith("neighbor"):
-        return topology.expected_blocks(
-            ctx, lambda src: sent(src, c * ctx.bench.call.extent(p, ctx.s)[0])
-        )
+        return expected_blocks(ctx, lambda src: sent(src, c * ctx.bench.call.extent(p, ctx.s)[0]))
 
     def summed(lo, hi, ranks):  # the sum over ranks repeats every 31 elements, as each rank's
         period = np.sum([values(q, 31, size, dt).astype(np.int64) for q in ranks], axis=0)
@@ -207,3 +161,20 @@ def verify(ctx, size: int) -> int:
         return 0
     got = ctx.rbuf[: want.size * ctx.tsize]
     return int(np.count_nonzero(got != want.view(np.uint8)))
+
+
+def expected_blocks(ctx, sent) -> np.ndarray:
+    """-c: the blocks this rank receives, from its sources in order (alltoall: the block each
+    source sends to it; a source named twice sends its blocks for this rank in order)."""
+    c, name, st = ctx.count, ctx.bench.call.name, ctx.topology
+    if not st.sources:
+        return np.zeros(0, dtype="uint8")
+    if "allgather" in name:
+        return np.concatenate([sent(src)[:c] for src in st.sources])
+    out, seen = [], collections.Counter()
+    for src in st.sources:
+        theirs = layout(ctx.s, ctx.p, src, st.dims)[1]
+        j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
+        seen[src] += 1
+        out.append(sent(src)[j * c : (j + 1) * c])
+    return np.concatenate(out)

@@ -73,7 +73,7 @@ class OsuCtx:
         self.window = settings.window or bench.defaults.window
         self.ints = LoopInts()  # what a group hands the C loops beyond the common fields
         self.own: Any = None  # what a group's prepare() keeps, of the group's own type
-        self.topology: Any = None  # the neighbourhood programs' topology.Topology
+        self.topology: Any = None  # the neighbourhood programs' neighbor_loops.Topology
         self.at(0)
 
     def at(self, size: int) -> None:

@@ -19,19 +19,21 @@ releases it inside each blocking call): their round trips include waiting for
 the GIL, as the mt family says of IMB-MT. The ranks ask MPI_Init_thread for
 MPI_THREAD_MULTIPLE when latency_mt is named (suites.threaded); an MPI that
 gives less is refused with its level.
+
+The descriptor, -t's threads and the process and thread-level check are here, imported by
+the catalog (neither MPI nor numpy); the threads' loop, its row and extras are
+latency_mt_loops.py, named as base.Lazy.
 """
 
 from __future__ import annotations
 
-import threading
-
-from mpi4py import MPI
-
 from commbench import deferred
-from commbench.suites.osu.pt2pt_variants import COMMON, LAT, MAX_PROCS, check_t, from_peer
-from commbench.suites.osu.spec import OsuBenchmark, latency_row
+from commbench.suites.base import Lazy
+from commbench.suites.osu.pt2pt_variants import COMMON, LAT, MAX_PROCS, check_t
+from commbench.suites.osu.spec import OsuBenchmark
 
-TAG_THERE, TAG_BACK, TAG_MAX = 1, 2, 32000
+LOOPS = "commbench.suites.osu.latency_mt_loops"
+VARIANTS = "commbench.suites.osu.pt2pt_variants_loops"
 LEVELS = (
     "single",
     "funneled",
@@ -52,11 +54,11 @@ def nprocs(p: int) -> str | None:
     if p != 2:
         return "This test requires exactly two processes"
     # the launcher checks the count without loading MPI; the ranks check the level too
-    if (
-        deferred.loaded("mpi4py.MPI")
-        and MPI.Is_initialized()
-        and MPI.Query_thread() < MPI.THREAD_MULTIPLE
-    ):
+    if not deferred.loaded("mpi4py.MPI"):
+        return None
+    from mpi4py import MPI
+
+    if MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
         level = MPI.Query_thread()
         got = LEVELS[level] if 0 <= level < len(LEVELS) else str(level)
         return (
@@ -66,46 +68,6 @@ def nprocs(p: int) -> str | None:
             "the other programs, as their binaries"
         )
     return None
-
-
-def prepare(ctx, size: int) -> None:
-    ctx.ints.senders, ctx.ints.receivers = threads(ctx.s)
-
-
-def loop(ctx, n: int, times) -> None:
-    senders, receivers = threads(ctx.s)
-    k = senders if ctx.rank == 0 else receivers
-    comm, p, count, wtime = ctx.comm, ctx.peer, ctx.count, MPI.Wtime
-    timed = times is not None and ctx.rank == 0
-
-    def work(j: int) -> None:
-        for i in range(j, n, k):
-            there = i % TAG_MAX if senders > 1 else TAG_THERE
-            back = there if senders > 1 else TAG_BACK
-            if ctx.rank == 0:
-                t0 = wtime()
-                comm.Send([ctx.sbuf, count, ctx.mpi_type], p, there)
-                comm.Recv([ctx.rbuf, count, ctx.mpi_type], p, back)
-                if timed:
-                    times[i] = wtime() - t0
-            else:
-                comm.Recv([ctx.rbuf, count, ctx.mpi_type], p, there)
-                comm.Send([ctx.sbuf, count, ctx.mpi_type], p, back)
-
-    pool = [threading.Thread(target=work, args=(j,), daemon=True) for j in range(k)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-
-
-def row(ctx, s, times) -> dict:
-    return latency_row(times, 2, s.percentiles)
-
-
-def extra(ctx, s, ex) -> dict:
-    senders, receivers = threads(s)
-    return {"sender_threads": senders, "receiver_threads": receivers}
 
 
 BENCHMARKS = (
@@ -119,12 +81,12 @@ BENCHMARKS = (
         takes=COMMON | {"t"},
         defaults=LAT,
         nprocs=nprocs,
-        loop=loop,
+        loop=Lazy(LOOPS, "loop"),
         native="latency_mt",
-        prepare=prepare,
-        row=row,
-        verify=from_peer,
+        prepare=Lazy(LOOPS, "prepare"),
+        row=Lazy(LOOPS, "row"),
+        verify=Lazy(VARIANTS, "from_peer"),
         validate=check_t,
-        extra=extra,
+        extra=Lazy(LOOPS, "extra"),
     ),
 )

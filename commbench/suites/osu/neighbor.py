@@ -19,19 +19,23 @@ ranks) and their average at rank 0 (MPI_Reduce); -z: the per-iteration times
 averaged over the ranks. osu_ineighbor_*: the overlap procedure of
 nonblocking.py. Both: 1000 iterations and 100 warm-up (100 and 10 above
 8192 bytes), 1 B to 1 MiB; one block of `count` elements per neighbour.
+
+The descriptors are here, imported by the catalog (neither MPI nor numpy); the topology's
+communicators, the blocking form's loop, the set-up, row and extras are neighbor_loops.py,
+the overlap procedure nonblocking_loops.py, the -c hooks collective_calls.py, named as
+base.Lazy.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from mpi4py import MPI
+from commbench.suites.base import Lazy
+from commbench.suites.osu import nonblocking, spec
+from commbench.suites.osu.spec import Defaults, OsuBenchmark
+from commbench.suites.osu.topology import fits
 
-from commbench.suites.osu import collective_calls as calls
-from commbench.suites.osu import nonblocking
-from commbench.suites.osu.settings import mem_limit, sizes
-from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
-from commbench.suites.osu.topology import DEFAULT, fits, topology
-
+LOOPS = "commbench.suites.osu.neighbor_loops"
+NBC_LOOPS = "commbench.suites.osu.nonblocking_loops"
+COLLECTIVE_CALLS = "commbench.suites.osu.collective_calls"
 NBR = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
 FULL = (
     ("Avg Latency(us)", "t"),
@@ -41,68 +45,8 @@ FULL = (
 )
 
 
-def prepare(ctx, size: int) -> None:
-    if ctx.topology is None or ctx.topology.comm is None:  # --shuffle: sizes after the largest
-        topology(ctx)
-    if ctx.bench.call.name.startswith("i"):
-        nonblocking.prepare(ctx, size)
-    else:
-        calls.prepare(ctx, size)
-
-
-def release(ctx, size: int) -> None:
-    if ctx.bench.call.name.startswith("i"):
-        nonblocking.release(ctx, size)
-    else:
-        calls.release(ctx, size)
-    if size == max(sizes(ctx.bench, ctx.s, ctx.dtype)):
-        ctx.topology.free()
-
-
-def loop(ctx, n: int, times) -> None:
-    """The blocking form: MPI_Barrier, then the call between two MPI_Wtime."""
-    comm, post, wtime = ctx.comm, ctx.own.post, MPI.Wtime
-    for i in range(n):
-        comm.Barrier()
-        t0 = wtime()
-        post()
-        if times is not None:
-            times[i] = wtime() - t0
-
-
-def row(ctx, s, times) -> dict:
-    ranks = np.array([np.asarray(t) * 1e6 for t in times])
-    mean = ranks.mean(axis=1)
-    per = list(ranks.mean(axis=0))
-    v = {
-        "t": float(mean.mean()),
-        "t_avg": float(mean.mean()),
-        "t_min": float(mean.min()),
-        "t_max": float(mean.max()),
-        "iter_min": min(per),
-        "iter_max": max(per),
-        "iter_median": float(np.median(per)),
-    }
-    v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
-    return v
-
-
-def extra(ctx, s, ex) -> dict:
-    """The topology's facts (OSU's lines about it: views/osu_layout.py)."""
-    topo, made = s.nhbr or DEFAULT, ctx.topology
-    facts = {
-        "topology_us": made.us,
-        "topology": f"cart:{topo[1]}:{topo[2]}" if topo[0] == "cart" else f"graph:{topo[1]}",
-        "topology_dims": list(made.dims),
-    }
-    if ctx.bench.call.name.startswith("i"):
-        return {**nonblocking.extra(ctx, s, ex), **facts}
-    more = {"full": True} if s.full else {}  # -f, as the blocking collectives record it
-    return {"metric": "neighbor", "gathered": True, **facts, "mem_limit": mem_limit(s), **more}
-
-
 def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
-    call = calls.call(name)
+    call = spec.call(name)
     nb = name.startswith("i")
     return OsuBenchmark(
         name,
@@ -114,20 +58,20 @@ def neighborhood(name: str, title: str, what: str) -> OsuBenchmark:
         takes=frozenset("mixzcTfNMu" + ("t" if nb else "")),
         defaults=NBR,
         fits=fits,
-        limit=lambda s, p, call=call: calls.limit(call, s, p),
-        loop=nonblocking.loop if nb else loop,
-        prepare=prepare,
-        release=release,
-        row=nonblocking.row if nb else row,
-        verify=calls.verify,
-        refill=calls.refill,
-        extra=extra,
+        limit=call.limit,
+        loop=Lazy(NBC_LOOPS if nb else LOOPS, "loop"),
+        prepare=Lazy(LOOPS, "prepare"),
+        release=Lazy(LOOPS, "release"),
+        row=Lazy(NBC_LOOPS if nb else LOOPS, "row"),
+        verify=Lazy(COLLECTIVE_CALLS, "verify"),
+        refill=Lazy(COLLECTIVE_CALLS, "refill"),
+        extra=Lazy(LOOPS, "extra"),
         validate=nonblocking.validate if nb else None,
         gather=True,
         call=call,
         extent=call.extent,
         native=name,
-        check_rounds=nonblocking.check_rounds if nb else None,
+        check_rounds=Lazy(NBC_LOOPS, "check_rounds") if nb else None,
     )
 
 

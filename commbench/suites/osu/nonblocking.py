@@ -26,20 +26,22 @@ Defaults: 1000 iterations and 100 warm-up (100 and 10 above 8192 bytes), 1 B to
 1 MiB. Buffers, arguments and validation of each call: collective_calls.py. The
 same procedure in C: commbench/native/osu_overlap.h (osu_nonblocking.c,
 osu_neighbor.c), which return the means through collective_calls.control's block.
+
+The descriptors and their checks are here, imported by the catalog (neither MPI nor numpy);
+the overlap procedure's loop, set-up, rows and extras are nonblocking_loops.py, the -c hooks
+collective_calls.py, named as base.Lazy.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
-from mpi4py import MPI
-
+from commbench.option_types import ConfigError
 from commbench.suites import collops
-from commbench.suites.osu import collective_calls as calls
-from commbench.suites.osu.settings import mem_limit
-from commbench.suites.osu.spec import Defaults, OsuBenchmark, percentile
+from commbench.suites.base import Lazy
+from commbench.suites.osu import spec
+from commbench.suites.osu.spec import Defaults, OsuBenchmark
 
+LOOPS = "commbench.suites.osu.nonblocking_loops"
+COLLECTIVE_CALLS = "commbench.suites.osu.collective_calls"
 NBC = Defaults(iterations=1000, iterations_large=100, skip=100, skip_large=10, max_size=1 << 20)
 # osu_ibarrier runs OSU's large-message counts (100 and 10 warm-up; 220 MPI_Ibarrier in a
 # traced default run) and no MPI_Barrier between its pure-communication rounds.
@@ -59,179 +61,29 @@ FULL = (
     ("Overlap(%)", "overlap"),
 )
 SHORT = (FULL[0], FULL[1], FULL[5], FULL[8])
-PARTS = ("cpu", "init", "test", "wait")
 
 
-def compute(seconds: float) -> None:
-    """The dummy computation, shaped as OMB 7.4's: blocks of floating-point work, each
-    timed alone, until the blocks' own time reaches `seconds` (the C loops' blocks are
-    OSU's 25 x 25 multiply-adds; a Python block is 16 multiply-adds, to stay short)."""
-    wtime, x, spent = MPI.Wtime, 1.0, 0.0
-    while spent < seconds:
-        t1 = wtime()
-        for _ in range(16):
-            x = x * 1.000001 + 1e-9
-        spent += wtime() - t1
+def no_size(s, dtype: str) -> list[int]:
+    """ibarrier: one row, no size."""
+    return [0] if dtype == s.types[0] else []
 
 
-def computation(req, seconds: float, tests: int) -> float:
-    """Compute for `seconds` in -t pieces, an MPI_Test after each; the tests' seconds."""
-    if not tests:
-        compute(seconds)
-        return 0.0
-    wtime, spent = MPI.Wtime, 0.0
-    for _ in range(tests):
-        compute(seconds / tests)
-        t1 = wtime()
-        req.Test()
-        spent += wtime() - t1
-    return spent
-
-
-def prepare(ctx, size: int) -> None:
-    _, warm = ctx.bench.defaults.counts(size, ctx.s.iterations, ctx.s.warmup)
-    between = int(ctx.bench.call.name != "ibarrier")  # an MPI_Barrier after each pure round
-    # the overlap warm-up, -t, the barriers, the phases: fields of cbosu_args (osu.h) that
-    # either loop reads (osu_overlap.h)
-    ctx.ints = dataclasses.replace(
-        ctx.ints, warmup=warm, tests=int(ctx.s.test_calls or 0), between=between, phases=0
-    )
-    calls.prepare(ctx, size)
-
-
-def loop(ctx, n: int, times) -> None:
-    """Untimed (times None): n pure-communication rounds (the warm-up, -c's repetitions).
-    Timed: n pure-communication rounds, then warm-up + n overlap rounds; or one of the
-    two phases (`phases`, as the C loop: 1 pure only, 2 overlap only on out[0] seconds). The
-    means go to the control block's out (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait)."""
-    comm, post, wtime, a = ctx.comm, ctx.own.post, MPI.Wtime, ctx.ints
-    warm, tests, between, phases = a.warmup, a.tests, a.between, a.phases
-    out = ctx.own.out
-    if times is None:
-        for _ in range(n):
-            post().Wait()
-            if between:
-                comm.Barrier()
-        return
-    if phases:  # -c: the -u untimed calls (warmup), a barrier, then the checked round(s)
-        for _ in range(warm):
-            comm.Barrier()
-            post().Wait()
-        comm.Barrier()
-        warm = 0
-    if phases == 2:
-        pure = float(out[0])
-    else:
-        for i in range(n):
-            t0 = wtime()
-            post().Wait()
-            times[i] = wtime() - t0
-            if between:
-                comm.Barrier()
-        pure = out[0] = float(np.mean(times)) if n else 0.0
-        if phases == 1:
-            return
-        comm.Barrier()
-        comm.Barrier()
-    parts = np.zeros((4, n))
-    for i in range(-warm, n):
-        t_start = wtime()
-        t0 = wtime()
-        req = post()
-        init = wtime() - t0
-        t0 = wtime()
-        test = computation(req, pure, tests)
-        cpu = wtime() - t0
-        t0 = wtime()
-        req.Wait()
-        wait = wtime() - t0
-        t_stop = wtime()
-        if i >= 0:
-            times[i] = t_stop - t_start
-            parts[:, i] = (cpu, init, test, wait)
-        comm.Barrier()
-    out[1:] = [float(np.mean(p)) if n else 0.0 for p in parts]
-
-
-def check_rounds(ctx, rounds, u: int, times) -> int:
-    """OSU 7.4's -c (osu_iallreduce.c and its relatives): every pure-communication round and
-    every overlap round, the warm-up ones too, on fresh data: the buffers filled, -u untimed
-    calls, an MPI_Barrier, the round (timed after the warm-up), the check (the loop runs the
-    -u calls and the barrier of each round: `args`). Pure Comm. is the timed pure rounds' mean,
-    which the overlap rounds compute for; `rounds(out, keep)` runs the rounds of one phase
-    (engine.checked_rounds). This rank's wrong bytes."""
-    st, n = ctx.own, len(times)
-    own = ctx.ints
-    pure, parts = (
-        np.zeros(n),
-        np.zeros((n, 4)),
-    )  # per timed overlap round: Compute, Init, MPI_Test, MPI_Wait
-    ctx.ints = dataclasses.replace(own, warmup=u, phases=1)
-    wrong = rounds(pure)
-    mean_pure = float(np.mean(pure)) if n else 0.0
-    ctx.comm.Barrier()
-    ctx.comm.Barrier()
-    st.out[0] = mean_pure
-    ctx.ints = dataclasses.replace(own, warmup=u, phases=2)
-    wrong += rounds(times, (st.out[1:], parts))
-    st.out[:] = [mean_pure, *(parts.mean(axis=0) if n else np.zeros(4))]
-    ctx.ints = own
-    return wrong
-
-
-def release(ctx, size: int) -> None:
-    """Every rank's means (Pure Comm., Compute, Coll. Init, MPI_Test, MPI_Wait) to rank 0:
-    the mpi4py loop's, or those the C loop wrote into the control block."""
-    ctx.own.all = ctx.comm.gather([float(x) for x in ctx.own.out], root=0)
-    calls.release(ctx, size)
-
-
-def row(ctx, s, times) -> dict:
-    """OSU's averages over the ranks (us); t = Overall."""
-    ranks = np.array([np.asarray(t) * 1e6 for t in times])  # ranks x iterations of Overall
-    means = np.array(ctx.own.all) * 1e6  # ranks x (pure, cpu, init, test, wait)
-    overall = ranks.mean(axis=1)
-    per = list(ranks.mean(axis=0))
-    v = {
-        "t_ovrl": float(overall.mean()),
-        "t_pure": float(means[:, 0].mean()),
-        "t_pure_min": float(means[:, 0].min()),
-        "t_pure_max": float(means[:, 0].max()),
-    }
-    v.update({f"t_{k}": float(means[:, j + 1].mean()) for j, k in enumerate(PARTS)})
-    v["overlap"] = (
-        max(0.0, 100.0 - 100.0 * (v["t_ovrl"] - v["t_cpu"]) / v["t_pure"])
-        if v["t_pure"] > 0
-        else 0.0
-    )
-    v.update(
-        t=v["t_ovrl"],
-        t_avg=v["t_ovrl"],
-        t_min=float(overall.min()),
-        t_max=float(overall.max()),
-        iter_min=min(per),
-        iter_max=max(per),
-        iter_median=float(np.median(per)),
-    )
-    v.update({f"t_p{p}": percentile(per, p) for p in s.percentiles})
-    return v
-
-
-def extra(ctx, s, ex) -> dict:
-    return {
-        "metric": "nbc",
-        "test_calls": int(s.test_calls or 0),
-        "gathered": True,
-        "mem_limit": mem_limit(s),
-    } | ({"full": True} if s.full else {})  # -f, as the blocking collectives record it
+def test_calls(s) -> None:
+    """-t of the nonblocking collectives: a number of MPI_Test calls."""
+    if s.test_calls is not None and not str(s.test_calls).isdigit():
+        raise ConfigError(
+            f"-t {s.test_calls} is a SEND:RECV pair, latency_mt's and latency_mp's form; the "
+            "nonblocking collectives take -t CALLS, the number of MPI_Test calls during the "
+            "dummy computation (accepted: -t CALLS, 0 or more, e.g. -t 10)"
+        )
 
 
 def validate(s) -> None:
-    calls.test_calls(s)
+    test_calls(s)
 
 
 def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
-    call = calls.call(name)
+    call = spec.call(name)
     barrier = name == "ibarrier"
     return OsuBenchmark(
         name,
@@ -243,22 +95,22 @@ def nonblocking(name: str, title: str, what: str) -> OsuBenchmark:
         metric="nbc_sync" if barrier else "nbc",
         takes=frozenset("mixztf") if barrier else TAKES,
         defaults=IBARRIER if barrier else NBC,
-        loop=loop,
-        prepare=prepare,
-        release=release,
-        row=row,
-        verify=None if barrier else calls.verify,
-        refill=None if barrier else calls.refill,
-        extra=extra,
+        loop=Lazy(LOOPS, "loop"),
+        prepare=Lazy(LOOPS, "prepare"),
+        release=Lazy(LOOPS, "release"),
+        row=Lazy(LOOPS, "row"),
+        verify=None if barrier else Lazy(COLLECTIVE_CALLS, "verify"),
+        refill=None if barrier else Lazy(COLLECTIVE_CALLS, "refill"),
+        extra=Lazy(LOOPS, "extra"),
         validate=validate,
         gather=True,
         call=call,
         buffers=2,
         native=name,
-        check_rounds=None if barrier else check_rounds,
+        check_rounds=None if barrier else Lazy(LOOPS, "check_rounds"),
         extent=call.extent,
-        sizes=calls.no_size if barrier else None,
-        limit=None if barrier else (lambda s, p, call=call: calls.limit(call, s, p)),
+        sizes=no_size if barrier else None,
+        limit=None if barrier else call.limit,
     )
 
 

@@ -26,25 +26,22 @@ with an MPI call trace, tests/data/osu/trace_rma.c, and a made-up MPI_Wtime):
 
 The native loops are commbench/native/osu_rma.c; the mpi4py loops (onesided_loops.py)
 make the same calls. Both read the window, buffers and sync from a control block,
-ctx.abuf (cbosu_rma_ctl of osu.h), which prepare() sets up.
+ctx.abuf (cbosu_rma_ctl of osu.h), which onesided_loops.prepare sets up.
+
+The programs (RMA), their checks and descriptors are here, imported by the catalog (neither
+MPI nor numpy); the windows, loops, per-size set-up, rows and extras are onesided_loops.py,
+-c onesided_check.py, named as base.Lazy.
 """
 
 from __future__ import annotations
 
-from mpi4py import MPI
-
 from commbench.option_types import ConfigError
-from commbench.suites.osu import onesided_check as check
-from commbench.suites.osu import onesided_loops as loops
+from commbench.suites.base import Lazy
 from commbench.suites.osu.settings import TYPES
-from commbench.suites.osu.spec import (
-    Defaults,
-    OsuBenchmark,
-    bandwidth_row,
-    exactly_two,
-    latency_row,
-)
+from commbench.suites.osu.spec import Defaults, OsuBenchmark, exactly_two
 
+LOOPS = "commbench.suites.osu.onesided_loops"
+CHECK = "commbench.suites.osu.onesided_check"
 WIN_CALL = {
     "create": "MPI_Win_create",
     "allocate": "MPI_Win_allocate",
@@ -65,7 +62,7 @@ ATOMIC = BASE | {"c", "T"}
 
 
 class RmaProgram:
-    """What a one-sided program does: op (loops.OPS), the loop shape, its default
+    """What a one-sided program does: op (onesided_loops.OPS), the loop shape, its default
     window and sync, the syncs it accepts, its lock kinds, how its -z values divide."""
 
     def __init__(
@@ -139,72 +136,6 @@ def window_bytes(b, ctx, size: int) -> int:
     return size
 
 
-def prepare(ctx, size: int) -> None:
-    """The size's window (collective), the origin buffers, the pscw group, the flush
-    modes' lock, and the control block the loops read."""
-    b, comm = ctx.bench, ctx.comm
-    r, win_kind, sync = chosen(b, ctx.s)
-    st = ctx.own = loops.RmaSetup(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
-    loops.make_window(ctx, win_kind, st.nbytes)
-    if r.shape in ("bw", "bibw"):
-        st.origin = st.result = loops.own_buffer(ctx, "obuf", ctx.window * size)
-    else:
-        st.origin, st.result = ctx.sbuf, ctx.rbuf
-    st.compare = loops.own_buffer(ctx, "cbuf", 8)
-    world = comm.Get_group()
-    st.group = world.Incl([ctx.peer])
-    world.Free()
-    st.lock = MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
-    if sync in ("flush", "flush_local") and ctx.rank == 0:
-        st.win.Lock(ctx.peer, st.lock, 0)
-    loops.control_block(ctx, size)
-
-
-def release(ctx, size: int) -> None:
-    st: loops.RmaSetup = ctx.own
-    if st.sync in ("flush", "flush_local") and ctx.rank == 0:
-        st.win.Unlock(ctx.peer)
-    ctx.comm.Barrier()
-    loops.free_window(ctx)
-    st.group.Free()
-    st.origin = st.result = st.compare = None
-    for k in ("obuf", "cbuf"):
-        loops.free_buffer(ctx, k)
-
-
-def _latency_row(ctx, s, times) -> dict:
-    r, sync = ctx.own.rma, ctx.own.sync
-    halves = 2 if sync in ("pscw", "fence") else 1
-    vals = latency_row(times, halves if r.tail_halves else 1, s.percentiles)
-    t = loops.total(ctx) * 1e6 / (halves * len(times))
-    vals.update(t=t, t_min=t, t_max=t, t_avg=t)
-    return vals
-
-
-def _bw_row(ctx, s, times) -> dict:
-    moved = ctx.nbytes * ctx.window * ctx.own.rma.dirs
-    vals = bandwidth_row(times, moved, s.percentiles)
-    total = loops.total(ctx)
-    t = total / len(times) * 1e6
-    vals.update(
-        bytes_per_sec=moved * len(times) / total if total > 0 else 0.0,
-        t=t,
-        t_min=t,
-        t_max=t,
-        t_avg=t,
-    )
-    return vals
-
-
-def extra(ctx, s, ex: dict) -> dict:
-    """The window and synchronization chosen; -c says passed/failed, as OSU."""
-    _, win_kind, sync = chosen(ctx.bench, s)
-    out = {"rma_window": win_kind, "rma_sync": sync}
-    if "validation" in ex:
-        out["validation"] = "passed" if ex["validation"] == "Pass" else "failed"
-    return out
-
-
 def _bench(name: str, title: str, description: str, **kw) -> OsuBenchmark:
     shape = RMA[name].shape
     bw = shape != "latency"
@@ -216,12 +147,12 @@ def _bench(name: str, title: str, description: str, **kw) -> OsuBenchmark:
         metric="bandwidth" if bw else "rma_latency",
         defaults=BW if bw else LAT,
         nprocs=exactly_two,
-        loop=loops.LOOPS[shape],
+        loop=Lazy(LOOPS, shape),
         native=shape,
-        row=_bw_row if bw else _latency_row,
-        prepare=prepare,
-        release=release,
-        extra=extra,
+        row=Lazy(LOOPS, "bw_row" if bw else "lat_row"),
+        prepare=Lazy(LOOPS, "prepare"),
+        release=Lazy(LOOPS, "release"),
+        extra=Lazy(LOOPS, "extra"),
         buffers=2 if bw else 3,
         per_window=2 if bw else 0,
         directions=RMA[name].dirs if bw else 1,
@@ -266,8 +197,8 @@ BENCHMARKS = (
         "MPI_Accumulate latency",
         "MPI_Accumulate (MPI_SUM) and the -s synchronization",
         takes=ATOMIC,
-        verify=check.verify,
-        refill=check.refill,
+        verify=Lazy(CHECK, "verify"),
+        refill=Lazy(CHECK, "refill"),
     ),
     _bench(
         "get_acc_latency",
@@ -281,8 +212,8 @@ BENCHMARKS = (
         "MPI_Fetch_and_op (MPI_SUM) of one element",
         takes=ATOMIC,
         sizes=atomic_sizes,
-        verify=check.verify,
-        refill=check.refill,
+        verify=Lazy(CHECK, "verify"),
+        refill=Lazy(CHECK, "refill"),
     ),
     _bench(
         "cas_latency",
@@ -290,8 +221,8 @@ BENCHMARKS = (
         "MPI_Compare_and_swap of one element",
         takes=ATOMIC,
         sizes=atomic_sizes,
-        verify=check.verify,
-        refill=check.refill,
+        verify=Lazy(CHECK, "verify"),
+        refill=Lazy(CHECK, "refill"),
     ),
 )
 BY_NAME = {b.name: b for b in BENCHMARKS}

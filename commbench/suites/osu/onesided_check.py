@@ -20,7 +20,7 @@ NUMPY = {
     "mpi_char": "int8",
     "mpi_int": "int32",
     "mpi_float": "float32",
-}  # names: numpy loads on first use (commbench.deferred)
+}  # the -T types as numpy dtypes
 
 
 def values(rank: int, n: int, size: int, dtype: str) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""The one-sided programs' windows, control block and mpi4py loops (onesided.py
-declares the programs; commbench/native/osu_rma.c has the same loops in C).
+"""The one-sided programs' windows, control block, mpi4py loops, per-size set-up (prepare,
+release), rows and extras (onesided.py declares the programs and names these as base.Lazy;
+commbench/native/osu_rma.c has the same loops in C).
 
 The control block (cbosu_rma_ctl of osu.h, native_osu.RmaCtl) replaces ctx.abuf for the size:
 the addresses of the MPI_Win and MPI_Group handles and of the buffers, the sync,
@@ -17,6 +18,8 @@ from mpi4py import MPI
 
 from commbench import buffers
 from commbench.native import osu as native_osu
+from commbench.suites.osu.onesided import chosen, window_bytes
+from commbench.suites.osu.spec import bandwidth_row, latency_row
 
 SYNCS = (
     "lock",
@@ -31,9 +34,9 @@ OPS = ("put", "get", "acc", "get_acc", "fop", "cas")  # O_*
 
 @dataclass
 class RmaSetup:
-    """One size's one-sided set-up on this rank (Ctx.own), made by onesided.prepare."""
+    """One size's one-sided set-up on this rank (Ctx.own), made by prepare."""
 
-    rma: Any  # the program's operation (onesided.Rma)
+    rma: Any  # the program's operation (onesided.RmaProgram)
     sync: str  # one of SYNCS
     nbytes: int  # the window's bytes
     win: MPI.Win | None = None  # make_window
@@ -277,4 +280,67 @@ def bibw(ctx, n: int, times) -> None:
         st.ctl.total = wtime() - t_start
 
 
-LOOPS = {"latency": latency, "bw": bw, "bibw": bibw}
+def prepare(ctx, size: int) -> None:
+    """The size's window (collective), the origin buffers, the pscw group, the flush
+    modes' lock, and the control block the loops read."""
+    b, comm = ctx.bench, ctx.comm
+    r, win_kind, sync = chosen(b, ctx.s)
+    st = ctx.own = RmaSetup(rma=r, sync=sync, nbytes=window_bytes(b, ctx, size))
+    make_window(ctx, win_kind, st.nbytes)
+    if r.shape in ("bw", "bibw"):
+        st.origin = st.result = own_buffer(ctx, "obuf", ctx.window * size)
+    else:
+        st.origin, st.result = ctx.sbuf, ctx.rbuf
+    st.compare = own_buffer(ctx, "cbuf", 8)
+    world = comm.Get_group()
+    st.group = world.Incl([ctx.peer])
+    world.Free()
+    st.lock = MPI.LOCK_EXCLUSIVE if (r.lock_x if sync == "lock" else r.flush_x) else MPI.LOCK_SHARED
+    if sync in ("flush", "flush_local") and ctx.rank == 0:
+        st.win.Lock(ctx.peer, st.lock, 0)
+    control_block(ctx, size)
+
+
+def release(ctx, size: int) -> None:
+    st: RmaSetup = ctx.own
+    if st.sync in ("flush", "flush_local") and ctx.rank == 0:
+        st.win.Unlock(ctx.peer)
+    ctx.comm.Barrier()
+    free_window(ctx)
+    st.group.Free()
+    st.origin = st.result = st.compare = None
+    for k in ("obuf", "cbuf"):
+        free_buffer(ctx, k)
+
+
+def lat_row(ctx, s, times) -> dict:
+    r, sync = ctx.own.rma, ctx.own.sync
+    halves = 2 if sync in ("pscw", "fence") else 1
+    vals = latency_row(times, halves if r.tail_halves else 1, s.percentiles)
+    t = total(ctx) * 1e6 / (halves * len(times))
+    vals.update(t=t, t_min=t, t_max=t, t_avg=t)
+    return vals
+
+
+def bw_row(ctx, s, times) -> dict:
+    moved = ctx.nbytes * ctx.window * ctx.own.rma.dirs
+    vals = bandwidth_row(times, moved, s.percentiles)
+    secs = total(ctx)
+    t = secs / len(times) * 1e6
+    vals.update(
+        bytes_per_sec=moved * len(times) / secs if secs > 0 else 0.0,
+        t=t,
+        t_min=t,
+        t_max=t,
+        t_avg=t,
+    )
+    return vals
+
+
+def extra(ctx, s, ex: dict) -> dict:
+    """The window and synchronization chosen; -c says passed/failed, as OSU."""
+    _, win_kind, sync = chosen(ctx.bench, s)
+    out = {"rma_window": win_kind, "rma_sync": sync}
+    if "validation" in ex:
+        out["validation"] = "passed" if ex["validation"] == "Pass" else "failed"
+    return out

@@ -16,93 +16,20 @@ read off them with an MPI call trace):
 Each needs exactly two processes ("This test requires exactly two processes").
 Under -c one more iteration runs after the timed ones on patterned buffers
 and the receivers verify every byte (context.Ctx.fill / mismatches).
+
+The descriptors (this module, imported by the catalog: neither MPI nor numpy); the loops,
+rows and verifiers are pt2pt_loops.py, named as base.Lazy.
 """
 
 from __future__ import annotations
 
-from mpi4py import MPI
+from commbench.suites.base import Lazy
+from commbench.suites.osu.spec import Defaults, OsuBenchmark, exactly_two
 
-from commbench.suites.osu.spec import (
-    Defaults,
-    OsuBenchmark,
-    bandwidth_row,
-    exactly_two,
-    latency_row,
-)
-
-TAG_LAT, TAG_DATA, TAG_BACK, TAG_ACK = 1, 100, 10, 101
+LOOPS = "commbench.suites.osu.pt2pt_loops"
 COMMON = frozenset("mixzcTu")
 LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
-
-
-def latency(ctx, n: int, times) -> None:
-    comm, s, r, p, wtime = ctx.comm, ctx.smsg, ctx.rmsg, ctx.peer, MPI.Wtime
-    send, recv = comm.Send, comm.Recv
-    if ctx.rank == 0:
-        if times is None:
-            for _ in range(n):
-                send(s, p, TAG_LAT)
-                recv(r, p, TAG_LAT)
-            return
-        for i in range(n):
-            t0 = wtime()
-            send(s, p, TAG_LAT)
-            recv(r, p, TAG_LAT)
-            times[i] = wtime() - t0
-    else:
-        for _ in range(n):
-            recv(r, p, TAG_LAT)
-            send(s, p, TAG_LAT)
-
-
-def bw(ctx, n: int, times) -> None:
-    comm, s, r, a, p = ctx.comm, ctx.smsg, ctx.rmsg, ctx.amsg, ctx.peer
-    w, wtime = ctx.window, MPI.Wtime
-    isend, irecv, waitall = comm.Isend, comm.Irecv, MPI.Request.Waitall
-    if ctx.rank == 0:
-        for i in range(n):
-            t0 = wtime()
-            waitall([isend(s, p, TAG_DATA) for _ in range(w)])
-            comm.Recv(a, p, TAG_ACK)
-            if times is not None:
-                times[i] = wtime() - t0
-    else:
-        for _ in range(n):
-            waitall([irecv(r, p, TAG_DATA) for _ in range(w)])
-            comm.Send(a, p, TAG_ACK)
-
-
-def bibw(ctx, n: int, times) -> None:
-    comm, s, r, p, w, wtime = ctx.comm, ctx.smsg, ctx.rmsg, ctx.peer, ctx.window, MPI.Wtime
-    isend, irecv, waitall = comm.Isend, comm.Irecv, MPI.Request.Waitall
-    rtag, stag = (TAG_BACK, TAG_DATA) if ctx.rank == 0 else (TAG_DATA, TAG_BACK)
-    timed = times is not None and ctx.rank == 0
-    for i in range(n):
-        t0 = wtime()
-        recvs = [irecv(r, p, rtag) for _ in range(w)]
-        waitall([isend(s, p, stag) for _ in range(w)])
-        waitall(recvs)
-        if timed:
-            times[i] = wtime() - t0
-
-
-def _latency_row(ctx, s, times) -> dict:
-    return latency_row(times, 2, s.percentiles)
-
-
-def _bw_row(ctx, s, times) -> dict:
-    return bandwidth_row(times, ctx.nbytes * ctx.window * ctx.bench.directions, s.percentiles)
-
-
-def from_peer(ctx, size: int) -> int:
-    """-c: both ranks received the other's data."""
-    return ctx.mismatches(ctx.peer, size)
-
-
-def at_receiver(ctx, size: int) -> int:
-    """-c: rank 1 received rank 0's data (rank 0 only an ack)."""
-    return ctx.mismatches(ctx.peer, size) if ctx.rank == 1 else 0
 
 
 BENCHMARKS = (
@@ -115,10 +42,10 @@ BENCHMARKS = (
         takes=COMMON,
         defaults=LAT,
         nprocs=exactly_two,
-        loop=latency,
+        loop=Lazy(LOOPS, "latency"),
         native="latency",
-        row=_latency_row,
-        verify=from_peer,
+        row=Lazy(LOOPS, "lat_row"),
+        verify=Lazy(LOOPS, "from_peer"),
         verdict=2,
     ),
     OsuBenchmark(
@@ -130,10 +57,10 @@ BENCHMARKS = (
         takes=COMMON | {"W"},
         defaults=BW,
         nprocs=exactly_two,
-        loop=bw,
+        loop=Lazy(LOOPS, "bw"),
         native="bw",
-        row=_bw_row,
-        verify=at_receiver,
+        row=Lazy(LOOPS, "bw_row"),
+        verify=Lazy(LOOPS, "at_receiver"),
         directions=1,
         verdict=102,
     ),
@@ -146,10 +73,10 @@ BENCHMARKS = (
         takes=COMMON | {"W"},
         defaults=BW,
         nprocs=exactly_two,
-        loop=bibw,
+        loop=Lazy(LOOPS, "bibw"),
         native="bibw",
-        row=_bw_row,
-        verify=from_peer,
+        row=Lazy(LOOPS, "bw_row"),
+        verify=Lazy(LOOPS, "from_peer"),
         directions=2,
     ),
 )

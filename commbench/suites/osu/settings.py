@@ -89,7 +89,7 @@ T_FORMS = (
 
 def calls(s: str) -> str:
     """-t N or N:M (digits; kept as given): what each program takes of it is its own check
-    (collective_calls.test_calls, pt2pt_variants.check_t), which names that program's form."""
+    (nonblocking.test_calls, pt2pt_variants.check_t), which names that program's form."""
     parts = s.split(":")
     if (
         len(parts) > 2

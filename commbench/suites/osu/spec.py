@@ -1,9 +1,12 @@
 """How an OSU benchmark is declared: the OsuBenchmark descriptor, OSU's
-repetition defaults, and the arithmetic of OSU's rows (averages, percentiles).
+repetition defaults, a collective program's call (Call), and the arithmetic of
+OSU's rows (averages, percentiles).
 
-Every group module (pt2pt.py, and collectives.py, onesided.py … to come)
-declares its benchmarks as OsuBenchmark descriptors in a tuple BENCHMARKS;
-commbench/suites/osu/__init__.py lists the modules. Nothing here uses MPI.
+Every group module (pt2pt.py, pt2pt_variants.py, latency_mt.py, init.py,
+onesided.py, collectives.py, nonblocking.py, neighbor.py) declares its benchmarks
+as OsuBenchmark descriptors in a tuple BENCHMARKS, naming the hooks its ranks run
+(loops, rows, verifiers: its <group>_loops.py) as base.Lazy;
+commbench/suites/osu/__init__.py lists the modules. Nothing here uses MPI or numpy.
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from commbench.suites import collops
 from commbench.suites.base import Experiment
-
-if TYPE_CHECKING:
-    from commbench.suites.osu.collective_calls import Call
+from commbench.suites.osu import topology
+from commbench.suites.osu.settings import mem_limit
 
 LARGE = 8192  # OSU's LARGE_MESSAGE_SIZE: above it the "large" repetition counts apply
 MAX_PERCENTILES = 5  # OSU 7.4 prints at most five percentile columns
@@ -50,6 +53,34 @@ class Defaults:
 
 
 @dataclass(frozen=True)
+class Call:
+    """One OSU collective program's call: its name (OSU's program name without "osu_" and
+    "_persistent"), the operation (commbench.suites.collops), and whether it is the persistent
+    form. Its set-up, arguments and -c: collective_calls.py."""
+
+    name: str
+    op: collops.Op
+    persistent: bool = False
+
+    @property
+    def blocks(self) -> tuple[str, str]:
+        return self.op.blocks
+
+    def extent(self, p: int, s=None) -> tuple[int, int]:
+        """Blocks of the largest size in the send and receive buffers at p ranks."""
+        return self.op.extent(p, topology.degree(s, p) if "K" in self.op.blocks else 0)
+
+    def limit(self, s, p: int) -> int:
+        """The largest size OSU measures under -M at p processes: M / P where a buffer holds a
+        block per rank or per neighbour (OSU's check_mem_limit divides by P for both), else M."""
+        return mem_limit(s) // p if self.op.per_rank else mem_limit(s)
+
+
+def call(name: str, persistent: bool = False) -> Call:
+    return Call(name, collops.op(name), persistent)
+
+
+@dataclass(frozen=True)
 class OsuBenchmark(Experiment):
     """One OSU program (the interface every group module follows; docs/osu.md).
 
@@ -73,7 +104,10 @@ class OsuBenchmark(Experiment):
     this rank's wrong received bytes after a -c round (None: the benchmark is reported
     "not checked"). Every hook takes the program's Ctx first, named ctx, then the size,
     or the settings and what the hook turns into the record (row: the times; extra:
-    the record's extra so far)."""
+    the record's extra so far). The hooks the ranks run (loop, prepare, release, row,
+    verify, refill, extra, check_rounds) are base.Lazy of the group's <group>_loops.py;
+    those the launcher's checks call (nprocs, sizes, validate, limit, world, fits,
+    extent) are plain functions of the group module, without MPI or numpy."""
 
     group: str = ""
     title: str = ""
@@ -94,7 +128,7 @@ class OsuBenchmark(Experiment):
     gather: bool = False  # every rank times (collectives): row() gets all ranks' times
     fit: bool = True
     directions: int = 1  # bandwidth programs: windows sent per iteration (bibw: both ways, 2)
-    call: Call | None = None  # the collective groups: the program's call (collective_calls.Call)
+    call: Call | None = None  # the collective groups: the program's call (Call)
     # Hooks for programs that need them (one-sided: onesided.py), None elsewhere:
     sizes: Callable[..., list[int]] | None = (
         None  # (settings, dtype) -> its own sizes (fop, cas: one element)

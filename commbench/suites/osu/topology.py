@@ -1,17 +1,15 @@
 """The neighbourhood collectives' topology arithmetic (OSU's -N cart:D:R and graph:<file>):
 the Cartesian dimensions, every rank's sources and destinations, the degree that sizes the
-buffers, whether a topology fits P ranks, its communicators, and the blocks a rank receives
-(-c). Used by neighbor.py (the programs) and collective_calls.py (their calls and checks).
+buffers, and whether a topology fits P ranks. Used by neighbor.py (the programs), spec.Call
+(the buffers), neighbor_loops.py (the communicators) and collective_calls.py (the blocks a rank
+receives under -c). No numpy, no MPI unless a rank has loaded it: the catalog and the
+launcher's checks read it.
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
-from dataclasses import dataclass
-
-import numpy as np
-from mpi4py import MPI
 
 from commbench import deferred
 
@@ -36,8 +34,11 @@ def dims_create(p: int, d: int) -> list[int]:
 def grid(s, p: int) -> list[int]:
     """The Cartesian dimensions of -N cart:D:R at p ranks: MPI's own once MPI runs."""
     d = (s.nhbr or DEFAULT)[1]
-    if deferred.loaded("mpi4py.MPI") and MPI.Is_initialized():
-        return list(MPI.Compute_dims(p, d))
+    if deferred.loaded("mpi4py.MPI"):  # the launcher and the catalog load no MPI
+        from mpi4py import MPI
+
+        if MPI.Is_initialized():
+            return list(MPI.Compute_dims(p, d))
     return dims_create(p, d)
 
 
@@ -99,56 +100,3 @@ def fits(s, p: int) -> str | None:
             "dim and rad"
         )
     return None
-
-
-@dataclass
-class Topology:
-    """A neighbourhood program's topology on this rank (Ctx.topology, once per benchmark and
-    type, freed after its largest size)."""
-
-    comm: MPI.Comm | None  # the distributed graph the calls run on (None once freed)
-    cart: MPI.Cartcomm | None  # the Cartesian communicator it was made from (cart:D:R)
-    dims: list[int]  # its dimensions ([] for graph:<file>)
-    sources: list[int]  # the ranks this rank receives from, in order
-    dests: list[int]  # and sends to
-    us: float  # OSU's "Time took to create topology graph": the ranks' mean, in us
-
-    def free(self) -> None:
-        """Free the communicators (the rest stays for the row's record)."""
-        for c in (self.comm, self.cart):
-            if c is not None:
-                c.Free()
-        self.comm = self.cart = None
-
-
-def topology(ctx) -> None:
-    """The Cartesian communicator (cart) and the distributed graph (once per benchmark and type)."""
-    topo, cart = ctx.s.nhbr or DEFAULT, None
-    dims = grid(ctx.s, ctx.p) if topo[0] == "cart" else []
-    if dims:
-        cart = ctx.comm.Create_cart(dims, periods=[True] * len(dims), reorder=False)
-    srcs, dests = layout(ctx.s, ctx.p, ctx.rank, dims)
-    ctx.comm.Barrier()
-    t0 = MPI.Wtime()
-    graph = (cart or ctx.comm).Create_dist_graph_adjacent(
-        srcs, dests, sourceweights=[1] * len(srcs), destweights=[1] * len(dests), reorder=False
-    )
-    took = ctx.comm.reduce(MPI.Wtime() - t0, root=0)
-    ctx.topology = Topology(graph, cart, dims, srcs, dests, (took or 0.0) / ctx.p * 1e6)
-
-
-def expected_blocks(ctx, sent) -> np.ndarray:
-    """-c: the blocks this rank receives, from its sources in order (alltoall: the block each
-    source sends to it; a source named twice sends its blocks for this rank in order)."""
-    c, name, st = ctx.count, ctx.bench.call.name, ctx.topology
-    if not st.sources:
-        return np.zeros(0, dtype="uint8")
-    if "allgather" in name:
-        return np.concatenate([sent(src)[:c] for src in st.sources])
-    out, seen = [], collections.Counter()
-    for src in st.sources:
-        theirs = layout(ctx.s, ctx.p, src, st.dims)[1]
-        j = [i for i, q in enumerate(theirs) if q == ctx.rank][seen[src]]
-        seen[src] += 1
-        out.append(sent(src)[j * c : (j + 1) * c])
-    return np.concatenate(out)
