@@ -76,10 +76,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     if argv[0] not in SUBCOMMANDS:
         return err(f"unknown command {argv[0]!r} (accepted: {', '.join(SUBCOMMANDS)})")
-    if argv[0] not in ("run", "overhead"):  # they read files and descriptors: no MPI library needed
-        from commbench import deferred
-
-        deferred.defer("mpi4py.MPI")
     try:
         return command(argv[0])(argv[1:])
     except BrokenPipeError:

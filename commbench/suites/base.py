@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -116,6 +117,14 @@ class Lazy:
 
 
 _MADE: dict[Lazy, Callable[..., Any]] = {}  # each Lazy's target, made once a process
+
+
+def mpi_initialized() -> Any:
+    """mpi4py.MPI where this process has imported it and initialised MPI (the ranks), else
+    None: a catalog's check that asks the MPI library runs there; the launcher's parse,
+    `list`, `report` and `compare` load no MPI library (tests/mpi/test_startup.py)."""
+    MPI = sys.modules.get("mpi4py.MPI")
+    return MPI if MPI is not None and MPI.Is_initialized() else None
 
 
 @dataclass(frozen=True)

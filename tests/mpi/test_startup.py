@@ -1,19 +1,23 @@
-"""Start-up (issue 16 item 7): the self-launcher parses every family's options
-without loading numpy or the MPI library, which only the ranks need
-(commbench.deferred). A kernel module that uses MPI or numpy at its top level
-would cost every `commbench run -n` about 0.2 s; this test names it.
+"""Start-up (issue 16 item 7, issue 47 item 4): the self-launcher parses every family's
+options, and `list`, `report` and `compare` read descriptors and results, without loading the
+MPI library or commbench's buffers and C engine, which only the ranks need: every family's
+package is a catalog that names its kernels as base.Lazy. A kernel module that uses MPI or
+numpy at its top level would cost every `commbench run -n` about 0.2 s; these tests name it.
 Timings: benchmarks/startup.py."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+from commbench import suites
+
+HEAVY = ("numpy", "mpi4py.MPI", "commbench.buffers", "commbench.native")
 PROBE = r"""
+import sys
 import mpi4py
 mpi4py.rc.initialize = False
-from commbench import deferred
-deferred.defer("numpy", "mpi4py.MPI")
 from commbench import outputs, run_config, self_launcher, suites
 for name in suites.family_names():
     fam = suites.family(name)
@@ -23,50 +27,54 @@ for name in suites.family_names():
         run_config.parse_run_args(["-n", "2" if name == "osu" else "8", "--suite", name, "-o", "-"])  # OSU pt2pt: 2
     except run_config.ConfigError as e:
         print("refused", name, e)
-print("numpy", deferred.loaded("numpy"), "MPI", deferred.loaded("mpi4py.MPI"))
-"""  # noqa: E501
+print("loaded", sorted(m for m in HEAVY if m in sys.modules))
+""".replace("HEAVY", repr(HEAVY))  # noqa: E501
+
+# A command run in this process, then what it loaded of HEAVY
+COMMAND = r"""
+import runpy, sys
+sys.argv = ["commbench"] + sys.argv[1:]
+try:
+    runpy.run_module("commbench", run_name="__main__")
+except SystemExit:
+    pass
+sys.stderr.write("\nloaded " + str(sorted(m for m in HEAVY if m in sys.modules)) + "\n")
+""".replace("HEAVY", repr(HEAVY))
+RESULTS = Path(__file__).resolve().parents[1] / "data" / "results" / "pingpong-np2.json"
 
 
 def test_the_launcher_parses_every_family_without_numpy_or_mpi():
     p = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "refused" not in p.stdout, p.stdout
-    assert p.stdout.strip().endswith("numpy False MPI False"), p.stdout
+    assert p.stdout.strip().endswith("loaded []"), p.stdout
 
 
-def test_a_deferred_module_loads_on_first_use():
-    code = (
-        "from commbench import deferred; deferred.defer('json'); import json; "
-        "assert not deferred.loaded('json'); print(json.dumps([1])); assert deferred.loaded('json')"
-    )
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0 and p.stdout.strip() == "[1]", p.stderr
+def test_list_report_and_compare_load_no_mpi_library(tmp_path):
+    """They read descriptors and results files: no MPI library, no buffers or C engine (the
+    statistics of compare use numpy)."""
+    page = str(tmp_path / "r.html")
+    runs = {
+        ("list",): [],
+        ("list", "--options"): [],
+        ("report", str(RESULTS), "-o", page): [],
+        ("compare", str(RESULTS), str(RESULTS)): ["numpy"],
+    }
+    for argv, allowed in runs.items():
+        p = subprocess.run(
+            [sys.executable, "-c", COMMAND, *argv], capture_output=True, text=True, timeout=60
+        )
+        loaded = p.stderr.strip().splitlines()[-1]
+        assert loaded == f"loaded {allowed}", (argv, p.stderr[-2000:])
 
 
 # The families whose catalog (the descriptors) is apart from their kernels (issue 47 item 4):
 # importing one loads neither numpy nor mpi4py (nor commbench.buffers or commbench.native, which
-# import them), with no deferred stand-in; its Lazy kernels, verifiers and hooks (osu's loops,
+# import them); its Lazy kernels, verifiers and hooks (osu's loops,
 # per-size set-ups, rows, verifiers and extras, which its ranks run) resolve to functions of its
 # kernels module. The hooks the launcher calls (osu's nprocs, sizes, validate, limit …) are
-# plain functions of the catalog. With osu every family is one; commbench.deferred goes in a
-# later change.
-CATALOGS = [
-    "commbench.suites.comms",
-    "commbench.suites.ext",
-    "commbench.suites.rma",
-    "commbench.suites.net",
-    "commbench.suites.gpcnet",
-    "commbench.suites.overhead",
-    "commbench.suites.msgrate",
-    "commbench.suites.mpi1",
-    "commbench.suites.nbc",
-    "commbench.suites.mpi4",
-    "commbench.suites.p2p",
-    "commbench.suites.mt",
-    "commbench.suites.io",
-    "commbench.suites.pgas",
-    "commbench.suites.osu",
-]
+# plain functions of the catalog. Every family is one.
+CATALOGS = sorted(set(suites.FAMILY_MODULES.values()))
 CATALOG_PROBE = r"""
 import importlib, sys
 from commbench.suites.base import Lazy

@@ -29,10 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from commbench import deferred
 from commbench.option_types import ConfigError, Option
 from commbench.suites import nbc
-from commbench.suites.base import Family, FamilySettings, Lazy
+from commbench.suites.base import Family, FamilySettings, Lazy, mpi_initialized
 
 F = "mpi4"
 KERNELS = "commbench.suites.mpi4.kernels"
@@ -108,11 +107,10 @@ def missing(failure: str | None, library: str, version: tuple[int, int]) -> str 
 
 def _validate(cfg, size: int) -> None:
     """On the ranks (rank 0 parses the run there, exit 2 on every rank). The self-launcher
-    does not load the MPI library to parse a run (commbench.deferred): the job checks."""
-    if not deferred.loaded("mpi4py.MPI"):
+    does not load the MPI library to parse a run (base.mpi_initialized): the job checks."""
+    MPI = mpi_initialized()
+    if MPI is None:
         return
-    from mpi4py import MPI
-
     from commbench import mpilib
     from commbench.suites.mpi4 import kernels
 

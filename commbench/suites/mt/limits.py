@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import resource
-from typing import Any
 
-from commbench import deferred, process_origin
+from commbench import process_origin
 from commbench.option_types import ConfigError
+from commbench.suites.base import mpi_initialized
 from commbench.suites.mt.spec import MtSettings
 
 # MPICH keeps 2048 context ids per process (MPIR_MAX_CONTEXT_MASK, 64 words of 32 bits: its
@@ -29,22 +29,11 @@ MPICH_CONTEXT_IDS = 2048
 HELD_COMMS = 3
 
 
-def _mpi() -> Any:
-    """mpi4py.MPI, asked for once this process has loaded it (deferred.loaded): the
-    catalog imports no MPI, so parsing or listing a run loads none."""
-    from mpi4py import MPI
-
-    return MPI
-
-
 def _limits() -> list[tuple[int, str]]:
     """(most threads per rank, why) that this MPI library and this host allow."""
     out = []
-    if (
-        deferred.loaded("mpi4py.MPI")
-        and _mpi().Is_initialized()
-        and "MPICH" in _mpi().Get_library_version()
-    ):
+    MPI = mpi_initialized()
+    if MPI is not None and "MPICH" in MPI.Get_library_version():
         out.append(
             (
                 MPICH_CONTEXT_IDS - HELD_COMMS,
@@ -97,12 +86,9 @@ def validate(cfg, size: int) -> None:
     for most, why in _limits():
         if s.threads > most:
             raise ConfigError(f"--mt-threads {s.threads}: {why} (accepted: --mt-threads 1..{most})")
-    if (
-        deferred.loaded("mpi4py.MPI")
-        and _mpi().Is_initialized()
-        and _mpi().Query_thread() < _mpi().THREAD_MULTIPLE
-    ):
-        got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[_mpi().Query_thread()]
+    MPI = mpi_initialized()
+    if MPI is not None and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        got = "MPI_THREAD_" + ("SINGLE", "FUNNELED", "SERIALIZED")[MPI.Query_thread()]
         if cfg.thread_level is None:
             raise ConfigError(
                 f"{need}; without -thread_level MPI was initialised with {got} (accepted: "

@@ -27,8 +27,7 @@ latency_mt_loops.py, named as base.Lazy.
 
 from __future__ import annotations
 
-from commbench import deferred
-from commbench.suites.base import Lazy
+from commbench.suites.base import Lazy, mpi_initialized
 from commbench.suites.osu.pt2pt_variants import COMMON, LAT, MAX_PROCS, check_t
 from commbench.suites.osu.spec import OsuBenchmark
 
@@ -54,11 +53,8 @@ def nprocs(p: int) -> str | None:
     if p != 2:
         return "This test requires exactly two processes"
     # the launcher checks the count without loading MPI; the ranks check the level too
-    if not deferred.loaded("mpi4py.MPI"):
-        return None
-    from mpi4py import MPI
-
-    if MPI.Is_initialized() and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+    MPI = mpi_initialized()
+    if MPI is not None and MPI.Query_thread() < MPI.THREAD_MULTIPLE:
         level = MPI.Query_thread()
         got = LEVELS[level] if 0 <= level < len(LEVELS) else str(level)
         return (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import itertools
 
-from commbench import deferred
+from commbench.suites.base import mpi_initialized
 
 DEFAULT = ("cart", 1, 1)  # OSU's -N cart:1:1
 
@@ -34,11 +34,9 @@ def dims_create(p: int, d: int) -> list[int]:
 def grid(s, p: int) -> list[int]:
     """The Cartesian dimensions of -N cart:D:R at p ranks: MPI's own once MPI runs."""
     d = (s.nhbr or DEFAULT)[1]
-    if deferred.loaded("mpi4py.MPI"):  # the launcher and the catalog load no MPI
-        from mpi4py import MPI
-
-        if MPI.Is_initialized():
-            return list(MPI.Compute_dims(p, d))
+    MPI = mpi_initialized()  # the launcher and the catalog load no MPI
+    if MPI is not None:
+        return list(MPI.Compute_dims(p, d))
     return dims_create(p, d)
 
 
