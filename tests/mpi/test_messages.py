@@ -256,12 +256,3 @@ def test_list_help_report_and_compare_need_no_mpi_library(tmp_path):
     ):
         p = commbench(*cmd, env=env)
         assert p.returncode == 0 and expect in p.stdout, (cmd, p.stderr[-1000:])
-
-
-def test_table3_form_and_units():
-    from commbench.views.overhead_text import table3
-    from commbench.views.results_file import UNITS
-
-    assert table3(220.4, 1.28512) == "220 + 1.285n"  # seed 002, Table 3: E  220 + 1.285n
-    assert table3(-25.24, -0.16371) == "-25.2 - 0.1637n"
-    assert UNITS["rank_times"] == "s" and UNITS["values.t*"] == "us"

@@ -4,49 +4,15 @@ mode with off-cache slots, both methodologies and the root rotation, corrupted s
 import pytest
 
 from commbench import policy, run_config
-from commbench.suites import mpi1, mpi4, nbc
+from commbench.suites import mpi4
 from commbench.suites.base import Kind
 from commbench.suites.mpi4 import kernels as mpi4_kernels
+from tests.support.imb_mpi4 import DEFAULT
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi4.BENCHMARKS]
 # Small sizes and fixed repetitions: every benchmark of the family in ~2 s at 4 ranks.
 ARGS = ["-msglog", "0:3", "-iter", "20", "-iter_policy", "off", "-time", "10"]
-DEFAULT = [
-    "Bcast_persist",
-    "Allgatherv_persist",
-    "Gather_persist",
-    "Gatherv_persist",
-    "Scatter_persist",
-    "Scatterv_persist",
-    "Alltoall_persist",
-    "Alltoallv_persist",
-    "Reduce_persist",
-    "Reduce_scatter_persist",
-    "Allreduce_persist",
-    "Barrier_persist",
-]
-
-
-def test_family_mirrors_mpi1_and_imb_mpi4():
-    fam = mpi4.FAMILY
-    assert fam.title == "IMB-MPI4" and fam.part == "MPI-4 part" and fam.methodology
-    assert fam.default_list() == fam.default_list("imb2021") == DEFAULT  # IMB-MPI4's DEFAULT flags
-    assert len(ALL) == 26 + 2 * len(nbc.OURS)  # IMB-MPI4's, then Scan_persist …
-    for stem, _, _ in nbc.OPERATIONS + nbc.OURS:
-        over, pure = fam.get(f"{stem}_persist"), fam.get(f"{stem}_persist_pure")
-        assert not pure.default and over.default == (stem != "Allgather" and stem not in nbc.OWN)
-        ref = mpi1.FAMILY.get(stem)
-        for b in (over, pure):
-            assert b.family == "mpi4" and b.unit == ref.unit and b.root_based == ref.root_based
-            assert b.buffers(8, 4) == ref.buffers(8, 4) and b.int_extent is ref.int_extent
-            # rooted verifiers re-run the operation per root with a persistent request of its own
-            assert (b.expected is ref.expected) == (stem not in mpi1.ROOT_SWEPT), b.name
-            assert b.setup is not None and b.teardown is not None  # requests bound per size, freed
-        sync = stem == "Barrier"
-        assert over.kind == (Kind.OVERLAP_SYNC if sync else Kind.OVERLAP)
-        assert pure.kind == (Kind.SYNC if sync else Kind.COLLECTIVE)
-        assert over.components == nbc.OVERLAP_COMPONENTS
 
 
 def test_run_list_and_options():

@@ -165,23 +165,6 @@ def test_engine_option():
         run_config.parse_run_args(["--engine", "numba"])
 
 
-def test_every_mpi1_benchmark_has_a_native_pattern():
-    for b in mpi1.BENCHMARKS:
-        assert native.pattern_of(b) is not None, b.name
-    assert set(native.PATTERNS) >= {
-        "pingpong",
-        "pingping",
-        "sendrecv",
-        "exchange",
-        "allreduce",
-        "reduce",
-        "bcast",
-        "barrier",
-        "allgather",
-        "alltoall",
-    }
-
-
 # ---------------------------------------------------------------- one table
 
 

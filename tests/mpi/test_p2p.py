@@ -244,19 +244,6 @@ def test_repetition_rule():
     assert repetitions(2**20 * 3 // 2, 1000, 2**20) == (1, 0)  # round(0.67) = 1, no warm-up
 
 
-def test_grids_are_imb_p2ps():
-    assert [p for p in range(1, 17) if grid2d(p)] == [4, 6, 8, 9, 10, 12, 14, 15, 16]
-    assert grid2d(6) == (3, 2) and grid2d(8) == (2, 4)
-    assert {p: grid3d(p) for p in range(1, 25) if grid3d(p)} == {
-        8: (2, 2, 2),
-        12: (2, 3, 2),
-        16: (2, 2, 4),
-        18: (2, 3, 3),
-        20: (2, 2, 5),
-        24: (2, 4, 3),
-    }
-
-
 def test_msglog_contradicts_msglen(tmp_path):
     (tmp_path / "lens").write_text("8\n1k\n")
     assert run_config.parse_run_args(

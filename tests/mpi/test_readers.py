@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from commbench import commands
 from commbench.views import results_file
+from tests.support.in_process import call as _call
 from tests.support.mpirun import commbench, mpiexec
 
-DATA = Path(__file__).parents[1] / "data"
 BROKEN = ("text", None, [], {}, -1.5, "NaN", "<removed>")
 
 
@@ -78,12 +77,6 @@ def _cases(good: Path) -> list[tuple[str, str]]:
     ]
     paths += [("records", 3, *p) for p in _paths(doc["records"][3])]
     return [(f"{'.'.join(map(str, p))}={v!r}", _broken(doc, p, v)) for p in paths for v in BROKEN]
-
-
-def _call(capsys, *argv: str) -> tuple[int, str]:
-    rc = commands.main(list(argv))
-    err = capsys.readouterr().err
-    return rc, err
 
 
 def test_every_broken_field_is_refused_or_read(good, tmp_path, capsys):
@@ -196,28 +189,6 @@ def test_bytes_that_are_not_utf8_are_named(good, tmp_path, capsys):
         assert (
             rc == 2 and f"{bad}: not a results file: byte 0xe9 at offset {at} is not UTF-8" in err
         ), err
-
-
-def test_two_logs_of_one_run_in_one_file_are_refused_by_every_reader(tmp_path, capsys):
-    """compare refused such a file while fit and report --html merged its rows: one rule now."""
-    log = DATA / "import" / "imb-mpi1-pingpong-np2.txt"
-    twice = tmp_path / "twice.json"
-    assert commands.main(["import", str(log), str(log), "-o", str(twice)]) in (0, 2)
-    capsys.readouterr()
-    if not twice.exists():  # the importer refused it already: that is the same rule, earlier
-        return
-    for argv in (
-        ["compare", str(twice), str(twice)],
-        ["report", str(twice)],
-        ["fit", str(twice)],
-        ["report", "--html", str(tmp_path / "r.html"), str(twice)],
-        ["plot", str(twice), "-o", str(tmp_path / "p.png")],
-    ):
-        rc, err = _call(capsys, *argv)
-        assert rc == 2 and "6 rows repeat another row of the file (PingPong np=2 bytes=0)" in err, (
-            argv,
-            err,
-        )
 
 
 def test_an_unexpected_error_is_status_2_not_1(good, tmp_path):

@@ -1,6 +1,7 @@
 """The native engine's pattern table without a build: the patterns are the rows of the C
-table, the table reader follows the preprocessor, and a new row is a new pattern with a new
-build key. Building, loading and running the engine are tests/mpi/test_native.py."""
+table, the table reader follows the preprocessor, a new row is a new pattern with a new
+build key, and every IMB-MPI1 benchmark has a pattern. Building, loading and running the
+engine are tests/mpi/test_native.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from commbench import native
+from commbench.suites import mpi1
 from tests.support.native_rows import KERNELS, NEW_ROW
 from tests.support.native_rows import with_row as _with_row
 
@@ -81,3 +83,20 @@ def test_pattern_of_reads_the_native_field():
     assert native.pattern_of(SimpleNamespace(native="comms2")) == "comms2"
     assert native.pattern_of(SimpleNamespace(native=None)) is None
     assert native.pattern_of(SimpleNamespace(native="no_such_pattern")) is None
+
+
+def test_every_mpi1_benchmark_has_a_native_pattern():
+    for b in mpi1.BENCHMARKS:
+        assert native.pattern_of(b) is not None, b.name
+    assert set(native.PATTERNS) >= {
+        "pingpong",
+        "pingping",
+        "sendrecv",
+        "exchange",
+        "allreduce",
+        "reduce",
+        "bcast",
+        "barrier",
+        "allgather",
+        "alltoall",
+    }
