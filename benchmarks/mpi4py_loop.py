@@ -44,7 +44,7 @@ def job(rounds: int, reps: int, size: int) -> None:
     from mpi4py import MPI
 
     from commbench import run_config
-    from commbench.harness import Harness
+    from commbench.harness.core import Harness
     from commbench.session import Session
 
     comm = MPI.COMM_WORLD
@@ -115,7 +115,7 @@ def cpu(rounds: int, reps: int, size: int) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from commbench.harness import Context
+    from commbench.harness.context import Context
     from commbench.suites import message_specs
 
     c = MPI.COMM_SELF.Dup()

@@ -42,7 +42,8 @@ def worker(a: argparse.Namespace) -> None:
     from mpi4py import MPI
 
     from commbench import row_measurement, run_config
-    from commbench.harness import Harness, clocksync, iteration_times
+    from commbench.harness import clocksync, iteration_times
+    from commbench.harness.core import Harness
     from commbench.session import Session
 
     comm = MPI.COMM_WORLD

@@ -6,7 +6,7 @@
 --suite: another kernel family's default list (ext, rma, nbc, mpi4, comms; not io, which
 needs a directory). No mpiexec: each (P, --rank-detail) case runs in a child Python
 process (its peak RSS is its own) that drives rank 0's real code path for a P-rank run of
-the family's default list: the plan of rows (commbench.harness.Plan: benchmarks, the NP
+the family's default list: the plan of rows (commbench.harness.plan.Plan: benchmarks, the NP
 sequence 2, 4, ... P, sizes, modes), every row's record built by records.build from
 synthetic per-rank times (one entry per world rank, None for the ranks outside the row's
 group, as the harness gathers them), handed to Session.emit (which keeps a summary beyond
@@ -79,7 +79,7 @@ def one(p: int, detail: str, msglog: str, per_host: int, out: str, suite: str) -
     from mpi4py import MPI
 
     from commbench import mpi_job, run_config, run_metadata
-    from commbench.harness import Plan
+    from commbench.harness.plan import Plan
     from commbench.session import Session
 
     argv = ["--suite", suite, "-msglog", msglog, "--rank-detail", detail, "-o", out]

@@ -30,7 +30,9 @@ from commbench import (
     suites,
     watchdog,
 )
-from commbench.harness import Harness, Plan, rows
+from commbench.harness import rows
+from commbench.harness.core import Harness
+from commbench.harness.plan import Plan
 from commbench.option_types import RunError
 from commbench.session import Session
 from commbench.watchdog import Watchdog

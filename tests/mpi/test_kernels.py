@@ -20,7 +20,7 @@ import pytest
 from mpi4py import MPI
 
 from commbench import policy, records, run_config, run_options, suites
-from commbench.harness import Harness
+from commbench.harness.core import Harness
 from commbench.session import Session
 from commbench.suites import option_use
 from commbench.suites.base import Benchmark

@@ -8,7 +8,7 @@ import pytest
 from mpi4py import MPI
 
 from commbench import resources, run_config
-from commbench.harness import Plan
+from commbench.harness.plan import Plan
 from tests.support.mpirun import mpiexec
 
 BIG = 2**31 + 8  # one MPI_BYTE count past INT_MAX
@@ -167,7 +167,7 @@ def test_int_overflow_rows_where_counts_are_c_ints(tmp_path):
 def test_the_c_loops_never_get_a_count_past_int_max():
     """The native loops pass C int counts (ctypes would wrap 2^31+8 to a negative
     count): a size past 2^31-1 is measured by mpi4py, with MPI-4 large counts."""
-    from commbench.harness import Harness
+    from commbench.harness.core import Harness
     from commbench.session import Session
 
     cfg = run_config.parse_run_args(["Bcast", "Gatherv", "-o", "-"], world_size=1)

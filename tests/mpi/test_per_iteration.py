@@ -140,7 +140,8 @@ JOB = """
 import sys
 from mpi4py import MPI
 from commbench import run_config
-from commbench.harness import Harness, iteration_times
+from commbench.harness import iteration_times
+from commbench.harness.core import Harness
 from commbench.session import Session
 
 engine, suite, mode, names = sys.argv[1], sys.argv[2], sys.argv[3].strip(), sys.argv[4:]

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mpi4py import MPI  # noqa: E402
 
 from commbench import run_config  # noqa: E402
-from commbench.harness import Harness  # noqa: E402
+from commbench.harness.core import Harness  # noqa: E402
 from commbench.session import Session  # noqa: E402
 from commbench.views import Collector  # noqa: E402
 
