@@ -1,7 +1,8 @@
 """IMB-IO in real MPI processes at 1, 2 and 4 ranks: rows, records, check mode, files.
 
 Every run checks that no file is left behind: after a normal run, after a
-failure, and after SIGINT / SIGTERM / SIGKILL sent mid-run.
+failure, and after SIGINT / SIGTERM / SIGKILL sent mid-run. The catalog, the file size
+of every sample and the directories the parser refuses: tests/unit/test_io.py.
 """
 
 import json
@@ -14,11 +15,12 @@ import time
 import numpy as np
 import pytest
 
-from commbench import buffers, policy, run_config
+from commbench import buffers, policy
 from commbench.suites import io
 from commbench.suites.io import check as io_check
 from commbench.suites.io import files as io_files
 from tests.support.mpirun import ENV, MPIEXEC, commbench, mpiexec, run_json, tables
+from tests.support.unwritable import unwritable as _unwritable
 
 
 def leftovers(d) -> list[str]:
@@ -54,62 +56,7 @@ def test_shared_pointer_checks():
     assert not io_check._find_in_file(buffers.pattern(3, 40, "int32"), limit)
 
 
-def test_file_size_covers_every_sample():
-    cfg = run_config.parse_run_args(
-        ["--suite", "io", "-msglog", "0:10", "-iter", "7,1,3,off"], world_size=4
-    )
-    for spec in io.SPECS.values():
-        for np_ in (1, 2, 4):
-            nbytes = io.file_bytes(cfg, spec, np_)
-            for x in io.io_sizes(cfg):
-                span = io.share(spec, x, np_, 0)[1] if spec.per_process else x
-                assert 7 * span <= nbytes
-    need, why = io.disk_need(cfg, 4)
-    assert need > 0 and "NP=" in why
-
-
 # ---------------------------------------------------------------- errors before the run
-
-
-def _unwritable(tmp_path):
-    d = tmp_path / "ro"
-    d.mkdir()
-    d.chmod(0o500)
-    for cand in (str(d), "/sys", "/proc"):
-        try:
-            fd = os.open(
-                os.path.join(cand, ".probe-commbench"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600
-            )
-        except OSError:
-            return cand
-        os.close(fd)
-        os.remove(os.path.join(cand, ".probe-commbench"))
-    return None
-
-
-def test_bad_directories_refused(tmp_path):
-    def err(*args):
-        with pytest.raises(run_config.ConfigError) as e:
-            run_config.parse_run_args(["--suite", "io", *args], world_size=2)
-        return str(e.value)
-
-    assert "no such directory" in err("--iodir", str(tmp_path / "missing"))
-    f = tmp_path / "file"
-    f.write_text("x")
-    assert "not a directory" in err("--iodir", str(f))
-    (tmp_path / "IMB_out_3").write_text("someone else's")
-    msg = err("--iodir", str(tmp_path))
-    assert "IMB_out_3" in msg and "never overwrites" in msg
-    assert (tmp_path / "IMB_out_3").read_text() == "someone else's"
-    ro = _unwritable(tmp_path)
-    if ro is not None:
-        assert "not writable" in err("--iodir", ro)
-    assert "is not key=value" in err("--io-info", "striping_factor")
-    # far more than any disk: 1 GiB portions, 10000 repetitions each
-    big = tmp_path / "big"
-    big.mkdir()
-    msg = err("--iodir", str(big), "-msglog", "30", "-iter", "10000,off", "S_Write_Indv")
-    assert "the run needs about" in msg and "S_Write_Indv" in msg
 
 
 def test_bad_directory_exit_status(tmp_path):

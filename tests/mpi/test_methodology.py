@@ -4,7 +4,8 @@ Check mode proves that the kernels, the verifiers and the native loops agree on
 the root of every call and on the slot of every call when -sync times them one
 at a time; the timing test shows the one effect of IMB 2021's methodology that
 is structural, not noise: a fixed root timed call by call with a barrier after
-each makes a 2-rank Bcast a bare eager send for the root.
+each makes a 2-rank Bcast a bare eager send for the root. The profiles, the refusals and
+the window sections, read by the parser and the plan without MPI: tests/unit/test_methodology.py.
 """
 
 from __future__ import annotations
@@ -17,47 +18,10 @@ import sys
 
 import pytest
 
-from commbench import imb_methodology, policy, run_config
-from commbench.option_types import ConfigError
+from commbench import imb_methodology, policy
 from tests.support.mpirun import ENV, FAST, MPIEXEC, mpiexec, run_json, tables
 
 ROOTED = ["Bcast", "Reduce", "Gather", "Gatherv", "Scatter", "Scatterv"]
-
-
-def test_profiles_and_overrides():
-    cfg = run_config.parse_run_args(["PingPong"])
-    assert cfg.method == imb_methodology.PROFILES["imb4"]
-    assert (cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (0, 1, True)
-    cfg = run_config.parse_run_args(
-        ["--methodology", "imb2021", "-root_shift", "on", "-sync", "no"]
-    )
-    assert (cfg.method.name, cfg.method.sync, cfg.method.root_shift, cfg.method.any_source) == (
-        "imb2021",
-        0,
-        1,
-        False,
-    )
-    assert cfg.resolved()["methodology"]["warmup_each_size"] is True
-    assert run_config.parse_run_args(["-warm_up", "disable"]).method.warmup is False
-    assert imb_methodology.Methodology.from_dict(None) == imb_methodology.PROFILES["imb4"]
-
-
-@pytest.mark.parametrize(
-    "argv, words",
-    [
-        (["-sync", "maybe"], "-sync: 'maybe' is neither on nor off"),
-        (["--methodology", "imb3"], "--methodology must be one of imb4|imb2021"),
-        (["--suite", "ext", "-root_shift", "on"], "-root_shift: the ext family has no collectives"),
-        (
-            ["--suite", "msgrate", "--methodology", "imb2021"],
-            "--methodology: the msgrate family does not use it",
-        ),
-    ],
-)
-def test_bad_values_are_refused(argv, words):
-    with pytest.raises(ConfigError) as e:
-        run_config.parse_run_args(argv)
-    assert words in str(e.value)
 
 
 def test_bad_value_exits_2_on_every_rank():
@@ -317,35 +281,6 @@ def test_aggregate_mode(tmp_path, mode, want):
         ln.split(":")[1].strip() for ln in p.stdout.splitlines() if ln.startswith("#    MODE")
     ] == want
     assert sorted({r["mode"] for r in doc["records"]}) == sorted(want)
-
-
-def test_aggregate_mode_refused_without_modes():
-    with pytest.raises(
-        ConfigError, match="-aggregate_mode: the mpi1 family has no AGGREGATE/NON-AGGREGATE modes"
-    ):
-        run_config.parse_run_args(["-aggregate_mode", "aggregate"])
-    with pytest.raises(
-        ConfigError, match="-aggregate_mode must be one of multi|aggregate|non_aggregate"
-    ):
-        run_config.parse_run_args(["--suite", "ext", "-aggregate_mode", "both"])
-
-
-@pytest.mark.parametrize(
-    "argv, slots",
-    [([], 200), (["--methodology", "imb2021"], 1), (["--methodology", "imb2021", "-check"], 200)],
-)
-def test_window_sections_follow_the_methodology(argv, slots):
-    """imb4: aggregate transfers to n0 disjoint sections (spec §6.3, A2); imb2021: one section,
-    as IMB 2021.11's C code without -off_cache (its rows from 64 KiB read 1.2-1.8x IMB's with
-    n0 sections); -check keeps them disjoint (thousands of float sums in one section round)."""
-    from commbench.harness.plan import Plan
-
-    cfg = run_config.parse_run_args(
-        ["--suite", "rma", "Unidir_put", "Accumulate", *argv], world_size=2
-    )
-    plan = Plan(cfg, 2)
-    for b in plan.benchmarks():
-        assert plan.buffers(b, 65536, 2, 200).slots == slots, b.name
 
 
 def test_second_engine_check_counts_its_own_warm_up(tmp_path):

@@ -1,5 +1,6 @@
 """IMB-MPI4 (persistent collectives) in real MPI processes at 2 and 4 ranks: rows, check
-mode with off-cache slots, both methodologies and the root rotation, corrupted senders."""
+mode with off-cache slots, both methodologies and the root rotation, corrupted senders. The
+catalog, the run list and the options, without MPI: tests/unit/test_mpi4.py."""
 
 import pytest
 
@@ -7,36 +8,11 @@ from commbench import policy, run_config
 from commbench.suites import mpi4
 from commbench.suites.base import Kind
 from commbench.suites.mpi4 import kernels as mpi4_kernels
-from tests.support.imb_mpi4 import DEFAULT
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in mpi4.BENCHMARKS]
 # Small sizes and fixed repetitions: every benchmark of the family in ~2 s at 4 ranks.
 ARGS = ["-msglog", "0:3", "-iter", "20", "-iter_policy", "off", "-time", "10"]
-
-
-def test_run_list_and_options():
-    assert run_config.parse_run_args(["IMB-MPI4"]).benchmarks == tuple(DEFAULT)
-    cfg = run_config.parse_run_args(
-        ["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"]
-    )
-    assert (
-        cfg.family == "mpi4"
-        and "Allgather_persist" in cfg.benchmarks
-        and "Bcast_persist" not in cfg.benchmarks
-    )
-    assert run_config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
-    cfg = run_config.parse_run_args(
-        ["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"]
-    )
-    assert (
-        cfg.params == {"mpi4_cpu_factor": 0.5}
-        and cfg.method.sync == 1
-        and cfg.method.root_shift == 1
-    )
-    for bad in ("0", "x", "nan"):
-        with pytest.raises(run_config.ConfigError, match="--mpi4-cpu-factor"):
-            run_config.parse_run_args(["--mpi4-cpu-factor", bad, "Bcast_persist"])
 
 
 def test_refuses_an_mpi_without_persistent_collectives():

@@ -3,7 +3,8 @@ engine, --engine both, and a clean fallback when it cannot be built or loaded.
 
 Where no MPI C compiler exists (no mpicc beside Python or on PATH, or no cc),
 the native engine cannot be built: the tests that need it are skipped, the
-fallback tests still run. Where one exists the native engine must build.
+fallback tests still run. Where one exists the native engine must build. The pattern table
+and --engine, without a build or MPI: tests/unit/test_native.py.
 """
 
 import ctypes
@@ -15,7 +16,7 @@ import stat
 import numpy as np
 import pytest
 
-from commbench import native, run_config
+from commbench import native
 from commbench.suites import mpi1
 from tests.support.mpirun import mpiexec, run_json, tables
 from tests.support.native_rows import with_row as _with_row
@@ -155,14 +156,6 @@ def test_engine_mpi4py_needs_no_compiler(tmp_path):
     assert "native engine unavailable" not in p.stderr
     assert doc["metadata"]["engine"] == "mpi4py" and engines_of(doc) == {"mpi4py"}
     assert not os.path.exists(tmp_path / "cache")
-
-
-def test_engine_option():
-    assert run_config.parse_run_args(["PingPong"]).engine == "native"
-    assert run_config.parse_run_args(["--engine", "MPI4PY"]).engine == "mpi4py"
-    assert run_config.parse_run_args(["--engine=both"]).engine == "both"
-    with pytest.raises(run_config.ConfigError, match="--engine must be one of native|mpi4py|both"):
-        run_config.parse_run_args(["--engine", "numba"])
 
 
 # ---------------------------------------------------------------- one table

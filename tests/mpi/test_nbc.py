@@ -1,11 +1,12 @@
 """IMB-NBC in real MPI processes at 1, 2 and 4 ranks:
-rows, columns, records, check mode, overlap."""
+rows, columns, records, check mode, overlap. The catalog, the run list and
+--nbc-cpu-factor, without MPI: tests/unit/test_nbc.py."""
 
 import csv
 
 import pytest
 
-from commbench import policy, records, run_config
+from commbench import policy, records
 from commbench.suites import collops, nbc
 from commbench.suites.base import Kind
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
@@ -15,30 +16,6 @@ ALL = [b.name for b in nbc.BENCHMARKS]
 ARGS = ["-iter", "20", "-time", "10", "-msglog", "2", "-iter_policy", "auto"]
 HEAD_OVERLAP = "       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]"
 HEAD_IBARRIER = " #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]"
-
-
-def test_run_list():
-    assert run_config.parse_run_args(["IMB-NBC"]).benchmarks == tuple(nbc.FAMILY.default_list())
-    cfg = run_config.parse_run_args(
-        ["--suite", "nbc", "-include", "ibarrier_pure", "-exclude", "Ibcast"]
-    )
-    assert cfg.benchmarks[0] == "Ibarrier_pure" and "Ibcast" not in cfg.benchmarks
-    assert run_config.parse_run_args(["Iallreduce_pure", "Iallreduce"]).benchmarks == (
-        "Iallreduce_pure",
-        "Iallreduce",
-    )
-
-
-def test_cpu_factor_option_and_check_cap():
-    cfg = run_config.parse_run_args(["--nbc-cpu-factor", "0.25", "Ibcast"])
-    assert cfg.family == "nbc" and cfg.params == {"nbc_cpu_factor": 0.25}
-    assert run_config.parse_run_args(["Ibcast"]).params == {}
-    for bad in ("0", "-1", "x", "inf"):
-        with pytest.raises(run_config.ConfigError, match="--nbc-cpu-factor"):
-            run_config.parse_run_args(["--nbc-cpu-factor", bad, "Ibcast"])
-    assert nbc.cpu_target(0.002, 4.0, False) == pytest.approx(0.008)
-    assert nbc.cpu_target(0.002, 4.0, True) == nbc.CHECK_CPU_SECS  # spec §15: shrunk in CHECK mode
-    assert nbc.cpu_target(1e-5, 1.0, True) == pytest.approx(1e-5)
 
 
 def _rows_expected(name: str) -> int:

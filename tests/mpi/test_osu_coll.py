@@ -4,7 +4,7 @@ scatterv and their _persistent forms, in real MPI processes at 2 and 4 ranks.
 OSU's layout is checked against the binaries' real outputs (tests/data/osu/ref/)
 with one parser (commbench's OSU importer), OSU's arithmetic over ranks against the
 binaries run under a made-up clock (tests/data/osu/wtime_ranks.c), -c against
-COMMBENCH_FAULT_CORRUPT."""
+COMMBENCH_FAULT_CORRUPT. The programs' names, without MPI: tests/unit/test_osu_coll.py."""
 
 from __future__ import annotations
 
@@ -53,18 +53,6 @@ def verdicts(res: dict) -> dict[str, set[str]]:
     for r in res["records"]:
         out.setdefault(r["benchmark"], set()).add(r["extra"]["check"])
     return out
-
-
-def test_the_29_programs_of_omb_7_4():
-    peers = Path(__file__).resolve().parents[3] / "shared" / "peers" / "osu"  # ../shared/peers/osu
-    programs = sorted(p.name[4:] for p in peers.glob("osu_*"))
-    assert len(NAMES) == 29 and len(set(NAMES)) == 29
-    if programs:  # the binaries beside the checkout (../shared/peers/osu), where present
-        assert set(NAMES) <= set(programs)
-        coll = {
-            p for p in programs if p.split("_persistent")[0] in {c.name for c in collectives.CALLS}
-        }
-        assert coll == set(NAMES)
 
 
 @pytest.mark.parametrize("nprocs,engine,dtype", [(2, "both", "all"), (4, "native", "mpi_float")])

@@ -2,7 +2,8 @@
 processes: every one at 2 and 4 ranks, OSU's overlap columns (and -f's), -t, -c
 (passes, and catches COMMBENCH_FAULT_CORRUPT), bad values, and the layout of
 OMB 7.4's own output (tests/data/osu/ref/nbc-*.txt) read by the one OSU parser
-(commbench/importers/osu.py) next to commbench's."""
+(commbench/importers/osu.py) next to commbench's. OSU's counts and the topologies'
+neighbours, without MPI: tests/unit/test_osu_nbc.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import pytest
 
 from commbench.importers import osu as osu_import
 from commbench.importers.common import Log
-from commbench.suites.osu import neighbor, nonblocking, topology
-from commbench.suites.osu.settings import OsuSettings
+from commbench.suites.osu import neighbor, nonblocking
 from tests.support.mpirun import commbench, mpiexec, run_json
 from tests.support.osu_common import assert_refused
 
@@ -351,20 +351,3 @@ BAD = [
 @pytest.mark.parametrize("args,words", BAD, ids=[" ".join(a) for a, _ in BAD])
 def test_bad_values_are_refused_with_status_2(tmp_path, args, words):
     assert_refused(tmp_path, args, words)
-
-
-def test_osus_counts():
-    assert nonblocking.NBC.counts(8192, None, None) == (1000, 100)
-    assert nonblocking.NBC.counts(16384, None, None) == (100, 10)
-    assert neighbor.NBR.counts(16384, None, None) == (100, 10) and neighbor.NBR.max_size == 1 << 20
-    ring = OsuSettings()  # OSU's default -N cart:1:1: the ranks at -1, +1
-    assert topology.layout(ring, 4, 0) == ([3, 1], [3, 1]) and topology.layout(ring, 4, 2) == (
-        [1, 3],
-        [1, 3],
-    )
-    grid = OsuSettings(nhbr=("cart", 2, 1))  # 3 x 3: the 8 cells around, last dimension fastest
-    assert topology.layout(grid, 9, 4)[1] == [0, 1, 2, 3, 5, 6, 7, 8] and topology.layout(
-        grid, 9, 0
-    )[1][:3] == [8, 6, 7]
-    assert topology.dims_create(12, 2) == [4, 3] and topology.dims_create(16, 3) == [4, 2, 2]
-    assert "radius (r = 1)" in topology.fits(grid, 4) and topology.fits(grid, 9) is None

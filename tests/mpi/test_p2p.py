@@ -2,7 +2,8 @@
 ranks, its records (IMB-P2P's repetition rule, message counts, the random
 partners), the text against IMB-P2P 2021.11's own output (tests/data/imb-p2p/,
 made by the real binary) read by one parser, `report`, the mapping of the
-shared options, and bad values."""
+shared options, and bad values. The grids, and the sizes and iterations the parser makes of the
+options, without MPI: tests/unit/test_p2p.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from commbench import run_config
 from commbench.suites.p2p.driver import repetitions
 from commbench.suites.p2p.patterns import random_pairs
 from commbench.suites.p2p.spec import grid2d, grid3d
@@ -221,46 +221,11 @@ def _listed(text: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(
-    "argv, sizes, reps",
-    [
-        ([], [0] + [2**k for k in range(23)], (100000, 800)),  # IMB-P2P's defaults
-        (["-msglog", "3"], [0, 1, 2, 4, 8], (100000, 800)),
-        (["-msglog", "2:4"], [4, 8, 16], (100000, 800)),  # no 0, unlike IMB-MPI1's -msglog 2:4
-        (["-msgsz", "3,1k,2m"], [3, 1024, 2 * 2**20], (100000, 800)),
-        (["-msglog", "1", "-msgsz", "5", "-iter", "7,2"], [0, 1, 2, 5], (7, 2)),
-    ],
-)
-def test_sizes_and_iterations_are_imb_p2ps(argv, sizes, reps):
-    cfg = run_config.parse_run_args(["--suite", "p2p", *argv, "-o", "-"], world_size=2)
-    assert cfg.params["p2p_sizes"] == sizes
-    assert (cfg.msgspersample, cfg.overall_vol // 2**20) == reps
-
-
 def test_repetition_rule():
     assert repetitions(0, 100000, 800 * 2**20) == (100000, 10000)
     assert repetitions(4 * 2**20, 100000, 800 * 2**20) == (200, 20)
     assert repetitions(100000, 1000, 2**20) == (10, 1)  # round(10.49)
     assert repetitions(2**20 * 3 // 2, 1000, 2**20) == (1, 0)  # round(0.67) = 1, no warm-up
-
-
-def test_msglog_contradicts_msglen(tmp_path):
-    (tmp_path / "lens").write_text("8\n1k\n")
-    assert run_config.parse_run_args(
-        ["--suite", "p2p", "-msglen", str(tmp_path / "lens"), "-msgsz", "7", "-o", "-"],
-        world_size=2,
-    ).params["p2p_sizes"] == [8, 1024, 7]
-    with pytest.raises(run_config.ConfigError, match="-msglog contradicts -msglen"):
-        run_config.parse_run_args(
-            ["--suite", "p2p", "-msglog", "3", "-msglen", str(tmp_path / "lens"), "-o", "-"]
-        )
-
-
-def test_pingpong_alone_keeps_selecting_imb_mpi1():
-    assert run_config.parse_run_args(["PingPong", "-o", "-"]).family == "mpi1"
-    assert run_config.parse_run_args(["--suite", "p2p", "PingPong", "-o", "-"]).family == "p2p"
-    assert run_config.parse_run_args(["IMB-P2P", "PingPing", "-o", "-"]).family == "p2p"
-    assert run_config.parse_run_args(["Stencil2D", "-o", "-"]).family == "p2p"
 
 
 @pytest.mark.parametrize(

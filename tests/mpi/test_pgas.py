@@ -1,12 +1,15 @@
 """The PGAS suite in real MPI processes at 2 and 4 ranks (3 is refused):
-rows, records, pairing, check mode."""
+rows, records, pairing, check mode; and the random streams of the random tests
+(commbench.suites.pgas.segment, which imports mpi4py.MPI: not in tests/unit)."""
 
 import json
 
+import numpy as np
 import pytest
 
 from commbench import policy
 from commbench.suites import pgas
+from commbench.suites.pgas import segment
 from tests.support.mpirun import commbench, mpiexec, run_json, tables
 
 ALL = [b.name for b in pgas.BENCHMARKS]
@@ -177,3 +180,16 @@ def test_huge_stride_counts_against_mem(tmp_path):
         assert rows[(name, 0)] == "ok"
         assert all(rows[(name, x)] == "out-of-mem" for x in (4, 8, 16)), rows
     assert 'needed X=  37.253 GB; use flag "-mem X"' in p.stdout
+
+
+def test_random_draws_prefix_and_range():
+    for me in range(4):
+        t10, k10 = segment.random_draws(7, 3, me, 4, 16, 10)
+        t50, k50 = segment.random_draws(7, 3, me, 4, 16, 50)
+        assert np.array_equal(t10, t50[:10]) and np.array_equal(k10, k50[:10])
+        assert ((t50 >= 0) & (t50 < 4) & (t50 != me)).all()
+        assert ((k50 >= 0) & (k50 < 16)).all()
+        assert set(t50.tolist()) == {r for r in range(4) if r != me}
+    a, _ = segment.random_draws(7, 3, 0, 4, 16, 50)
+    b, _ = segment.random_draws(8, 3, 0, 4, 16, 50)
+    assert not np.array_equal(a, b)  # the seed matters

@@ -6,7 +6,8 @@ line with rich (commbench.views.progress). Checked here in real MPI runs:
 the line reaches the terminal on stderr while stdout's tables stay as they
 are when piped; nothing is drawn when stderr is piped or with --no-progress;
 the launcher never imports rich; and where stdout shares the terminal, no
-table row lands on the line.
+table row lands on the line. The schedule behind the line, without MPI:
+tests/unit/test_progress.py.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ import sys
 import termios
 import threading
 
-from commbench import run_config
-from commbench.harness.plan import Plan
-from commbench.views.progress import Schedule, duration, size_text
 from tests.support.mpirun import ENV, FAST
 
 RUN = ["run", "-n", "2", "PingPong", "Allreduce", "-msglog", "0:6", *FAST, "-o", "-"]
@@ -121,30 +119,3 @@ def test_no_progress_option_and_a_shared_terminal():
     rows = [ln for ln in shown if ROW.match(ln)]
     assert len(rows) == ROWS, shown
     assert not [ln for ln in shown if "NP 2" in ln and ROW.search(ln.split("left")[-1])]
-
-
-def test_the_schedule_counts_sizes_and_bounds_the_rest_by_the_time_budget():
-    cfg = run_config.parse_run_args(
-        ["PingPong", "Allreduce", "-msglog", "0:6", "-time", "2", "-o", "-"], world_size=2
-    )
-    s = Schedule(Plan(cfg, 2))
-    assert s.total == ROWS and [w[:3] for w in s.sweeps] == [
-        ("PingPong", 2, ""),
-        ("Allreduce", 2, ""),
-    ]
-    full = s.left()
-    s.advance({"benchmark": "PingPong", "np": 2, "mode": "", "bytes": 0})
-    assert s.done == 0 and s.left() <= full
-    for x in (1, 2, 4):
-        s.advance({"benchmark": "PingPong", "np": 2, "mode": "", "bytes": x})
-    assert s.done == 3
-    # the time budget cut PingPong: its sizes count as done, and the bound is Allreduce's alone
-    s.advance({"benchmark": "Allreduce", "np": 2, "mode": "", "bytes": 0})
-    assert s.done == 8 and s.left() <= 6 * 2
-    assert (size_text(0), size_text(4096), size_text(3 << 20), duration(75), duration(3700)) == (
-        "0 B",
-        "4 KiB",
-        "3 MiB",
-        "1:15",
-        "1:01:40",
-    )

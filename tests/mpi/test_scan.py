@@ -3,7 +3,8 @@
 every collective family, with its check: IMB-MPI1 (Scan, Exscan), IMB-NBC (Iscan,
 Iexscan and their _pure forms), IMB-MPI4 (Scan_persist, Exscan_persist, _pure) and OSU
 (scan, exscan, iscan, iexscan, scan_persistent, exscan_persistent). Every verifier on
-every rank: tests/mpi/test_check_honesty.py (IMB) and test_osu.py's whole list (OSU)."""
+every rank: tests/mpi/test_check_honesty.py (IMB) and test_osu.py's whole list (OSU). That
+they are offered by name only: tests/unit/test_scan.py."""
 
 from __future__ import annotations
 
@@ -11,22 +12,8 @@ import json
 
 import pytest
 
-from commbench import suites
 from tests.support.mpirun import mpiexec, run_json
-
-IMB = {
-    "mpi1": ["Scan", "Exscan"],
-    "nbc": ["Iscan", "Iscan_pure", "Iexscan", "Iexscan_pure"],
-    "mpi4": ["Scan_persist", "Scan_persist_pure", "Exscan_persist", "Exscan_persist_pure"],
-}
-OSU = ["scan", "exscan", "iscan", "iexscan", "scan_persistent", "exscan_persistent"]
-
-
-def test_every_family_offers_them_by_name_only():
-    for family, names in {**IMB, "osu": OSU}.items():
-        fam = suites.family(family)
-        assert all(fam.get(n) is not None for n in names), family
-        assert not set(names) & set(fam.default_list()), family
+from tests.support.scan_names import IMB, OSU
 
 
 @pytest.mark.parametrize("family", list(IMB))

@@ -1,46 +1,15 @@
-"""--shuffle <seed|random>: sizes and benchmarks measured in an order drawn from a recorded seed."""
+"""--shuffle <seed|random>: sizes and benchmarks measured in an order drawn from a recorded seed,
+in real MPI runs. The order the plan draws, and the seed random records:
+tests/unit/test_shuffle.py."""
 
 from __future__ import annotations
 
-from commbench import run_config
-from commbench.harness.plan import Plan
 from commbench.records import Measurement
 from commbench.views import series
 from tests.support.mpirun import mpiexec, run_json, tables
 
 ARGS = ("PingPong", "Sendrecv", "-msglog", "0:8", "-iter", "20")
 IMB_SIZES = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256]
-
-
-def _plan(*argv: str) -> Plan:
-    return Plan(run_config.parse_run_args(list(argv), world_size=2), 2)
-
-
-def test_the_order_is_a_permutation_drawn_from_the_seed():
-    plan = _plan("PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7")
-    bench = plan.benchmarks()[0]
-    order = plan.order(bench, 2, "")
-    assert sorted(order) == plan.sizes(bench) and order != plan.sizes(bench)
-    assert order == _plan(
-        "PingPong", "Sendrecv", "Exchange", "-msglog", "0:12", "--shuffle", "7"
-    ).order(bench, 2, "")
-    assert order != plan.order(bench, 4, "")  # each sweep its own order
-    assert order != _plan("PingPong", "-msglog", "0:12", "--shuffle", "8").order(bench, 2, "")
-    names = {b.name for b in plan.benchmarks()}
-    assert names == {"PingPong", "Sendrecv", "Exchange"}
-    imb = _plan("PingPong", "-msglog", "0:12")
-    assert imb.order(bench, 2, "") == imb.sizes(bench) and imb.seed is None
-
-
-def test_random_draws_a_seed_that_is_recorded():
-    m = run_config.parse_run_args(["PingPong", "--shuffle", "random"], world_size=2).measuring
-    assert m.shuffle == "random" and isinstance(m.shuffle_seed, int) and m.shuffle_seed >= 0
-    assert (
-        run_config.parse_run_args(
-            ["PingPong", "--shuffle", "42"], world_size=2
-        ).measuring.shuffle_seed
-        == 42
-    )
 
 
 def _measured(doc: dict) -> list[tuple[str, int]]:

@@ -1,14 +1,31 @@
 """IMB-MPI4's catalog without MPI: its benchmarks mirror IMB-MPI1's operations and IMB-NBC's
-own, with IMB-MPI4's default list. The persistent requests in real MPI processes are
-tests/mpi/test_mpi4.py."""
+own, with IMB-MPI4's default list; the run list and the options the parser takes. The
+persistent requests in real MPI processes are tests/mpi/test_mpi4.py."""
 
 from __future__ import annotations
 
+import pytest
+
+from commbench import run_config
 from commbench.suites import mpi1, mpi4, nbc
 from commbench.suites.base import Kind
-from tests.support.imb_mpi4 import DEFAULT
 
 ALL = [b.name for b in mpi4.BENCHMARKS]
+# IMB-MPI4's default benchmark list (its DEFAULT flags)
+DEFAULT = [
+    "Bcast_persist",
+    "Allgatherv_persist",
+    "Gather_persist",
+    "Gatherv_persist",
+    "Scatter_persist",
+    "Scatterv_persist",
+    "Alltoall_persist",
+    "Alltoallv_persist",
+    "Reduce_persist",
+    "Reduce_scatter_persist",
+    "Allreduce_persist",
+    "Barrier_persist",
+]
 
 
 def test_family_mirrors_mpi1_and_imb_mpi4():
@@ -30,3 +47,27 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
         assert over.kind == (Kind.OVERLAP_SYNC if sync else Kind.OVERLAP)
         assert pure.kind == (Kind.SYNC if sync else Kind.COLLECTIVE)
         assert over.components == nbc.OVERLAP_COMPONENTS
+
+
+def test_run_list_and_options():
+    assert run_config.parse_run_args(["IMB-MPI4"]).benchmarks == tuple(DEFAULT)
+    cfg = run_config.parse_run_args(
+        ["--suite", "mpi4", "-include", "allgather_persist", "-exclude", "Bcast_persist"]
+    )
+    assert (
+        cfg.family == "mpi4"
+        and "Allgather_persist" in cfg.benchmarks
+        and "Bcast_persist" not in cfg.benchmarks
+    )
+    assert run_config.parse_run_args(["Allreduce_persist_pure"]).family == "mpi4"
+    cfg = run_config.parse_run_args(
+        ["--mpi4-cpu-factor", "0.5", "Bcast_persist", "-sync", "on", "-root_shift", "on"]
+    )
+    assert (
+        cfg.params == {"mpi4_cpu_factor": 0.5}
+        and cfg.method.sync == 1
+        and cfg.method.root_shift == 1
+    )
+    for bad in ("0", "x", "nan"):
+        with pytest.raises(run_config.ConfigError, match="--mpi4-cpu-factor"):
+            run_config.parse_run_args(["--mpi4-cpu-factor", bad, "Bcast_persist"])

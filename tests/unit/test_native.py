@@ -1,7 +1,7 @@
 """The native engine's pattern table without a build: the patterns are the rows of the C
 table, the table reader follows the preprocessor, a new row is a new pattern with a new
-build key, and every IMB-MPI1 benchmark has a pattern. Building, loading and running the
-engine are tests/mpi/test_native.py."""
+build key, and every IMB-MPI1 benchmark has a pattern; --engine as the parser takes it.
+Building, loading and running the engine are tests/mpi/test_native.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from commbench import native
+from commbench import native, run_config
 from commbench.suites import mpi1
 from tests.support.native_rows import KERNELS, NEW_ROW
 from tests.support.native_rows import with_row as _with_row
@@ -100,3 +100,11 @@ def test_every_mpi1_benchmark_has_a_native_pattern():
         "allgather",
         "alltoall",
     }
+
+
+def test_engine_option():
+    assert run_config.parse_run_args(["PingPong"]).engine == "native"
+    assert run_config.parse_run_args(["--engine", "MPI4PY"]).engine == "mpi4py"
+    assert run_config.parse_run_args(["--engine=both"]).engine == "both"
+    with pytest.raises(run_config.ConfigError, match="--engine must be one of native|mpi4py|both"):
+        run_config.parse_run_args(["--engine", "numba"])

@@ -1,11 +1,10 @@
-"""PGAS pairing rules, random draws and family options: pure logic, no processes."""
+"""PGAS pairing rules and family options: pure logic, no processes. The random draws
+(commbench.suites.pgas.segment, which imports mpi4py.MPI) are tested in tests/mpi/test_pgas.py."""
 
-import numpy as np
 import pytest
 
 from commbench import run_config
 from commbench.suites import pgas
-from commbench.suites.pgas import segment
 
 
 def assert_valid(part: list[int]) -> None:
@@ -55,19 +54,6 @@ def test_invalid_offsets_say_what_is_accepted():
         pgas.partners(5)
     with pytest.raises(pgas.PairingError, match="must be >= 1"):
         pgas.partners(4, 0)
-
-
-def test_random_draws_prefix_and_range():
-    for me in range(4):
-        t10, k10 = segment.random_draws(7, 3, me, 4, 16, 10)
-        t50, k50 = segment.random_draws(7, 3, me, 4, 16, 50)
-        assert np.array_equal(t10, t50[:10]) and np.array_equal(k10, k50[:10])
-        assert ((t50 >= 0) & (t50 < 4) & (t50 != me)).all()
-        assert ((k50 >= 0) & (k50 < 16)).all()
-        assert set(t50.tolist()) == {r for r in range(4) if r != me}
-    a, _ = segment.random_draws(7, 3, 0, 4, 16, 50)
-    b, _ = segment.random_draws(8, 3, 0, 4, 16, 50)
-    assert not np.array_equal(a, b)  # the seed matters
 
 
 def parse(*argv, world=None):
