@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import mpi_envs  # noqa: E402 - this checkout's tests and commbench first
+from tests.support import mpi_envs  # noqa: E402 - this checkout's tests and commbench first
 
 # (reproducer, MPI (None: the mpich wheel), processes, variables, the outcome that is the defect)
 CASES = [

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import netns  # noqa: E402
+from tests.support import netns  # noqa: E402
 
 SAME = ["PingPong", "Sendrecv", "-msglog", "0:12"]
 # 0 B and 8 KiB … 64 KiB: the latter outrun 100 Mbit/s (12.5 MB/s), 0 B does not

@@ -49,7 +49,7 @@ from cfloor import conditions, median, rotate  # noqa: E402
 
 from commbench.mpilib import THROTTLE  # noqa: E402
 from commbench.self_launcher import find_mpiexec  # noqa: E402
-from tests import netns  # noqa: E402
+from tests.support import netns  # noqa: E402
 from tests.support.gpcnet_table import parse  # noqa: E402
 
 LIBMPI = "libmpi.so.12"

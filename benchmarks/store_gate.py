@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import netns  # noqa: E402
+from tests.support import netns  # noqa: E402
 
 WORKLOAD = ["PingPong", "Sendrecv", "Allreduce", "-msglog", "0:16"]
 ITER = {"shm": 200, "hosts": 50}  # repetitions per sample: a row's 8 samples well under -time
