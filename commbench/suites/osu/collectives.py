@@ -41,7 +41,8 @@ BARRIER_TAKES = frozenset(
 )  # osu_barrier refuses -c and -T; it takes -m and measures no size
 
 
-# OSU's title words of each program (headers.txt), in the order of OMB 7.4's list.
+# OSU's title words of each program (headers.txt), in the order of OMB 7.4's list; then
+# commbench's own operations (collops.OURS), blocking and persistent.
 TITLES = {
     "allreduce": "Allreduce",
     "allgather": "Allgather",
@@ -58,9 +59,8 @@ TITLES = {
     "reduce_scatter_block": "Reduce_scatter_block",
     "scatter": "Scatter",
     "scatterv": "Scatterv",
+    **{o.name: o.title for o in collops.OURS},
 }
-# commbench's own operations (collops.OURS) after OMB's, blocking and persistent
-TITLES.update({o.name: o.title for o in collops.OURS})
 CALLS = tuple(spec.call(name) for name in TITLES)
 NOT_PERSISTENT = {"reduce_scatter_block"}  # OMB 7.4 has no osu_reduce_scatter_block_persistent
 
