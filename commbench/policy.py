@@ -173,9 +173,6 @@ class Slots:
     count: int
     stride: int
 
-    def alloc_len(self, length: int) -> int:
-        return max(length, self.count * self.stride)
-
 
 def off_cache_slots(length: int, n0: int, cache_mb: float, line: int) -> Slots:
     cache = int(cache_mb * 2**20)

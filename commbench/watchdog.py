@@ -117,11 +117,6 @@ def block_signals() -> None:
         _signals_blocked = True
 
 
-def unblock_signals() -> None:
-    if HAVE_SIGWAIT:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, END_SIGNALS)
-
-
 class Watchdog:
     """One per rank. Rank 0 passes on_end(reason) to finish the results file."""
 

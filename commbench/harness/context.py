@@ -159,9 +159,3 @@ class Context:
         if not self.root_shift:
             return repeat(0, n)
         return (self.root_of(i) for i in range(self.first, self.first + n))
-
-    def slot_view(
-        self, buf: np.ndarray, stride: int, k: int, offset: int, nbytes: int
-    ) -> np.ndarray:
-        a = k * stride + offset
-        return buf[a : a + nbytes]

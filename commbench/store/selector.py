@@ -17,7 +17,7 @@ id is given once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from commbench.option_types import store_tag
@@ -41,9 +41,6 @@ class Selector:
     benchmark: str | None = None
     ids: tuple[tuple[int, int], ...] = field(default=())
     text: str = ""
-
-    def with_last(self, n: int) -> Selector:
-        return self if self.last is not None else replace(self, last=n)
 
 
 def iso(moment: datetime) -> str:

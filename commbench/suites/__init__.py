@@ -103,7 +103,3 @@ def claimants(name: str) -> set[str]:
     too: a bare `commbench run PingPong` stays IMB-MPI1's; --suite p2p selects IMB-P2P's)."""
     fams = {f.name for f, _ in families_with(name)} - EXPLICIT
     return {DEFAULT_FAMILY} if DEFAULT_FAMILY in fams else fams
-
-
-def all_names() -> list[str]:
-    return [b.name for fam in families() for b in fam.benchmarks]
