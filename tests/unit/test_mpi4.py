@@ -33,7 +33,7 @@ def test_family_mirrors_mpi1_and_imb_mpi4():
     assert fam.title == "IMB-MPI4" and fam.part == "MPI-4 part" and fam.methodology
     assert fam.default_list() == fam.default_list("imb2021") == DEFAULT  # IMB-MPI4's DEFAULT flags
     assert len(ALL) == 26 + 2 * len(nbc.OURS)  # IMB-MPI4's, then Scan_persist …
-    for stem, _, _ in nbc.OPERATIONS + nbc.OURS:
+    for stem, _ in nbc.OPERATIONS + nbc.OURS:
         over, pure = fam.get(f"{stem}_persist"), fam.get(f"{stem}_persist_pure")
         assert not pure.default and over.default == (stem != "Allgather" and stem not in nbc.OWN)
         ref = mpi1.FAMILY.get(stem)

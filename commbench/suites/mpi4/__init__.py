@@ -53,9 +53,9 @@ KERNEL_PAIR = (
 )
 
 
-def _persist_pair(stem: str, shape: str, what: str):
+def _persist_pair(stem: str, what: str):
     name = f"{stem}_persist"
-    bind = Lazy(KERNELS, "bind", (stem, shape))
+    bind = Lazy(KERNELS, "bind", (stem,))
     return nbc.pair(
         F,
         stem,
@@ -70,9 +70,7 @@ def _persist_pair(stem: str, shape: str, what: str):
     )
 
 
-BENCHMARKS = tuple(
-    b for stem, shape, what in nbc.OPERATIONS + nbc.OURS for b in _persist_pair(stem, shape, what)
-)
+BENCHMARKS = tuple(b for stem, what in nbc.OPERATIONS + nbc.OURS for b in _persist_pair(stem, what))
 
 # IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in
 # registration order): every _persist but Allgather_persist, whose flag is commented

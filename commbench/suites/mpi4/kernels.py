@@ -12,17 +12,18 @@ from itertools import repeat
 
 from mpi4py import MPI
 
-from commbench.suites.nbc.kernels import SHAPES
+from commbench.suites.nbc.kernels import shape_of
 
 # ---------------------------------------------------------------- persistent requests
 
 
-def bind(stem: str, shape: str):
+def bind(stem: str):
     """setup(ctx): MPI_<stem>_init once per (slot, root), in the same order on every rank, with
-    the arguments of IMB-NBC's call shape `shape` (nbc.kernels.SHAPES)."""
+    the arguments of IMB-NBC's call shape of `stem` (nbc.kernels.shape_of)."""
+    shape = shape_of(stem)
 
     def setup(ctx):
-        lists, make = SHAPES[shape](ctx)
+        lists, make = shape(ctx)
         init = getattr(ctx.comm, f"{stem}_init")
         slots = len(lists[0]) if lists else 1
         roots = sorted({ctx.root_of(i) for i in range(ctx.size)}) if ctx.bench.root_based else [0]

@@ -47,30 +47,30 @@ class NbcSettings(FamilySettings):
     cpu_factor: float = 1.0  # computation per repetition = F x t_pure (IMB: 1)
 
 
-# (MPI-1 name, the collops operation whose call shape it takes (kernels.SHAPES), what one call
-# does: {op} is the MPI function, {plain} the family's name of the operation without v).
+# (MPI-1 name, what one call does: {op} is the MPI function, {plain} the family's name of
+# the operation without v). Its call's shape is collops' (Op.shape: kernels.shape_of).
 # Default order of the reference (spec §11).
 OPERATIONS = (
-    ("Bcast", "bcast", "{op} of X bytes from root i%NP"),
-    ("Allgather", "allgather", "{op}, X bytes from each"),
-    ("Allgatherv", "allgatherv", "{op} with the data of {plain}"),
-    ("Gather", "gather", "{op} of X bytes from each to root i%NP"),
-    ("Gatherv", "gatherv", "{op} with the data of {plain}"),
-    ("Scatter", "scatter", "{op} of X bytes to each from root i%NP"),
-    ("Scatterv", "scatterv", "{op} with the data of {plain}"),
-    ("Alltoall", "alltoall", "{op}, X bytes per pair"),
-    ("Alltoallv", "alltoallv", "{op}, X bytes per pair"),
-    ("Reduce", "reduce", "{op} of X/4 floats to root i%NP, MPI_SUM"),
-    ("Reduce_scatter", "reduce_scatter", "{op} of X/4 floats, even split"),
-    ("Allreduce", "allreduce", "{op} of X/4 floats, MPI_SUM"),
-    ("Barrier", "barrier", "{op}"),
+    ("Bcast", "{op} of X bytes from root i%NP"),
+    ("Allgather", "{op}, X bytes from each"),
+    ("Allgatherv", "{op} with the data of {plain}"),
+    ("Gather", "{op} of X bytes from each to root i%NP"),
+    ("Gatherv", "{op} with the data of {plain}"),
+    ("Scatter", "{op} of X bytes to each from root i%NP"),
+    ("Scatterv", "{op} with the data of {plain}"),
+    ("Alltoall", "{op}, X bytes per pair"),
+    ("Alltoallv", "{op}, X bytes per pair"),
+    ("Reduce", "{op} of X/4 floats to root i%NP, MPI_SUM"),
+    ("Reduce_scatter", "{op} of X/4 floats, even split"),
+    ("Allreduce", "{op} of X/4 floats, MPI_SUM"),
+    ("Barrier", "{op}"),
 )
 
 
 # commbench's own operations (collops.OURS), each shaped as the operation it is declared
 # like; run by name (not in IMB-NBC's or IMB-MPI4's default list)
-OURS = tuple((o.method, o.like, "{op} of X/4 floats: " + o.what) for o in collops.OURS)
-OWN = frozenset(stem for stem, _, _ in OURS)
+OURS = tuple((o.method, "{op} of X/4 floats: " + o.what) for o in collops.OURS)
+OWN = frozenset(stem for stem, _ in OURS)
 
 OVERLAP_COMPONENTS = ("t_ovrl", "t_pure", "t_cpu")
 
@@ -146,13 +146,13 @@ def pair(
     return over, pure
 
 
-def _nbc_pair(stem: str, shape: str, what: str) -> tuple[Benchmark, Benchmark]:
+def _nbc_pair(stem: str, what: str) -> tuple[Benchmark, Benchmark]:
     name = nbc_name(stem)
     return pair(
         F,
         stem,
         (name, f"{name}_pure"),
-        (Lazy(KERNELS, "overlap", (stem, shape)), Lazy(KERNELS, "pure", (stem, shape))),
+        (Lazy(KERNELS, "overlap", (stem,)), Lazy(KERNELS, "pure", (stem,))),
         what.format(op=f"MPI_{name}", plain=nbc_name(stem[:-1])),
         Lazy(KERNELS, "started_and_waited", (name,)),
         setups=(Lazy(KERNELS, "overlap_setup", (NbcSettings, None)), None),
@@ -161,9 +161,7 @@ def _nbc_pair(stem: str, shape: str, what: str) -> tuple[Benchmark, Benchmark]:
     )
 
 
-BENCHMARKS = tuple(
-    b for stem, shape, what in OPERATIONS + OURS for b in _nbc_pair(stem, shape, what)
-)
+BENCHMARKS = tuple(b for stem, what in OPERATIONS + OURS for b in _nbc_pair(stem, what))
 
 # Default execution order of the reference (spec §11); the _pure flavours only by name.
 _ORDER = [

@@ -1,6 +1,6 @@
 """IMB-NBC's call shapes, timed loops, overlap kernel and set-ups (the catalog:
 commbench.suites.nbc). IMB-MPI4 (commbench.suites.mpi4) runs its persistent loops in the
-same overlap and pure kernels, and takes its call arguments from SHAPES.
+same overlap and pure kernels, and takes its call arguments from shape_of.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _shape_barrier(ctx):
     return (), _as_is
 
 
-# The call shapes, by collops operation: the catalog's OPERATIONS name the one each takes (an
-# operation of commbench's own, collops.OURS, takes that of the operation it is `like`).
+# The call shapes, by collops operation; shape_of(stem) gives an operation's (one of
+# commbench's own, collops.OURS, takes that of the operation it is `like`: Op.shape).
 SHAPES = {
     "bcast": _shape_bcast,
     "allgather": _shape_allgather(False),
@@ -112,11 +112,16 @@ SHAPES = {
 }
 
 
-def _plan(stem: str, shape):
+def shape_of(stem: str):
+    """The call shape of the MPI-1 operation `stem` (Bcast, Scan …)."""
+    return SHAPES[collops.OPS[stem.lower()].shape]
+
+
+def _plan(stem: str):
     """ctx, n -> (start, the argument tuples of calls first … first+n-1): slots and
     roots cycle exactly as in the MPI-1 kernels; built before the clock starts, from
     specs built once per row (a -sync run plans every call alone)."""
-    key = f"nbc_{stem}"
+    key, shape = f"nbc_{stem}", shape_of(stem)
 
     def plan(ctx, n):
         lists, make = ctx.prebuilt.get(key) or ctx.prebuilt.setdefault(key, shape(ctx))
@@ -251,12 +256,12 @@ def started_and_waited(name: str):
 # ---------------------------------------------------------------- the catalog's kernels
 
 
-def overlap(stem: str, shape: str):
-    """The overlap kernel of operation `stem`, called with the arguments of SHAPES[shape]."""
-    plan = _plan(stem, SHAPES[shape])
+def overlap(stem: str):
+    """The overlap kernel of operation `stem`, called with the arguments of its shape."""
+    plan = _plan(stem)
     return overlap_kernel(_pure_loop(plan), _overlapped_loop(plan), NbcSettings)
 
 
-def pure(stem: str, shape: str):
+def pure(stem: str):
     """The _pure kernel of operation `stem` (see overlap)."""
-    return pure_kernel(_pure_loop(_plan(stem, SHAPES[shape])))
+    return pure_kernel(_pure_loop(_plan(stem)))
