@@ -119,6 +119,16 @@ class Lazy:
 _MADE: dict[Lazy, Callable[..., Any]] = {}  # each Lazy's target, made once a process
 
 
+def hooks(module: str) -> Callable[..., Lazy]:
+    """How a catalog names one module's kernels, verifiers and set-ups: name, *args -> the
+    Lazy of the module's function `name`, or of what its factory `name` makes of args."""
+
+    def named(name: str, *args: Any) -> Lazy:
+        return Lazy(module, name, args or None)
+
+    return named
+
+
 def mpi_initialized() -> Any:
     """mpi4py.MPI where this process has imported it and initialised MPI (the ranks), else
     None: a catalog's check that asks the MPI library runs there; the launcher's parse,

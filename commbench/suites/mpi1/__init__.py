@@ -17,7 +17,7 @@ import dataclasses
 from commbench.option_types import ConfigError, Option, choice, integer
 from commbench.policy import DATA_TYPES
 from commbench.suites import collops
-from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy, Procs, same, xp
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy, Procs, hooks, same, xp
 
 F = "mpi1"
 PT2PT = "commbench.suites.mpi1.pt2pt"
@@ -25,16 +25,9 @@ COLL = "commbench.suites.mpi1.collectives"
 IMB2021 = "commbench.suites.mpi1.imb2021"
 
 
-def _pt2pt(name, *args):
-    return Lazy(PT2PT, name, args or None)
-
-
-def _coll(name, *args):
-    return Lazy(COLL, name, args or None)
-
-
-def _imb2021(name, *args):
-    return Lazy(IMB2021, name, args or None)
+_pt2pt = hooks(PT2PT)
+_coll = hooks(COLL)
+_imb2021 = hooks(IMB2021)
 
 
 # ---------------------------------------------------------------- collectives

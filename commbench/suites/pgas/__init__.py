@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from commbench import policy
-from commbench.suites.base import Benchmark, Family, Kind, Lazy, Procs, same
+from commbench.suites.base import Benchmark, Family, Kind, Lazy, Procs, hooks, same
 from commbench.suites.pgas.pairing import PairingError, pairs, partners, validate
 from commbench.suites.pgas.settings import OPTIONS, PgasSettings
 
@@ -151,19 +151,9 @@ def _bench(
     )
 
 
-def _kernel(name, *args):
-    """A kernel of kernels.py: the function `name`, or what the factory `name` makes of args."""
-    return Lazy(KERNELS, name, args or None)
-
-
-def _check(name, *args):
-    """A verifier of check.py: the function `name`, or what the factory `name` makes of args."""
-    return Lazy(CHECK, name, args or None)
-
-
-def _segment(name, *args):
-    """A setup of segment.py: the function `name`, or what the factory `name` makes of args."""
-    return Lazy(SEGMENT, name, args or None)
+_kernel = hooks(KERNELS)
+_check = hooks(CHECK)
+_segment = hooks(SEGMENT)
 
 
 def _open(geometry, flags=False):

@@ -12,7 +12,7 @@ in kernels.py, the check mode in check.py; this module declares the benchmarks.
 
 from __future__ import annotations
 
-from commbench.suites.base import GET, PUT, TWO, Benchmark, Family, Kind, Lazy, xp
+from commbench.suites.base import GET, PUT, TWO, Benchmark, Family, Kind, Lazy, hooks, xp
 
 F = "rma"
 AGG, NONAGG = "AGGREGATE", "NON-AGGREGATE"
@@ -33,9 +33,7 @@ OPERATIONS = {
 FREE = Lazy(ONESIDED, "free_window")
 
 
-def _check(name, *args):
-    """A verifier of check.py: the function `name`, or what the factory `name` makes of args."""
-    return Lazy(CHECK, name, args or None)
+_check = hooks(CHECK)
 
 
 # ---------------------------------------------------------------- descriptors
