@@ -65,30 +65,15 @@ def _persist_pair(stem: str, what: str):
         Lazy(KERNELS, "once", (stem,)),
         setups=(Lazy(nbc.KERNELS, "overlap_setup", (Mpi4Settings, bind)), bind),
         teardown=Lazy(KERNELS, "free"),
+        # IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in
+        # registration order): every _persist but Allgather_persist, whose flag is commented
+        # out there; tests/unit/test_mpi4.py holds the list
         default=stem != "Allgather" and stem not in nbc.OWN,
         native="persist",
     )
 
 
 BENCHMARKS = tuple(b for stem, what in nbc.OPERATIONS + nbc.OURS for b in _persist_pair(stem, what))
-
-# IMB-MPI4's default list (src_cpp/MPI4/MPI4_benchmark.cpp: the DEFAULT flags, in
-# registration order): every _persist but Allgather_persist, whose flag is commented
-# out there; it and the _persist_pure flavours run by name or -include.
-_ORDER = [
-    "Bcast_persist",
-    "Allgatherv_persist",
-    "Gather_persist",
-    "Gatherv_persist",
-    "Scatter_persist",
-    "Scatterv_persist",
-    "Alltoall_persist",
-    "Alltoallv_persist",
-    "Reduce_persist",
-    "Reduce_scatter_persist",
-    "Allreduce_persist",
-    "Barrier_persist",
-]
 
 
 def missing(failure: str | None, library: str, version: tuple[int, int]) -> str | None:

@@ -49,7 +49,7 @@ class NbcSettings(FamilySettings):
 
 # (MPI-1 name, what one call does: {op} is the MPI function, {plain} the family's name of
 # the operation without v). Its call's shape is collops' (Op.shape: kernels.shape_of).
-# Default order of the reference (spec §11).
+# Default order of the reference (spec §11), held by tests/unit/test_nbc.py.
 OPERATIONS = (
     ("Bcast", "{op} of X bytes from root i%NP"),
     ("Allgather", "{op}, X bytes from each"),
@@ -162,23 +162,6 @@ def _nbc_pair(stem: str, what: str) -> tuple[Benchmark, Benchmark]:
 
 
 BENCHMARKS = tuple(b for stem, what in OPERATIONS + OURS for b in _nbc_pair(stem, what))
-
-# Default execution order of the reference (spec §11); the _pure flavours only by name.
-_ORDER = [
-    "Ibcast",
-    "Iallgather",
-    "Iallgatherv",
-    "Igather",
-    "Igatherv",
-    "Iscatter",
-    "Iscatterv",
-    "Ialltoall",
-    "Ialltoallv",
-    "Ireduce",
-    "Ireduce_scatter",
-    "Iallreduce",
-    "Ibarrier",
-]
 
 
 def cpu_factor(flag: str):
