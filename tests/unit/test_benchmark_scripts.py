@@ -24,13 +24,27 @@ def _source(module: str) -> Path | None:
     return path  # missing: the caller says so
 
 
+def _top_level(body: list) -> list:
+    """The statements of a module's top level, those under its if and try blocks too (a
+    name a function defines inside itself is not the module's)."""
+    out = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, (ast.If, ast.Try)):
+            for block in (node.body, node.orelse, getattr(node, "finalbody", [])):
+                out += _top_level(block)
+            for handler in getattr(node, "handlers", []):
+                out += _top_level(handler.body)
+    return out
+
+
 def _defines(path: Path, name: str) -> bool:
     """Whether the module at path defines `name` at its top level, or has it as a submodule."""
     if path.name == "__init__.py" and (
         (path.parent / f"{name}.py").exists() or (path.parent / name / "__init__.py").exists()
     ):
         return True
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _top_level(ast.parse(path.read_text(encoding="utf-8")).body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name == name:
                 return True
