@@ -46,8 +46,9 @@ def error(msg: str) -> int:
 
 def parse_on_root(comm, argv: list[str], store_check=None):
     """("ok", RunConfig) | ("help", text) | ("error", message), the same on every rank.
-    store_check(cfg): why --store is refused (None: fine), given by the command line, which
-    sits above the store: a run that cannot be kept is refused before anything is measured."""
+    store_check(cfg): why --store or --expect is refused (None: fine), given by the command
+    line, which sits above the store: a run that cannot be kept or judged is refused before
+    anything is measured."""
     msg = None
     if comm.Get_rank() == 0:
         try:
@@ -62,7 +63,7 @@ def parse_on_root(comm, argv: list[str], store_check=None):
             run_config.check_writable("-o", cfg.output)
             run_config.check_writable("--csv", cfg.csv)
             run_config.check_distinct(cfg.output, cfg.csv)
-            refused = store_check(cfg) if store_check is not None and cfg.store else None
+            refused = store_check(cfg) if store_check is not None else None
             if refused:
                 raise run_config.ConfigError(refused)
             dump = run_config.dump_path(argv)

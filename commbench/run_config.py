@@ -73,6 +73,7 @@ class RunConfig:
     store: str | bool | None = None  # --store: True the default store, else its path or URL
     system: str | None = None  # --system: the run's system in the store
     tags: tuple[str, ...] = ()  # --tag
+    expect: str | None = None  # --expect: the rules the finished run is judged by
     fit: bool = (
         False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
     )
@@ -168,6 +169,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         store=values.get("store"),
         system=values.get("system"),
         tags=tuple(t for t in (values.get("tag") or "").split(",") if t),
+        expect=values.get("expect"),
         fit=_fits(fam, values),
         breakpoints=values.get("breakpoints", ()),
         int_counts=bool(values.get("int_counts")),

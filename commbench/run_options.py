@@ -188,6 +188,14 @@ OPTIONS: tuple[Option, ...] = (
         store_tags,
     ),
     Option(
+        ("--expect",),
+        "expect",
+        "<rules.toml>",
+        "judge every row the file's rules select when the run ends: pass, fail, no data; a "
+        "failure makes the exit status 1 (commbench expect -h, docs/expect.md)",
+        text,
+    ),
+    Option(
         ("--alloc",),
         "alloc",
         "<kind>",
@@ -305,6 +313,7 @@ RUN_LEVEL = frozenset(
         "store",
         "system",
         "tag",
+        "expect",
         "timeout",
         "thread_level",
         "include",

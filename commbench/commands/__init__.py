@@ -27,6 +27,9 @@ commands:
   plot FILE [FILE ...] -o OUT  time and rate against size with the fits (PNG or SVG)
   import LOG [LOG ...] -o OUT.json [--format imb|osu|nccl|auto]
                                IMB, OSU or nccl-tests output as a results file (docs/import.md)
+  expect RULES.toml RESULTS... [--junit OUT.xml]   each row against what the site expects of it
+                               (pass, fail, no data; exit 1 on a failure; docs/expect.md)
+  expect --write OUT.toml RESULTS...   propose an expectations file from a good run
   schema                       the results file's JSON Schema (docs/schema.md)
   store add|list|show|rm|accept|export|trend   the results store of runs (commbench store -h)
   compare NEW --baseline STORE[:SELECTOR]   NEW against stored runs: the between-run gate
@@ -44,6 +47,7 @@ SUBCOMMANDS = {
     "fit": ("fit", "main"),
     "plot": ("plot", "main"),
     "import": ("importing", "main"),
+    "expect": ("expect", "main"),
     "schema": ("schema", "main"),
     "store": ("store", "main"),
 }

@@ -49,7 +49,7 @@ def cmd_run(argv: list[str]) -> int:
                 "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
                 "or mpiexec -n N commbench run …)"
             )
-        refused = _store_refusal(cfg)
+        refused = _store_refusal(cfg) or _expect_refusal(cfg)
         if refused:
             return _err(refused)
         output = cfg.output or run_config.default_output(cfg.family)
@@ -62,7 +62,8 @@ def cmd_run(argv: list[str]) -> int:
             reserved=cfg.output is None,
             family=cfg.family,
         )
-        return _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
+        rc = _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
+        return _judged(rc, output, cfg.expect) if cfg.expect else rc
     from commbench import process_origin, run_config
     from commbench.self_launcher import mark_started, started_here
 
@@ -83,11 +84,12 @@ def cmd_run(argv: list[str]) -> int:
         return mpi_job.run(argv).status
     # a job started by another launcher (mpiexec, srun): --store refused before measuring, and
     # rank 0 stores the results file it finished
-    outcome = mpi_job.run(argv, store_check=_store_refusal)
-    cfg = outcome.cfg
-    if cfg is not None and cfg.store and outcome.wrote_results:
-        return _stored(outcome.status, cfg.output, cfg.store, cfg.system, cfg.tags)
-    return outcome.status
+    outcome = mpi_job.run(argv, store_check=lambda c: _store_refusal(c) or _expect_refusal(c))
+    cfg, rc = outcome.cfg, outcome.status
+    if cfg is None or not outcome.wrote_results:
+        return rc
+    rc = _stored(rc, cfg.output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
+    return _judged(rc, cfg.output, cfg.expect) if cfg.expect else rc
 
 
 def _store_refusal(cfg) -> str | None:
@@ -99,6 +101,33 @@ def _store_refusal(cfg) -> str | None:
     from commbench.commands import store
 
     return store.check_location(cfg.store)
+
+
+def _expect_refusal(cfg) -> str | None:
+    """--expect refused before anything runs: no results file to judge, or bad rules."""
+    if not cfg.expect:
+        return None
+    if cfg.output == "-":
+        return "--expect judges the run's results file, and -o - (or /dev/null) writes none"
+    from commbench.commands import expect
+
+    try:
+        expect.rules(cfg.expect)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _judged(rc: int, output: str | None, rules: str) -> int:
+    """The finished run's rows against the expectations (commbench expect): a run that
+    passed takes the verdict's exit status."""
+    if not output or not os.path.exists(output) or not os.path.getsize(output):
+        print("commbench: nothing judged: the run wrote no results file", file=sys.stderr)
+        return rc or 2
+    from commbench.commands import expect
+
+    got = expect.main([rules, output])
+    return rc or got
 
 
 def _stored(rc: int, output: str | None, store, system: str | None, tags: tuple) -> int:
