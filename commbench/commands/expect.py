@@ -14,8 +14,8 @@ from commbench.models import expectations as ex
 from commbench.views import expect_text, results_file
 
 USAGE = (
-    "commbench expect RULES.toml RESULTS.json [RESULTS.json ...] [--json OUT|-] [--junit OUT.xml] "
-    "[--allow-no-data]\n"
+    "commbench expect RULES.toml RESULTS.json [RESULTS.json ...] [--stored SELECTOR [--store "
+    "PATH|URL]] [--json OUT|-] [--junit OUT.xml] [--allow-no-data]\n"
     "       commbench expect --write OUT.toml RESULTS.json [RESULTS.json ...] [--margin 20%]"
 )
 
@@ -23,6 +23,9 @@ HELP = """Applies a site's expectations (a TOML file of rules: benchmark, sizes,
 hosts, and a bound on t, bandwidth or rate; docs/expect.md) to results files: one verdict per
 selected row, pass, fail or no data.
 
+  --stored SELECTOR   also the runs of the results store the selector matches (e.g.
+                      last=1,system=hb120 or tag=nightly,since=1d; commbench store -h)
+  --store PATH|URL    with --stored: the store (default $COMMBENCH_STORE, else the user's)
   --json OUT|-        the verdicts as JSON (- : on stdout, instead of the text)
   --junit OUT.xml     the verdicts as JUnit XML, a test case each (Jenkins, GitLab)
   --allow-no-data     a rule that selects no measured row does not make the exit status 2
@@ -47,6 +50,8 @@ def _margin(text: str) -> float:
 def arguments(argv: list[str]):
     p = Parser("commbench expect", USAGE)
     p.add_argument("paths", nargs="*")
+    p.add_argument("--stored", metavar="SELECTOR")
+    p.add_argument("--store", metavar="PATH|URL")
     p.add_argument("--json", metavar="OUT|-")
     p.add_argument("--junit", metavar="OUT.xml")
     p.add_argument("--allow-no-data", action="store_true")
@@ -54,16 +59,34 @@ def arguments(argv: list[str]):
     p.add_argument("--margin", type=checked(_margin), default=0.2)
     a = p.read(argv)
     if a.write is not None:
-        if not a.paths or a.json or a.junit or a.allow_no_data:
+        if not a.paths or a.json or a.junit or a.allow_no_data or a.stored or a.store:
             raise ValueError(f"--write takes results files and --margin only (accepted: {USAGE})")
         return a
-    if len(a.paths) < 2:
+    if a.store is not None and a.stored is None:
+        raise ValueError(f"--store names where --stored SELECTOR reads runs ({USAGE})")
+    if len(a.paths) < 2 and a.stored is None:
         raise ValueError(f"expect needs a rules file and at least one results file ({USAGE})")
     return a
 
 
-def _runs(paths: list[str]) -> list[tuple[str, dict, list]]:
-    return [(p, *results_file.read(p)) for p in paths]
+def load_runs(paths: list[str], stored: str | None = None, store: str | None = None) -> list:
+    """(where, document, records) of each results file, then of each stored run selected."""
+    found = [(p, *results_file.read(p)) for p in paths]
+    if stored is None:
+        return found
+    from commbench.store import runs, selector
+    from commbench.store.db import Store, StoreError
+
+    sel = selector.parse(stored)
+    try:
+        with Store.open(store) as db:
+            ids = [r["id"] for r in runs.find(db, sel)]
+            if not ids:
+                raise ValueError(f"store {db.loc.shown()}: no run matches {stored}")
+            docs = [(f"store:id={i}", runs.document(db, i)) for i in ids]
+    except StoreError as e:
+        raise ValueError(str(e)) from None
+    return found + [(w, d, results_file.measurements(d, w)) for w, d in docs]
 
 
 def rules(path: str, runs: list[tuple[str, dict, list]] = ()) -> list[ex.Rule]:
@@ -106,11 +129,11 @@ def main(argv: list[str]) -> int:
     try:
         a = arguments(argv)
         if a.write is not None:
-            runs = _runs(a.paths)
+            runs = load_runs(a.paths)
             _write(a.write, expect_text.propose(runs, a.margin))
             print(f"commbench: proposed expectations written to {a.write}", file=sys.stderr)
             return 0
-        verdicts = judge(a.paths[0], _runs(a.paths[1:]))
+        verdicts = judge(a.paths[0], load_runs(a.paths[1:], a.stored, a.store))
         status = ex.exit_status(verdicts, a.allow_no_data)
         if a.junit:
             _write(a.junit, expect_text.junit(verdicts, a.paths[0]))

@@ -10,7 +10,8 @@ from commbench.commands.parsing import Parser
 
 USAGE = (
     "commbench report FILE [--csv OUT|-], or commbench report --html OUT.html FILE [FILE ...], "
-    "or commbench report --html OUT.html --trend STORE[:SELECTOR] [FILE ...]"
+    "or commbench report --html OUT.html --trend STORE[:SELECTOR] [FILE ...], "
+    "each --html page with --expect RULES.toml: the verdicts of a site's expectations"
 )
 
 
@@ -22,7 +23,10 @@ def arguments(argv: list[str]):
     p.add_argument("--csv", nargs="?", const="-")
     p.add_argument("--html", metavar="OUT.html")
     p.add_argument("--trend", metavar="STORE[:SELECTOR]")
+    p.add_argument("--expect", metavar="RULES.toml")
     a = p.read(argv)
+    if a.expect is not None and (a.html is None or not a.paths):
+        raise ValueError(f"--expect judges the page's results files: it needs --html ({USAGE})")
     if a.html is None and a.trend is None:
         if len(a.paths) != 1:
             hint = " (did --csv take the results file as its OUT?)" if a.csv and not a.paths else ""
@@ -49,7 +53,7 @@ def main(argv: list[str]) -> int:
     except ValueError as e:
         return _err(str(e))
     if a.html is not None:
-        return _page(a.html, a.paths, a.trend)
+        return _page(a.html, a.paths, a.trend, a.expect)
     from commbench.views import csv_export, results_file
 
     path, out = a.paths[0], a.csv
@@ -85,13 +89,19 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _page(out: str, paths: list[str], where: str | None) -> int:
+def _page(out: str, paths: list[str], where: str | None, rules: str | None) -> int:
     """One self-contained page of runs (views.html_report); a store's trend read here (the
-    store is above the views: they get plain data)."""
+    store is above the views: they get plain data), and the verdicts of --expect's rules."""
     from commbench.views import html_report
 
     try:
-        data = None
+        data, expected = None, None
+        if rules is not None:
+            from commbench.commands import expect
+            from commbench.views import expect_text
+
+            verdicts = expect.judge(rules, expect.load_runs(paths))
+            expected = expect_text.section(verdicts, rules)
         if where is not None:
             from commbench.store import location, selector, trend
             from commbench.store.db import Store, StoreError
@@ -103,7 +113,7 @@ def _page(out: str, paths: list[str], where: str | None) -> int:
                     data = trend.compute(store, sel)
             except (StoreError, ValueError) as e:
                 raise ValueError(f"--trend {where}: {e}") from None
-        html_report.write(out, paths, data)
+        html_report.write(out, paths, data, expected)
     except ValueError as e:
         return _err(str(e))
     said = [f"{len(paths)} results file{'s' if len(paths) != 1 else ''}"] if paths else []

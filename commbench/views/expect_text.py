@@ -36,6 +36,29 @@ def text(verdicts: list[ex.Verdict], rules_path: str) -> list[str]:
     return out
 
 
+def section(verdicts: list[ex.Verdict], rules_path: str) -> str:
+    """The report page's section (`commbench report --html … --expect RULES`): the counts,
+    then a row a verdict, failures first; every string escaped."""
+    from commbench.views.html_sections import esc, table
+
+    order = {ex.FAIL: 0, ex.NO_DATA: 1, ex.PASS: 2}
+    rows = [
+        [
+            f'<span class="{"slower" if v.verdict == ex.FAIL else "same"}">{esc(v.verdict)}</span>',
+            esc(v.row or f"({v.rule.describe()})"),
+            esc(v.rule.metric),
+            esc(_measured(v)),
+            esc(v.rule.bound.text),
+            esc(v.rule.where),
+            esc(f"{v.source}: {v.why}" if v.why else v.source),
+        ]
+        for v in sorted(verdicts, key=lambda v: order[v.verdict])
+    ]
+    head = ["verdict", "row", "metric", "measured", "expected", "rule", "results"]
+    said = f'<p class="verdict">{esc(summary(verdicts, rules_path))}</p>'
+    return said + "\n" + table(head, rows, text=(0, 1, 2, 4, 5, 6))
+
+
 def counts(verdicts: list[ex.Verdict]) -> dict[str, int]:
     return {k: sum(1 for v in verdicts if v.verdict == k) for k in (ex.PASS, ex.FAIL, ex.NO_DATA)}
 

@@ -89,13 +89,18 @@ def render(
     title: str = "commbench report",
     command: str = "commbench report --html",
     trend: dict | None = None,
+    expected: str | None = None,
 ) -> str:
     """The whole page: sections (SECTIONS: `commbench report --html`'s), its heading title,
-    the command that made it, and the trend of a store (html_trend: its data) after the
-    comparison."""
+    the command that made it, the verdicts of a site's expectations (expected: their HTML,
+    views.expect_text.section) after the runs, and the trend of a store (html_trend: its data)
+    after the comparison."""
     from commbench import __version__
 
     parts = _sections(runs, sections) if runs else []
+    if expected is not None:
+        at = sum(1 for a, _, _ in parts if a == "metadata")
+        parts.insert(at, ("expectations", "Expectations", expected))
     if trend is not None:
         at = sum(1 for a, _, _ in parts if a in ("metadata", "comparison"))
         parts.insert(at, ("trend", "Trend in the results store", html_trend.section(trend)))
@@ -122,13 +127,15 @@ def render(
     )
 
 
-def write(out: str, paths: list[str], trend: dict | None = None) -> None:
+def write(
+    out: str, paths: list[str], trend: dict | None = None, expected: str | None = None
+) -> None:
     """Load the runs and write the page to out, with the trend of a store when given (the
-    data of commbench.store.trend.compute); ValueError saying what went wrong, before anything
-    is written."""
+    data of commbench.store.trend.compute) and the expectations' section; ValueError saying
+    what went wrong, before anything is written."""
     if trend is not None:
         html_trend.check(trend)
-    write_page(out, render(load(paths), trend=trend))
+    write_page(out, render(load(paths), trend=trend, expected=expected))
 
 
 def write_page(out: str, page: str) -> None:

@@ -137,3 +137,36 @@ def test_bad_expectations_are_refused_naming_file_and_line(tmp_path, capsys, tex
 def test_the_disagreeing_rules_are_both_named_by_line(tmp_path, capsys):
     _, _, err = _expect(tmp_path, capsys, BAD[-1][0])
     assert "site.toml:2 and " in err and "site.toml:6" in err and "bytes=0" in err
+
+
+def test_stored_runs_are_judged_by_selector(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    assert main(["store", "add", RUN, "--store", db, "--tag", "nightly"]) == 0
+    rules = _rules(tmp_path, '[[expect]]\nbenchmark = "Allreduce"\nbytes = 8\nt = "<= 1 us"\n')
+    capsys.readouterr()
+    assert main(["expect", rules, "--stored", "tag=nightly", "--store", db]) == 0
+    out = capsys.readouterr().out
+    assert "pass     Allreduce np=2 bytes=8" in out and "1 pass, 0 fail" in out
+    assert main(["expect", rules, RUN, "--stored", "tag=nightly", "--store", db]) == 0
+    assert "2 pass, 0 fail" in capsys.readouterr().out  # the file and the stored run
+    assert main(["expect", rules, "--stored", "tag=weekly", "--store", db]) == 2
+    assert "no run matches tag=weekly" in capsys.readouterr().err
+
+
+def test_the_report_page_has_a_section_of_the_verdicts(tmp_path, capsys):
+    rules = _rules(
+        tmp_path,
+        '[[expect]]\nbenchmark = "PingPong"\nbytes = 0\nt = "<= 1 ns"\n\n'
+        '[[expect]]\nname = "<b>bold</b>"\nbenchmark = "Allreduce"\nnp = 4\nt = "<= 1 s"\n',
+    )
+    page = tmp_path / "p.html"
+    assert main(["report", "--html", str(page), RUN, "--expect", rules]) == 0
+    html = page.read_text()
+    start = html.index('<section id="expectations">')
+    assert html.index('<section id="metadata">') < start < html.index('<section id="tables">')
+    body = html[start : html.index("</section>", start)]
+    assert "1 pass" not in body and "0 pass, 1 fail, 1 no data" in body
+    assert '<span class="slower">fail</span></td><td class=text>PingPong np=2 bytes=0' in body
+    assert "&lt;b&gt;bold&lt;/b&gt;" in body and "<b>" not in body  # a file's text is escaped
+    assert main(["report", RUN, "--expect", rules]) == 2  # a page's section, not the text's
+    assert "it needs --html" in capsys.readouterr().err
