@@ -24,7 +24,7 @@ are commbench.suites.comms.kernels, imported by the ranks that run them (base.La
 
 from __future__ import annotations
 
-from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy, same
+from commbench.suites.base import TWO, Benchmark, Family, Kind, Lazy
 
 F = "comms"
 KERNELS = "commbench.suites.comms.kernels"
@@ -37,7 +37,6 @@ BENCHMARKS = (
         Kind.SINGLE,
         Lazy(KERNELS, "comms1"),
         "pingpong: half the round trip of an n-byte message (Hockney r_inf, n_1/2)",
-        buffers=same,
         time_factor=0.5,
         procs=TWO,
         expected=Lazy(KERNELS, "check_comms1"),
@@ -51,7 +50,6 @@ BENCHMARKS = (
         Kind.SINGLE,
         Lazy(KERNELS, "comms2"),
         "exchange: both send at once and return; t = a quarter of the round (4 messages)",
-        buffers=same,
         time_factor=0.25,
         procs=TWO,
         expected=Lazy(KERNELS, "check_comms2"),

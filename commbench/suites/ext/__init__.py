@@ -27,23 +27,24 @@ ONESIDED = "commbench.suites.onesided"
 # ---------------------------------------------------------------- descriptors
 
 
-def _pair(name, kernel, over, expected, desc):
-    native = "ext_" + name.split("_")[1].lower() + ("_bidir" if name.startswith("Bidir") else "")
+def _pair(name, desc):
+    """Unidir_/Bidir_ Get/Put: its kernel, window and verifier follow from the name."""
+    op, bidir = name.split("_")[1].lower(), name.startswith("Bidir")
     return Benchmark(
         name,
         F,
         Kind.SINGLE,
-        kernel,
+        Lazy(KERNELS, op, (bidir,)),
         desc,
         unit=4,
         procs=TWO,
         modes=MODES,
         slots=True,
-        setup=Lazy(ONESIDED, "setup_window", (over, 1, True)),
+        setup=Lazy(ONESIDED, "setup_window", (GET if op == "get" else PUT, 1, True)),
         teardown=Lazy(ONESIDED, "free_window"),
-        expected=expected,
+        expected=Lazy(KERNELS, "check_pair", (bidir, 1)),
         fit=True,
-        native=native,
+        native="ext_" + op + ("_bidir" if bidir else ""),
     )
 
 
@@ -59,34 +60,10 @@ BENCHMARKS = (
         nonaggr_cap=True,
         native="ext_window",
     ),  # no verifier: spec §14.3 gives Window no defects column
-    _pair(
-        "Unidir_Get",
-        Lazy(KERNELS, "get", (False,)),
-        GET,
-        Lazy(KERNELS, "check_pair", (False, 1)),
-        "rank 1 MPI_Get of X bytes from rank 0's window, fence completion",
-    ),
-    _pair(
-        "Unidir_Put",
-        Lazy(KERNELS, "put", (False,)),
-        PUT,
-        Lazy(KERNELS, "check_pair", (False, 1)),
-        "rank 0 MPI_Put of X bytes into rank 1's window, fence completion",
-    ),
-    _pair(
-        "Bidir_Get",
-        Lazy(KERNELS, "get", (True,)),
-        GET,
-        Lazy(KERNELS, "check_pair", (True, 1)),
-        "both ranks MPI_Get X bytes from each other, fence completion",
-    ),
-    _pair(
-        "Bidir_Put",
-        Lazy(KERNELS, "put", (True,)),
-        PUT,
-        Lazy(KERNELS, "check_pair", (True, 1)),
-        "both ranks MPI_Put X bytes into each other's window, fence completion",
-    ),
+    _pair("Unidir_Get", "rank 1 MPI_Get of X bytes from rank 0's window, fence completion"),
+    _pair("Unidir_Put", "rank 0 MPI_Put of X bytes into rank 1's window, fence completion"),
+    _pair("Bidir_Get", "both ranks MPI_Get X bytes from each other, fence completion"),
+    _pair("Bidir_Put", "both ranks MPI_Put X bytes into each other's window, fence completion"),
     Benchmark(
         "Accumulate",
         F,

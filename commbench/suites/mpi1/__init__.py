@@ -198,25 +198,35 @@ def root_swept(name: str, op_of: Lazy) -> Lazy:
 # ---------------------------------------------------------------- point to point
 
 
-def _single(name, kernel, expected, desc, default=True, factor=1.0, pattern=""):
-    return Benchmark(
-        name,
-        F,
-        Kind.SINGLE,
-        kernel,
-        desc,
-        buffers=same,
-        time_factor=factor,
-        typed="data",
-        default=default,
-        procs=TWO,
-        expected=expected,
-        native=pattern,
-        fit=True,
+# PingPong and PingPing receive from MPI_ANY_SOURCE (from the partner under --methodology
+# imb2021); IMB 2021's *SpecificSource and *AnySource fix the source and run only by name:
+# (name suffix, the kernel's `specific`, the native pattern's suffix, what the suffix means)
+SOURCES = (
+    ("", None, "_select", ""),
+    ("SpecificSource", True, "_specific", "receiving from the explicit partner rank"),
+    ("AnySource", False, "", "receiving from MPI_ANY_SOURCE (IMB 2021's name)"),
+)
+
+
+def _single(stem, desc, factor=1.0):
+    """PingPong or PingPing, then its forms with a fixed source (SOURCES)."""
+    return tuple(
+        Benchmark(
+            stem + suffix,
+            F,
+            Kind.SINGLE,
+            _pt2pt(stem.lower(), specific),
+            f"{stem} {what}" if suffix else desc,
+            time_factor=factor,
+            typed="data",
+            default=not suffix,
+            procs=TWO,
+            expected=_pt2pt("from_partner"),
+            native=stem.lower() + pattern,
+            fit=True,
+        )
+        for suffix, specific, pattern, what in SOURCES
     )
-
-
-FROM_PARTNER = _pt2pt("from_partner")
 
 
 def messages(np_: int, bidirectional: bool, window: int) -> float:
@@ -226,55 +236,15 @@ def messages(np_: int, bidirectional: bool, window: int) -> float:
 
 
 _DESCRIPTORS = (
-    _single(
+    *_single(
         "PingPong",
-        _pt2pt("pingpong", None),
-        FROM_PARTNER,
         "half round trip of a message between two processes (receive from MPI_ANY_SOURCE; "
         "the partner with --methodology imb2021)",
         factor=0.5,
-        pattern="pingpong_select",
     ),
-    _single(
-        "PingPongSpecificSource",
-        _pt2pt("pingpong", True),
-        FROM_PARTNER,
-        "PingPong receiving from the explicit partner rank",
-        default=False,
-        factor=0.5,
-        pattern="pingpong_specific",
-    ),
-    _single(
-        "PingPongAnySource",
-        _pt2pt("pingpong", False),
-        FROM_PARTNER,
-        "PingPong receiving from MPI_ANY_SOURCE (IMB 2021's name)",
-        default=False,
-        factor=0.5,
-        pattern="pingpong",
-    ),
-    _single(
+    *_single(
         "PingPing",
-        _pt2pt("pingping", None),
-        FROM_PARTNER,
         "both processes send at once: a message obstructed by an oncoming one (source as PingPong)",
-        pattern="pingping_select",
-    ),
-    _single(
-        "PingPingSpecificSource",
-        _pt2pt("pingping", True),
-        FROM_PARTNER,
-        "PingPing receiving from the explicit partner rank",
-        default=False,
-        pattern="pingping_specific",
-    ),
-    _single(
-        "PingPingAnySource",
-        _pt2pt("pingping", False),
-        FROM_PARTNER,
-        "PingPing receiving from MPI_ANY_SOURCE (IMB 2021's name)",
-        default=False,
-        pattern="pingping",
     ),
     Benchmark(
         "Sendrecv",
@@ -282,7 +252,6 @@ _DESCRIPTORS = (
         Kind.PARALLEL,
         _pt2pt("sendrecv"),
         "periodic chain of MPI_Sendrecv (bidirectional bandwidth at NP=2)",
-        buffers=same,
         turnover=lambda np_: 2.0,
         expected=_pt2pt("check_sendrecv"),
         native="sendrecv",
@@ -312,7 +281,6 @@ _DESCRIPTORS = (
             Kind.RATE,
             _imb2021("windowed", bi),
             what,
-            buffers=same,
             default=False,
             turnover=lambda np_, bi=bi: messages(np_, bi, 1),
             procs=Procs(minimum=2),

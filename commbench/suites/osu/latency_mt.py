@@ -28,11 +28,12 @@ latency_mt_loops.py, named as base.Lazy.
 from __future__ import annotations
 
 from commbench.suites.base import Lazy, mpi_initialized
-from commbench.suites.osu.pt2pt_variants import COMMON, LAT, MAX_PROCS, check_t
+from commbench.suites.osu.pt2pt import COMMON, LAT
+from commbench.suites.osu.pt2pt import LOOPS as PT2PT
+from commbench.suites.osu.pt2pt_variants import MAX_PROCS, check_t
 from commbench.suites.osu.spec import OsuBenchmark
 
 LOOPS = "commbench.suites.osu.latency_mt_loops"
-VARIANTS = "commbench.suites.osu.pt2pt_variants_loops"
 LEVELS = (
     "single",
     "funneled",
@@ -81,7 +82,7 @@ BENCHMARKS = (
         native="latency_mt",
         prepare=Lazy(LOOPS, "prepare"),
         row=Lazy(LOOPS, "row"),
-        verify=Lazy(VARIANTS, "from_peer"),
+        verify=Lazy(PT2PT, "from_peer"),
         validate=check_t,
         extra=Lazy(LOOPS, "extra"),
     ),

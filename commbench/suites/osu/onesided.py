@@ -136,15 +136,19 @@ def window_bytes(b, ctx, size: int) -> int:
     return size
 
 
-def _bench(name: str, title: str, description: str, **kw) -> OsuBenchmark:
+def _bench(name: str, title: str, description: str, takes=None, **kw) -> OsuBenchmark:
     shape = RMA[name].shape
     bw = shape != "latency"
+    takes = takes or (BASE | {"W"} if bw else BASE)
+    if "c" in takes:  # acc, fop, cas: -c checks what they moved
+        kw.update(verify=Lazy(CHECK, "verify"), refill=Lazy(CHECK, "refill"))
     return OsuBenchmark(
         name,
         description,
         group="rma",
         title=title,
         metric="bandwidth" if bw else "rma_latency",
+        takes=takes,
         defaults=BW if bw else LAT,
         nprocs=exactly_two,
         loop=Lazy(LOOPS, shape),
@@ -166,45 +170,35 @@ BENCHMARKS = (
         "put_latency",
         "MPI_Put Latency",
         "MPI_Put of one message and the -s synchronization; us per put",
-        takes=BASE,
     ),
     _bench(
         "get_latency",
         "MPI_Get latency",
         "MPI_Get of one message and the -s synchronization; us per get",
-        takes=BASE,
     ),
     _bench(
-        "put_bw",
-        "MPI_Put Bandwidth",
-        "-W MPI_Put to consecutive offsets per synchronization; MB/s",
-        takes=BASE | {"W"},
+        "put_bw", "MPI_Put Bandwidth", "-W MPI_Put to consecutive offsets per synchronization; MB/s"
     ),
     _bench(
         "get_bw",
         "MPI_Get Bandwidth",
         "-W MPI_Get from consecutive offsets per synchronization; MB/s",
-        takes=BASE | {"W"},
     ),
     _bench(
         "put_bibw",
         "MPI_Put Bi-directional Bandwidth",
         "both ranks -W MPI_Put each way (pscw or fence); MB/s",
-        takes=BASE | {"W"},
     ),
     _bench(
         "acc_latency",
         "MPI_Accumulate latency",
         "MPI_Accumulate (MPI_SUM) and the -s synchronization",
         takes=ATOMIC,
-        verify=Lazy(CHECK, "verify"),
-        refill=Lazy(CHECK, "refill"),
     ),
     _bench(
         "get_acc_latency",
         "MPI_Get_accumulate latency",
         "MPI_Get_accumulate (MPI_SUM), -s lock by default",
-        takes=BASE,
     ),
     _bench(
         "fop_latency",
@@ -212,8 +206,6 @@ BENCHMARKS = (
         "MPI_Fetch_and_op (MPI_SUM) of one element",
         takes=ATOMIC,
         sizes=atomic_sizes,
-        verify=Lazy(CHECK, "verify"),
-        refill=Lazy(CHECK, "refill"),
     ),
     _bench(
         "cas_latency",
@@ -221,8 +213,6 @@ BENCHMARKS = (
         "MPI_Compare_and_swap of one element",
         takes=ATOMIC,
         sizes=atomic_sizes,
-        verify=Lazy(CHECK, "verify"),
-        refill=Lazy(CHECK, "refill"),
     ),
 )
 BY_NAME = {b.name: b for b in BENCHMARKS}

@@ -27,56 +27,43 @@ from commbench.suites.base import Lazy
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, exactly_two
 
 LOOPS = "commbench.suites.osu.pt2pt_loops"
+VARIANTS = "commbench.suites.osu.pt2pt_variants_loops"  # the persistent forms' loops
 COMMON = frozenset("mixzcTu")
 LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
 BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
+KINDS = {  # name -> (OSU's title, the tag of -c's verdict)
+    "latency": ("MPI Latency", 2),
+    "bw": ("MPI Bandwidth", 102),
+    "bibw": ("MPI Bi-Directional Bandwidth", 0),
+}
+
+
+def transfer(kind: str, description: str, persistent: bool = False) -> OsuBenchmark:
+    """latency, bw or bibw, or (persistent) its form with persistent requests
+    (pt2pt_variants.py): the same counts, rows and -c, a loop of its own."""
+    title, verdict = KINDS[kind]
+    name = kind + "_persistent" * persistent
+    bw = kind != "latency"
+    return OsuBenchmark(
+        name,
+        description,
+        group="pt2pt_variants" if persistent else "pt2pt",
+        title=title + " Persistent" * persistent,
+        metric="bandwidth" if bw else "latency",
+        takes=COMMON | {"W"} if bw else COMMON,
+        defaults=BW if bw else LAT,
+        nprocs=exactly_two,
+        loop=Lazy(VARIANTS if persistent else LOOPS, name),
+        native=name,
+        row=Lazy(LOOPS, "bw_row" if bw else "lat_row"),
+        verify=Lazy(LOOPS, "at_receiver" if kind == "bw" else "from_peer"),
+        directions=2 if kind == "bibw" else 1,
+        verdict=verdict,
+    )
 
 
 BENCHMARKS = (
-    OsuBenchmark(
-        "latency",
-        "ping-pong: MPI_Send/MPI_Recv there and back; half the round trip",
-        group="pt2pt",
-        title="MPI Latency",
-        metric="latency",
-        takes=COMMON,
-        defaults=LAT,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "latency"),
-        native="latency",
-        row=Lazy(LOOPS, "lat_row"),
-        verify=Lazy(LOOPS, "from_peer"),
-        verdict=2,
-    ),
-    OsuBenchmark(
-        "bw",
-        "a window of -W MPI_Isend one way, MPI_Waitall, a 1-byte ack",
-        group="pt2pt",
-        title="MPI Bandwidth",
-        metric="bandwidth",
-        takes=COMMON | {"W"},
-        defaults=BW,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "bw"),
-        native="bw",
-        row=Lazy(LOOPS, "bw_row"),
-        verify=Lazy(LOOPS, "at_receiver"),
-        directions=1,
-        verdict=102,
-    ),
-    OsuBenchmark(
-        "bibw",
-        "windows of -W MPI_Irecv and MPI_Isend both ways at once, MPI_Waitall",
-        group="pt2pt",
-        title="MPI Bi-Directional Bandwidth",
-        metric="bandwidth",
-        takes=COMMON | {"W"},
-        defaults=BW,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "bibw"),
-        native="bibw",
-        row=Lazy(LOOPS, "bw_row"),
-        verify=Lazy(LOOPS, "from_peer"),
-        directions=2,
-    ),
+    transfer("latency", "ping-pong: MPI_Send/MPI_Recv there and back; half the round trip"),
+    transfer("bw", "a window of -W MPI_Isend one way, MPI_Waitall, a 1-byte ack"),
+    transfer("bibw", "windows of -W MPI_Irecv and MPI_Isend both ways at once, MPI_Waitall"),
 )

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 from commbench.option_types import ConfigError
 from commbench.suites.base import Lazy
+from commbench.suites.osu.pt2pt import BW, COMMON, LAT, transfer
+from commbench.suites.osu.pt2pt import LOOPS as PT2PT
+from commbench.suites.osu.pt2pt import VARIANTS as LOOPS
 from commbench.suites.osu.spec import Defaults, OsuBenchmark, exactly_two
 
-LOOPS = "commbench.suites.osu.pt2pt_variants_loops"
-COMMON = frozenset("mixzcTu")
-LAT = Defaults(iterations=10000, iterations_large=1000, skip=100, skip_large=10)
-BW = Defaults(iterations=100, iterations_large=20, skip=10, skip_large=2)
 MBW = Defaults(iterations=100, iterations_large=100, skip=10, skip_large=10)
 MAX_PROCS = (
     127  # -t's largest count: the binaries refuse 128 ("Invalid Number of Threads [-t 128]")
@@ -51,10 +50,6 @@ def even(p: int) -> str | None:
 
 
 def at_least_two(p: int) -> str | None:
-    return None if p >= 2 else "This test requires at least two processes"
-
-
-def mbw_nprocs(p: int) -> str | None:
     return None if p >= 2 else "This test requires at least two processes"
 
 
@@ -89,53 +84,35 @@ def pairs_fit(s, p: int) -> None:
         )
 
 
-BENCHMARKS = (
-    OsuBenchmark(
-        "latency_persistent",
-        "latency with persistent requests: MPI_Start/MPI_Wait of a send and a receive",
+def _fan(way: str, description: str) -> OsuBenchmark:
+    """bw_fan_in (ranks 1..P-1 send to rank 0) or bw_fan_out (rank 0 sends to them)."""
+    return OsuBenchmark(
+        "bw_fan_" + way,
+        description,
         group="pt2pt_variants",
-        title="MPI Latency Persistent",
-        metric="latency",
-        takes=COMMON,
-        defaults=LAT,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "latency_persistent"),
-        native="latency_persistent",
-        row=Lazy(LOOPS, "lat_row"),
-        verify=Lazy(LOOPS, "from_peer"),
-        verdict=2,
-    ),
-    OsuBenchmark(
-        "bw_persistent",
-        "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
-        group="pt2pt_variants",
-        title="MPI Bandwidth Persistent",
-        metric="bandwidth",
+        title="MPI Bandwidth",
+        metric="fan",
         takes=COMMON | {"W"},
         defaults=BW,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "bw_persistent"),
-        native="bw_persistent",
-        row=Lazy(LOOPS, "bw_row"),
-        verify=Lazy(LOOPS, "at_receiver"),
+        nprocs=at_least_two,
+        loop=Lazy(LOOPS, "fan_" + way),
+        native="bw_fan_" + way,
+        prepare=Lazy(LOOPS, "fan_roles"),
+        row=Lazy(LOOPS, "multi_bw_row"),
+        verify=Lazy(LOOPS, "fan_receivers"),
+        gather=True,
         directions=1,
-        verdict=102,
-    ),
-    OsuBenchmark(
-        "bibw_persistent",
-        "bibw with persistent requests: MPI_Startall of -W receives and sends, MPI_Waitall",
-        group="pt2pt_variants",
-        title="MPI Bi-Directional Bandwidth Persistent",
-        metric="bandwidth",
-        takes=COMMON | {"W"},
-        defaults=BW,
-        nprocs=exactly_two,
-        loop=Lazy(LOOPS, "bibw_persistent"),
-        native="bibw_persistent",
-        row=Lazy(LOOPS, "bw_row"),
-        verify=Lazy(LOOPS, "from_peer"),
-        directions=2,
-    ),
+    )
+
+
+PERSISTENT = {  # latency, bw and bibw with persistent requests
+    "latency": "latency with persistent requests: MPI_Start/MPI_Wait of a send and a receive",
+    "bw": "bw with persistent requests: MPI_Startall of -W sends, MPI_Waitall, the ack",
+    "bibw": "bibw with persistent requests: MPI_Startall of -W receives and sends, MPI_Waitall",
+}
+
+BENCHMARKS = (
+    *(transfer(kind, what, persistent=True) for kind, what in PERSISTENT.items()),
     OsuBenchmark(
         "mbw_mr",
         "pairs i, i+P/2 (-p): two barriers, a window of -W MPI_Isend, the ack; MB/s and "
@@ -145,7 +122,7 @@ BENCHMARKS = (
         metric="mbw_mr",
         takes=COMMON | {"W", "p"},
         defaults=MBW,
-        nprocs=mbw_nprocs,
+        nprocs=at_least_two,
         loop=Lazy(LOOPS, "mbw_mr"),
         native="mbw_mr",
         prepare=Lazy(LOOPS, "pair_roles"),
@@ -183,43 +160,11 @@ BENCHMARKS = (
         nprocs=exactly_two,
         loop=Lazy(LOOPS, "barrier_latency"),
         native="barrier_latency",
-        row=Lazy(LOOPS, "lat_row"),
-        verify=Lazy(LOOPS, "from_peer"),
+        row=Lazy(PT2PT, "lat_row"),
+        verify=Lazy(PT2PT, "from_peer"),
         validate=check_t,
         extra=Lazy(LOOPS, "mp_extra"),
     ),
-    OsuBenchmark(
-        "bw_fan_in",
-        "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all",
-        group="pt2pt_variants",
-        title="MPI Bandwidth",
-        metric="fan",
-        takes=COMMON | {"W"},
-        defaults=BW,
-        nprocs=at_least_two,
-        loop=Lazy(LOOPS, "fan_in"),
-        native="bw_fan_in",
-        prepare=Lazy(LOOPS, "fan_roles"),
-        row=Lazy(LOOPS, "multi_bw_row"),
-        verify=Lazy(LOOPS, "fan_receivers"),
-        gather=True,
-        directions=1,
-    ),
-    OsuBenchmark(
-        "bw_fan_out",
-        "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all",
-        group="pt2pt_variants",
-        title="MPI Bandwidth",
-        metric="fan",
-        takes=COMMON | {"W"},
-        defaults=BW,
-        nprocs=at_least_two,
-        loop=Lazy(LOOPS, "fan_out"),
-        native="bw_fan_out",
-        prepare=Lazy(LOOPS, "fan_roles"),
-        row=Lazy(LOOPS, "multi_bw_row"),
-        verify=Lazy(LOOPS, "fan_receivers"),
-        gather=True,
-        directions=1,
-    ),
+    _fan("in", "ranks 1..P-1 each send -W messages to rank 0, which acks each; MB/s of all"),
+    _fan("out", "rank 0 sends -W messages to each of ranks 1..P-1, which ack; MB/s of all"),
 )

@@ -174,14 +174,6 @@ def _timed(data) -> list[np.ndarray]:
     return [np.asarray(t) for t in data if t is not None]
 
 
-def lat_row(ctx, s, times) -> dict:
-    return latency_row(times, 2, s.percentiles)
-
-
-def bw_row(ctx, s, times) -> dict:
-    return bandwidth_row(times, ctx.nbytes * ctx.window * ctx.bench.directions, s.percentiles)
-
-
 def senders_latency_row(ctx, s, data) -> dict:
     """multi_lat: the senders' mean latency (OSU: the sum over ranks / pairs), min/max
     over them; -z over all senders' half round trips (OSU 7.4 prints none)."""
@@ -212,14 +204,6 @@ def multi_bw_row(ctx, s, data) -> dict:
 
 
 # -c: what each rank received.
-def from_peer(ctx, size: int) -> int:
-    return ctx.mismatches(ctx.peer, size)
-
-
-def at_receiver(ctx, size: int) -> int:
-    return ctx.mismatches(ctx.peer, size) if ctx.rank == 1 else 0
-
-
 def pair_receivers(ctx, size: int) -> int:
     """mbw_mr: the receivers got their sender's data; multi_lat: both sides did."""
     if not ctx.own.active:

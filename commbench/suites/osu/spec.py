@@ -23,7 +23,6 @@ from commbench.suites.osu import topology
 from commbench.suites.osu.settings import mem_limit
 
 LARGE = 8192  # OSU's LARGE_MESSAGE_SIZE: above it the "large" repetition counts apply
-MAX_PERCENTILES = 5  # OSU 7.4 prints at most five percentile columns
 
 
 @dataclass(frozen=True)

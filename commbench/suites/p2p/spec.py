@@ -22,9 +22,8 @@ LOOPS = "commbench.suites.p2p.patterns"  # the loops, partners and preparations 
 # ---------------------------------------------------------------- process grids
 
 
-def grid2d(p: int) -> tuple[int, int] | None:
-    """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2,
-    found as IMB-P2P does."""
+def _squarest(p: int) -> tuple[int, int]:
+    """IMB-P2P's search for the squarest ly x lx = p (its rows, columns), from 2 x 2 up."""
     lx = ly = 2
     while lx * ly < p:
         lx, ly = lx + 1, ly + 1
@@ -32,6 +31,13 @@ def grid2d(p: int) -> tuple[int, int] | None:
         while ly > 1 and p % ly:
             ly -= 1
         lx = p // ly
+    return ly, lx
+
+
+def grid2d(p: int) -> tuple[int, int] | None:
+    """Stencil2D's (rows, columns): the squarest ly x lx = p with both >= 2,
+    found as IMB-P2P does."""
+    ly, lx = _squarest(p)
     return (ly, lx) if lx >= 2 and ly >= 2 and lx * ly == p else None
 
 
@@ -44,14 +50,7 @@ def grid3d(p: int) -> tuple[int, int, int] | None:
         lz -= 1
         while lz > 1 and p % lz:
             lz -= 1
-        plane = p // lz if lz else 0
-        gx = gy = 2
-        while gx * gy < plane:
-            gx, gy = gx + 1, gy + 1
-        if gx * gy > plane:
-            while gy > 1 and plane % gy:
-                gy -= 1
-            gx = plane // gy
+        gy, gx = _squarest(p // lz if lz else 0)
         if gy >= lz:
             lx, ly = gx, gy
     ok = min(lx, ly, lz) >= 2 and lx * ly * lz == p

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from commbench import policy
-from commbench.suites.base import Benchmark, Family, Kind, Lazy, Procs, hooks, same
+from commbench.suites.base import Benchmark, Family, Kind, Lazy, Procs, hooks
 from commbench.suites.pgas.pairing import PairingError, pairs, partners, validate
 from commbench.suites.pgas.settings import OPTIONS, PgasSettings
 
@@ -137,7 +137,6 @@ def _bench(
         kind,
         kernel,
         desc,
-        buffers=same,
         unit=unit,
         off_cache=False,
         procs=Procs(minimum=2),

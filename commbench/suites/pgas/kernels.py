@@ -125,49 +125,50 @@ def pingpong_kernel(is_put: bool):
 # ---------------------------------------------------------------- bandwidth kernels
 
 
-def put_bw(ctx, n):
-    """Lower rank of each pair PUTs M bytes to its partner N times; one flush completes them."""
-    if not ctx.own.lower:
-        return -1.0
-    return _put_stream(ctx, n)
-
-
-def _put_stream(ctx, n):
-    win, part, src, _, r_at, _ = _specs(ctx)
+def _put_stream(win, part, src, at, n):
+    """N PUTs to the partner, one MPI_Win_flush completes them."""
     put = win.Put
     t0 = MPI.Wtime()
     for _ in range(n):
-        put(src, part, r_at)
+        put(src, part, at)
     win.Flush(part)
     return (MPI.Wtime() - t0) / n
+
+
+def _get_stream(win, part, dst, at, n):
+    """N blocking GETs from the partner (each completed by MPI_Win_flush_local, as in SHMEM)."""
+    get, flush_local = win.Get, win.Flush_local
+    t0 = MPI.Wtime()
+    for _ in range(n):
+        get(dst, part, at)
+        flush_local(part)
+    return (MPI.Wtime() - t0) / n
+
+
+def _pair_stream(ctx, n, put: bool):
+    win, part, src, dst, r_at, s_at = _specs(ctx)
+    return _put_stream(win, part, src, r_at, n) if put else _get_stream(win, part, dst, s_at, n)
+
+
+def put_bw(ctx, n):
+    """Lower rank of each pair PUTs M bytes to its partner N times; one flush completes them."""
+    return _pair_stream(ctx, n, True) if ctx.own.lower else -1.0
 
 
 def get_bw(ctx, n):
     """Lower rank of each pair GETs M bytes from its partner N times (blocking gets, as in
     SHMEM)."""
-    if not ctx.own.lower:
-        return -1.0
-    return _get_stream(ctx, n)
-
-
-def _get_stream(ctx, n):
-    win, part, _, dst, _, s_at = _specs(ctx)
-    get, flush_local = win.Get, win.Flush_local
-    t0 = MPI.Wtime()
-    for _ in range(n):
-        get(dst, part, s_at)
-        flush_local(part)
-    return (MPI.Wtime() - t0) / n
+    return _pair_stream(ctx, n, False) if ctx.own.lower else -1.0
 
 
 def put_bidir_bw(ctx, n):
     """Both processes of every pair PUT M bytes to each other N times."""
-    return _put_stream(ctx, n)
+    return _pair_stream(ctx, n, True)
 
 
 def get_bidir_bw(ctx, n):
     """Both processes of every pair GET M bytes from each other N times."""
-    return _get_stream(ctx, n)
+    return _pair_stream(ctx, n, False)
 
 
 # ---------------------------------------------------------------- strided kernels
@@ -176,29 +177,13 @@ def get_bidir_bw(ctx, n):
 def strided_put_bw(ctx, n):
     """Lower rank PUTs M bytes (M/4 floats) to its partner with stride S, N times."""
     st: SegmentRow = ctx.own
-    if not st.lower:
-        return -1.0
-    win, part, origin, target = st.win, st.partner, st.origin, st.target
-    put = win.Put
-    t0 = MPI.Wtime()
-    for _ in range(n):
-        put(origin, part, target)
-    win.Flush(part)
-    return (MPI.Wtime() - t0) / n
+    return _put_stream(st.win, st.partner, st.origin, st.target, n) if st.lower else -1.0
 
 
 def strided_get_bw(ctx, n):
     """Lower rank GETs M bytes (M/4 floats) from its partner with stride S, N times."""
     st: SegmentRow = ctx.own
-    if not st.lower:
-        return -1.0
-    win, part, origin, target = st.win, st.partner, st.origin, st.target
-    get, flush_local = win.Get, win.Flush_local
-    t0 = MPI.Wtime()
-    for _ in range(n):
-        get(origin, part, target)
-        flush_local(part)
-    return (MPI.Wtime() - t0) / n
+    return _get_stream(st.win, st.partner, st.origin, st.target, n) if st.lower else -1.0
 
 
 # ---------------------------------------------------------------- random kernels

@@ -63,9 +63,17 @@ def _all(ctx):
     return tuple(range(ctx.size))
 
 
-def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, **kw):
+def _single(name, op, completion, bidir, desc, expected=None, default=True, unit=1, **kw):
+    """Rank 0 to rank 1, or both ways (bidir); a Put's or Get's verifier follows from op."""
     over = OPERATIONS[op][1]
     unit_disp = 4 if op in ("acc", "getacc", "fop", "cas") else 1
+    if expected is None:  # where a Put's or Get's data arrives, and from which rank
+        if bidir:
+            expected = _check("arrived", _both, _partner)
+        else:  # rank 0 puts into rank 1, gets from rank 1
+            expected = _check(
+                "arrived", *((_r1, lambda c: 0) if op == "put" else (_r0, lambda c: 1))
+            )
     return Benchmark(
         name,
         F,
@@ -89,37 +97,32 @@ def _single(name, op, completion, bidir, expected, desc, default=True, unit=1, *
     )
 
 
-def _multiple(name, op, completion, expected, desc, default=True):
+def _to_all(name, op, completion, desc, default=True):
+    """Rank 0 to every other rank, or (All_*) every rank to every other, one completion call."""
+    every = name.startswith("All_")
     over = OPERATIONS[op][1]
+    if every or op == "get":
+        expected = _check("from_one_of", _all if every else _r0, Lazy(CHECK, "others"))
+    else:
+        expected = _check("arrived", _not_r0, lambda c: 0)
+    if every:
+        native, turnover = f"rma_all_{op}_all", lambda np_: 1.0
+    else:
+        local = "_local" if completion == "Flush_local_all" else ""
+        native, turnover = OPERATIONS[op][2] + "_all" + local, lambda np_: float(np_ - 1)
     return Benchmark(
         name,
         F,
-        Kind.MULTIPLE,
-        Lazy(KERNELS, "to_all", (op, completion, False)),
+        Kind.COLLECTIVE if every else Kind.MULTIPLE,
+        Lazy(KERNELS, "to_all", (op, completion, every)),
         desc,
         default=default,
-        turnover=lambda np_: float(np_ - 1),
+        turnover=turnover,
         setup=Lazy(ONESIDED, "setup_window", (over,)),
         teardown=FREE,
         expected=expected,
         variant=over,
-        native=OPERATIONS[op][2] + "_all" + ("_local" if completion == "Flush_local_all" else ""),
-    )
-
-
-def _all_to_all(name, op, expected, desc):
-    over = OPERATIONS[op][1]
-    return Benchmark(
-        name,
-        F,
-        Kind.COLLECTIVE,
-        Lazy(KERNELS, "to_all", (op, "Flush_all", True)),
-        desc,
-        setup=Lazy(ONESIDED, "setup_window", (over,)),
-        teardown=FREE,
-        expected=expected,
-        variant=over,
-        native=f"rma_all_{op}_all",
+        native=native,
     )
 
 
@@ -148,27 +151,16 @@ PASSIVE_COMMENTS = (
 
 BENCHMARKS = (
     _single(
-        "Unidir_put",
-        "put",
-        "Flush",
-        False,
-        _check("arrived", _r1, lambda c: 0),
-        "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush",
+        "Unidir_put", "put", "Flush", False, "rank 0 MPI_Put of X bytes into rank 1, MPI_Win_flush"
     ),
     _single(
-        "Unidir_get",
-        "get",
-        "Flush",
-        False,
-        _check("arrived", _r0, lambda c: 1),
-        "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush",
+        "Unidir_get", "get", "Flush", False, "rank 0 MPI_Get of X bytes from rank 1, MPI_Win_flush"
     ),
     _single(
         "Bidir_put",
         "put",
         "Flush",
         True,
-        _check("arrived", _both, _partner),
         "both ranks MPI_Put X bytes into each other, MPI_Win_flush",
     ),
     _single(
@@ -176,33 +168,30 @@ BENCHMARKS = (
         "get",
         "Flush",
         True,
-        _check("arrived", _both, _partner),
         "both ranks MPI_Get X bytes from each other, MPI_Win_flush",
     ),
-    _multiple(
+    _to_all(
         "One_put_all",
         "put",
         "Flush_all",
-        _check("arrived", _not_r0, lambda c: 0),
         "rank 0 MPI_Put of X bytes to every other rank, one MPI_Win_flush_all",
     ),
-    _multiple(
+    _to_all(
         "One_get_all",
         "get",
         "Flush_all",
-        _check("from_one_of", _r0, Lazy(CHECK, "others")),
         "rank 0 MPI_Get of X bytes from every other rank, one MPI_Win_flush_all",
     ),
-    _all_to_all(
+    _to_all(
         "All_put_all",
         "put",
-        _check("from_one_of", _all, Lazy(CHECK, "others")),
+        "Flush_all",
         "every rank MPI_Put of X bytes to every other rank (staggered), MPI_Win_flush_all",
     ),
-    _all_to_all(
+    _to_all(
         "All_get_all",
         "get",
-        _check("from_one_of", _all, Lazy(CHECK, "others")),
+        "Flush_all",
         "every rank MPI_Get of X bytes from every other rank (staggered), MPI_Win_flush_all",
     ),
     _single(
@@ -210,7 +199,6 @@ BENCHMARKS = (
         "put",
         "Flush_local",
         False,
-        _check("arrived", _r1, lambda c: 0),
         "as Unidir_put, local completion MPI_Win_flush_local",
     ),
     _single(
@@ -218,22 +206,19 @@ BENCHMARKS = (
         "get",
         "Flush_local",
         False,
-        _check("arrived", _r0, lambda c: 1),
         "as Unidir_get, local completion MPI_Win_flush_local",
         default=False,
     ),
-    _multiple(
+    _to_all(
         "Put_all_local",
         "put",
         "Flush_local_all",
-        _check("arrived", _not_r0, lambda c: 0),
         "as One_put_all, local completion MPI_Win_flush_local_all",
     ),
-    _multiple(
+    _to_all(
         "Get_all_local",
         "get",
         "Flush_local_all",
-        _check("from_one_of", _r0, Lazy(CHECK, "others")),
         "as One_get_all, local completion MPI_Win_flush_local_all",
         default=False,
     ),
@@ -250,8 +235,8 @@ BENCHMARKS = (
         "acc",
         "Flush",
         False,
-        _check("check_accumulate", False),
         "rank 0 MPI_Accumulate of X/4 floats (MPI_SUM) into rank 1, MPI_Win_flush",
+        expected=_check("check_accumulate", False),
         unit=4,
     ),
     _single(
@@ -259,8 +244,8 @@ BENCHMARKS = (
         "getacc",
         "Flush",
         False,
-        _check("check_accumulate", True),
         "rank 0 MPI_Get_accumulate of X/4 floats (MPI_SUM) with rank 1, MPI_Win_flush",
+        expected=_check("check_accumulate", True),
         unit=4,
     ),
     _single(
@@ -268,8 +253,8 @@ BENCHMARKS = (
         "fop",
         "Flush",
         False,
-        _check("check_accumulate", True, 4),
         "rank 0 MPI_Fetch_and_op of one float (MPI_SUM) on rank 1, MPI_Win_flush",
+        expected=_check("check_accumulate", True, 4),
         unit=4,
         fixed_sizes=(4,),
     ),
@@ -278,8 +263,8 @@ BENCHMARKS = (
         "cas",
         "Flush",
         False,
-        _check("check_cas"),
         "rank 0 MPI_Compare_and_swap of one int on rank 1, MPI_Win_flush",
+        expected=_check("check_cas"),
         unit=4,
         fixed_sizes=(4,),
         buffers=lambda x, np_: (xp(x), 3 * xp(x)),
