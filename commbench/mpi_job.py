@@ -30,7 +30,7 @@ from commbench import (
     suites,
     watchdog,
 )
-from commbench.harness import rows
+from commbench.harness import limits, rows
 from commbench.harness.core import Harness
 from commbench.harness.plan import Plan
 from commbench.option_types import RunError
@@ -280,12 +280,13 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
     cfg = payload
     session = Session(cfg, comm, build_sinks(cfg) if rank == 0 else [], watchdog=wd)
     meta = run_metadata.collect(comm, cfg)
-    problem = None
+    problem, biggest = None, 0
     if rank == 0:
         session.rank_hosts = meta["rank_hosts"]
         per_host = max(meta["ranks_per_host"].values())
         plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
         problem = resources.preflight(plan, per_host, MPI.Get_version())
+        biggest = plan.peak()[1]
         say, refusal = (
             resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
         )
@@ -293,10 +294,15 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
         if say and not problem:
             print(f"commbench: {say}", file=sys.stderr, flush=True)
         claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
-        problem = (
-            problem or next((c for c in claims if c), None) or _start_sinks(session, cfg, meta)
-        )
-    problem = comm.bcast(problem, root=0)
+        problem = problem or next((c for c in claims if c), None)
+    problem, biggest = comm.bcast((problem, biggest), root=0)
+    if not problem:
+        wd.progress(phase="measuring the limits of the hosts")
+        session.limits = limits.measure(comm, cfg, biggest) or {}
+        if rank == 0:
+            meta["limits"] = session.limits
+            problem = _start_sinks(session, cfg, meta)
+        problem = comm.bcast(problem, root=0)
     if problem:
         if rank == 0:
             error(problem)

@@ -74,6 +74,7 @@ class RunConfig:
     system: str | None = None  # --system: the run's system in the store
     tags: tuple[str, ...] = ()  # --tag
     expect: str | None = None  # --expect: the rules the finished run is judged by
+    link_rate: str | None = None  # --link-rate: the line rate between hosts, as given
     fit: bool = (
         False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
     )
@@ -170,6 +171,7 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         system=values.get("system"),
         tags=tuple(t for t in (values.get("tag") or "").split(",") if t),
         expect=values.get("expect"),
+        link_rate=values.get("link_rate"),
         fit=_fits(fam, values),
         breakpoints=values.get("breakpoints", ()),
         int_counts=bool(values.get("int_counts")),

@@ -26,6 +26,7 @@ from commbench.option_types import (
     HUGEPAGES,
     POLICIES,
     THREAD_LEVELS,
+    ConfigError,
     Option,
     byte_list,
     choice,
@@ -41,6 +42,18 @@ from commbench.option_types import (
     store_tags,
     text,
 )
+
+
+def link_rate(text: str) -> str:
+    """--link-rate: a line rate (ConfigError otherwise); the text as given."""
+    from commbench.models import limits
+
+    if not limits.link_rate(text):
+        raise ConfigError(
+            f"--link-rate {text!r} is not a line rate (accepted: 200Gb/s, 25Gbit/s, 12.5GB/s, "
+            "100000 for Mb/s)"
+        )
+    return text
 
 
 def rank_detail(s: str) -> int | None:
@@ -188,6 +201,14 @@ OPTIONS: tuple[Option, ...] = (
         store_tags,
     ),
     Option(
+        ("--link-rate",),
+        "link_rate",
+        "<rate>",
+        "the line rate of the link between hosts, e.g. 200Gb/s or 25GB/s, where the system "
+        "cannot tell it (rows across hosts are shown as a fraction of it: docs/limits.md)",
+        link_rate,
+    ),
+    Option(
         ("--expect",),
         "expect",
         "<rules.toml>",
@@ -314,6 +335,7 @@ RUN_LEVEL = frozenset(
         "system",
         "tag",
         "expect",
+        "link_rate",
         "timeout",
         "thread_level",
         "include",

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from commbench import records
+from commbench.models import limits
 from commbench.records import Measurement, Sink
 
 
@@ -36,6 +37,9 @@ class Session:
         self.watchdog = watchdog  # commbench.watchdog.Watchdog or None
         self.records: list[Measurement] = []  # world rank 0: everything emitted, for analyses
         self.rank_hosts: list[str] = []  # world rank 0: every rank's host (job.configure)
+        # world rank 0: the hosts' physical limits (commbench.harness.limits), which every
+        # emitted row is held against (its extra["limit"], commbench.models.limits)
+        self.limits: dict = {}
         self.held: list[Measurement] = []  # world rank 0: emitted with hold=True, not yet delivered
         # The --samples row being measured (commbench.harness.live.LiveRow): what a
         # stopped run keeps of it. Set by the harness; cleared when its record is emitted.
@@ -70,6 +74,9 @@ class Session:
             rec = dataclasses.replace(
                 rec, extra={**rec.extra, "check": records.check_verdict(rec.defects)}
             )
+        found = limits.of_row(rec, self.limits, self.rank_hosts) if self.limits else None
+        if found:
+            rec = dataclasses.replace(rec, extra={**rec.extra, "limit": found})
         with self.lock:
             self.live = None  # the row is whole: nothing of it is left to keep at a stop
             if hold:

@@ -50,7 +50,9 @@ SHOWN = {
     "bandwidth": ((1e9, "GB/s"), (1e6, "MB/s"), (0.0, "B/s")),
     "rate": ((1e6, "Mmsg/s"), (1e3, "kmsg/s"), (0.0, "msg/s")),
 }
-LIMITS = ("limit", "link", "floor")  # `>= 0.8 of link`: what the fraction is of
+# `>= 0.8 of link`: what the fraction is of (docs/limits.md): the row's bandwidth limit (one
+# copy in memory, or the link's line rate), the link's only, or t's latency floor
+LIMITS = ("limit", "link", "floor")
 SIZE_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "kB": 10**3, "MB": 10**6}
 SELECTORS = ("benchmark", "family", "np", "mode", "bytes", "hosts", "name")
 BASE = {"t": "us", "bandwidth": "B/s", "rate": "msg/s"}  # the unit values are held in
@@ -248,6 +250,12 @@ def bound(v: object, metric: str, where: str) -> Bound:
         fraction = float(m.group(2))
         if fraction <= 0:
             raise ExpectationError(f"{where}: {metric} = {v!r}: a fraction must be above 0")
+        kind = m.group(3)
+        if not (metric == "t" and kind == "floor" or metric == "bandwidth" and kind != "floor"):
+            raise ExpectationError(
+                f"{where}: {metric} = {v!r}: the floor bounds t, a limit or link bounds "
+                "bandwidth (docs/limits.md)"
+            )
         low, high = (fraction, None) if m.group(1) == ">=" else (None, fraction)
         return Bound(low, high, s, of_limit=m.group(3))
     m = re.fullmatch(rf"(<=|>=)\s*({_NUMBER})\s*(\S+)", s) or re.fullmatch(
@@ -363,11 +371,13 @@ def _verdict(rule: Rule, source: str, r: records.Measurement) -> Verdict:
     if v is None:
         return Verdict(rule, source, row, None, NO_DATA, f"the row has no {rule.metric}")
     if rule.bound.of_limit:
-        limit = (r.extra.get("limit") or {}).get(rule.metric)
+        lim = r.extra.get("limit") if isinstance(r.extra.get("limit"), dict) else {}
+        limit = lim.get(rule.metric)
+        if lim and rule.bound.of_limit == "link" and lim.get("of") != "link":
+            return Verdict(rule, source, row, None, NO_DATA, "the row's ranks share a host")
         if not isinstance(limit, int | float) or limit <= 0:
-            return Verdict(
-                rule, source, row, None, NO_DATA, f"the run records no {rule.bound.of_limit}"
-            )
+            what = "floor" if rule.metric == "t" else "limit"
+            return Verdict(rule, source, row, None, NO_DATA, f"the run records no {what} for it")
         v = v / limit
     return Verdict(rule, source, row, v, PASS if rule.bound.holds(v) else FAIL)
 

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from commbench import mpilib, records, row_measurement
 from commbench.records import Kind
+from commbench.views import limits_text
 from commbench.views.imb_preamble import preamble
 from commbench.views.measuring_text import precise, precision_note
 
@@ -191,6 +192,7 @@ class ImbText:
         self.family = ""
         self.precision_rows: list[records.Measurement] = []  # every row measured to a target
         self.few_rows: list[records.Measurement] = []  # rows resting on too few valid repetitions
+        self.limit_rows: list[records.Measurement] = []  # held against the limits at the end
 
     @property
     def precise(self) -> bool:
@@ -240,6 +242,7 @@ class ImbText:
         if rec.extra.get("few_repetitions"):
             mark += "  " + FEW
             self.few_rows.append(rec)
+        self.limit_rows.append(rec)
         if self.cfg.get("multi") == 1 and len(rec.groups) > 1:
             self.p("")
             for g, vals in enumerate(rec.group_values):
@@ -319,6 +322,8 @@ class ImbText:
             self.p("")
             for line in few_note(self.few_rows):
                 self.p(line)
+        for line in limits_text.trailer(self.limit_rows):
+            self.p(line)
         if summary.get("interrupted"):
             self.p("")
             self.p(f"# !! run ended early: {summary['interrupted']}")

@@ -80,6 +80,26 @@ def test_three_hosts_metadata_and_cleanup(tmp_path):
     assert meta["ranks_per_host"] == {"h0": 2, "h1": 2, "h2": 2}
     assert meta["rank_hosts"] == ["h0", "h0", "h1", "h1", "h2", "h2"]
     assert meta["mpi_env"]["MPIR_CVAR_NOLOCAL"] == "1" and meta["mpi_env"]["FI_PROVIDER"] == "tcp"
+    # the limits (docs/limits.md): each host's memory, and the veths' line rate read from sysfs
+    # (a veth says 10000 Mb/s whatever tbf does: --link-rate is for that, the next test)
+    lim = meta["limits"]
+    assert sorted(lim["memory"]) == ["h0", "h1", "h2"]
+    assert all(m["copy"] and m["copy"][-1][0] == 1024 for m in lim["memory"].values())
+    link = lim["link"]
+    assert link["rate"] == 10000e6 / 8 and link["source"] == "the slowest host's interface"
+    assert {h: k["source"] for h, k in link["per_host"].items()} == {
+        h: "/sys/class/net/eth0/speed: 10000" for h in ("h0", "h1", "h2")
+    }
+    # every row that moves bytes; no 0-byte row has a limit: with MPIR_CVAR_NOLOCAL each rank
+    # is a node of its own to MPI, so no host has two ranks to measure a floor between
+    ok = [r for r in doc["records"] if r["status"] == "ok" and r["bytes"]]
+    assert all("limit" in r["extra"] for r in ok), [r for r in ok if "limit" not in r["extra"]]
+    assert all(m["why"] == "one rank on this host" for m in lim["memory"].values())
+    kinds = {(r["benchmark"], r["np"], r["extra"]["limit"]["of"]) for r in ok}
+    # PingPong's ranks 0 and 1 share h0 (held against its memory, though NOLOCAL sends the
+    # bytes through the network); Allreduce at 4 and 6 ranks spans hosts
+    assert {k for k in kinds if k[0] == "PingPong"} == {("PingPong", 2, "memory")}
+    assert ("Allreduce", 6, "link") in kinds and ("Allreduce", 4, "link") in kinds
     assert "ALL BENCHMARKS SUCCESSFUL" in p.stdout  # check mode: the data crossed intact
     assert {r["status"] for r in doc["records"]} <= {
         "ok",
@@ -112,6 +132,8 @@ def test_rate_limited_link_is_recovered(tmp_path):
             "-iter_policy",
             "off",
             "PingPong",
+            "--link-rate",
+            f"{RATE_MBIT}Mb/s",
             "-o",
             str(out),
         )
@@ -147,6 +169,16 @@ def test_rate_limited_link_is_recovered(tmp_path):
     )
     assert abs(r_inf / expected - 1) < 0.05
     assert abs(big_rate / expected - 1) < 0.05
+    # --link-rate given (tbf is invisible to sysfs): each row's fraction of the link is its
+    # measured rate over the limit the test set, and the 4 MiB row fills the link
+    doc = json.loads(out.read_text())
+    assert doc["metadata"]["limits"]["link"] == {"rate": expected, "source": "--link-rate 200Mb/s"}
+    for r in recs:
+        lim = r["extra"]["limit"]
+        assert lim["of"] == "link" and lim["bandwidth"] == expected
+        assert abs(lim["fraction"] / (r["values"]["bytes_per_sec"] / expected) - 1) < 1e-9
+    assert abs(recs[-1]["extra"]["limit"]["fraction"] - 1) < 0.1
+    assert "4194304 bytes at 0.9" in p.stdout or "4194304 bytes at 1.0" in p.stdout
     if comms is None:
         pytest.skip(
             "family comms (COMMS1, Hockney fit) not in this build: its r_inf is not checked"

@@ -1,0 +1,57 @@
+"""The rows against the hosts' physical limits, as the closing lines of a text report
+(docs/limits.md): one line a table, after the tables, so that the tables keep the peer's
+layout byte for byte. Each row's own figures are in its record (extra["limit"])."""
+
+from __future__ import annotations
+
+from commbench import records
+
+
+def _size(x: int | None) -> str:
+    return "" if x is None else f"{x} bytes at "
+
+
+def _table(rows: list[records.Measurement]) -> str:
+    first = rows[0]
+    name = first.benchmark if len(first.groups) <= 1 else f"Multi-{first.benchmark}"
+    what = f"{name} np={first.np}" + (f" {first.mode}" if first.mode else "")
+    said = []
+    timed = [r for r in rows if "multiple" in r.extra["limit"]]
+    if timed:
+        r = min(timed, key=lambda r: r.bytes or 0)
+        lim = r.extra["limit"]
+        said.append(f"{_size(r.bytes)}{lim['multiple']:.1f}x the {lim['t']:.3g} us floor")
+    moved = [r for r in rows if "fraction" in r.extra["limit"]]
+    if moved:
+        last = max(moved, key=lambda r: r.bytes or 0)
+        best = max(moved, key=lambda r: r.extra["limit"]["fraction"])
+        lim = last.extra["limit"]
+        said.append(
+            f"{_size(last.bytes)}{lim['fraction']:.2f} of {lim['bandwidth'] / 1e9:.3g} GB/s"
+        )
+        if best is not last:
+            said.append(f"most {best.extra['limit']['fraction']:.2f}, at {best.bytes} bytes")
+    return f"#   {what}: {'; '.join(said)}"
+
+
+def trailer(rows: list[records.Measurement]) -> list[str]:
+    """The closing lines: what the limits are, then a line a table (its smallest size's
+    multiple of the latency floor, its largest size's fraction of the bandwidth limit, and
+    the largest fraction where another size has it); [] when no row has a limit."""
+    rows = [r for r in rows if isinstance(r.extra.get("limit"), dict)]
+    if not rows:
+        return []
+    tables: dict[tuple, list[records.Measurement]] = {}
+    for r in rows:
+        tables.setdefault((*r.table_key, r.extra.get("engine")), []).append(r)
+    kinds = sorted({r.extra["limit"]["of"] for r in rows})
+    about = {
+        "memory": "one copy in memory at the size, and the cache-line floor between two ranks",
+        "link": "the line rate of the link between hosts",
+    }
+    head = "; ".join(about[k] for k in kinds)
+    return [
+        "",
+        f"# Against the physical limit ({head}; docs/limits.md):",
+        *(_table(t) for t in tables.values()),
+    ]
