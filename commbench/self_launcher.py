@@ -15,11 +15,9 @@ interrupted itself, keeping every record.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import time
 
 from commbench import mpilib, process_origin
@@ -41,10 +39,6 @@ def in_mpi_job() -> bool:
     return any(v in os.environ for v in JOB_VARIABLES)
 
 
-def _python_dirs() -> list[str]:
-    return [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-
-
 def find_mpiexec(given: str | None = None) -> str | None:
     """--mpiexec's path; else the mpiexec of the library mpi4py loads (mpilib)."""
     return choose_mpiexec(given)[0]
@@ -59,8 +53,8 @@ def choose_mpiexec(
     PRRTE for Open MPI) found beside the library, under a distribution's name for it
     (mpiexec.mpich), beside Python, then on PATH."""
     if given:
-        return shutil.which(given) or (given if os.path.isfile(given) else None), None
-    return mpilib.matching_mpiexec(lib, _python_dirs())
+        return mpilib.given_tool(given), None
+    return mpilib.matching_mpiexec(lib, mpilib.python_dirs())
 
 
 def strip_launch_options(argv: list[str]) -> list[str]:

@@ -40,7 +40,6 @@ from commbench.native.extension import (  # noqa: F401
     NativeUnavailable,
     build,
     build_key,
-    cache_dir,
     find_mpicc,
     local_includes,
     mpi_abi,

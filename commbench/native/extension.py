@@ -22,10 +22,7 @@ import hashlib
 import os
 import platform
 import re
-import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -63,18 +60,17 @@ def find_mpicc(abi: str | None = None, lib=None) -> str | None:
 
     given = os.environ.get("COMMBENCH_MPICC")
     if given:
-        return shutil.which(given) or (given if os.path.isfile(given) else None)
+        return mpilib.given_tool(given)
     try:
         import mpi4py
 
         built_with = (mpi4py.get_config() or {}).get("mpicc")
     except (ImportError, AttributeError):
         built_with = None
-    if built_with and (shutil.which(built_with) or os.path.isfile(built_with)):
-        return shutil.which(built_with) or built_with
+    if built_with and (found := mpilib.given_tool(built_with)):
+        return found
     names = ("mpicc_abi", "mpicc") if abi == "mpiabi" else ("mpicc",)
-    dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    return next(mpilib.tool_candidates(lib, names, dirs), None)
+    return next(mpilib.tool_candidates(lib, names, mpilib.python_dirs()), None)
 
 
 def wrapper_env(mpicc: str, lib) -> dict[str, str]:
@@ -100,12 +96,6 @@ def first_error(output: str, status: int) -> str:
 
 # What each library loaded in this process was built with: path -> {mpicc, env, library}.
 BUILT: dict[str, dict] = {}
-
-
-def cache_dir() -> Path:
-    from commbench import mpilib
-
-    return mpilib.cache_dir()
 
 
 def local_includes(source: Path) -> list[Path]:
@@ -171,8 +161,10 @@ def build(
 ) -> Path:
     """The compiled library of `source`, built now unless the cache has it;
     raises NativeUnavailable."""
+    from commbench import mpilib
+
     key = build_key(mpicc, abi, library_version, source, library_path)
-    target_dir = cache_dir() / "native" / key
+    target_dir = mpilib.cache_dir() / "native" / key
     lib = target_dir / lib_name
     if lib.is_file():
         return lib
