@@ -21,6 +21,7 @@ import sys
 import time
 
 from commbench import mpilib, process_origin
+from commbench.watchdog_report import say
 
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = (
@@ -86,15 +87,14 @@ def _mpiexec_for(given: str | None, lib: mpilib.Library | None) -> str | None:
             if mismatch
             else " (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)"
         )
-        print(f"commbench: {what}{hint}", file=sys.stderr)
+        say(f"{what}{hint}")
         return None
     if given and lib is not None:
         fam = mpilib.launcher_family(mpiexec)
         if fam[0] != "other" and fam[0] != mpilib.family_of(lib):
-            print(
-                f"commbench: warning: mpi4py runs on {lib.describe()}, but --mpiexec "
-                f"{mpiexec} is {fam[1]!r}'s: the processes may not meet in one world",
-                file=sys.stderr,
+            say(
+                f"warning: mpi4py runs on {lib.describe()}, but --mpiexec "
+                f"{mpiexec} is {fam[1]!r}'s: the processes may not meet in one world"
             )
     return mpiexec
 
@@ -154,7 +154,7 @@ def command(
     if applied:  # the ranks record what the launcher set and why (metadata: launch_settings)
         process_origin.add_settings(env, [(s.name, s.value, s.why) for s in applied])
     if note:
-        print(f"commbench: {note}", file=sys.stderr)
+        say(note)
     env.pop(process_origin.TERMINAL, None)
     terminal = process_origin.terminal_value()
     if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there
@@ -245,12 +245,10 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
                 deadline = None
             if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
                 stuck = True
-                print(
-                    f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a "
+                say(
+                    f"the MPI job did not get through MPI_Init in {limit:g} s (a "
                     "process that cannot reach a peer: a down interface, a firewall, a wrong "
-                    "netmod?); ending it (COMMBENCH_STARTUP_TIMEOUT sets the limit)",
-                    file=sys.stderr,
-                    flush=True,
+                    "netmod?); ending it (COMMBENCH_STARTUP_TIMEOUT sets the limit)"
                 )
                 _end_group(proc)
     finally:
@@ -419,7 +417,7 @@ def launch(
     except OSError as e:
         _started(token)  # removes it
         _release(path if reserved else None)
-        print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
+        say(f"cannot start {mpiexec}: {e.strerror}")
         return 2
     rc, why = _wait(proc, token)
     started = _started(token)
@@ -432,11 +430,10 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
     whether a rank started commbench and the results file; a results file of a job that
     ended early is marked so (complete: false, the reason)."""
     if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
-        print(
-            f"commbench: {mpiexec} ended with status {rc} without running commbench: no process "
+        say(
+            f"{mpiexec} ended with status {rc} without running commbench: no process "
             "started it and no results were written (is it an mpiexec? accepted: --mpiexec <path "
-            "of an mpiexec>)",
-            file=sys.stderr,
+            "of an mpiexec>)"
         )
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
@@ -462,12 +459,9 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
             else f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
         )
         if results_file.mark_interrupted(path, reason):  # else rank 0 said where its results are
-            print(
-                f"commbench: {reason}; results so far (complete: false) are in {path}",
-                file=sys.stderr,
-            )
+            say(f"{reason}; results so far (complete: false) are in {path}")
         elif why is not None:
-            print(f"commbench: {why}", file=sys.stderr)
+            say(why)
     elif why is not None:
-        print(f"commbench: {why}", file=sys.stderr)
+        say(why)
     return rc if rc >= 0 else 128 - rc
