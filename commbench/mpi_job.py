@@ -96,9 +96,8 @@ def build_sinks(cfg) -> list:
         sinks.insert(0, fit_sink(cfg, sinks))
     from commbench.views import progress
 
-    terminal = progress.terminal(
-        cfg
-    )  # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    terminal = progress.terminal(cfg)
     if terminal:
         width, via_stdout = terminal
         sinks.insert(
@@ -356,9 +355,8 @@ def measure(job: Job) -> int | None:
         return None
 
 
-ENDING_WAIT = (
-    watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10
-)  # seconds: more than the watchdog needs to exit
+# seconds: more than the watchdog needs to exit
+ENDING_WAIT = watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10
 
 
 def _unless_ending(wd: Watchdog) -> None:

@@ -73,20 +73,17 @@ class RunConfig:
     store: str | bool | None = None  # --store: True the default store, else its path or URL
     system: str | None = None  # --system: the run's system in the store
     tags: tuple[str, ...] = ()  # --tag
-    fit: bool = (
-        False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
-    )
+    # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
+    fit: bool = False
     breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
     int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
     rank_detail: int | None = records.RANK_DETAIL  # --rank-detail (records.summarise); None all
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
-    method: imb_methodology.Methodology = imb_methodology.PROFILES[
-        imb_methodology.DEFAULT
-    ]  # --methodology, -sync, …
-    measuring: row_measurement.Measuring = (
-        row_measurement.Measuring()
-    )  # --per-iteration, --sync-start, --precision …
+    # --methodology, -sync, …
+    method: imb_methodology.Methodology = imb_methodology.PROFILES[imb_methodology.DEFAULT]
+    # --per-iteration, --sync-start, --precision …
+    measuring: row_measurement.Measuring = row_measurement.Measuring()
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -364,9 +361,8 @@ def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
 def scan_thread_level(argv: list[str]) -> str | None:
     """Every rank reads -thread_level itself before MPI is initialised (spec §13.1); a
     family whose threads call MPI at once (suites.THREADED: mt) asks for multiple."""
-    argv = list(argv) + _files_words(
-        argv
-    )  # a -load file's options and an -input file's names count too
+    # a -load file's options and an -input file's names count too
+    argv = list(argv) + _files_words(argv)
     for i, a in enumerate(argv[:-1]):
         if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
             return argv[i + 1].lower()
@@ -386,9 +382,8 @@ def _files_words(argv: list[str]) -> list[str]:
     for i, a in enumerate(argv[:-1]):
         try:
             if a == "-load":
-                words += options_file.read(
-                    readable_file("-load")(argv[i + 1])
-                )  # never opens a FIFO
+                # never opens a FIFO
+                words += options_file.read(readable_file("-load")(argv[i + 1]))
             elif a == "-input":
                 words += read_name_file(readable_file("-input")(argv[i + 1]))
         except ConfigError:

@@ -166,9 +166,8 @@ def command(
 STOP_GRACE = 20.0  # seconds the job gets to finish its files after a forwarded signal
 
 
-ABORTED = (
-    4  # mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
-)
+# mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
+ABORTED = 4
 
 
 def exit_meaning(rc: int) -> str:
@@ -196,9 +195,8 @@ def exit_meaning(rc: int) -> str:
     )
 
 
-STARTUP_S = (
-    120.0  # how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
-)
+# how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
+STARTUP_S = 120.0
 
 
 def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
@@ -438,9 +436,8 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
-    if (
-        rc == 1 and path and _unfinished(path)
-    ):  # 1 is the check failures' status only from a finished run
+    # 1 is the check failures' status only from a finished run
+    if rc == 1 and path and _unfinished(path):
         rc = ABORTED
     if rc not in (0, 1, 2) and path and os.path.exists(path):
         from commbench.views import results_file
