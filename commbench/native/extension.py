@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from commbench import mpilib
+
 
 class NativeUnavailable(Exception):
     """The native engine cannot be built or loaded here; the message says why."""
@@ -56,8 +58,6 @@ def find_mpicc(abi: str | None = None, lib=None) -> str | None:
 
     For the MPI standard ABI (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
     """
-    from commbench import mpilib
-
     given = os.environ.get("COMMBENCH_MPICC")
     if given:
         return mpilib.given_tool(given)
@@ -161,8 +161,6 @@ def build(
 ) -> Path:
     """The compiled library of `source`, built now unless the cache has it;
     raises NativeUnavailable."""
-    from commbench import mpilib
-
     key = build_key(mpicc, abi, library_version, source, library_path)
     target_dir = mpilib.cache_dir() / "native" / key
     lib = target_dir / lib_name
@@ -201,8 +199,6 @@ def build(
 def build_library(source: Path, lib_name: str, flags: tuple[str, ...] = ()) -> Path:
     """`source` built (or found in the cache) with the mpicc of mpi4py's MPI;
     raises NativeUnavailable."""
-    from commbench import mpilib
-
     if not source.is_file():
         raise NativeUnavailable(f"{source} is missing from the installation")
     abi = mpi_abi()
