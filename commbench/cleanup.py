@@ -145,15 +145,8 @@ class Cleanup:
             if not b or b[0] == 0:  # uninstalled
                 return
             if b[0] in (signal.SIGINT, signal.SIGTERM):
-                self.now()
-                name = signal.Signals(b[0]).name
                 try:
-                    os.write(
-                        2,
-                        (
-                            f"commbench: rank {self.rank}: {name}: {self.label} removed, exiting\n"
-                        ).encode(),
-                    )
+                    self._on_exit(signal.Signals(b[0]).name)
                 finally:
                     os._exit(128 + b[0])
 
@@ -237,17 +230,8 @@ def guardian(d: str, tool: bool, registry: str = "", what: str = "IO cleanup gua
     sweeps once its stdin closes (this process is gone). It removes the
     registry when it ends.
     """
-    import subprocess
-
     try:
-        return subprocess.Popen(
-            [sys.executable, "-c", GUARD, d, "1" if tool else "0", registry],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        return _detached([sys.executable, "-c", GUARD, d, "1" if tool else "0", registry])
     except OSError as e:  # cleanup then rests on the in-process handlers alone
         print(f"commbench: cannot start the {what} ({e})", file=sys.stderr)
         return None
@@ -329,18 +313,26 @@ def unlink_all(paths: list[str]) -> None:
 def segment_guardian(paths: list[str]):
     """A shell that removes paths unless it reads 'done' (write it after a clean end);
     None where it cannot start."""
-    import subprocess
-
     if not paths:
         return None
     try:
-        return subprocess.Popen(
-            ["/bin/sh", "-c", 'read -r x; [ "$x" = done ] || rm -f -- "$@"', "guard", *paths],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
+        return _detached(
+            ["/bin/sh", "-c", 'read -r x; [ "$x" = done ] || rm -f -- "$@"', "guard", *paths]
         )
     except OSError:
         return None
+
+
+def _detached(cmd: list[str]):
+    """A guardian process: in its own session, its stdin a pipe from this process, its
+    output discarded; OSError when it cannot start."""
+    import subprocess
+
+    return subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )

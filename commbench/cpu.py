@@ -16,7 +16,6 @@ import time
 import numpy as np
 
 MATRIX = 100
-FLOPS_PER_REP = 2 * MATRIX * MATRIX
 
 
 class CpuExploit:

@@ -45,17 +45,14 @@ class Methodology:
     sync: int  # barriers after each collective call, timed alone; 0: the loop timed as a whole
     root_shift: int  # the root of call i: (i * root_shift) % NP
     any_source: bool  # PingPong/PingPing receive from MPI_ANY_SOURCE (else from the partner)
-    warmup_each_size: (
-        bool  # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
-    )
+    # n/10 warm-up runs before every size (else N_WARMUP before a mode's first)
+    warmup_each_size: bool
     warmup: bool = True  # -warm_up off: none at all
     zero_size: bool = True  # -zero_size off: no 0-byte rows (IMB 2021's option; same in both sets)
-    imb_barrier: bool = (
-        False  # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
-    )
-    aggregate_mode: str = (
-        "multi"  # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
-    )
+    # -imb_barrier on: the harness's barriers are IMB's own (dissemination of Sendrecv)
+    imb_barrier: bool = False
+    # -aggregate_mode: both AGGREGATE and NON-AGGREGATE tables, or one
+    aggregate_mode: str = "multi"
     cpu_matrix: int = 100  # the order of the overlap benchmarks' CPU exploit (commbench.cpu)
     # EXT/RMA aggregate transfers to disjoint window sections, n0 slots of X (spec §6.3, A2);
     # IMB 2021.11 moves them only under -off_cache, all to one section otherwise.

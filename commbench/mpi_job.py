@@ -36,11 +36,11 @@ from commbench.harness.plan import Plan
 from commbench.option_types import RunError
 from commbench.session import Session
 from commbench.watchdog import Watchdog
-from commbench.watchdog_report import describe
+from commbench.watchdog_report import describe, say
 
 
 def error(msg: str) -> int:
-    print(f"commbench: error: {msg}", file=sys.stderr)
+    say(f"error: {msg}")
     return 2
 
 
@@ -97,9 +97,8 @@ def build_sinks(cfg) -> list:
         sinks.insert(0, fit_sink(cfg, sinks))
     from commbench.views import progress
 
-    terminal = progress.terminal(
-        cfg
-    )  # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    # stderr reaches a terminal: the progress line, first (erased before a row prints)
+    terminal = progress.terminal(cfg)
     if terminal:
         width, via_stdout = terminal
         sinks.insert(
@@ -154,11 +153,7 @@ class Finisher:
                 s.finish(summary)
             except Exception as e:  # noqa: BLE001 - one broken sink must not cost the others
                 self.failed = True
-                print(
-                    f"commbench: could not finish {type(s).__name__}: {e}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                say(f"could not finish {type(s).__name__}: {e}")
             if getattr(s, "saved", True) is False:
                 self.failed = True
 
@@ -171,11 +166,9 @@ class Finisher:
         try:
             if self.outcome == "complete":
                 if self._saved():
-                    print(
-                        f"commbench: {reason} after the run completed; its results (complete: "
-                        f"true) are in {self.output}",
-                        file=sys.stderr,
-                        flush=True,
+                    say(
+                        f"{reason} after the run completed; its results (complete: "
+                        f"true) are in {self.output}"
                     )
                 return
             if self.outcome is not None:
@@ -195,11 +188,7 @@ class Finisher:
             )
             if self._saved():
                 kept = "kept (the summary could not be written)" if self.failed else "written"
-                print(
-                    f"commbench: results so far (complete: false) {kept} in {self.output}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                say(f"results so far (complete: false) {kept} in {self.output}")
         finally:
             self.session.lock.release()
 
@@ -212,16 +201,10 @@ class Finisher:
                 {"check_failures": failures, "elapsed_s": round(time.time() - self.started, 3)}
             )
         if self.failed:
-            print(
-                "commbench: the run completed, but not every result could be written (see above)",
-                file=sys.stderr,
-                flush=True,
-            )
+            say("the run completed, but not every result could be written (see above)")
         elif self._saved() or self.session.cfg.csv:
             files = [f for f in (self.output if self._saved() else None, self.session.cfg.csv) if f]
-            print(
-                f"commbench: results written to {' and '.join(files)}", file=sys.stderr, flush=True
-            )
+            say(f"results written to {' and '.join(files)}")
 
 
 ABORT_GRACE = 0.3  # seconds between a failure's message and MPI_Abort
@@ -265,7 +248,7 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
         return error(mismatch)
     throttled = srun_throttle(lib)
     if throttled and comm.Get_rank() == 0:
-        print(f"commbench: {throttled}", file=sys.stderr)
+        say(throttled)
     # Signals only until the configuration is known; then the --timeout clock too.
     wd = Watchdog(0, rank, comm.Get_size(), host=MPI.Get_processor_name()).start()
     status, payload = parse_on_root(comm, argv, store_check)
@@ -280,29 +263,10 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
     cfg = payload
     session = Session(cfg, comm, build_sinks(cfg) if rank == 0 else [], watchdog=wd)
     meta = run_metadata.collect(comm, cfg)
-    problem, biggest = None, 0
-    if rank == 0:
-        session.rank_hosts = meta["rank_hosts"]
-        per_host = max(meta["ranks_per_host"].values())
-        plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
-        problem = resources.preflight(plan, per_host, MPI.Get_version())
-        biggest = plan.peak()[1]
-        say, refusal = (
-            resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
-        )
-        problem = problem or refusal
-        if say and not problem:
-            print(f"commbench: {say}", file=sys.stderr, flush=True)
-        claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
-        problem = problem or next((c for c in claims if c), None)
+    problem, biggest = _planned(session, comm, meta) if rank == 0 else (None, 0)
     problem, biggest = comm.bcast((problem, biggest), root=0)
     if not problem:
-        wd.progress(phase="measuring the limits of the hosts")
-        session.limits = limits.measure(comm, cfg, biggest) or {}
-        if rank == 0:
-            meta["limits"] = session.limits
-            problem = _start_sinks(session, cfg, meta)
-        problem = comm.bcast(problem, root=0)
+        problem = _measured_limits(session, meta, biggest)
     if problem:
         if rank == 0:
             error(problem)
@@ -318,6 +282,36 @@ def configure(comm, argv: list[str], store_check=None) -> Job | int:
         job.finisher = Finisher(session, job.started, cfg.output)
         wd.on_end = job.finisher.interrupted
     return job
+
+
+def _planned(session, comm, meta) -> tuple[str | None, int]:
+    """Rank 0: why the run cannot be honoured here (memory, --samples, an output another
+    run claims), or None; and the largest message of its plan."""
+    cfg = session.cfg
+    session.rank_hosts = meta["rank_hosts"]
+    per_host = max(meta["ranks_per_host"].values())
+    plan = Plan(cfg, comm.Get_size(), large_counts=MPI.Get_version() >= (4, 0))
+    problem = resources.preflight(plan, per_host, MPI.Get_version())
+    plan_note, refusal = (
+        resources.samples_plan(plan, comm.Get_size()) if plan.family.kernels else (None, None)
+    )
+    problem = problem or refusal
+    if plan_note and not problem:
+        say(plan_note)
+    claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
+    return problem or next((c for c in claims if c), None), plan.peak()[1]
+
+
+def _measured_limits(session, meta, biggest: int) -> str | None:
+    """The hosts' physical limits (commbench.harness.limits) into the metadata, then the
+    views' headers; the problem of writing them, the same on every rank. Collective."""
+    session.watchdog.progress(phase="measuring the limits of the hosts")
+    session.limits = limits.measure(session.comm, session.cfg, biggest) or {}
+    problem = None
+    if session.rank == 0:
+        meta["limits"] = session.limits
+        problem = _start_sinks(session, session.cfg, meta)
+    return session.comm.bcast(problem, root=0)
 
 
 def _start_sinks(session, cfg, meta) -> str | None:
@@ -361,17 +355,13 @@ def measure(job: Job) -> int | None:
         where = describe(wd.state)
         if isinstance(e, MPI.Exception):
             why = f"MPI error on rank {rank} in {where}: {e.Get_error_string().strip()}"
-            print(f"commbench: {why}", file=sys.stderr, flush=True)
+            say(why)
         elif isinstance(e, RunError):  # its message says it all: no traceback
             why = f"rank {rank} in {where}: {e}"
-            print(f"commbench: error: {why}", file=sys.stderr, flush=True)
+            say(f"error: {why}")
         else:
             why = f"internal error on rank {rank} in {where}: {type(e).__name__}: {e}"
-            print(
-                f"commbench: rank {rank}: internal error:\n{traceback.format_exc()}",
-                file=sys.stderr,
-                flush=True,
-            )
+            say(f"rank {rank}: internal error:\n{traceback.format_exc()}")
         if job.finisher is not None:
             job.finisher.interrupted(why + wd.lost_note())  # a peer that died first: named
         # MPI_Abort makes the process manager kill every process at once; under
@@ -383,9 +373,8 @@ def measure(job: Job) -> int | None:
         return None
 
 
-ENDING_WAIT = (
-    watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10
-)  # seconds: more than the watchdog needs to exit
+# seconds: more than the watchdog needs to exit
+ENDING_WAIT = watchdog.SIGNAL_LINGER + watchdog.REPORT_GRACE + 10
 
 
 def _unless_ending(wd: Watchdog) -> None:
@@ -432,7 +421,7 @@ def run(argv: list[str], store_check=None) -> RunOutcome:
     try:
         job = configure(MPI.COMM_WORLD, argv, store_check)
     except Exception:  # noqa: BLE001 - one rank's failure here would leave the others waiting
-        print(f"commbench: internal error:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        say(f"internal error:\n{traceback.format_exc()}")
         time.sleep(ABORT_GRACE)  # the message reaches the terminal before the job is killed
         MPI.COMM_WORLD.Abort(3)
         return RunOutcome(3)

@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,15 +52,6 @@ SUFFIXES = {  # the names distributions give a flavour's tools (Debian's alterna
     "openmpi": (".openmpi",),
     "intel": (".hydra",),
 }
-
-
-def flavour_of(version: str) -> str:
-    """'mpich', 'openmpi', 'intel' or 'other' from MPI_Get_library_version's text."""
-    v = version.lstrip()
-    for name, (start, _) in FLAVOURS.items():
-        if v.startswith(start):
-            return name
-    return "other"
 
 
 def clean(version: str) -> str:
@@ -91,7 +83,9 @@ class Library:
 
     @property
     def flavour(self) -> str:
-        return flavour_of(self.version)
+        """'mpich', 'openmpi', 'intel' or 'other', from the version's start."""
+        v = self.version.lstrip()
+        return next((name for name, (start, _) in FLAVOURS.items() if v.startswith(start)), "other")
 
     @property
     def name(self) -> str:
@@ -249,6 +243,16 @@ def _ask(python: str) -> Library | None:
 # ---------------------------------------------------------------- its tools
 
 
+def python_dirs() -> list[str]:
+    """Where a Python installation keeps its tools: its scripts and its executable's directory."""
+    return [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+
+
+def given_tool(given: str) -> str | None:
+    """A tool named by the user (--mpiexec, COMMBENCH_MPICC): on PATH, else the file itself."""
+    return shutil.which(given) or (given if os.path.isfile(given) else None)
+
+
 def _executable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
@@ -286,20 +290,10 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
         libdir = os.path.dirname(os.path.realpath(lib.path))
         dirs += [os.path.join(libdir, "..", "bin"), os.path.join(libdir, "..", "..", "bin")]
     dirs += python_dirs
-    seen: set[str] = set()
     flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
-    for d in dirs:
-        for name in names:
-            for p in _in_dir(d, name, flavoured):
-                if p not in seen:
-                    seen.add(p)
-                    yield p
-    for name in names:
-        for suffix in (*flavoured, ""):
-            p = shutil.which(name + suffix)
-            if p and p not in seen:
-                seen.add(p)
-                yield p
+    found = [p for d in dirs for name in names for p in _in_dir(d, name, flavoured)]
+    found += [shutil.which(name + suffix) for name in names for suffix in (*flavoured, "")]
+    yield from (p for p in dict.fromkeys(found) if p)
 
 
 @functools.lru_cache(maxsize=16)

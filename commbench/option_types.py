@@ -41,9 +41,8 @@ class Option:
     parse: Callable[[str], Any] | None = None  # None: flag
     multi_names: bool = False  # -include / -exclude: names until the next option
     default: Any = None  # family options: value recorded in cfg.params when not given
-    glued: bool = (
-        False  # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
-    )
+    # the value only glued to the name (-z50,90, -clog:dir); alone a flag (True)
+    glued: bool = False
     # A family option that only some of its benchmarks use: uses(descriptor) -> bool (None: every
     # one). A run whose selected benchmarks all say False refuses it (commbench.suites.option_use).
     uses: Callable[[Any], bool] | None = None
@@ -439,9 +438,8 @@ def read_msglen_file(path: str) -> tuple[int, ...]:
         "-msglen", path, "one non-negative integer per line, optional k/m suffix"
     ):
         size = byte_count(token, suffixes="km")
-        if (
-            size is None
-        ):  # IMB skips such lines; a run without the sizes asked for is not what was meant
+        # IMB skips such lines; a run without the sizes asked for is not what was meant
+        if size is None:
             raise ConfigError(
                 f"-msglen {path}:{num}: {token!r} is not a byte count (accepted: one non-negative "
                 "integer per line, optional k/m suffix; # comments)"

@@ -41,9 +41,8 @@ def check_writable(option: str, path: str | None) -> None:
             f"{option} {path!r}: cannot create directory {d!r} ({e.strerror}) ({form})"
         ) from None
     existed = os.path.exists(path)
-    if (
-        existed and not os.path.isfile(path) and not _is_null(path)
-    ):  # a FIFO would block, a device refuse
+    # a FIFO would block, a device refuse
+    if existed and not os.path.isfile(path) and not _is_null(path):
         raise ConfigError(
             f"{option} {path!r}: is not a regular file (a device, a FIFO, a socket); commbench "
             "writes its files as records arrive and replaces the results file whole at the end "

@@ -44,9 +44,8 @@ def local_addresses() -> list[str]:
         try:
             for _, name in socket.if_nameindex():
                 try:
-                    raw = fcntl.ioctl(
-                        s.fileno(), 0x8915, struct.pack("256s", name[:15].encode())
-                    )  # SIOCGIFADDR
+                    # SIOCGIFADDR
+                    raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))
                     out.append(socket.inet_ntoa(raw[20:24]))
                 except OSError:
                     pass

@@ -10,6 +10,7 @@ worlds that would both write the same results file).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -41,8 +42,6 @@ SETTINGS = "COMMBENCH_LAUNCH_SETTINGS"
 
 
 def _rows(env) -> list:
-    import json
-
     try:
         return json.loads(env.get(SETTINGS) or "[]")
     except ValueError:
@@ -51,8 +50,6 @@ def _rows(env) -> list:
 
 def add_settings(env, rows) -> None:
     """Record (name, value, why) rows beside those already in env for the ranks."""
-    import json
-
     env[SETTINGS] = json.dumps(_rows(env) + [list(r) for r in rows])
 
 
@@ -157,8 +154,6 @@ def throttle_if_oversubscribed(env=os.environ) -> bool:
 def untrottle(env=os.environ) -> None:
     """The library has no progress throttling: the variables set for it go (never recorded
     as if they had been applied)."""
-    import json
-
     for k in THROTTLE:
         env.pop(k, None)
     env[SETTINGS] = json.dumps([r for r in _rows(env) if r[0] not in THROTTLE])

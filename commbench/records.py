@@ -45,9 +45,8 @@ INT_OVERFLOW = "int-overflow"
 INVALID = "invalid"  # a two-process benchmark at NP <= 1 (spec §3.5)
 STUCK = "stuck"  # the watchdog ended the measurement
 LIBRARY_DEFECT = "library-defect"  # not run: a known defect of the MPI library hangs it here
-INTERRUPTED = (
-    "interrupted"  # a --samples row stopped by a signal: its completed samples (harness.live)
-)
+# a --samples row stopped by a signal: its completed samples (harness.live)
+INTERRUPTED = "interrupted"
 
 
 # Check-mode verdict of a row (spec §15), kept in Measurement.extra["check"].
@@ -244,9 +243,8 @@ def reduce_times(
         out["bytes_per_sec"] = turnover * x / (out["t_max"] * 1e-6)
     elif x is not None:
         out["bytes_per_sec"] = 0.0
-    if (
-        kind == Kind.RATE
-    ):  # IMB 2021's Msg/sec: messages per repetition over the slowest rank's time
+    # IMB 2021's Msg/sec: messages per repetition over the slowest rank's time
+    if kind == Kind.RATE:
         out["msgs_per_sec"] = turnover / (out["t_max"] * 1e-6) if out["t_max"] > 0 else 0.0
     return out
 

@@ -116,9 +116,8 @@ class Measuring:
     precision: float | None = None  # relative half-width of the median's 95% CI to reach
     precision_budget: tuple[float, int | None] | None = None  # (seconds, samples) per row
     shuffle: int | str | None = None  # None: IMB's order
-    shuffle_seed: int | None = (
-        None  # the seed the order is drawn from (--shuffle random: drawn at start)
-    )
+    # the seed the order is drawn from (--shuffle random: drawn at start)
+    shuffle_seed: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -131,12 +130,10 @@ def resolve(values: dict) -> Measuring:
             "--precision-budget)"
         )
     _check_precision(values)
-    check_faults(
-        os.environ
-    )  # --per-iteration / --sync-start window: the tests' injected clock faults
-    if (
-        "shuffle" in values
-    ):  # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated
+    # --per-iteration / --sync-start window: the tests' injected clock faults
+    check_faults(os.environ)
+    # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated
+    if "shuffle" in values:
         values = dict(
             values,
             shuffle_seed=secrets.randbelow(2**32)
@@ -202,9 +199,8 @@ def window_applies(family: str, benchmark: str, kind: str, mode: str) -> bool:
     return kind in WINDOW_KINDS and per_iteration_skip(family, benchmark, kind, mode) is None
 
 
-CLOCK_OFFSET_ENV = (
-    "COMMBENCH_FAULT_CLOCK_OFFSET"  # "rank:seconds[:drift],...": shifts those ranks' clocks
-)
+# "rank:seconds[:drift],...": shifts those ranks' clocks
+CLOCK_OFFSET_ENV = "COMMBENCH_FAULT_CLOCK_OFFSET"
 TIMER_TICK_ENV = "COMMBENCH_FAULT_TIMER_TICK"  # seconds: a coarse timer for --per-iteration
 # "rank:seconds": that rank sleeps so long before each block of --sync-start window's starts,
 # as a rank the scheduler took the core from would (the tests' late starts, on any machine)

@@ -75,20 +75,17 @@ class RunConfig:
     tags: tuple[str, ...] = ()  # --tag
     expect: str | None = None  # --expect: the rules the finished run is judged by
     link_rate: str | None = None  # --link-rate: the line rate between hosts, as given
-    fit: bool = (
-        False  # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
-    )
+    # --fit: Hockney fits printed and stored (views.fit_text); a Family.fits default
+    fit: bool = False
     breakpoints: tuple[int, ...] = ()  # --breakpoint: the fits' breakpoints; () automatic
     int_counts: bool = False  # --int-counts: IMB's C int limits (harness.plan.Plan.int_overflow)
     rank_detail: int | None = records.RANK_DETAIL  # --rank-detail (records.summarise); None all
     samples: int = 1  # --samples K: K timed runs per row (records.sample_stats)
     force: bool = False  # --force: run a --samples plan past resources.samples_plan's limit
-    method: imb_methodology.Methodology = imb_methodology.PROFILES[
-        imb_methodology.DEFAULT
-    ]  # --methodology, -sync, …
-    measuring: row_measurement.Measuring = (
-        row_measurement.Measuring()
-    )  # --per-iteration, --sync-start, --precision …
+    # --methodology, -sync, …
+    method: imb_methodology.Methodology = imb_methodology.PROFILES[imb_methodology.DEFAULT]
+    # --per-iteration, --sync-start, --precision …
+    measuring: row_measurement.Measuring = row_measurement.Measuring()
 
     def watchdog_timeout(self) -> float:
         """Seconds without progress before the watchdog ends the job (0 = off)."""
@@ -126,6 +123,13 @@ def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> Non
         )
 
 
+# Options whose value is the configuration's as parsed (None when not given).
+AS_GIVEN = (
+    "off_cache", "map", "thread_level", "csv", "mpiexec", "timeout", "store", "system", "expect",
+    "link_rate",
+)  # fmt: skip
+
+
 def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
     """Parse `commbench run` arguments; world_size enables the checks that need P."""
     values, names, given = _options_and_names(argv)
@@ -142,7 +146,6 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         profile=prof,
         npmin=values.get("npmin", prof.npmin),
         multi=multi,
-        off_cache=values.get("off_cache"),
         msgspersample=msgs,
         overall_vol=vol,
         msgs_nonaggr=nonaggr,
@@ -152,26 +155,18 @@ def parse_run_args(argv: list[str], world_size: int | None = None) -> RunConfig:
         minlog=minlog,
         maxlog=maxlog,
         msglen=msglen,
-        map=values.get("map"),
-        thread_level=values.get("thread_level"),
         check=bool(values.get("check", False)),
         alloc=values.get("alloc", fam.alloc),  # the family's kind unless --alloc (ext/rma: mpi)
         hugepages=values.get("hugepages", "default"),
         output=normal_output(values.get("output")),
-        csv=values.get("csv"),
         mb_unit=2**20 if values.get("mib") else 10**6,
         np=np_,
-        mpiexec=values.get("mpiexec"),
         argv=tuple(argv),
         given=given,
         params=_family_params(fam, values),
+        **{k: values.get(k) for k in AS_GIVEN},
         engine=values.get("engine", "native" if fam.has_native else "mpi4py"),
-        timeout=values.get("timeout"),
-        store=values.get("store"),
-        system=values.get("system"),
         tags=tuple(t for t in (values.get("tag") or "").split(",") if t),
-        expect=values.get("expect"),
-        link_rate=values.get("link_rate"),
         fit=_fits(fam, values),
         breakpoints=values.get("breakpoints", ()),
         int_counts=bool(values.get("int_counts")),
@@ -368,9 +363,8 @@ def with_output(cfg: RunConfig, output: str | None) -> RunConfig:
 def scan_thread_level(argv: list[str]) -> str | None:
     """Every rank reads -thread_level itself before MPI is initialised (spec §13.1); a
     family whose threads call MPI at once (suites.THREADED: mt) asks for multiple."""
-    argv = list(argv) + _files_words(
-        argv
-    )  # a -load file's options and an -input file's names count too
+    # a -load file's options and an -input file's names count too
+    argv = list(argv) + _files_words(argv)
     for i, a in enumerate(argv[:-1]):
         if a == "-thread_level" and argv[i + 1].lower() in THREAD_LEVELS:
             return argv[i + 1].lower()
@@ -390,9 +384,8 @@ def _files_words(argv: list[str]) -> list[str]:
     for i, a in enumerate(argv[:-1]):
         try:
             if a == "-load":
-                words += options_file.read(
-                    readable_file("-load")(argv[i + 1])
-                )  # never opens a FIFO
+                # never opens a FIFO
+                words += options_file.read(readable_file("-load")(argv[i + 1]))
             elif a == "-input":
                 words += read_name_file(readable_file("-input")(argv[i + 1]))
         except ConfigError:

@@ -15,14 +15,13 @@ interrupted itself, keeping every record.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import time
 
 from commbench import mpilib, process_origin
+from commbench.watchdog_report import say
 
 # Variables that process managers set in every process they start.
 JOB_VARIABLES = (
@@ -41,10 +40,6 @@ def in_mpi_job() -> bool:
     return any(v in os.environ for v in JOB_VARIABLES)
 
 
-def _python_dirs() -> list[str]:
-    return [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-
-
 def find_mpiexec(given: str | None = None) -> str | None:
     """--mpiexec's path; else the mpiexec of the library mpi4py loads (mpilib)."""
     return choose_mpiexec(given)[0]
@@ -59,8 +54,8 @@ def choose_mpiexec(
     PRRTE for Open MPI) found beside the library, under a distribution's name for it
     (mpiexec.mpich), beside Python, then on PATH."""
     if given:
-        return shutil.which(given) or (given if os.path.isfile(given) else None), None
-    return mpilib.matching_mpiexec(lib, _python_dirs())
+        return mpilib.given_tool(given), None
+    return mpilib.matching_mpiexec(lib, mpilib.python_dirs())
 
 
 def strip_launch_options(argv: list[str]) -> list[str]:
@@ -92,15 +87,14 @@ def _mpiexec_for(given: str | None, lib: mpilib.Library | None) -> str | None:
             if mismatch
             else " (install the mpich wheel: pip install mpich, or pass --mpiexec PATH)"
         )
-        print(f"commbench: {what}{hint}", file=sys.stderr)
+        say(f"{what}{hint}")
         return None
     if given and lib is not None:
         fam = mpilib.launcher_family(mpiexec)
         if fam[0] != "other" and fam[0] != mpilib.family_of(lib):
-            print(
-                f"commbench: warning: mpi4py runs on {lib.describe()}, but --mpiexec "
-                f"{mpiexec} is {fam[1]!r}'s: the processes may not meet in one world",
-                file=sys.stderr,
+            say(
+                f"warning: mpi4py runs on {lib.describe()}, but --mpiexec "
+                f"{mpiexec} is {fam[1]!r}'s: the processes may not meet in one world"
             )
     return mpiexec
 
@@ -160,7 +154,7 @@ def command(
     if applied:  # the ranks record what the launcher set and why (metadata: launch_settings)
         process_origin.add_settings(env, [(s.name, s.value, s.why) for s in applied])
     if note:
-        print(f"commbench: {note}", file=sys.stderr)
+        say(note)
     env.pop(process_origin.TERMINAL, None)
     terminal = process_origin.terminal_value()
     if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there
@@ -172,9 +166,8 @@ def command(
 STOP_GRACE = 20.0  # seconds the job gets to finish its files after a forwarded signal
 
 
-ABORTED = (
-    4  # mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
-)
+# mpiexec said 1 (what MPI_Abort(1) and fatal MPI errors give) but rank 0 never finished
+ABORTED = 4
 
 
 def exit_meaning(rc: int) -> str:
@@ -202,9 +195,8 @@ def exit_meaning(rc: int) -> str:
     )
 
 
-STARTUP_S = (
-    120.0  # how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
-)
+# how long ranks on this host may take through MPI_Init (COMMBENCH_STARTUP_TIMEOUT)
+STARTUP_S = 120.0
 
 
 def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
@@ -251,12 +243,10 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
                 deadline = None
             if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
                 stuck = True
-                print(
-                    f"commbench: the MPI job did not get through MPI_Init in {limit:g} s (a "
+                say(
+                    f"the MPI job did not get through MPI_Init in {limit:g} s (a "
                     "process that cannot reach a peer: a down interface, a firewall, a wrong "
-                    "netmod?); ending it (COMMBENCH_STARTUP_TIMEOUT sets the limit)",
-                    file=sys.stderr,
-                    flush=True,
+                    "netmod?); ending it (COMMBENCH_STARTUP_TIMEOUT sets the limit)"
                 )
                 _end_group(proc)
     finally:
@@ -425,7 +415,7 @@ def launch(
     except OSError as e:
         _started(token)  # removes it
         _release(path if reserved else None)
-        print(f"commbench: cannot start {mpiexec}: {e.strerror}", file=sys.stderr)
+        say(f"cannot start {mpiexec}: {e.strerror}")
         return 2
     rc, why = _wait(proc, token)
     started = _started(token)
@@ -438,18 +428,16 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
     whether a rank started commbench and the results file; a results file of a job that
     ended early is marked so (complete: false, the reason)."""
     if rc in (0, 1) and why is None and started is False and not (path and os.path.exists(path)):
-        print(
-            f"commbench: {mpiexec} ended with status {rc} without running commbench: no process "
+        say(
+            f"{mpiexec} ended with status {rc} without running commbench: no process "
             "started it and no results were written (is it an mpiexec? accepted: --mpiexec <path "
-            "of an mpiexec>)",
-            file=sys.stderr,
+            "of an mpiexec>)"
         )
         return 3
     if why is not None and rc in (0, 1):  # prterun answers a forwarded signal with status 1
         rc = 130 if "SIGINT" in why else 143
-    if (
-        rc == 1 and path and _unfinished(path)
-    ):  # 1 is the check failures' status only from a finished run
+    # 1 is the check failures' status only from a finished run
+    if rc == 1 and path and _unfinished(path):
         rc = ABORTED
     if rc not in (0, 1, 2) and path and os.path.exists(path):
         from commbench.views import results_file
@@ -468,12 +456,9 @@ def _status(mpiexec: str, rc: int, why: str | None, started: bool | None, path: 
             else f"the MPI job ended with status {rc}: {exit_meaning(rc)}"
         )
         if results_file.mark_interrupted(path, reason):  # else rank 0 said where its results are
-            print(
-                f"commbench: {reason}; results so far (complete: false) are in {path}",
-                file=sys.stderr,
-            )
+            say(f"{reason}; results so far (complete: false) are in {path}")
         elif why is not None:
-            print(f"commbench: {why}", file=sys.stderr)
+            say(why)
     elif why is not None:
-        print(f"commbench: {why}", file=sys.stderr)
+        say(why)
     return rc if rc >= 0 else 128 - rc

@@ -45,14 +45,13 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from commbench import peers
-from commbench.watchdog_report import SIGNAL_WHY, describe, hosts, main_thread_at, stuck
+from commbench.watchdog_report import SIGNAL_WHY, describe, hosts, main_thread_at, say, stuck
 
 END_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 EXIT_TIMEOUT = 124
@@ -94,7 +93,7 @@ def _run_exit_hooks(why: str) -> None:
         try:
             hook(why)
         except Exception as e:  # noqa: BLE001 - the exit must happen regardless
-            print(f"commbench: cleanup at exit failed: {e}", file=sys.stderr, flush=True)
+            say(f"cleanup at exit failed: {e}")
 
 
 _signals_blocked = False
@@ -255,12 +254,10 @@ class Watchdog:
             self._gone_at = self._gone_at or time.monotonic()
             if time.monotonic() - self._gone_at >= LOST_GRACE:
                 self.ending = "rank 0 gone"
-                print(
-                    f"commbench: rank {self.rank} ({self.host}): rank 0 is gone (its connection "
+                say(
+                    f"rank {self.rank} ({self.host}): rank 0 is gone (its connection "
                     "ended: killed, crashed, or its node failed) and nothing ended the job; "
-                    "leaving",
-                    file=sys.stderr,
-                    flush=True,
+                    "leaving"
                 )
                 _run_exit_hooks("rank 0 gone")
                 os._exit(EXIT_LOST)
@@ -301,11 +298,7 @@ class Watchdog:
             f"lost rank{'s' if len(lost) > 1 else ''} {self.where(lost)}: ended without finishing "
             f"the run (killed, crashed, or the node failed), in {describe(self.state)}"
         )
-        print(
-            f"commbench: {reason}; ending the job; every record measured so far is kept",
-            file=sys.stderr,
-            flush=True,
-        )
+        say(f"{reason}; ending the job; every record measured so far is kept")
         self._finish(reason)
         self._end_others(EXIT_LOST)
         _run_exit_hooks("lost rank")
@@ -340,12 +333,10 @@ class Watchdog:
         idle = time.monotonic() - self.since
         if idle >= min(OVERDUE_S, self.timeout / 4):
             self._said_overdue = True
-            print(
-                f"commbench: watchdog: no progress for {idle:.0f} s in {describe(self.state)} "
+            say(
+                f"watchdog: no progress for {idle:.0f} s in {describe(self.state)} "
                 f"(rank 0 at {main_thread_at()}); the job is ended at --timeout {self.timeout:g} s "
-                "unless it moves",
-                file=sys.stderr,
-                flush=True,
+                "unless it moves"
             )
 
     def _slow(self) -> None:
@@ -355,11 +346,9 @@ class Watchdog:
         self.deadline = time.monotonic() + self.timeout
         if self.rank != 0:  # one voice: rank 0's
             return
-        print(
-            f"commbench: watchdog: {describe(self.state)} is slow but moving ({steps} steps in "
-            f"the last {self.timeout:g} s, at {main_thread_at()}); not ending the job",
-            file=sys.stderr,
-            flush=True,
+        say(
+            f"watchdog: {describe(self.state)} is slow but moving ({steps} steps in "
+            f"the last {self.timeout:g} s, at {main_thread_at()}); not ending the job"
         )
 
     def _end_by_signal(self, signo: int) -> None:
@@ -376,7 +365,7 @@ class Watchdog:
         if self.rank == 0:
             reason = f"{why} (rank 0: {describe(self.state)}){self.lost_note()}"
             self._finish(reason)
-            print(f"commbench: {reason}", file=sys.stderr, flush=True)
+            say(reason)
             self._end_others(128 + signo)
         _run_exit_hooks(signal.Signals(signo).name)
         if self.rank != 0:
@@ -396,22 +385,18 @@ class Watchdog:
         if self.partial is not None:  # --samples: the completed samples of the stuck row go too
             mine["partial"] = self.partial()
         if self.rank != 0:
-            print(
-                f"commbench: watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no "
-                f"progress for {self.timeout:g} s: {describe(state)}, at {mine['at']}",
-                file=sys.stderr,
-                flush=True,
+            say(
+                f"watchdog: rank {self.rank} ({self.host}, pid {os.getpid()}) made no "
+                f"progress for {self.timeout:g} s: {describe(state)}, at {mine['at']}"
             )
             self._send(mine)
             got = self._linger(SELF_EXIT_GRACE)
             if got == "end":
                 self._leave()
             if got != "gone":  # gone: rank 0 ended (it had said why)
-                print(
-                    f"commbench: watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
-                    f"(--timeout {self.timeout:g} s)",
-                    file=sys.stderr,
-                    flush=True,
+                say(
+                    f"watchdog: rank {self.rank}: rank 0 did not end the job; leaving "
+                    f"(--timeout {self.timeout:g} s)"
                 )
             _run_exit_hooks("watchdog")
             os._exit(EXIT_TIMEOUT)
@@ -436,7 +421,7 @@ class Watchdog:
         try:
             self.on_end(reason)
         except Exception as e:  # noqa: BLE001 - the report matters more than a last write
-            print(f"commbench: could not finish the results: {e}", file=sys.stderr, flush=True)
+            say(f"could not finish the results: {e}")
 
     # -- the report channel (commbench.peers) -----------------------------------------
     def _send(self, msg: dict) -> None:

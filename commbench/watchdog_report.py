@@ -6,7 +6,8 @@ stuck measurement left.
 - hosts(ranks, host): ranks grouped by host, '2 3 on h2, 5 on h3';
 - stuck(…): rank 0's report of a measurement that made no progress for
   --timeout seconds, printed, and the one-line reason the results file keeps;
-- SIGNAL_WHY: why the job ended, by the signal that ended it.
+- SIGNAL_WHY: why the job ended, by the signal that ended it;
+- say(text): one line on stderr, "commbench: text".
 
 Text only (no MPI, no sockets), below the watchdog in the layers, as its channel
 (commbench.peers) is; the watchdog thread and commbench.mpi_job call these.
@@ -27,6 +28,11 @@ SIGNAL_WHY = {
     "after another process failed)",
     signal.SIGHUP: "terminated by SIGHUP (terminal closed)",
 }
+
+
+def say(text: str) -> None:
+    """A line of commbench's on stderr, flushed at once: it may be the last a rank writes."""
+    print(f"commbench: {text}", file=sys.stderr, flush=True)
 
 
 def main_thread_at() -> str:

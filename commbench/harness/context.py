@@ -102,9 +102,8 @@ class Context:
         self.root_shift = method.root_shift
         self.any_source = method.any_source
         self.first = 0
-        self.sync = (
-            0  # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
-        )
+        # barriers after each call timed alone (-sync); set by the harness (Plan.sync)
+        self.sync = 0
         # The barrier of the harness (before timing) and of -sync: MPI_Barrier, or IMB's own.
         self.imb_barrier = method.imb_barrier
         self.barrier = (

@@ -371,9 +371,8 @@ class Harness:
             for _ in range(policy.N_BARR):
                 barrier()
             each = iteration_times.timer(ctx)
-            if (
-                each is not None
-            ):  # --per-iteration, --sync-start window (commbench.harness.iteration_times)
+            # --per-iteration, --sync-start window (commbench.harness.iteration_times)
+            if each is not None:
                 return each.timed(ctx, kernel, n)
             if ctx.sync and kernel is ctx.bench.kernel and ctx.bench.kind == Kind.COLLECTIVE:
                 return self.one_call_at_a_time(ctx, n)

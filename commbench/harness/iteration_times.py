@@ -45,9 +45,8 @@ from commbench.harness import clocksync
 from commbench.harness.context import Context
 
 WARM = 7  # untimed calls that size the window
-MARGIN = (
-    2e-3  # seconds from rank 0's choice of the first start to it (the broadcast reaches every rank)
-)
+# seconds from rank 0's choice of the first start to it (the broadcast reaches every rank)
+MARGIN = 2e-3
 BLOCK = 16  # repetitions per broadcast start: a late start spoils at most the rest of its block
 YIELD = 1e-4  # seconds before a start from which the wait spins without yielding the core
 LEAD = 1e-4  # seconds from rank 0's choice of a later block's start to it, at least

@@ -34,9 +34,8 @@ class LiveRow:
     world_size: int
     make: Callable[..., records.Measurement]  # Publisher.make_record (commbench.harness.publish)
     runs: list = field(default_factory=list)  # this rank's completed samples (seconds)
-    precision: float | None = (
-        None  # --precision's target (then `requested` is the row's sample budget)
-    )
+    # --precision's target (then `requested` is the row's sample budget)
+    precision: float | None = None
     budget_secs: float | None = None
     started: float = field(default_factory=time.monotonic)
 

@@ -150,9 +150,8 @@ class Plan:
     ) -> int | None:
         """The repetitions of the policies that need no timing; None for 'dynamic'."""
         pol = self.policy_for(bench)
-        if (
-            pol == "off"
-        ):  # spec §5.2 and IMB's IMB_mem_manager.c: MSGSPERSAMPLE, even where MSGS_NONAGGR caps
+        # spec §5.2 and IMB's IMB_mem_manager.c: MSGSPERSAMPLE, even where MSGS_NONAGGR caps
+        if pol == "off":
             return self.cfg.msgspersample
         if pol == "multiple_np":
             return policy.multiple_np_repetitions(x, np_, self.cap(bench, mode), self.cfg.maxlog)

@@ -85,9 +85,8 @@ def sample_until(
     """Append samples (take()) to runs until the target or the budget; every rank of comm
     calls it and returns the same Outcome."""
     secs, cap = budget
-    records.median_ci(
-        [0.0] * row_measurement.MIN_SAMPLES
-    )  # loads scipy (0.5 s, once) before the clock starts
+    # loads scipy (0.5 s, once) before the clock starts
+    records.median_ci([0.0] * row_measurement.MIN_SAMPLES)
     started = time.monotonic()
     ordered: list[float] = []  # the group's t_max per sample, sorted
     mine, agreed = np.zeros(2), np.zeros(2)

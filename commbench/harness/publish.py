@@ -77,9 +77,8 @@ class Publisher:
         t = (runs[0] if len(runs) == 1 else median_run(runs)) if runs else None
         gathered = self.world.gather((t, defect), root=0)
         extra: dict[str, Any] = {"engine": engine}
-        if (
-            self.sampling
-        ):  # --samples K, --precision: the row from each rank's median, every sample kept
+        # --samples K, --precision: the row from each rank's median, every sample kept
+        if self.sampling:
             per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)

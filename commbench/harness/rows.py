@@ -190,9 +190,8 @@ class RowLoop:
             value = 0.0
             if session.rank == 0:
                 rec = unit.record(row, engine, data)
-                if isinstance(
-                    rec, list
-                ):  # a measurement that makes several rows (overhead's parts)
+                # a measurement that makes several rows (overhead's parts)
+                if isinstance(rec, list):
                     kept.several = rec
                     return value
                 value = (records.compared_time(rec) or 0.0) / 1e6

@@ -306,33 +306,26 @@ def _derived(
     """t0, r_inf, n_1/2 and pi0 of a fitted line with their intervals, and what the line
     does not support (no interval from 2 points, no growth with size, no startup cost)."""
     a, b = line.a, line.b
+    scale_r = turnover * 1e6  # b is µs per byte
     warnings = []
     if line.dof == 0:
-        q = INF
         warnings.append("2 points: the line passes through both, no confidence interval")
-        ci_a = ci_b = (-INF, INF)
+        ci_t0 = ci_r = ci_nh = ci_pi = (-INF, INF)
     else:
         q = t_quantile(0.5 + confidence / 2, line.dof)
-        ci_a, ci_b = line.ci_a, line.ci_b
+        ci_t0, ci_r = line.ci_a, _invert(scale_r, b, *line.ci_b)
+        ci_nh = fieller(a, b, line.se_a**2, line.se_b**2, line.cov_ab, q)
+        ci_pi = _invert(scale_r, a, *line.ci_a)
     if b <= 0:
         warnings.append(
             "time does not grow with size in this region: r_inf and n_1/2 are not meaningful"
         )
     if a <= 0:
         warnings.append("intercept t0 <= 0: the line does not describe a startup cost here")
-    scale_r = turnover * 1e6  # b is µs per byte
-    r_inf = Estimate(
-        scale_r / b if b else INF, _invert(scale_r, b, *ci_b) if line.dof else (-INF, INF), "B/s"
-    )
-    t0 = Estimate(a, tuple(ci_a), "usec")
-    if line.dof:
-        nh_ci = fieller(a, b, line.se_a**2, line.se_b**2, line.cov_ab, q)
-    else:
-        nh_ci = (-INF, INF)
-    n_half = Estimate(a / b if b else INF, nh_ci, "B")
-    pi0 = Estimate(
-        scale_r / a if a else INF, _invert(scale_r, a, *ci_a) if line.dof else (-INF, INF), "1/s"
-    )
+    t0 = Estimate(a, tuple(ci_t0), "usec")
+    r_inf = Estimate(scale_r / b if b else INF, ci_r, "B/s")
+    n_half = Estimate(a / b if b else INF, ci_nh, "B")
+    pi0 = Estimate(scale_r / a if a else INF, ci_pi, "1/s")
     return t0, r_inf, n_half, pi0, warnings
 
 

@@ -95,13 +95,11 @@ def decomposition_table(trials: Mapping[int, Mapping[int, Mapping[str, float]]])
     """
     sizes = sorted({n for t in trials.values() for n in t})
     per_trial: dict[str, dict[int, list[float]]] = {k: {n: [] for n in sizes} for k in SIX}
+    measured: dict[str, dict[int, list[float]]] = {k: {n: [] for n in sizes} for k in COMBOS}
     for t in sorted(trials):
         for n, combo in trials[t].items():
             for k, v in solve(combo).items():
                 per_trial[k][n].append(v)
-    measured: dict[str, dict[int, list[float]]] = {k: {n: [] for n in sizes} for k in COMBOS}
-    for t in sorted(trials):
-        for n, combo in trials[t].items():
             for k in COMBOS:
                 measured[k][n].append(combo[k])
     out = {"sizes": sizes, "per_trial": per_trial}
@@ -253,21 +251,18 @@ def analyse(
     same Q timed in each round with nothing in flight (robust to drift).
     """
     got = _collect(recs, statistic, baseline)
+    echo = _echoes(got.echoes, got.combos)  # first: E goes into the combinations
     out: dict[str, Any] = {
         "statistic": statistic,
         "baseline": baseline,
         "calibration": got.calib,
-        "decomposition": {},
-        "echo": {},
+        "decomposition": _decompositions(got.combos),
+        "echo": echo,
         "interference": [],
-        "loggp": None,
+        "loggp": _loggp_rounds(got.rounds, got.loggp_n) if got.rounds and got.loggp_n else None,
         "relation": [],
+        "unloaded": unloaded(got.echoes, got.idle),
     }
-    out["echo"] = _echoes(got.echoes, got.combos)
-    out["unloaded"] = unloaded(got.echoes, got.idle)
-    out["decomposition"] = _decompositions(got.combos)
-    if got.rounds and got.loggp_n:
-        out["loggp"] = _loggp_rounds(got.rounds, got.loggp_n)
     if out["decomposition"]:
         first = next(iter(out["decomposition"]))
         dec = out["decomposition"][first]

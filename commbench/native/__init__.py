@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from commbench import policy
 from commbench.native import abi, extension
 
 # The cb_args of the kernels and their builders (what they read of the row's Context: args.py).
@@ -40,7 +41,6 @@ from commbench.native.extension import (  # noqa: F401
     NativeUnavailable,
     build,
     build_key,
-    cache_dir,
     find_mpicc,
     local_includes,
     mpi_abi,
@@ -172,8 +172,6 @@ def kernel_for(bench, lib: NativeLibrary | None = None) -> Callable | None:
         a, keep = make_args(ctx)  # keep: arrays that must outlive the call
         a.ncomp = ncomp
         if ncomp > 1:
-            from commbench import policy
-
             a.cpu_factor, a.cpu_cap = ctx.cpu_target
             a.n_barr = policy.N_BARR
         t = fn(ctypes.byref(a), n)

@@ -22,14 +22,13 @@ import hashlib
 import os
 import platform
 import re
-import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from commbench import mpilib
 
 
 class NativeUnavailable(Exception):
@@ -59,22 +58,19 @@ def find_mpicc(abi: str | None = None, lib=None) -> str | None:
 
     For the MPI standard ABI (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
     """
-    from commbench import mpilib
-
     given = os.environ.get("COMMBENCH_MPICC")
     if given:
-        return shutil.which(given) or (given if os.path.isfile(given) else None)
+        return mpilib.given_tool(given)
     try:
         import mpi4py
 
         built_with = (mpi4py.get_config() or {}).get("mpicc")
     except (ImportError, AttributeError):
         built_with = None
-    if built_with and (shutil.which(built_with) or os.path.isfile(built_with)):
-        return shutil.which(built_with) or built_with
+    if built_with and (found := mpilib.given_tool(built_with)):
+        return found
     names = ("mpicc_abi", "mpicc") if abi == "mpiabi" else ("mpicc",)
-    dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    return next(mpilib.tool_candidates(lib, names, dirs), None)
+    return next(mpilib.tool_candidates(lib, names, mpilib.python_dirs()), None)
 
 
 def wrapper_env(mpicc: str, lib) -> dict[str, str]:
@@ -100,12 +96,6 @@ def first_error(output: str, status: int) -> str:
 
 # What each library loaded in this process was built with: path -> {mpicc, env, library}.
 BUILT: dict[str, dict] = {}
-
-
-def cache_dir() -> Path:
-    from commbench import mpilib
-
-    return mpilib.cache_dir()
 
 
 def local_includes(source: Path) -> list[Path]:
@@ -172,7 +162,7 @@ def build(
     """The compiled library of `source`, built now unless the cache has it;
     raises NativeUnavailable."""
     key = build_key(mpicc, abi, library_version, source, library_path)
-    target_dir = cache_dir() / "native" / key
+    target_dir = mpilib.cache_dir() / "native" / key
     lib = target_dir / lib_name
     if lib.is_file():
         return lib
@@ -209,8 +199,6 @@ def build(
 def build_library(source: Path, lib_name: str, flags: tuple[str, ...] = ()) -> Path:
     """`source` built (or found in the cache) with the mpicc of mpi4py's MPI;
     raises NativeUnavailable."""
-    from commbench import mpilib
-
     if not source.is_file():
         raise NativeUnavailable(f"{source} is missing from the installation")
     abi = mpi_abi()
