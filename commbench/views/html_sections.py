@@ -390,13 +390,26 @@ def _rows(rec: records.Measurement, cols: list[str], cfg: dict) -> list:
     return [[number_cell(imb_text.cell(c, rec, rec.values, mb), _CELL, OVER) for c in cols]]
 
 
+# Columns after IMB's where a table's rows carry their limit (commbench.models.limits): the
+# fraction of the bandwidth limit, and the multiple of the latency floor.
+LIMIT_COLUMNS = ["of limit", "x floor"]
+
+
+def _limit_cells(rec: records.Measurement) -> list[str]:
+    lim = rec.extra.get("limit") if isinstance(rec.extra.get("limit"), dict) else {}
+    return [
+        esc(f"{lim[k]:{f}}") if isinstance(lim.get(k), int | float) else "&ndash;"
+        for k, f in (("fraction", ".2f"), ("multiple", ".1f"))
+    ]
+
+
 def imb_tables(run) -> str:
     """A run's tables in IMB's columns (imb_text.columns), one per benchmark, process count,
     mode and groups (and engine, with --engine both), its rows as the text has them."""
     cfg = run.doc.get("config") or {}
     both = cfg.get("engine") == "both"
     out: list[str] = []
-    key, cols, rows, caption = None, [], [], ""
+    key, cols, rows, caption, held = None, [], [], "", False
     for rec in run.records:
         if rec.status == records.INVALID:
             out.append(
@@ -407,16 +420,19 @@ def imb_tables(run) -> str:
         k = (*rec.table_key, engine)
         if k != key:
             if key is not None:
-                out.append(table([esc(c.strip()) for c in cols], rows, caption))
+                out.append(
+                    table([esc(c.strip()) for c in cols + LIMIT_COLUMNS * held], rows, caption)
+                )
             key, cols, rows = (
                 k,
                 imb_text.columns(rec, cfg.get("multi"), cfg.get("check", False)),
                 [],
             )
-            caption = _caption(rec, engine)
-        rows += _rows(rec, cols, cfg)
+            caption, held = _caption(rec, engine), "limit" in rec.extra
+        got = _rows(rec, cols, cfg)
+        rows += [r + _limit_cells(rec) if held and isinstance(r, list) else r for r in got]
     if key is not None:
-        out.append(table([esc(c.strip()) for c in cols], rows, caption))
+        out.append(table([esc(c.strip()) for c in cols + LIMIT_COLUMNS * held], rows, caption))
     return "\n".join(out) or "<p>no rows</p>"
 
 
