@@ -82,7 +82,12 @@ def build_sinks(cfg) -> list:
     from commbench.views.csv_export import CsvRecords
     from commbench.views.results_file import JsonResults
 
-    sinks: list = [views.text_view(suites.family(cfg.family).view, sys.stdout)]
+    view = suites.family(cfg.family).view
+    sinks: list = [views.text_view(view, sys.stdout)]
+    from commbench.views import limits_text
+
+    if view not in limits_text.SAID_BY_THE_VIEW:
+        sinks.append(limits_text.LimitsTrailer(sys.stdout))
     if cfg.output and cfg.output != "-":
         sinks.append(JsonResults(cfg.output))
     if cfg.csv:

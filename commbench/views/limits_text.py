@@ -4,7 +4,12 @@ layout byte for byte. Each row's own figures are in its record (extra["limit"]).
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from commbench import records
+
+# Every line says it is commbench's: the peers' layouts (OSU's '#' headers) stay theirs.
+PREFIX = "# commbench: "
 
 
 def _size(x: int | None) -> str:
@@ -31,7 +36,7 @@ def _table(rows: list[records.Measurement]) -> str:
         )
         if best is not last:
             said.append(f"most {best.extra['limit']['fraction']:.2f}, at {best.bytes} bytes")
-    return f"#   {what}: {'; '.join(said)}"
+    return f"{PREFIX}  {what}: {'; '.join(said)}"
 
 
 def trailer(rows: list[records.Measurement]) -> list[str]:
@@ -52,6 +57,32 @@ def trailer(rows: list[records.Measurement]) -> list[str]:
     head = "; ".join(about[k] for k in kinds)
     return [
         "",
-        f"# Against the physical limit ({head}; docs/limits.md):",
+        f"{PREFIX}against the physical limit ({head}; docs/limits.md):",
         *(_table(t) for t in tables.values()),
     ]
+
+
+# The text views that say the closing lines themselves, before their own last line (IMB's
+# "# All processes entering MPI_Finalize", msgrate's machine-readable line): imb_text, and
+# those that keep measuring_text.Notes; the others get LimitsTrailer after them.
+SAID_BY_THE_VIEW = frozenset({"imb", "osu", "p2p", "mt", "msgrate", "imported"})
+
+
+class LimitsTrailer:
+    """The closing lines as a sink of their own, after a family's text view that does not
+    print them itself (SAID_BY_THE_VIEW)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.rows = out, []
+
+    def start(self, header: dict) -> None:
+        pass
+
+    def record(self, rec: records.Measurement) -> None:
+        self.rows.append(rec)
+
+    def finish(self, summary: dict) -> None:
+        lines = trailer(self.rows)
+        if lines:
+            self.out.write("\n".join(lines) + "\n")
+            self.out.flush()

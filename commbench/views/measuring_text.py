@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from commbench import records
 from commbench.row_measurement import PRECISION_SAMPLES
+from commbench.views import limits_text
 
 
 def measuring_lines(cfg: dict) -> list[str]:
@@ -62,19 +63,23 @@ def precision_note(rows: list[records.Measurement], cfg: dict) -> list[str]:
 
 class Notes:
     """What a text view adds for --precision and --shuffle: the preamble's lines (start),
-    the rows measured to a target (record), and the closing note on them (finish)."""
+    the rows measured to a target (record), and the closing note on them (finish); and the
+    rows against the hosts' physical limits (commbench.views.limits_text)."""
 
     def __init__(self) -> None:
         self.cfg: dict = {}
         self.rows: list[records.Measurement] = []
+        self.all: list[records.Measurement] = []
 
     def start(self, cfg: dict) -> list[str]:
         self.cfg = cfg
         return measuring_lines(cfg)
 
     def record(self, rec: records.Measurement) -> None:
+        self.all.append(rec)
         if precise(self.cfg) and rec.extra.get("precision") is not None:
             self.rows.append(rec)
 
     def finish(self) -> list[str]:
-        return precision_note(self.rows, self.cfg) if precise(self.cfg) and self.rows else []
+        said = precision_note(self.rows, self.cfg) if precise(self.cfg) and self.rows else []
+        return said + limits_text.trailer(self.all)

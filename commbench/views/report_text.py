@@ -16,14 +16,14 @@ from commbench import records, suites
 def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     """The text `commbench run` printed for doc (its records recs), written to out."""
     from commbench import views
+    from commbench.views import limits_text
     from commbench.views.binding import table_lines
     from commbench.views.fit_text import report_sink
 
     fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
     # family.view names another view (files of `commbench import`: "imported")
-    view = views.text_view(
-        doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb"), out
-    )
+    view_key = doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb")
+    view = views.text_view(view_key, out)
     fits = report_sink(doc, out)  # None: no "fits" in the file
     sinks = [fits, view] if fits is not None else [view]
     summary = doc.get("summary", {"interrupted": "results file incomplete"})
@@ -42,3 +42,6 @@ def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     if doc.get("summary", {}).get("binding_overhead"):
         out.write("\n".join(table_lines(doc["summary"]["binding_overhead"])) + "\n")
     view.finish(summary)
+    if view_key not in limits_text.SAID_BY_THE_VIEW:
+        for line in limits_text.trailer(recs):
+            out.write(line + "\n")

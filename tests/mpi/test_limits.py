@@ -34,8 +34,11 @@ def test_every_row_against_the_memory_of_its_host(tmp_path):
             rate = limits.copy_rate(mem["copy"], r["bytes"])
             assert math.isclose(lim["bandwidth"], r["turnover"] * rate)
             assert math.isclose(lim["fraction"], r["values"]["bytes_per_sec"] / lim["bandwidth"])
-    tail = p.stdout[p.stdout.index("# Against the physical limit") :]
-    assert "#   PingPong np=2: 0 bytes at " in tail and "#   Sendrecv np=2: 0 bytes at " in tail
+    tail = p.stdout[p.stdout.index("# commbench: against the physical limit") :]
+    assert (
+        "# commbench:   PingPong np=2: 0 bytes at " in tail
+        and "# commbench:   Sendrecv np=2: 0 bytes at " in tail
+    )
     assert "4194304 bytes at " in tail
 
 

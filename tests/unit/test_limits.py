@@ -80,9 +80,10 @@ def _held(rec):
 def test_the_closing_lines_name_each_table():
     rows = [_held(_rec(x=x, t=t)) for x, t in ((0, 0.5), (1024, 1.0), (4 * 2**20, 1000.0))]
     lines = limits_text.trailer(rows)
-    assert lines[1].startswith("# Against the physical limit (one copy in memory")
+    assert lines[1].startswith("# commbench: against the physical limit (one copy in memory")
     assert lines[2] == (
-        "#   PingPong np=2: 0 bytes at 5.0x the 0.1 us floor; 4194304 bytes at 0.42 of 10 GB/s"
+        "# commbench:   PingPong np=2: 0 bytes at 5.0x the 0.1 us floor; "
+        "4194304 bytes at 0.42 of 10 GB/s"
     )
     assert limits_text.trailer([_rec()]) == []  # no row with a limit: nothing said
 
