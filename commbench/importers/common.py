@@ -94,6 +94,19 @@ class Log:
             self.records.clear()
         self._settled = len(self.records)
 
+    def imported(self, name: str, title: str, part: str, **config) -> None:
+        """The results file's family and config of this log (config: what differs from
+        every importer's own: benchmarks, mb_unit, multi, argv)."""
+        self.family = {"name": name, "title": title, "part": part, "profile": "imported"}
+        self.config = {
+            "family": name,
+            "benchmarks": list(self.benchmarks),
+            "mb_unit": 10**6,
+            "multi": None,
+            "argv": [],
+            **config,
+        }
+
     def warn(self, line: int, message: str) -> None:
         """Something the document should name:
         a value the tool printed as nan, a result left out."""
@@ -172,6 +185,15 @@ def fixed(token: str, decimals: int, line: int, what: str, tool: str) -> float |
         f"and is not imported (accepted: {what} with {decimals_form(decimals)}, as {tool}'s "
         f"%.{decimals}f prints it)",
     )
+
+
+def read_lines(reader, lines) -> None:
+    """lines (the log's lines without their ends, from the first: a list, or the stream) fed
+    to the reader one by one, numbered from 1, and its finish(the last line's number)."""
+    n = 0
+    for n, line in enumerate(lines, start=1):
+        reader.feed(n, line)
+    reader.finish(n)
 
 
 def options_of(argv: list[str]) -> dict:

@@ -25,7 +25,7 @@ import math
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, Unsupported, integer
+from commbench.importers.common import Log, LogError, Unsupported, integer, read_lines
 from commbench.records import Kind
 
 VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?P<rest>.*)$")
@@ -280,11 +280,8 @@ class TextReader:
 def read_text(log: Log, lines, np_hint: int | None = None) -> None:
     """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = TextReader(log, np_hint)
-    n = 0
     try:
-        for n, line in enumerate(lines, start=1):
-            r.feed(n, line)
-        r.finish(n)
+        read_lines(r, lines)
     finally:
         r.src["settings"] = dict(r.src["settings"])
         describe(log, r.src.get("ranks", []))
@@ -295,18 +292,6 @@ def describe(log: Log, ranks: list) -> None:
     hosts = sorted(
         {r.get("hostname") or r.get("host") for r in ranks if isinstance(r, dict)} - {None}
     )
-    log.family = {
-        "name": "nccl",
-        "title": "nccl-tests",
-        "part": src.get("tool") or "",
-        "profile": "imported",
-    }
-    log.config = {
-        "family": "nccl",
-        "benchmarks": list(log.benchmarks),
-        "mb_unit": 10**6,
-        "multi": None,
-        "argv": src.get("args", [])[1:],
-    }
+    log.imported("nccl", "nccl-tests", src.get("tool") or "", argv=src.get("args", [])[1:])
     log.world_size = log.largest_world or (len(ranks) or None)
     log.meta = {k: v for k, v in (("hosts", hosts), ("date", src.get("start_time"))) if v}
