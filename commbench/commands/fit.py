@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser
 from commbench.models import hockney
 from commbench.views import series as series_mod
@@ -169,8 +170,7 @@ def main(argv: list[str]) -> int:
         kw = fit_kw(a)
         all_series = load([a.file], a.benchmark)
     except ValueError as e:
-        print(f"commbench fit: error: {e}", file=sys.stderr)
-        return 2
+        return err(str(e), "commbench fit")
     fits, failed = [], 0
     for s in all_series:
         try:

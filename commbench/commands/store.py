@@ -9,6 +9,7 @@ import json
 import sys
 
 from commbench import option_types
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser
 from commbench.store import db, location, runs, selector
 from commbench.store.db import Store, StoreError
@@ -64,8 +65,7 @@ def main(argv: list[str]) -> int:
         pos, opts = _args(argv[1:])
         return command(pos, opts)
     except (ValueError, StoreError) as e:
-        print(f"commbench: error: {e}", file=sys.stderr)
-        return 2
+        return err(str(e))
 
 
 def _one_selector(pos: list[str], what: str) -> selector.Selector:
@@ -236,10 +236,7 @@ def store_run(path: str, store: str | bool, system: str | None, tags: tuple) -> 
     try:
         return add([path], opts)
     except (ValueError, StoreError) as e:
-        print(
-            f"commbench: error: not stored ({e}); the results file {path} is kept", file=sys.stderr
-        )
-        return 2
+        return err(f"not stored ({e}); the results file {path} is kept")
 
 
 def check_location(store: str | bool | None) -> str | None:
