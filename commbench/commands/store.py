@@ -74,7 +74,7 @@ def _one_selector(pos: list[str], what: str) -> selector.Selector:
     return selector.parse(pos[0] if pos else None)
 
 
-def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
+def add(pos: list[str], opts: dict) -> int:
     """Reads every file first: one that is not a results file stores nothing."""
     if not pos:
         raise ValueError("store add needs results files (accepted: commbench store add FILE ...)")
@@ -83,18 +83,17 @@ def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
     with Store.open(opts.get("store"), write=True) as store:
         for path, doc, recs in read:
             got = runs.add(store, doc, recs, path, opts.get("system"), tags)
-            if not quiet:
-                said = "stored as run" if got.new else "already stored as run"
-                more = f"; tags added: {', '.join(got.tags_added)}" if got.tags_added else ""
-                if got.system_kept is not None:
-                    more += (
-                        f"; --system {opts.get('system')!r} not applied (the stored run's system "
-                        f"is {got.system_kept!r}, and a run's system chooses its baselines)"
-                    )
-                print(
-                    f"commbench: {path}: {said} {got.run_id} in {store.loc.shown()}{more}",
-                    file=sys.stderr,
+            said = "stored as run" if got.new else "already stored as run"
+            more = f"; tags added: {', '.join(got.tags_added)}" if got.tags_added else ""
+            if got.system_kept is not None:
+                more += (
+                    f"; --system {opts.get('system')!r} not applied (the stored run's system "
+                    f"is {got.system_kept!r}, and a run's system chooses its baselines)"
                 )
+            print(
+                f"commbench: {path}: {said} {got.run_id} in {store.loc.shown()}{more}",
+                file=sys.stderr,
+            )
     return 0
 
 

@@ -142,10 +142,7 @@ def describe(r: Header, log: Log) -> None:
     }
     if "Machine" in head:
         meta["uname"] = {
-            "machine": head.get("Machine", ""),
-            "system": head.get("System", ""),
-            "release": head.get("Release", ""),
-            "version": head.get("Version", ""),
+            k.lower(): head.get(k, "") for k in ("Machine", "System", "Release", "Version")
         }
     try:
         meta["date"] = time.strftime(

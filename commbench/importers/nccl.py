@@ -92,14 +92,8 @@ def add_pair(log: Log, n: int, head: dict, blocks: list[dict | None]) -> None:
         for src, key in (("algbw", "bytes_per_sec"), ("busbw", "bus_bytes_per_sec")):
             if b.get(src) is not None:
                 values[key] = b[src] * 1e9
-        extra = {
-            "count": head["count"],
-            "type": head["type"],
-            "redop": head["redop"],
-            "root": head["root"],
-            "placement": placement,
-            "wrong": b.get("wrong"),
-        }
+        extra = {k: head[k] for k in ("count", "type", "redop", "root")}
+        extra.update(placement=placement, wrong=b.get("wrong"))
         if b.get("wrong") is not None:
             extra["check"] = records.SUCCESSFUL if b["wrong"] == 0 else records.FAILED
         if b.get("per_iteration"):
@@ -168,14 +162,9 @@ class TextReader:
 
     def row(self, n: int, toks: list[str]) -> None:
         names = [c for c in self.cols if c != "timestamp"]
-        first = next(i for i, c in enumerate(names) if c in ("time", "cputime"))
-        block = (
-            next(
-                (i for i, c in enumerate(names) if i > first and c in ("time", "cputime")),
-                len(names),
-            )
-            - first
-        )
+        times = [i for i, c in enumerate(names) if c in ("time", "cputime")]
+        first = times[0]
+        block = (times[1] if len(times) > 1 else len(names)) - first
         if (
             len(names) < len(self.cols)
             and len(toks) > 2
