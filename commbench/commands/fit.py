@@ -98,25 +98,21 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+DESCRIPTIONS = {
+    "fit": "Fit t(n) of a results file or CSV (bytes,t_usec).",
+    "plot": "Time and rate against message size, with the fitted model, on log axes.",
+}
+
+
 def parser(cmd: str) -> argparse.ArgumentParser:
+    usage = FIT_USAGE if cmd == "fit" else PLOT_USAGE
+    p = Parser(f"commbench {cmd}", usage, add_help=True, description=DESCRIPTIONS[cmd])
     if cmd == "fit":
-        p = Parser(
-            "commbench fit",
-            FIT_USAGE,
-            add_help=True,
-            description="Fit t(n) of a results file or CSV (bytes,t_usec).",
-        )
         p.add_argument(
             "file", metavar="FILE", help="commbench results JSON, or CSV with columns bytes,t_usec"
         )
         p.add_argument("--json", action="store_true", help="print the fits as JSON")
     else:
-        p = Parser(
-            "commbench plot",
-            PLOT_USAGE,
-            add_help=True,
-            description="Time and rate against message size, with the fitted model, on log axes.",
-        )
         p.add_argument(
             "files",
             nargs="+",

@@ -37,17 +37,12 @@ class ImbReader:
     def feed(self, n: int, raw: str) -> None:
         line = raw.rstrip()
         t = self.tables.table
-        if (
-            t is not None
-            and t.cols is not None
-            and line
-            and not line.startswith("#")
-            and line[0] in " \t0123456789"
-        ):
-            self.tables.row(n, line)
-            return
-        if t is not None and t.cols is not None and line.startswith("#"):
-            self.tables.close()
+        if t is not None and t.cols is not None:
+            if line and line[0] in " \t0123456789":  # a row of the table
+                self.tables.row(n, line)
+                return
+            if line.startswith("#"):
+                self.tables.close()
         if self.header.section and self.header.section_line(line):
             return
         if line.startswith(FINALIZE):
