@@ -255,9 +255,8 @@ def two_files(argv: list[str]) -> int:
         args = arguments(argv)
     except ValueError as e:
         return bad_command(argv, str(e))
-    if os.environ.get(
-        "COMMBENCH_FAULT_READER"
-    ):  # tests: a bug in a reader (commbench.commands._unexpected)
+    if os.environ.get("COMMBENCH_FAULT_READER"):
+        # tests: a bug in a reader (commbench.commands._unexpected)
         raise TypeError("injected fault (COMMBENCH_FAULT_READER)")
     try:
         (old_doc, new_doc), (old, new) = compare_gate.load(args)
@@ -284,8 +283,7 @@ def baseline(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if any(a == "--baseline" or a.startswith("--baseline=") for a in argv) and not any(
-        a in ("-h", "--help") for a in argv
-    ):  # NEW against the runs of a results store
-        return baseline(argv)
+    helping = any(a in ("-h", "--help") for a in argv)
+    if not helping and any(a == "--baseline" or a.startswith("--baseline=") for a in argv):
+        return baseline(argv)  # NEW against the runs of a results store
     return two_files(argv)
