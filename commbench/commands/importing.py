@@ -77,8 +77,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _err(msg: str) -> int:
-    return err(msg, "commbench import")
+_err = partial(err, who="commbench import")
 
 
 def _output(a) -> str | None:

@@ -4,14 +4,13 @@ SVG); an overhead run's Figure 1 (seed 002) and a net run's heatmaps (no MPI).""
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from commbench.commands.errors import err
 from commbench.commands.fit import fit_kw, load, parser
 from commbench.views.fit_text import fit_each
 
-
-def _err(msg: str) -> int:
-    return err(msg, "commbench plot")
+_err = partial(err, who="commbench plot")
 
 
 def main(argv: list[str]) -> int:
