@@ -63,9 +63,8 @@ def _single_threaded_blas() -> None:
     """One BLAS thread per rank: a benchmark process must not spawn compute threads
     that fight the other ranks for cores (the CPU-exploit kernel uses numpy.dot).
     Set before numpy is first imported; a user's explicit setting wins."""
-    if (
-        "OMP_NUM_THREADS" not in os.environ
-    ):  # the mt family's thread count then falls back to the CPUs
+    if "OMP_NUM_THREADS" not in os.environ:
+        # the mt family's thread count then falls back to the CPUs
         os.environ["COMMBENCH_OMP_DEFAULTED"] = "1"
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")

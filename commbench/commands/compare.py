@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser, checked
 from commbench.store import gate, location, selector
 from commbench.views import compare_gate, compare_mpis, compare_text, results_file
@@ -225,16 +225,15 @@ def bad_command(argv: list[str], message: str) -> int:
     --threshold or --history, a missing argument), with the JSON verdict (error) wherever --json
     names a destination, as docs/statistics.md promises: a pipeline that reads the file finds
     why instead of no file. Once the arguments are read, refuse() says it."""
-    print(f"commbench: error: {message}", file=sys.stderr)
+    err(message)
     target = _json_target(argv)
     if target:
         payload = compare_text.to_json(
             [], old=None, new=None, threshold=None, alpha=None, gate_unsampled=False, status=2,
             errors=[message],
         )  # fmt: skip
-        failed = compare_text.write_json(target, payload)
-        if failed:
-            print(f"commbench: error: {failed}", file=sys.stderr)
+        if failed := compare_text.write_json(target, payload):
+            err(failed)
     return 2
 
 
@@ -256,9 +255,8 @@ def two_files(argv: list[str]) -> int:
         args = arguments(argv)
     except ValueError as e:
         return bad_command(argv, str(e))
-    if os.environ.get(
-        "COMMBENCH_FAULT_READER"
-    ):  # tests: a bug in a reader (commbench.commands._unexpected)
+    if os.environ.get("COMMBENCH_FAULT_READER"):
+        # tests: a bug in a reader (commbench.commands._unexpected)
         raise TypeError("injected fault (COMMBENCH_FAULT_READER)")
     try:
         (old_doc, new_doc), (old, new) = compare_gate.load(args)
@@ -285,8 +283,7 @@ def baseline(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if any(a == "--baseline" or a.startswith("--baseline=") for a in argv) and not any(
-        a in ("-h", "--help") for a in argv
-    ):  # NEW against the runs of a results store
-        return baseline(argv)
+    helping = any(a in ("-h", "--help") for a in argv)
+    if not helping and any(a == "--baseline" or a.startswith("--baseline=") for a in argv):
+        return baseline(argv)  # NEW against the runs of a results store
     return two_files(argv)

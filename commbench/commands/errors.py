@@ -7,8 +7,9 @@ import os
 import sys
 
 
-def err(msg: str) -> int:
-    print(f"commbench: error: {msg}", file=sys.stderr)
+def err(msg: str, who: str = "commbench") -> int:
+    """`WHO: error: MSG` said; the exit status 2."""
+    print(f"{who}: error: {msg}", file=sys.stderr)
     return 2
 
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser
 from commbench.models import hockney
 from commbench.views import series as series_mod
@@ -97,25 +98,21 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+DESCRIPTIONS = {
+    "fit": "Fit t(n) of a results file or CSV (bytes,t_usec).",
+    "plot": "Time and rate against message size, with the fitted model, on log axes.",
+}
+
+
 def parser(cmd: str) -> argparse.ArgumentParser:
+    usage = FIT_USAGE if cmd == "fit" else PLOT_USAGE
+    p = Parser(f"commbench {cmd}", usage, add_help=True, description=DESCRIPTIONS[cmd])
     if cmd == "fit":
-        p = Parser(
-            "commbench fit",
-            FIT_USAGE,
-            add_help=True,
-            description="Fit t(n) of a results file or CSV (bytes,t_usec).",
-        )
         p.add_argument(
             "file", metavar="FILE", help="commbench results JSON, or CSV with columns bytes,t_usec"
         )
         p.add_argument("--json", action="store_true", help="print the fits as JSON")
     else:
-        p = Parser(
-            "commbench plot",
-            PLOT_USAGE,
-            add_help=True,
-            description="Time and rate against message size, with the fitted model, on log axes.",
-        )
         p.add_argument(
             "files",
             nargs="+",
@@ -169,8 +166,7 @@ def main(argv: list[str]) -> int:
         kw = fit_kw(a)
         all_series = load([a.file], a.benchmark)
     except ValueError as e:
-        print(f"commbench fit: error: {e}", file=sys.stderr)
-        return 2
+        return err(str(e), "commbench fit")
     fits, failed = [], 0
     for s in all_series:
         try:

@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from functools import partial
 
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser
-from commbench.importers import FORMATS, budget, document, read, sniff
+from commbench.importers import FORMATS, Log, budget, document, read, sniff
 from commbench.option_types import ConfigError
 from commbench.outputs import check_writable, normal_output
 
@@ -75,8 +77,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _err(msg: str) -> None:
-    print(f"commbench import: error: {msg}", file=sys.stderr)
+_err = partial(err, who="commbench import")
 
 
 def _output(a) -> str | None:
@@ -90,100 +91,67 @@ def _output(a) -> str | None:
     return path
 
 
-def _sniffed(a, errors: list[str]) -> list:
-    """The logs in a format this reads (the others' errors in errors)."""
-    found = []
-    for path in a.logs:
-        try:
-            log = sniff(path, len(found), a.format)
-        except OSError as e:
-            errors.append(f"{path}: cannot read ({e.strerror}) (accepted: a readable text file)")
-            _err(errors[-1])
-            continue
-        if log.error:
-            errors.append(log.error)
-            _err(log.error)
-        else:
-            found.append(log)
-    return found
-
-
-def _read_all(a, sniffed: list, out: document.Output, errors: list[str]) -> list:
+def _each(paths: list[str], errors: list[str], get) -> list:
+    """The logs get(path, index) recognizes (sniff, or read); each one's error, or why it
+    cannot be read, said and kept in errors, and its warnings said."""
     logs = []
-    for s in sniffed:
+    for path in paths:
         try:
-            log = read(s.path, len(logs), a.format, a.np, sink=out.record)
+            log = get(path, len(logs))
         except OSError as e:
-            errors.append(f"{s.path}: cannot read ({e.strerror}) (accepted: a readable text file)")
-            _err(errors[-1])
-            continue
+            error = f"{path}: cannot read ({e.strerror}) (accepted: a readable text file)"
+            log = Log(path, len(logs), error=error)
         if log.error:
             errors.append(log.error)
             _err(log.error)
         if log.fmt:  # recognized: its records (possibly none) go into the file
             logs.append(log)
-            kept = log.source.get("warnings", [])
-            if kept:
-                more = log.source.get("warnings_not_listed", 0)
-                print(
-                    f"commbench import: warning: {log.path}: {kept[0]}"
-                    + (
-                        (
-                            f" (and {len(kept) + more - 1} more, in "
-                            f"metadata.source.logs[{log.index}].warnings)"
-                        )
-                        if len(kept) + more > 1
-                        else ""
-                    ),
-                    file=sys.stderr,
-                )
+            _warned(log)
     return logs
+
+
+def _warned(log: Log) -> None:
+    kept = log.source.get("warnings", [])
+    if kept:
+        more = len(kept) + log.source.get("warnings_not_listed", 0) - 1
+        where = f" (and {more} more, in metadata.source.logs[{log.index}].warnings)" if more else ""
+        print(f"commbench import: warning: {log.path}: {kept[0]}{where}", file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:
     try:
         a = parser().read(argv)
-    except ValueError as e:
-        _err(str(e))
-        return 2
-    try:
         path = _output(a)
-    except ConfigError as e:
-        _err(str(e))
-        return 2
+    except (ValueError, ConfigError) as e:
+        return _err(str(e))
     errors: list[str] = []
-    sniffed = _sniffed(a, errors)
+    sniffed = _each(a.logs, errors, partial(sniff, fmt=a.format))
     if not sniffed:
         return 2
     try:
         records, size = budget.estimate([(s.path, s.fmt, s.source["json"]) for s in sniffed])
         if (why := budget.refusal(records, size, a.force)) is not None:
-            _err(why)
-            return 2
+            return _err(why)
         out = document.Output(path)
     except OSError as e:
-        _err(
+        return _err(
             f"{e.filename or a.output}: {e.strerror} (accepted: "
             "readable logs, -o in a writable directory)"
         )
-        return 2
     try:
-        logs = _read_all(a, sniffed, out, errors)
+        get = partial(read, fmt=a.format, np_hint=a.np, sink=out.record)
+        logs = _each([s.path for s in sniffed], errors, get)
         if not logs:
             return 2
-        doc = document.build(logs, argv, errors)
-        out.write(doc)
+        out.write(document.build(logs, argv, errors))
     except OSError as e:
-        _err(
+        return _err(
             f"-o {a.output!r}: cannot write ({e.strerror}) (accepted: a file in a writable "
             "directory with room for it)"
         )
-        return 2
-    except (
-        ValueError
-    ) as e:  # a number JSON cannot hold (NaN): the importers leave those out, so never
-        _err(f"-o {a.output!r}: not written: {e} (accepted: logs whose numbers are finite)")
-        return 2
+    except ValueError as e:
+        # a number JSON cannot hold (NaN): the importers leave those out, so never
+        return _err(f"-o {a.output!r}: not written: {e} (accepted: logs whose numbers are finite)")
     finally:
         out.close()
     n = out.count

@@ -32,15 +32,12 @@ def main(argv: list[str]) -> int:
         fam = suites.family(n)
         print(f"{fam.name} ({fam.title}): {fam.description}")
         for b in fam.benchmarks:
-            flag = (
-                ""
-                if b.default
-                else (
-                    " [default with --methodology imb2021]"
-                    if getattr(b, "default_in", ())
-                    else " [by name or -include]"
-                )
-            )
+            if b.default:
+                flag = ""
+            elif getattr(b, "default_in", ()):
+                flag = " [default with --methodology imb2021]"
+            else:
+                flag = " [by name or -include]"
             print(f"  {b.name:<26} {b.description}{flag}")
         print()
     return 0

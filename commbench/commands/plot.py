@@ -4,23 +4,22 @@ SVG); an overhead run's Figure 1 (seed 002) and a net run's heatmaps (no MPI).""
 from __future__ import annotations
 
 import sys
+from functools import partial
 
+from commbench.commands.errors import err
 from commbench.commands.fit import fit_kw, load, parser
 from commbench.views.fit_text import fit_each
+
+_err = partial(err, who="commbench plot")
 
 
 def main(argv: list[str]) -> int:
     try:
         a = parser("plot").read(argv)
     except ValueError as e:
-        print(f"commbench plot: error: {e}", file=sys.stderr)
-        return 2
+        return _err(str(e))
     if not a.output.lower().endswith((".png", ".svg")):
-        print(
-            f"commbench plot: error: -o {a.output!r}: the figure must be a .png or .svg file",
-            file=sys.stderr,
-        )
-        return 2
+        return _err(f"-o {a.output!r}: the figure must be a .png or .svg file")
     doc = _overhead(a.files[0]) if len(a.files) == 1 else None
     if doc is not None:
         return _plot_overhead(doc, a.files[0], a.output)
@@ -32,8 +31,7 @@ def main(argv: list[str]) -> int:
         kw = fit_kw(a)
         all_series = load(a.files, a.benchmark)
     except ValueError as e:
-        print(f"commbench plot: error: {e}", file=sys.stderr)
-        return 2
+        return _err(str(e))
     from commbench.views import plot
 
     several = len(a.files) > 1
@@ -46,17 +44,14 @@ def main(argv: list[str]) -> int:
         items = [(s, f) for s, f, _ in fitted]
     items = plot.drawable(items)
     if not items:
-        print(
-            "commbench plot: error: no measured row has a size > 0 to draw against the log size "
-            "axis (0-byte rows only, or the other sizes did not measure)",
-            file=sys.stderr,
+        return _err(
+            "no measured row has a size > 0 to draw against the log size "
+            "axis (0-byte rows only, or the other sizes did not measure)"
         )
-        return 2
     try:
         plot.figure(items, a.output, show_source=several)
     except OSError as e:
-        print(f"commbench plot: error: cannot write {a.output!r} ({e.strerror})", file=sys.stderr)
-        return 2
+        return _err(f"cannot write {a.output!r} ({e.strerror})")
     print(f"commbench: figure written to {a.output}", file=sys.stderr)
     return 0
 
@@ -82,19 +77,15 @@ def _plot_overhead(doc: dict, path: str, out: str) -> int:
         st = OverheadSettings.of(doc.get("config", {}).get("params", {}))
         decs = analyse(results_file.read(path)[1], st.statistic, st.baseline)["decomposition"]
     except ValueError as e:
-        print(f"commbench plot: error: {e}", file=sys.stderr)
-        return 2
+        return _err(str(e))
     if not decs:
-        print(
-            f"commbench plot: error: {path}: no size with all six measured combinations (a run of "
-            "--parts decomposition gives them)",
-            file=sys.stderr,
+        return _err(
+            f"{path}: no size with all six measured combinations (a run of "
+            "--parts decomposition gives them)"
         )
-        return 2
     try:
         plot.overhead_figure(decs, out)
     except OSError as e:
-        print(f"commbench plot: error: cannot write {out!r} ({e.strerror})", file=sys.stderr)
-        return 2
+        return _err(f"cannot write {out!r} ({e.strerror})")
     print(f"commbench: figure written to {out} (seed 002 Figure 1)", file=sys.stderr)
     return 0

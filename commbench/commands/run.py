@@ -11,11 +11,12 @@ import time
 from commbench.commands.errors import err as _err
 
 
-def _wants_launch(argv: list[str]) -> bool:
+def _outside_job(argv: list[str]) -> bool:
+    """-n N (mpiexec to start) or -h (the usage to print), and not a rank of an MPI job."""
     from commbench.self_launcher import in_mpi_job
 
-    asks = any(a in ("-n", "--np") or a.startswith("--np=") for a in argv)
-    return asks and not in_mpi_job()
+    asks = ("-n", "--np", "-h", "-help", "--help")
+    return any(a in asks or a.startswith("--np=") for a in argv) and not in_mpi_job()
 
 
 def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
@@ -26,14 +27,8 @@ def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
     mpi4py.rc.thread_level = thread_level or "single"
 
 
-def _helping(argv: list[str]) -> bool:
-    from commbench.self_launcher import in_mpi_job
-
-    return any(a in ("-h", "-help", "--help") for a in argv) and not in_mpi_job()
-
-
 def cmd_run(argv: list[str]) -> int:
-    if _wants_launch(argv) or _helping(argv):  # parse, then start mpiexec (or print the usage)
+    if _outside_job(argv):  # parse, then start mpiexec (or print the usage)
         mpi4py_rc(initialize=False)  # the launcher measures nothing: no catalog loads MPI or numpy
         from commbench import run_config, run_options, self_launcher
 

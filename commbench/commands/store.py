@@ -9,6 +9,7 @@ import json
 import sys
 
 from commbench import option_types
+from commbench.commands.errors import err
 from commbench.commands.parsing import Parser
 from commbench.store import db, location, runs, selector
 from commbench.store.db import Store, StoreError
@@ -64,8 +65,7 @@ def main(argv: list[str]) -> int:
         pos, opts = _args(argv[1:])
         return command(pos, opts)
     except (ValueError, StoreError) as e:
-        print(f"commbench: error: {e}", file=sys.stderr)
-        return 2
+        return err(str(e))
 
 
 def _one_selector(pos: list[str], what: str) -> selector.Selector:
@@ -74,7 +74,7 @@ def _one_selector(pos: list[str], what: str) -> selector.Selector:
     return selector.parse(pos[0] if pos else None)
 
 
-def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
+def add(pos: list[str], opts: dict) -> int:
     """Reads every file first: one that is not a results file stores nothing."""
     if not pos:
         raise ValueError("store add needs results files (accepted: commbench store add FILE ...)")
@@ -83,18 +83,17 @@ def add(pos: list[str], opts: dict, quiet: bool = False) -> int:
     with Store.open(opts.get("store"), write=True) as store:
         for path, doc, recs in read:
             got = runs.add(store, doc, recs, path, opts.get("system"), tags)
-            if not quiet:
-                said = "stored as run" if got.new else "already stored as run"
-                more = f"; tags added: {', '.join(got.tags_added)}" if got.tags_added else ""
-                if got.system_kept is not None:
-                    more += (
-                        f"; --system {opts.get('system')!r} not applied (the stored run's system "
-                        f"is {got.system_kept!r}, and a run's system chooses its baselines)"
-                    )
-                print(
-                    f"commbench: {path}: {said} {got.run_id} in {store.loc.shown()}{more}",
-                    file=sys.stderr,
+            said = "stored as run" if got.new else "already stored as run"
+            more = f"; tags added: {', '.join(got.tags_added)}" if got.tags_added else ""
+            if got.system_kept is not None:
+                more += (
+                    f"; --system {opts.get('system')!r} not applied (the stored run's system "
+                    f"is {got.system_kept!r}, and a run's system chooses its baselines)"
                 )
+            print(
+                f"commbench: {path}: {said} {got.run_id} in {store.loc.shown()}{more}",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -236,10 +235,7 @@ def store_run(path: str, store: str | bool, system: str | None, tags: tuple) -> 
     try:
         return add([path], opts)
     except (ValueError, StoreError) as e:
-        print(
-            f"commbench: error: not stored ({e}); the results file {path} is kept", file=sys.stderr
-        )
-        return 2
+        return err(f"not stored ({e}); the results file {path} is kept")
 
 
 def check_location(store: str | bool | None) -> str | None:

@@ -47,9 +47,8 @@ def sniff(path: str, index: int, fmt: str = "auto") -> Log:
     OSError propagates (the file cannot be read at all)."""
     with open(path, "rb") as f:
         data = f.read(HEAD_BYTES)
-    text = data.decode(
-        "utf-8", errors="replace"
-    )  # the numbers are ASCII; a stray byte of noise is not fatal
+    # the numbers are ASCII; a stray byte of noise is not fatal
+    text = data.decode("utf-8", errors="replace")
     log = Log(path=path, index=index)
     found = detect(text, whole=len(data) < HEAD_BYTES)
     if fmt == "auto":
@@ -128,10 +127,8 @@ def read(path: str, index: int, fmt: str = "auto", np_hint: int | None = None, s
             else:
                 nccl.read_text(log, _lines(f, digest), np_hint)
         except Unsupported as e:
-            log.error, log.fmt = (
-                f"{path}:{e.line}: {e.message}",
-                "",
-            )  # nothing of it goes into the file
+            # nothing of it goes into the file
+            log.error, log.fmt = f"{path}:{e.line}: {e.message}", ""
             return log
         except LogError as e:
             log.error = f"{path}:{e.line}: {e.message}"

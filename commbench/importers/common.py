@@ -50,24 +50,19 @@ class Log:
     index: int  # which log of the command line (records say it in extra.source.log)
     fmt: str = ""  # imb | osu | nccl
     source: dict = field(default_factory=dict)  # metadata.source.logs[index]
-    family: dict = field(
-        default_factory=dict
-    )  # the results file's "family" when this log is the first
+    # the results file's "family" when this log is the first
+    family: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)  # benchmarks, mb_unit, multi, argv
-    meta: dict = field(
-        default_factory=dict
-    )  # run metadata the log states: date, mpi_version, uname, hosts …
-    records: list[records.Measurement] = field(
-        default_factory=list
-    )  # not yet settled, or all without a sink
+    # run metadata the log states: date, mpi_version, uname, hosts …
+    meta: dict = field(default_factory=dict)
+    # not yet settled, or all without a sink
+    records: list[records.Measurement] = field(default_factory=list)
     world_size: int | None = None
     error: str | None = None  # "LOG:LINE: what is wrong" once reading stopped early
-    sink: Callable[[records.Measurement], None] | None = (
-        None  # where settled records go (the results file)
-    )
-    hold: bool = (
-        False  # an importer that still changes its latest records (IMB's turnover) holds them
-    )
+    # where settled records go (the results file)
+    sink: Callable[[records.Measurement], None] | None = None
+    # an importer that still changes its latest records (IMB's turnover) holds them
+    hold: bool = False
     count: int = 0  # records settled
     benchmarks: dict = field(default_factory=dict)  # benchmark names in order of their first record
     largest_world: int = 0  # the largest world_size of a settled record
@@ -93,6 +88,19 @@ class Log:
         if self.sink is not None:
             self.records.clear()
         self._settled = len(self.records)
+
+    def imported(self, name: str, title: str, part: str, **config) -> None:
+        """The results file's family and config of this log (config: what differs from
+        every importer's own: benchmarks, mb_unit, multi, argv)."""
+        self.family = {"name": name, "title": title, "part": part, "profile": "imported"}
+        self.config = {
+            "family": name,
+            "benchmarks": list(self.benchmarks),
+            "mb_unit": 10**6,
+            "multi": None,
+            "argv": [],
+            **config,
+        }
 
     def warn(self, line: int, message: str) -> None:
         """Something the document should name:
@@ -172,6 +180,15 @@ def fixed(token: str, decimals: int, line: int, what: str, tool: str) -> float |
         f"and is not imported (accepted: {what} with {decimals_form(decimals)}, as {tool}'s "
         f"%.{decimals}f prints it)",
     )
+
+
+def read_lines(reader, lines) -> None:
+    """lines (the log's lines without their ends, from the first: a list, or the stream) fed
+    to the reader one by one, numbered from 1, and its finish(the last line's number)."""
+    n = 0
+    for n, line in enumerate(lines, start=1):
+        reader.feed(n, line)
+    reader.finish(n)
 
 
 def options_of(argv: list[str]) -> dict:

@@ -41,13 +41,8 @@ def _joined(values: list) -> str | None:
 
 def metadata(logs: list[Log], argv: list[str]) -> dict:
     first = logs[0]
-    source = {
-        "tool": _joined([lg.source.get("tool") for lg in logs]),
-        "suite": _joined([lg.source.get("suite") for lg in logs]),
-        "version": _joined([lg.source.get("version") for lg in logs]),
-        "format": _joined([lg.fmt for lg in logs]),
-        "logs": [lg.source for lg in logs],
-    }
+    source = {k: _joined([lg.source.get(k) for lg in logs]) for k in ("tool", "suite", "version")}
+    source.update(format=_joined([lg.fmt for lg in logs]), logs=[lg.source for lg in logs])
     sizes = [lg.world_size for lg in logs if lg.world_size]
     meta = {
         "commbench_version": commbench.__version__,

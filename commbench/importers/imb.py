@@ -17,7 +17,7 @@ lines are read in commbench.importers.imb_header, the tables' in imb_tables.
 
 from __future__ import annotations
 
-from commbench.importers.common import Log, LogError, numeric
+from commbench.importers.common import Log, LogError, numeric, read_lines
 from commbench.importers.imb_header import Header, describe
 from commbench.importers.imb_tables import Tables
 
@@ -37,17 +37,12 @@ class ImbReader:
     def feed(self, n: int, raw: str) -> None:
         line = raw.rstrip()
         t = self.tables.table
-        if (
-            t is not None
-            and t.cols is not None
-            and line
-            and not line.startswith("#")
-            and line[0] in " \t0123456789"
-        ):
-            self.tables.row(n, line)
-            return
-        if t is not None and t.cols is not None and line.startswith("#"):
-            self.tables.close()
+        if t is not None and t.cols is not None:
+            if line and line[0] in " \t0123456789":  # a row of the table
+                self.tables.row(n, line)
+                return
+            if line.startswith("#"):
+                self.tables.close()
         if self.header.section and self.header.section_line(line):
             return
         if line.startswith(FINALIZE):
@@ -87,11 +82,8 @@ class ImbReader:
 def read(log: Log, lines) -> None:
     """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = ImbReader(log)
-    n = 0
     try:
-        for n, line in enumerate(lines, start=1):
-            r.feed(n, line)
-        r.finish(n)
+        read_lines(r, lines)
     finally:
         # what was read before an error: a size whose groups were cut short is left out
         r.tables.close(strict=False)

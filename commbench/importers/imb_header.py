@@ -130,17 +130,10 @@ def describe(r: Header, log: Log) -> None:
     src["options"] = options_of(seq[1:])
     src["benchmarks_listed"] = r.listed
     src["mb_unit"] = r.unit
-    fam = FAMILIES.get(r.tool, "mpi1")
-    seen = list(log.benchmarks)
     multi = src["options"].get("-multi")
-    log.family = {"name": fam, "title": r.tool, "part": src.get("part", ""), "profile": "imported"}
-    log.config = {
-        "family": fam,
-        "benchmarks": r.listed or seen,
-        "mb_unit": r.unit,
-        "multi": int(multi) if isinstance(multi, str) and multi.isdigit() else None,
-        "argv": seq[1:],
-    }
+    multi = int(multi) if isinstance(multi, str) and multi.isdigit() else None
+    config = {"benchmarks": r.listed or list(log.benchmarks), "mb_unit": r.unit, "multi": multi}
+    log.imported(FAMILIES.get(r.tool, "mpi1"), r.tool, src.get("part", ""), argv=seq[1:], **config)
     meta = {
         "date_asctime": head.get("Date"),
         "mpi_version": head.get("MPI Version"),
@@ -149,10 +142,7 @@ def describe(r: Header, log: Log) -> None:
     }
     if "Machine" in head:
         meta["uname"] = {
-            "machine": head.get("Machine", ""),
-            "system": head.get("System", ""),
-            "release": head.get("Release", ""),
-            "version": head.get("Version", ""),
+            k.lower(): head.get(k, "") for k in ("Machine", "System", "Release", "Version")
         }
     try:
         meta["date"] = time.strftime(

@@ -28,9 +28,8 @@ class JsonStream:
     def __init__(self, f, digest):
         self.f, self.digest = f, digest
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
-        self.dec = json.JSONDecoder(
-            parse_constant=float
-        )  # NaN, Infinity: floats the reader refuses or names
+        # NaN, Infinity: floats the reader refuses or names
+        self.dec = json.JSONDecoder(parse_constant=float)
         self.buf, self.pos = "", 0
         self.line0, self.col0 = 1, 0  # line and column (0-based) of buf[0] in the file
         self.eof = False

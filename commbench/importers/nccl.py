@@ -25,7 +25,7 @@ import math
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, Unsupported, integer
+from commbench.importers.common import Log, LogError, Unsupported, integer, read_lines
 from commbench.records import Kind
 
 VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<v>\S+)(?P<rest>.*)$")
@@ -92,14 +92,8 @@ def add_pair(log: Log, n: int, head: dict, blocks: list[dict | None]) -> None:
         for src, key in (("algbw", "bytes_per_sec"), ("busbw", "bus_bytes_per_sec")):
             if b.get(src) is not None:
                 values[key] = b[src] * 1e9
-        extra = {
-            "count": head["count"],
-            "type": head["type"],
-            "redop": head["redop"],
-            "root": head["root"],
-            "placement": placement,
-            "wrong": b.get("wrong"),
-        }
+        extra = {k: head[k] for k in ("count", "type", "redop", "root")}
+        extra.update(placement=placement, wrong=b.get("wrong"))
         if b.get("wrong") is not None:
             extra["check"] = records.SUCCESSFUL if b["wrong"] == 0 else records.FAILED
         if b.get("per_iteration"):
@@ -168,14 +162,9 @@ class TextReader:
 
     def row(self, n: int, toks: list[str]) -> None:
         names = [c for c in self.cols if c != "timestamp"]
-        first = next(i for i, c in enumerate(names) if c in ("time", "cputime"))
-        block = (
-            next(
-                (i for i, c in enumerate(names) if i > first and c in ("time", "cputime")),
-                len(names),
-            )
-            - first
-        )
+        times = [i for i, c in enumerate(names) if c in ("time", "cputime")]
+        first = times[0]
+        block = (times[1] if len(times) > 1 else len(names)) - first
         if (
             len(names) < len(self.cols)
             and len(toks) > 2
@@ -280,11 +269,8 @@ class TextReader:
 def read_text(log: Log, lines, np_hint: int | None = None) -> None:
     """lines: the log's lines without their ends, from the first (a list, or the stream)."""
     r = TextReader(log, np_hint)
-    n = 0
     try:
-        for n, line in enumerate(lines, start=1):
-            r.feed(n, line)
-        r.finish(n)
+        read_lines(r, lines)
     finally:
         r.src["settings"] = dict(r.src["settings"])
         describe(log, r.src.get("ranks", []))
@@ -295,18 +281,6 @@ def describe(log: Log, ranks: list) -> None:
     hosts = sorted(
         {r.get("hostname") or r.get("host") for r in ranks if isinstance(r, dict)} - {None}
     )
-    log.family = {
-        "name": "nccl",
-        "title": "nccl-tests",
-        "part": src.get("tool") or "",
-        "profile": "imported",
-    }
-    log.config = {
-        "family": "nccl",
-        "benchmarks": list(log.benchmarks),
-        "mb_unit": 10**6,
-        "multi": None,
-        "argv": src.get("args", [])[1:],
-    }
+    log.imported("nccl", "nccl-tests", src.get("tool") or "", argv=src.get("args", [])[1:])
     log.world_size = log.largest_world or (len(ranks) or None)
     log.meta = {k: v for k, v in (("hosts", hosts), ("date", src.get("start_time"))) if v}

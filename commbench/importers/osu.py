@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from commbench import records
-from commbench.importers.common import Log, LogError, fixed, integer, numeric
+from commbench.importers.common import Log, LogError, fixed, integer, numeric, read_lines
 from commbench.records import Kind
 
 TITLE = re.compile(r"^#\s*OSU\s+(?P<title>.+?)\s+Test\s+v(?P<version>\S+)\s*$")
@@ -332,25 +332,8 @@ def kind_of(keys: set[str], sized: bool, short: str | None, title: str) -> str:
 
 def read(log: Log, lines, np_hint: int | None = None) -> None:
     """lines: the log's lines without their ends, from the first (a list, or the stream)."""
-    r = OsuReader(log, np_hint)
-    n = 0
     try:
-        for n, line in enumerate(lines, start=1):
-            r.feed(n, line)
-        r.finish(n)
+        read_lines(OsuReader(log, np_hint), lines)
     finally:
-        src = log.source
-        log.family = {
-            "name": "osu",
-            "title": "OSU Micro-Benchmarks",
-            "part": src.get("title", ""),
-            "profile": "imported",
-        }
-        log.config = {
-            "family": "osu",
-            "benchmarks": list(log.benchmarks),
-            "mb_unit": 10**6,
-            "multi": None,
-            "argv": [],
-        }
+        log.imported("osu", "OSU Micro-Benchmarks", log.source.get("title", ""))
         log.world_size = log.largest_world or None

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from commbench.store import location, selector, tables
+from commbench.store import location, tables
 
 BUSY_SECONDS = 60  # how long a writer waits for another's SQLite write lock
 
@@ -161,7 +161,3 @@ def check_file(path: str, write: bool) -> None:
             f"store {path}: not an SQLite database (it starts {head[:8]!r}); it is left untouched "
             f"({ADVICE})"
         )
-
-
-def describe(sel: selector.Selector) -> str:
-    return sel.text or "every run"

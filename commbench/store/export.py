@@ -46,16 +46,13 @@ def run(sel: selector.Selector, opts: dict) -> int:
             return _write(opts["csv"], lambda f: _csv(f, found, values), f"{len(values)} rows")
         doc = runs.document(store, found[0]["id"])
     if outs[0] == "o":  # the file as added, and what the store knew of it: its tags travel
-        doc["stored"] = {
-            "id": found[0]["id"],
-            "system": found[0]["system"],
-            "tags": found[0]["tags"],
-        }
-        text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-        return _write(opts["o"], lambda f: f.write(text), f"run {found[0]['id']}")
-    payload = bmf(doc)
+        doc["stored"] = {k: found[0][k] for k in ("id", "system", "tags")}
+        payload, what = doc, f"run {found[0]['id']}"
+    else:
+        payload = bmf(doc)
+        what = f"{len(payload)} BMF entries"
     text = json.dumps(payload, indent=1, allow_nan=False) + "\n"
-    return _write(opts["bmf"], lambda f: f.write(text), f"{len(payload)} BMF entries")
+    return _write(opts[outs[0]], lambda f: f.write(text), what)
 
 
 def _write(path: str, fill, what: str) -> int:

@@ -77,7 +77,10 @@ def against(args, new_doc: dict, new: list, store_text: str | None, sel) -> int:
                 old = results_file.measurements(old_doc, f"stored run {used[0]['id']}")
                 name = f"{store.loc.shown()} run {used[0]['id']} ({used[0]['started']})"
                 return compare_gate.judge(
-                    args, (name, old_doc, old), (args.new, new_doc, new), [*notes, _warn(ONE_RUN)]
+                    args,
+                    (name, old_doc, old),
+                    (args.new, new_doc, new),
+                    [*notes, f"# warning: {ONE_RUN}"],
                 )
             latest = runs.document(store, (latest_run or used[0])["id"])
             shown = store.loc.shown()
@@ -199,10 +202,6 @@ def _few(n: int) -> list[str]:
         f"freedom), so only large changes can be called; {DEFAULT_LAST} or more give the test "
         "its power"
     ]
-
-
-def _warn(text: str) -> str:
-    return f"# warning: {text}"
 
 
 POOL = 200  # comparable runs read, newest first, to find each row's latest holders

@@ -196,10 +196,8 @@ def remove(store: Store, run_ids: list[int]) -> int:
     """Removes these runs whole (their tags and rows with them) in one transaction."""
     with store.transaction() as conn:
         for ids in _chunks(run_ids):
-            conn.execute(sa.delete(FL).where(FL.c.run_id.in_(ids)))
-            conn.execute(sa.delete(W).where(W.c.run_id.in_(ids)))
-            conn.execute(sa.delete(T).where(T.c.run_id.in_(ids)))
-            conn.execute(sa.delete(R).where(R.c.id.in_(ids)))
+            for column in (FL.c.run_id, W.c.run_id, T.c.run_id, R.c.id):
+                conn.execute(sa.delete(column.table).where(column.in_(ids)))
     return len(run_ids)
 
 

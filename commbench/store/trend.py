@@ -107,13 +107,13 @@ def _judge(mine: dict, base: tuple, by_run: dict, threshold: float, alpha: float
                 past, v["value"], threshold, alpha, history=wide,
                 min_spread=gate.DEFAULT_MIN_SPREAD,
             )  # fmt: skip
-    out = {}
     judged = twosample.verdicts(list(tests.values()), threshold, alpha)
-    for (key, t), (verdict, qs, _) in zip(tests.items(), judged):
-        out[key] = {"n": t.n, "center": t.center, "band": list(t.band), "ratio": t.ratio,
-                    "q_slower": qs, "flag": None if verdict == "same" else verdict,
-                    "detectable": t.detectable}  # fmt: skip
-    return out
+    return {
+        key: {"n": t.n, "center": t.center, "band": list(t.band), "ratio": t.ratio,
+              "q_slower": qs, "flag": None if verdict == "same" else verdict,
+              "detectable": t.detectable}
+        for (key, t), (verdict, qs, _) in zip(tests.items(), judged)
+    }  # fmt: skip
 
 
 def _last(text: str | None) -> int:
