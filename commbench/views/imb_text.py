@@ -13,8 +13,9 @@ from typing import TextIO
 
 from commbench import mpilib, records, row_measurement
 from commbench.records import Kind
+from commbench.views import TextView
 from commbench.views.imb_preamble import preamble
-from commbench.views.measuring_text import precise, precision_note
+from commbench.views.measuring_text import precise, precision_note, row_named
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)
@@ -124,14 +125,7 @@ def few_note(rows: list[records.Measurement]) -> list[str]:
         "(their percentiles, and under --sync-start window their times, come from those alone): "
         "not estimates of the row's typical time; compare leaves them untested:"
     ]
-    for r in rows:
-        what = (
-            f"{r.benchmark} {r.np} processes"
-            + (f" {r.mode}" if r.mode else "")
-            + (f", {r.bytes} bytes" if r.bytes is not None else "")
-        )
-        out.append(f"#   {what}: {r.extra['few_repetitions'].get('why', '')}")
-    return out
+    return out + [f"#   {row_named(r)}: {r.extra['few_repetitions'].get('why', '')}" for r in rows]
 
 
 def cell(
@@ -176,11 +170,11 @@ def precision_cell(rec: records.Measurement) -> str:
     )
 
 
-class ImbText:
+class ImbText(TextView):
     """Prints IMB's preamble, tables and trailer as records arrive."""
 
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.key: tuple | None = None
         self.cols: list[str] = []
         self.current: str | None = None
@@ -197,15 +191,11 @@ class ImbText:
         """--precision: the prec[%] column and the closing note."""
         return precise(self.cfg)
 
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
     # -- preamble -------------------------------------------------------------
     def start(self, header: dict) -> None:
         cfg, meta, fam = header["config"], header["metadata"], header["family"]
         self.cfg, self.meta, self.family = cfg, meta, fam.get("name", "")
-        for line in preamble(header, cfg, meta, fam):
-            self.p(line)
+        self.p(*preamble(header, cfg, meta, fam))
 
     # -- tables ---------------------------------------------------------------
     def record(self, rec: records.Measurement) -> None:
@@ -213,9 +203,7 @@ class ImbText:
             self._close_benchmark()
         self.current = rec.benchmark
         if rec.status == records.INVALID:
-            self.p("")
-            self.p(f"# !! Benchmark {rec.benchmark} invalid for {rec.np} processes !! ")
-            self.p("")
+            self.p("", f"# !! Benchmark {rec.benchmark} invalid for {rec.np} processes !! ", "")
             self.key = None
             return
         # With --engine both each engine's rows form a table of their own.
@@ -250,8 +238,7 @@ class ImbText:
     def _table_header(self, rec: records.Measurement) -> None:
         d = dash(len(self.cols) + self.precise)
         ngroups = len(rec.groups)
-        self.p("")
-        self.p(d)
+        self.p("", d)
         if ngroups > 1:
             self.p(f"# Benchmarking Multi-{rec.benchmark} ")
             self.p(f"# ( {ngroups} groups of {rec.np} processes each running simultaneous ) ")
@@ -265,8 +252,7 @@ class ImbText:
                 self.p(f"# #processes = {rec.np}; rank order (rowwise): ")
                 members = rec.groups[0]
                 for i in range(0, len(members), m[1]):
-                    self.p("# " + "".join(f" {r:4d}" for r in members[i : i + m[1]]))
-                    self.p("# ")
+                    self.p("# " + "".join(f" {r:4d}" for r in members[i : i + m[1]]), "# ")
             else:
                 self.p(f"# #processes = {rec.np} ")
         idle = rec.world_size - sum(len(g) for g in rec.groups)
@@ -277,9 +263,7 @@ class ImbText:
             )
         self.p(d)
         if rec.mode:
-            self.p("#")
-            self.p(f"#    MODE: {rec.mode} ")
-            self.p("#")
+            self.p("#", f"#    MODE: {rec.mode} ", "#")
         if self.cfg.get("engine") == "both":
             self.p(f"#    ENGINE: {rec.extra.get('engine', 'mpi4py')} ")
         self.p("".join(f"{c:>{W}}" for c in self.cols) + (f"{PREC:>{W}}" if self.precise else ""))
@@ -303,9 +287,7 @@ class ImbText:
 
     def _close_benchmark(self) -> None:
         if self.verdicts.get(self.current) == records.FAILED:
-            self.p("")
-            self.p("!!! Benchmark unsuccessful !!!")
-            self.p("")
+            self.p("", "!!! Benchmark unsuccessful !!!", "")
 
     # -- trailer --------------------------------------------------------------
     def finish(self, summary: dict) -> None:
@@ -313,25 +295,14 @@ class ImbText:
             self._close_benchmark()
         if self.cfg.get("check"):
             self._check_trailer(summary)
-        if self.precise:
-            self._precision_note()
+        if self.precise:  # how many rows reached the target, and each that did not, with why
+            self.p(*precision_note(self.precision_rows, self.cfg))
         if self.few_rows:
-            self.p("")
-            for line in few_note(self.few_rows):
-                self.p(line)
+            self.p("", *few_note(self.few_rows))
         if summary.get("interrupted"):
-            self.p("")
-            self.p(f"# !! run ended early: {summary['interrupted']}")
-        self.p("")
-        self.p("")
-        self.p("# All processes entering MPI_Finalize")
-        self.p("")
+            self.p("", f"# !! run ended early: {summary['interrupted']}")
+        self.p("", "", "# All processes entering MPI_Finalize", "")
         self.out.flush()
-
-    def _precision_note(self) -> None:
-        """--precision: how many rows reached the target, and each that did not, with why."""
-        for line in precision_note(self.precision_rows, self.cfg):
-            self.p(line)
 
     def _check_trailer(self, summary: dict) -> None:
         """IMB's check summary, saying which benchmarks no verifier looked at and,
