@@ -25,40 +25,32 @@ def dash(ncols: int) -> str:
     return "#" + "-" * (W * ncols - 1)
 
 
-def columns(
-    rec: records.Measurement, multi: int | None, check: bool, parallel_io: bool = False
-) -> list[str]:
+TMM = ["t_min[usec]", "t_max[usec]", "t_avg[usec]"]
+OVERLAP = ["t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
+# The columns of a kind after #bytes and #repetitions; TMM where the kind is not listed.
+_KIND_COLUMNS = {
+    Kind.SINGLE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.SINGLE_ONE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.MULTIPLE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.PARALLEL.value: [*TMM, "Mbytes/sec"],
+    Kind.RATE.value: ["Mbytes/sec", "Msg/sec"],
+    Kind.OVERLAP.value: OVERLAP,
+    Kind.OVERLAP_SYNC.value: OVERLAP,
+    Kind.PASSIVE.value: ["t_pure[usec]", "t_ovrl[usec]"],
+}
+
+
+def columns(rec: records.Measurement, multi: int | None, check: bool) -> list[str]:
     """Column tokens of a table (spec §14.3)."""
     kind = rec.kind
     groups = len(rec.groups)
-    tmm = ["t_min[usec]", "t_max[usec]", "t_avg[usec]"]
     if kind in SINGLE_KINDS and groups > 1 and multi == 0:
-        cols = ["#bytes", "#repetitions", *tmm, "Mbytes/sec"]
-    elif kind in SINGLE_KINDS or kind == Kind.MULTIPLE.value:
-        cols = ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
-    elif kind == Kind.PARALLEL.value:
-        cols = ["#bytes", "#repetitions", *tmm, "Mbytes/sec"]
-    elif kind == Kind.RATE.value:
-        cols = ["#bytes", "#repetitions", "Mbytes/sec", "Msg/sec"]
-    elif kind == Kind.COLLECTIVE.value:
-        cols = ["#bytes", "#repetitions", *tmm]
-    elif kind == Kind.SYNC.value:
-        cols = ["#repetitions", *tmm]
-    elif kind == Kind.OVERLAP.value:
-        cols = [
-            "#bytes",
-            "#repetitions",
-            "t_ovrl[usec]",
-            "t_pure[usec]",
-            "t_CPU[usec]",
-            " overlap[%]",
-        ]
-    elif kind == Kind.OVERLAP_SYNC.value:
-        cols = ["#repetitions", "t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
-    elif kind == Kind.PASSIVE.value:
-        cols = ["#bytes", "#repetitions", "t_pure[usec]", "t_ovrl[usec]"]
+        values = [*TMM, "Mbytes/sec"]
     else:
-        cols = ["#bytes", "#repetitions", *tmm]
+        values = _KIND_COLUMNS.get(kind, TMM)
+    cols = ["#repetitions", *values]
+    if kind not in (Kind.SYNC.value, Kind.OVERLAP_SYNC.value):  # rows without a size
+        cols.insert(0, "#bytes")
     if multi == 1 and groups > 1:
         cols = ["Group", *cols]
     if check and rec.defects is not None:
