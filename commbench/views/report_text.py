@@ -13,17 +13,20 @@ from typing import TextIO
 from commbench import records, suites
 
 
+def view_key(doc: dict) -> str:
+    """The key of the run's text view (views.TEXT_VIEWS): its family's, or the one the file
+    names (family.view; files of `commbench import`: "imported")."""
+    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
+    return doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb")
+
+
 def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     """The text `commbench run` printed for doc (its records recs), written to out."""
     from commbench import views
     from commbench.views.binding import table_lines
     from commbench.views.fit_text import report_sink
 
-    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
-    # family.view names another view (files of `commbench import`: "imported")
-    view = views.text_view(
-        doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb"), out
-    )
+    view = views.text_view(view_key(doc), out)
     fits = report_sink(doc, out)  # None: no "fits" in the file
     sinks = [fits, view] if fits is not None else [view]
     summary = doc.get("summary", {"interrupted": "results file incomplete"})
