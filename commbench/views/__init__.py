@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, TextIO
 
 # The text view of each family, by the key the family declares (Family.view).
@@ -39,3 +40,19 @@ class Collector:
 
     def finish(self, summary: dict) -> None:
         pass
+
+
+class TextView:
+    """A family's text view: the lines it prints go to out."""
+
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+
+    def p(self, *lines: str) -> None:
+        """Print each of lines (none: nothing)."""
+        for line in lines:
+            self.out.write(line + "\n")
+
+    def header_notes(self, header: dict) -> None:
+        """The run's notes, each a '#' line."""
+        self.p(*(n if n.startswith("#") else f"# {n}" for n in header.get("notes", [])))

@@ -105,6 +105,5 @@ class BindingOverhead(Collector):
         if not rows:
             return
         summary["binding_overhead"] = rows
-        for line in table_lines(rows):
-            self.out.write(line + "\n")
+        self.out.write("".join(line + "\n" for line in table_lines(rows)))
         self.out.flush()

@@ -62,10 +62,6 @@ def load(args: CompareArgs) -> tuple[list[dict], list[list]]:
     return [old_doc, new_doc], [old, new]
 
 
-def _emit_json(args: CompareArgs, payload: dict) -> str | None:
-    return compare_text.write_json(args.json, payload)
-
-
 def _payload(args: CompareArgs, rows: list, status: int, names: tuple | None = None, **kw) -> dict:
     old, new = names or (args.old, args.new)
     return compare_text.to_json(
@@ -99,7 +95,7 @@ def refuse(
             findings=[f.to_json() for f in found],
             method=method,
         )
-        _emit_json(args, payload)
+        compare_text.write_json(args.json, payload)
     return 2
 
 
@@ -153,15 +149,6 @@ def findings(
     return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
 
 
-def _to_stderr(found: list, warns: list[str]) -> None:
-    """With the JSON on stdout, the findings and warnings go to stderr."""
-    for f in found:
-        kind = "error" if f.effect == compare_trust.REFUSED else "warning"
-        print(f"commbench: {kind}: [{f.code}] {f.message}", file=sys.stderr)
-    for w in warns:
-        print(f"commbench: warning: {w}", file=sys.stderr)
-
-
 def report(
     args: CompareArgs,
     rows: list,
@@ -180,13 +167,10 @@ def report(
     )
     refused = compare_trust.refused(found)
     status = 2 if refused else 1 if compare.regressions(rows, args.gate_unsampled) else 0
-    lines = [
-        f"# {f.effect.upper() if f.effect == compare_trust.REFUSED else f.effect} [{f.code}]: "
-        + f.message
-        for f in found
-    ]
     if args.json == "-":
-        _to_stderr(found, warns)
+        compare_trust.to_stderr(found)  # with the JSON on stdout; the warnings too
+        for w in warns:
+            print(f"commbench: warning: {w}", file=sys.stderr)
     else:
         print(
             compare_text.render(
@@ -195,7 +179,7 @@ def report(
                 names[1],
                 args.threshold,
                 args.alpha,
-                [*notes, *lines],
+                [*notes, *(f.line for f in found)],
                 warns,
                 args.gate_unsampled,
                 gate=compare_trust.gate_line(found),
@@ -217,7 +201,7 @@ def report(
             baseline=how.get("baseline"),
             names=names,
         )
-        failed = _emit_json(args, payload)
+        failed = compare_text.write_json(args.json, payload)
         if failed:
             print(f"commbench: error: {failed}", file=sys.stderr)
             return 2

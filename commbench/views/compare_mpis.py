@@ -199,12 +199,7 @@ def run(args, loaded: list[tuple[str, dict, list]]) -> int:
     if args.json != "-":
         print(compare_mpis_text.render(rows, a, b, args, found, status))
     else:
-        for f in found:
-            print(
-                f"commbench: {'error' if f.effect == compare_trust.REFUSED else 'warning'}: "
-                f"[{f.code}] {f.message}",
-                file=sys.stderr,
-            )
+        compare_trust.to_stderr(found)
     return _page(args, a, b, rows, _emit(args, a, b, rows, found, status))
 
 

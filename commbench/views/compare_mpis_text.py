@@ -8,6 +8,7 @@ The rows and their tests are commbench.views.compare's; the checks, compare_mpis
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from commbench import mpilib, records
@@ -191,10 +192,9 @@ def warnings(rows: list[ComparedRow], a: Side, b: Side, alpha: float) -> list[st
     plain = [r for r in rows if not r.tested]
     out = []
     if plain and len(plain) < len(rows):
-        reasons: dict[str, int] = {}
-        for r in plain:
-            why = r.why_untested.replace("old row", a.name).replace("new row", b.name)
-            reasons[why] = reasons.get(why, 0) + 1
+        reasons = Counter(
+            r.why_untested.replace("old row", a.name).replace("new row", b.name) for r in plain
+        )
         out.append(
             f"{len(plain)} of {len(rows)} rows untested ("
             + "; ".join(f"{w}: {n}" for w, n in reasons.items())
@@ -245,14 +245,10 @@ def render(rows: list[ComparedRow], a: Side, b: Side, args, found: list, status:
             f"{b.name} / {a.name}, the ratio of medians, with its 95% bootstrap interval"
         )
     lines += compare_runs.context_notes(a.doc, b.doc, False, (f"{a.name}:", f"{b.name}:"), "mpi")
-    lines += [f"# {_effect(f)} [{f.code}]: {f.message}" for f in found]
+    lines += [f.line for f in found]
     lines += [f"# warning: {w}" for w in warnings(rows, a, b, args.alpha)]
     lines += ["", *table(rows, a, b), "", status_line(found, status)]
     return "\n".join([*lines, f"# {summary(rows, a, b, args.threshold, args.alpha)}"])
-
-
-def _effect(f: compare_trust.Finding) -> str:
-    return "REFUSED" if f.effect == compare_trust.REFUSED else f.effect
 
 
 def status_line(found: list, status: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 
 from commbench import outputs
 from commbench.models import twosample
@@ -69,9 +70,7 @@ def warnings(rows: list[ComparedRow], alpha: float, gate_unsampled: bool = False
     if untested and (
         gate_unsampled or len(untested) < len(rows)
     ):  # none tested: compare_trust refuses
-        reasons: dict[str, int] = {}
-        for r in untested:
-            reasons[r.why_untested] = reasons.get(r.why_untested, 0) + 1
+        reasons = Counter(r.why_untested for r in untested)
         why = "; ".join(f"{w}: {n}" for w, n in reasons.items())
         head = (
             "no row can be tested"

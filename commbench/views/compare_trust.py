@@ -16,6 +16,7 @@ RULES is the table docs/statistics.md gives; `--allow-incomplete` and
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from commbench import records
@@ -112,6 +113,12 @@ class Finding:
     effect: str = ""  # REFUSED or WARNING: RULES' effect unless the override was given
     side: str = ""  # old, new, both, or "" (the comparison)
     rows: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """The finding as the comparison's text says it ("# REFUSED [code]: message")."""
+        shown = "REFUSED" if self.effect == REFUSED else self.effect
+        return f"# {shown} [{self.code}]: {self.message}"
 
     def to_json(self) -> dict:
         return {
@@ -320,6 +327,13 @@ def family_options(old_doc: dict, new_doc: dict, allowed: set[str]) -> list[Find
 
 def refused(found: list[Finding]) -> list[Finding]:
     return [f for f in found if f.effect == REFUSED]
+
+
+def to_stderr(found: list[Finding]) -> None:
+    """With the JSON on stdout, the findings go to stderr."""
+    for f in found:
+        kind = "error" if f.effect == REFUSED else "warning"
+        print(f"commbench: {kind}: [{f.code}] {f.message}", file=sys.stderr)
 
 
 def gate_line(found: list[Finding]) -> str | None:

@@ -99,8 +99,7 @@ class CsvRecords:
         self._f.flush()
 
     def record(self, rec: records.Measurement) -> None:
-        for r in rows(rec, self.mb_unit):
-            self._w.writerow(r)
+        self._w.writerows(rows(rec, self.mb_unit))
         self._f.flush()
 
     def finish(self, summary: dict) -> None:
@@ -117,9 +116,7 @@ def write(path_or_file, recs: list[records.Measurement], mb_unit: int = 10**6) -
     try:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
-        for rec in recs:
-            for r in rows(rec, mb_unit):
-                w.writerow(r)
+        w.writerows(r for rec in recs for r in rows(rec, mb_unit))
     finally:
         if own:
             f.close()

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.gpcnet.settings import GpcnetSettings
+from commbench.views import TextView
 
 LINE = "#" + "-" * 70
 COLS = (34, 49, 64, 79)
@@ -66,15 +67,12 @@ def ci(v) -> str:
     return f"[{v[0]:.1f}, {v[1]:.1f}]" if v else "[-]"
 
 
-class GpcnetText:
+class GpcnetText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.s = GpcnetSettings()
         self.table: str | None = None
         self.meta: dict = {}
-
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
 
     @property
     def width(self) -> int:
@@ -85,27 +83,22 @@ class GpcnetText:
         self.s = GpcnetSettings.of(cfg["params"])
         hosts = self.meta.get("ranks_per_host", {})
         one = len(hosts) < 2
-        self.p(LINE)
         self.p(
+            LINE,
             f"#    commbench {self.meta['commbench_version']}, gpcnet: GPCNeT 1.3's network "
-            "tests and congestion"
-        )
-        self.p(LINE)
-        self.p(
+            "tests and congestion",
+            LINE,
             f"# Processes   : {self.meta['world_size']} on {len(hosts)} hosts "
-            f"({', '.join(f'{h}: {n}' for h, n in hosts.items())})"
-        )
-        self.p(
+            f"({', '.join(f'{h}: {n}' for h, n in hosts.items())})",
             f"# Budget      : -time {cfg['secs']:g} s per test (GPCNeT: 10 s), "
-            f"{self.s.rings} rings per measurement (GPCNeT: 30)"
+            f"{self.s.rings} rings per measurement (GPCNeT: 30)",
         )
         if one:
             self.p(
                 "# ONE HOST: every rank stands in for a host; the figures are of shared "
                 "memory, not of a network (GPCNeT refuses to run on one node)"
             )
-        for note in header.get("notes", []):
-            self.p(note if note.startswith("#") else f"# {note}")
+        self.header_notes(header)
         self.out.flush()
 
     def _open_table(self, phase: str) -> None:
@@ -115,28 +108,24 @@ class GpcnetText:
         self.table = key
         self.p("")
         if self.s.layout:
-            self.p(outer(self.width))
-            self.p(title(TITLES[phase], self.width))
-            for line in header_rows(self.s.verbose):
-                self.p(line)
-        else:
-            self.p(LINE)
             self.p(
-                f"# {TITLES[phase]}: Avg [95 % CI], 99 % [95 % CI] (bandwidth: the value "
-                "99 % of the samples reach)"
+                outer(self.width), title(TITLES[phase], self.width), *header_rows(self.s.verbose)
             )
-            self.p(LINE)
+        else:
             self.p(
+                LINE,
+                f"# {TITLES[phase]}: Avg [95 % CI], 99 % [95 % CI] (bandwidth: the value "
+                "99 % of the samples reach)",
+                LINE,
                 f"{'Name':>32} {'Avg':>10} {'':>22} {'99%':>10} {'':>22} {'Units':>11} "
-                f"{'samples':>9}"
+                f"{'samples':>9}",
             )
 
     def record(self, rec: records.Measurement) -> None:
         if rec.status != records.OK:
             self.p(f"# {rec.benchmark} {rec.mode}: {rec.status}: {rec.message}")
         elif rec.benchmark == "Congestion":
-            for line in congestion_lines(rec, self.s, self.width):
-                self.p(line)
+            self.p(*congestion_lines(rec, self.s, self.width))
             self.table = None
         elif rec.benchmark == "Links":
             self._links(rec)
@@ -161,8 +150,7 @@ class GpcnetText:
         row, st = rec.extra["gpcnet"], rec.extra.get("stats", {})
         self._open_table(rec.mode)
         if self.s.layout:
-            for line in gpcnet_table_rows(row, self.s.verbose):
-                self.p(line)
+            self.p(*gpcnet_table_rows(row, self.s.verbose))
             return
         self.p(
             f"{row['name']:>32} {row['avg'] or 0:10.1f} {ci(st.get('avg_ci')):>22} "

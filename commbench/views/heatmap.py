@@ -96,11 +96,9 @@ def _panel(ax, e: dict, hosts_named: set, links_named: set) -> None:
 
 def figure(doc: dict, path, fmt: str | None = None) -> int:
     """Draw the heatmaps of doc into path (PNG or SVG by suffix, or fmt); the number of panels."""
-    import matplotlib
+    from commbench.views.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     mats = matrices(doc)
     if not mats:
         raise ValueError("no AllPairs matrix in this results file (a run with AllPairs makes them)")

@@ -12,8 +12,6 @@ time and rate figures, tables and text reports follow, the runs named by their M
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 import os
 
@@ -68,14 +66,12 @@ def _points(ax, rows: list[ComparedRow], a: Side, b: Side) -> None:
 
 def figure(title: str, rows: list[ComparedRow], a: Side, b: Side, threshold: float) -> str:
     """B/A against size for one table, as an SVG data: URI."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    from commbench.views import plot
+
+    fig, ax = plot.pyplot().subplots(figsize=(9, 3.6))
     ax.axhspan(1 / (1 + threshold), 1 + threshold, color="#e3e7ec")
     ax.axhline(1, color="#5b6572", lw=1)
     _points(ax, rows, a, b)
@@ -97,10 +93,7 @@ def figure(title: str, rows: list[ComparedRow], a: Side, b: Side, threshold: flo
     ]
     ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return plot.svg_uri(fig)
 
 
 def _libraries(a: Side, b: Side) -> str:

@@ -21,8 +21,9 @@ import io
 import math
 import re
 
-from commbench import records, suites
+from commbench import records
 from commbench.views import compare, compare_runs, imb_text
+from commbench.views.report_text import view_key
 
 CSS = """\
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2430;
@@ -436,19 +437,12 @@ def imb_tables(run) -> str:
     return "\n".join(out) or "<p>no rows</p>"
 
 
-def _view(run) -> str:
-    """The text view of the run's family (or the file's own: `commbench import`'s),
-    as report_text picks it."""
-    fam = suites.canonical_family(run.family or "mpi1")
-    return (run.doc.get("family") or {}).get("view") or (suites.family(fam).view if fam else "imb")
-
-
 def tables(runs: list) -> str:
     out = []
     for run in runs:
         out.append(f"<h3>{esc(run.label)}</h3>")
         source = imported_from(run.doc)
-        if _view(run) == "imb":
+        if view_key(run.doc) == "imb":
             out.append(imb_tables(run))
         elif source:
             out.append(
@@ -475,7 +469,7 @@ def text_reports(runs: list) -> str:
     for i, run in enumerate(runs):
         buf = io.StringIO()
         replay(run.doc, run.records, buf)
-        opened = " open" if i == 0 and _view(run) != "imb" else ""
+        opened = " open" if i == 0 and view_key(run.doc) != "imb" else ""
         out.append(
             f"<details{opened}><summary>{esc(run.label)} (<code>commbench report "
             f"{esc(run.path)}</code>)</summary><pre>{esc(buf.getvalue())}</pre></details>"

@@ -20,8 +20,6 @@ report's other figures (commbench.views.html_plots).
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 import re
 from datetime import UTC, datetime
@@ -199,12 +197,11 @@ def _legend(fig) -> None:
 
 def svg_uri(name: str, rows: list[dict], drawn: set, changes: list[tuple]) -> str:
     """One table's figure: a panel per row, as an SVG data: URI."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
 
+    from commbench.views import plot
+
+    plt = plot.pyplot()
     cols = min(COLUMNS, len(rows))
     lines = -(-len(rows) // cols)
     width, height = 3.5 * cols + 0.6, 2.3 * lines + 1.1  # inches
@@ -229,10 +226,7 @@ def svg_uri(name: str, rows: list[dict], drawn: set, changes: list[tuple]) -> st
             wspace=0.3,
             hspace=0.75,
         )
-        buf = io.BytesIO()
-        fig.savefig(buf, format="svg", dpi=100)
-        plt.close(fig)
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+        return plot.svg_uri(fig, dpi=100)
 
 
 # ---------------------------------------------------------------- the section

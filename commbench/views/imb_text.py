@@ -13,9 +13,9 @@ from typing import TextIO
 
 from commbench import mpilib, records, row_measurement
 from commbench.records import Kind
-from commbench.views import limits_text
+from commbench.views import TextView, limits_text
 from commbench.views.imb_preamble import preamble
-from commbench.views.measuring_text import precise, precision_note
+from commbench.views.measuring_text import precise, precision_note, row_named
 
 W = 13
 SINGLE_KINDS = (Kind.SINGLE.value, Kind.SINGLE_ONE.value)
@@ -25,40 +25,32 @@ def dash(ncols: int) -> str:
     return "#" + "-" * (W * ncols - 1)
 
 
-def columns(
-    rec: records.Measurement, multi: int | None, check: bool, parallel_io: bool = False
-) -> list[str]:
+TMM = ["t_min[usec]", "t_max[usec]", "t_avg[usec]"]
+OVERLAP = ["t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
+# The columns of a kind after #bytes and #repetitions; TMM where the kind is not listed.
+_KIND_COLUMNS = {
+    Kind.SINGLE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.SINGLE_ONE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.MULTIPLE.value: ["t[usec]", "Mbytes/sec"],
+    Kind.PARALLEL.value: [*TMM, "Mbytes/sec"],
+    Kind.RATE.value: ["Mbytes/sec", "Msg/sec"],
+    Kind.OVERLAP.value: OVERLAP,
+    Kind.OVERLAP_SYNC.value: OVERLAP,
+    Kind.PASSIVE.value: ["t_pure[usec]", "t_ovrl[usec]"],
+}
+
+
+def columns(rec: records.Measurement, multi: int | None, check: bool) -> list[str]:
     """Column tokens of a table (spec §14.3)."""
     kind = rec.kind
     groups = len(rec.groups)
-    tmm = ["t_min[usec]", "t_max[usec]", "t_avg[usec]"]
     if kind in SINGLE_KINDS and groups > 1 and multi == 0:
-        cols = ["#bytes", "#repetitions", *tmm, "Mbytes/sec"]
-    elif kind in SINGLE_KINDS or kind == Kind.MULTIPLE.value:
-        cols = ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
-    elif kind == Kind.PARALLEL.value:
-        cols = ["#bytes", "#repetitions", *tmm, "Mbytes/sec"]
-    elif kind == Kind.RATE.value:
-        cols = ["#bytes", "#repetitions", "Mbytes/sec", "Msg/sec"]
-    elif kind == Kind.COLLECTIVE.value:
-        cols = ["#bytes", "#repetitions", *tmm]
-    elif kind == Kind.SYNC.value:
-        cols = ["#repetitions", *tmm]
-    elif kind == Kind.OVERLAP.value:
-        cols = [
-            "#bytes",
-            "#repetitions",
-            "t_ovrl[usec]",
-            "t_pure[usec]",
-            "t_CPU[usec]",
-            " overlap[%]",
-        ]
-    elif kind == Kind.OVERLAP_SYNC.value:
-        cols = ["#repetitions", "t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]
-    elif kind == Kind.PASSIVE.value:
-        cols = ["#bytes", "#repetitions", "t_pure[usec]", "t_ovrl[usec]"]
+        values = [*TMM, "Mbytes/sec"]
     else:
-        cols = ["#bytes", "#repetitions", *tmm]
+        values = _KIND_COLUMNS.get(kind, TMM)
+    cols = ["#repetitions", *values]
+    if kind not in (Kind.SYNC.value, Kind.OVERLAP_SYNC.value):  # rows without a size
+        cols.insert(0, "#bytes")
     if multi == 1 and groups > 1:
         cols = ["Group", *cols]
     if check and rec.defects is not None:
@@ -125,14 +117,7 @@ def few_note(rows: list[records.Measurement]) -> list[str]:
         "(their percentiles, and under --sync-start window their times, come from those alone): "
         "not estimates of the row's typical time; compare leaves them untested:"
     ]
-    for r in rows:
-        what = (
-            f"{r.benchmark} {r.np} processes"
-            + (f" {r.mode}" if r.mode else "")
-            + (f", {r.bytes} bytes" if r.bytes is not None else "")
-        )
-        out.append(f"#   {what}: {r.extra['few_repetitions'].get('why', '')}")
-    return out
+    return out + [f"#   {row_named(r)}: {r.extra['few_repetitions'].get('why', '')}" for r in rows]
 
 
 def cell(
@@ -177,11 +162,11 @@ def precision_cell(rec: records.Measurement) -> str:
     )
 
 
-class ImbText:
+class ImbText(TextView):
     """Prints IMB's preamble, tables and trailer as records arrive."""
 
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.key: tuple | None = None
         self.cols: list[str] = []
         self.current: str | None = None
@@ -199,15 +184,11 @@ class ImbText:
         """--precision: the prec[%] column and the closing note."""
         return precise(self.cfg)
 
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
     # -- preamble -------------------------------------------------------------
     def start(self, header: dict) -> None:
         cfg, meta, fam = header["config"], header["metadata"], header["family"]
         self.cfg, self.meta, self.family = cfg, meta, fam.get("name", "")
-        for line in preamble(header, cfg, meta, fam):
-            self.p(line)
+        self.p(*preamble(header, cfg, meta, fam))
 
     # -- tables ---------------------------------------------------------------
     def record(self, rec: records.Measurement) -> None:
@@ -215,9 +196,7 @@ class ImbText:
             self._close_benchmark()
         self.current = rec.benchmark
         if rec.status == records.INVALID:
-            self.p("")
-            self.p(f"# !! Benchmark {rec.benchmark} invalid for {rec.np} processes !! ")
-            self.p("")
+            self.p("", f"# !! Benchmark {rec.benchmark} invalid for {rec.np} processes !! ", "")
             self.key = None
             return
         # With --engine both each engine's rows form a table of their own.
@@ -253,8 +232,7 @@ class ImbText:
     def _table_header(self, rec: records.Measurement) -> None:
         d = dash(len(self.cols) + self.precise)
         ngroups = len(rec.groups)
-        self.p("")
-        self.p(d)
+        self.p("", d)
         if ngroups > 1:
             self.p(f"# Benchmarking Multi-{rec.benchmark} ")
             self.p(f"# ( {ngroups} groups of {rec.np} processes each running simultaneous ) ")
@@ -268,8 +246,7 @@ class ImbText:
                 self.p(f"# #processes = {rec.np}; rank order (rowwise): ")
                 members = rec.groups[0]
                 for i in range(0, len(members), m[1]):
-                    self.p("# " + "".join(f" {r:4d}" for r in members[i : i + m[1]]))
-                    self.p("# ")
+                    self.p("# " + "".join(f" {r:4d}" for r in members[i : i + m[1]]), "# ")
             else:
                 self.p(f"# #processes = {rec.np} ")
         idle = rec.world_size - sum(len(g) for g in rec.groups)
@@ -280,9 +257,7 @@ class ImbText:
             )
         self.p(d)
         if rec.mode:
-            self.p("#")
-            self.p(f"#    MODE: {rec.mode} ")
-            self.p("#")
+            self.p("#", f"#    MODE: {rec.mode} ", "#")
         if self.cfg.get("engine") == "both":
             self.p(f"#    ENGINE: {rec.extra.get('engine', 'mpi4py')} ")
         self.p("".join(f"{c:>{W}}" for c in self.cols) + (f"{PREC:>{W}}" if self.precise else ""))
@@ -306,9 +281,7 @@ class ImbText:
 
     def _close_benchmark(self) -> None:
         if self.verdicts.get(self.current) == records.FAILED:
-            self.p("")
-            self.p("!!! Benchmark unsuccessful !!!")
-            self.p("")
+            self.p("", "!!! Benchmark unsuccessful !!!", "")
 
     # -- trailer --------------------------------------------------------------
     def finish(self, summary: dict) -> None:
@@ -316,27 +289,15 @@ class ImbText:
             self._close_benchmark()
         if self.cfg.get("check"):
             self._check_trailer(summary)
-        if self.precise:
-            self._precision_note()
+        if self.precise:  # how many rows reached the target, and each that did not, with why
+            self.p(*precision_note(self.precision_rows, self.cfg))
         if self.few_rows:
-            self.p("")
-            for line in few_note(self.few_rows):
-                self.p(line)
-        for line in limits_text.trailer(self.limit_rows):
-            self.p(line)
+            self.p("", *few_note(self.few_rows))
+        self.p(*limits_text.trailer(self.limit_rows))
         if summary.get("interrupted"):
-            self.p("")
-            self.p(f"# !! run ended early: {summary['interrupted']}")
-        self.p("")
-        self.p("")
-        self.p("# All processes entering MPI_Finalize")
-        self.p("")
+            self.p("", f"# !! run ended early: {summary['interrupted']}")
+        self.p("", "", "# All processes entering MPI_Finalize", "")
         self.out.flush()
-
-    def _precision_note(self) -> None:
-        """--precision: how many rows reached the target, and each that did not, with why."""
-        for line in precision_note(self.precision_rows, self.cfg):
-            self.p(line)
 
     def _check_trailer(self, summary: dict) -> None:
         """IMB's check summary, saying which benchmarks no verifier looked at and,

@@ -16,6 +16,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
+from commbench.views import TextView
 
 W = 13
 TIMES = [("t_min", "t_min[usec]"), ("t_max", "t_max[usec]"), ("t_avg", "t_avg[usec]")]
@@ -53,28 +54,25 @@ def import_warnings(log: dict) -> list[str]:
     return out + ([f"and {more} more not listed"] if more else [])
 
 
-class ImportedText:
+class ImportedText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.tables: dict[tuple, list[records.Measurement]] = {}
         self.mb_unit = 10**6
-
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
 
     def start(self, header: dict) -> None:
         meta, cfg = header.get("metadata", {}), header.get("config", {})
         self.mb_unit = cfg.get("mb_unit") or 10**6
         src = meta.get("source", {})
         line = "#" + "-" * 60
-        self.p(line)
         self.p(
+            line,
             (
                 f"#    commbench {meta.get('commbench_version', '')}: imported from "
                 f"{src.get('tool') or '?'} {src.get('version') or ''}"
-            ).rstrip()
+            ).rstrip(),
+            line,
         )
-        self.p(line)
         for log in src.get("logs", []):
             self.p(
                 f"# Source                : {log.get('file')} ({log.get('suite')}, "
@@ -86,8 +84,7 @@ class ImportedText:
                 self.p(f"# Calling sequence      : {' '.join(log['calling_sequence'])}")
             for k, v in (log.get("settings") or {}).items():
                 self.p(f"# {k:<22}: {v}")
-            for w in import_warnings(log):
-                self.p(f"# Import warning        : {w}")
+            self.p(*(f"# Import warning        : {w}" for w in import_warnings(log)))
         imported = meta.get("imported", {})
         if imported:
             self.p(
@@ -115,8 +112,7 @@ class ImportedText:
     def _table(self, recs: list[records.Measurement]) -> None:
         first = recs[0]
         if first.status == records.INVALID:
-            self.p("")
-            self.p(f"# !! Benchmark {first.benchmark} invalid for {first.np} processes !! ")
+            self.p("", f"# !! Benchmark {first.benchmark} invalid for {first.np} processes !! ")
             return
         ok = [r for r in recs if r.ok]
         cols = columns(ok)
@@ -147,8 +143,7 @@ class ImportedText:
 
     def _banner(self, rec: records.Measurement, ncols: int) -> None:
         dash = "#" + "-" * (W * ncols - 1)
-        self.p("")
-        self.p(dash)
+        self.p("", dash)
         multi = "Multi-" if len(rec.groups) > 1 else ""
         grid = rec.extra.get("grid")
         self.p(
@@ -167,15 +162,12 @@ class ImportedText:
             self.p(f"# threads per process = {rec.extra['threads']}")
         self.p(dash)
         if rec.mode:
-            self.p("#")
-            self.p(f"#    MODE: {rec.mode} ")
-            self.p("#")
+            self.p("#", f"#    MODE: {rec.mode} ", "#")
 
     def finish(self, summary: dict) -> None:
         for recs in self.tables.values():
             self._table(recs)
         if summary.get("interrupted"):
-            self.p("")
-            self.p(f"# !! import ended early: {summary['interrupted']}")
+            self.p("", f"# !! import ended early: {summary['interrupted']}")
         self.p("")
         self.out.flush()

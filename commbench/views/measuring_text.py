@@ -32,6 +32,15 @@ def measuring_lines(cfg: dict) -> list[str]:
     return out
 
 
+def row_named(r: records.Measurement) -> str:
+    """A row as the closing notes name it: benchmark, processes, mode, size."""
+    return (
+        f"{r.benchmark} {r.np} processes"
+        + (f" {r.mode}" if r.mode else "")
+        + (f", {r.bytes} bytes" if r.bytes is not None else "")
+    )
+
+
 def precise(cfg: dict) -> bool:
     return (cfg.get("measuring") or {}).get("precision") is not None
 
@@ -48,14 +57,9 @@ def precision_note(rows: list[records.Measurement], cfg: dict) -> list[str]:
     ]
     for r in missed:
         p = r.extra.get("precision") or {}
-        what = (
-            f"{r.benchmark} {r.np} processes"
-            + (f" {r.mode}" if r.mode else "")
-            + (f", {r.bytes} bytes" if r.bytes is not None else "")
-        )
         got = "no CI" if p.get("achieved") is None else f"+-{100 * p['achieved']:.2f}%"
         out.append(
-            f"#   {what}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
+            f"#   {row_named(r)}: {got} ({p.get('stopped', '?')}: {p.get('k', 0)} samples in "
             f"{p.get('secs', 0):.1f} s)"
         )
     return out

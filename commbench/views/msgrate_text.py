@@ -8,14 +8,15 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.msgrate import MsgrateSettings
+from commbench.views import TextView
 from commbench.views.measuring_text import Notes
 
 
-class MsgrateText:
+class MsgrateText(TextView):
     """The seed's output: a settings block, then one rate per pattern."""
 
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.rates: list[str] = []
         self.head: list[str] = []
         self.machine = False
@@ -27,23 +28,19 @@ class MsgrateText:
         self.machine = bool(p.machine)
         size = sum(meta["ranks_per_host"].values())
         self.head = [str(v) for v in (size, p.peers, p.iters, p.msgs, p.size, p.cache, p.ppn)]
-        w = self.out.write
-        w(f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)\n")
-        w(
+        self.p(
+            f"# commbench {meta['commbench_version']}, Sandia real-world message rate (seed 003)",
             f"# MPI: {meta['mpi_library_version'].splitlines()[0]}; ranks per host: "
-            f"{meta['ranks_per_host']}\n"
+            f"{meta['ranks_per_host']}",
         )
-        for label, v in zip(
-            ("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn"), self.head
-        ):
-            w(f"{label + ':':<12}{v}\n")
-        w(
+        labels = ("job size", "npeers", "niters", "nmsgs", "nbytes", "cache size", "ppn")
+        self.p(*(f"{label + ':':<12}{v}" for label, v in zip(labels, self.head)))
+        self.p(
             f"# single direction pairs: {p.pairing}; barrier before each timed iteration: "
-            f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}\n"
+            f"{'every pattern' if p.barriers else 'pre-post and all-start only (the seed)'}",
+            "# messages per second per process (sends + receives), averaged over processes",
         )
-        w("# messages per second per process (sends + receives), averaged over processes\n")
-        for line in self.notes.start(cfg):  # --precision, --shuffle
-            w(line + "\n")
+        self.p(*self.notes.start(cfg))  # --precision, --shuffle
         self.out.flush()
 
     def record(self, rec: records.Measurement) -> None:
@@ -56,12 +53,11 @@ class MsgrateText:
             if rr
             else ""
         )
-        self.out.write(f"{rec.extra['pattern']:>16}: {r:.2f} msgs/s{spread}\n")
+        self.p(f"{rec.extra['pattern']:>16}: {r:.2f} msgs/s{spread}")
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
-        for line in self.notes.finish():
-            self.out.write(line + "\n")
+        self.p(*self.notes.finish())
         if self.machine:
-            self.out.write(" ".join(self.head + self.rates) + "\n")
+            self.p(" ".join(self.head + self.rates))
         self.out.flush()

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.mt import MtSettings, gil_note
+from commbench.views import TextView
 from commbench.views.measuring_text import Notes
 
 DASHES = "#" + "-" * 77
@@ -27,9 +28,9 @@ def field(v) -> str:
     return (f"{v:13.2f}" if isinstance(v, float) else f"{v:>13}")[:13]
 
 
-class MtText:
+class MtText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.key: tuple | None = None
         self.both = False
         self.failed_rows = 0
@@ -38,21 +39,18 @@ class MtText:
         self.notes = Notes()
         self.gil_said = False  # the preamble's GIL note (mpi4py engine)
 
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
         s = MtSettings.of(cfg["params"])
         self.both, self.check = cfg.get("engine") == "both", bool(cfg.get("check"))
         if not s.noheader:
             line = "#" + "-" * 66
-            self.p(line)
-            self.p(f"#    commbench {meta['commbench_version']}, MT part    ")
-            self.p(line)
-        self.p(f"# Date                  : {meta['date_asctime']}")
-        self.p(f"# MPI Version           : {meta['mpi_version']}")
-        self.p(f"# MPI Thread Environment: {meta['thread_level']}")
+            self.p(line, f"#    commbench {meta['commbench_version']}, MT part    ", line)
+        self.p(
+            f"# Date                  : {meta['date_asctime']}",
+            f"# MPI Version           : {meta['mpi_version']}",
+            f"# MPI Thread Environment: {meta['thread_level']}",
+        )
         for extra in header.get("preamble_extra", []):
             self.p(extra)
             self.gil_said |= "GIL" in extra
@@ -62,10 +60,8 @@ class MtText:
             f"{s.stride} -window_size {s.window_size} -malloc_align {s.malloc_align} -malloc_algo "
             f"{s.malloc_algo}"
         )
-        self.p("# Calling sequence was:")
-        self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))
-        for line in self.notes.start(cfg):  # --precision, --shuffle
-            self.p(line)
+        self.p("# Calling sequence was:", "#" + "".join(" " + a for a in meta["calling_sequence"]))
+        self.p(*self.notes.start(cfg))  # --precision, --shuffle
         if not s.noheader:
             self.p("#")
         self.out.flush()
@@ -74,26 +70,21 @@ class MtText:
         x = rec.extra
         if x.get("engine") == "mpi4py" and not self.gil_said:  # the native engine fell back
             self.gil_said = True
-            self.p()
-            for line in [
-                "# Engine                : mpi4py (the native mt engine was unavailable)"
-            ] + gil_note():
-                self.p(line)
-        self.p()
-        self.p(DASHES)
-        self.p(f"# Benchmarking {rec.benchmark}")
+            self.p(
+                "",
+                "# Engine                : mpi4py (the native mt engine was unavailable)",
+                *gil_note(),
+            )
+        self.p("", DASHES, f"# Benchmarking {rec.benchmark}")
         if not rec.ok:
-            self.p(f"# {rec.message or rec.status.upper()}")
-            self.p(DASHES)
-            self.p()
+            self.p(f"# {rec.message or rec.status.upper()}", DASHES, "")
             return
         self.p(f"# #processes = {x['processes']} (threads: {x['threads']})")
         if "window_size" in x:
             self.p(f"# window_size = {x['window_size']}")
         if self.both:
             self.p(f"#    ENGINE: {x['engine']}")
-        self.p(DASHES)
-        self.p("".join(field(c) for c in COLUMNS[x["columns"]]))
+        self.p(DASHES, "".join(field(c) for c in COLUMNS[x["columns"]]))
 
     def record(self, rec: records.Measurement) -> None:
         self.notes.record(rec)
@@ -124,7 +115,7 @@ class MtText:
         self.out.flush()
 
     def finish(self, summary: dict) -> None:
-        self.p()
+        self.p("")
         if self.check:
             self.p(
                 f"# Check (-check): {self.failed_rows} row(s) with failures"
@@ -137,8 +128,7 @@ class MtText:
                 self.p(
                     f"# not checked (no data it receives to verify): {', '.join(self.unchecked)}"
                 )
-        for line in self.notes.finish():
-            self.p(line)
+        self.p(*self.notes.finish())
         if summary.get("interrupted"):
             self.p(f"# commbench: the run ended early: {summary['interrupted']}")
         self.out.flush()

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.net import NetSettings
+from commbench.views import TextView
 
 LINE = "#" + "-" * 70
 MB = 1e6
@@ -107,22 +108,17 @@ def worst_lines(metric: str, hosts: list[str], worst: list[dict], unit: str, mat
     return out
 
 
-class NetText:
+class NetText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.block: str | None = None
         self.pairs: dict[str, list] = {}  # metric -> its host-pair records
         self.verdicts_seen = False
 
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
         s = NetSettings.of(cfg["params"])
-        self.p(LINE)
-        self.p(f"#    commbench {meta['commbench_version']}, net: cluster diagnosis")
-        self.p(LINE)
+        self.p(LINE, f"#    commbench {meta['commbench_version']}, net: cluster diagnosis", LINE)
         for label, v in (
             ("Date", meta["date_asctime"]),
             ("MPI Version", meta["mpi_version"]),
@@ -133,30 +129,22 @@ class NetText:
         self.p(
             f"# {'Hosts':<12}: {len(per_host)} ("
             + ", ".join(f"{h}: {n}" for h, n in per_host.items())
-            + ")"
-        )
-        self.p(f"# {'Benchmarks':<12}: {' '.join(cfg['benchmarks'])}")
-        self.p(
+            + ")",
+            f"# {'Benchmarks':<12}: {' '.join(cfg['benchmarks'])}",
             f"# {'Settings':<12}: {s.samples} samples per step within -time {cfg['secs']:g} s; "
             f"latency {s.small} bytes, bandwidth {s.large} bytes; AllPairs shifts {s.shifts}; "
             f"thresholds {s.threshold:g} "
             f"(latency {s.latency_threshold:g}); {s.rings} random rings; {s.rounds} bisection "
-            f"rounds; seed {s.seed}"
+            f"rounds; seed {s.seed}",
         )
-        for note in header.get("notes", []):
-            self.p(note if note.startswith("#") else f"# {note}")
+        self.header_notes(header)
         self.out.flush()
 
     def _head(self, name: str, title: str, columns: str = "") -> None:
         if self.block == name:
             return
         self.block = name
-        self.p("")
-        self.p(LINE)
-        self.p(f"# {title}")
-        self.p(LINE)
-        if columns:
-            self.p(columns)
+        self.p("", LINE, f"# {title}", LINE, *([columns] if columns else []))
 
     def record(self, rec: records.Measurement) -> None:
         handler = {
@@ -187,8 +175,7 @@ class NetText:
             f"AllPairs {metric}: {rec.bytes} bytes, {rec.np} processes, "
             f"{steps} P-1 = {rec.np - 1} shift steps",
         )
-        for line in plan_lines(rec.extra) + matrix_lines(rec.extra):
-            self.p(line)
+        self.p(*plan_lines(rec.extra), *matrix_lines(rec.extra))
         if "summary" in rec.extra:
             self._summary(rec)
             return
@@ -318,8 +305,7 @@ class NetText:
 
     def finish(self, summary: dict) -> None:
         if summary.get("interrupted"):
-            self.p("")
-            self.p(f"# !! run ended early: {summary['interrupted']}")
+            self.p("", f"# !! run ended early: {summary['interrupted']}")
             if not self.verdicts_seen:
                 self.p("# no verdicts: the run ended before its end")
         self.p("")

@@ -20,7 +20,7 @@ import sys
 from typing import TextIO
 
 from commbench import records
-from commbench.views import osu_layout
+from commbench.views import TextView, osu_layout
 from commbench.views.measuring_text import Notes
 
 VERSION = "7.4"
@@ -128,18 +128,15 @@ def named_cells(rec: records.Measurement | None, ex: dict, lay: osu_layout.OsuLa
     return cells
 
 
-class OsuText:
+class OsuText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.current: tuple | None = None
         self.engine = "native"
         self.both = False
         self.alloc = ""
         self.mode: str | None = None
         self.notes = Notes()
-
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
 
     def start(self, header: dict) -> None:
         cfg = header["config"]
@@ -157,25 +154,20 @@ class OsuText:
                 f", host memory for the operands {given} (OMB 7.4's CPU build also runs them on "
                 "host memory)"
             )
-        for note in header.get("notes", []):
-            self.p(note if note.startswith("#") else f"# {note}")
-        for line in self.notes.start(cfg):  # --precision, --shuffle
-            self.p(line)
+        self.header_notes(header)
+        self.p(*self.notes.start(cfg))  # --precision, --shuffle
 
     def record(self, rec: records.Measurement) -> None:
         ex = rec.extra
         self.notes.record(rec)
         title = f"# OSU {ex.get('title', rec.benchmark)} Test v{VERSION}"
         if rec.status == records.INVALID:  # a program OSU would not run at this process count
-            self.p("")
-            self.p(f"{title}: not run: {rec.message}")
+            self.p("", f"{title}: not run: {rec.message}")
             self.current = None
             return
         lay = osu_layout.of(rec)
         if lay.text is not None:  # osu_init: its own lines under the title, no table
-            self.p(title)
-            for line in lay.text:
-                self.p(line)
+            self.p(title, *lay.text)
             self.current = None
             return
         key = (rec.benchmark, ex.get("engine"))
@@ -196,8 +188,7 @@ class OsuText:
         """A program's (or, for the programs with settings lines, a type's) heading: its
         preface, a blank line, the engine where it varies, the title, the settings."""
         ex = rec.extra
-        for line in lay.preface if key != self.current else []:
-            self.p(line)
+        self.p(*(lay.preface if key != self.current else []))
         if not lay.settings:
             self.p("")
         if self.both or ex.get("engine", self.engine) != self.engine:
@@ -205,12 +196,9 @@ class OsuText:
                 f"# commbench engine: {ex.get('engine')}"
                 + ("" if self.both else " (the native osu engine was unavailable)")
             )
-        self.p(title)
-        for line in lay.settings:
-            self.p(f"# {line}")
+        self.p(title, *(f"# {line}" for line in lay.settings))
         for line in lay.subtitle:  # the nonblocking collectives' "# Overall = …", a blank line
-            self.p(f"# {line}")
-            self.p("")
+            self.p(f"# {line}", "")
 
     def _columns(self, rec: records.Measurement, lay: osu_layout.OsuLayout) -> None:
         """A type's datatype line, the operands line, the column line."""
@@ -232,8 +220,7 @@ class OsuText:
         )
 
     def finish(self, summary: dict) -> None:
-        for line in self.notes.finish():
-            self.p(line)
+        self.p(*self.notes.finish())
         if summary.get("interrupted"):
             self.p(f"# !! run ended early: {summary['interrupted']}")
         loops = {"mpi4py": "mpi4py", "both": "C (commbench/native/osu_*.c), then mpi4py"}.get(

@@ -15,6 +15,7 @@ from typing import TextIO
 from commbench import records
 from commbench.models.overhead import COMBOS, SIX, analyse
 from commbench.suites.overhead import OverheadSettings
+from commbench.views import TextView
 
 # An interval that cannot be computed (as many points as parameters: one trial,
 # two sizes) has infinite bounds: printed as n/a, with a note saying why.
@@ -45,32 +46,28 @@ def _open(*bounds: float) -> bool:
     return any(not math.isfinite(b) for b in bounds)
 
 
-class OverheadText:
+class OverheadText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.recs: list[records.Measurement] = []
         self.cfg: dict = {}
 
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
-
     def start(self, header: dict) -> None:
         meta, self.cfg = header["metadata"], header["config"]
-        self.p("#" + "-" * 72)
-        self.p(f"#    commbench {meta['commbench_version']}, {header['family']['part']}")
-        self.p("#" + "-" * 72)
-        self.p(f"# Date                  : {meta['date_asctime']}")
-        self.p(f"# MPI Version           : {meta['mpi_version']}")
+        line = "#" + "-" * 72
         self.p(
+            line,
+            f"#    commbench {meta['commbench_version']}, {header['family']['part']}",
+            line,
+            f"# Date                  : {meta['date_asctime']}",
+            f"# MPI Version           : {meta['mpi_version']}",
             f"# Processes             : {sum(meta['ranks_per_host'].values())} on "
             f"{len(meta['ranks_per_host'])} host(s), {meta.get('cpu_count', '?')} CPUs; parts: "
-            f"{', '.join(self.cfg['benchmarks'])}"
-        )
-        self.p(
+            f"{', '.join(self.cfg['benchmarks'])}",
             "# Times in microseconds. Seed 002 (Krumme & Greenfield) experiments over "
-            "MPI_Send/MPI_Recv;"
+            "MPI_Send/MPI_Recv;",
+            "# see docs/overhead.md for what each quantity means in MPI.",
         )
-        self.p("# see docs/overhead.md for what each quantity means in MPI.")
         self.out.flush()
 
     def record(self, rec: records.Measurement) -> None:
@@ -79,12 +76,12 @@ class OverheadText:
         self.recs.append(rec)
         if rec.benchmark == "calibration":
             r0 = rec.extra["ranks"][0]
-            self.p("")
             self.p(
+                "",
                 f"# Q ({rec.extra['q']}): unit {r0['unit_s'] * 1e6:.2f} us; Q(COMPTIME) = "
                 f"{r0['comp_units']} units = {r0['comptime'] * 1e6:.1f} us (std "
                 f"{r0['comptime_std'] * 1e6:.1f}); Q(SENDTIME) = {r0['send_units']} units = "
-                f"{r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]"
+                f"{r0['sendtime'] * 1e6:.1f} us; timer {r0['timer'] * 1e9:.0f} ns  [rank 0]",
             )
             load, cpus = rec.extra.get("loadavg"), rec.extra.get("cpus")
             if load and cpus and load[0] > cpus:
@@ -122,9 +119,9 @@ class OverheadText:
         stat, base = st.statistic, st.baseline
         self.p(
             f"# Table 1 (Q = {q}): mean ± standard deviation over {ntr} trial(s) of the per-trial "
-            f"{stat}s; {base} Q baseline"
+            f"{stat}s; {base} Q baseline",
+            f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes),
         )
-        self.p(f"{'Size':<6}" + "".join(f"{n:>18d}" for n in sizes))
         for k in SIX:
             cells = []
             for n in sizes:
@@ -133,12 +130,12 @@ class OverheadText:
             self.p(f"{k:<6}" + "".join(f"{c:>18}" for c in cells))
 
     def table3(self, q: str, dec: dict) -> None:
-        self.p("")
         self.p(
+            "",
             f"# Table 3 (Q = {q}): lines a + b*n (us, n in "
-            "bytes) with 95% confidence intervals; max err:"
+            "bytes) with 95% confidence intervals; max err:",
+            "# the largest distance of a size's mean from the line (the seed's \"max. error\")",
         )
-        self.p("# the largest distance of a size's mean from the line (the seed's \"max. error\")")
         self.lines(dec["fits"], dec["max_error"], SIX, "as seed 002 Table 3")
         self.p("")
         self.p(
@@ -171,15 +168,13 @@ class OverheadText:
         if not by_size:
             return
         k = max(len(t) for ts in by_size.values() for t in ts)
-        self.p("")
         self.p(
+            "",
             f"# Echo (Q = {q}): T_d - X - forwarding, mean over trials, d = 1..{k}; "
-            "E = mean (T_(d+1) - T_d)/2; compare T_1 with 2(F+E+U)"
-        )
-        self.p(
+            "E = mean (T_(d+1) - T_d)/2; compare T_1 with 2(F+E+U)",
             f"{'Size':<6}"
             + "".join(f"{'T_' + str(d):>10}" for d in range(1, k + 1))
-            + f"{'2(F+E+U)':>10}"
+            + f"{'2(F+E+U)':>10}",
         )
         for n in sorted(by_size):
             ts = by_size[n]
@@ -197,16 +192,14 @@ class OverheadText:
         """Seed §5.1: E with every processor computing against every one idle."""
         if not by_size:
             return
-        self.p("")
         self.p(
+            "",
             "# Unloaded latency (seed 002 section 5.1, test "
-            f"7; Q = {q}): E from the same echo chains with"
-        )
-        self.p(
+            f"7; Q = {q}): E from the same echo chains with",
             "# every rank idle (waiting in MPI) instead of computing Q; mean over trials, us, "
-            "95% CI of the difference"
+            "95% CI of the difference",
+            f"{'Size':<6}{'E computing':>13}{'E idle':>10}{'difference':>12}{'[95% CI]':>22}",
         )
-        self.p(f"{'Size':<6}{'E computing':>13}{'E idle':>10}{'difference':>12}{'[95% CI]':>22}")
         for n, c in by_size.items():
             d = c["diff"]
             self.p(
@@ -217,30 +210,20 @@ class OverheadText:
             self.p(NO_CI_NOTE)
 
     def interference(self, rows: list[dict]) -> None:
-        self.p("")
         self.p(
+            "",
             "# Interference (seed 002 section 5.2): rank 0 computes a fixed Q while k sources "
-            "stream 2000-byte"
-        )
-        self.p(
+            "stream 2000-byte",
             "# messages through it to k sinks (it forwards them between compute units, polling "
-            "with MPI_Testsome);"
-        )
-        self.p(
+            "with MPI_Testsome);",
             "# each stream keeps 2 of its channels active. Per message: each stream's period "
-            "against E(2000), the"
-        )
-        self.p(
+            "against E(2000), the",
             "# one-channel transfer time. Slowdown predicted "
-            "= 1/(1 - sum load/period); load R+S as the seed"
-        )
-        self.p(
+            "= 1/(1 - sum load/period); load R+S as the seed",
             "# (system forwarding) and R+S+A+U+F (MPI: the application receives and re-sends "
-            "each message)."
-        )
-        self.p(
+            "each message).",
             f"{'Q':>5} {'channels':>8} {'us/msg per stream':>24} {'E(2000)':>8} {'forwarded':>9} "
-            f"{'measured':>9} {'pred R+S':>9} {'pred +AUF':>9}"
+            f"{'measured':>9} {'pred R+S':>9} {'pred +AUF':>9}",
         )
         for r in rows:
             per = ",".join(f"{p:.1f}" for p in r["period_us"])
@@ -255,10 +238,10 @@ class OverheadText:
 
     def loggp(self, lg: dict) -> None:
         fit = lg["fit"]
-        self.p("")
         self.p(
+            "",
             f"# LogGP (Netgauge PRTT(n,d,s), n = {lg['n']}, "
-            "d = PRTT(1,0,s)); 95% confidence intervals"
+            "d = PRTT(1,0,s)); 95% confidence intervals",
         )
         L, Ln = lg["L"], lg["L_netgauge"]
         self.p(
@@ -295,12 +278,12 @@ class OverheadText:
             self.p(NO_CI_NOTE)
 
     def relation(self, rows: list[dict]) -> None:
-        self.p("")
         self.p(
+            "",
             "# LogGP against the decomposition on the same run (us): o_s ~ F+S, o_r ~ A+U+R, "
-            "L+(s-1)G ~ E,"
+            "L+(s-1)G ~ E,",
+            "# gap >= max(F+S, A+U+R), PRTT(1,0,s)/2 ~ F+E+U",
         )
-        self.p("# gap >= max(F+S, A+U+R), PRTT(1,0,s)/2 ~ F+E+U")
         cols = (
             "o_s",
             "F+S",

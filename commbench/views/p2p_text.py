@@ -13,6 +13,7 @@ from typing import TextIO
 
 from commbench import records
 from commbench.suites.p2p import P2pSettings
+from commbench.views import TextView
 from commbench.views.measuring_text import Notes
 
 TITLE = "#" + "-" * 60
@@ -26,16 +27,13 @@ def _loops(engine: str | None) -> str:
     )
 
 
-class P2PText:
+class P2PText(TextView):
     def __init__(self, out: TextIO = sys.stdout):
-        self.out = out
+        super().__init__(out)
         self.current: tuple | None = None
         self.mb_unit = 10**6
         self.both, self.engine = False, "native"
         self.notes = Notes()
-
-    def p(self, line: str = "") -> None:
-        self.out.write(line + "\n")
 
     def start(self, header: dict) -> None:
         cfg, meta = header["config"], header["metadata"]
@@ -44,9 +42,7 @@ class P2PText:
         self.both = cfg.get("engine") == "both"
         self.engine = cfg.get("engine") or "native"
         u = meta["uname"]
-        self.p(TITLE)
-        self.p(f"#    commbench {meta['commbench_version']}, IMB-P2P part")
-        self.p(TITLE)
+        self.p(TITLE, f"#    commbench {meta['commbench_version']}, IMB-P2P part", TITLE)
         for label, v in (
             ("Date", meta["date_asctime"]),
             ("Machine", u["machine"]),
@@ -57,18 +53,18 @@ class P2PText:
             ("MPI Thread Environment", meta["thread_level"]),
         ):
             self.p(f"# {label:<22}: {v}")
-        for note in header.get("notes", []):
-            self.p(note if note.startswith("#") else f"# {note}")
-        self.p("#")
-        self.p("# Calling sequence was:")
-        self.p("#")
-        self.p("#" + "".join(" " + a for a in meta["calling_sequence"]))
-        self.p("#")
-        self.p("# List of Benchmarks to run:")
-        self.p("#")
-        for name in cfg["benchmarks"]:
-            self.p(f"# {name}")
-        self.p("#")
+        self.header_notes(header)
+        self.p(
+            "#",
+            "# Calling sequence was:",
+            "#",
+            "#" + "".join(" " + a for a in meta["calling_sequence"]),
+            "#",
+            "# List of Benchmarks to run:",
+            "#",
+            *(f"# {name}" for name in cfg["benchmarks"]),
+            "#",
+        )
         sizes = s.sizes or [0]
         self.p(f"# Minimum message length in bytes:   {min(sizes)}")
         self.p(f"# Maximum message length in bytes:   {max(sizes)}")
@@ -79,15 +75,13 @@ class P2PText:
             f"buffers: {meta['buffer_allocation']['kind']}; loops: {_loops(cfg.get('engine'))}; "
             f"Mbytes = {'2^20' if self.mb_unit == 2**20 else '10^6'} bytes"
         )
-        for line in self.notes.start(cfg):  # --precision, --shuffle
-            self.p(line)
+        self.p(*self.notes.start(cfg))  # --precision, --shuffle
         self.out.flush()
 
     def record(self, rec: records.Measurement) -> None:
         self.notes.record(rec)
         if rec.status == records.INVALID:
-            self.p("")
-            self.p(rec.message)
+            self.p("", rec.message)
             self.current = None
         else:
             if (rec.benchmark, rec.extra.get("engine")) != self.current:
@@ -106,29 +100,24 @@ class P2PText:
 
     def _block(self, rec: records.Measurement) -> None:
         grid = rec.extra.get("grid")
-        self.p("")
-        self.p(BLOCK)
         self.p(
-            f"# Benchmarking {rec.benchmark}" + (f" ({' x '.join(map(str, grid))})" if grid else "")
+            "",
+            BLOCK,
+            f"# Benchmarking {rec.benchmark}"
+            + (f" ({' x '.join(map(str, grid))})" if grid else ""),
+            f"# #processes = {rec.np}",
         )
-        self.p(f"# #processes = {rec.np}")
         engine = rec.extra.get("engine")
         if self.both or engine != self.engine:  # both engines, or the native one fell back
             self.p(
                 f"#    ENGINE: {engine}"
                 + ("" if self.both else " (the native p2p engine was unavailable)")
             )
-        self.p(BLOCK)
-        self.p("".join(f" {c:>12}" for c in COLUMNS))
+        self.p(BLOCK, "".join(f" {c:>12}" for c in COLUMNS))
 
     def finish(self, summary: dict) -> None:
-        for line in self.notes.finish():
-            self.p(line)
+        self.p(*self.notes.finish())
         if summary.get("interrupted"):
-            self.p("")
-            self.p(f"# !! run ended early: {summary['interrupted']}")
-        self.p("")
-        self.p("")
-        self.p("# All processes entering MPI_Finalize")
-        self.p("")
+            self.p("", f"# !! run ended early: {summary['interrupted']}")
+        self.p("", "", "# All processes entering MPI_Finalize", "")
         self.out.flush()

@@ -9,6 +9,8 @@ sizes cannot appear on a log axis; they still enter the fit.
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 
 import numpy as np
@@ -24,6 +26,24 @@ def _si(v: float, unit: str) -> str:
 
 
 MARKERS = "osD^v<>pP*"
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display), imported when a figure is drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def svg_uri(fig, **savefig) -> str:
+    """fig as an SVG data: URI (the HTML pages' inline figures), then closed."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", **savefig)
+    pyplot().close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _physical(fit) -> bool:
@@ -48,11 +68,7 @@ def figure(items: list, path, show_source: bool = False, fmt: str | None = None)
 
     Colours from tab10 (tab20 beyond 10 series), markers changing every cycle; the
     legend sits below both panels, each entry naming its benchmark."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     cmap = plt.get_cmap("tab10" if len(items) <= 10 else "tab20")
     ncolors = cmap.N
     entries = len(items) + sum(len(f.segments) for _, f in items if _physical(f))
@@ -97,16 +113,8 @@ def _points(ax_t, ax_r, s, c, name: str, marker: str = "o") -> None:
     """The measured times (bars t_min .. t_max) and the rates they give."""
     pos = s.n > 0
     n, t, lo, hi = s.n[pos], s.t[pos], s.t_min[pos], s.t_max[pos]
-    ax_t.errorbar(
-        n,
-        t,
-        yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)],
-        fmt=marker,
-        ms=4,
-        color=c,
-        capsize=2,
-        label=name,
-    )
+    style = {"fmt": marker, "ms": 4, "color": c, "capsize": 2, "label": name}
+    ax_t.errorbar(n, t, yerr=[np.maximum(t - lo, 0), np.maximum(hi - t, 0)], **style)
     rate = s.turnover * n / (t * 1e-6)
     r_hi = s.turnover * n / (np.maximum(lo, 1e-12) * 1e-6)
     r_lo = s.turnover * n / (hi * 1e-6)
@@ -114,11 +122,7 @@ def _points(ax_t, ax_r, s, c, name: str, marker: str = "o") -> None:
         n,
         rate / 1e6,
         yerr=[np.maximum(rate - r_lo, 0) / 1e6, np.maximum(r_hi - rate, 0) / 1e6],
-        fmt=marker,
-        ms=4,
-        color=c,
-        capsize=2,
-        label=name,
+        **style,
     )
 
 
@@ -187,12 +191,9 @@ def overhead_figure(decs: dict, path: str) -> None:
     """Seed 002's Figure 1: Table 1 (the six times, mean ± standard deviation over the
     trials) against message size on linear axes, with the fitted lines of Table 3;
     one panel per Q variant. decs: {q: decomposition table (commbench.models.overhead)}."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from commbench.models.overhead import SIX
+
+    plt = pyplot()
 
     cmap = plt.get_cmap("tab10")
     fig, axes = plt.subplots(1, len(decs), figsize=(7.5 * len(decs), 6), squeeze=False)

@@ -13,6 +13,13 @@ from typing import TextIO
 from commbench import records, suites
 
 
+def view_key(doc: dict) -> str:
+    """The key of the run's text view (views.TEXT_VIEWS): its family's, or the one the file
+    names (family.view; files of `commbench import`: "imported")."""
+    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
+    return doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb")
+
+
 def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     """The text `commbench run` printed for doc (its records recs), written to out."""
     from commbench import views
@@ -20,10 +27,8 @@ def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     from commbench.views.binding import table_lines
     from commbench.views.fit_text import report_sink
 
-    fam = suites.canonical_family(doc.get("family", {}).get("name", "mpi1"))
-    # family.view names another view (files of `commbench import`: "imported")
-    view_key = doc.get("family", {}).get("view") or (suites.family(fam).view if fam else "imb")
-    view = views.text_view(view_key, out)
+    key = view_key(doc)
+    view = views.text_view(key, out)
     fits = report_sink(doc, out)  # None: no "fits" in the file
     sinks = [fits, view] if fits is not None else [view]
     summary = doc.get("summary", {"interrupted": "results file incomplete"})
@@ -42,6 +47,6 @@ def replay(doc: dict, recs: list[records.Measurement], out: TextIO) -> None:
     if doc.get("summary", {}).get("binding_overhead"):
         out.write("\n".join(table_lines(doc["summary"]["binding_overhead"])) + "\n")
     view.finish(summary)
-    if view_key not in limits_text.SAID_BY_THE_VIEW:
+    if key not in limits_text.SAID_BY_THE_VIEW:
         for line in limits_text.trailer(recs):
             out.write(line + "\n")

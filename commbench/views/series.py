@@ -159,12 +159,8 @@ def _csv_groups(reader: csv.DictReader, path: str, export: bool, tcol: str) -> d
         n, t = _num(row, "bytes", where), _num(row, tcol, where)
         g["n"].append(n)
         g["t"].append(t)
-        g["lo"].append(
-            _num(row, "t_min_usec", where) if row.get("t_min_usec") not in (None, "") else t
-        )
-        g["hi"].append(
-            _num(row, "t_max_usec", where) if row.get("t_max_usec") not in (None, "") else t
-        )
+        for k, col in (("lo", "t_min_usec"), ("hi", "t_max_usec")):  # t where not given
+            g[k].append(_num(row, col, where) if row.get(col) not in (None, "") else t)
         bps = row.get("bytes_per_sec")
         if export and bps not in (None, "") and n > 0 and t > 0:
             g["turn"].append(float(bps) * t * 1e-6 / n)
@@ -173,20 +169,8 @@ def _csv_groups(reader: csv.DictReader, path: str, export: bool, tcol: str) -> d
 
 def _csv_series(key: tuple, g: dict, path: str) -> Series:
     """One series of a CSV file from its group of rows (_csv_groups)."""
-    bench, np_, mode, ngroups = key
     turnover = round(float(np.median(g["turn"])), 6) if g["turn"] else 1.0
-    return Series(
-        bench,
-        np_,
-        mode,
-        ngroups,
-        turnover,
-        path,
-        np.array(g["n"]),
-        np.array(g["t"]),
-        np.array(g["lo"]),
-        np.array(g["hi"]),
-    )
+    return Series(*key, turnover, path, *(np.array(g[k]) for k in ("n", "t", "lo", "hi")))
 
 
 def load(path: str) -> list[Series]:
