@@ -30,6 +30,8 @@ commands:
   expect RULES.toml RESULTS... [--junit OUT.xml]   each row against what the site expects of it
                                (pass, fail, no data; exit 1 on a failure; docs/expect.md)
   expect --write OUT.toml RESULTS...   propose an expectations file from a good run
+  health [-n N] [--expect RULES] [--slurm-drain]   every host and its network measured: a
+                               verdict per host (good, slow, failed to run); drains the slow in Slurm
   schema                       the results file's JSON Schema (docs/schema.md)
   store add|list|show|rm|accept|export|trend   the results store of runs (commbench store -h)
   compare NEW --baseline STORE[:SELECTOR]   NEW against stored runs: the between-run gate
@@ -48,6 +50,7 @@ SUBCOMMANDS = {
     "plot": ("plot", "main"),
     "import": ("importing", "main"),
     "expect": ("expect", "main"),
+    "health": ("health", "main"),
     "schema": ("schema", "main"),
     "store": ("store", "main"),
 }

@@ -127,12 +127,22 @@ def _memory(node, cfg, biggest: int) -> dict | None:
     copy = _copies(dll, cfg.alloc, cfg.hugepages, biggest) if dll is not None else []
     _wait(node)
     return {
+        "machine": _boot_id(),
         "copy": copy,
         "floor_us": floor,
         "why": why or floor_why,
         "ranks": [0, 1] if floor else [0],
         "alloc": f"{cfg.alloc}, hugepages {cfg.hugepages}",
     }
+
+
+def _boot_id() -> str | None:
+    """This machine's boot id: hosts that share one (containers, network namespaces) share
+    their memory and cores, and their limits are not independent measurements."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
 
 
 def _interface_rate(peer: str) -> dict:

@@ -10,6 +10,7 @@ from commbench import records
 
 # Every line says it is commbench's: the peers' layouts (OSU's '#' headers) stay theirs.
 PREFIX = "# commbench: "
+MOST = 24  # tables named at most (the net family makes one a host pair and round)
 
 
 def _size(x: int | None) -> str:
@@ -55,11 +56,10 @@ def trailer(rows: list[records.Measurement]) -> list[str]:
         "link": "the line rate of the link between hosts",
     }
     head = "; ".join(about[k] for k in kinds)
-    return [
-        "",
-        f"{PREFIX}against the physical limit ({head}; docs/limits.md):",
-        *(_table(t) for t in tables.values()),
-    ]
+    shown = [_table(t) for t in list(tables.values())[:MOST]]
+    if len(tables) > MOST:
+        shown.append(f"{PREFIX}  and {len(tables) - MOST} more tables: their rows' records hold it")
+    return ["", f"{PREFIX}against the physical limit ({head}; docs/limits.md):", *shown]
 
 
 # The text views that say the closing lines themselves, before their own last line (IMB's

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import slurm_cluster
+from tests.support import slurm, slurm_cluster
 from tests.support.mpirun import records_in, wait_for_records
 from tests.support.slurm import Unavailable
 
@@ -198,6 +198,55 @@ def test_diagnosis_under_srun_names_the_rate_limited_node(cluster, tmp_path):
     assert hosts == {"h2"}, [v["text"] for v in doc["verdicts"]]
     assert all("h2" in link for link in links), [v["text"] for v in doc["verdicts"]]
     assert "SLOW host h2" in p.stdout
+
+
+def test_health_drains_the_slow_node_and_only_it(cluster, tmp_path):
+    """`commbench health --slurm-drain` across the 4 nodes, h2's link limited to 200 Mbit/s
+    (known to the test, not to commbench): h2 is named slow with its evidence and drained in
+    Slurm with commbench's reason; h0, h1 and h3 stay idle (issue 48, item 3)."""
+    out, js = tmp_path / "health.json", tmp_path / "verdicts.json"
+    cluster.limit("h2", 200)
+    try:
+        p = run(
+            cluster, "srun", "--mpi=pmi2", "-N", "4", "--ntasks-per-node=1", PY, "-m",
+            "commbench", "health", "--slurm-drain", "--timeout", "60", "-o", str(out),
+            "--json", str(js), timeout=240,
+        )  # fmt: skip
+    finally:
+        cluster.unlimit("h2")
+    try:
+        assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+        states = dict(zip(["h0", "h1", "h2", "h3"], slurm.node_states(cluster.env())))
+        assert states == {"h0": "idle", "h1": "idle", "h2": "drain", "h3": "idle"}, states
+        why = run(cluster, "sinfo", "-h", "-R", "-o", "%n|%E").stdout.strip().splitlines()
+        assert len(why) == 1 and why[0].startswith("h2|commbench: slow: network: host h2"), why
+        verdicts = json.loads(js.read_text())["hosts"]
+        assert {h: v["verdict"] for h, v in verdicts.items()} == {
+            "h0": "good", "h1": "good", "h2": "slow", "h3": "good"
+        }  # fmt: skip
+        health = json.loads(out.read_text())["health"]  # recorded in the results file
+        assert [(d["host"], d["node"], d["ok"]) for d in health["drained"]] == [("h2", "h2", True)]
+        assert "  h2    SLOW" in p.stdout and "h2: drained as Slurm node h2" in p.stdout
+        # the 4 nodes are namespaces of one machine: their memory is one, not compared
+        assert health["notes"] == [
+            "memory not compared: hosts share a machine (one boot id), their copies ran on the "
+            "same memory at once"
+        ]
+    finally:
+        for node in ("h0", "h1", "h2", "h3"):  # whatever it drained, for the tests after it
+            run(cluster, "scontrol", "update", f"nodename={node}", "state=resume")
+        assert slurm.wait_for(lambda: "drain" not in slurm.node_states(cluster.env()), 30)
+
+
+def test_health_refuses_to_drain_outside_slurm(tmp_path):
+    """--slurm-drain where scontrol cannot reach a Slurm: refused before measuring, exit 2."""
+    env = {**os.environ, **ENV, "SLURM_CONF": str(tmp_path / "none.conf")}
+    p = subprocess.run(
+        [PY, "-m", "commbench", "health", "-n", "2", "--slurm-drain", "-o",
+         str(tmp_path / "h.json")], capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert p.returncode == 2 and "--slurm-drain: " in p.stderr, p.stderr
+    assert not (tmp_path / "h.json").exists() and "Benchmarking" not in p.stdout
 
 
 def _sbatch(c, tmp_path: Path, args: list[str]) -> str:
