@@ -9,7 +9,7 @@ import json
 import sys
 
 from commbench.commands.errors import err
-from commbench.commands.parsing import Parser, checked
+from commbench.commands.parsing import Parser, fraction
 from commbench.models import expectations as ex
 from commbench.views import expect_text, results_file
 
@@ -37,16 +37,6 @@ Exit status: 0 every selected row as expected, 1 a row fails its bound, 2 bad in
 the message names by file and line) or a rule that found no data."""
 
 
-def _margin(text: str) -> float:
-    try:
-        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 <= v < 1:
-        raise ValueError(f"--margin {text!r}: a fraction below 1 (accepted: 20% or 0.2)")
-    return v
-
-
 def arguments(argv: list[str]):
     p = Parser("commbench expect", USAGE)
     p.add_argument("paths", nargs="*")
@@ -56,7 +46,7 @@ def arguments(argv: list[str]):
     p.add_argument("--junit", metavar="OUT.xml")
     p.add_argument("--allow-no-data", action="store_true")
     p.add_argument("--write", metavar="OUT.toml")
-    p.add_argument("--margin", type=checked(_margin), default=0.2)
+    p.add_argument("--margin", type=fraction("--margin", "20% or 0.2"), default=0.2)
     a = p.read(argv)
     if a.write is not None:
         if not a.paths or a.json or a.junit or a.allow_no_data or a.stored or a.store:

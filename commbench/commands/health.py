@@ -15,7 +15,7 @@ import subprocess
 from datetime import datetime
 
 from commbench.commands.errors import err
-from commbench.commands.parsing import Parser, checked
+from commbench.commands.parsing import Parser, fraction
 from commbench.models import health
 
 USAGE = (
@@ -39,22 +39,14 @@ or inside one (srun -N 4 commbench health, mpiexec -n 8 commbench health).
 Exit status: 0 every host good, 1 a host slow, 2 a host failed to run or bad input."""
 
 
-def _fraction(text: str) -> float:
-    try:
-        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 < v < 1:
-        raise ValueError(f"--threshold {text!r}: a fraction between 0 and 1 (accepted: 30% or 0.3)")
-    return v
-
-
 def arguments(argv: list[str]):
     """(health's own options, the arguments for `commbench run --suite net`)."""
     p = Parser("commbench health", USAGE)
     p.add_argument("--expect", metavar="RULES.toml")
     p.add_argument("--slurm-drain", action="store_true")
-    p.add_argument("--threshold", type=checked(_fraction), default=0.3)
+    p.add_argument(
+        "--threshold", type=fraction("--threshold", "30% or 0.3", zero=False), default=0.3
+    )
     p.add_argument("--json", metavar="OUT|-")
     # -o stays the run's (read back by _output): an argparse "-o" would take IMB's -off_cache
     own, rest = p.parse_known_args(p._joined(argv))

@@ -69,3 +69,19 @@ def checked(check):
 
     parse.__name__ = getattr(check, "__name__", "value")
     return parse
+
+
+def fraction(flag: str, example: str, zero: bool = True):
+    """An argparse type: a fraction below 1, written 20% or 0.2 (0 itself unless zero=False)."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            v = -1.0
+        if not 0 <= v < 1 or (v == 0 and not zero):
+            what = "below 1" if zero else "between 0 and 1"
+            raise ValueError(f"{flag} {text!r}: a fraction {what} (accepted: {example})")
+        return v
+
+    return checked(parse)
