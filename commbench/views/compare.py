@@ -53,6 +53,9 @@ class ComparedRow:
     interval: str = "95% CI"  # what ci is: the ratio's interval, or a baseline's band
     versus: str = "old"  # what new is divided by: old, or base (a store's baseline runs)
     detectable: float | None = None  # the smallest new/base the test could call slower here
+    # each run's fraction of its bandwidth limit and multiple of its latency floor, where the
+    # records hold them (commbench.models.limits): {"fraction": (old, new), "multiple": (...)}
+    limits: dict = field(default_factory=dict)
 
     def label(self, with_engine: bool = False) -> str:
         name, np_, mode, x, groups = self.key
@@ -190,9 +193,23 @@ def compare(
 ) -> list[ComparedRow]:
     """Matched rows with verdicts (module docstring): tested rows by Mann-Whitney U
     and Benjamini-Hochberg at alpha, untested ones by threshold and rank spread."""
-    rows = [_row(o, r, threshold, confidence) for o, r in match(old, new)]
+    rows = []
+    for o, r in match(old, new):
+        row = _row(o, r, threshold, confidence)
+        row.limits = held(o, r)
+        rows.append(row)
     judge(rows, threshold, alpha)
     return rows
+
+
+def held(o: records.Measurement, r: records.Measurement) -> dict:
+    """The two rows' fractions of their limits, where either run recorded one."""
+    lims = [x.extra.get("limit") if isinstance(x.extra.get("limit"), dict) else {} for x in (o, r)]
+    return {
+        k: tuple(lim.get(k) for lim in lims)
+        for k in ("fraction", "multiple")
+        if any(isinstance(lim.get(k), int | float) for lim in lims)
+    }
 
 
 def judge(rows: list[ComparedRow], threshold: float, alpha: float) -> None:

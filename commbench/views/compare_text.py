@@ -189,7 +189,7 @@ def render(
             f" ({r.extras.get('engine')})" if engines else ""
         )
         lines.append(row_head(r, label) + (ci_q(r) if tested else "") + f"  {_verdict(r)}")
-    lines.append("")
+    lines += [*_limit_lines(rows), ""]
     lines += (
         [gate, *_gate_lines(rows, threshold, alpha, gate_unsampled)[1:]]
         if gate
@@ -280,6 +280,23 @@ def _verdict_lines(
     return out
 
 
+def _limit_lines(rows: list[ComparedRow]) -> list[str]:
+    """A table's largest size against the bandwidth limit, new (old), where both are known."""
+    last: dict[tuple, ComparedRow] = {}
+    for r in rows:
+        old, new = r.limits.get("fraction", (None, None))
+        if old is not None and new is not None:
+            last[r.key[:3] + r.key[4:]] = r  # the table's rows arrive by size
+    said = [
+        f"{r.label()} {r.limits['fraction'][1]:.2f} ({r.limits['fraction'][0]:.2f})"
+        for r in last.values()
+    ]
+    if not said:
+        return []
+    head = "# of the physical limit, new (old), each table's largest size (docs/limits.md): "
+    return ["", head + "; ".join(said[:12]) + ("; ..." if len(said) > 12 else "")]
+
+
 def _num(v: float | None) -> float | None:
     return v if v is None or math.isfinite(v) else None
 
@@ -312,6 +329,7 @@ def row_json(r: ComparedRow, with_engine: bool = False) -> dict:
         "untested_reason": r.why_untested or None,
         "verdict": r.verdict,
         "regression": r.regression,
+        "limit": {k: list(v) for k, v in r.limits.items()} or None,
     }
 
 

@@ -119,3 +119,20 @@ def test_a_link_rate_that_is_none_is_refused_before_the_run():
     with pytest.raises(run_config.ConfigError, match="--link-rate 'fast' is not a line rate"):
         run_config.parse_run_args(["--link-rate", "fast", "PingPong"])
     assert run_config.parse_run_args(["--link-rate", "200Gb/s"]).link_rate == "200Gb/s"
+
+
+def test_compare_says_each_tables_largest_size_against_the_limit():
+    from commbench.views import compare, compare_text
+
+    old = [_held(_rec(x=x, t=t)) for x, t in ((0, 0.5), (4 * 2**20, 1000.0))]
+    new = [_held(_rec(x=x, t=t)) for x, t in ((0, 0.6), (4 * 2**20, 1250.0))]
+    rows = compare.compare(old, new)
+    assert rows[1].limits["fraction"] == (
+        old[1].extra["limit"]["fraction"],
+        new[1].extra["limit"]["fraction"],
+    )
+    text = compare_text.render(rows, "a.json", "b.json")
+    assert "# of the physical limit, new (old), each table's largest size (docs/limits.md): " \
+        "PingPong np=2 bytes=4194304 0.34 (0.42)" in text  # fmt: skip
+    got = compare_text.row_json(rows[0])["limit"]
+    assert list(got) == ["multiple"] and [round(m, 9) for m in got["multiple"]] == [5.0, 6.0]
