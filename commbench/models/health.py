@@ -26,11 +26,10 @@ GOOD, SLOW, FAILED = "good", "slow", "failed to run"
 def _memory(doc: dict, threshold: float, notes: list[str]) -> dict[str, list[str]]:
     mem = ((doc.get("metadata") or {}).get("limits") or {}).get("memory") or {}
     tables = {h: m["copy"] for h, m in mem.items() if isinstance(m, dict) and m.get("copy")}
-    machines = [m.get("machine") for h, m in mem.items() if h in tables]
     if len(tables) < 3:
         notes.append("memory not compared: fewer than 3 hosts measured it")
         return {}
-    if None in machines or len(set(machines)) < len(machines):
+    if not _distinct(doc):
         notes.append(
             "memory not compared: hosts share a machine (one boot id), their copies ran on "
             "the same memory at once"
@@ -46,6 +45,63 @@ def _memory(doc: dict, threshold: float, notes: list[str]) -> dict[str, list[str
                 f"memory: one copy of {size} bytes at {r / 1e9:.3g} GB/s vs {others / 1e9:.3g} "
                 f"GB/s, the other hosts' median ({r / others:.2f}x)"
             )
+    return out
+
+
+def _intra(recs) -> dict[str, dict[str, tuple[records.Measurement, dict]]]:
+    """{host: {"latency"|"bandwidth": (record, stats)}} of the net family's AllPairs pairs
+    within one host (with two or more ranks a host: shared-memory communication)."""
+    out: dict[str, dict] = {}
+    for r in recs:
+        st, metric = r.extra.get("stats"), r.extra.get("metric")
+        if r.benchmark == "AllPairs" and r.extra.get("intra") and isinstance(st, dict):
+            if st.get("n") and metric in ("latency", "bandwidth"):
+                out.setdefault(str(r.extra.get("src_host")), {})[metric] = (r, st)
+    return out
+
+
+def _figures(doc: dict, intra: dict) -> dict[str, list[str]]:
+    """Each host's shared-memory latency and bandwidth against its limits (what it is)."""
+    mem = ((doc.get("metadata") or {}).get("limits") or {}).get("memory") or {}
+    out: dict[str, list[str]] = {}
+    for h, got in intra.items():
+        m = mem.get(h) or {}
+        said = []
+        if "latency" in got:
+            t = got["latency"][1]["median"]
+            floor = m.get("floor_us")
+            said.append(
+                f"{t:.3g} us between two ranks"
+                + (f" ({t / floor:.1f}x its {floor:.3g} us floor)" if floor else "")
+            )
+        if "bandwidth" in got:
+            r, st = got["bandwidth"]
+            copy = limits.copy_rate(m.get("copy") or [], r.bytes or 0)
+            said.append(
+                f"{st['median'] / 1e9:.3g} GB/s at {r.bytes} bytes"
+                + (f" ({st['median'] / copy:.2f} of one copy)" if copy else "")
+            )
+        out[h] = [f"shared memory: {'; '.join(said)}"] if said else []
+    return out
+
+
+def _shared_memory(intra: dict, threshold: float) -> dict[str, list[str]]:
+    """A host whose shared-memory pairs are worse than the other hosts' median by more than
+    the threshold, its 95 % interval clear of that line; at least two other hosts."""
+    out: dict[str, list[str]] = {}
+    for metric, worse in (("bandwidth", -1), ("latency", 1)):
+        got = {h: m[metric][1] for h, m in intra.items() if metric in m}
+        if len(got) < 3:
+            continue
+        for h, st in got.items():
+            others = statistics.median(s["median"] for k, s in got.items() if k != h)
+            line = others * (1 + worse * threshold)
+            ci = st.get("ci95") or [st["median"]] * 2
+            if (worse < 0 and ci[1] < line) or (worse > 0 and ci[0] > line):
+                out.setdefault(h, []).append(
+                    f"shared memory: {metric} {st['median']:.4g} {'us' if worse > 0 else 'B/s'} "
+                    f"(95% CI {ci[0]:.4g}..{ci[1]:.4g}) vs {others:.4g}, the other hosts' median"
+                )
     return out
 
 
@@ -90,17 +146,34 @@ def judge(
         why = why_failed or (doc or {}).get("summary", {}).get("interrupted") or "no results"
         return {h: {"verdict": FAILED, "evidence": [why]} for h in hosts or ["?"]}
     found: dict[str, list[str]] = {}
+    intra = _intra(recs)
+    if not intra:
+        notes.append("shared memory not measured: one rank a host (run two or more a host)")
     parts = (
         _network(doc),
         _memory(doc, threshold, notes),
+        _shared_memory(intra, threshold) if _distinct(doc) else {},
         _expected(list(expected), recs, meta.get("rank_hosts") or []),
     )
     for part in parts:
         for h, said in part.items():
             found.setdefault(h, []).extend(said)
+    figures = _figures(doc, intra)
     return {
-        h: {"verdict": SLOW if h in found else GOOD, "evidence": found.get(h, [])} for h in hosts
+        h: {
+            "verdict": SLOW if h in found else GOOD,
+            "evidence": found.get(h, []),
+            "figures": figures.get(h, []),
+        }
+        for h in hosts
     }
+
+
+def _distinct(doc: dict) -> bool:
+    """Whether every host measured is a machine of its own (distinct boot ids)."""
+    mem = ((doc.get("metadata") or {}).get("limits") or {}).get("memory") or {}
+    machines = [m.get("machine") for m in mem.values() if isinstance(m, dict)]
+    return None not in machines and len(set(machines)) == len(machines)
 
 
 def exit_status(verdicts: dict[str, dict]) -> int:

@@ -18,6 +18,7 @@ def lines(verdicts: dict[str, dict], drained: list[dict], notes: list[str] = ())
         word = v["verdict"].upper() if v["verdict"] != health.GOOD else v["verdict"]
         out.append(f"  {host:<{width}}  {word}")
         out += [f"  {'':<{width}}    {e}" for e in v["evidence"]]
+        out += [f"  {'':<{width}}    ({f})" for f in v.get("figures", [])]
     for d in drained:
         done = "drained" if d["ok"] else f"NOT drained ({d['said']})"
         out.append(f"  {d['host']}: {done} as Slurm node {d['node']}: {d['reason']}")

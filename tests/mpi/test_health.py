@@ -18,7 +18,13 @@ def test_one_host_is_good_and_the_results_file_says_so(tmp_path):
     doc = json.loads(out.read_text())
     (host,) = doc["metadata"]["hosts"]
     assert doc["family"]["name"] == "net" and doc["complete"]
-    assert doc["health"]["verdicts"] == {host: {"verdict": "good", "evidence": []}}
+    (v,) = doc["health"]["verdicts"].values()
+    assert list(doc["health"]["verdicts"]) == [host] and (v["verdict"], v["evidence"]) == (
+        "good",
+        [],
+    )
+    # its two ranks' shared memory, against its limits
+    assert v["figures"][0].startswith("shared memory: ") and " of one copy)" in v["figures"][0]
     assert doc["health"]["notes"] == ["memory not compared: fewer than 3 hosts measured it"]
     assert json.loads(js.read_text())["exit_status"] == 0
     assert f"commbench health: 1 hosts: 1 good, 0 slow, 0 failed to run\n  {host}" in p.stdout
