@@ -304,7 +304,11 @@ def _planned(session, comm, meta) -> tuple[str | None, int]:
     if plan_note and not problem:
         say(plan_note)
     claims = (s.claim() for s in session.sinks if hasattr(s, "claim"))
-    return problem or next((c for c in claims if c), None), plan.peak()[1]
+    peak, biggest, _ = plan.peak()
+    # the limits' largest copy (commbench.harness.limits): the plan's largest message, or
+    # where a family plans its own buffers half of what a rank holds, so the probe's two
+    # buffers never raise a rank's peak above the run's own
+    return problem or next((c for c in claims if c), None), biggest or peak // 2
 
 
 def _measured_limits(session, meta, biggest: int) -> str | None:

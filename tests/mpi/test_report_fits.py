@@ -91,7 +91,9 @@ def test_report_reprints_the_run_fits(sweep):
     assert blocks[0][2][:2] == ["", dash(run)] and blocks[0][2][2].startswith(
         "# Benchmarking Sendrecv"
     )
-    assert blocks[1][2] == ["", "", "# All processes entering MPI_Finalize"]
+    # after the last table: the closing lines against the physical limit (docs/limits.md)
+    assert blocks[1][2][:2] == ["", blocks[1][2][1]]
+    assert blocks[1][2][1].startswith("# commbench: against the physical limit")
     assert all(b[0].split()[0].isdigit() for b in blocks)  # a table row: the last size
     # the report shows the stored fits, not a refit: change a stored number and the report follows
     doc = json.loads(path.read_text())
