@@ -61,7 +61,7 @@ def slurm_refusal() -> str | None:
     if scontrol is None:
         return "--slurm-drain: no scontrol on PATH: this is not a Slurm cluster"
     try:
-        p = subprocess.run([scontrol, "show", "config"], capture_output=True, text=True, timeout=20)
+        p = subprocess.run([scontrol, "show", "config"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as e:
         return f"--slurm-drain: scontrol cannot reach Slurm ({e})"
     if p.returncode != 0:

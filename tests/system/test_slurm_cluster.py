@@ -240,13 +240,16 @@ def test_health_drains_the_slow_node_and_only_it(cluster, tmp_path):
 
 
 def test_health_refuses_to_drain_outside_slurm(tmp_path):
-    """--slurm-drain where scontrol cannot reach a Slurm: refused before measuring, exit 2."""
-    env = {**os.environ, **ENV, "SLURM_CONF": str(tmp_path / "none.conf")}
+    """--slurm-drain on a machine without Slurm (no scontrol on PATH: this Python's and
+    mpiexec's folders only): refused before measuring, exit 2."""
+    path = os.pathsep.join(dict.fromkeys([str(Path(PY).parent), "/usr/local/bin"]))
+    env = {**os.environ, **ENV, "PATH": path}
     p = subprocess.run(
         [PY, "-m", "commbench", "health", "-n", "2", "--slurm-drain", "-o",
          str(tmp_path / "h.json")], capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
-    assert p.returncode == 2 and "--slurm-drain: " in p.stderr, p.stderr
+    assert p.returncode == 2, p.stderr
+    assert "--slurm-drain: no scontrol on PATH: this is not a Slurm cluster" in p.stderr
     assert not (tmp_path / "h.json").exists() and "Benchmarking" not in p.stdout
 
 
