@@ -1,0 +1,75 @@
+"""The one-sided MPI calls of IMB-EXT 2021.11 and of commbench, side by side, from a PMPI
+log (benchmarks/c/onesided_trace.c, loaded with LD_PRELOAD into both): what each does per
+repetition of a benchmark, in each mode (issue 50: EXT Accumulate below 64 KiB).
+
+    python benchmarks/onesided_calls.py [--benchmark Accumulate] [--bytes 8] [--reps 5]
+
+Runs `IMB-EXT <benchmark> -msglen <bytes> -iter <reps> -iter_policy off` and `commbench run
+--suite ext <benchmark>` with the same options and --methodology imb2021, 2 processes, under
+the mpich wheel's mpiexec, and prints rank 0's calls of the timed part of each mode with
+repeats folded ("5 x Accumulate 2 0": five calls of count 2 to rank 0; a fence's number is
+its assertion, MPICH's MPI_MODE_NOPRECEDE 8192, MPI_MODE_NOSUCCEED 16384, 0 none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import mpis  # noqa: E402 - benchmarks/mpis.py beside this script
+
+
+def folded(lines: list[str]) -> list[str]:
+    return [f"{len(list(g))} x {k}" for k, g in itertools.groupby(lines)]
+
+
+def calls(cmd: list[str], env: dict, tmp: Path) -> list[str]:
+    for f in tmp.glob("calls.*"):
+        f.unlink()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr[-1500:]}")
+    (rank0,) = sorted(tmp.glob("calls.0.*"))[:1]
+    return rank0.read_text().splitlines()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--benchmark", default="Accumulate")
+    ap.add_argument("--bytes", type=int, default=8)
+    ap.add_argument("--reps", type=int, default=5)
+    mpis.add_arguments(ap, peers="IMB-EXT")
+    a = ap.parse_args()
+    mpi = mpis.select(a)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        lib = t / "libtrace.so"
+        src = HERE / "c" / "onesided_trace.c"
+        subprocess.run([mpi.mpicc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+        (t / "lens").write_text(f"{a.bytes}\n")
+        opts = ["-msglen", str(t / "lens"), "-iter", str(a.reps), "-iter_policy", "off"]
+        env = dict(os.environ, LD_PRELOAD=str(lib), ONESIDED_TRACE_DIR=tmp)
+        env["LD_LIBRARY_PATH"] = os.path.dirname(mpi.library.path)
+        imb = Path(a.peers or HERE.parent.parent / "shared" / "peers" / "imb") / "IMB-EXT"
+        runs = {
+            "IMB-EXT 2021.11": [mpi.mpiexec, "-n", "2", str(imb), a.benchmark, *opts],
+            "commbench": [mpi.mpiexec, "-n", "2", mpi.python, "-m", "commbench", "run",
+                          "--suite", "ext", a.benchmark, *opts, "--methodology", "imb2021",
+                          "-o", "-"],
+        }  # fmt: skip
+        for name, cmd in runs.items():
+            print(f"== {name}: rank 0's one-sided calls, {a.benchmark} at {a.bytes} bytes")
+            for line in folded(calls(cmd, env, t)):
+                print(f"   {line}")
+
+
+if __name__ == "__main__":
+    main()
