@@ -35,15 +35,14 @@ def _table(rows: list[records.Measurement]) -> str:
         said.append(
             f"{_size(last.bytes)}{lim['fraction']:.2f} of {lim['bandwidth'] / 1e9:.3g} GB/s"
         )
-        if best is not last:
-            said.append(f"most {best.extra['limit']['fraction']:.2f}, at {best.bytes} bytes")
+        said.append(f"most {best.extra['limit']['fraction']:.2f}, at {best.bytes} bytes")
     return f"{PREFIX}  {what}: {'; '.join(said)}"
 
 
 def trailer(rows: list[records.Measurement]) -> list[str]:
     """The closing lines: what the limits are, then a line a table (its smallest size's
     multiple of the latency floor, its largest size's fraction of the bandwidth limit, and
-    the largest fraction where another size has it); [] when no row has a limit."""
+    the largest fraction and its size); [] when no row has a limit."""
     rows = [r for r in rows if isinstance(r.extra.get("limit"), dict)]
     if not rows:
         return []

@@ -83,6 +83,7 @@ ROW_KEYS = {
     "untested_reason",
     "verdict",
     "regression",
+    "limit",  # each run's fractions of its physical limits (docs/limits.md), or null
 }
 
 

@@ -83,7 +83,7 @@ def test_the_closing_lines_name_each_table():
     assert lines[1].startswith("# commbench: against the physical limit (one copy in memory")
     assert lines[2] == (
         "# commbench:   PingPong np=2: 0 bytes at 5.0x the 0.1 us floor; "
-        "4194304 bytes at 0.42 of 10 GB/s"
+        "4194304 bytes at 0.42 of 10 GB/s; most 0.42, at 4194304 bytes"
     )
     assert limits_text.trailer([_rec()]) == []  # no row with a limit: nothing said
 
