@@ -19,6 +19,11 @@ against imb2021 (IMB 2021.11), and the option that sets it alone:
 - EXT/RMA window sections without `-off_cache`: imb4 disjoint, n0 slots of X
   (spec §6.3, A2); imb2021 one section, as IMB's C code (`r_cache_iter = 1`);
   (no option)
+- EXT Accumulate's epochs: imb4 one MPI_Win_fence(0) closing each and opening the next
+  (spec §6.5, as IMB-EXT's Put and Get); imb2021 each opened with
+  MPI_Win_fence(MPI_MODE_NOPRECEDE) and closed with MPI_Win_fence(MPI_MODE_NOSUCCEED), two
+  fences a repetition in the non-aggregate mode, as IMB-EXT 2021.11 makes them (its PMPI log:
+  benchmarks/onesided_calls.py); (no option)
 
 `--methodology` picks the set; the single options override one knob each and
 the results file records the resolved knobs. Nothing here imports MPI.
@@ -57,6 +62,9 @@ class Methodology:
     # EXT/RMA aggregate transfers to disjoint window sections, n0 slots of X (spec §6.3, A2);
     # IMB 2021.11 moves them only under -off_cache, all to one section otherwise.
     disjoint_sections: bool = True
+    # EXT Accumulate: every epoch fenced open (MPI_MODE_NOPRECEDE) and closed
+    # (MPI_MODE_NOSUCCEED) apart, as IMB-EXT 2021.11; else one fence(0) ends one and opens the next
+    fenced_accumulate: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +85,7 @@ PROFILES = {
         warmup_each_size=True,
         cpu_matrix=10,
         disjoint_sections=False,
+        fenced_accumulate=True,
     ),
 }
 DEFAULT = "imb4"  # the seed's (IMB 4.0) methodology: when seed and IMB 2021 differ, the seed wins

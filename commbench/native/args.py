@@ -129,11 +129,12 @@ def _vbytes(ctx):
 # computation, commbench.suites.nbc).
 
 
-def _onesided(elements: int, active: str) -> Callable:
+def _onesided(elements: int, active: str, fenced: bool = False) -> Callable:
     """A one-sided pattern's arguments: X bytes (elements 1) or X/4 floats (4) a call, the
     window of ctx.win, slot k's target displacement k * tstride, and which ranks make
-    the RMA calls: 'r0' (rank 0), 'r1' (rank 1) or 'all'. In check mode the C loop
-    counts the uses of each slot into ctx.uses, as onesided.count_uses does."""
+    the RMA calls: 'r0' (rank 0), 'r1' (rank 1) or 'all'; fenced: IMB-EXT's Accumulate,
+    whose epochs imb2021 fences open and closed apart (imb_methodology). In check mode the C
+    loop counts the uses of each slot into ctx.uses, as onesided.count_uses does."""
 
     def args(ctx):
         import numpy as np
@@ -145,6 +146,7 @@ def _onesided(elements: int, active: str) -> Callable:
         a.tstride = disps[1] if len(disps) > 1 else 0  # disps[k] = k * disps[1]
         a.active = int(active == "all" or ctx.rank == int(active[1:]))
         a.agg = int(ctx.mode == "AGGREGATE")
+        a.fenced = int(fenced and ctx.cfg.method.fenced_accumulate)
         a.soff2 = ctx.x  # Exchange: the second block, in bytes and in displacement units (1)
         if ctx.cfg.check:
             uses = ctx.uses
@@ -188,6 +190,6 @@ ARGS: dict[str, Callable] = {
     "win_r1": _onesided(1, "r1"),  # X bytes, rank 1 makes them
     "win_all": _onesided(1, "all"),  # X bytes, every rank makes them
     "winf_r0": _onesided(4, "r0"),  # X/4 floats, rank 0
-    "winf_all": _onesided(4, "all"),  # X/4 floats, every rank
+    "winf_all": _onesided(4, "all", fenced=True),  # X/4 floats, every rank: EXT Accumulate
     "persist": _persist,  # MPI-4's persistent requests by root and slot
 }

@@ -201,7 +201,7 @@ P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root *
 
 /* ================================================================ the arguments */
 
-#define CB_ABI_VERSION 9
+#define CB_ABI_VERSION 10
 
 /* cb_args, the one argument block of every kernel: one row a field (abi.h), which
  * commbench/native/args.py reads for its ctypes mirror, Args. */
@@ -230,6 +230,7 @@ P(persist,           persist,        START,  rq = (MPI_Request *)a->preqs[root *
     X(long long,    tstride,  "target displacement between slots, in displacement units") \
     X(int,          active,   "this rank makes the RMA calls (else only the synchronisation)") \
     X(int,          agg,      "AGGREGATE: one completion after the n transfers") \
+    X(int,          fenced,   "EXT Accumulate, imb2021: fence(NOPRECEDE) before, fence(NOSUCCEED) after") \
     X(long long *,  uses,     "check mode: repetitions per slot, counted after the loop; or NULL") \
     /* ---- nonblocking and persistent collectives (IMB-NBC, IMB-MPI4) */ \
     X(void *const *, preqs,   "MPI-4: addresses of persistent MPI_Requests, [root * slots + slot]") \

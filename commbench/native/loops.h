@@ -115,17 +115,21 @@ static double cb_rma_done(const cb_args *a, long long n, MPI_Comm comm, double t
 /* n repetitions of `body`, slot i % slots each. */
 #define CB_EACH_REP(body) for (long long i = 0; i < n; i++) { body; NEXT_WSLOT(); }
 
-/* IMB-EXT (ext._epochs). */
+/* IMB-EXT (ext._epochs): one fence(0) ends an epoch and opens the next, or, `fenced`
+ * (Accumulate under imb2021, as IMB-EXT 2021.11), each epoch fenced open and closed apart. */
+#define CB_FENCE_OPEN() do { if (a->fenced) MPI_Win_fence(MPI_MODE_NOPRECEDE, win); } while (0)
+#define CB_FENCE_CLOSE() MPI_Win_fence(a->fenced ? MPI_MODE_NOSUCCEED : 0, win)
 #define CB_LOOP_FENCE(name, calls) \
     CB_KERNEL(name) \
     { \
         CB_LOCALS \
         double t0 = MPI_Wtime(); \
         if (a->agg) { \
+            CB_FENCE_OPEN(); \
             if (a->active) CB_EACH_REP(calls) \
-            MPI_Win_fence(0, win); \
-        } else if (a->active) CB_EACH_REP(calls; MPI_Win_fence(0, win)) \
-        else for (long long i = 0; i < n; i++) MPI_Win_fence(0, win); \
+            CB_FENCE_CLOSE(); \
+        } else if (a->active) CB_EACH_REP(CB_FENCE_OPEN(); calls; CB_FENCE_CLOSE()) \
+        else for (long long i = 0; i < n; i++) { CB_FENCE_OPEN(); CB_FENCE_CLOSE(); } \
         double t = (MPI_Wtime() - t0) / (double)n; \
         cb_count_uses(a, n); \
         return t; \

@@ -11,26 +11,34 @@ from commbench.suites.ext import AGG
 from commbench.suites.verify import check_slots
 
 
-def _epochs(ctx, n: int, call, args: list | None) -> float:
-    """The timed loop of one rank: its transfers (args per slot, None: no role) and fences."""
+def _epochs(ctx, n: int, call, args: list | None, fenced: bool = False) -> float:
+    """The timed loop of one rank: its transfers (args per slot, None: no role) and fences.
+    fenced: every epoch opened by fence(MPI_MODE_NOPRECEDE) and closed by
+    fence(MPI_MODE_NOSUCCEED), IMB-EXT 2021.11's Accumulate; else one fence(0) closes an
+    epoch and opens the next (spec §6.5)."""
     fence = ctx.win.Fence
+    close = MPI.MODE_NOSUCCEED if fenced else 0
+    open_ = (lambda: fence(MPI.MODE_NOPRECEDE)) if fenced else (lambda: None)
     if ctx.mode == AGG:
         t0 = MPI.Wtime()
+        open_()
         if args is not None:
             for a in osd.reps(n, args, ctx.first):
                 call(*a)
-        fence(0)
+        fence(close)
         t = (MPI.Wtime() - t0) / n
     elif args is not None:
         t0 = MPI.Wtime()
         for a in osd.reps(n, args, ctx.first):
+            open_()
             call(*a)
-            fence(0)
+            fence(close)
         t = (MPI.Wtime() - t0) / n
     else:
         t0 = MPI.Wtime()
         for _ in range(n):
-            fence(0)
+            open_()
+            fence(close)
         t = (MPI.Wtime() - t0) / n
     if ctx.cfg.check:
         osd.count_uses(ctx, n)
@@ -80,7 +88,7 @@ def check_pair(bidir: bool, receiver: int):
 def accumulate(ctx, n):
     # Every active rank adds L = X/4 floats into rank 0's window, slot i (A1).
     args = [(s, 0, d, MPI.SUM) for s, d in zip(ctx.send_specs(dtype=MPI.FLOAT), ctx.disps)]
-    return _epochs(ctx, n, ctx.win.Accumulate, args)
+    return _epochs(ctx, n, ctx.win.Accumulate, args, ctx.cfg.method.fenced_accumulate)
 
 
 def check_accumulate(ctx, n):
