@@ -37,6 +37,20 @@ def _ran(d: dict) -> bool:
     return "source" not in (d.get("metadata") or {})
 
 
+def _methodology(d: dict):
+    """A run's methodology knobs; a file written before a knob existed ran its old way,
+    imb4's (imb_methodology.Methodology.from_dict fills it in)."""
+    from commbench import imb_methodology
+
+    given = _conf("methodology")(d)
+    if not isinstance(given, dict):
+        return given
+    try:
+        return imb_methodology.Methodology.from_dict(given).as_dict()
+    except TypeError:  # a knob this version does not know: compared as written
+        return given
+
+
 def _placement(d: dict):
     per_host = (d.get("metadata") or {}).get("ranks_per_host")
     return (
@@ -97,7 +111,7 @@ DIFFERENCES = (
     ("MPI library", _library, True),
     ("MPI standard version", _meta("mpi_version"), True),
     ("MPI thread level (-thread_level)", _meta("thread_level"), True),
-    ("methodology (--methodology)", _conf("methodology"), True),
+    ("methodology (--methodology)", _methodology, True),
     ("per-repetition timing (--per-iteration)", _measuring("per_iteration"), True),
     ("synchronized starts (--sync-start)", _measuring("sync_start"), True),
     ("cache policy (-off_cache)", _conf("off_cache"), True),
