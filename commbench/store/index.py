@@ -111,11 +111,20 @@ def differences(base: dict, new: dict, width: int = 80) -> list[str]:
     """Why a stored run with fingerprint base is not comparable with new (empty: it is); a
     setting one of them does not record is not held against it (as compare does); each value
     cut to width characters."""
+    base = {k: _known_knobs(k, v) for k, v in base.items()}  # stored before a knob existed
     return [
         f"{label} differs: stored {_short(base[label], width)}, new {_short(new[label], width)}"
         for label in new
         if label in base and base[label] != new[label]
     ]
+
+
+def _known_knobs(label: str, value: object) -> object:
+    """A stored run's methodology with the knobs added since it was stored, at the value
+    it ran with (compare_runs._methodology's rule); any other setting as stored."""
+    if not label.startswith("methodology") or not isinstance(value, dict):
+        return value
+    return compare_runs.methodology_knobs(value)
 
 
 def _short(v: object, width: int) -> str:

@@ -40,11 +40,14 @@ def _ran(d: dict) -> bool:
 def _methodology(d: dict):
     """A run's methodology knobs; a file written before a knob existed ran its old way,
     imb4's (imb_methodology.Methodology.from_dict fills it in)."""
+    given = _conf("methodology")(d)
+    return methodology_knobs(given) if isinstance(given, dict) else given
+
+
+def methodology_knobs(given: dict) -> dict:
+    """Every knob of a recorded methodology, those it predates at their old value."""
     from commbench import imb_methodology
 
-    given = _conf("methodology")(d)
-    if not isinstance(given, dict):
-        return given
     try:
         return imb_methodology.Methodology.from_dict(given).as_dict()
     except TypeError:  # a knob this version does not know: compared as written

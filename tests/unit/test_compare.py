@@ -34,3 +34,17 @@ def test_verdicts_respect_threshold_and_spread():
     assert rows[8].verdict == "same"
     assert rows[16].verdict == "same"  # 30% change within a 50%-62% rank spread
     assert "geometric mean" in render(list(rows.values()), "a", "b")
+
+
+def test_a_methodology_knob_added_since_a_run_was_stored_is_not_a_difference():
+    """A run stored (or a file written) before a methodology knob existed ran the old way:
+    the new knob at imb4's value is no difference; another value of it is one."""
+    from commbench import imb_methodology
+    from commbench.store import index
+
+    now = imb_methodology.PROFILES["imb4"].as_dict()
+    before = {k: v for k, v in now.items() if k != "fenced_accumulate"}
+    label = "methodology (--methodology)"
+    assert index.differences({label: before}, {label: now}) == []
+    fenced = {**now, "fenced_accumulate": True}
+    assert index.differences({label: before}, {label: fenced})[0].startswith(label)
