@@ -83,6 +83,16 @@ def describe(env=os.environ) -> dict:
     return out
 
 
+# Where the launchers put a process's world rank (Hydra and Intel MPI, Open MPI, srun).
+RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
+
+
+def first_by_launcher(env=os.environ) -> bool:
+    """Whether a launcher's variables name this process rank 0 (or name none): the one
+    voice of a job before, or after, MPI is there to ask."""
+    return all(env.get(v, "0") == "0" for v in RANK_VARIABLES)
+
+
 def slurm_node(env=os.environ) -> str | None:
     """The Slurm node this task of an srun step runs on (SLURMD_NODENAME), else None."""
     return env.get("SLURMD_NODENAME") if in_srun_step(env) else None

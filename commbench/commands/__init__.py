@@ -91,10 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ImportError) as e:
         if "MPI library" not in str(e) and "mpi4py" not in str(e):
             return _unexpected(argv[0], e)
-        if any(
-            os.environ.get(v, "0") != "0"
-            for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
-        ):
+        from commbench import process_origin
+
+        if not process_origin.first_by_launcher():
             return 2  # one voice: the job's first process says it
         why = str(e).replace(chr(10), "; ")
         return err(wrong_libmpi(why) or NO_MPI.format(why=why))

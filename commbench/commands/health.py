@@ -95,9 +95,9 @@ def _first_rank() -> bool:
 
     if MPI.Is_initialized() and not MPI.Is_finalized():
         return MPI.COMM_WORLD.Get_rank() == 0
-    return (
-        next((os.environ[v] for v in ("PMI_RANK", "SLURM_PROCID") if v in os.environ), "0") == "0"
-    )
+    from commbench import process_origin
+
+    return process_origin.first_by_launcher()
 
 
 def _slurm_nodes(doc: dict) -> dict[str, str]:
