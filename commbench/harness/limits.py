@@ -28,9 +28,10 @@ from pathlib import Path
 
 from commbench import buffers
 from commbench.models import limits as model
-from commbench.native import extension
+from commbench.native import abi, extension
 
 SOURCE = Path(extension.__file__).with_name("limits.c")
+ABI_VERSION = abi.define(SOURCE, "CBLIM_ABI_VERSION")  # as native.p2p's and native.mt's
 CAP = 64 * 2**20  # bytes: the largest copy measured; the rate beyond it is this one's
 LINE_ITERS, LINE_TRIALS, LINE_LIMIT = 2000, 5, 0.5  # round trips a block, blocks, seconds
 
@@ -43,7 +44,7 @@ def _wait(comm) -> None:
 
 
 def _probe():
-    dll, _, _ = extension.open_library(SOURCE, "libcommbench_limits.so", "cblim_", _abi(), {})
+    dll, _, _ = extension.open_library(SOURCE, "libcommbench_limits.so", "cblim_", ABI_VERSION, {})
     dll.cblim_copy.restype = ctypes.c_double
     dll.cblim_copy.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int
@@ -53,12 +54,6 @@ def _probe():
         ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong, ctypes.c_int, ctypes.c_double
     ]  # fmt: skip
     return dll
-
-
-def _abi() -> int | None:
-    from commbench.native import abi
-
-    return abi.define(SOURCE, "CBLIM_ABI_VERSION")
 
 
 def _floor(node, dll) -> tuple[float | None, str]:
