@@ -101,7 +101,8 @@ def judge(rules_path: str, runs: list[tuple[str, dict, list]]) -> list[ex.Verdic
     return [v for path, doc, recs in runs for v in ex.judge(found, path, ex.hosts(doc), recs)]
 
 
-def _write(target: str, content: str | bytes) -> None:
+def write_out(target: str, content: str | bytes) -> None:
+    """content to target, '-' for stdout; ValueError saying why it cannot be written."""
     if target == "-":
         sys.stdout.write(content if isinstance(content, str) else content.decode())
         return
@@ -120,16 +121,16 @@ def main(argv: list[str]) -> int:
         a = arguments(argv)
         if a.write is not None:
             runs = load_runs(a.paths)
-            _write(a.write, expect_text.propose(runs, a.margin))
+            write_out(a.write, expect_text.propose(runs, a.margin))
             print(f"commbench: proposed expectations written to {a.write}", file=sys.stderr)
             return 0
         verdicts = judge(a.paths[0], load_runs(a.paths[1:], a.stored, a.store))
         status = ex.exit_status(verdicts, a.allow_no_data)
         if a.junit:
-            _write(a.junit, expect_text.junit(verdicts, a.paths[0]))
+            write_out(a.junit, expect_text.junit(verdicts, a.paths[0]))
         if a.json:
             payload = expect_text.as_json(verdicts, a.paths[0], status)
-            _write(a.json, json.dumps(payload, indent=1) + "\n")
+            write_out(a.json, json.dumps(payload, indent=1) + "\n")
     except ValueError as e:
         return err(str(e))
     if a.json != "-":

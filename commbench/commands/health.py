@@ -183,11 +183,12 @@ def main(argv: list[str]) -> int:
         payload = json.dumps(
             {"hosts": verdicts, "drained": drained, "exit_status": status}, indent=1
         )
-        if own.json == "-":
-            print(payload)
-        else:
-            with open(own.json, "w") as f:
-                f.write(payload + "\n")
+        from commbench.commands.expect import write_out
+
+        try:
+            write_out(own.json, payload + "\n")
+        except ValueError as e:
+            return err(f"--json: {e}")
     if own.json != "-":
         print("\n".join(health_text.lines(verdicts, drained, notes)))
     return status if not any(not d["ok"] for d in drained) else 2
