@@ -100,6 +100,13 @@ OPTIONS: tuple[Option, ...] = (
         budget("--precision-budget"),
     ),
     Option(
+        ("--consecutive-samples",),
+        "consecutive_samples",
+        "",
+        "take a row's --samples K one after another instead of in K rounds over the run (the "
+        "form before rounds; docs/statistics.md says when)",
+    ),
+    Option(
         ("--shuffle",),
         "shuffle",
         "<seed|random>",
@@ -115,12 +122,30 @@ class Measuring:
     sync_start: str = "barrier"
     precision: float | None = None  # relative half-width of the median's 95% CI to reach
     precision_budget: tuple[float, int | None] | None = None  # (seconds, samples) per row
+    # --samples K one after another (harness.rounds: else in K rounds over the run)
+    consecutive_samples: bool = False
     shuffle: int | str | None = None  # None: IMB's order
     # the seed the order is drawn from (--shuffle random: drawn at start)
     shuffle_seed: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def samples_taken(samples: int, m: dict) -> str | None:
+    """How a run takes a row's --samples K (m: Measuring.as_dict(), a results file's
+    config.measuring): "rounds" (K rounds over the run, commbench.harness.rounds),
+    "consecutive", or None (one sample a row)."""
+    if samples <= 1 and m.get("precision") is None:
+        return None
+    if (
+        m.get("precision") is not None
+        or m.get("consecutive_samples")
+        or m.get("per_iteration")
+        or m.get("sync_start") == "window"
+    ):
+        return "consecutive"
+    return "rounds"
 
 
 def resolve(values: dict) -> Measuring:
@@ -130,6 +155,11 @@ def resolve(values: dict) -> Measuring:
             "--precision-budget)"
         )
     _check_precision(values)
+    if values.get("consecutive_samples") and values.get("samples", 1) <= 1:
+        raise ConfigError(
+            "--consecutive-samples orders the samples of --samples K (accepted: --samples K with "
+            "K > 1 and --consecutive-samples, or neither)"
+        )
     # --per-iteration / --sync-start window: the tests' injected clock faults
     check_faults(os.environ)
     # random: a seed drawn once (rank 0 parses) and recorded, so the order can be repeated

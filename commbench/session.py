@@ -78,7 +78,8 @@ class Session:
         if found:
             rec = dataclasses.replace(rec, extra={**rec.extra, "limit": found})
         with self.lock:
-            self.live = None  # the row is whole: nothing of it is left to keep at a stop
+            if not getattr(self.live, "spans_rows", False):  # harness.rounds: every row's
+                self.live = None  # the row is whole: nothing of it is left to keep at a stop
             if hold:
                 self.held.append(rec)
             else:
@@ -98,10 +99,12 @@ class Session:
         for rec in self.held:
             self._deliver(rec)
         self.held = []
+        if not partials and getattr(self.live, "spans_rows", False):
+            partials = {0: self.live.mine()}  # an error, not a signal: rank 0's own samples
         if self.live is not None and partials:
-            rec = self.live.record(partials)
-            if rec is not None:
-                self._deliver(rec)
+            rec = self.live.record(partials)  # one row, or every row of rounds (harness.rounds)
+            for r in rec if isinstance(rec, list) else [rec] if rec is not None else []:
+                self._deliver(r)
         self.live = None
         self.closed = True
 

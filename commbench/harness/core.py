@@ -18,8 +18,9 @@ from typing import Any
 from mpi4py import MPI
 
 from commbench import buffers, imb_methodology, mpilib, native, policy, records
-from commbench.harness import iteration_times
+from commbench.harness import iteration_times, rounds
 from commbench.harness.context import Context, Layout
+from commbench.harness.kernel_rounds import Again, later_rounds
 from commbench.harness.live import first
 from commbench.harness.plan import Plan
 from commbench.harness.precision import least, repeat, sample_until
@@ -65,6 +66,11 @@ class Harness:
             print(f"commbench: {note}", file=sys.stderr, flush=True)
         self.native_kernels: dict[str, Any] = {}
         self.publisher = Publisher(session, self.plan)
+        # --samples K in rounds over the run (commbench.harness.rounds), or consecutive
+        self.rounds = rounds.for_run(cfg, self.plan.seed)
+        if self.rounds is not None:  # the first round's records wait for the last round
+            session.live = self.rounds
+            self.publisher.emit = self.rounds.emit
         if self.publisher.sampling and session.watchdog is not None:  # a signal keeps samples
             session.watchdog.partial = self._my_samples
 
@@ -88,6 +94,8 @@ class Harness:
             for bench in self.plan.benchmarks():
                 for np_ in self.plan.np_sequence(bench):
                     self.run_np(bench, np_)
+            if self.rounds is not None:
+                later_rounds(self)
             completed = True
             return self.publisher.failures()
         finally:
@@ -97,7 +105,7 @@ class Harness:
     def run_np(self, bench: Benchmark, np_: int) -> None:
         if not bench.procs.allows(np_):
             if self.world_rank == 0:
-                self.session.emit(
+                self.publisher.emit(
                     records.build(
                         repetitions=0,
                         rank_times={},
@@ -152,7 +160,8 @@ class Harness:
             self.measure(sweep, row, x, n0, sizes)
             sweep.first = False
         pub.position = None
-        self.session.release()  # --engine both: the later engines' tables
+        # --engine both: the later engines' tables
+        (self.rounds or self.session).release()
 
     # -- guard: the time budget and -mem, agreed by every rank --------------------------
     def guard(self, sweep: Sweep, row: dict, x: int, n0: int) -> str | None:
@@ -211,16 +220,19 @@ class Harness:
         self.session.progress("agreeing on repetitions (MPI_Allreduce over all ranks)")
         n = self.world.allreduce(n, op=MPI.MIN)
         for e, engine in enumerate(self.engines_for(bench, x, layout.np)):
-            if pub.sampling:  # what a stop keeps of the row (commbench.harness.live)
-                self.session.live = pub.live_row(bench, row, n, engine)
+            live = pub.live_row(bench, row, n, engine) if pub.sampling else None
+            if self.rounds is None:  # what a stop keeps of the row (commbench.harness.live)
+                self.session.live = live
             if ctx is not None and e > 0 and ctx.bufs.recv is not None:
                 ctx.rbuf[:] = 0  # the next engine's check sees its own data, its warm-up's too
-            if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
-                w = policy.warmup_each_size(n)
-                if w:
-                    self.session.progress("warm-up")
-                    self.timed(ctx, w, engine)
-            runs, defect = self.timed_runs(ctx, n, engine)
+            self.warm_each_size(ctx, n, engine)
+            runs = live.runs if live is not None else []
+            if self.rounds is not None:  # one sample now, one in each later round
+                how = Again(bench, mode, x, n0, n, engine, row, e > 0, pub.position)
+                visit = self.rounds.visit((bench.name, layout.np), live, how)
+                how.defect = self.rounds.sample(visit, self.timed_runs, ctx, n, engine, runs)[1]
+                continue
+            runs, defect = self.timed_runs(ctx, n, engine, runs)
             rec = pub.publish(bench, row, n, runs, defect, engine)
             rec = pub.per_iteration(ctx, rec, bench)
             if rec is not None:  # --engine both: the second engine's rows form their own table
@@ -235,15 +247,24 @@ class Harness:
             sweep.history.append((x, n))
         sweep.n_prev = n
 
-    def timed_runs(self, ctx: Context | None, n: int, engine: str) -> tuple[list, Any]:
-        """This rank's --samples K timed runs of n repetitions (none when idle) and its check
-        defect."""
+    def warm_each_size(self, ctx: Context | None, n: int, engine: str) -> None:
+        """IMB 2021's warm-up before each size (n/10 repetitions)."""
+        bench, method = ctx.bench if ctx is not None else None, self.cfg.method
+        if ctx is not None and bench.warmup and method.warmup and method.warmup_each_size:
+            w = policy.warmup_each_size(n)
+            if w:
+                self.session.progress("warm-up")
+                self.timed(ctx, w, engine)
+
+    def timed_runs(self, ctx: Context | None, n: int, engine: str, runs: list) -> tuple[list, Any]:
+        """This rank's --samples K timed runs of n repetitions (none when idle), appended to
+        runs (a LiveRow's: what a signal keeps), and its check defect."""
         if ctx is None:
-            return [], None
+            return runs, None
         self.session.progress("the timed kernel")
         if self.publisher.measuring_each:
             iteration_times.arm(ctx, self.cfg.measuring, engine)
-        runs = self.samples(ctx, n, engine)
+        runs = self.samples(ctx, n, engine, runs)
         iteration_times.finish(ctx)
         defect = None
         if self.cfg.check and ctx.bench.expected is not None:
@@ -251,19 +272,17 @@ class Harness:
             defect = ctx.bench.expected(ctx, n)
         return runs, defect
 
-    def samples(self, ctx: Context, n: int, engine: str) -> list:
-        """--samples K timed runs, cut short (agreed in the group) once they have taken
-        -time seconds: the time budget bounds a row however large K is. --precision:
-        until the row's target or budget (precise)."""
-        live = self.session.live
-        runs = live.runs if live is not None else []  # a stop keeps every sample appended here
+    def samples(self, ctx: Context, n: int, engine: str, runs: list) -> list:
+        """--samples K timed runs appended to runs, cut short (agreed in the group) once they
+        have taken -time seconds: the time budget bounds a row however large K is.
+        --precision: until the row's target or budget (precise). In rounds: one."""
         if self.cfg.measuring.precision is not None:
             return self.precise(ctx, n, engine, runs)
         return repeat(
             ctx.comm,
             lambda: self.timed(ctx, n, engine),
             runs,
-            self.cfg.samples,
+            1 if self.rounds is not None else self.cfg.samples,
             self.cfg.secs,
             self.session.beat,
         )

@@ -38,6 +38,7 @@ class LiveRow:
     precision: float | None = None
     budget_secs: float | None = None
     started: float = field(default_factory=time.monotonic)
+    taken: str | None = None  # how the samples are taken (commbench.harness.rounds)
 
     def mine(self) -> list | None:
         """This rank's completed samples, as plain data for the report channel."""
@@ -53,6 +54,8 @@ class LiveRow:
         stats = records.sample_stats(firsts, self.bench.time_factor)
         if stats:
             stats["k_requested"] = self.requested
+            if self.taken is not None:
+                stats["taken"] = self.taken
         extra = {"engine": self.engine, "samples": stats, "rank_samples": firsts}
         if self.precision is not None:
             extra["precision"] = self._precision(stats)

@@ -19,6 +19,7 @@ from commbench.harness.context import Context
 from commbench.harness.live import LiveRow, first, median_run
 from commbench.harness.plan import Plan
 from commbench.harness.precision import worst
+from commbench.harness.rounds import taken
 from commbench.session import Session
 from commbench.suites.base import Benchmark
 
@@ -38,6 +39,9 @@ class Publisher:
         self.outcome: tuple[int, dict] | None = None
         self.positions = itertools.count()  # --shuffle: rows in the order measured
         self.position: int | None = None  # --shuffle: the current row's place in that order
+        # where the rows without numbers go: the views, or with --samples in rounds the first
+        # round's list, delivered after the last (commbench.harness.rounds)
+        self.emit = session.emit
 
     @property
     def sampling(self) -> bool:
@@ -67,6 +71,7 @@ class Publisher:
             self.make_record,
             precision=target,
             budget_secs=secs if target is not None else None,
+            taken=taken(self.cfg),
         )
 
     def publish(
@@ -82,6 +87,8 @@ class Publisher:
             per_rank = self.world.gather([first(r) for r in runs] if runs else None, root=0)
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
+                if extra["samples"]:
+                    extra["samples"]["taken"] = taken(self.cfg)
                 if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
                     extra["samples"]["k_requested"] = self.cfg.samples
                 extra["rank_samples"] = per_rank
@@ -170,4 +177,4 @@ class Publisher:
                     message=message,
                     **base,
                 )
-                self.session.emit(rec, hold=e > 0)
+                self.emit(rec, hold=e > 0)

@@ -22,10 +22,12 @@ import time
 from dataclasses import dataclass, field
 
 from commbench import records
+from commbench.harness import rounds
 from commbench.harness.live import stopped_precision
 from commbench.harness.plan import Plan
 from commbench.harness.precision import least, repeat, sample_until
 from commbench.harness.quiet import quiet_gc
+from commbench.harness.rounds import Visit, taken
 from commbench.session import Session
 from commbench.suites import family as family_of
 from commbench.suites.procedure import Procedure, Row, Unit
@@ -42,6 +44,7 @@ class Kept:
     precision: float | None = None
     budget_secs: float | None = None  # --precision: the row's budget of seconds
     several: list | None = None  # the records of a measurement that makes several rows
+    taken: str | None = None  # how the samples were taken (commbench.harness.rounds)
     started: float = field(default_factory=time.monotonic)
 
     def mine(self) -> list | None:
@@ -93,6 +96,8 @@ def publish(
         stats["quantity"] = records.COMPARED.get(rec.kind, "t_max")
         if k < kept.requested and kept.precision is None:  # cut by -time
             stats["k_requested"] = kept.requested
+        if kept.taken is not None:
+            stats["taken"] = kept.taken
         extra["samples"] = stats
     return dataclasses.replace(rec, extra=extra | (more or {}), **fields)
 
@@ -108,6 +113,11 @@ class RowLoop:
         self.precision = cfg.measuring.precision if getattr(cfg, "measuring", None) else None
         self.sampling = cfg.samples > 1 or self.precision is not None
         self.positions = 0
+        self.taken = taken(cfg) if getattr(cfg, "measuring", None) else None
+        self.rounds = rounds.for_run(cfg, self.plan.seed) if self.taken else None
+        if self.rounds is not None:  # the first round's records wait for the last round
+            session.live = self.rounds
+        self.emit = self.rounds.emit if self.rounds is not None else session.emit
         if self.sampling and session.watchdog is not None:  # a signal keeps the row's samples
             session.watchdog.partial = lambda: (
                 session.live.mine() if session.live is not None else None
@@ -124,6 +134,8 @@ class RowLoop:
             try:
                 for unit in self.plan.shuffled(list(procedure.units()), "units"):
                     count += self.unit(unit)
+                if self.rounds is not None:
+                    count += self.later_rounds()
             finally:
                 procedure.close()
             completed = True
@@ -137,7 +149,7 @@ class RowLoop:
         session.progress("set-up", benchmark=unit.benchmark, np=unit.np)
         if unit.invalid is not None:
             if session.rank == 0:
-                session.emit(
+                self.emit(
                     records.Measurement(
                         benchmark=unit.benchmark,
                         family=self.family.name,
@@ -171,7 +183,8 @@ class RowLoop:
         return count
 
     def row(self, unit: Unit, row: Row, engine: str) -> int:
-        """Every sample of one row, then its record to the views; 1 when a check failed."""
+        """Every sample of one row, then its record to the views; 1 when a check failed. In
+        rounds: its first sample, the others in the later rounds."""
         session, comm = self.session, self.session.comm
         session.progress("the row's first sample", **row.where())
         secs, budget = self.plan.row_budget()
@@ -180,9 +193,46 @@ class RowLoop:
             budget,
             precision=self.precision,  # budget: --samples K without --precision
             budget_secs=secs if self.precision is not None else None,
+            taken=self.taken,
         )
+        take = self.taker(unit, row, engine, kept)
+        self.positions += 1
+        if self.rounds is not None:
+            position = self.positions - 1 if self.plan.seed is not None else None
+            visit = self.rounds.visit(id(unit), kept, (unit, row, engine, position))
+            self.rounds.sample(visit, take)
+            return 0
         if self.sampling and session.rank == 0:
             session.live = kept
+        runs: list = []
+        if self.precision is not None:
+            outcome = sample_until(
+                comm,
+                take,
+                runs,
+                self.precision,
+                (secs, budget),
+                least(self.cfg.samples),
+                session.beat,
+            )
+        else:
+            repeat(comm, take, runs, self.cfg.samples, self.cfg.secs, session.beat)
+        if session.rank != 0:
+            return 0
+        if kept.several is not None:  # its family takes no samples (Family.honours): as made
+            for rec in kept.several:
+                session.emit(rec)
+            return sum(int(self.cfg.check and failed(r)) for r in kept.several)
+        more = {"precision": outcome.as_dict()} if self.precision is not None else {}
+        if self.plan.seed is not None:
+            more["position"] = self.positions - 1
+        rec = publish(kept, self.sampling, self.family.has_native, more)
+        session.emit(rec)
+        return int(self.cfg.check and failed(rec))
+
+    def taker(self, unit: Unit, row: Row, engine: str, kept: Kept):
+        """One sample of the row: a whole measurement, its record kept on world rank 0."""
+        session = self.session
 
         def take() -> float:
             with quiet_gc():  # one whole measurement: no collection inside it (harness.quiet)
@@ -200,32 +250,37 @@ class RowLoop:
             session.progress(f"sample {len(kept.values) + 1 if session.rank == 0 else 'next'}")
             return value
 
-        runs: list = []
-        if self.precision is not None:
-            outcome = sample_until(
-                comm,
-                take,
-                runs,
-                self.precision,
-                (secs, budget),
-                least(self.cfg.samples),
-                session.beat,
-            )
-        else:
-            repeat(comm, take, runs, self.cfg.samples, self.cfg.secs, session.beat)
-        self.positions += 1
-        if session.rank != 0:
-            return 0
-        if kept.several is not None:  # its family takes no samples (Family.honours): as made
-            for rec in kept.several:
-                session.emit(rec)
-            return sum(int(self.cfg.check and failed(r)) for r in kept.several)
-        more = {"precision": outcome.as_dict()} if self.precision is not None else {}
-        if self.plan.seed is not None:
-            more["position"] = self.positions - 1
-        rec = publish(kept, self.sampling, self.family.has_native, more)
-        session.emit(rec)
-        return int(self.cfg.check and failed(rec))
+        return take
+
+    def later_rounds(self) -> int:
+        """--samples K in rounds (commbench.harness.rounds): rounds 2..K over every row still
+        sampling, each unit set up once a round; then every row's record in the first round's
+        order. The rows whose check failed (world rank 0's count)."""
+        rounds, session = self.rounds, self.session
+        for rnd in rounds.later(session.comm, self.cfg.secs):
+            for _, visits in rounds.order(rnd):
+                unit = visits[0].how[0]
+                unit.open()
+                try:
+                    for v in visits:
+                        _, row, engine, _ = v.how
+                        session.progress(f"round {rnd} of {rounds.k}", **row.where())
+                        rounds.sample(v, self.taker(unit, row, engine, v.live))
+                finally:
+                    unit.close()
+        failures: list[int] = []
+
+        def build(v: Visit) -> records.Measurement | None:
+            if session.rank != 0:
+                return None
+            position = v.how[3]
+            more = {"position": position} if position is not None else {}
+            rec = publish(v.live, True, self.family.has_native, more)
+            failures.append(int(self.cfg.check and failed(rec)))
+            return rec
+
+        rounds.deliver(session, build)
+        return sum(failures)
 
 
 def run(session: Session, procedure: Procedure) -> int:

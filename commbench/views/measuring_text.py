@@ -7,7 +7,7 @@ the procedure families (osu, p2p, mt, msgrate), whose rows the harness measures 
 from __future__ import annotations
 
 from commbench import records
-from commbench.row_measurement import PRECISION_SAMPLES
+from commbench.row_measurement import PRECISION_SAMPLES, samples_taken
 from commbench.views import limits_text
 
 
@@ -22,6 +22,18 @@ def measuring_lines(cfg: dict) -> list[str]:
             f"# Precision target               :   +-{100 * m['precision']:g}% (95% CI of the "
             "median t_max), "
             f"at most {secs:g} s and {k} samples per row; * marks rows that missed it"
+        )
+    how = samples_taken(cfg.get("samples") or 1, m)
+    if how is not None and m.get("precision") is None:
+        k = cfg.get("samples")
+        out.append(
+            f"# Samples                        :   {k} per row, "
+            + (
+                f"in {k} rounds over the run (each visits every row once, in an order drawn "
+                f"from seed {m.get('shuffle_seed') or 0}); rows are printed after the last round"
+                if how == "rounds"
+                else "one after another"
+            )
         )
     if m.get("shuffle") is not None:
         out.append(

@@ -92,10 +92,13 @@ def _start_samples_run(out, *args: str) -> subprocess.Popen:
 
 
 def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
-    """SIGTERM in the middle of a --samples row: its samples so far are one record
-    (status interrupted) with every rank's samples; --engine both's held rows survive."""
+    """SIGTERM in the middle of a row of --samples taken one after another: its samples so far
+    are one record (status interrupted) with every rank's samples; --engine both's held rows
+    survive."""
     out = tmp_path / "stop.json"
-    proc = _start_samples_run(out, "-msglog", "0:6", "--engine", "both", "-time", "1")
+    proc = _start_samples_run(
+        out, "-msglog", "0:6", "--engine", "both", "-time", "1", "--consecutive-samples"
+    )
     try:
         assert (
             wait_for_records(out, 2, proc=proc) == 2
@@ -120,9 +123,9 @@ def test_a_stopped_samples_row_keeps_every_completed_sample(tmp_path):
 
 
 def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_path):
-    """A rank stops (SIGSTOP) in the middle of a --samples row: at --timeout the
-    watchdog ends the job, and the row keeps rank 0's completed samples, naming
-    the rank whose samples are missing."""
+    """A rank stops (SIGSTOP) in the middle of --samples taken in rounds: at --timeout the
+    watchdog ends the job, and every row keeps rank 0's completed samples, in the sweep's
+    order, naming the rank whose samples are missing."""
     from tests.mpi.test_faults import rank_pid
 
     out = tmp_path / "stuck.json"
@@ -144,6 +147,35 @@ def test_a_row_the_watchdog_ends_keeps_the_samples_of_the_ranks_that_answer(tmp_
     doc = json.loads(out.read_text())
     assert doc["complete"] is False and "watchdog" in doc["summary"]["interrupted"], err[-2000:]
     stopped = [r for r in doc["records"] if r["status"] == "interrupted"]
-    assert len(stopped) == 1, err[-2000:]
-    per_rank = stopped[0]["extra"]["rank_samples"]
-    assert per_rank[0] and per_rank[1] is None and "(none from rank 1)" in stopped[0]["message"]
+    assert [r["bytes"] for r in stopped] == [0, 1, 2, 4, 8], err[-2000:]
+    ks = [len(r["extra"]["rank_samples"][0]) for r in stopped]
+    assert min(ks) >= 1 and max(ks) - min(ks) <= 1, ks  # rounds: no row ahead of another
+    for r in stopped:
+        per_rank = r["extra"]["rank_samples"]
+        assert per_rank[0] and per_rank[1] is None and "(none from rank 1)" in r["message"]
+        assert r["extra"]["samples"]["taken"] == "rounds"
+
+
+def test_samples_are_taken_in_rounds_unless_asked_one_after_another(tmp_path):
+    """--samples K takes each row's samples in K rounds over the run, said in the text and in
+    every row; --consecutive-samples keeps the form before rounds; it needs --samples K."""
+    for extra, taken, said in (
+        ((), "rounds", "3 per row, in 3 rounds over the run"),
+        (("--consecutive-samples",), "consecutive", "3 per row, one after another"),
+    ):
+        out = tmp_path / f"{taken}.json"
+        p = commbench(
+            "run", "-n", "2", "PingPong", "Allreduce", "-msglog", "0:2", "--samples", "3",
+            "-iter", "50,off", *extra, "-o", str(out), "--no-progress",
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        assert f"# Samples                        :   {said}" in p.stdout
+        recs = json.loads(out.read_text())["records"]
+        sweep = [("PingPong", x) for x in (0, 1, 2, 4)] + [("Allreduce", x) for x in (0, 4)]
+        assert [(r["benchmark"], r["bytes"]) for r in recs] == sweep  # the sweep's order
+        assert all(r["extra"]["samples"]["taken"] == taken for r in recs)
+        assert all(len(s) == 3 for r in recs for s in r["extra"]["rank_samples"])
+    p = commbench("run", "-n", "2", "PingPong", "--consecutive-samples", "-o", "-")
+    assert p.returncode == 2 and "--consecutive-samples orders the samples of --samples K" in (
+        p.stderr
+    )

@@ -187,7 +187,7 @@ FAMILY = Family(
     options=OPTIONS,
     procedure=Lazy("commbench.suites.msgrate.patterns", "procedure"),  # the ranks import it
     honours=frozenset(
-        {"samples", "precision", "precision_budget", "shuffle", "time"}
+        {"samples", "consecutive_samples", "precision", "precision_budget", "shuffle", "time"}
     ),  # the harness's rows
     view="msgrate",
     validate=validate,

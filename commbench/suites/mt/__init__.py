@@ -219,7 +219,16 @@ FAMILY = Family(
     procedure=Lazy("commbench.suites.mt.driver", "procedure"),  # the ranks import it
     view="mt",
     honours=frozenset(
-        {"check", "engine", "samples", "precision", "precision_budget", "shuffle", "time"}
+        {
+            "check",
+            "engine",
+            "samples",
+            "consecutive_samples",
+            "precision",
+            "precision_budget",
+            "shuffle",
+            "time",
+        }
     ),
     memory=memory,
 )

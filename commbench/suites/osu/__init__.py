@@ -100,6 +100,7 @@ FAMILY = Family(
             "hugepages",
             "engine",
             "samples",
+            "consecutive_samples",
             "precision",
             "precision_budget",
             "shuffle",

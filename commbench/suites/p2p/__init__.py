@@ -72,6 +72,7 @@ FAMILY = Family(
             "mib",
             "engine",
             "samples",
+            "consecutive_samples",
             "precision",
             "precision_budget",
             "shuffle",
