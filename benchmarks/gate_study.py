@@ -1,0 +1,320 @@
+"""The regression gates' operating characteristics, measured: how often identical runs are flagged
+(false alarms) and how often a slowdown of known size is (detection), for the two-file gate
+(`compare OLD NEW`) and the history gate (`compare NEW --baseline STORE`).
+
+1. A/A (--parts aa): 2 x --pairs identical runs of `commbench run -n 2 PingPong Sendrecv -msglog
+   0:12 --samples K` (self-launched, ranks where the OS puts them, as a user runs it), alternating
+   A1 B1 A2 B2 ..., every run stored in a fresh results store. The two-file gate judges each pair
+   (A_i, B_i); the history gate judges every run after the first --seed against the runs before
+   it (`--baseline STORE`, its default 5 latest). Each verdict is counted: pass (exit 0),
+   regression (1), too noisy (2 with verdict too-noisy), refused (2 otherwise). Once on a quiet
+   machine and once with a background load (--loads quiet,load: one process that spins half of
+   every 10 ms, not pinned, at the ranks' priority: a machine shared with a light job).
+2. Slowdowns (--parts slow): the ranks bound to cores (`mpiexec -n 2 -bind-to core`, so the
+   injection reaches one rank), `PingPong -msglog 0:12 -iter 5000 -iter_policy off --samples K`.
+   The injection: a CPU-time stealer (benchmarks/c/steal.c) pinned to rank 1's core at a
+   real-time priority, spinning a duty cycle of every 1 ms: rank 1 stalls while it spins, so
+   every row is slowed. Its duty for each --effects size (5, 10, 20, 50 %) is calibrated first
+   (a preemption costs more than its duty: 5 % duty slows PingPong about 11 %), and the effect
+   each trial really had is measured (median over rows of slowed / baseline medians) and shown.
+   Each of --trials trials per size: a baseline run (stored, after --seed stored baseline runs)
+   and a slowed run; the two-file gate judges (baseline, slowed), the history gate the slowed run
+   against the store. Detection: exit 1 with at least half of the rows named.
+
+Prints a table per part, a summary table of the rates, and with --figure PATH a figure of the
+detection rate against the effect, the false-alarm rates at 0. docs/statistics.md quotes it.
+
+    python benchmarks/gate_study.py [--pairs 20] [--trials 10] [--samples 20] [--seed 5]
+        [--effects 5,10,20,50] [--parts aa,slow] [--loads quiet,load] [--figure F] [--keep DIR]
+
+Needs root (the stealer's real-time priority) and a C compiler for part 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+AA = ["PingPong", "Sendrecv", "-msglog", "0:12"]
+SLOW = ["PingPong", "-msglog", "0:12", "-iter", "5000", "-iter_policy", "off"]
+PERIOD_US = 1000
+BIN = Path(sys.executable).parent
+
+
+def commbench(*args: str, launcher: list[str] = ()) -> subprocess.CompletedProcess:
+    cmd = [*launcher, sys.executable, "-m", "commbench", *args]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+
+
+def run(out: Path, bench: list[str], k: int, store: Path | None, bound: bool = False) -> dict:
+    args = ["run", *bench, "--samples", str(k), "--no-progress", "-o", str(out)]
+    args += [f"--store={store}"] if store else []
+    if bound:  # the user's own mpiexec, binding the ranks: rank r on core r
+        p = commbench(*args, launcher=[str(BIN / "mpiexec"), "-n", "2", "-bind-to", "core"])
+    else:
+        p = commbench(args[0], "-n", "2", *args[1:])
+    if p.returncode != 0:
+        sys.exit(f"run failed ({p.returncode}): {p.stderr[-2000:]}")
+    return json.loads(out.read_text())
+
+
+def gate(*args: str) -> tuple[str, dict]:
+    """A gate's verdict: pass, regression, too-noisy, refused; and its JSON."""
+    p = commbench("compare", *args, "--json", "-")
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        sys.exit(f"compare gave no JSON ({p.returncode}): {p.stderr[-2000:]}")
+    if p.returncode == 2 and doc.get("verdict") != "too-noisy":
+        return "refused", doc
+    return {0: "pass", 1: "regression", 2: "too-noisy"}[p.returncode], doc
+
+
+def medians(doc: dict) -> dict:
+    return {
+        (r["benchmark"], r["bytes"]): statistics.median(r["extra"]["samples"]["t_max_samples"])
+        for r in doc["records"]
+        if r["status"] == "ok"
+    }
+
+
+def effect(base: dict, slow: dict) -> float:
+    a, b = medians(base), medians(slow)
+    return statistics.median(b[key] / a[key] for key in a if key in b)
+
+
+def detectable(doc: dict) -> float | None:
+    d = [r["detectable"] for r in doc.get("rows", []) if r.get("detectable")]
+    return statistics.median(d) if d else None
+
+
+@contextmanager
+def load(kind: str):
+    """The background load of part 1: none, or one process spinning half of every 10 ms."""
+    if kind == "quiet":
+        yield
+        return
+    code = (
+        "import time\nwhile True:\n t=time.monotonic()\n while time.monotonic()-t<0.005: pass\n"
+        " time.sleep(0.005)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        yield
+    finally:
+        p.kill()
+        p.wait()
+
+
+@contextmanager
+def stealer(exe: Path, duty: float):
+    p = subprocess.Popen([str(exe), "1", f"{duty:.4f}", str(PERIOD_US)], stderr=subprocess.PIPE)
+    time.sleep(0.2)
+    if p.poll() is not None:
+        sys.exit(f"the stealer did not start: {p.stderr.read().decode()[-500:]}")
+    try:
+        yield
+    finally:
+        p.kill()
+        p.wait()
+
+
+def tally(verdicts: list[str]) -> str:
+    kinds = ("pass", "regression", "too-noisy", "refused")
+    return ", ".join(f"{v} {verdicts.count(v)}" for v in kinds if verdicts.count(v))
+
+
+# -- part 1: identical runs -------------------------------------------------------------------
+def aa(a, tmp: Path, kind: str) -> dict:
+    db = tmp / f"aa-{kind}.db"
+    print(f"## A/A, {kind}: {2 * a.pairs} runs of `commbench run -n 2 {' '.join(AA)} --samples "
+          f"{a.samples} --store=DB`, alternating A1 B1 ...")  # fmt: skip
+    print(f"   two-file: `compare A_i B_i`; history: `compare RUN --baseline DB` for runs "
+          f"{a.seed + 1}..{2 * a.pairs} (each against the runs before it)\n")  # fmt: skip
+    print(f"{'pair':>4}  {'two-file':<11} {'slower':>6} {'detect':>6}   {'history A':<11} "
+          f"{'history B':<11}")  # fmt: skip
+    two, hist = [], []
+    with load(kind):
+        for i in range(a.pairs):
+            pa, pb = tmp / f"{kind}-a{i}.json", tmp / f"{kind}-b{i}.json"
+            run(pa, AA, a.samples, db)
+            run(pb, AA, a.samples, db)
+            v, doc = gate(str(pa), str(pb))
+            two.append(v)
+            hv = []
+            for j, path in ((2 * i, pa), (2 * i + 1, pb)):
+                if j >= a.seed:
+                    h, _ = gate(str(path), "--baseline", str(db))
+                    hist.append(h)
+                    hv.append(h)
+                else:
+                    hv.append("(seed)")
+            d = detectable(doc)
+            print(f"{i + 1:>4}  {v:<11} {doc.get('summary', {}).get('slower', 0):>6} "
+                  f"{d or 0:>6.2f}   {hv[0]:<11} {hv[1]:<11}", flush=True)  # fmt: skip
+    print(f"\ntwo-file: {tally(two)} of {len(two)} pairs; history: {tally(hist)} of "
+          f"{len(hist)} runs\n")  # fmt: skip
+    return {"two": two, "hist": hist}
+
+
+# -- part 2: injected slowdowns ---------------------------------------------------------------
+def build_stealer(tmp: Path) -> Path:
+    exe = tmp / "steal"
+    p = subprocess.run(["cc", "-O2", "-o", str(exe), str(ROOT / "benchmarks/c/steal.c")],
+                       capture_output=True, text=True)  # fmt: skip
+    if p.returncode != 0:
+        sys.exit(f"cannot build the stealer: {p.stderr}")
+    return exe
+
+
+def calibrate(a, tmp: Path, exe: Path) -> dict[float, float]:
+    """Duty -> effect, measured at a few duties (each against a baseline run beside it); the
+    duty for each target effect interpolated from them."""
+    duties = [0.0, 0.01, 0.03, 0.08, 0.2, 0.35]
+    got = {0.0: 1.0}
+    for d in duties[1:]:
+        base = run(tmp / f"cal-base-{d}.json", SLOW, 5, None, bound=True)
+        with stealer(exe, d):
+            slow = run(tmp / f"cal-slow-{d}.json", SLOW, 5, None, bound=True)
+        got[d] = effect(base, slow)
+        print(f"   calibration: duty {d:.0%} of every {PERIOD_US} us: {got[d]:.3f}x", flush=True)
+    out, most = {}, 1.0
+    pts = []
+    for d, e in sorted(got.items()):  # an effect never falls as the duty grows: noise if it does
+        most = max(most, e)
+        pts.append((d, most))
+    for e in a.effects:
+        target = 1 + e / 100
+        for (d0, e0), (d1, e1) in zip(pts, pts[1:]):
+            if e0 <= target <= e1 or (d1, e1) == pts[-1]:
+                out[e] = d0 + (d1 - d0) * (target - e0) / max(e1 - e0, 1e-9)
+                break
+        out[e] = min(max(out[e], 0.001), 0.6)
+    return out
+
+
+def slowdowns(a, tmp: Path) -> dict:
+    exe = build_stealer(tmp)
+    db = tmp / "slow.db"
+    print(f"## slowdowns, ranks bound (`mpiexec -n 2 -bind-to core commbench run {' '.join(SLOW)}"
+          f" --samples {a.samples}`); stealer on rank 1's core, SCHED_FIFO, duty of every "
+          f"{PERIOD_US} us")  # fmt: skip
+    duty = calibrate(a, tmp, exe)
+    for i in range(a.seed):
+        run(tmp / f"seed{i}.json", SLOW, a.samples, db, bound=True)
+    print(
+        f"   {a.seed} baseline runs stored; each trial: a baseline run (stored), a slowed "
+        "run; two-file `compare BASE SLOWED`, history `compare SLOWED --baseline DB`\n"
+    )
+    print(f"{'target':>6} {'duty':>6} {'trial':>5} {'effect':>6}  {'two-file':<11} {'named':>5} "
+          f"{'detect':>6}  {'history':<11} {'named':>5} {'detect':>6}")  # fmt: skip
+    out = {}
+    for e in a.effects:
+        res = out.setdefault(e, {"two": [], "hist": [], "effect": [], "det2": [], "deth": []})
+        for t in range(a.trials):
+            base = run(tmp / f"b{e}-{t}.json", SLOW, a.samples, db, bound=True)
+            sp = tmp / f"s{e}-{t}.json"
+            with stealer(exe, duty[e]):
+                slow = run(sp, SLOW, a.samples, None, bound=True)
+            eff = effect(base, slow)
+            cols = []
+            for key, args in (("two", (str(tmp / f"b{e}-{t}.json"), str(sp))),
+                              ("hist", (str(sp), "--baseline", str(db)))):  # fmt: skip
+                v, doc = gate(*args)
+                rows = doc.get("rows", [])
+                named = sum(1 for r in rows if r.get("regression"))
+                hit = v == "regression" and named >= len(rows) / 2
+                res[key].append("detected" if hit else v)
+                res["det2" if key == "two" else "deth"].append(detectable(doc))
+                cols.append(f"{v:<11} {named:>2}/{len(rows):<2} {detectable(doc) or 0:>6.2f}")
+            res["effect"].append(eff)
+            print(f"{e:>5}% {duty[e]:>6.3f} {t + 1:>5} {eff:>6.3f}  {cols[0]}  {cols[1]}",
+                  flush=True)  # fmt: skip
+    return out
+
+
+def summary(aa_res: dict, slow_res: dict, a) -> None:
+    print("## summary\n")
+    print("| condition | two-file gate | history gate |\n|---|---|---|")
+    for kind, r in aa_res.items():
+        print(f"| identical runs, {kind} | {_rate(r['two'], 'regression')} flagged; "
+              f"{tally(r['two'])} | {_rate(r['hist'], 'regression')} flagged; "
+              f"{tally(r['hist'])} |")  # fmt: skip
+    for e, r in slow_res.items():
+        eff = statistics.median(r["effect"])
+        print(f"| slowdown {e} % (measured {eff:.2f}x) | {_rate(r['two'], 'detected')} "
+              f"detected (detectable {_med(r['det2'])}) | {_rate(r['hist'], 'detected')} "
+              f"detected (detectable {_med(r['deth'])}) |")  # fmt: skip
+
+
+def _rate(verdicts: list[str], what: str) -> str:
+    return f"{verdicts.count(what)} of {len(verdicts)}"
+
+
+def _med(values: list) -> str:
+    got = [v for v in values if v]
+    return f"{statistics.median(got):.2f}" if got else "-"
+
+
+def figure(path: str, aa_res: dict, slow_res: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for key, label, m in (("two", "two-file gate", "o"), ("hist", "history gate", "s")):
+        xs = [0.0] + [statistics.median(r["effect"]) - 1 for r in slow_res.values()]
+        quiet = aa_res.get("quiet", {}).get(key, [])
+        ys = [quiet.count("regression") / max(len(quiet), 1)]
+        ys += [r[key].count("detected") / max(len(r[key]), 1) for r in slow_res.values()]
+        ax.plot([100 * x for x in xs], ys, marker=m, label=label)
+    ax.axhline(0.9, color="grey", lw=0.6, ls="--")
+    ax.axhline(0.05, color="grey", lw=0.6, ls=":")
+    ax.set_xlabel("slowdown injected, measured (%); 0: identical runs")
+    ax.set_ylabel("share of runs flagged")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=5, help="stored runs before the first judged")
+    ap.add_argument("--effects", default="5,10,20,50")
+    ap.add_argument("--parts", default="aa,slow")
+    ap.add_argument("--loads", default="quiet,load")
+    ap.add_argument("--figure", metavar="PATH")
+    ap.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
+    a = ap.parse_args()
+    a.effects = [int(x) for x in a.effects.split(",")]
+    started = time.time()
+    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')}, load average {os.getloadavg()[0]:.2f}, "
+          f"{os.cpu_count()} CPUs\n")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="gate-study-") as d:
+        tmp = Path(a.keep or d)
+        tmp.mkdir(parents=True, exist_ok=True)
+        aa_res = {k: aa(a, tmp, k) for k in a.loads.split(",")} if "aa" in a.parts else {}
+        slow_res = slowdowns(a, tmp) if "slow" in a.parts else {}
+    summary(aa_res, slow_res, a)
+    if a.figure:
+        figure(a.figure, aa_res, slow_res)
+    print(f"\n({time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
