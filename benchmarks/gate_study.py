@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -162,9 +163,29 @@ def aa(a, tmp: Path, kind: str) -> dict:
             d = detectable(doc)
             print(f"{i + 1:>4}  {v:<11} {doc.get('summary', {}).get('slower', 0):>6} "
                   f"{d or 0:>6.2f}   {hv[0]:<11} {hv[1]:<11}", flush=True)  # fmt: skip
-    print(f"\ntwo-file: {tally(two)} of {len(two)} pairs; history: {tally(hist)} of "
+    print(f"\nbetween runs: {spread(tmp, kind, a.pairs)}")
+    print(f"two-file: {tally(two)} of {len(two)} pairs; history: {tally(hist)} of "
           f"{len(hist)} runs\n")  # fmt: skip
     return {"two": two, "hist": hist}
+
+
+def spread(tmp: Path, kind: str, pairs: int) -> str:
+    """How far a row's median moves between runs: per row the sd of its log-median over the
+    runs (about the relative sd), and within a run the robust sd of its samples' logs."""
+    docs = [json.loads((tmp / f"{kind}-{s}{i}.json").read_text()) for i in range(pairs)
+            for s in "ab"]  # fmt: skip
+    per = [medians(d) for d in docs]
+    between = [statistics.stdev(math.log(m[key]) for m in per) for key in per[0]
+               if all(key in m for m in per)]  # fmt: skip
+    within = []
+    for d in docs:
+        for r in d["records"]:
+            logs = [math.log(v) for v in r["extra"]["samples"]["t_max_samples"]]
+            mid = statistics.median(logs)
+            within.append(1.4826 * statistics.median(abs(x - mid) for x in logs))
+    return (f"a row's median moves by {statistics.median(between):.1%} (sd, median over rows; "
+            f"{min(between):.1%}-{max(between):.1%}); within a run its samples spread by "
+            f"{statistics.median(within):.1%} (robust sd)")  # fmt: skip
 
 
 # -- part 2: injected slowdowns ---------------------------------------------------------------
