@@ -137,7 +137,7 @@ class Session:
             self._track(where)
 
     def _track(self, where: dict[str, Any]) -> None:
-        row = {k: where.get(k) for k in ("benchmark", "np", "mode", "bytes")}
+        row = {k: where.get(k) for k in ("benchmark", "np", "mode", "bytes", "round")}
         if row == self.where:  # the same row's next phase
             return
         self.where = row

@@ -73,6 +73,7 @@ def again(h: Any, layout: Layout, v: Visit, warm: set[str], rnd: int) -> None:
         bytes=a.row["x"],
         group=layout.group,
         members=layout.groups[layout.group] if layout.group >= 0 else [],
+        round=rnd,
     )
     t0 = time.monotonic()  # the visit's whole time counts against -time, as a sweep's does
     if layout.comm is not None:

@@ -264,7 +264,8 @@ class RowLoop:
                 try:
                     for v in visits:
                         _, row, engine, _ = v.how
-                        session.progress(f"round {rnd} of {rounds.k}", **row.where())
+                        where = row.where() | {"round": rnd}
+                        session.progress(f"round {rnd} of {rounds.k}", **where)
                         rounds.sample(v, self.taker(unit, row, engine, v.live))
                 finally:
                     unit.close()

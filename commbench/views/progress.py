@@ -28,6 +28,7 @@ import time
 from typing import Any, TextIO
 
 from commbench import process_origin
+from commbench.row_measurement import samples_taken
 
 
 def terminal(cfg) -> tuple[int, bool] | None:
@@ -60,13 +61,24 @@ class Schedule:
     def __init__(self, plan):
         self.plan = plan
         self.sweeps = plan.sweeps()
-        self.total = sum(n for *_, n in self.sweeps)
+        self.rows = sum(n for *_, n in self.sweeps)
+        cfg = plan.cfg
+        # --samples K in rounds (harness.rounds): K visits of every row, the later K - 1 rounds
+        # counted as visits
+        rounds = samples_taken(cfg.samples, cfg.measuring.as_dict()) == "rounds"
+        self.total = self.rows * (cfg.samples if rounds else 1)
         self.i = -1  # the current sweep
         self.row = 0  # its current size (0-based)
         self.before = 0  # the sizes of the sweeps before it
         self.since = time.monotonic()
+        self.later = 0  # visits of the later rounds so far
+        self.later_since = 0.0
 
     def advance(self, where: dict) -> None:
+        if (where.get("round") or 1) > 1:
+            self.later_since = self.later_since or time.monotonic()
+            self.later += 1
+            return
         key = (where.get("benchmark"), where.get("np"), where.get("mode") or "")
         if 0 <= self.i < len(self.sweeps) and self.sweeps[self.i][:3] == key:
             self.row += 1
@@ -79,10 +91,14 @@ class Schedule:
 
     @property
     def done(self) -> int:
-        return min(self.before + self.row, self.total)
+        return min(min(self.before + self.row, self.rows) + self.later, self.total)
 
     def left(self) -> float:
-        """The most the rest of the run can take (seconds) by the -time budget."""
+        """The most the rest of the run can take (seconds) by the -time budget; in the later
+        rounds of --samples, the visits left at the pace of those done."""
+        if self.later:
+            pace = (time.monotonic() - self.later_since) / self.later
+            return pace * (self.total - self.done)
         if not 0 <= self.i < len(self.sweeps):
             return sum(self.plan.sweep_bound(n) for *_, n in self.sweeps[self.i + 1 :])
         n = self.sweeps[self.i][3]

@@ -37,3 +37,28 @@ def test_the_schedule_counts_sizes_and_bounds_the_rest_by_the_time_budget():
         "1:15",
         "1:01:40",
     )
+
+
+def test_samples_in_rounds_count_every_visit():
+    """--samples 3 in rounds: the bar counts 3 visits of every row, the later rounds' visits in
+    any order (harness.rounds), and it never passes the total."""
+    cfg = run_config.parse_run_args(
+        ["PingPong", "Allreduce", "-msglog", "0:6", "--samples", "3", "-o", "-"], world_size=2
+    )
+    s = Schedule(Plan(cfg, 2))
+    assert s.total == 3 * ROWS
+    for x in (0, 1, 2, 4, 8, 16, 32, 64):
+        s.advance({"benchmark": "PingPong", "np": 2, "mode": "", "bytes": x})
+    for x in (0, 4, 8, 16, 32, 64):
+        s.advance({"benchmark": "Allreduce", "np": 2, "mode": "", "bytes": x})
+    assert s.done == ROWS - 1  # the last row is being measured
+    s.advance({"benchmark": "Allreduce", "np": 2, "mode": "", "bytes": 16, "round": 2})
+    assert s.done == ROWS and s.left() >= 0
+    for _ in range(2 * ROWS + 5):
+        s.advance({"benchmark": "PingPong", "np": 2, "mode": "", "bytes": 0, "round": 3})
+    assert s.done == s.total
+    consecutive = run_config.parse_run_args(
+        ["PingPong", "-msglog", "0:6", "--samples", "3", "--consecutive-samples", "-o", "-"],
+        world_size=2,
+    )
+    assert Schedule(Plan(consecutive, 2)).total == 8
