@@ -15,21 +15,29 @@ from commbench.views import compare_gate, compare_mpis, compare_text, results_fi
 from commbench.views.compare_gate import OVERRIDES, CompareArgs
 
 USAGE = (
-    "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
-    "[--gate-unsampled] [--allow-different] [--allow-incomplete]\n"
+    "commbench compare OLD.json NEW.json [--threshold 10%|0.1] [--alpha 0.05] [--run-spread 2%] "
+    "[--json FILE|-] [--gate-unsampled] [--allow-different] [--allow-incomplete] "
+    "[--allow-noisy]\n"
     "       commbench compare NEW.json --baseline STORE[:SELECTOR] [--system NAME] [--history 20] "
     "[--min-spread 5%] [--confirm] [--threshold 10%|0.1] [--alpha 0.05] [--json FILE|-] "
-    "[--allow-different] [--allow-incomplete]\n"
+    "[--allow-different] [--allow-incomplete] [--allow-noisy]\n"
     "       commbench compare A.json B.json --across mpi [--html OUT.html] [--threshold 10%|0.1] "
     "[--alpha 0.05] [--json FILE|-] [--allow-incomplete]"
 )
 
 HELP = """Matches the rows of two results files and judges each: new/old of the reported time.
-Rows with --samples K in both runs are tested (Mann-Whitney U of a change beyond the
-threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of medians).
+Rows with --samples K in both runs are tested: a change beyond the threshold in the median
+of the log-samples, against the samples' spread (their autocorrelation counted) and a spread
+between runs assumed (--run-spread), Benjamini-Hochberg over the rows, a bootstrap interval
+of the ratio of medians, and per row the smallest slowdown the test could detect.
 
   --threshold F       smallest change that matters: 10% or 0.1 (default 5%)
   --alpha A           false discovery rate of the slower/faster calls (default 0.05)
+  --run-spread F      two files: the spread of a row's median between back-to-back runs on a
+                      quiet machine, which a pair of runs cannot show, as a fraction (default
+                      2%); runs days apart differ more: raise it
+  --allow-noisy       judge the rows even where most of them could not detect a slowdown of
+                      1 + 4 x the threshold (default: "too noisy to judge", exit status 2)
   --json FILE|-       the verdict as JSON (- : on stdout, instead of the text)
   --gate-unsampled    rows without samples count as regressions when slower beyond the
                       threshold and the rank spread (default: they are not judged, and a
@@ -68,8 +76,8 @@ threshold, Benjamini-Hochberg over the rows, bootstrap interval of the ratio of 
                       plots and tables)
 
 The gate never passes what it cannot vouch for: an incomplete run, a failed -check,
-rows OLD measured and NEW did not, no row with samples. Each is a named finding
-(refused: exit 2; or a warning) in the text and the JSON.
+rows OLD measured and NEW did not, no row with samples, rows too noisy to see the
+threshold. Each is a named finding (refused: exit 2; or a warning) in the text and the JSON.
 
 Exit status: 0 no regression, 1 regression, 2 bad input, incomparable runs, or a
 comparison the gate cannot vouch for. With --across mpi: 0 the MPIs were compared
@@ -135,6 +143,7 @@ VALUED = {
     "--system": ("system", str),
     "--history": ("history", lambda t: _count("--history", t, 2)),
     "--min-spread": ("min_spread", lambda t: _fraction("--min-spread", t)),
+    "--run-spread": ("run_spread", lambda t: _fraction("--run-spread", t)),
 }
 BASELINE_ONLY = ("system", "history", "min_spread", "confirm")
 
@@ -180,6 +189,11 @@ def arguments(argv: list[str]) -> CompareArgs:
                 f"compare NEW --baseline STORE[:SELECTOR] takes one results file, got {len(paths)} "
                 f"(accepted: {USAGE})"
             )
+        if "run_spread" in given:
+            raise ValueError(
+                "--run-spread is the two-file test's assumption: the store's gate measures the "
+                "spread between its runs (accepted: --history N, --min-spread F with --baseline)"
+            )
         return CompareArgs(given["baseline"] or "(default store)", paths[0], **given)
     for dest in BASELINE_ONLY:
         if dest in given:
@@ -211,8 +225,10 @@ def _exclusive(given: dict) -> None:
     for dest, why in (
         ("gate_unsampled", "there is no gate to count untested rows in"),
         ("allow_different", "--across mpi lets the MPI library differ and nothing else"),
+        ("allow_noisy", "there is no gate to refuse"),
+        ("run_spread", "it uses the two-file test's default spread between runs"),
     ):
-        if given.get(dest):
+        if dest in given:
             flag = "--" + dest.replace("_", "-")
             raise ValueError(
                 f"{flag} does not go with --across mpi: {why} (accepted: --across mpi with "

@@ -1,22 +1,36 @@
 """Two samples of one row's time, old and new: is new slower by more than a threshold?
-(`commbench compare`'s regression gate; no MPI; scipy.stats throughout.)
+(`commbench compare`'s regression gate; no MPI; scipy throughout.)
 
-* Test. The one-sided Mann-Whitney U test of H0 "new is not stochastically larger
-  than old scaled by (1 + threshold)" against "it is": the old samples are
-  multiplied by 1 + threshold before the ranks are taken, so the test asks about a
-  change beyond the threshold, not about any change (a scale shift; on log-times the
-  location shift whose inversion gives the Hodges-Lehmann interval). The mirror
-  test (new below old / (1 + threshold)) gives "faster". Rank-based: no normality,
-  one slow outlier sample moves one rank.
+* Per run (series). The log-values of the row's samples, in the order taken: their
+  median m, their robust scale s = 1.4826 x the median absolute deviation (about the
+  relative spread; one slow sample moves neither), the standard error of the median
+  1.2533 s / sqrt(n_eff). n_eff: where the lag-1 autocorrelation rho of the log-values
+  lies above 1.645 / sqrt(n) (a one-sided 5 % test of "no correlation"), the samples
+  are not independent (a burst, a trend over the run) and count n (1 - rho) / (1 + rho);
+  at rho >= UNTESTABLE_RHO (and significant) the row is not tested at all.
+* Between runs. Two runs differ as wholes (placement, frequency, other jobs) by more
+  than their samples vary within each, and a pair of runs cannot show by how much: the
+  test assumes a spread sigma_b of a row's median between runs (run_spread, default 2 %,
+  the gate's --run-spread). SE = sqrt(SE_old^2 + SE_new^2 + 2 sigma_b^2).
+* Test. d = m_new - m_old; p_slower = P(T > (d - log(1 + threshold)) / SE), p_faster =
+  P(T < (d + log(1 + threshold)) / SE), Student's t with min(n_old, n_new) - 1 degrees
+  of freedom (conservative: the smaller run's, not Welch's). The null holds every change
+  up to the threshold: a real 3 % change is not called at 5 %.
+* Detectable. exp(log(1 + threshold) + (t_{1-alpha} + t_{POWER}) SE): the smallest
+  slowdown the row's test calls with 90 % probability at alpha (per row, before
+  Benjamini-Hochberg).
 * Effect size. The ratio of the medians new/old, with a percentile bootstrap
   interval (scipy.stats.bootstrap, the two samples resampled independently, a fixed
   seed so that one pair of files always gives the same interval).
 * Multiplicity. Benjamini-Hochberg adjusted p-values (q) over the rows of one
   comparison (scipy.stats.false_discovery_control).
+* Too noisy. More than half of a comparison's tested rows with a detectable ratio above
+  noisy_limit(threshold): the gate cannot see the changes it is asked about.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,16 +44,79 @@ BATCH_ELEMENTS = 4_000_000  # resampled values held at once (32 MB), whatever K
 SEED = 20250101
 
 
+DEFAULT_RUN_SPREAD = 0.02  # sigma_b: a row's median between back-to-back runs, quiet machine
+UNTESTABLE_RHO = 0.8  # lag-1 autocorrelation from which a row is not tested
+POWER = 0.90  # of the detectable ratio
+NOISY_FACTOR = 4  # too noisy: most rows cannot detect 1 + NOISY_FACTOR x threshold
+NOISY_FLOOR = 0.05  # ... the threshold taken as at least this (below: not noise, the test's floor)
+MAD_NORMAL = 1.4826  # MAD -> standard deviation of a normal distribution
+MEDIAN_SE = 1.2533  # sqrt(pi / 2): the median's standard error over the mean's
+
+
+@dataclass(frozen=True)
+class RunSamples:
+    """One run's samples of a row, as the test sees them (module docstring)."""
+
+    n: int
+    center: float  # median of the log-values
+    scale: float  # 1.4826 MAD of the log-values: about the relative spread
+    rho: float  # lag-1 autocorrelation of the log-values, in the order taken
+    n_eff: float  # n, or n (1 - rho) / (1 + rho) where rho is significant
+
+    @property
+    def widened(self) -> bool:
+        return self.n_eff < self.n
+
+    @property
+    def correlated(self) -> bool:
+        """Too correlated to test: rho >= UNTESTABLE_RHO, and significant."""
+        return self.rho >= UNTESTABLE_RHO and self.rho > significant_rho(self.n)
+
+    @property
+    def se(self) -> float:
+        return MEDIAN_SE * self.scale / math.sqrt(self.n_eff)
+
+
 @dataclass(frozen=True)
 class TwoSample:
     ratio: float  # median(new) / median(old)
     ci: tuple[float, float]  # bootstrap interval of the ratio at the confidence asked
-    p_slower: float  # one-sided: new > (1 + threshold) * old
+    p_slower: float  # one-sided: new > (1 + threshold) * old, beyond the between-run spread
     p_faster: float  # one-sided: new < old / (1 + threshold)
     old_median: float
     new_median: float
     k_old: int
     k_new: int
+    se: float  # of d = m_new - m_old, the between-run term included
+    df: int
+    detectable: float  # the smallest new/old called with probability POWER at alpha
+    old: RunSamples | None = None
+    new: RunSamples | None = None
+
+
+def significant_rho(n: int) -> float:
+    """The lag-1 autocorrelation above which n samples are taken as correlated (one-sided 5 %
+    test of none: 1.645 / sqrt(n))."""
+    return 1.645 / math.sqrt(n)
+
+
+def lag1(x: np.ndarray) -> float:
+    """The lag-1 autocorrelation of x (0 where x does not vary)."""
+    c = x - x.mean()
+    den = float(np.dot(c, c))
+    return float(np.dot(c[:-1], c[1:])) / den if den > 0 else 0.0
+
+
+def series(samples: np.ndarray) -> RunSamples:
+    """One run's samples (positive, in the order taken) as the test sees them."""
+    from scipy.stats import median_abs_deviation
+
+    x = np.log(np.asarray(samples, dtype=float))
+    n = len(x)
+    rho = lag1(x)
+    n_eff = n * (1 - rho) / (1 + rho) if significant_rho(n) < rho < 1 else float(n)
+    scale = float(median_abs_deviation(x, scale=1 / MAD_NORMAL))
+    return RunSamples(n, float(np.median(x)), scale, rho, n_eff)
 
 
 def usable(samples: Sequence[float] | None) -> np.ndarray | None:
@@ -76,19 +153,74 @@ def ratio_ci(old: np.ndarray, new: np.ndarray, confidence: float) -> tuple[float
     return float(lo), float(hi)
 
 
-def compare(
-    old: np.ndarray, new: np.ndarray, threshold: float, confidence: float = 0.95
-) -> TwoSample:
-    """Both one-sided shifted Mann-Whitney tests and the ratio's interval."""
-    from scipy.stats import mannwhitneyu
+@dataclass(frozen=True)
+class Shift:
+    """The test of one row (module docstring), without the ratio's interval."""
 
-    f = 1.0 + threshold
-    p_slower = float(mannwhitneyu(new, old * f, alternative="greater").pvalue)
-    p_faster = float(mannwhitneyu(new, old / f, alternative="less").pvalue)
+    p_slower: float
+    p_faster: float
+    se: float
+    df: int
+    detectable: float
+
+
+def shift_test(
+    so: RunSamples,
+    sn: RunSamples,
+    threshold: float,
+    alpha: float = 0.05,
+    run_spread: float = DEFAULT_RUN_SPREAD,
+) -> Shift:
+    """Both one-sided tests of d = m_new - m_old beyond log(1 + threshold), and the ratio the
+    test detects with probability POWER (Student's t through scipy.special: fast enough for a
+    simulation of thousands of pairs)."""
+    from scipy import special
+
+    se = math.sqrt(so.se**2 + sn.se**2 + 2 * run_spread**2)
+    df = min(so.n, sn.n) - 1
+    shift, d = math.log1p(threshold), sn.center - so.center
+    if se > 0:
+        p_slower = float(special.stdtr(df, -(d - shift) / se))
+        p_faster = float(special.stdtr(df, (d + shift) / se))
+        reach = float(special.stdtrit(df, 1 - alpha) + special.stdtrit(df, POWER)) * se
+    else:  # identical samples and no between-run term: the sign decides
+        p_slower = 0.0 if d > shift else 1.0
+        p_faster = 0.0 if d < -shift else 1.0
+        reach = 0.0
+    return Shift(p_slower, p_faster, se, df, math.exp(shift + reach))
+
+
+def compare(
+    old: np.ndarray,
+    new: np.ndarray,
+    threshold: float,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    run_spread: float = DEFAULT_RUN_SPREAD,
+) -> TwoSample:
+    """Both one-sided tests (shift_test), the detectable ratio and the ratio's interval; old
+    and new in the order taken (a correlated one, RunSamples.correlated: the caller's)."""
+    so, sn = series(old), series(new)
+    t = shift_test(so, sn, threshold, alpha, run_spread)
     om, nm = float(np.median(old)), float(np.median(new))
     return TwoSample(
-        nm / om, ratio_ci(old, new, confidence), p_slower, p_faster, om, nm, len(old), len(new)
-    )
+        nm / om, ratio_ci(old, new, confidence), t.p_slower, t.p_faster, om, nm, len(old),
+        len(new), t.se, t.df, t.detectable, so, sn,
+    )  # fmt: skip
+
+
+def noisy_limit(threshold: float) -> float:
+    """The detectable ratio above which a row cannot see the changes the gate is asked about:
+    1 + NOISY_FACTOR x threshold, the threshold taken as at least NOISY_FLOOR (a pair of
+    quiet runs cannot see 1 %: the between-run term alone keeps the detectable ratio near
+    1.1, and that is not noise)."""
+    return 1 + NOISY_FACTOR * max(threshold, NOISY_FLOOR)
+
+
+def too_noisy(detectable: Sequence[float], threshold: float) -> bool:
+    """More than half of the tested rows cannot detect noisy_limit(threshold)."""
+    limit = noisy_limit(threshold)
+    return bool(detectable) and 2 * sum(1 for d in detectable if d > limit) > len(detectable)
 
 
 def adjust(pvalues: Sequence[float]) -> list[float]:
@@ -100,16 +232,6 @@ def adjust(pvalues: Sequence[float]) -> list[float]:
     return [
         float(q) for q in false_discovery_control(np.asarray(pvalues, dtype=float), method="bh")
     ]
-
-
-def smallest_p(k_old: int, k_new: int) -> float:
-    """The smallest one-sided p-value samples of these sizes can give (completely
-    separated samples): above alpha, the row can never be called significant."""
-    from scipy.stats import mannwhitneyu
-
-    return float(
-        mannwhitneyu(np.arange(k_new) + k_old, np.arange(k_old), alternative="greater").pvalue
-    )
 
 
 def verdicts(results: Sequence, threshold: float, alpha: float) -> list[tuple[str, float, float]]:

@@ -47,7 +47,14 @@ METHOD = {
         "the threshold, as a ratio to the baseline; inside it a row is never called, outside it "
         "it is unless the Benjamini-Hochberg correction lifts its q above alpha"
     ),
-    "detectable": "per row: the band's upper end, the smallest slowdown the test can call",
+    "detectable": (
+        "per row: the band's upper end, the smallest slowdown the test can call (a slowdown of "
+        "that size is called about half the time)"
+    ),
+    "too_noisy": (
+        "more than half of the tested rows with a detectable ratio above 1 + 4 x threshold "
+        "(the threshold taken as at least 5%): exit 2 unless --allow-noisy"
+    ),
     "regression": "a tested row with q_slower <= alpha and new/baseline above 1 + threshold",
     "untested": "rows fewer than 2 baseline runs hold",
 }
@@ -93,6 +100,7 @@ def against(args, new_doc: dict, new: list, store_text: str | None, sel) -> int:
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
+    found += compare_trust.noisy(rows, args.threshold, args.allowed)
     rc = compare_gate.report(
         args,
         rows,

@@ -5,14 +5,18 @@ that tell a table's rows apart). For each match: the ratio new/old of the
 reported time (t_max, or t_ovrl for overlap tables) and a verdict.
 
 Rows with --samples K in both runs are tested (commbench.models.twosample): a
-one-sided Mann-Whitney U test of "slower by more than the threshold" (and its
-mirror, "faster"), Benjamini-Hochberg over the tested rows, the ratio of the
-medians with a bootstrap interval. Such a row is "slower" when its adjusted
-p-value (q) is at most alpha and the ratio of medians exceeds 1 + threshold:
-that is a regression, what `commbench compare` exits 1 for. Rows without samples
-on both sides are "untested": their verdict compares the ratio with the
-threshold and the runs' rank-to-rank spread only, and does not gate the exit
-status unless asked (--gate-unsampled). docs/statistics.md gives the method.
+one-sided test on the medians of the log-samples of "slower by more than the
+threshold" (and its mirror, "faster"), with a spread between runs assumed
+(run_spread) and the samples' autocorrelation counted, Benjamini-Hochberg over
+the tested rows, the ratio of the medians with a bootstrap interval, and the
+smallest slowdown each row's test could detect. Such a row is "slower" when its
+adjusted p-value (q) is at most alpha and the ratio of medians exceeds 1 +
+threshold: that is a regression, what `commbench compare` exits 1 for. Rows
+without samples on both sides, or whose samples are too correlated from one to
+the next (a burst or a trend over the run), are "untested": their verdict
+compares the ratio with the threshold and the runs' rank-to-rank spread only,
+and does not gate the exit status unless asked (--gate-unsampled).
+docs/statistics.md gives the method.
 
 What differs between the two runs beyond the rows: commbench.views.compare_runs; the
 comparison as text and JSON: commbench.views.compare_text.
@@ -52,7 +56,13 @@ class ComparedRow:
     regression: bool = False  # tested, slower beyond the threshold, significant after BH
     interval: str = "95% CI"  # what ci is: the ratio's interval, or a baseline's band
     versus: str = "old"  # what new is divided by: old, or base (a store's baseline runs)
-    detectable: float | None = None  # the smallest new/base the test could call slower here
+    detectable: float | None = None  # the smallest slowdown the test could call here (docs)
+    # the two-file test's view of each run's samples, (old, new): robust relative spread
+    # (1.4826 MAD of the log-samples), lag-1 autocorrelation, effective count, how taken
+    within: tuple[float, float] | None = None
+    rho: tuple[float, float] | None = None
+    n_eff: tuple[float, float] | None = None
+    taken: tuple[str, str] | None = None
     # each run's fraction of its bandwidth limit and multiple of its latency floor, where the
     # records hold them (commbench.models.limits): {"fraction": (old, new), "multiple": (...)}
     limits: dict = field(default_factory=dict)
@@ -147,41 +157,68 @@ def sample_values(r: records.Measurement) -> tuple[object, str]:
     return a, "" if a is not None else f"fewer than {twosample.MIN_SAMPLES} usable samples"
 
 
-def _row(
-    o: records.Measurement, r: records.Measurement, threshold: float, confidence: float
-) -> ComparedRow:
+CONSECUTIVE, ROUNDS = "consecutive", "rounds"
+
+
+def taken(r: records.Measurement) -> str:
+    """How a row's samples were taken: in rounds spread over the run, or one after another
+    (files from before the rounds say nothing: consecutive)."""
+    how = records.samples_of(r).get("taken")
+    return how if isinstance(how, str) and how else CONSECUTIVE
+
+
+def correlated_why(s: twosample.RunSamples, how: str) -> str:
+    """Why a row whose samples are too correlated is not tested."""
+    fix = (
+        "rerun with --samples taken in rounds, which spread a row's samples over the run"
+        if how == CONSECUTIVE
+        else "the machine changed while the run went on: run again on a quieter machine"
+    )
+    return (
+        f"its samples are correlated from one to the next (lag-1 rho {s.rho:.2f}): a burst or "
+        f"a trend over the run moved them together, so they are not {s.n} repeats; {fix}"
+    )
+
+
+def _plain(o, r, why: str, threshold: float) -> ComparedRow:
+    """An untested row: its ratio against the threshold and the rank spread."""
     to, tn = _time(o), _time(r)
     noise = max(_spread(o), _spread(r))
+    log_ratio = math.log(tn) - math.log(to)  # 1e-300 / 1e300 does not underflow to 0 here
+    ratio = tn / to  # 0 or inf beyond a float's range: the JSON says null, the verdict stands
+    if abs(log_ratio) <= math.log1p(max(threshold, noise)):
+        verdict = "same"
+    else:
+        verdict = "slower" if ratio > 1 else "faster"
     extras = {k: r.extra[k] for k in ROW_EXTRAS if k in r.extra}
+    return ComparedRow(_key(r), to, tn, ratio, noise, verdict, r.family, extras, why_untested=why)
+
+
+def _row(o: records.Measurement, r: records.Measurement, how: dict) -> ComparedRow:
+    """One matched row; how: threshold, confidence, alpha, run_spread (twosample.compare)."""
     (so, why_o), (sn, why_n) = sample_values(o), sample_values(r)
     if so is None or sn is None:
         why = f"old row: {why_o}" if so is None else f"new row: {why_n}"
-        log_ratio = math.log(tn) - math.log(to)  # 1e-300 / 1e300 does not underflow to 0 here
-        ratio = tn / to  # 0 or inf beyond a float's range: the JSON says null, the verdict stands
-        if abs(log_ratio) <= math.log1p(max(threshold, noise)):
-            verdict = "same"
-        else:
-            verdict = "slower" if ratio > 1 else "faster"
-        return ComparedRow(
-            _key(r), to, tn, ratio, noise, verdict, r.family, extras, why_untested=why
-        )
-    t = twosample.compare(so, sn, threshold, confidence)
-    return ComparedRow(
-        _key(r),
-        t.old_median,
-        t.new_median,
-        t.ratio,
-        noise,
-        "same",
-        r.family,
-        extras,
-        tested=True,
-        ci=t.ci,
-        k_old=t.k_old,
-        k_new=t.k_new,
-        p_slower=t.p_slower,
-        p_faster=t.p_faster,
-    )
+        return _plain(o, r, why, how["threshold"])
+    sides = (twosample.series(so), twosample.series(sn))
+    ways = (taken(o), taken(r))
+    bad = [(side, s, w) for side, s, w in zip(("old", "new"), sides, ways) if s.correlated]
+    if bad:
+        side, s, w = bad[0]
+        row = _plain(o, r, f"{side} row: {correlated_why(s, w)}", how["threshold"])
+    else:
+        t = twosample.compare(so, sn, **how)
+        row = ComparedRow(
+            _key(r), t.old_median, t.new_median, t.ratio, max(_spread(o), _spread(r)), "same",
+            r.family, {k: r.extra[k] for k in ROW_EXTRAS if k in r.extra}, tested=True, ci=t.ci,
+            k_old=t.k_old, k_new=t.k_new, p_slower=t.p_slower, p_faster=t.p_faster,
+            detectable=t.detectable,
+        )  # fmt: skip
+    row.within = (sides[0].scale, sides[1].scale)
+    row.rho = (sides[0].rho, sides[1].rho)
+    row.n_eff = (sides[0].n_eff, sides[1].n_eff)
+    row.taken = ways
+    return row
 
 
 def compare(
@@ -190,12 +227,15 @@ def compare(
     threshold: float = 0.05,
     alpha: float = 0.05,
     confidence: float = 0.95,
+    run_spread: float = twosample.DEFAULT_RUN_SPREAD,
 ) -> list[ComparedRow]:
-    """Matched rows with verdicts (module docstring): tested rows by Mann-Whitney U
-    and Benjamini-Hochberg at alpha, untested ones by threshold and rank spread."""
+    """Matched rows with verdicts (module docstring): tested rows by the two-file test
+    (twosample.compare) and Benjamini-Hochberg at alpha, untested ones by threshold and rank
+    spread."""
+    how = {"threshold": threshold, "confidence": confidence, "alpha": alpha}
     rows = []
     for o, r in match(old, new):
-        row = _row(o, r, threshold, confidence)
+        row = _row(o, r, {**how, "run_spread": run_spread})
         row.limits = held(o, r)
         rows.append(row)
     judge(rows, threshold, alpha)

@@ -5,7 +5,8 @@ Exit status: 0 no regression, 1 at least one regression (commbench.views.compare
 2 bad input, runs that cannot be compared (different world size, rank placement,
 buffer allocation, huge pages, MPI library, options that change the numbers; no
 matching rows), or a comparison the gate cannot vouch for (an incomplete run, a
-failed -check, rows not measured, no row tested: commbench.views.compare_trust).
+failed -check, rows not measured, no row tested: commbench.views.compare_trust), or one too
+noisy to judge (most rows' tests cannot see 1 + 4 x the threshold; --allow-noisy: a warning).
 `--json FILE` (or `-`, stdout) writes the verdict for CI systems.
 
 `--across mpi` is another comparison, not a gate: two runs of one configuration under two MPI
@@ -17,8 +18,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from commbench.models import twosample
 from commbench.views import (
     compare,
+    compare_detect,
     compare_runs,
     compare_text,
     compare_trust,
@@ -30,6 +33,7 @@ OVERRIDES = {
     "--gate-unsampled": "gate_unsampled",
     "--allow-different": "allow_different",
     "--allow-incomplete": "allow_incomplete",
+    "--allow-noisy": "allow_noisy",
 }
 
 
@@ -43,6 +47,8 @@ class CompareArgs:
     gate_unsampled: bool = False
     allow_different: bool = False
     allow_incomplete: bool = False
+    allow_noisy: bool = False  # too noisy to judge: a warning, the rows decide
+    run_spread: float = twosample.DEFAULT_RUN_SPREAD  # the two-file test's between-run term
     across: str | None = None
     html: str | None = None
     baseline: str | None = None  # STORE[:SELECTOR]: NEW against stored runs (commbench.store)
@@ -72,6 +78,7 @@ def _payload(args: CompareArgs, rows: list, status: int, names: tuple | None = N
         alpha=args.alpha,
         gate_unsampled=args.gate_unsampled,
         status=status,
+        run_spread=args.run_spread if kw.get("method") is None else None,
         **kw,
     )
 
@@ -114,7 +121,7 @@ def judge(args: CompareArgs, old_side: tuple, new_side: tuple, extra: list[str] 
             notes,
             found,
         )
-    rows = compare.compare(old, new, args.threshold, args.alpha)
+    rows = compare.compare(old, new, args.threshold, args.alpha, run_spread=args.run_spread)
     if not rows:
         if args.json != "-":
             print("\n".join([*notes, f"# {compare.summary(rows)}"]))
@@ -125,7 +132,11 @@ def judge(args: CompareArgs, old_side: tuple, new_side: tuple, extra: list[str] 
             notes,
         )
     found = findings(args, (old_name, new_name), (old_doc, new_doc), (old, new), rows, hard)
-    return report(args, rows, notes, found, compare.unmatched(old, new), (old_name, new_name))
+    notes += compare_detect.sample_notes(rows)
+    return report(
+        args, rows, notes, found, compare.unmatched(old, new), (old_name, new_name),
+        test_line=compare_text.test_line(args.threshold, args.alpha, args.run_spread),
+    )  # fmt: skip
 
 
 def findings(
@@ -146,6 +157,7 @@ def findings(
         found.append(compare_trust.finding("options-differ", "; ".join(hard), allowed))
     found += compare_trust.family_options(*docs, allowed)
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, allowed)
+    found += compare_trust.noisy(rows, args.threshold, allowed)
     return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
 
 

@@ -6,9 +6,11 @@ the library file, the launcher and its settings, the MPI environment variables, 
 version: compare_runs.WITH_THE_MPI, compare_mpis_text.FACTS) and must agree in everything
 else that changes the numbers (world size, hosts, placement, buffers, options, family
 options, benchmarks, process counts and sizes). The rows are matched and tested as
-`commbench compare` tests them (commbench.views.compare: Mann-Whitney U of a difference
-beyond the threshold on the samples, Benjamini-Hochberg over the rows, a bootstrap interval
-of the ratio of medians); a row's difference is *supported* when that test calls it.
+`commbench compare` tests them (commbench.views.compare: a difference beyond the threshold
+in the median of the log-samples, with the two-file test's default spread between runs,
+twosample.DEFAULT_RUN_SPREAD, assumed: two runs under two MPIs differ as wholes as two runs
+under one do; Benjamini-Hochberg over the rows, a bootstrap interval of the ratio of
+medians); a row's difference is *supported* when that test calls it.
 
 Not a regression gate. Exit status: 0 the comparison was made (two MPI libraries, nothing
 else differing, the rows measured, at least one row tested); 2 refused (bad input, one

@@ -12,7 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from commbench import mpilib, records
-from commbench.views import compare_runs, compare_text, compare_trust
+from commbench.models import twosample
+from commbench.views import compare_detect, compare_runs, compare_text, compare_trust
 from commbench.views.compare import ComparedRow, geometric_mean
 
 # ---------------------------------------------------------------- the two runs
@@ -201,7 +202,7 @@ def warnings(rows: list[ComparedRow], a: Side, b: Side, alpha: float) -> list[st
             + "): their faster MPI is one time against one time, not a supported difference; "
             "run both with --samples K (K >= 10) to test them"
         )
-    return out + compare_text.underpowered(rows, alpha)
+    return out
 
 
 def _faster_cell(r: ComparedRow, a: Side, b: Side) -> str:
@@ -240,14 +241,17 @@ def render(rows: list[ComparedRow], a: Side, b: Side, args, found: list, status:
     lines = context(a, b)
     if tested:
         lines.append(
-            f"# test: Mann-Whitney U of a difference beyond {args.threshold:.0%} on the samples, "
+            f"# test: a difference beyond {args.threshold:.0%} in the median of the log-samples, "
+            "against their spread (autocorrelation counted) and "
+            f"{twosample.DEFAULT_RUN_SPREAD:.0%} assumed between runs, Student's t; "
             f"Benjamini-Hochberg q over {tested} tested rows at alpha {args.alpha:g}; B/A: "
             f"{b.name} / {a.name}, the ratio of medians, with its 95% bootstrap interval"
         )
     lines += compare_runs.context_notes(a.doc, b.doc, False, (f"{a.name}:", f"{b.name}:"), "mpi")
     lines += [f.line for f in found]
     lines += [f"# warning: {w}" for w in warnings(rows, a, b, args.alpha)]
-    lines += ["", *table(rows, a, b), "", status_line(found, status)]
+    lines += ["", *table(rows, a, b), "", *compare_detect.detect_lines(rows)]
+    lines += [status_line(found, status)]
     return "\n".join([*lines, f"# {summary(rows, a, b, args.threshold, args.alpha)}"])
 
 

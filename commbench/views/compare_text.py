@@ -14,19 +14,49 @@ from collections import Counter
 from commbench import outputs
 from commbench.models import twosample
 from commbench.views.compare import ComparedRow, geometric_mean, regressions, summary
+from commbench.views.compare_detect import detect_lines, detectability
 
 METHOD = {
     "test": (
-        "Mann-Whitney U, one-sided, of new against old scaled by (1 + threshold) (and the "
-        "mirror for faster), on the per-sample t_max of --samples K"
+        "one-sided, of d = median(log new samples) - median(log old samples) beyond "
+        "log(1 + threshold) (and the mirror for faster), Student's t with min(k_old, k_new) - 1 "
+        "degrees of freedom, on the per-sample t_max of --samples K"
+    ),
+    "standard_error": (
+        "sqrt(SE_old^2 + SE_new^2 + 2 run_spread^2); per run SE = 1.2533 x 1.4826 MAD of the "
+        "log-samples / sqrt(n_eff), n_eff = k (1 - rho) / (1 + rho) where the lag-1 "
+        "autocorrelation rho exceeds 1.645 / sqrt(k), else k; rho >= 0.8: the row is untested"
+    ),
+    "run_spread": (
+        "the spread of a row's median between runs that a pair of runs cannot show, assumed "
+        "(--run-spread)"
+    ),
+    "detectable": (
+        "per row: exp(log(1 + threshold) + (t_{1-alpha} + t_{0.90}) SE), the smallest slowdown "
+        "the row's test calls with 90% probability at alpha, before Benjamini-Hochberg"
     ),
     "multiplicity": "Benjamini-Hochberg adjusted p-values (q) over the tested rows",
     "effect": "ratio of the medians new/old with a percentile bootstrap interval",
     "regression": "a tested row with q_slower <= alpha and a ratio of medians above 1 + threshold",
     "untested": (
-        "rows without samples in both runs: ratio against the threshold and the rank spread only"
+        "rows without samples in both runs, or with samples correlated at rho >= 0.8: ratio "
+        "against the threshold and the rank spread only"
+    ),
+    "too_noisy": (
+        "more than half of the tested rows with a detectable ratio above 1 + 4 x threshold "
+        "(the threshold taken as at least 5%): exit 2 unless --allow-noisy"
     ),
 }
+
+
+def test_line(threshold: float, alpha: float, run_spread: float) -> str:
+    """The two-file test in one line ({tested}: the count of tested rows)."""
+    return (
+        f"# test: a change beyond {threshold:.0%} in the median of the log-samples, against "
+        f"their spread (autocorrelation counted) and {run_spread:.0%} assumed between runs "
+        f"(--run-spread), Student's t; Benjamini-Hochberg q over {{tested}} tested rows at "
+        f"alpha {alpha:g}; 95% bootstrap interval of the ratio of medians"
+    )
 
 
 def samples_advice(rows: list[ComparedRow]) -> str:
@@ -89,25 +119,8 @@ def warnings(rows: list[ComparedRow], alpha: float, gate_unsampled: bool = False
                 else "They do not decide the exit status (--gate-unsampled makes them)."
             )
         )
-    out += underpowered(rows, alpha)
     shift = _whole_run_shift(rows)
     return [*out, shift] if shift else out
-
-
-def underpowered(rows: list[ComparedRow], alpha: float) -> list[str]:
-    """Tested rows whose sample counts cannot reach alpha whatever the times."""
-    weak = {
-        (r.k_old, r.k_new)
-        for r in rows
-        if r.tested and twosample.smallest_p(r.k_old, r.k_new) > alpha
-    }
-    if not weak:
-        return []
-    ks = ", ".join(f"{a} and {b}" for a, b in sorted(weak))
-    return [
-        f"rows with {ks} samples cannot reach alpha {alpha:g} whatever the times: they are "
-        "never called slower or faster; run with more --samples"
-    ]
 
 
 def _whole_run_shift(rows: list[ComparedRow]) -> str | None:
@@ -173,9 +186,7 @@ def render(
         lines.append(test_line.format(tested=tested))
     elif tested:
         lines.append(
-            f"# test: Mann-Whitney U of a change beyond {threshold:.0%} on the samples, "
-            f"Benjamini-Hochberg q over {tested} tested rows at alpha {alpha:g}; "
-            "95% bootstrap interval of the ratio of medians"
+            test_line(threshold, alpha, twosample.DEFAULT_RUN_SPREAD).format(tested=tested)
         )
     lines += [*notes, *(f"# warning: {w}" for w in warns), ""]
     lines.append(
@@ -202,47 +213,12 @@ def _engines(rows: list[ComparedRow]) -> bool:
     return len({r.extras.get("engine") for r in rows}) > 1
 
 
-BLIND = 2.0  # a row whose test cannot call a slowdown of this ratio says so
-
-
-def detectability(rows: list[ComparedRow]) -> dict | None:
-    """What the rows' tests could call: the smallest slowdown per row (ComparedRow.detectable),
-    their median and largest, and the rows that could not call even BLIND x; None where no row has
-    one (the two-file gate's rows)."""
-    d = sorted(r.detectable for r in rows if r.tested and r.detectable is not None)
-    if not d:
-        return None
-    blind = [r.label() for r in rows if r.detectable is not None and r.detectable >= BLIND]
-    return {
-        "median": d[len(d) // 2],
-        "largest": d[-1],
-        "blind": len(blind),
-        "blind_rows": blind[:20],
-    }
-
-
-def _detect_line(rows: list[ComparedRow]) -> list[str]:
-    got = detectability(rows)
-    if got is None:
-        return []
-    line = (
-        f"# detectable: the smallest slowdown these baselines let the test call is "
-        f"{got['median']:.2f}x on the median row, {got['largest']:.2f}x on the worst"
-    )
-    if got["blind"]:
-        line += (
-            f"; {got['blind']} rows cannot detect less than {BLIND:g}x here (their baseline "
-            "runs spread too widely: not 'no regression' but no verdict below that)"
-        )
-    return [line]
-
-
 def _gate_lines(
     rows: list[ComparedRow], threshold: float, alpha: float, gate_unsampled: bool
 ) -> list[str]:
     if not rows:
         return []
-    return _verdict_lines(rows, threshold, alpha, gate_unsampled) + _detect_line(rows)
+    return _verdict_lines(rows, threshold, alpha, gate_unsampled) + detect_lines(rows)
 
 
 def _verdict_lines(
@@ -318,6 +294,10 @@ def row_json(r: ComparedRow, with_engine: bool = False) -> dict:
         "ci": list(r.ci) if r.ci else None,
         "interval": r.interval if r.ci else None,
         "detectable": _num(r.detectable),
+        "within_spread": list(r.within) if r.within else None,
+        "rho": list(r.rho) if r.rho else None,
+        "n_eff": list(r.n_eff) if r.n_eff else None,
+        "taken": list(r.taken) if r.taken else None,
         "k_old": r.k_old or None,
         "k_new": r.k_new or None,
         "p_slower": _num(r.p_slower),
@@ -349,10 +329,12 @@ def to_json(
     findings: list[dict] = (),
     method: dict | None = None,
     baseline: dict | None = None,
+    run_spread: float | None = None,
 ) -> dict:
     """The machine-readable verdict of `commbench compare --json` (docs/statistics.md): verdict
-    pass, regression, refused (a finding the gate cannot vouch past) or error (bad input)."""
-    refused = any(f["effect"] == "refused" for f in findings)
+    pass, regression, too-noisy (the one refusal: the rows cannot see the threshold), refused
+    (a finding the gate cannot vouch past) or error (bad input)."""
+    refused = {f["code"] for f in findings if f["effect"] == "refused"}
     bad = regressions(rows, gate_unsampled)
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("slower", "faster", "same")}
     engines = _engines(rows)
@@ -365,10 +347,11 @@ def to_json(
         "alpha": alpha,
         "confidence": 0.95,
         "gate_unsampled": gate_unsampled,
+        "run_spread": run_spread,
         "method": method or METHOD,
         **({"baseline": baseline} if baseline else {}),
         "exit_status": status,
-        "verdict": {0: "pass", 1: "regression"}.get(status, "refused" if refused else "error"),
+        "verdict": {0: "pass", 1: "regression"}.get(status, _refusal(refused)),
         "regressions": [r.label(engines) for r in bad],
         "summary": {
             "matched": len(rows),
@@ -387,6 +370,12 @@ def to_json(
         "findings": list(findings),
         "rows": [row_json(r, engines) for r in rows],
     }
+
+
+def _refusal(codes: set[str]) -> str:
+    if codes == {"too-noisy"}:
+        return "too-noisy"
+    return "refused" if codes else "error"
 
 
 def write_json(path: str, payload: dict) -> str | None:

@@ -20,7 +20,8 @@ import sys
 from dataclasses import dataclass, field
 
 from commbench import records
-from commbench.views import compare_text
+from commbench.models import twosample
+from commbench.views import compare, compare_text
 
 REFUSED, WARNING = "refused", "warning"
 
@@ -64,6 +65,13 @@ RULES: dict[str, tuple[str, str | None, str]] = {
         "--gate-unsampled",
         "no matched row has --samples in both runs: no row can be tested",
     ),
+    "too-noisy": (
+        REFUSED,
+        "--allow-noisy",
+        "more than half of the tested rows cannot detect a slowdown of 1 + 4 x threshold (their "
+        "detectable ratio; the threshold taken as at least 5%): the runs vary too much (the "
+        "history gate: its baseline runs) for a pass or a regression to mean anything",
+    ),
     "untested-slower": (
         WARNING,
         "--gate-unsampled",
@@ -102,7 +110,8 @@ RULES: dict[str, tuple[str, str | None, str]] = {
 OVERRIDES = {
     "--gate-unsampled": (
         "judges untested rows by their ratio against the threshold and the rank spread"
-    )
+    ),
+    "--allow-noisy": "judges the rows as they are: a pass says nothing below that ratio",
 }
 
 
@@ -294,6 +303,42 @@ def untested(
     return []
 
 
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def noisy(rows: list, threshold: float, allowed: set[str]) -> list[Finding]:
+    """Too noisy to judge (twosample.too_noisy on the rows' detectable ratios): the two-file
+    gate says how much the noisier run's rows vary between their samples, the store's gate how
+    much its baseline runs vary between each other."""
+    have = [r for r in rows if r.tested and r.detectable is not None]
+    if not twosample.too_noisy([r.detectable for r in have], threshold):
+        return []
+    if all(r.versus == "base" for r in have):
+        who, spread = "the baseline's rows", _median([r.noise for r in have])
+        where = f"between runs (over {_median([r.k_old for r in have])} baseline runs a row)"
+    else:
+        old, new = (_median([r.within[i] for r in have if r.within]) for i in (0, 1))
+        i, who = (1, "NEW's rows") if new >= old else (0, "OLD's rows")
+        spread = max(old, new)
+        rounds = all(r.taken and r.taken[i] == compare.ROUNDS for r in have)
+        where = "between rounds" if rounds else "between samples"
+    limit = twosample.noisy_limit(threshold)
+    over = [r for r in have if r.detectable > limit]
+    return [
+        finding(
+            "too-noisy",
+            f"too noisy to judge: {who} vary by {spread:.1%} {where}; a slowdown below "
+            f"{_median([r.detectable for r in have]):.2f}x cannot be seen ({len(over)} of "
+            f"{len(have)} tested rows cannot detect {limit:.2f}x, 1 + {twosample.NOISY_FACTOR} "
+            "x the threshold)",
+            allowed,
+            "",
+            [r.label() for r in over],
+        )
+    ]
+
+
 def unmatched(counts: tuple[int, int], allowed: set[str]) -> list[Finding]:
     if not any(counts):
         return []
@@ -341,6 +386,8 @@ def gate_line(found: list[Finding]) -> str | None:
     bad = refused(found)
     if not bad:
         return None
+    if {f.code for f in bad} == {"too-noisy"}:
+        return f"# gate: TOO NOISY (exit 2): {bad[0].message}"
     return "# gate: REFUSED (exit 2): the comparison cannot be vouched for: " + "; ".join(
         dict.fromkeys(f.code for f in bad)
     )

@@ -144,7 +144,7 @@ def section(rows: list[ComparedRow], a: Side, b: Side, threshold: float, alpha: 
             "libraries, as <code>commbench compare A B --across mpi</code> compares them. Per "
             "row B/A, the ratio of the reported times (of the medians of the samples for a "
             f"tested row); a difference is <b>supported</b> when it is beyond {threshold:.0%} "
-            "by the ratio of medians and significant by Mann-Whitney U on the samples after "
+            "by the ratio of medians and significant by the two-file test on the samples after "
             f"Benjamini-Hochberg at {alpha:g} (docs/statistics.md).</p>",
             _libraries(a, b),
             "<p>The same in both: "

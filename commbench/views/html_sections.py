@@ -322,7 +322,7 @@ def comparison(runs: list) -> str | None:
         "time (t_max; t_ovrl for overlap tables) per matched row, as "
         "<code>commbench compare</code> gives it. Rows with --samples in both runs are tested: "
         f"<span class=slower>slower</span> means more than {THRESHOLD:.0%} slower by the ratio of "
-        "medians and significant by Mann-Whitney U after Benjamini-Hochberg at 0.05 "
+        "medians and significant by the two-file test after Benjamini-Hochberg at 0.05 "
         f"(docs/statistics.md). Other rows: a change within {THRESHOLD:.0%} or within the larger "
         "rank-to-rank spread (t_max &minus; t_min) / t_max of the two rows is "
         "<span class=same>same</span>.</p>"

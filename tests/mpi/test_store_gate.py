@@ -40,9 +40,12 @@ def _slowed(src: Path, out: Path, factor: float, day: int) -> Path:
     return out
 
 
-def _gate(new: Path, db: Path, *extra: str) -> tuple[int, dict, str]:
+def _gate(new: Path, db: Path, *extra: str, noisy: bool = True) -> tuple[int, dict, str]:
+    """The gate's exit status, JSON verdict and stderr; noisy: --allow-noisy, so that the
+    rows decide on a loaded machine too, whose runs (without --samples) can spread by 80 %
+    and make the gate "too noisy to judge" (the band test below asks for that)."""
     p = commbench("compare", str(new), "--baseline", str(db), "--threshold", "20%",
-                  "--json", "-", *extra)  # fmt: skip
+                  "--json", "-", *extra, *(["--allow-noisy"] if noisy else []))  # fmt: skip
     return p.returncode, json.loads(p.stdout), p.stderr
 
 
@@ -103,8 +106,9 @@ def test_a_persistent_regression_stays_red_until_accepted(nights, tmp_path):
 
 def test_the_band_is_what_is_tested_and_the_gate_says_what_it_cannot_detect(nights, tmp_path):
     """In text and JSON a row is called only outside its band, and the band's upper end is
-    the row's detectable slowdown; a baseline spread so wide that 2x cannot be called says
-    "cannot detect less than 2x" instead of a plain "no regression"."""
+    the row's detectable slowdown; a baseline spread so wide that 2x cannot be called is "too
+    noisy to judge" (exit 2), and under --allow-noisy says "cannot detect less than 2x"
+    instead of a plain "no regression"."""
     d, files = nights
     db = tmp_path / "s.db"
     wild = [files[0], _slowed(files[1], tmp_path / "w1.json", 6.0, 1),
@@ -112,14 +116,20 @@ def test_the_band_is_what_is_tested_and_the_gate_says_what_it_cannot_detect(nigh
     for f in wild:
         assert commbench("store", "add", str(f), "--store", str(db)).returncode == 0
     new = _slowed(files[3], tmp_path / "new.json", 1.8, 20)
+    rc, verdict, err = _gate(new, db, noisy=False)  # too noisy: no row can see 1 + 4 x 20 %
+    assert rc == 2 and verdict["verdict"] == "too-noisy", err
+    (f,) = [f for f in verdict["findings"] if f["effect"] == "refused"]
+    assert f["message"].startswith("too noisy to judge: the baseline's rows vary by ")
+    assert "between runs" in f["message"] and "a slowdown below " in f["message"]
     rc, verdict, err = _gate(new, db)
-    assert rc == 0, err
+    assert rc == 0 and "too-noisy" in [f["code"] for f in verdict["findings"]], err
     for r in verdict["rows"]:
         lo, hi = r["ci"]
         assert r["interval"] == "band" and r["detectable"] == pytest.approx(hi)
         assert r["verdict"] == "same" or not (lo <= r["ratio"] <= hi), r
     blind = verdict["summary"]["detectable"]
     assert blind["blind"] == len(verdict["rows"]) and blind["median"] > 2
-    p = commbench("compare", str(new), "--baseline", str(db), "--threshold", "20%")
+    p = commbench("compare", str(new), "--baseline", str(db), "--threshold", "20%",
+                  "--allow-noisy")  # fmt: skip
     assert p.returncode == 0 and "rows cannot detect less than 2x here" in p.stdout, p.stdout
     assert "# detectable: the smallest slowdown" in p.stdout

@@ -61,7 +61,7 @@ def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path, measured):
         assert at.index(True) == 5  # the published row is the lower median of its 12 samples
     text = commbench("report", str(path))
     assert text.returncode == 0 and "# OSU MPI Latency Test v7.4" in text.stdout
-    rc, verdict = gate(path, path)
+    rc, verdict = gate(path, path, "--allow-noisy")  # the rows decide: nothing is slower
     assert rc == 0 and verdict["summary"]["tested"] == 27 and verdict["verdict"] != "refused"
     # the even and the odd samples of one run: the same conditions by construction
     # (tests/system/test_gate.py)
@@ -74,7 +74,9 @@ def test_osu_samples_are_kept_and_gated(osu_sampled, tmp_path, measured):
             ]
         halves.append(tmp_path / f"half{start}.json")
         halves[-1].write_text(json.dumps(half))
-    rc, verdict = gate(*halves, "--threshold", "10%")
+    # --allow-noisy: 6 samples a side make a wide test ("too noisy" where a burst widens it
+    # further); what this asks is that the rows call nothing
+    rc, verdict = gate(*halves, "--threshold", "10%", "--allow-noisy")
     flagged = verdict["regressions"]
     measured(f"even against odd samples: {len(flagged)} of 27 rows flagged; {said(share)}")
     if share >= QUIET:

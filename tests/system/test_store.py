@@ -112,8 +112,11 @@ def test_the_gate_judges_against_the_spread_between_runs(history, tmp_path):
     db, files = history
     new = tmp_path / "new.json"
     _run(new)
+    # --allow-noisy: on a loaded 2-core machine six runs of one configuration can spread by a
+    # factor of 2 (measured: 68 %), which makes the gate "too noisy to judge" even at 50 %;
+    # this test is about the between-run mechanism, so the rows decide
     p = cb("compare", str(new), "--baseline", f"{db}:tag=nightly", "--system", "lab",
-           "--threshold", "50%", "--json", "-")  # fmt: skip
+           "--threshold", "50%", "--json", "-", "--allow-noisy")  # fmt: skip
     verdict = json.loads(p.stdout)
     assert p.returncode == 0, p.stdout + p.stderr
     assert verdict["verdict"] == "pass" and [r["id"] for r in verdict["baseline"]["runs"]] == [
@@ -131,7 +134,7 @@ def test_the_gate_judges_against_the_spread_between_runs(history, tmp_path):
     p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%")
     assert p.returncode == 2 and "MPI environment variables differs" in p.stderr
     p = cb("compare", str(slow), "--baseline", str(db), "--system", "lab", "--threshold", "50%",
-           "--allow-different")  # fmt: skip
+           "--allow-different", "--allow-noisy")  # fmt: skip
     assert p.returncode == 1, p.stdout + p.stderr
     assert "# regression: PingPong np=2 bytes=" in p.stdout and "new/base" in p.stdout
     assert "baseline runs differ from NEW" in p.stdout
@@ -147,7 +150,9 @@ def test_confirm_calls_a_regression_on_its_second_run(history, tmp_path):
     first, second = tmp_path / "slow1.json", tmp_path / "slow2.json"
     _run(first, "--system=lab", env=TCP)
     _run(second, "--system=lab", env=TCP)
-    judge = ["--baseline", str(db), "--confirm", "--allow-different", "--threshold", "50%"]
+    # --allow-noisy: the rows decide, however loaded the machine is
+    judge = ["--baseline", str(db), "--confirm", "--allow-different", "--threshold", "50%",
+             "--allow-noisy"]  # fmt: skip
     p = cb("compare", str(second), *judge)  # the latest stored run is an ordinary one
     assert p.returncode == 0, p.stdout + p.stderr
     assert (
@@ -166,7 +171,8 @@ def test_one_baseline_run_is_the_two_file_test_said_so(history, tmp_path):
     p = cb("compare", str(files[5]), "--baseline", f"{db}:id=1", "--system", "lab",
            "--threshold", "50%")  # fmt: skip
     assert p.returncode in (0, 1), p.stderr
-    assert "between-run noise cannot be estimated" in p.stdout and "Mann-Whitney" in p.stdout
+    assert "between-run noise cannot be estimated" in p.stdout
+    assert "in the median of the log-samples" in p.stdout
 
 
 def test_a_baseline_that_matches_nothing_or_another_mpi_is_refused(history, tmp_path):
