@@ -65,6 +65,7 @@ def test_an_interrupted_run_is_refused_unless_allowed(base, tmp_path):
         # on a machine twice as fast too (400 samples ended the whole run in 0.4 s, before SIGTERM)
         "--samples",
         "20000",
+        "--consecutive-samples",  # rows written as they end: SIGTERM once two are
         "-o",
         str(out),
     ]

@@ -197,6 +197,7 @@ def test_an_interrupted_run_is_kept_but_never_a_baseline(history, tmp_path):
     db = tmp_path / "cut.db"
     cut = tmp_path / "cut.json"
     argv = ["run", "-n", "2", "PingPong", "Allreduce", "-iter", "2000", "--samples", "10"]
+    argv += ["--consecutive-samples"]  # rows written as they end: a cut after the third
     proc = subprocess.Popen(
         [sys.executable, "-m", "commbench", *argv, "-o", str(cut), f"--store={db}", "--system=lab"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV},
