@@ -67,7 +67,7 @@ of the ratio of medians, and per row the smallest slowdown the test could detect
   --history N         with --baseline: the spread between runs is estimated from the N latest
                       comparable runs, the baseline's among them (default 20)
   --min-spread F      with --baseline: the spread's floor, as a standard deviation of the
-                      log-values (default 5%: runs on a shared machine never agree closer)
+                      log-values (default 3%: back-to-back runs differ by 2-3%)
   --confirm           with --baseline: a row is a regression only when the latest stored run
                       lay above the band too (both judged against the runs before it): a
                       regression is called on its second run, a one-run shift never

@@ -17,14 +17,14 @@ import sys
 from collections import Counter
 
 from commbench import records
-from commbench.models import betweenruns
+from commbench.models import betweenruns, twosample
 from commbench.store import index, runs, selector
 from commbench.store.db import Store, StoreError
 from commbench.views import compare, compare_gate, compare_trust, results_file
 
 DEFAULT_LAST = 5  # baseline runs: the centre
 DEFAULT_HISTORY = compare_gate.CompareArgs.history  # runs the spread is estimated from
-DEFAULT_MIN_SPREAD = compare_gate.CompareArgs.min_spread  # its floor (sd of log-values; about 5 %)
+DEFAULT_MIN_SPREAD = compare_gate.CompareArgs.min_spread  # its floor (sd of log-values; about 3 %)
 ONE_RUN = (
     "the baseline is one stored run: between-run noise cannot be estimated, so this is the "
     "two-file test on the samples within the two runs, which calls whole-run shifts regressions "
@@ -48,8 +48,8 @@ METHOD = {
         "it is unless the Benjamini-Hochberg correction lifts its q above alpha"
     ),
     "detectable": (
-        "per row: the band's upper end, the smallest slowdown the test can call (a slowdown of "
-        "that size is called about half the time)"
+        "per row: the smallest slowdown the test calls 9 times in 10 at alpha (beyond the band's "
+        "upper end, where it is called half the time)"
     ),
     "too_noisy": (
         "more than half of the tested rows with a detectable ratio above 1 + 4 x threshold "
@@ -345,9 +345,11 @@ def _row(r: records.Measurement, x: float, base: list[float], wide: list[float],
         )
         return compare.ComparedRow(key, base[0], x, ratio, 0.0, verdict, r.family, extras, **how,
                            why_untested=f"{len(base)} baseline runs hold it")  # fmt: skip
+    own, _ = compare.sample_values(r)  # NEW's samples: how sure its own value is
     t = betweenruns.test(
-        base, x, args.threshold, args.alpha, history=wide, min_spread=args.min_spread
-    )
+        base, x, args.threshold, args.alpha, history=wide, min_spread=args.min_spread,
+        new_se=twosample.series(own).se if own is not None else 0.0,
+    )  # fmt: skip
     return compare.ComparedRow(
         key, t.center, x, t.ratio, t.spread, "same", r.family, extras, **how, tested=True,
         ci=(t.band[0] / t.center, t.band[1] / t.center), k_new=1, p_slower=t.p_slower,

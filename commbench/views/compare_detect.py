@@ -1,6 +1,6 @@
 """What the tests of `commbench compare` could see (no MPI): the smallest slowdown each row's
-test could call (ComparedRow.detectable: the two-file test's at 90 % power, the store's band's
-upper end), over the rows and per table, and how the samples were taken (docs/statistics.md).
+test could call (ComparedRow.detectable: either gate's at 90 % power), over the rows and per
+table, and how the samples were taken (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ def _table(r: ComparedRow) -> str:
 
 def detectability(rows: list[ComparedRow]) -> dict | None:
     """What the rows' tests could call: the smallest slowdown per row (ComparedRow.detectable;
-    power: the probability that a slowdown of that size is called, 0.9 for the two-file test,
-    about 0.5 for the store's band), its median and largest over the rows and per table, and
+    power: the probability that a slowdown of that size is called, 0.9 in both gates), its
+    median and largest over the rows and per table, and
     the rows that could not call even BLIND x; None where no row has one."""
     have = [r for r in rows if r.tested and r.detectable is not None]
     if not have:
@@ -34,7 +34,8 @@ def detectability(rows: list[ComparedRow]) -> dict | None:
     return {
         "median": d[len(d) // 2],
         "largest": d[-1],
-        "power": 0.5 if all(r.versus == "base" for r in have) else twosample.POWER,
+        "power": twosample.POWER,  # the store's test (models.betweenruns) at the same power
+        "versus": "base" if all(r.versus == "base" for r in have) else "old",
         "blind": len(blind),
         "blind_rows": blind[:20],
         "tables": [
@@ -50,10 +51,7 @@ def detect_lines(rows: list[ComparedRow]) -> list[str]:
     if got is None:
         return []
     what = (
-        "the smallest slowdown these baselines let the test call (the band's upper end: a "
-        "slowdown of that size is called about half the time)"
-        if got["power"] == 0.5
-        else "the smallest slowdown each row's test calls 9 times in 10 (at alpha, before "
+        "the smallest slowdown each row's test calls 9 times in 10 (at alpha, before "
         "Benjamini-Hochberg)"
     )
     line = (
@@ -63,7 +61,7 @@ def detect_lines(rows: list[ComparedRow]) -> list[str]:
     if got["blind"]:
         line += (
             f"; {got['blind']} rows cannot detect less than {BLIND:g}x here (their "
-            f"{'baseline runs' if got['power'] == 0.5 else 'samples'} spread too widely: not "
+            f"{'baseline runs' if got['versus'] == 'base' else 'samples'} spread too widely: not "
             "'no regression' but no verdict below that)"
         )
     tables = got["tables"]

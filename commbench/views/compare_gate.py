@@ -54,7 +54,7 @@ class CompareArgs:
     baseline: str | None = None  # STORE[:SELECTOR]: NEW against stored runs (commbench.store)
     system: str | None = None  # with --baseline: the system NEW belongs to
     history: int = 20  # with --baseline: runs the spread is estimated from
-    min_spread: float = 0.05  # with --baseline: the spread's floor
+    min_spread: float = 0.03  # with --baseline: the spread's floor (models.betweenruns)
     confirm: bool = False  # with --baseline: the latest stored run must be slower too
 
     @property

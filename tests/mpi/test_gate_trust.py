@@ -105,7 +105,9 @@ def test_a_failed_check_is_refused_whatever_is_allowed(base, tmp_path):
     )
     good = run(tmp_path / "good.json", *SAMPLED, "-check")
     for old, new in ((good, bad), (bad, good)):
-        rc, doc, _ = gate(old, new, "--allow-incomplete", "--allow-different", "--gate-unsampled")
+        rc, doc, _ = gate(
+            old, new, "--allow-incomplete", "--allow-different", "--gate-unsampled", "--allow-noisy"
+        )
         assert rc == 2 and codes(doc, "refused") == ["check-failed"], doc["findings"]
         assert (
             "timings are not valid" in doc["findings"][0]["message"] and doc["findings"][0]["rows"]

@@ -125,7 +125,7 @@ def test_the_band_is_what_is_tested_and_the_gate_says_what_it_cannot_detect(nigh
     assert rc == 0 and "too-noisy" in [f["code"] for f in verdict["findings"]], err
     for r in verdict["rows"]:
         lo, hi = r["ci"]
-        assert r["interval"] == "band" and r["detectable"] == pytest.approx(hi)
+        assert r["interval"] == "band" and r["detectable"] > hi  # 9 in 10 beyond half
         assert r["verdict"] == "same" or not (lo <= r["ratio"] <= hi), r
     blind = verdict["summary"]["detectable"]
     assert blind["blind"] == len(verdict["rows"]) and blind["median"] > 2

@@ -187,7 +187,8 @@ def test_an_interrupted_run_is_refused_unless_allowed(ompi_live, tmp_path):
     out = tmp_path / "cut.json"
     # 2000 samples a row: seconds a row, so the run is still going when SIGTERM comes, on a
     # machine twice as fast as this one too
-    args = ["PingPong", "Allreduce", *SAME[:-1], "2000", "-o", str(out)]
+    # one after another: rows are written as they end (in rounds, only after the last)
+    args = ["PingPong", "Allreduce", *SAME[:-1], "2000", "--consecutive-samples", "-o", str(out)]
     cmd = [sys.executable, "-m", "commbench", "run", "-n", "2", *args]
     env = {**os.environ, **ENV}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

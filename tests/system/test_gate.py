@@ -245,16 +245,29 @@ def test_a_runs_samples_scaled_are_judged_against_the_threshold(sampled, tmp_pat
 
 
 def _noisy(doc):
-    """Every other sample 3 times longer: NEW's rows vary by a factor of 3 between samples."""
+    """Every other sample 3 times longer, the others 3 times shorter: NEW's rows vary by a
+    factor of 9 between samples around the same middle (no row slower through the noise)."""
     for r in doc["records"]:
         st = r["extra"]["samples"]
-        st["t_max_samples"] = [t * (3 if i % 2 else 1) for i, t in enumerate(st["t_max_samples"])]
+        st["t_max_samples"] = [
+            t * (3 if i % 2 else 1 / 3) for i, t in enumerate(st["t_max_samples"])
+        ]
+
+
+def _noisy_and_slower(doc):
+    """NEW's samples both noisy and 20 times longer: slower through any noise."""
+    _noisy(doc)
+    for r in doc["records"]:
+        st = r["extra"]["samples"]
+        st["t_max_samples"] = [t * 20 for t in st["t_max_samples"]]
 
 
 def test_a_run_too_noisy_to_judge_is_exit_2_unless_allowed(sampled, tmp_path):
-    """Half of NEW's samples 3 times longer: no row's test can see 1 + 4 x the threshold, so
-    the gate says "too noisy to judge" (exit 2, verdict too-noisy) instead of a pass or a
-    regression; --allow-noisy makes it a warning and the rows decide (exit 0 or 1)."""
+    """Half of NEW's samples 3 times longer, half 3 times shorter: no row's test can see 1 + 4
+    x the threshold, so the gate says "too noisy to judge" (exit 2, verdict too-noisy) instead
+    of a pass; --allow-noisy makes it a warning and the rows decide (exit 0 or 1). Rows slower
+    through the noise are a regression (exit 1) with the noise said as a warning: noise can
+    hide a small slowdown, never make a large one green."""
     noisy = edited(sampled, tmp_path / "noisy.json", _noisy)
     rc, doc, err = gate(sampled, noisy)
     assert rc == 2 and doc["verdict"] == "too-noisy" and doc["exit_status"] == 2, err
@@ -270,6 +283,11 @@ def test_a_run_too_noisy_to_judge_is_exit_2_unless_allowed(sampled, tmp_path):
     rc, doc, err = gate(sampled, noisy, "--allow-noisy")
     assert rc in (0, 1) and doc["verdict"] in ("pass", "regression"), err
     assert [f["effect"] for f in doc["findings"] if f["code"] == "too-noisy"] == ["warning"]
+    worse = edited(sampled, tmp_path / "worse.json", _noisy_and_slower)
+    rc, doc, err = gate(sampled, worse)
+    assert rc == 1 and doc["verdict"] == "regression" and doc["regressions"], err
+    (f,) = [f for f in doc["findings"] if f["code"] == "too-noisy"]
+    assert f["effect"] == "warning" and "slower beyond that noise" in f["message"]
 
 
 SLOW = ["PingPong", "-msglog", "13:16", "-iter", "20", "-time", "10"]  # 0 B, 8 KiB … 64 KiB

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import stdtrit
 
 from commbench.models import betweenruns, twosample
 
@@ -40,7 +41,7 @@ def test_the_band_is_what_the_test_calls_and_holds_one_more_run_as_often_as_it_s
     """A new value is called slower (p <= alpha) exactly above the band and faster exactly
     below it (issue 46: a row was called slower inside a two-sided 95 % band printed beside a
     one-sided test); with no threshold the band holds one more run 1 - 2 alpha of the time;
-    detectable is the band's upper end over the centre."""
+    detectable is the slowdown called 9 times in 10, beyond the band's upper end."""
     rng = np.random.default_rng(3)
     inside = 0
     draws = _draws(rng, 5, 0.3, 4000)
@@ -49,7 +50,12 @@ def test_the_band_is_what_the_test_calls_and_holds_one_more_run_as_often_as_it_s
         t = betweenruns.test(d[:-1], d[-1], threshold, alpha=0.025)
         lo, hi = t.band
         assert (t.p_slower <= 0.025) == (d[-1] > hi) and (t.p_faster <= 0.025) == (d[-1] < lo)
-        assert t.detectable == pytest.approx(hi / t.center)
+        # detectable: the band's end (called half the time) moved on to 90 % power
+        half = math.log(hi / t.center) - math.log1p(threshold)
+        scale = half / stdtrit(len(d) - 2, 1 - 0.025)
+        assert t.detectable == pytest.approx(
+            hi / t.center * math.exp(stdtrit(len(d) - 2, 0.9) * scale)
+        )
         if not threshold:
             inside += lo <= d[-1] <= hi
     assert 0.94 <= inside / (len(draws) / 2) <= 0.96
@@ -59,6 +65,11 @@ def test_identical_baselines_and_edges():
     t = betweenruns.test([2.0, 2.0, 2.0], 2.2, threshold=0.05)
     assert t.p_slower == 0.0 and t.ratio == pytest.approx(1.1)
     assert t.band == pytest.approx((2.0 / 1.05, 2.0 * 1.05)) and t.detectable == pytest.approx(1.05)
+    # its own samples' spread (new_se) widens the prediction: a value that was called is not
+    t = betweenruns.test([1.0, 1.02, 0.98, 1.01, 0.99], 1.3, threshold=0.05, min_spread=0.03)
+    assert t.p_slower < 0.01
+    wide = betweenruns.test([1.0, 1.02, 0.98, 1.01, 0.99], 1.3, 0.05, min_spread=0.03, new_se=0.4)
+    assert wide.p_slower > 0.2 and wide.detectable > 2 * t.detectable - 1
     t = betweenruns.test([2.0, 2.0, 2.0], 2.05, threshold=0.05)
     assert t.p_slower == 1.0 and t.p_faster == 1.0
     with pytest.raises(ValueError):
