@@ -198,29 +198,29 @@ def build_stealer(tmp: Path) -> Path:
     return exe
 
 
-def calibrate(a, tmp: Path, exe: Path) -> dict[float, float]:
-    """Duty -> effect, measured at a few duties (each against a baseline run beside it); the
-    duty for each target effect interpolated from them."""
-    duties = [0.0, 0.01, 0.03, 0.08, 0.2, 0.35]
-    got = {0.0: 1.0}
-    for d in duties[1:]:
-        base = run(tmp / f"cal-base-{d}.json", SLOW, 5, None, bound=True)
-        with stealer(exe, d):
-            slow = run(tmp / f"cal-slow-{d}.json", SLOW, 5, None, bound=True)
-        got[d] = effect(base, slow)
-        print(f"   calibration: duty {d:.0%} of every {PERIOD_US} us: {got[d]:.3f}x", flush=True)
-    out, most = {}, 1.0
-    pts = []
-    for d, e in sorted(got.items()):  # an effect never falls as the duty grows: noise if it does
-        most = max(most, e)
-        pts.append((d, most))
+def probe(tmp: Path, exe: Path, duty: float, tag: str) -> float:
+    """The effect of the stealer at duty: a baseline run and a slowed run beside it."""
+    base = run(tmp / f"cal-base-{tag}.json", SLOW, 5, None, bound=True)
+    with stealer(exe, duty):
+        slow = run(tmp / f"cal-slow-{tag}.json", SLOW, 5, None, bound=True)
+    return effect(base, slow)
+
+
+def calibrate(a, tmp: Path, exe: Path) -> dict[int, float]:
+    """The duty for each target effect: from a first guess (a preemption costs more than its
+    duty), a few probes, each scaling the duty by target / measured excess; the closest kept."""
+    out = {}
     for e in a.effects:
-        target = 1 + e / 100
-        for (d0, e0), (d1, e1) in zip(pts, pts[1:]):
-            if e0 <= target <= e1 or (d1, e1) == pts[-1]:
-                out[e] = d0 + (d1 - d0) * (target - e0) / max(e1 - e0, 1e-9)
+        duty, tried = e / 100 / (1 + e / 100) * 0.6, []
+        for step in range(4):
+            got = probe(tmp, exe, duty, f"{e}-{step}")
+            tried.append((abs(got - 1 - e / 100), duty, got))
+            print(f"   calibration {e}%: duty {duty:.3f} of every {PERIOD_US} us: {got:.3f}x",
+                  flush=True)  # fmt: skip
+            if abs(got - 1 - e / 100) <= 0.02 * (1 + e / 100):
                 break
-        out[e] = min(max(out[e], 0.001), 0.6)
+            duty = min(max(duty * (e / 100) / max(got - 1, 0.005), duty / 3), min(duty * 3, 0.6))
+        out[e] = min(tried)[1]
     return out
 
 
