@@ -21,11 +21,14 @@
    and a slowed run; the two-file gate judges (baseline, slowed), the history gate the slowed run
    against the store. Detection: exit 1 with at least half of the rows named.
 
+3. Cost (--parts cost): the A/A run's wall time with its samples in rounds and with
+   --consecutive-samples, alternating, --trials each.
+
 Prints a table per part, a summary table of the rates, and with --figure PATH a figure of the
 detection rate against the effect, the false-alarm rates at 0. docs/statistics.md quotes it.
 
     python benchmarks/gate_study.py [--pairs 20] [--trials 10] [--samples 20] [--seed 5]
-        [--effects 5,10,20,50] [--parts aa,slow] [--loads quiet,load] [--figure F] [--keep DIR]
+        [--effects 5,10,20,50] [--parts aa,slow,cost] [--loads quiet,load] [--figure F] [--keep DIR]
 
 Needs root (the stealer's real-time priority) and a C compiler for part 2.
 """
@@ -264,6 +267,26 @@ def slowdowns(a, tmp: Path) -> dict:
     return out
 
 
+# -- part 3: what rounds cost --------------------------------------------------------------
+def cost(a, tmp: Path) -> None:
+    """Wall time of the A/A run with its samples in rounds and one after another
+    (--consecutive-samples), alternating, --trials each; their medians and ratio."""
+    print(f"## cost: `commbench run -n 2 {' '.join(AA)} --samples {a.samples}` in rounds and "
+          f"with --consecutive-samples, alternating, {a.trials} each\n")  # fmt: skip
+    took: dict[str, list[float]] = {"rounds": [], "consecutive": []}
+    for i in range(a.trials):
+        for how in took:
+            extra = ["--consecutive-samples"] if how == "consecutive" else []
+            t = time.monotonic()
+            run(tmp / f"cost-{how}-{i}.json", [*AA, *extra], a.samples, None)
+            took[how].append(time.monotonic() - t)
+    for how, ts in took.items():
+        print(f"   {how:<12} " + " ".join(f"{t:.2f}" for t in ts) +
+              f"  median {statistics.median(ts):.2f} s")  # fmt: skip
+    ratio = statistics.median(took["rounds"]) / statistics.median(took["consecutive"])
+    print(f"\nrounds / consecutive: {ratio:.3f} (medians of whole runs, start-up included)\n")
+
+
 def summary(aa_res: dict, slow_res: dict, a) -> None:
     print("## summary\n")
     print("| condition | two-file gate | history gate |\n|---|---|---|")
@@ -317,7 +340,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=5, help="stored runs before the first judged")
     ap.add_argument("--effects", default="5,10,20,50")
-    ap.add_argument("--parts", default="aa,slow")
+    ap.add_argument("--parts", default="aa,slow,cost")
     ap.add_argument("--loads", default="quiet,load")
     ap.add_argument("--figure", metavar="PATH")
     ap.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
@@ -331,6 +354,8 @@ def main() -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         aa_res = {k: aa(a, tmp, k) for k in a.loads.split(",")} if "aa" in a.parts else {}
         slow_res = slowdowns(a, tmp) if "slow" in a.parts else {}
+        if "cost" in a.parts:
+            cost(a, tmp)
     summary(aa_res, slow_res, a)
     if a.figure:
         figure(a.figure, aa_res, slow_res)

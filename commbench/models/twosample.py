@@ -4,8 +4,13 @@
 * Per run (series). The log-values of the row's samples, in the order taken: their
   median m, their robust scale s = 1.4826 x the median absolute deviation (about the
   relative spread; one slow sample moves neither), the standard error of the median
-  1.2533 s / sqrt(n_eff). n_eff: where the lag-1 autocorrelation rho of the log-values
-  lies above 1.645 / sqrt(n) (a one-sided 5 % test of "no correlation"), the samples
+  1.2533 s / sqrt(n_eff), or where larger the half-width of the median's distribution-free
+  95 % interval (order statistics) over 1.96, times sqrt(n / n_eff): samples split between
+  two levels (a job sharing a core hits some samples of a row and not others) leave the
+  median to jump between the levels, which the MAD does not see (with a background load,
+  two identical runs' 4 KiB PingPong had 7 and 11 of 20 samples at 2.3x the others and were
+  called 1.85x slower on the MAD alone). n_eff: where the lag-1 autocorrelation rho of the
+  log-values lies above 1.645 / sqrt(n) (a one-sided 5 % test of "no correlation"), the samples
   are not independent (a burst, a trend over the run) and count n (1 - rho) / (1 + rho);
   at rho >= UNTESTABLE_RHO (and significant) the row is not tested at all.
 * Between runs. Two runs differ as wholes (placement, frequency, other jobs) by more
@@ -37,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from commbench import records
+
 MIN_SAMPLES = 3  # fewer in either run: no test (a median of 2 is a mean)
 BOOTSTRAP_RESAMPLES = 4999  # 999 past LARGE_K samples a row: the time grows with K x resamples
 LARGE_K = 1000
@@ -62,6 +69,9 @@ class RunSamples:
     scale: float  # 1.4826 MAD of the log-values: about the relative spread
     rho: float  # lag-1 autocorrelation of the log-values, in the order taken
     n_eff: float  # n, or n (1 - rho) / (1 + rho) where rho is significant
+    # the median's standard error from its distribution-free 95 % interval (order statistics,
+    # records.median_ci) over 2 x 1.96; None below 6 samples
+    spread_se: float | None = None
 
     @property
     def widened(self) -> bool:
@@ -74,7 +84,12 @@ class RunSamples:
 
     @property
     def se(self) -> float:
-        return MEDIAN_SE * self.scale / math.sqrt(self.n_eff)
+        """The median log-value's standard error: 1.2533 s / sqrt(n), or where larger the one
+        its order-statistic interval gives (samples split between two levels, as a job
+        sharing a core makes them, leave the median between them: the MAD does not see how
+        far it may jump, the interval does), widened by sqrt(n / n_eff)."""
+        se = max(MEDIAN_SE * self.scale / math.sqrt(self.n), self.spread_se or 0.0)
+        return se * math.sqrt(self.n / self.n_eff)
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,9 @@ def series(samples: np.ndarray) -> RunSamples:
     rho = lag1(x)
     n_eff = n * (1 - rho) / (1 + rho) if significant_rho(n) < rho < 1 else float(n)
     scale = float(median_abs_deviation(x, scale=1 / MAD_NORMAL))
-    return RunSamples(n, float(np.median(x)), scale, rho, n_eff)
+    ci = records.median_ci(x.tolist())
+    spread_se = (ci[1] - ci[0]) / (2 * 1.96) if ci is not None else None
+    return RunSamples(n, float(np.median(x)), scale, rho, n_eff, spread_se)
 
 
 def usable(samples: Sequence[float] | None) -> np.ndarray | None:

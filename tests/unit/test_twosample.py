@@ -70,9 +70,11 @@ def test_the_detectable_ratio_is_the_formula_and_is_detected_nine_times_in_ten()
     old, new = _run(rng), _run(rng)
     t = twosample.compare(old, new, threshold=0.05, alpha=0.05)
     so, sn = twosample.series(old), twosample.series(new)
-    se = math.sqrt(
-        (1.2533 * so.scale) ** 2 / so.n_eff + (1.2533 * sn.scale) ** 2 / sn.n_eff + 2 * 0.02**2
-    )
+    se = math.sqrt(so.se**2 + sn.se**2 + 2 * 0.02**2)
+    for x in (so, sn):  # the MAD's, or the order-statistic interval's where that is wider
+        mad = 1.2533 * x.scale / math.sqrt(x.n_eff)
+        assert x.se == pytest.approx(max(mad, x.spread_se * math.sqrt(x.n / x.n_eff)))
+        assert x.se <= 1.5 * mad  # normal samples: the two agree
     assert so.scale == pytest.approx(1.4826 * np.median(np.abs(np.log(old) - so.center)))
     assert t.se == pytest.approx(se) and t.df == K - 1
     assert t.detectable == pytest.approx(
@@ -162,3 +164,16 @@ def test_too_noisy_is_most_rows_unable_to_see_four_thresholds():
     lines = compare_detect.detect_lines(rows)
     assert lines[0].startswith("# detectable: the smallest slowdown each row's test calls 9")
     assert lines[1].startswith("#   PingPong np=2: median row")
+
+
+def test_samples_split_between_two_levels_do_not_make_a_regression_of_their_median():
+    """A job sharing a core hits some samples of a row and not others: 7 of 20 at 2.3x in OLD,
+    11 of 20 in NEW, the same two levels. The medians fall on either level (1.85x apart), the
+    MAD of NEW's logs does not see how far its median may jump, the order-statistic interval
+    does: not called slower, and the row says it cannot see small changes."""
+    low, high = 1.45, 3.35
+    old = np.array([high if i % 20 < 7 else low for i in range(20)]) * (1 + np.arange(20) / 2000)
+    new = np.array([high if i % 20 < 11 else low for i in range(20)]) * (1 + np.arange(20) / 2000)
+    t = twosample.compare(old, new, 0.05)
+    assert t.ratio > 1.8 and t.p_slower > 0.05, t
+    assert t.detectable > 1.5
