@@ -19,8 +19,8 @@ compare NEW --baseline STORE`; no MPI; scipy.stats.)
   consecutive runs agree with each other more closely than with the run a week later (they
   share the machine's state), so five of them understate how far the next run may fall
   (benchmarks/store_gate.py measured it). The floor is what runs back to back differ by at
-  the least: a row's median moved by 2.3 % (sd) between quiet runs and 3.0 % with a
-  background load (benchmarks/gate_study.py); at 5 % the gate could not call a 20 %
+  the least: a row's median moved by 2.3-2.7 % (sd) between quiet runs and 3.0-3.5 %
+  with a background load (benchmarks/gate_study.py); at 5 % the gate could not call a 20 %
   slowdown 9 times in 10 however many runs it held. The centre stays the latest n runs, so
   the gate follows a machine that changed on purpose.
 * Band. What the test calls, printed as it is tested: exp(mean(L) +- (log(1 + threshold)

@@ -5,8 +5,8 @@ The slowdown is real: two emulated hosts (tests/support/netns.py), h1's link rat
 by tbf for the slowed run; the sizes that outrun the limit must be named. Same
 configuration: one run's samples split in two (even and odd samples: the same
 conditions by construction) must pass at 10 %; two separate runs at a generous
-50 % (this machine is shared; the 10 % false-alarm rate is measured by
-benchmarks/gate_false_alarms.py, docs/statistics.md).
+50 % (this machine is shared; the false-alarm and detection rates are measured by
+benchmarks/gate_study.py, docs/statistics.md).
 """
 
 from __future__ import annotations
