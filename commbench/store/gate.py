@@ -100,7 +100,7 @@ def against(args, new_doc: dict, new: list, store_text: str | None, sel) -> int:
     found = compare_trust.runs({"new": (args.new, new_doc, new)}, args.allowed)
     found += compare_trust.statuses(old, new, args.allowed, ("the latest baseline run", "new"))
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, args.allowed)
-    found += compare_trust.noisy(rows, args.threshold, args.allowed)
+    found += compare_trust.noisy(rows, args.threshold, args.allowed, args.gate_unsampled)
     rc = compare_gate.report(
         args,
         rows,

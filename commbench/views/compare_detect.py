@@ -61,8 +61,8 @@ def detect_lines(rows: list[ComparedRow]) -> list[str]:
     if got["blind"]:
         line += (
             f"; {got['blind']} rows cannot detect less than {BLIND:g}x here (their "
-            f"{'baseline runs' if got['versus'] == 'base' else 'samples'} spread too widely: not "
-            "'no regression' but no verdict below that)"
+            f"{'baseline runs' if got['versus'] == 'base' else 'samples'} spread too widely: "
+            "no verdict below that, which is not a pass)"
         )
     tables = got["tables"]
     out = [line] + [

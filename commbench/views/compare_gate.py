@@ -157,7 +157,7 @@ def findings(
         found.append(compare_trust.finding("options-differ", "; ".join(hard), allowed))
     found += compare_trust.family_options(*docs, allowed)
     found += compare_trust.untested(rows, args.threshold, args.gate_unsampled, allowed)
-    found += compare_trust.noisy(rows, args.threshold, allowed)
+    found += compare_trust.noisy(rows, args.threshold, allowed, args.gate_unsampled)
     return found + compare_trust.unmatched(compare.unmatched(*recs), allowed)
 
 

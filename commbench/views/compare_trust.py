@@ -308,7 +308,9 @@ def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
-def noisy(rows: list, threshold: float, allowed: set[str]) -> list[Finding]:
+def noisy(
+    rows: list, threshold: float, allowed: set[str], gate_unsampled: bool = False
+) -> list[Finding]:
     """Too noisy to judge (twosample.too_noisy on the rows' detectable ratios): the two-file
     gate says how much the noisier run's rows vary between their samples, the store's gate how
     much its baseline runs vary between each other."""
@@ -328,7 +330,7 @@ def noisy(rows: list, threshold: float, allowed: set[str]) -> list[Finding]:
     over = [r for r in have if r.detectable > limit]
     # the test counts the noise: a row slower through it is a regression, and noise cannot
     # make a red gate green; what it hides is a smaller slowdown, which only a pass would miss
-    slower = sum(1 for r in rows if r.regression)
+    slower = len(compare.regressions(rows, gate_unsampled))
     f = finding(
         "too-noisy",
         f"too noisy to judge: {who} vary by {spread:.1%} {where}; a slowdown below "

@@ -112,8 +112,9 @@ def test_a_failed_check_is_refused_whatever_is_allowed(base, tmp_path):
         assert (
             "timings are not valid" in doc["findings"][0]["message"] and doc["findings"][0]["rows"]
         )
-    rc, doc, _ = gate(good, good)
-    assert rc == 0 and doc["verdict"] == "pass" and codes(doc) == []
+    # -iter 50 spreads its samples widely: --allow-noisy, or the pass is "too noisy"
+    rc, doc, _ = gate(good, good, "--allow-noisy")
+    assert rc == 0 and doc["verdict"] == "pass" and codes(doc, "refused") == []
 
 
 def test_rows_not_measured_in_new_are_refused(tmp_path):
@@ -175,7 +176,8 @@ def test_untested_slower_rows_are_named_not_passed_silently(base, tmp_path):
             r["values"] = {k: v * 3 if k.startswith("t") else v for k, v in r["values"].items()}
     slow = tmp_path / "slow.json"
     slow.write_text(json.dumps(doc))
-    text = commbench("compare", str(base), str(slow))
+    # 50 repetitions a sample spread widely: too noisy to pass on its own (not what is tested)
+    text = commbench("compare", str(base), str(slow), "--allow-noisy")
     assert text.returncode == 0, text.stderr
     assert (
         "# warning [untested-slower]: 5 untested rows read slower by more than 5% (up to 3.00x"
