@@ -21,6 +21,13 @@
    and a slowed run; the two-file gate judges (baseline, slowed), the history gate the slowed run
    against the store. Detection: exit 1 with at least half of the rows named.
 
+   On emulated hosts (--parts hosts; root, network namespaces, tests/support/netns.py): 2
+   hosts, OFI over TCP, `PingPong -msglog 0:16 -iter 200 -iter_policy off --samples K`; a tbf
+   rate cut on h1's link calibrated to each --effects size of 20 % and more on the rows from
+   16 KiB (the ones it reaches), and extra bridge hops between h1 and the switch (this kernel
+   has no netem delay) adding at least 20 % to the rows up to 64 B; each --trials times, a
+   stored baseline run and a slowed one, judged as above; rows named outside the ones the
+   injection reaches are counted.
 3. Cost (--parts cost): the A/A run's wall time with its samples in rounds and with
    --consecutive-samples, alternating, --trials each.
 
@@ -28,9 +35,11 @@ Prints a table per part, a summary table of the rates, and with --figure PATH a 
 detection rate against the effect, the false-alarm rates at 0. docs/statistics.md quotes it.
 
     python benchmarks/gate_study.py [--pairs 20] [--trials 10] [--samples 20] [--seed 5]
-        [--effects 5,10,20,50] [--parts aa,slow,cost] [--loads quiet,load] [--figure F] [--keep DIR]
+        [--effects 5,10,20,50] [--parts aa,slow,hosts,cost] [--loads quiet,load] [--figure F]
+        [--keep DIR]
 
-Needs root (the stealer's real-time priority) and a C compiler for part 2.
+Needs root (the stealer's real-time priority, the network namespaces) and a C compiler for
+part 2.
 """
 
 from __future__ import annotations
@@ -267,6 +276,107 @@ def slowdowns(a, tmp: Path) -> dict:
     return out
 
 
+# -- part 2b: slowdowns on emulated hosts -----------------------------------------------------
+HOSTS = ["PingPong", "-msglog", "0:16", "-iter", "200", "-iter_policy", "off"]
+LARGE_FROM = 16384  # rows a rate cut on the link reaches: messages beyond a few packets
+SMALL_UPTO = 64  # rows extra hops on the link reach most: latency-bound
+
+
+def on_rows(base: dict, slow: dict, pick) -> float:
+    """The median over the rows pick() keeps of slowed / baseline medians."""
+    a, b = medians(base), medians(slow)
+    return statistics.median(b[k] / a[k] for k in a if k in b and pick(k[1]))
+
+
+def hosts(a, tmp: Path) -> dict:
+    """Slowdowns of h1's link between 2 emulated hosts (tests/support/netns.py, OFI over TCP):
+    a tbf rate cut reaching the rows from LARGE_FROM, calibrated to each --effects size of 20 %
+    and more, and extra bridge hops (this kernel has no netem delay) reaching the small rows."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+    from store_gate import insert_hops, remove_hops  # noqa: PLC0415 - the hops' plumbing
+
+    from tests.support import netns  # noqa: PLC0415
+
+    why = netns.available()
+    if why is not None:
+        print(f"## slowdowns on emulated hosts: not measured ({why})\n")
+        return {}
+    db, out = tmp / "hosts.db", {}
+    with netns.Cluster(2) as c:
+
+        def hrun(path: Path, store: bool) -> dict:
+            args = ["-n", "2", "-ppn", "1", sys.executable, "-m", "commbench", "run", *HOSTS,
+                    "--samples", str(a.samples), "--no-progress", "--timeout", "120", "-o",
+                    str(path), *([f"--store={db}"] if store else [])]  # fmt: skip
+            p = c.mpiexec(args, netmod="ofi", timeout=900, env={"PYTHONPATH": str(ROOT)})
+            if p.returncode != 0:
+                sys.exit(f"emulated run failed ({p.returncode}): {p.stderr[-2000:]}")
+            return json.loads(path.read_text())
+
+        print(f"## slowdowns on 2 emulated hosts (OFI over TCP): `mpiexec -n 2 -ppn 1 commbench "
+              f"run {' '.join(HOSTS)} --samples {a.samples}`")  # fmt: skip
+        seeds = [hrun(tmp / f"h-seed{i}.json", True) for i in range(a.seed)]
+        bw = statistics.median(65536 / medians(d)[("PingPong", 65536)] for d in seeds)  # MB/s
+        big, small = (lambda x: x >= LARGE_FROM), (lambda x: x <= SMALL_UPTO)
+        injections = []
+        for e in [e for e in a.effects if e >= 20]:
+            rate = bw * 8 / (2 * (1 + e / 100))  # PingPong keeps a direction busy half the time
+            for step in range(3):
+                c.limit("h1", rate_mbit=round(rate))
+                got = on_rows(seeds[-1], hrun(tmp / f"h-cal{e}-{step}.json", False), big)
+                c.unlimit("h1")
+                print(f"   calibration {e}%: tbf {rate:.0f} Mbit/s: rows >= {LARGE_FROM} B "
+                      f"{got:.3f}x", flush=True)  # fmt: skip
+                if abs(got - 1 - e / 100) <= 0.03 * (1 + e / 100):
+                    break
+                rate *= got / (1 + e / 100)
+            r = round(rate)
+            injections.append((f"tbf {e}%", big, lambda r=r: c.limit("h1", rate_mbit=r),
+                               lambda: c.unlimit("h1")))  # fmt: skip
+        hops: list[str] = []
+        for n in (1, 2, 3, 4, 6, 8):
+            hops = insert_hops(c, n)
+            got = on_rows(seeds[-1], hrun(tmp / f"h-hop{n}.json", False), small)
+            remove_hops(c, hops)
+            print(f"   calibration: {n} extra bridge hops: rows <= {SMALL_UPTO} B {got:.3f}x",
+                  flush=True)  # fmt: skip
+            if got >= 1.2:
+                break
+        made: list[str] = []
+        injections.append((f"{n} hops", small, lambda n=n: made.extend(insert_hops(c, n)),
+                           lambda: remove_hops(c, made)))  # fmt: skip
+        print(f"\n{'injection':<10} {'trial':>5} {'effect':>6}  {'two-file':<11} {'named':>5} "
+              f"{'other':>5}  {'history':<11} {'named':>5} {'other':>5}")  # fmt: skip
+        for name, pick, on, off in injections:
+            res = out.setdefault(name, {"two": [], "hist": [], "effect": [], "det2": [],
+                                        "deth": []})  # fmt: skip
+            for t in range(a.trials):
+                bp, sp = tmp / f"h-b-{name}-{t}.json", tmp / f"h-s-{name}-{t}.json"
+                base = hrun(bp, True)
+                on()
+                try:
+                    slow = hrun(sp, False)
+                finally:
+                    off()
+                eff = on_rows(base, slow, pick)
+                cols = []
+                for key, args in (("two", (str(bp), str(sp))),
+                                  ("hist", (str(sp), "--baseline", str(db)))):  # fmt: skip
+                    v, doc = gate(*args)
+                    rows = doc.get("rows", [])
+                    hit = [r for r in rows if r.get("regression") and pick(r["bytes"])]
+                    other = [r for r in rows if r.get("regression") and not pick(r["bytes"])]
+                    reach = sum(1 for r in rows if pick(r["bytes"]))
+                    ok = v == "regression" and len(hit) >= reach / 2
+                    res[key].append("detected" if ok else v)
+                    res["det2" if key == "two" else "deth"].append(detectable(doc))
+                    cols.append(f"{v:<11} {len(hit):>2}/{reach:<2} {len(other):>5}")
+                res["effect"].append(eff)
+                print(f"{name:<10} {t + 1:>5} {eff:>6.3f}  {cols[0]}  {cols[1]}", flush=True)
+    print()
+    return out
+
+
 # -- part 3: what rounds cost --------------------------------------------------------------
 def cost(a, tmp: Path) -> None:
     """Wall time of the A/A run with its samples in rounds and one after another
@@ -287,7 +397,7 @@ def cost(a, tmp: Path) -> None:
     print(f"\nrounds / consecutive: {ratio:.3f} (medians of whole runs, start-up included)\n")
 
 
-def summary(aa_res: dict, slow_res: dict, a) -> None:
+def summary(aa_res: dict, slow_res: dict, a, host_res: dict | None = None) -> None:
     print("## summary\n")
     print("| condition | two-file gate | history gate |\n|---|---|---|")
     for kind, r in aa_res.items():
@@ -299,6 +409,12 @@ def summary(aa_res: dict, slow_res: dict, a) -> None:
         print(f"| slowdown {e} % (measured {eff:.2f}x) | {_rate(r['two'], 'detected')} "
               f"detected (detectable {_med(r['det2'])}) | {_rate(r['hist'], 'detected')} "
               f"detected (detectable {_med(r['deth'])}) |")  # fmt: skip
+    for name, r in (host_res or {}).items():
+        eff = statistics.median(r["effect"])
+        two, hist = _rate(r["two"], "detected"), _rate(r["hist"], "detected")
+        print(f"| emulated hosts, {name} (measured {eff:.2f}x on the rows it reaches) | {two} "
+              f"detected (detectable {_med(r['det2'])}) | {hist} detected (detectable "
+              f"{_med(r['deth'])}) |")  # fmt: skip
 
 
 def _rate(verdicts: list[str], what: str) -> str:
@@ -340,7 +456,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=5, help="stored runs before the first judged")
     ap.add_argument("--effects", default="5,10,20,50")
-    ap.add_argument("--parts", default="aa,slow,cost")
+    ap.add_argument("--parts", default="aa,slow,hosts,cost")
     ap.add_argument("--loads", default="quiet,load")
     ap.add_argument("--figure", metavar="PATH")
     ap.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
@@ -354,9 +470,10 @@ def main() -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         aa_res = {k: aa(a, tmp, k) for k in a.loads.split(",")} if "aa" in a.parts else {}
         slow_res = slowdowns(a, tmp) if "slow" in a.parts else {}
+        host_res = hosts(a, tmp) if "hosts" in a.parts else {}
         if "cost" in a.parts:
             cost(a, tmp)
-    summary(aa_res, slow_res, a)
+    summary(aa_res, slow_res, a, host_res)
     if a.figure:
         figure(a.figure, aa_res, slow_res)
     print(f"\n({time.time() - started:.0f} s)")

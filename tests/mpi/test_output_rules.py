@@ -50,7 +50,8 @@ def test_every_output_option_makes_missing_directories(sampled, tmp_path):
             ],
             ["run.json", "run.csv"],
         ),
-        "compare --json": (["compare", r, r, "--json", "{d}/v.json"], ["v.json"]),
+        # -iter 50 spreads the samples: --allow-noisy, or a pass may be "too noisy" (exit 2)
+        "compare --json": (["compare", r, r, "--json", "{d}/v.json", "--allow-noisy"], ["v.json"]),
         "report --csv": (["report", r, "--csv", "{d}/r.csv"], ["r.csv"]),
         "report --html": (["report", "--html", "{d}/r.html", r], ["r.html"]),
         "import -o": (
