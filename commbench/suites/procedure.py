@@ -27,6 +27,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+# The general options the harness's row loop gives every procedure family (commbench.harness.
+# rows): how a row's samples are taken and how many, their order, and -time bounding them. A
+# family's Family.honours is these with its own.
+ROW_OPTIONS = frozenset(
+    {"samples", "consecutive_samples", "precision", "precision_budget", "shuffle", "time"}
+)
+
 
 @dataclass(frozen=True)
 class Row:

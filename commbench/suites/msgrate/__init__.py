@@ -38,6 +38,7 @@ from typing import ClassVar
 
 from commbench.option_types import ConfigError, Option, bytes_option, choice, integer
 from commbench.suites.base import Experiment, Family, FamilySettings, Lazy
+from commbench.suites.procedure import ROW_OPTIONS
 
 F = "msgrate"
 KIND = "msgrate"
@@ -186,9 +187,7 @@ FAMILY = Family(
     min_world=3,
     options=OPTIONS,
     procedure=Lazy("commbench.suites.msgrate.patterns", "procedure"),  # the ranks import it
-    honours=frozenset(
-        {"samples", "consecutive_samples", "precision", "precision_budget", "shuffle", "time"}
-    ),  # the harness's rows
+    honours=ROW_OPTIONS,  # the harness's rows
     view="msgrate",
     validate=validate,
     memory=memory,

@@ -38,6 +38,7 @@ from commbench.suites import mpi1
 from commbench.suites.base import Family, Lazy
 from commbench.suites.mt import limits
 from commbench.suites.mt.spec import BENCHMARKS, WINDOW_DEFAULT, F, MtSettings
+from commbench.suites.procedure import ROW_OPTIONS
 
 
 def _counts(s: str) -> tuple[int, ...]:
@@ -218,17 +219,6 @@ FAMILY = Family(
     preamble=preamble,
     procedure=Lazy("commbench.suites.mt.driver", "procedure"),  # the ranks import it
     view="mt",
-    honours=frozenset(
-        {
-            "check",
-            "engine",
-            "samples",
-            "consecutive_samples",
-            "precision",
-            "precision_budget",
-            "shuffle",
-            "time",
-        }
-    ),
+    honours=ROW_OPTIONS | {"check", "engine"},
     memory=memory,
 )

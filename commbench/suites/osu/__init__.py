@@ -59,6 +59,7 @@ from commbench.suites.osu import (
 )
 from commbench.suites.osu.settings import OsuSettings
 from commbench.suites.osu.spec import OsuBenchmark
+from commbench.suites.procedure import ROW_OPTIONS
 
 __all__ = ["FAMILY", "BY_NAME", "OsuSettings", "OsuBenchmark"]
 
@@ -94,18 +95,6 @@ FAMILY = Family(
     procedure=Lazy("commbench.suites.osu.driver", "procedure"),
     view="osu",
     alloc="mmap",  # page-aligned plain memory, as OSU's posix_memalign'ed buffers
-    honours=frozenset(
-        {
-            "alloc",
-            "hugepages",
-            "engine",
-            "samples",
-            "consecutive_samples",
-            "precision",
-            "precision_budget",
-            "shuffle",
-            "time",
-        }
-    ),
+    honours=ROW_OPTIONS | {"alloc", "hugepages", "engine"},
     memory=checks.memory,
 )

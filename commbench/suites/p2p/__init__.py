@@ -33,6 +33,7 @@ from commbench.suites.base import Experiment, Family, Lazy
 from commbench.suites.p2p import settings
 from commbench.suites.p2p.settings import P2pSettings
 from commbench.suites.p2p.spec import PATTERNS, F
+from commbench.suites.procedure import ROW_OPTIONS
 
 __all__ = ["FAMILY", "PATTERNS", "P2pSettings"]
 
@@ -62,22 +63,6 @@ FAMILY = Family(
     procedure=Lazy("commbench.suites.p2p.driver", "procedure"),  # the ranks import it
     view="p2p",
     alloc="mpi",  # IMB-P2P's buffers come from MPI_Alloc_mem
-    honours=frozenset(
-        {
-            "iter",
-            "msglog",
-            "msglen",
-            "alloc",
-            "hugepages",
-            "mib",
-            "engine",
-            "samples",
-            "consecutive_samples",
-            "precision",
-            "precision_budget",
-            "shuffle",
-            "time",
-        }
-    ),
+    honours=ROW_OPTIONS | {"iter", "msglog", "msglen", "alloc", "hugepages", "mib", "engine"},
     memory=settings.memory,
 )
