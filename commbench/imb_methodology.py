@@ -23,7 +23,11 @@ against imb2021 (IMB 2021.11), and the option that sets it alone:
   (spec §6.5, as IMB-EXT's Put and Get); imb2021 each opened with
   MPI_Win_fence(MPI_MODE_NOPRECEDE) and closed with MPI_Win_fence(MPI_MODE_NOSUCCEED), two
   fences a repetition in the non-aggregate mode, as IMB-EXT 2021.11 makes them (its PMPI log:
-  benchmarks/onesided_calls.py); (no option)
+  benchmarks/mpi_calls.py); (no option)
+- Reduce_scatter's X (MPI1, NBC, MPI4): imb4 the X/4 floats summed, split evenly over the
+  ranks (spec §6.7); imb2021 X/4 floats to each rank, NP·X/4 summed, as IMB 2021.11 calls
+  MPI_Reduce_scatter, MPI_Ireduce_scatter and MPI_Reduce_scatter_init (its PMPI log:
+  benchmarks/mpi_calls.py); (no option)
 
 `--methodology` picks the set; the single options override one knob each and
 the results file records the resolved knobs. Nothing here imports MPI.
@@ -65,6 +69,9 @@ class Methodology:
     # EXT Accumulate: every epoch fenced open (MPI_MODE_NOPRECEDE) and closed
     # (MPI_MODE_NOSUCCEED) apart, as IMB-EXT 2021.11; else one fence(0) ends one and opens the next
     fenced_accumulate: bool = False
+    # Reduce_scatter (and its NBC, MPI-4 forms): X/4 floats to each rank, NP·X/4 summed, as
+    # IMB 2021.11; else X/4 floats split evenly over the ranks (spec §6.7)
+    reduce_scatter_each: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -86,6 +93,7 @@ PROFILES = {
         cpu_matrix=10,
         disjoint_sections=False,
         fenced_accumulate=True,
+        reduce_scatter_each=True,
     ),
 }
 DEFAULT = "imb4"  # the seed's (IMB 4.0) methodology: when seed and IMB 2021 differ, the seed wins

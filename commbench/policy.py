@@ -200,6 +200,12 @@ def even_counts(items: int, np_: int) -> list[int]:
     return [r + 1 if i < s else r for i in range(np_)]
 
 
+def reduce_scatter_items(x: int, width: int, p: int, each: bool) -> int:
+    """The elements Reduce_scatter sums at X bytes: X/width split over the p ranks (spec
+    §6.7), or X/width to each rank (`each`: IMB 2021.11, Methodology.reduce_scatter_each)."""
+    return x // width * (p if each else 1)
+
+
 def map_key(rank: int, rows: int, cols: int) -> int:
     """Split key of -map AxB (spec §3.4): ranks fill columns, groups are taken row by row."""
     return (rank % rows) * cols + (rank // rows)

@@ -221,7 +221,8 @@ class Plan:
 
     # -- buffers ---------------------------------------------------------------------
     def buffers(self, bench: Benchmark, x: int, np_: int, n0: int) -> BufferPlan:
-        send_len, recv_len = bench.buffers(x, np_)
+        each = bench.buffers_each if self.cfg.method.reduce_scatter_each else None
+        send_len, recv_len = (each or bench.buffers)(x, np_)
         extra = bench.memory(self.cfg.params, x, np_) if bench.memory is not None else 0
         oc = self.cfg.off_cache
         if oc and bench.off_cache and not bench.sync and self.family.profile.name != "io":

@@ -95,7 +95,9 @@ def _reduce_scatter(ctx):
     from commbench import policy
 
     a, keep = _base(ctx, 0, red=True)
-    _with_counts(a, keep, policy.even_counts(ctx.x // ctx.red_width, ctx.size))
+    each = ctx.cfg.method.reduce_scatter_each
+    items = policy.reduce_scatter_items(ctx.x, ctx.red_width, ctx.size, each)
+    _with_counts(a, keep, policy.even_counts(items, ctx.size))
     return a, keep
 
 

@@ -147,6 +147,9 @@ class Benchmark:
     # (X, NP) -> (send bytes, recv bytes) per slot; X' = max(X, 4) is applied by
     # the descriptor itself where the spec says so.
     buffers: Callable[[int, int], tuple[int, int]] = same
+    # the buffers where the methodology gives every rank X (Methodology.reduce_scatter_each:
+    # IMB 2021.11's Reduce_scatter sends NP·X bytes), else `buffers` again
+    buffers_each: Callable[[int, int], tuple[int, int]] | None = None
     unit: int = 1
     turnover: Callable[[int], float] = lambda np_: 1.0  # F of spec §7.5, from NP
     time_factor: float = 1.0  # PingPong reports half the round trip

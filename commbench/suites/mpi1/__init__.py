@@ -33,8 +33,9 @@ _imb2021 = hooks(IMB2021)
 # ---------------------------------------------------------------- collectives
 
 
-def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since=""):
-    """A collective of IMB-MPI1; unit 4 marks a reduction (-red_data_type, float by default)."""
+def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, since="", **more):
+    """A collective of IMB-MPI1; unit 4 marks a reduction (-red_data_type, float by default);
+    `more`: further Benchmark fields."""
     default = {"default": False, "default_in": (since,)} if since else {}
     return Benchmark(
         name,
@@ -50,6 +51,7 @@ def coll(name, kernel, expected, desc, buffers=same, unit=1, root_based=False, s
         expected=expected,
         native=name.lower(),
         int_extent=_last_displacement if name.endswith("v") else None,
+        **more,
     )
 
 
@@ -78,8 +80,9 @@ COLLECTIVES = (
         "Reduce_scatter",
         _coll("reduce_scatter"),
         _coll("check_every_slot", "reduce_scatter"),
-        "MPI_Reduce_scatter of X/4 floats, even split",
+        "MPI_Reduce_scatter of X/4 floats, even split (--methodology imb2021: X/4 to each)",
         unit=4,
+        buffers_each=lambda x, np_: (np_ * xp(x), xp(x)),  # IMB 2021.11's NP·X/4 floats
     ),
     coll(
         "Allgather",

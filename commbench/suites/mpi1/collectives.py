@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mpi4py import MPI
 
-from commbench import buffers
+from commbench import buffers, policy
 from commbench.suites import collops
 from commbench.suites.base import xp
 from commbench.suites.message_specs import lean_recv as _recv
@@ -41,6 +41,8 @@ def received(ctx, name: str, root: int = 0):
         return collops.expected(o, ctx.rank, p, x, sent, None, root)
     w = ctx.red_width
     total = p * x if name == "reduce_scatter_block" else x
+    if name == "reduce_scatter":
+        total = reduce_scatter_items(ctx) * w
 
     def summed(lo: int, hi: int, ranks: range):
         over = [ctx.members[q] for q in ranks]
@@ -102,12 +104,18 @@ def reduce(ctx, n):
     return (MPI.Wtime() - t0) / n
 
 
+def reduce_scatter_items(ctx) -> int:
+    """The floats (-red_data_type elements) this run's Reduce_scatter sums at ctx.x."""
+    each = ctx.cfg.method.reduce_scatter_each
+    return policy.reduce_scatter_items(ctx.x, ctx.red_width, ctx.size, each)
+
+
 def reduce_scatter(ctx, n):
     op, SUM = ctx.comm.Reduce_scatter, MPI.SUM
-    counts = collops.split(ctx.x // ctx.red_width, ctx.size)
+    counts = collops.split(reduce_scatter_items(ctx), ctx.size)
     items = ctx.each(
         n,
-        _send(ctx, dtype=ctx.red_dtype),
+        _send(ctx, count=ctx.red_width * sum(counts), dtype=ctx.red_dtype),
         _recv(ctx, count=ctx.red_width * counts[ctx.rank], dtype=ctx.red_dtype),
     )
     t0 = MPI.Wtime()

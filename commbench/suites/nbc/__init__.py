@@ -114,6 +114,7 @@ def pair(
         expected = mpi1.root_swept(blocking, op_of)
     common = {
         "buffers": ref.buffers,
+        "buffers_each": ref.buffers_each,
         "unit": ref.unit,
         "root_based": ref.root_based,
         "teardown": teardown,

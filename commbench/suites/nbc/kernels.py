@@ -72,8 +72,9 @@ def _shape_alltoall(v: bool):
     return shape
 
 
-def _floats(ctx, recv_count=None):
-    return ctx.send_specs(dtype=MPI.FLOAT), ctx.recv_specs(count=recv_count, dtype=MPI.FLOAT)
+def _floats(ctx, recv_count=None, send_count=None):
+    send = ctx.send_specs(count=send_count, dtype=MPI.FLOAT)
+    return send, ctx.recv_specs(count=recv_count, dtype=MPI.FLOAT)
 
 
 def _shape_reduce(ctx):
@@ -81,8 +82,10 @@ def _shape_reduce(ctx):
 
 
 def _shape_reduce_scatter(ctx):
-    counts = collops.split(ctx.x // 4, ctx.size)
-    return _floats(ctx, 4 * counts[ctx.rank]), lambda root, sr: (*sr, counts, MPI.SUM)
+    each = ctx.cfg.method.reduce_scatter_each
+    counts = collops.split(policy.reduce_scatter_items(ctx.x, 4, ctx.size, each), ctx.size)
+    sr = _floats(ctx, 4 * counts[ctx.rank], 4 * sum(counts))
+    return sr, lambda root, sr: (*sr, counts, MPI.SUM)
 
 
 def _shape_allreduce(ctx):

@@ -1,14 +1,17 @@
-"""The one-sided MPI calls of IMB-EXT 2021.11 and of commbench, side by side, from a PMPI
-log (benchmarks/c/onesided_trace.c, loaded with LD_PRELOAD into both): what each does per
-repetition of a benchmark, in each mode (issue 50: EXT Accumulate below 64 KiB).
+"""The MPI calls of an IMB 2021.11 benchmark and of commbench's, side by side, from a PMPI
+log (benchmarks/c/calls_trace.c, loaded with LD_PRELOAD into both): what each calls per
+repetition, with what arguments and, for a reduction, what its send buffer holds (issue 50:
+EXT Accumulate below 64 KiB, MPI1 Reduce_scatter).
 
-    python benchmarks/onesided_calls.py [--benchmark Accumulate] [--bytes 8] [--reps 5]
+    python benchmarks/mpi_calls.py [--family ext] [--benchmark Accumulate] [--bytes 8] [--reps 5]
 
-Runs `IMB-EXT <benchmark> -msglen <bytes> -iter <reps> -iter_policy off` and `commbench run
---suite ext <benchmark>` with the same options and --methodology imb2021, 2 processes, under
-the mpich wheel's mpiexec, and prints rank 0's calls of the timed part of each mode with
-repeats folded ("5 x Accumulate 2 0": five calls of count 2 to rank 0; a fence's number is
-its assertion, MPICH's MPI_MODE_NOPRECEDE 8192, MPI_MODE_NOSUCCEED 16384, 0 none).
+Runs `IMB-<FAMILY> <benchmark> -msglen <bytes> -iter <reps> -iter_policy off` and `commbench
+run --suite <family> <benchmark>` with the same options and --methodology imb2021, 2
+processes, under the chosen MPI's mpiexec, and prints rank 0's calls with repeats folded
+("5 x Accumulate 2 0": five calls of count 2 to rank 0; a fence's number is its assertion,
+MPICH's MPI_MODE_NOPRECEDE 8192, MPI_MODE_NOSUCCEED 16384, 0 none; a reduction's
+"z0/n16384/s0/x0" counts its send buffer's zero, normal, subnormal and not-finite floats).
+commbench's own harness calls (its barriers and timing reductions) are in the log too.
 """
 
 from __future__ import annotations
@@ -43,30 +46,32 @@ def calls(cmd: list[str], env: dict, tmp: Path) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", default="ext", choices=["mpi1", "ext", "rma", "nbc", "mpi4"])
     ap.add_argument("--benchmark", default="Accumulate")
     ap.add_argument("--bytes", type=int, default=8)
     ap.add_argument("--reps", type=int, default=5)
-    mpis.add_arguments(ap, peers="IMB-EXT")
+    mpis.add_arguments(ap, peers="IMB-MPI1, IMB-EXT, IMB-RMA, IMB-NBC and IMB-MPI4")
     a = ap.parse_args()
     mpi = mpis.select(a)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         lib = t / "libtrace.so"
-        src = HERE / "c" / "onesided_trace.c"
+        src = HERE / "c" / "calls_trace.c"
         subprocess.run([mpi.mpicc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
         (t / "lens").write_text(f"{a.bytes}\n")
         opts = ["-msglen", str(t / "lens"), "-iter", str(a.reps), "-iter_policy", "off"]
-        env = dict(os.environ, LD_PRELOAD=str(lib), ONESIDED_TRACE_DIR=tmp)
+        env = dict(os.environ, LD_PRELOAD=str(lib), CALLS_TRACE_DIR=tmp)
         env["LD_LIBRARY_PATH"] = os.path.dirname(mpi.library.path)
-        imb = Path(a.peers or HERE.parent.parent / "shared" / "peers" / "imb") / "IMB-EXT"
+        peer = f"IMB-{a.family.upper()}"
+        imb = Path(a.peers or HERE.parent.parent / "shared" / "peers" / "imb") / peer
         runs = {
-            "IMB-EXT 2021.11": [mpi.mpiexec, "-n", "2", str(imb), a.benchmark, *opts],
+            f"{peer} 2021.11": [mpi.mpiexec, "-n", "2", str(imb), a.benchmark, *opts],
             "commbench": [mpi.mpiexec, "-n", "2", mpi.python, "-m", "commbench", "run",
-                          "--suite", "ext", a.benchmark, *opts, "--methodology", "imb2021",
+                          "--suite", a.family, a.benchmark, *opts, "--methodology", "imb2021",
                           "-o", "-"],
         }  # fmt: skip
         for name, cmd in runs.items():
-            print(f"== {name}: rank 0's one-sided calls, {a.benchmark} at {a.bytes} bytes")
+            print(f"== {name}: rank 0's calls, {a.benchmark} at {a.bytes} bytes")
             for line in folded(calls(cmd, env, t)):
                 print(f"   {line}")
 
