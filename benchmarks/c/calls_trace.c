@@ -35,6 +35,14 @@ static void say(const char *what, long a, long b)
     if (out) fprintf(out, "%s %ld %ld\n", what, a, b);
 }
 
+/* a point-to-point call: count, peer and where its buffer lies (its address's last 24 bits,
+ * so two calls on one buffer, or X apart, show as such) */
+static void say_at(const char *what, long count, long peer, const void *buf)
+{
+    open_log();
+    if (out) fprintf(out, "%s %ld %ld @%06lx\n", what, count, peer, (unsigned long)buf & 0xffffff);
+}
+
 /* what a reduction's send buffer holds: its floats or doubles by class */
 static void contents(const void *buf, long count, MPI_Datatype dt, char *s, size_t len)
 {
@@ -141,34 +149,34 @@ int MPI_Ireduce_scatter(const void *s, void *r, const int rc[], MPI_Datatype dt,
 
 int MPI_Send(const void *b, int c, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    say("Send", c, dest);
+    say_at("Send", c, dest, b);
     return PMPI_Send(b, c, dt, dest, tag, comm);
 }
 
 int MPI_Recv(void *b, int c, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
-    say("Recv", c, src);
+    say_at("Recv", c, src, b);
     return PMPI_Recv(b, c, dt, src, tag, comm, st);
 }
 
 int MPI_Isend(const void *b, int c, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
               MPI_Request *rq)
 {
-    say("Isend", c, dest);
+    say_at("Isend", c, dest, b);
     return PMPI_Isend(b, c, dt, dest, tag, comm, rq);
 }
 
 int MPI_Irecv(void *b, int c, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
               MPI_Request *rq)
 {
-    say("Irecv", c, src);
+    say_at("Irecv", c, src, b);
     return PMPI_Irecv(b, c, dt, src, tag, comm, rq);
 }
 
 int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int dest, int stag, void *rb, int rc,
                  MPI_Datatype rt, int src, int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    say("Sendrecv", sc, dest);
+    say_at("Sendrecv", sc, dest, sb);
     return PMPI_Sendrecv(sb, sc, st, dest, stag, rb, rc, rt, src, rtag, comm, status);
 }
 
