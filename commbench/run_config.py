@@ -110,9 +110,10 @@ class RunConfig:
 def _refuse_unused(fam: suites.Family, run_list: list[str], values: dict) -> None:
     """An option the run would not use is an error that names it, never silently recorded:
     decided by commbench.suites.option_use from the families' and benchmarks' declarations."""
-    why = option_use.refusal(
-        fam, run_list, values, all_options(), OPTIONS, RUN_LEVEL, suites.families()
-    )
+    known = [*OPTIONS, *fam.options]  # every family's only where another's option was given
+    if not set(values) - {"operands"} <= {o.dest for o in known}:  # (operands: selection's)
+        known = all_options()
+    why = option_use.refusal(fam, run_list, values, known, OPTIONS, RUN_LEVEL, suites.families)
     why = why or option_use.thread_level_refusal(fam, run_list, values.get("thread_level"))
     if why:
         raise ConfigError(why)

@@ -396,5 +396,32 @@ def usage(argv: list[str] | None = None) -> str:
 
 
 def split_run_argv(argv: list[str], given: dict | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Options into raw values, the rest into bare benchmark names (given: options.split_argv)."""
+    """Options into raw values, the rest into bare benchmark names (given: options.split_argv).
+    The options of the family argv evidently runs (its --suite, else the default family) split
+    it when they know every option given, so the launcher loads no other catalog; else every
+    family's do (and an option of another family is refused by name, commbench.suites.option_use).
+    Both split alike: no option name means two things in two families (test_option_matrix)."""
+    fam = None if hinted_family() else evident_family(argv)
+    if fam is not None:
+        mine: dict = {}
+        try:
+            out = split_argv(argv, [*OPTIONS, *suites.family(fam).options], mine)
+        except ConfigError:
+            pass
+        else:
+            if given is not None:
+                given.update(mine)
+            return out
     return split_argv(argv, all_options(), given)
+
+
+def evident_family(argv: list[str]) -> str | None:
+    """The family of a command line's --suite (its last), else the default family; None for a
+    --suite value that names no family."""
+    fam = suites.DEFAULT_FAMILY
+    for i, arg in enumerate(argv):
+        if arg == "--suite" and i + 1 < len(argv):
+            fam = suites.canonical_family(argv[i + 1])
+        elif arg.startswith("--suite="):
+            fam = suites.canonical_family(arg.split("=", 1)[1])
+    return fam

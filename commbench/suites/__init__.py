@@ -101,5 +101,6 @@ def claimants(name: str) -> set[str]:
     """The families a bare benchmark name selects: every family that has it, or the default
     family alone when it is one of them (IMB-P2P's PingPong and PingPing are IMB-MPI1's names
     too: a bare `commbench run PingPong` stays IMB-MPI1's; --suite p2p selects IMB-P2P's)."""
-    fams = {f.name for f, _ in families_with(name)} - EXPLICIT
-    return {DEFAULT_FAMILY} if DEFAULT_FAMILY in fams else fams
+    if family(DEFAULT_FAMILY).get(name) is not None:  # no other catalog loaded for it
+        return {DEFAULT_FAMILY}
+    return {f.name for f, _ in families_with(name)} - EXPLICIT

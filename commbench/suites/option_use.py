@@ -247,14 +247,15 @@ def why_unused(
     values: dict,
     general: tuple[Option, ...],
     run_level: frozenset[str],
-    families: list[Family],
+    families: Callable[[], list[Family]],
 ) -> str | None:
-    """The refusal of opt in a run of fam's benchmarks `run`, or None when the run uses it."""
+    """The refusal of opt in a run of fam's benchmarks `run`, or None when the run uses it.
+    families() gives every family (loaded only to name another family's option in a refusal)."""
     name = opt.names[0]
     if opt.dest in run_level:
         return None
     if opt not in general and opt not in fam.options:
-        owner = next((f for f in families if opt in f.options), None)
+        owner = next((f for f in families() if opt in f.options), None)
         if owner is not None:
             return (
                 f"{name} is an option of the {owner.name} family ({owner.title}), not of "
@@ -273,7 +274,7 @@ def why_unused(
         return None
     those = users(opt, fam, values)
     if not those:
-        elsewhere = [f.name for f in families if takes(opt, f, general) and users(opt, f, values)]
+        elsewhere = [f.name for f in families() if takes(opt, f, general) and users(opt, f, values)]
         where = f"--suite {'|'.join(elsewhere)}, or " if elsewhere else ""
         return f"{name}: the {fam.name} family {use.none} (accepted: {where}no {name})"
     said = "; ".join(f"{n}: {w}" for n, w in list(whys.items())[:4]) + (
@@ -306,9 +307,10 @@ def refusal(
     options: list[Option],
     general: tuple[Option, ...],
     run_level: frozenset[str],
-    families: list[Family],
+    families: Callable[[], list[Family]],
 ) -> str | None:
-    """The first given option the run would not use, as its refusal; None when it uses them all."""
+    """The first given option the run would not use, as its refusal; None when it uses them all
+    (families: as why_unused's)."""
     seen: set[int] = set()
     for opt in options:
         if id(opt) in seen:

@@ -99,7 +99,7 @@ def _if_used(family: str, names: list[str], flag: str, value: str) -> list[str]:
     values = run_options.split_run_argv([flag, value])[0]
     fam = suites.family(family)
     why = option_use.why_unused(
-        opt, fam, names, values, run_options.OPTIONS, run_options.RUN_LEVEL, suites.families()
+        opt, fam, names, values, run_options.OPTIONS, run_options.RUN_LEVEL, suites.families
     )
     return [flag, value] if why is None else []
 

@@ -48,7 +48,7 @@ def fast(family: str, names: list[str]) -> list[str]:
                 values,
                 run_options.OPTIONS,
                 run_options.RUN_LEVEL,
-                suites.families(),
+                suites.families,
             )
             is None
         ):

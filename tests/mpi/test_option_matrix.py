@@ -74,7 +74,7 @@ def _classes(fam) -> list[str]:
 
 @pytest.mark.parametrize("family", RUNTIME)
 def test_accepted_options_show_in_the_records(family, tmp_path):
-    fam, fams = suites.family(family), suites.families()
+    fam, fams = suites.family(family), suites.families
     names = _classes(fam)
     argv = []
     for dest, (opt_argv, _) in OBSERVED.items():

@@ -50,6 +50,28 @@ def test_the_launcher_parses_every_family_without_numpy_or_mpi():
     assert p.stdout.strip().endswith("loaded []"), p.stdout
 
 
+def test_the_launcher_loads_only_the_catalog_it_runs(tmp_path):
+    """`commbench run -n 2 PingPong` (the default family) and `--suite osu latency` parse and
+    check with their family's catalog alone (run_options.split_run_argv); an option of another
+    family still loads the catalogs, to refuse it by its owner's name."""
+    noop = tmp_path / "noop"  # an "mpiexec" that starts nothing: the launcher alone
+    noop.write_text("#!/bin/sh\nexit 3\n")
+    noop.chmod(0o755)
+    probe = COMMAND.replace(repr(HEAVY), "suites.FAMILY_MODULES.values()").replace(
+        "import runpy, sys", "import runpy, sys\nfrom commbench import suites"
+    )
+    for argv, want in (
+        (["PingPong", "-msglog", "0:1"], ["commbench.suites.mpi1"]),
+        (["--suite", "osu", "latency", "-m", "0:8"], ["commbench.suites.osu"]),
+        (["-w", "create", "PingPong"], sorted(set(suites.FAMILY_MODULES.values()))),
+    ):
+        cmd = ["run", "-n", "2", "--mpiexec", str(noop), *argv, "-o", "-"]
+        p = subprocess.run(
+            [sys.executable, "-c", probe, *cmd], capture_output=True, text=True, timeout=60
+        )
+        assert p.stderr.strip().splitlines()[-1] == f"loaded {want}", (argv, p.stderr[-1500:])
+
+
 def test_list_report_and_compare_load_no_mpi_library(tmp_path):
     """They read descriptors and results files: no MPI library, no buffers or C engine (the
     statistics of compare use numpy)."""

@@ -105,7 +105,7 @@ def test_refused_exactly_where_unused(family, tmp_path):
         for name in _representatives(fam, opt, values).values():
             full = ["--suite", family, *argv, name]
             want = option_use.why_unused(
-                opt, fam, [name], values, general, run_options.RUN_LEVEL, fams
+                opt, fam, [name], values, general, run_options.RUN_LEVEL, lambda: fams
             )
             try:
                 run_config.parse_run_args(full)
@@ -256,3 +256,17 @@ def test_per_row_measuring_rules_are_the_recorded_ones():
             for m in modes
         ]
         assert _rule("per_iteration", fam, b) == any(rows), (fam.name, b.name)
+
+
+def test_no_option_name_means_two_things():
+    """run_options.split_run_argv splits a command line with its evident family's options when
+    they know every option given, else with every family's: both split alike only while an
+    option name shared by two catalogs (or a catalog and the general options) is one option."""
+    seen: dict[str, tuple] = {}
+    for fam, opts in [("general", run_options.OPTIONS)] + [
+        (f.name, f.options) for f in suites.families()
+    ]:
+        for o in opts:
+            shape = (o.dest, o.parse is None, o.glued, o.multi_names)
+            for n in o.names:
+                assert seen.setdefault(n, (fam, shape))[1] == shape, (n, fam, seen[n][0])
