@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
@@ -188,6 +187,8 @@ SHAPE: dict[str, tuple[tuple[type, ...], bool]] = {
 
 
 def _summary(values: Sequence[float]) -> dict[str, float]:
+    import statistics  # here, not at import: start-up (issue 50)
+
     return {
         "t_min": min(values) * 1e6,
         "t_max": max(values) * 1e6,
@@ -298,6 +299,8 @@ def relative_precision(values: Sequence[float], confidence: float = 0.95) -> flo
     """How far the 95% CI of the median reaches from the median, relative to it: the larger
     side, max(median - lo, hi - median) / median (--precision's criterion); None when K is
     too small for a CI or the median is not positive."""
+    import statistics  # here, not at import: start-up (issue 50)
+
     ci = median_ci(values, confidence)
     if ci is None:
         return None
@@ -328,6 +331,8 @@ def sample_stats(
     Each sample's t_max is the slowest rank in that sample; the row's spread and
     the confidence interval of its median come from those K values (µs).
     """
+    import statistics  # here, not at import: start-up (issue 50)
+
     per_rank = [s for s in samples if s and s[0] >= 0]  # idle ranks and RMA targets: none
     if not per_rank:
         return {}
@@ -435,6 +440,8 @@ def summarise(rec: Measurement, up_to: int | None, hosts: Sequence[str] = ()) ->
 
 
 def _distribution(values: Sequence[float | None]) -> dict[str, float | int]:
+    import statistics  # here, not at import: start-up (issue 50)
+
     xs = sorted(v for v in values if v is not None and v >= 0)
     if not xs:
         return {"n": 0}

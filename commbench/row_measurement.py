@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from dataclasses import asdict, dataclass
 
 from commbench.option_types import ConfigError, Option, choice
@@ -166,9 +165,7 @@ def resolve(values: dict) -> Measuring:
     if "shuffle" in values:
         values = dict(
             values,
-            shuffle_seed=secrets.randbelow(2**32)
-            if values["shuffle"] == "random"
-            else values["shuffle"],
+            shuffle_seed=_random_seed() if values["shuffle"] == "random" else values["shuffle"],
         )
     return Measuring(**{k: values[k] for k in Measuring.__dataclass_fields__ if k in values})
 
@@ -297,3 +294,10 @@ def check_faults(env) -> None:
     parse_clock_faults(env.get(CLOCK_OFFSET_ENV, ""))
     parse_tick(env.get(TIMER_TICK_ENV, ""))
     parse_deschedule(env.get(DESCHEDULE_ENV, ""))
+
+
+def _random_seed() -> int:
+    """--shuffle's seed when none is given (secrets imported here: start-up, issue 50)."""
+    import secrets
+
+    return secrets.randbelow(2**32)

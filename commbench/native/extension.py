@@ -18,6 +18,7 @@ Environment:
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import platform
@@ -57,8 +58,14 @@ def find_mpicc(abi: str | None = None, lib=None) -> str | None:
     beside it, under a distribution's name such as mpicc.mpich, beside Python, on PATH).
 
     For the MPI standard ABI (mpi4py's 'mpiabi' variant) MPICH names its wrapper mpicc_abi.
+    Looked up once a process for the same question (a rank builds two libraries).
     """
-    given = os.environ.get("COMMBENCH_MPICC")
+    env = os.environ
+    return _find_mpicc(abi, lib, env.get("COMMBENCH_MPICC"), env.get("PATH"))
+
+
+@functools.lru_cache(maxsize=8)
+def _find_mpicc(abi: str | None, lib, given: str | None, _path: str | None) -> str | None:
     if given:
         return mpilib.given_tool(given)
     try:
