@@ -15,6 +15,7 @@ interrupted itself, keeping every record.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -211,6 +212,27 @@ def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
     return "r" in marks and "i" not in marks
 
 
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when pid ends (Linux 5.3+), else None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _ended(proc: subprocess.Popen, pidfd: int | None, secs: float) -> int | None:
+    """proc's exit status if it ends within secs, else None. With a pidfd the launcher wakes
+    when mpiexec ends; Popen.wait(timeout) polls with sleeps of up to 50 ms, which every run
+    paid at its end (issue 50: start-up)."""
+    if pidfd is None:
+        try:
+            return proc.wait(timeout=secs)
+        except subprocess.TimeoutExpired:
+            return None
+    ready, _, _ = select.select([pidfd], [], [], secs)
+    return proc.wait() if ready else None
+
+
 def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | None]:
     """Wait for mpiexec; pass Ctrl-C / SIGTERM on once and give the job time to finish its
     files; end a job whose ranks never get through MPI_Init (a peer that cannot be reached)."""
@@ -221,15 +243,15 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
     started = time.monotonic()
     limit = float(os.environ.get("COMMBENCH_STARTUP_TIMEOUT") or STARTUP_S)
     stuck = False
+    pidfd = _pidfd(proc.pid)
     try:
         while True:
             try:
-                rc = proc.wait(timeout=0.2)
-                break
+                rc = _ended(proc, pidfd, 0.2)
+                if rc is not None:
+                    break
             except KeyboardInterrupt:
                 caught.append(signal.SIGINT)
-            except subprocess.TimeoutExpired:
-                pass
             if caught and forwarded is None:
                 # mpiexec runs in its own session, so a terminal's Ctrl-C reaches only
                 # us: forward it exactly once (a second SIGINT makes Hydra abort at
@@ -251,6 +273,8 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
                 _end_group(proc)
     finally:
         signal.signal(signal.SIGTERM, old)
+        if pidfd is not None:
+            os.close(pidfd)
     if stuck:
         return 3, None
     why = None
