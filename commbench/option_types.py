@@ -9,7 +9,6 @@ them all; the families declare their own in their modules).
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Callable
@@ -59,6 +58,8 @@ def near_names(arg: str, names) -> list[str]:
     for n in names:
         by_stem.setdefault(n.lstrip("-").lower(), []).append(n)
     dashes = len(arg) - len(arg.lstrip("-"))
+    import difflib  # here: only a mistyped name needs it (start-up)
+
     hits = difflib.get_close_matches(
         stem, list(by_stem), n=3, cutoff=0.75 if len(stem) < 4 else 0.6
     )

@@ -13,6 +13,7 @@ commbench.native.extension checks each mirror's size against the compiled librar
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,9 +55,19 @@ def _normalised(ctype: str) -> str:
 
 def preprocessed(source: Path) -> str | None:
     """The text of source as the preprocessor reads it: continued lines joined, comments
-    dropped (string literals kept). None when source is missing."""
+    dropped (string literals kept). None when source is missing. Read once a process while
+    the file is unchanged (a rank reads a header's tables several times)."""
     try:
-        text = source.read_text()
+        st = source.stat()
+    except OSError:
+        return None
+    return _preprocessed(str(source), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _preprocessed(source: str, _mtime_ns: int, _size: int) -> str | None:
+    try:
+        text = Path(source).read_text()
     except OSError:
         return None
     return re.sub(
