@@ -137,6 +137,35 @@ def test_every_test_on_one_host_in_both_layouts(tmp_path):
     assert row["min"] <= row["avg"] <= row["max"] and row["p99"] <= row["p999"]
 
 
+def test_both_engines_make_gpcnets_calls_and_agree(tmp_path):
+    """--engine both: every test from the C loops (commbench/native/gpcnet.c) and from the
+    mpi4py loops, the same rows; a PMPI log (benchmarks/c/calls_trace.c) of the C loop's RR
+    Two-sided Lat has GPCNeT's iteration: two MPI_Irecv and two MPI_Isend of 1 double, then
+    MPI_Waitall of the four (random_ring.c's p2p_latency), 200 warm-up and 200 timed a ring."""
+    out = tmp_path / "g.json"
+    p = commbench("run", "-n", "2", "--suite", "gpcnet", "--engine", "both", "-time", "0.1",
+                  "-o", str(out))  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    recs = json.loads(out.read_text())["records"]
+    by = {e: {r["benchmark"] for r in recs if r["extra"]["engine"] == e} for e in ("native", "mpi4py")}
+    assert by["native"] == by["mpi4py"] == TESTS
+    lib = tmp_path / "libtrace.so"
+    src = Path(ROOT) / "benchmarks" / "c" / "calls_trace.c"
+    from commbench.native.extension import find_mpicc
+
+    subprocess.run([find_mpicc(), "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    env = {"LD_PRELOAD": str(lib), "CALLS_TRACE_DIR": str(tmp_path)}
+    t = commbench("run", "-n", "2", "--suite", "gpcnet", "RRTwoSidedLat", "--gpcnet-rings", "1",
+                  "-time", "0.01", "-o", "-", env=env)  # fmt: skip
+    assert t.returncode == 0, t.stderr[-3000:]
+    (log,) = tmp_path.glob("calls.0.*")
+    calls = [line.split()[:3] for line in log.read_text().splitlines()]
+    it = [["Irecv", "1"], ["Irecv", "1"], ["Isend", "1"], ["Isend", "1"], ["Waitall", "4"]]
+    shapes = [[c[0], c[1]] for c in calls]
+    starts = [i for i in range(len(shapes)) if shapes[i : i + 5] == it]
+    assert len(starts) >= 400 and all(b - a == 5 for a, b in zip(starts, starts[1:])), starts[:5]
+
+
 def test_congestion_without_a_congestor_is_not_run_and_says_why(tmp_path):
     """2 or 3 hosts (ranks standing in for hosts here): the victims take 2 and no congestor
     kind gets its 2 hosts, so nothing would congest. Congestion is a row `not run` with the

@@ -16,13 +16,24 @@ agreeing per sample; the two share nothing but the host names.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from commbench.suites.base import Experiment, Family, Lazy
 from commbench.suites.gpcnet import settings
 
+
+@dataclass(frozen=True)
+class GpcnetExperiment(Experiment):
+    # the C engine (commbench/native/gpcnet.c) runs its timed iterations (Congestion: the
+    # victims' tests; the congestors' loops are mpi4py's)
+    native: str = "gpcnet"
+
+
 BENCHMARKS = tuple(
-    Experiment(t.benchmark, f"GPCNeT network_test: {t.label}, {t.units}") for t in settings.TESTS
+    GpcnetExperiment(t.benchmark, f"GPCNeT network_test: {t.label}, {t.units}")
+    for t in settings.TESTS
 ) + (
-    Experiment(
+    GpcnetExperiment(
         "Congestion",
         "GPCNeT network_load_test: victims' tests alone and beside congestors, impact factors",
         default=False,
@@ -41,7 +52,7 @@ FAMILY = Family(
     options=settings.OPTIONS,
     procedure=Lazy("commbench.suites.gpcnet.driver", "procedure"),  # the ranks import it
     view="gpcnet",
-    honours=frozenset({"time"}),
+    honours=frozenset({"time", "engine"}),
     secs="the budget of one test (GPCNeT: 10 s)",
     memory=settings.memory,
 )

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 
 from mpi4py import MPI
 
+from commbench.native import gpcnet as native_gpcnet
 from commbench.session import Session
 from commbench.suites.gpcnet import kernels, stats, topology
 from commbench.suites.gpcnet.load import CongestionUnit
 from commbench.suites.gpcnet.measurement import KIND, Place, measure, record, stand_in
 from commbench.suites.gpcnet.settings import BY_NAME
-from commbench.suites.procedure import Procedure, Row, Unit
+from commbench.suites.procedure import Procedure, Row, Unit, engines
 
 
 class GpcnetProcedure(Procedure):
@@ -24,9 +25,11 @@ class GpcnetProcedure(Procedure):
         self.session = session
         self.place: Place | None = None
         self.hosts: list[str] = []
+        self.runners: dict = {"mpi4py": None}  # {engine: its runner}, agreed in open()
 
     def open(self) -> None:
         comm = self.session.comm
+        self.runners = engines(self.session, lambda: native_gpcnet.resolve(comm))
         self.hosts = stand_in(comm.allgather(MPI.Get_processor_name()))
         lay = topology.HostLayout.of(self.hosts, comm.Get_rank())
         sl = comm.Split(lay.local, lay.node)
@@ -47,8 +50,8 @@ class GpcnetProcedure(Procedure):
             if name == "Congestion":
                 yield CongestionUnit(self, p)
             else:
-                t = BY_NAME[name]
-                yield TestUnit(name, p, [Row(name, p, t.bytes)], kind=KIND, proc=self)
+                t, run = BY_NAME[name], list(self.runners)
+                yield TestUnit(name, p, [Row(name, p, t.bytes)], run, kind=KIND, proc=self)
 
 
 class TestUnit(Unit):
@@ -59,7 +62,7 @@ class TestUnit(Unit):
     def measure(self, row: Row, engine: str):
         proc, test = self.proc, BY_NAME[row.benchmark]
         at = proc.place
-        part = measure(proc.session, test, at, proc.session.cfg.secs)
+        part = measure(proc.session, test, at, proc.session.cfg.secs, proc.runners[engine])
         st = stats.summarise(at.comm, part, test.lat, proc.hosts)
         if at.comm.Get_rank() == 0:
             st["measurements"] = part["measurements"]
@@ -67,7 +70,7 @@ class TestUnit(Unit):
         return st
 
     def record(self, row: Row, engine: str, st: dict):
-        return record(BY_NAME[row.benchmark], row.np, st)
+        return record(BY_NAME[row.benchmark], row.np, st, {"engine": engine})
 
 
 def procedure(session: Session) -> GpcnetProcedure:

@@ -9,6 +9,11 @@ MiB/s. Two-sided iterations are persistent requests (started and completed toget
 Python call each: the interpreter's cost per message stays out of the timed region);
 one-sided ones hold shared locks on both neighbours for the ring, outside the timing.
 The collectives run repetitions of one warm-up operation and the timed ones.
+
+With the native engine (commbench.native.gpcnet, `runner`) the warm-up and timed iterations
+of a ring or a collective are one C call making the same MPI calls, as GPCNeT's C loop
+makes them (a fresh MPI_Irecv/MPI_Isend per message, as GPCNeT posts them); the barriers
+around a ring and the window's locks stay here.
 """
 
 from __future__ import annotations
@@ -90,10 +95,38 @@ def two_sided(b: GpcnetBuffers, comm, left: int, right: int, count: int, flight:
     return one, reqs
 
 
-def ring(kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int):
-    """One ring of a ring test: (samples in the test's unit, the ring's value)."""
+def _native_ring(runner, kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int):
+    """A ring's (per-iteration seconds, Wtime span) from gpcnet.c: the same calls as below."""
     lat = kind in ("p2p_lat", "get_lat")
     iters, warm = (LAT_ITERS, LAT_WARM) if lat else (BW_ITERS, BW_WARM)
+    count, flight = (1, 1) if lat else (DOUBLES, IN_FLIGHT)
+    one_sided = kind in ("get_lat", "put_bw")
+    if one_sided:
+        for t in {left, right}:
+            b.win.Lock(t, MPI.LOCK_SHARED)
+    try:
+        test_comm.Barrier()
+        samples, span = runner.loop(
+            kind, comm, warm, iters, b.send, b.recv, count=count, flight=flight,
+            sync=kind == "p2p_sync", left=left, right=right, stride=DOUBLES,
+            win=b.win if one_sided else None, origin=b.wbuf if one_sided else None,
+        )  # fmt: skip
+        comm.Barrier()
+    finally:
+        if one_sided:
+            for t in {left, right}:
+                b.win.Unlock(t)
+    return samples, span
+
+
+def ring(kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int, runner=None):
+    """One ring of a ring test: (samples in the test's unit, the ring's value); runner: the
+    native engine's (commbench.native.gpcnet), None for the mpi4py loops."""
+    lat = kind in ("p2p_lat", "get_lat")
+    iters, warm = (LAT_ITERS, LAT_WARM) if lat else (BW_ITERS, BW_WARM)
+    if runner is not None:
+        samples, span = _native_ring(runner, kind, b, test_comm, comm, left, right)
+        return _ring_values(lat, samples, span, iters)
     reqs: list = []
     if kind == "p2p_lat":
         one, reqs = two_sided(b, comm, left, right, 1, 1, False)
@@ -111,6 +144,11 @@ def ring(kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int):
         if b.win is not None and kind in ("get_lat", "put_bw"):
             for t in {left, right}:
                 b.win.Unlock(t)
+    return _ring_values(lat, samples, span, iters)
+
+
+def _ring_values(lat: bool, samples: np.ndarray, span: float, iters: int):
+    """(samples in the test's unit, the ring's value) of seconds per iteration and the span."""
     if lat:
         return samples * 1e6 / 2, span * 1e6 / (2 * iters)
     sent = 2.0 * IN_FLIGHT * BW_BYTES
@@ -141,7 +179,7 @@ def _one_sided(kind: str, b: GpcnetBuffers, left: int, right: int):
     return put
 
 
-def collective(kind: str, b: GpcnetBuffers, comm) -> tuple[np.ndarray, float, int]:
+def collective(kind: str, b: GpcnetBuffers, comm, runner=None) -> tuple[np.ndarray, float, int]:
     """One repetition of a collective test: (per-operation samples in the test's unit,
     the Wtime span of its timed operations, their count). Allreduce: 1 double, SUM, 1 + 200
     operations, microseconds per operation; Alltoall: 512 doubles per peer, 1 + 64
@@ -159,8 +197,13 @@ def collective(kind: str, b: GpcnetBuffers, comm) -> tuple[np.ndarray, float, in
         def op() -> None:
             comm.Alltoall([b.a2a_s, 512, MPI.DOUBLE], [b.a2a_r, 512, MPI.DOUBLE])
 
-    op()
-    samples, span = _iterations(op, iters)
+    if runner is None:
+        op()
+        samples, span = _iterations(op, iters)
+    elif kind == "allreduce":
+        samples, span = runner.loop(kind, comm, 1, iters, b.send, b.recv)
+    else:
+        samples, span = runner.loop(kind, comm, 1, iters, b.a2a_s, b.a2a_r, count=512)
     if kind == "allreduce":
         return samples * 1e6, span, iters
     if n == 1:  # a slice of one (a host with more ranks than the others): no network, no sample

@@ -41,7 +41,7 @@ class CongestionUnit(Unit):
             rows += [Row(v, p, BY_NAME[v].bytes, phase) for v in VICTIMS]
             rows.append(Row(LINKS, p, BW_BYTES, phase))
         rows.append(Row("Congestion", p, None, "impact"))
-        super().__init__("Congestion", p, rows, kind=KIND)
+        super().__init__("Congestion", p, rows, list(proc.runners), kind=KIND)
         self.proc = proc
         self.got: dict = {}  # world rank 0: (phase, test) -> statistics
 
@@ -90,10 +90,10 @@ class CongestionUnit(Unit):
                 idle_run(world)
         elif row.mode == "loaded":
             patterns.wait(world.Ibarrier())  # released once every congestor has made a pass
-            part = self._victim(row)
+            part = self._victim(row, engine)
             patterns.wait(world.Ibarrier())
         elif self.role == "victim":
-            part = self._victim(row)
+            part = self._victim(row, engine)
         patterns.barrier(world)
         st = self._summarise(row, part)
         if row.mode == "loaded":
@@ -107,13 +107,14 @@ class CongestionUnit(Unit):
             "congestor pass", benchmark="Congestion", mode=f"{self.role} pass {passes + 1}"
         )
 
-    def _victim(self, row: Row):
+    def _victim(self, row: Row, engine: str):
         session = self.proc.session
         if row.benchmark == LINKS:
             host = self.proc.hosts[session.comm.Get_rank()]
             return links(self.slice, self.net, self.group, session.cfg.secs, session, host)
         at = Place(self.group, self.slice, self.bufs, self.local)
-        return measure(session, BY_NAME[row.benchmark], at, session.cfg.secs)
+        runner = self.proc.runners[engine]
+        return measure(session, BY_NAME[row.benchmark], at, session.cfg.secs, runner)
 
     def _summarise(self, row: Row, part) -> dict:
         world, hosts = self.proc.session.comm, self.proc.hosts
@@ -150,7 +151,7 @@ class CongestionUnit(Unit):
             return rec
         if row.benchmark == LINKS:
             return congestion_record(p, row.mode, st, benchmark=LINKS, x=BW_BYTES)
-        return record(BY_NAME[row.benchmark], p, st, {"phase": row.mode})
+        return record(BY_NAME[row.benchmark], p, st, {"phase": row.mode, "engine": engine})
 
 
 def links(comm, b, group, budget: float, session, host: str) -> dict:

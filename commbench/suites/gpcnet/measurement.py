@@ -35,9 +35,10 @@ class Place:
     local: int  # index on its host
 
 
-def measure(session: Session, test: Test, at: Place, budget: float) -> dict:
+def measure(session: Session, test: Test, at: Place, budget: float, runner=None) -> dict:
     """Run one test on every rank of at.comm; this rank's samples and slot values (a ring
-    test's measurement: --gpcnet-rings rings, GPCNeT's 30)."""
+    test's measurement: --gpcnet-rings rings, GPCNeT's 30); runner: the native engine's
+    (commbench.native.gpcnet), None for the mpi4py loops."""
     start, n_meas = MPI.Wtime(), 0
     samples, slots, spans, ops = [], [], 0.0, 0
     me = at.slice.Get_rank()
@@ -56,14 +57,14 @@ def measure(session: Session, test: Test, at: Place, budget: float) -> dict:
             break
         session.progress("measurement", benchmark=test.benchmark, mode=f"measurement {n_meas + 1}")
         if rings is None:
-            s, span, k = kernels.collective(test.kind, at.bufs, at.slice)
+            s, span, k = kernels.collective(test.kind, at.bufs, at.slice, runner)
             samples.append(s)
             spans, ops = spans + span, ops + k
             slots.append(span / k * 1e6 if test.lat else _a2a_rate(at.slice, k, span))
         else:
             for order in rings:
                 left, right = topology.neighbours(order, me)
-                s, v = kernels.ring(test.kind, at.bufs, at.comm, at.slice, left, right)
+                s, v = kernels.ring(test.kind, at.bufs, at.comm, at.slice, left, right, runner)
                 samples.append(s)
                 slots.append(v)
         n_meas += 1
