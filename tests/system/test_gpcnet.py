@@ -137,6 +137,9 @@ def test_every_test_on_one_host_in_both_layouts(tmp_path):
     assert row["min"] <= row["avg"] <= row["max"] and row["p99"] <= row["p999"]
 
 
+ENGINES = ("native", "mpi4py")
+
+
 def test_both_engines_make_gpcnets_calls_and_agree(tmp_path):
     """--engine both: every test from the C loops (commbench/native/gpcnet.c) and from the
     mpi4py loops, the same rows; a PMPI log (benchmarks/c/calls_trace.c) of the C loop's RR
@@ -147,7 +150,7 @@ def test_both_engines_make_gpcnets_calls_and_agree(tmp_path):
                   "-o", str(out))  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     recs = json.loads(out.read_text())["records"]
-    by = {e: {r["benchmark"] for r in recs if r["extra"]["engine"] == e} for e in ("native", "mpi4py")}
+    by = {e: {r["benchmark"] for r in recs if r["extra"]["engine"] == e} for e in ENGINES}
     assert by["native"] == by["mpi4py"] == TESTS
     lib = tmp_path / "libtrace.so"
     src = Path(ROOT) / "benchmarks" / "c" / "calls_trace.c"
