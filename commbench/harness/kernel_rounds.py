@@ -5,7 +5,6 @@ samples, in the first round's order. h is the commbench.harness.core.Harness tha
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +74,6 @@ def again(h: Any, layout: Layout, v: Visit, warm: set[str], rnd: int) -> None:
         members=layout.groups[layout.group] if layout.group >= 0 else [],
         round=rnd,
     )
-    t0 = time.monotonic()  # the visit's whole time counts against -time, as a sweep's does
     if layout.comm is not None:
         if a.mode not in warm and bench.warmup and method.warmup and not method.warmup_each_size:
             h.warmup(bench, layout, a.mode, a.x)
@@ -83,12 +81,12 @@ def again(h: Any, layout: Layout, v: Visit, warm: set[str], rnd: int) -> None:
         ctx = h.prepare(bench, layout, a.mode, a.x, a.n0)
         try:
             h.warm_each_size(ctx, a.n, a.engine)
-            _, defect = h.timed_runs(ctx, a.n, a.engine, v.live.runs)
+            # the timed runs count against -time, as in round 1 and as consecutive samples do
+            _, defect = h.rounds.sample(v, h.timed_runs, ctx, a.n, a.engine, v.live.runs)
             if defect is not None:
                 a.defect = defect if a.defect is None else max(a.defect, defect)
         finally:
             h.close(ctx)
-    v.spent += time.monotonic() - t0
 
 
 def build(h: Any, v: Visit) -> records.Measurement | None:

@@ -35,6 +35,8 @@ class Publisher:
         self.world_rank = session.rank
         self.world_size = session.size
         self.checked: dict[str, bool] = {}
+        # how a row's --samples are taken (harness.rounds), once for the run
+        self.taken = taken(self.cfg) if getattr(self.cfg, "measuring", None) else None
         # --precision: (group, how this rank's row ended), gathered with the row
         self.outcome: tuple[int, dict] | None = None
         self.positions = itertools.count()  # --shuffle: rows in the order measured
@@ -71,7 +73,7 @@ class Publisher:
             self.make_record,
             precision=target,
             budget_secs=secs if target is not None else None,
-            taken=taken(self.cfg),
+            taken=self.taken,
         )
 
     def publish(
@@ -88,7 +90,7 @@ class Publisher:
             if self.world_rank == 0:
                 extra["samples"] = records.sample_stats(per_rank, bench.time_factor)
                 if extra["samples"]:
-                    extra["samples"]["taken"] = taken(self.cfg)
+                    extra["samples"]["taken"] = self.taken
                 if extra["samples"] and extra["samples"]["k"] < self.cfg.samples:  # cut by -time
                     extra["samples"]["k_requested"] = self.cfg.samples
                 extra["rank_samples"] = per_rank
