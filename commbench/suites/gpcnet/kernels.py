@@ -95,53 +95,48 @@ def two_sided(b: GpcnetBuffers, comm, left: int, right: int, count: int, flight:
     return one, reqs
 
 
-def _native_ring(runner, kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int):
-    """A ring's (per-iteration seconds, Wtime span) from gpcnet.c: the same calls as below."""
-    lat = kind in ("p2p_lat", "get_lat")
-    iters, warm = (LAT_ITERS, LAT_WARM) if lat else (BW_ITERS, BW_WARM)
+def _native_ring(runner, kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int,
+                 iters: int, warm: int):  # fmt: skip
+    """A ring's (per-iteration seconds, Wtime span) from gpcnet.c, between the same barriers as
+    _timed's: the calls the mpi4py loop makes."""
+    lat, one_sided = kind in ("p2p_lat", "get_lat"), kind in ("get_lat", "put_bw")
     count, flight = (1, 1) if lat else (DOUBLES, IN_FLIGHT)
-    one_sided = kind in ("get_lat", "put_bw")
-    if one_sided:
-        for t in {left, right}:
-            b.win.Lock(t, MPI.LOCK_SHARED)
-    try:
-        test_comm.Barrier()
-        samples, span = runner.loop(
-            kind, comm, warm, iters, b.send, b.recv, count=count, flight=flight,
-            sync=kind == "p2p_sync", left=left, right=right, stride=DOUBLES,
-            win=b.win if one_sided else None, origin=b.wbuf if one_sided else None,
-        )  # fmt: skip
-        comm.Barrier()
-    finally:
-        if one_sided:
-            for t in {left, right}:
-                b.win.Unlock(t)
+    test_comm.Barrier()
+    samples, span = runner.loop(
+        kind, comm, warm, iters, b.send, b.recv, count=count, flight=flight,
+        sync=kind == "p2p_sync", left=left, right=right, stride=DOUBLES,
+        win=b.win if one_sided else None, origin=b.wbuf if one_sided else None,
+    )  # fmt: skip
+    comm.Barrier()
     return samples, span
 
 
 def ring(kind: str, b: GpcnetBuffers, test_comm, comm, left: int, right: int, runner=None):
     """One ring of a ring test: (samples in the test's unit, the ring's value); runner: the
     native engine's (commbench.native.gpcnet), None for the mpi4py loops."""
-    lat = kind in ("p2p_lat", "get_lat")
+    lat, one_sided = kind in ("p2p_lat", "get_lat"), kind in ("get_lat", "put_bw")
     iters, warm = (LAT_ITERS, LAT_WARM) if lat else (BW_ITERS, BW_WARM)
-    if runner is not None:
-        samples, span = _native_ring(runner, kind, b, test_comm, comm, left, right)
-        return _ring_values(lat, samples, span, iters)
     reqs: list = []
-    if kind == "p2p_lat":
+    if runner is not None:
+        one = None
+    elif kind == "p2p_lat":
         one, reqs = two_sided(b, comm, left, right, 1, 1, False)
     elif kind in ("p2p_bw", "nat_bw", "p2p_sync"):
         one, reqs = two_sided(b, comm, left, right, DOUBLES, IN_FLIGHT, kind == "p2p_sync")
     else:
         one = _one_sided(kind, b, left, right)
+    if one_sided:
         for t in {left, right}:
             b.win.Lock(t, MPI.LOCK_SHARED)
     try:
-        samples, span = _timed(one, iters, warm, test_comm, comm)
+        if one is None:
+            samples, span = _native_ring(runner, kind, b, test_comm, comm, left, right, iters, warm)
+        else:
+            samples, span = _timed(one, iters, warm, test_comm, comm)
     finally:
         for r in reqs:
             r.Free()
-        if b.win is not None and kind in ("get_lat", "put_bw"):
+        if one_sided:
             for t in {left, right}:
                 b.win.Unlock(t)
     return _ring_values(lat, samples, span, iters)
