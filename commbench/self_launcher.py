@@ -290,20 +290,14 @@ TOKEN_VAR = "COMMBENCH_LAUNCH_TOKEN"
 
 
 def _token() -> str | None:
-    """An empty file of this launch, made as tempfile.mkstemp would (tempfile itself costs a
-    launch 1 ms); None where none can be made."""
-    tmp = os.environ.get("TMPDIR") or "/tmp"
-    for attempt in range(100):
-        path = os.path.join(tmp, f"commbench-launch-{os.getpid()}-{time.monotonic_ns()}-{attempt}")
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        except OSError:
-            return None
-        os.close(fd)
-        return path
-    return None
+    import tempfile
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="commbench-launch-")
+    except OSError:
+        return None
+    os.close(fd)
+    return path
 
 
 def _started(token: str | None) -> bool | None:
