@@ -82,8 +82,7 @@ def _shape_reduce(ctx):
 
 
 def _shape_reduce_scatter(ctx):
-    each = ctx.cfg.method.reduce_scatter_each
-    counts = collops.split(policy.reduce_scatter_items(ctx.x, 4, ctx.size, each), ctx.size)
+    counts = collops.split(collectives.reduce_scatter_items(ctx), ctx.size)  # floats: width 4
     sr = _floats(ctx, 4 * counts[ctx.rank], 4 * sum(counts))
     return sr, lambda root, sr: (*sr, counts, MPI.SUM)
 
