@@ -47,8 +47,19 @@ def pytest_make_collect_report(collector):
     _seen_after(f"collecting {collector.nodeid}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _font_cache():
+    """matplotlib builds its font cache at its first use on a machine, running fc-list: done
+    here, before any test is armed, so that a unit test drawing a plot (report --html) passes
+    on a fresh machine too, whichever tier ran first."""
+    try:
+        import matplotlib.font_manager  # noqa: F401 - the import builds the cache
+    except ImportError:
+        pass
+
+
 @pytest.fixture(autouse=True)
-def _starts_no_process(request):
+def _starts_no_process(request, _font_cache):
     _ARMED[0] = True
     yield
     _ARMED[0] = False
