@@ -23,11 +23,11 @@ is spent on some rank (so every rank stops at the same sample). What each rank t
 from __future__ import annotations
 
 import math
-import os
-import time
 
 import numpy as np
 from mpi4py import MPI
+
+from commbench import polite
 
 DATA, ACK, RING_L, RING_R, FAN = 11, 12, 13, 14, 15
 
@@ -48,27 +48,8 @@ class NetBuffers:
         return [getattr(self, which)[:n], n, MPI.BYTE]
 
 
-SPIN_S = 200e-6  # wait(): poll with sched_yield this long, then sleep between polls
-NAP_S = 50e-6
-
-
-def wait(*reqs) -> None:
-    """Wait for reqs without holding a CPU that another rank needs.
-
-    With more ranks than cores, a rank busy-polling for a message steals the time
-    slice of the rank that is to send it, and two ranks that share a core stay
-    slow for a whole run (measured on 2 cores: pairs 5-25x slow, false verdicts
-    in 5-9 runs of 10). So: poll with sched_yield for SPIN_S, then sleep NAP_S
-    between polls. With a core per rank the yield returns at once (well under a
-    microsecond) and waits shorter than SPIN_S (latency, fast links) never sleep;
-    a longer wait may end up to NAP_S late, little against its length."""
-    reqs_l = list(reqs)
-    t0 = time.monotonic()
-    while not MPI.Request.Testall(reqs_l):
-        if time.monotonic() - t0 < SPIN_S:
-            os.sched_yield()
-        else:
-            time.sleep(NAP_S)
+# waiting for requests without holding a core another rank needs (commbench.polite)
+wait = polite.wait
 
 
 def go(comm, late: bool) -> bool:
