@@ -30,7 +30,7 @@ from commbench import (
     suites,
     watchdog,
 )
-from commbench.harness import limits, rows
+from commbench.harness import limits
 from commbench.harness.core import Harness
 from commbench.harness.plan import Plan
 from commbench.option_types import RunError
@@ -352,9 +352,12 @@ def measure(job: Job) -> int | None:
     comm, rank = session.comm, session.rank
     try:
         fam = suites.family(session.cfg.family)
-        failures = (
-            rows.run(session, fam.procedure(session)) if fam.procedure else Harness(session).run()
-        )
+        if fam.procedure:  # a family of rows (procedures): its harness, loaded only for them
+            from commbench.harness import rows
+
+            failures = rows.run(session, fam.procedure(session))
+        else:
+            failures = Harness(session).run()
         wd.progress(phase="the final barrier")
         comm.Barrier()
         return failures

@@ -170,7 +170,6 @@ def _answer_key() -> str | None:
     mpi4py."""
     import glob
     import importlib.util
-    import zlib
 
     spec = importlib.util.find_spec("mpi4py")  # finds the package without running it
     if spec is None or not spec.submodule_search_locations:
@@ -179,9 +178,16 @@ def _answer_key() -> str | None:
     for prefix in sorted({sys.prefix, sys.base_prefix}):  # a set's order varies by process
         files += sorted(glob.glob(os.path.join(prefix, "lib", "lib*mpi*.so*")))
     parts = [os.path.realpath(sys.executable), *map(_stamp, files)]
-    text = "\0".join([*parts, *(f"{k}={os.environ.get(k)}" for k in STEERING)]).encode()
-    # two CRCs, not a cryptographic hash: a cache name, and hashlib costs a launch 2-3 ms
-    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):08x}"
+    return zlib_key("\0".join([*parts, *(f"{k}={os.environ.get(k)}" for k in STEERING)]))
+
+
+def zlib_key(text: str) -> str:
+    """A cache file's name for text: two CRCs, not a cryptographic hash (hashlib costs a
+    launch 2-3 ms)."""
+    import zlib
+
+    data = text.encode()
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):08x}"
 
 
 def _remembered(key: str | None) -> Library | None:
@@ -199,13 +205,20 @@ def _remembered(key: str | None) -> Library | None:
 def _remember(key: str | None, lib: Library) -> None:
     if key is None or not lib.path:
         return
+    doc = {"path": lib.path, "version": lib.version, "cvars": sorted(lib.cvars)}
     try:
-        d = cache_dir() / "mpilib"
-        d.mkdir(parents=True, exist_ok=True)
-        doc = {"path": lib.path, "version": lib.version, "cvars": sorted(lib.cvars)}
-        tmp = d / f".{key}.{os.getpid()}"
-        tmp.write_text(json.dumps({**doc, "stamp": _stamp(lib.path)}))
-        os.replace(tmp, d / f"{key}.json")
+        _write_json(cache_dir() / "mpilib" / f"{key}.json", {**doc, "stamp": _stamp(lib.path)})
+    except OSError:
+        pass
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    """doc into the cache file path, whole or not at all (a temporary file renamed)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, path)
     except OSError:
         pass
 
@@ -298,7 +311,26 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
 
 @functools.lru_cache(maxsize=16)
 def launcher_family(mpiexec: str) -> tuple[str, str]:
-    """('openmpi' | 'hydra' | 'other', the first line of `mpiexec --version`)."""
+    """('openmpi' | 'hydra' | 'other', the first line of `mpiexec --version`), remembered in
+    the cache until that file changes: every self-launched run asks it (~3 ms, issue 50)."""
+    try:
+        stamp = _stamp(os.path.realpath(mpiexec))
+    except OSError:
+        stamp = None
+    where = cache_dir() / "mpiexec" / f"{zlib_key(stamp)}.json" if stamp else None
+    try:
+        doc = json.loads(where.read_text()) if where else None
+        if doc and doc.get("stamp") == stamp:
+            return doc["family"], doc["first"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    found = _launcher_family(mpiexec)
+    if where is not None and found[0] != "other":
+        _write_json(where, {"stamp": stamp, "family": found[0], "first": found[1]})
+    return found
+
+
+def _launcher_family(mpiexec: str) -> tuple[str, str]:
     try:
         out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20)
         text = out.stdout + out.stderr

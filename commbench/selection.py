@@ -6,8 +6,6 @@ several share, is a ConfigError saying what to write instead. Nothing here impor
 
 from __future__ import annotations
 
-import difflib
-
 from commbench import imb_methodology, suites
 from commbench.option_types import ConfigError, read_name_file
 
@@ -101,6 +99,8 @@ def _canonical_names(fam: suites.Family, names: list[str], what: str) -> tuple[l
                     f"with --suite {others[0]})"
                 )
             choices = [x.name for x in fam.benchmarks]
+            import difflib  # here: only a mistyped name needs it (start-up)
+
             near = difflib.get_close_matches(base, choices, n=3, cutoff=0.5)
             near = near or difflib.get_close_matches(
                 base.lower(), [c.lower() for c in choices], n=3, cutoff=0.5

@@ -32,7 +32,7 @@ from commbench.native import abi, extension
 SOURCE = Path(extension.__file__).with_name("limits.c")
 ABI_VERSION = abi.define(SOURCE, "CBLIM_ABI_VERSION")  # as native.p2p's and native.mt's
 CAP = 64 * 2**20  # bytes: the largest copy measured; the rate beyond it is this one's
-LINE_ITERS, LINE_TRIALS, LINE_LIMIT = 2000, 5, 0.5  # round trips a block, blocks, seconds
+LINE_ITERS, LINE_TRIALS, LINE_LIMIT = 500, 5, 0.5  # round trips a block, blocks, seconds
 
 
 def _wait(comm) -> None:

@@ -110,6 +110,29 @@ def test_a_job_stuck_in_mpi_init_is_ended(tmp_path):
     assert not (set(shm.glob("mpich_shm_*")) - before if shm.is_dir() else set())
 
 
+def test_the_launcher_remembers_the_family_of_an_mpiexec_until_it_changes(tmp_path):
+    """`mpiexec --version` is asked once per mpiexec file (every self-launched run needs its
+    family); the cache serves it until the file's stamp (mtime, size) changes."""
+    mx = tmp_path / "mpiexec"
+    mx.write_text("#!/bin/sh\necho 'HYDRA build details:'\necho \"$0\" >> " + f"{tmp_path}/asked\n")
+    mx.chmod(0o755)
+    code = "import sys; from commbench import mpilib; print(mpilib.launcher_family(sys.argv[1])[0])"
+    env = dict(os.environ, COMMBENCH_CACHE_DIR=str(tmp_path / "cache"))
+
+    def family() -> str:
+        p = subprocess.run(
+            [sys.executable, "-c", code, str(mx)], capture_output=True, text=True, env=env
+        )
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    asked = tmp_path / "asked"
+    assert family() == "hydra" and len(asked.read_text().splitlines()) == 1
+    assert family() == "hydra" and len(asked.read_text().splitlines()) == 1  # from the cache
+    mx.write_text(mx.read_text().replace("HYDRA build details:", "mpiexec (Open MPI) 5.0.11"))
+    assert family() == "openmpi" and len(asked.read_text().splitlines()) == 2  # asked again
+
+
 def test_the_launcher_remembers_which_library_mpi4py_loads(tmp_path):
     """The launcher learns the library from a child Python once, then from the cache, until
     the library file changes (here: its recorded stamp no longer matches)."""
