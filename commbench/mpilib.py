@@ -18,6 +18,7 @@ to the library's family (Hydra for MPICH and Intel MPI, PRRTE/ORTE for Open MPI)
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import re
@@ -304,9 +305,13 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
         dirs += [os.path.join(libdir, "..", "bin"), os.path.join(libdir, "..", "..", "bin")]
     dirs += python_dirs
     flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
-    found = [p for d in dirs for name in names for p in _in_dir(d, name, flavoured)]
-    found += [shutil.which(name + suffix) for name in names for suffix in (*flavoured, "")]
-    yield from (p for p in dict.fromkeys(found) if p)
+    found = (p for d in dirs for name in names for p in _in_dir(d, name, flavoured))
+    on_path = (shutil.which(name + suffix) for name in names for suffix in (*flavoured, ""))
+    seen: set[str] = set()
+    for p in itertools.chain(found, on_path):  # looked up as asked: the first one usually does
+        if p and p not in seen:
+            seen.add(p)
+            yield p
 
 
 @functools.lru_cache(maxsize=16)
@@ -352,19 +357,18 @@ def family_of(lib: Library) -> str | None:
 def matching_mpiexec(lib: Library | None, python_dirs: list[str]) -> tuple[str | None, str | None]:
     """(the mpiexec of lib's family found first, None) or, when none matches, (the first
     found, a note naming both libraries and --mpiexec). lib None: the first found."""
-    found = list(tool_candidates(lib, ("mpiexec", "mpirun"), python_dirs))
-    if not found:
-        return None, None
     want = family_of(lib) if lib is not None else None
-    if want is None:
-        return found[0], None
-    for p in found:
-        if launcher_family(p)[0] == want:
+    first = None
+    for p in tool_candidates(lib, ("mpiexec", "mpirun"), python_dirs):
+        if want is None or launcher_family(p)[0] == want:
             return p, None
-    fam, line = launcher_family(found[0])
-    return found[0], (
+        first = first or p
+    if first is None:
+        return None, None
+    fam, line = launcher_family(first)
+    return first, (
         f"mpi4py runs on {lib.describe()}, but no mpiexec of that library was found; "
-        f"{found[0]} is {line or fam!r}'s, which would start separate one-process worlds "
+        f"{first} is {line or fam!r}'s, which would start separate one-process worlds "
         "(pass --mpiexec <the mpiexec of the library mpi4py loads>)"
     )
 

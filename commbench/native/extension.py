@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import os
 import platform
 import re
@@ -68,12 +67,16 @@ def find_mpicc(abi: str | None = None, lib=None) -> str | None:
 def _find_mpicc(abi: str | None, lib, given: str | None, _path: str | None) -> str | None:
     if given:
         return mpilib.given_tool(given)
+    built_with = None
     try:
         import mpi4py
 
-        built_with = (mpi4py.get_config() or {}).get("mpicc")
+        # get_config reads the package's mpi.cfg (mpi4py 4: {} without one; a source build
+        # writes it) with configparser: ~2 ms a rank, asked only where the file is
+        if os.path.exists(os.path.join(os.path.dirname(mpi4py.__file__), "mpi.cfg")):
+            built_with = (mpi4py.get_config() or {}).get("mpicc")
     except (ImportError, AttributeError):
-        built_with = None
+        pass
     if built_with and (found := mpilib.given_tool(built_with)):
         return found
     names = ("mpicc_abi", "mpicc") if abi == "mpiabi" else ("mpicc",)
@@ -121,22 +124,14 @@ def local_includes(source: Path) -> list[Path]:
 
 
 def build_key(mpicc: str, abi: str, library_version: str, source: Path, library_path="") -> str:
-    h = hashlib.sha256()
-    for part in (source, *local_includes(source)):  # the source and what it includes
-        h.update(part.read_bytes())
+    """The built library's name in the cache: the source and what it includes, the compiler
+    wrapper's file, the ABI, the MPI it runs on (a cached library serves that one only), the
+    machine (mpilib.zlib_key: a cache name, not a cryptographic hash; every rank computes it)."""
     real = os.path.realpath(mpicc)
     st = os.stat(real)
-    for part in (
-        real,
-        str(st.st_mtime_ns),
-        str(st.st_size),
-        abi,
-        library_version,
-        library_path,  # the MPI it runs on: a cached library serves that one only
-        platform.machine(),
-    ):
-        h.update(part.encode() + b"\0")
-    return h.hexdigest()[:16]
+    parts = [p.read_text(errors="replace") for p in (source, *local_includes(source))]
+    parts += [real, str(st.st_mtime_ns), str(st.st_size), abi, library_version, library_path]
+    return mpilib.zlib_key("\0".join([*parts, platform.machine()]))
 
 
 def _compile(mpicc: str, cmd: list[str], env: dict[str, str]) -> None:
