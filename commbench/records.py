@@ -461,3 +461,14 @@ class Sink(Protocol):
     def start(self, header: dict) -> None: ...
     def record(self, rec: Measurement) -> None: ...
     def finish(self, summary: dict) -> None: ...
+
+
+def run_hosts(doc: dict) -> list[str]:
+    """The hosts a results file says its run ran on, sorted: its metadata's hosts, else the
+    node its uname names (a file from before the hosts were recorded, an imported log)."""
+    meta = doc.get("metadata") or {}
+    found = meta.get("hosts")
+    if isinstance(found, list) and found:
+        return sorted({str(h) for h in found})
+    node = (meta.get("uname") or {}).get("node")
+    return [str(node)] if node else []

@@ -326,10 +326,8 @@ def label(r: records.Measurement) -> str:
     return " ".join(parts)
 
 
-def hosts(doc: dict) -> list[str]:
-    """The hosts a results file says its run ran on."""
-    found = (doc.get("metadata") or {}).get("hosts")
-    return [str(h) for h in found] if isinstance(found, list) else []
+# The hosts a results file says its run ran on (one reading for the store and the verdicts)
+hosts = records.run_hosts
 
 
 def check_hosts(rules: list[Rule], hosts_of_runs: list[list[str]]) -> None:

@@ -43,13 +43,7 @@ def unpack(blob: bytes) -> dict:
     return json.loads(zlib.decompress(blob).decode())
 
 
-def hosts(doc: dict) -> list[str]:
-    meta = doc.get("metadata") or {}
-    found = meta.get("hosts")
-    if isinstance(found, list) and found:
-        return sorted({str(h) for h in found})
-    node = (meta.get("uname") or {}).get("node")
-    return [str(node)] if node else []
+hosts = records.run_hosts  # the hosts a results file names
 
 
 def system(doc: dict, given: str | None = None) -> str:
