@@ -89,6 +89,24 @@ def run_commbench(np_: int, args: list[str]) -> dict:
         return json.loads(out.read_text())
 
 
+def compare_json(*args: str) -> tuple[int, dict | None, str]:
+    """`commbench compare ARGS --json -` of this checkout: (its exit status, its JSON or None
+    when it wrote none, its stderr)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "commbench", "compare", *args, "--json", "-"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        timeout=300,
+        check=False,
+    )
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except ValueError:
+        return p.returncode, None, p.stderr
+
+
 def msglen_file(sizes: list[int]) -> str:
     fd, path = tempfile.mkstemp(suffix=".msglen")
     with os.fdopen(fd, "w") as f:

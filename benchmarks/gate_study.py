@@ -56,6 +56,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from cfloor import compare_json
+
 ROOT = Path(__file__).resolve().parents[1]
 AA = ["PingPong", "Sendrecv", "-msglog", "0:12"]
 SLOW = ["PingPong", "-msglog", "0:12", "-iter", "5000", "-iter_policy", "off"]
@@ -83,14 +85,12 @@ def run(out: Path, bench: list[str], k: int, store: Path | None, bound: bool = F
 
 def gate(*args: str) -> tuple[str, dict]:
     """A gate's verdict: pass, regression, too-noisy, refused; and its JSON."""
-    p = commbench("compare", *args, "--json", "-")
-    try:
-        doc = json.loads(p.stdout)
-    except ValueError:
-        sys.exit(f"compare gave no JSON ({p.returncode}): {p.stderr[-2000:]}")
-    if p.returncode == 2 and doc.get("verdict") != "too-noisy":
+    rc, doc, err = compare_json(*args)
+    if doc is None:
+        sys.exit(f"compare gave no JSON ({rc}): {err[-2000:]}")
+    if rc == 2 and doc.get("verdict") != "too-noisy":
         return "refused", doc
-    return {0: "pass", 1: "regression", 2: "too-noisy"}[p.returncode], doc
+    return {0: "pass", 1: "regression", 2: "too-noisy"}[rc], doc
 
 
 def medians(doc: dict) -> dict:

@@ -36,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cfloor import compare_json  # noqa: E402
+
 from tests.support import netns  # noqa: E402
 
 WORKLOAD = ["PingPong", "Sendrecv", "Allreduce", "-msglog", "0:16"]
@@ -100,20 +102,11 @@ class Runner:
 
 
 def compare(*args: str) -> tuple[int, dict]:
-    p = subprocess.run(
-        [sys.executable, "-m", "commbench", "compare", *args, "--json", "-"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
-    try:
-        doc = json.loads(p.stdout)
-    except ValueError:  # no JSON: an internal error
-        doc = {"errors": [p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "no output"]}
+    rc, doc, err = compare_json(*args)
+    if doc is None:  # no JSON: an internal error
+        doc = {"errors": [err.strip().splitlines()[-1] if err.strip() else "no output"]}
     doc.setdefault("rows", [])
-    return p.returncode, doc
+    return rc, doc
 
 
 def row_us(doc: dict, bench: str, size: int) -> float | None:
