@@ -7,7 +7,8 @@ Contenders, in alternating rounds (each round a new order), medians printed:
   C PingPong          mpiexec -n N pingpong 0:1000 1:1000 2:1000 (benchmarks/c)
   python -c pass      one interpreter, no MPI (what this Python costs to start)
   python + mpi4py     mpiexec -n N python -c "from mpi4py import MPI" (MPI_Init)
-  + numpy             the same and `import numpy` (what every rank needs for its buffers)
+  + numpy             the same and `import numpy` (what every rank needs for its buffers),
+                      one BLAS thread as commbench's ranks have it
   commbench mpiexec   mpiexec -n N python -m commbench run PingPong -msglog 0:1 -o -
   commbench -n N      python -m commbench run -n N PingPong -msglog 0:1 -o - (self-launch)
   launcher parse      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
@@ -56,7 +57,9 @@ def main() -> None:
     compileall.compile_dir(str(REPO / "commbench"), quiet=1)
     if a.before:
         compileall.compile_dir(str(Path(a.before) / "commbench"), quiet=1)
-    env = env_for(a.np)
+    # one BLAS thread, as commbench gives its ranks (commands._single_threaded_blas): the
+    # floor's numpy otherwise starts a thread pool per rank, ~60 ms of 2 ranks on 2 cores
+    env = dict(env_for(a.np), OPENBLAS_NUM_THREADS="1")
     py, n, mx = sys.executable, str(a.np), mpiexec()
     tiny = ["PingPong", "-msglog", "0:1", "-o", "-"]
     with tempfile.TemporaryDirectory() as d:
