@@ -431,8 +431,8 @@ class Harness:
             return fixed
         cfg, comm = self.cfg, ctx.comm
         t1 = comm.allreduce(first(self.timed(ctx, 1)), op=MPI.MAX)
-        r = comm.allreduce(policy.preliminary_repetitions(t1, cfg.msgspersample), op=MPI.MAX)
-        n1 = min(n0, r)
+        # the same t1 and settings on every rank: the same repetitions, no agreement needed
+        n1 = min(n0, policy.preliminary_repetitions(t1, cfg.msgspersample))
         if n1 > 1:
             t1 = comm.allreduce(first(self.timed(ctx, n1)), op=MPI.MAX)
         ts = policy.dynamic_target(t1, cfg.secs, n0)
