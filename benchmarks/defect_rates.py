@@ -1,6 +1,6 @@
 """How often each library defect of repro/ shows on this machine, quiet and loaded.
 
-A defect of an MPI library that commbench names (mpilib.KNOWN_DEFECTS, the Intel MPI
+A defect of an MPI library that commbench names (mpi_defects.KNOWN_DEFECTS, the Intel MPI
 mt-reduce hang the launcher steps around) is shown by a C reproducer in repro/, built with
 that library's own mpicc and run with its own mpiexec (tests/support/mpi_envs.py installs the
 MPIs). Some defects depend on timing: the tests therefore print whether a defect showed,

@@ -17,7 +17,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from commbench import buffers, imb_methodology, mpilib, native, policy, records
+from commbench import buffers, imb_methodology, mpi_defects, native, policy, records
 from commbench.harness import iteration_times, rounds
 from commbench.harness.context import Context, Layout
 from commbench.harness.kernel_rounds import Again, later_rounds
@@ -182,7 +182,7 @@ class Harness:
                 self.engines_for(bench),
             )
             return "stop"
-        defect = mpilib.known_hang(
+        defect = mpi_defects.known_hang(
             self.family.name, bench.name, MPI.Get_library_version(), sweep.layout.np
         )
         if defect and not self.cfg.force:

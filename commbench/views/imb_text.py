@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from commbench import mpilib, records, row_measurement
+from commbench import mpi_defects, records, row_measurement
 from commbench.records import Kind
 from commbench.views import TextView, limits_text
 from commbench.views.imb_preamble import preamble
@@ -335,7 +335,7 @@ class ImbText(TextView):
             self.p(f"{name}    : {words[v]}")
         library = self.meta.get("mpi_library_version") or ""
         defects = [
-            mpilib.known_defect(self.family, n, library, self.failed_bytes.get(n, ()))
+            mpi_defects.known_defect(self.family, n, library, self.failed_bytes.get(n, ()))
             for n, v in verdicts.items()
             if v == records.FAILED
         ]

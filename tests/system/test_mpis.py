@@ -160,19 +160,19 @@ def test_the_launcher_takes_the_library_s_own_mpiexec(name):
 @pytest.mark.parametrize("name", [None, *MPIS])
 def test_scatter_init_reproducer_and_the_check(name, tmp_path, measured):
     """Scatter_persist with -check on each MPI: the run completes, and a FAILED check is
-    named as the library's known defect (mpilib.KNOWN_DEFECTS) and only on a library that
+    named as the library's known defect (mpi_defects.KNOWN_DEFECTS) and only on a library that
     table lists. The C reproducer built with the same MPI ends PASSED or LIBRARY DEFECT,
     never otherwise, and PASSED on a library the table does not list. Whether the defect
     showed in each is printed: a measurement, not a requirement (benchmarks/defect_rates.py
     counts it over many runs, docs/mpis.md quotes that)."""
-    from commbench import mpilib
+    from commbench import mpi_defects, mpilib
 
     mpi = _env(name) if name else None
     r = mpi_envs.reproduce(mpi, "scatter_init_restart.c", tmp_path)
     assert r.outcome in ("passed", "defect"), str(r)
     python = str(mpi.python) if mpi else sys.executable
     version = (mpilib.of_python(python) or mpilib.Library(None, "")).version
-    listed = mpilib.known_defect("mpi4", "Scatter_persist", version) is not None
+    listed = mpi_defects.known_defect("mpi4", "Scatter_persist", version) is not None
     p = subprocess.run(
         [python, "-m", "commbench", "run", "-n", "2", "mpi4", "Scatter_persist", "-check", *SHORT]
         + ["-o", "-", "--no-progress"],
