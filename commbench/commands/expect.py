@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
+from commbench import records
 from commbench.commands.errors import err
 from commbench.commands.parsing import Parser, fraction
 from commbench.models import expectations as ex
@@ -97,8 +98,10 @@ def rules(path: str, runs: list[tuple[str, dict, list]] = ()) -> list[ex.Rule]:
 def judge(rules_path: str, runs: list[tuple[str, dict, list]]) -> list[ex.Verdict]:
     """The verdicts of the rules in rules_path on runs; ValueError on bad input."""
     found = rules(rules_path, runs)
-    ex.check_hosts(found, [ex.hosts(doc) for _, doc, _ in runs])
-    return [v for path, doc, recs in runs for v in ex.judge(found, path, ex.hosts(doc), recs)]
+    ex.check_hosts(found, [records.run_hosts(doc) for _, doc, _ in runs])
+    return [
+        v for path, doc, recs in runs for v in ex.judge(found, path, records.run_hosts(doc), recs)
+    ]
 
 
 def write_out(target: str, content: str | bytes) -> None:

@@ -326,10 +326,6 @@ def label(r: records.Measurement) -> str:
     return " ".join(parts)
 
 
-# The hosts a results file says its run ran on (one reading for the store and the verdicts)
-hosts = records.run_hosts
-
-
 def check_hosts(rules: list[Rule], hosts_of_runs: list[list[str]]) -> None:
     """A rule's host pattern that matches no host of any run given is a mistake said."""
     every = {h for hs in hosts_of_runs for h in hs}

@@ -43,9 +43,6 @@ def unpack(blob: bytes) -> dict:
     return json.loads(zlib.decompress(blob).decode())
 
 
-hosts = records.run_hosts  # the hosts a results file names
-
-
 def system(doc: dict, given: str | None = None) -> str:
     """The name runs are grouped by: the user's (given now, or `run --system` recorded in the
     file), else the sorted host list."""
@@ -57,7 +54,7 @@ def system(doc: dict, given: str | None = None) -> str:
     return (
         given
         or (recorded if isinstance(recorded, str) and recorded else None)
-        or (",".join(hosts(doc)) or "unknown")
+        or (",".join(records.run_hosts(doc)) or "unknown")
     )
 
 
@@ -183,7 +180,7 @@ def entry(doc: dict, recs: list[records.Measurement], origin: str, sys_name: str
         "digest": digest(doc),
         "content": content(doc),
         "system": system(doc, sys_name),
-        "hosts": json.dumps(hosts(doc)),
+        "hosts": json.dumps(records.run_hosts(doc)),
         "started": started(doc),
         "family": ",".join(families),
         "world_size": meta.get("world_size") if isinstance(meta.get("world_size"), int) else None,

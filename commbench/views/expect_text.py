@@ -134,7 +134,7 @@ def propose(sources: list[tuple[str, dict, list[records.Measurement]]], margin: 
     out = [
         "# commbench expectations, proposed by `commbench expect --write` from:",
         *(
-            f"#   {path} (hosts: {', '.join(ex.hosts(doc)) or 'not recorded'})"
+            f"#   {path} (hosts: {', '.join(records.run_hosts(doc)) or 'not recorded'})"
             for path, doc, _ in sources
         ),
         f"# Each bound leaves {margin:.0%} of room on the measured value: edit them to what this",

@@ -116,6 +116,6 @@ class Congestor:
 
 def idle_run(world) -> None:
     """A rank with no role in the loaded phase: it takes part in both barriers only."""
-    from commbench.suites.net.patterns import wait
+    from commbench.polite import wait
 
     wait(world.Ibarrier(), world.Ibarrier())

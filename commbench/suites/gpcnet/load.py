@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from commbench import records
+from commbench import polite, records
 from commbench.suites.gpcnet import kernels, loadverdicts, stats, topology
 from commbench.suites.gpcnet.congestors import Congestor, idle_run
 from commbench.suites.gpcnet.measurement import KIND, Place, measure, record
@@ -89,9 +89,9 @@ class CongestionUnit(Unit):
             else:
                 idle_run(world)
         elif row.mode == "loaded":
-            patterns.wait(world.Ibarrier())  # released once every congestor has made a pass
+            polite.wait(world.Ibarrier())  # released once every congestor has made a pass
             part = self._victim(row, engine)
-            patterns.wait(world.Ibarrier())
+            polite.wait(world.Ibarrier())
         elif self.role == "victim":
             part = self._victim(row, engine)
         patterns.barrier(world)

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from mpi4py import MPI
 
-from commbench import polite
+from commbench.polite import wait  # requests waited for without holding a core
 
 DATA, ACK, RING_L, RING_R, FAN = 11, 12, 13, 14, 15
 
@@ -46,10 +46,6 @@ class NetBuffers:
 
     def r(self, n: int, which: str = "recv") -> list:
         return [getattr(self, which)[:n], n, MPI.BYTE]
-
-
-# waiting for requests without holding a core another rank needs (commbench.polite)
-wait = polite.wait
 
 
 def go(comm, late: bool) -> bool:
