@@ -32,7 +32,7 @@ import tempfile
 
 import mpis
 from cfloor import conditions, median, msglen_file, rotate
-from imb_side_by_side import SIZES, tables, time_of
+from imb_side_by_side import REPS, SIZES, commands, tables, time_of
 
 FIXED = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
@@ -47,27 +47,21 @@ def main() -> None:
     ap.add_argument("--np", type=int, default=2)
     mpis.add_arguments(ap, peers="IMB-<FAMILY>")
     a = ap.parse_args()
+    a.reps, a.memory = REPS, "same"  # as imb_side_by_side.py runs both sides
     mpi = mpis.select(a)
-    imb = str(mpi.peers("imb") / f"IMB-{a.family.upper()}")
     listed = [b for b in a.before.split(",") if b] + [a.benchmark]
     lens = msglen_file(SIZES)
-    common = ["-msglen", lens, "-iter", "200", "-iter_policy", "off"]
     env = mpi.env(a.np)
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
-
-        def cb(names: list[str]) -> list[str]:
-            own = ["--methodology", "imb2021", "--alloc", "mmap", "--hugepages", "off"]
-            return mpi.commbench(a.np, [*common, *own, "-o", out, *names])
-
-        contenders = {
-            "IMB list": ([*mpi.launch(a.np), imb, *common, "-time", "1000", *listed], env),
-            "IMB alone": ([*mpi.launch(a.np), imb, *common, "-time", "1000", a.benchmark], env),
-            "commbench list": (cb(listed), env),
-            "commbench alone": (cb([a.benchmark]), env),
-        }
-        contenders["IMB list, fixed"] = (contenders["IMB list"][0], dict(env, **FIXED))
-        contenders["IMB alone, fixed"] = (contenders["IMB alone"][0], dict(env, **FIXED))
+        # imb_side_by_side's command lines: IMB, and commbench --methodology imb2021
+        ran = {w: commands(a, mpi, names, lens, out, ["imb2021"])
+               for w, names in (("list", listed), ("alone", [a.benchmark]))}  # fmt: skip
+        contenders = {}
+        for w in ("list", "alone"):
+            contenders[f"IMB {w}"] = (ran[w]["IMB"], env)
+            contenders[f"IMB {w}, fixed"] = (ran[w]["IMB"], dict(env, **FIXED))
+            contenders[f"commbench {w}"] = (ran[w]["imb2021"], env)
         got: dict[str, list[float]] = {k: [] for k in contenders}
         for r in range(a.rounds):
             for name in rotate(list(contenders), r):
