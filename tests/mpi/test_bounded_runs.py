@@ -56,7 +56,7 @@ def test_slow_but_moving_is_not_ended(tmp_path):
         "--peers",
         "2",
         "--iters",
-        "1500",
+        "400",
         "--timeout",
         "1",
         "all_start",

@@ -111,6 +111,11 @@ def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict
     check, extra = CHECK, []
     if family == "io":  # no in-place sums to wrap: 10 repetitions, a third of the time
         check, extra = [*CHECK[:1], "10", *CHECK[2:]], ["--iodir", str(tmp_path)]
+        if corrupt is not None:
+            # File IO on oversubscribed cores is the suite's slowest check (~7 s a run at NP
+            # 4): the corrupted runs take the two largest sizes, where every rank holds a
+            # share of the buffer; the clean run keeps every size (no false failure at any).
+            check = [*check[:4], "-msglog", "4:5", "-check"]
     env = dict(os.environ, **ENV)
     if corrupt is not None:
         env["COMMBENCH_FAULT_CORRUPT"] = str(corrupt)
