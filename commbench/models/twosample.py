@@ -214,10 +214,13 @@ def compare(
     confidence: float = 0.95,
     alpha: float = 0.05,
     run_spread: float = DEFAULT_RUN_SPREAD,
+    sides: tuple[RunSamples, RunSamples] | None = None,
 ) -> TwoSample:
     """Both one-sided tests (shift_test), the detectable ratio and the ratio's interval; old
-    and new in the order taken (a correlated one, RunSamples.correlated: the caller's)."""
-    so, sn = series(old), series(new)
+    and new in the order taken (a correlated one, RunSamples.correlated: the caller's).
+    sides: series(old), series(new) where the caller has them already (a gate of many rows
+    made them twice)."""
+    so, sn = sides if sides is not None else (series(old), series(new))
     t = shift_test(so, sn, threshold, alpha, run_spread)
     om, nm = float(np.median(old)), float(np.median(new))
     return TwoSample(

@@ -207,7 +207,7 @@ def _row(o: records.Measurement, r: records.Measurement, how: dict) -> ComparedR
         side, s, w = bad[0]
         row = _plain(o, r, f"{side} row: {correlated_why(s, w)}", how["threshold"])
     else:
-        t = twosample.compare(so, sn, **how)
+        t = twosample.compare(so, sn, **how, sides=sides)
         row = ComparedRow(
             _key(r), t.old_median, t.new_median, t.ratio, max(_spread(o), _spread(r)), "same",
             r.family, {k: r.extra[k] for k in ROW_EXTRAS if k in r.extra}, tested=True, ci=t.ci,
