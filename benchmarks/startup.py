@@ -11,8 +11,9 @@ Contenders, in alternating rounds (each round a new order), medians printed:
                       one BLAS thread as commbench's ranks have it
   commbench mpiexec   mpiexec -n N python -m commbench run PingPong -msglog 0:1 -o -
   commbench -n N      python -m commbench run -n N PingPong -msglog 0:1 -o - (self-launch)
-  launcher parse      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
-                      the launcher's own share (parse, checks, spawn)
+  launcher alone      python -m commbench run -n N ... --mpiexec <a no-op that exits 3>,
+                      the launcher's own share (imports, checks, spawn; the parse is the
+                      job's rank 0's unless the run needs the launcher's: --store, --expect)
 
 --before CHECKOUT adds the two commbench runs from another checkout (e.g. a
 `git worktree add /tmp/before <commit>`), in the same rounds: before and
@@ -76,7 +77,7 @@ def main() -> None:
             "+ numpy": ([mx, "-n", n, py, "-c", "from mpi4py import MPI; import numpy"], (0,)),
             "commbench mpiexec": ([mx, "-n", n, py, "-m", "commbench", "run", *tiny], (0,)),
             "commbench -n N": ([py, "-m", "commbench", "run", "-n", n, *tiny], (0,)),
-            "launcher parse": (
+            "launcher alone": (
                 [py, "-m", "commbench", "run", "-n", n, "--mpiexec", str(noop), *tiny],
                 (3,),
             ),
@@ -102,8 +103,8 @@ def main() -> None:
     print(
         "floor of a self-launched Python run (launcher interpreter + ranks with mpi4py and "
         f"numpy): {floor:.3f} s; commbench's own share: "
-        f"{median(times['commbench -n N']) - floor:.3f} s, of which the launcher's parse "
-        f"{median(times['launcher parse']) - median(times['python -c pass']):.3f} s"
+        f"{median(times['commbench -n N']) - floor:.3f} s, of which the launcher alone "
+        f"{median(times['launcher alone']) - median(times['python -c pass']):.3f} s"
     )
 
 

@@ -19,6 +19,7 @@ from mpi4py import MPI
 
 from commbench import (
     cleanup,
+    launch_token,
     mpilib,
     policy,
     process_origin,
@@ -53,13 +54,16 @@ def parse_on_root(comm, argv: list[str], store_check=None):
     if comm.Get_rank() == 0:
         try:
             cfg = run_config.parse_run_args(argv, world_size=comm.Get_size())
+            reserved = cfg.output is None and "COMMBENCH_DEFAULT_OUTPUT" not in os.environ
             if cfg.output is None:
-                # The launcher picks the default name so it can finish the file if the job dies.
+                # The launcher that parsed picks the default name so it can finish the file if
+                # the job dies; else rank 0 reserves one and tells the launcher (launch_token).
                 cfg = run_config.with_output(
                     cfg,
                     os.environ.get("COMMBENCH_DEFAULT_OUTPUT")
                     or run_config.default_output(cfg.family),
                 )
+            launch_token.tell_output(cfg.output, reserved)
             run_config.check_writable("-o", cfg.output)
             run_config.check_writable("--csv", cfg.csv)
             run_config.check_distinct(cfg.output, cfg.csv)
@@ -427,9 +431,7 @@ class RunOutcome:
 
 def run(argv: list[str], store_check=None) -> RunOutcome:
     """Every rank: the whole `commbench run` inside the job (store_check: parse_on_root's)."""
-    from commbench.self_launcher import mark_started
-
-    mark_started("i")  # through MPI_Init (importing this module initialised MPI)
+    launch_token.mark("i")  # through MPI_Init (importing this module initialised MPI)
     try:
         job = configure(MPI.COMM_WORLD, argv, store_check)
     except Exception:  # noqa: BLE001 - one rank's failure here would leave the others waiting

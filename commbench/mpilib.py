@@ -22,12 +22,9 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 # MPICH's throttled progress polling for oversubscribed ranks (a usleep(1) after 64 idle
 # polls): the control variable, asked of the library through MPI_T before it is set, and
@@ -76,8 +73,7 @@ def short_name(version: str) -> str:
     return first[:60]
 
 
-@dataclass(frozen=True)
-class Library:
+class Library(NamedTuple):  # not a dataclass: the launcher imports no dataclasses (issue 50)
     path: str | None  # the libmpi file mpi4py loaded
     version: str  # MPI_Get_library_version, without Open MPI's trailing NUL
     cvars: frozenset[str] = frozenset()  # those of CVARS the library has
@@ -146,14 +142,20 @@ print(json.dumps({"path": lib.path, "version": lib.version,
 """
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """Where commbench keeps what it builds and learns (COMMBENCH_CACHE_DIR, else
-    $XDG_CACHE_HOME/commbench, else ~/.cache/commbench)."""
+    $XDG_CACHE_HOME/commbench, else ~/.cache/commbench). A str: the launcher loads no
+    pathlib (issue 50, start-up)."""
     base = os.environ.get("COMMBENCH_CACHE_DIR")
     if base:
-        return Path(base)
+        return base
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "commbench"
+    return os.path.join(xdg, "commbench")
+
+
+def _read_json(path: str):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 # What steers which libmpi this Python's mpi4py loads, besides its files.
@@ -195,7 +197,7 @@ def _remembered(key: str | None) -> Library | None:
     if key is None:
         return None
     try:
-        doc = json.loads((cache_dir() / "mpilib" / f"{key}.json").read_text())
+        doc = _read_json(os.path.join(cache_dir(), "mpilib", f"{key}.json"))
         if doc["stamp"] != _stamp(doc["path"]):  # the library file changed since
             return None
         return Library(doc["path"], doc["version"], frozenset(doc["cvars"]))
@@ -208,17 +210,20 @@ def _remember(key: str | None, lib: Library) -> None:
         return
     doc = {"path": lib.path, "version": lib.version, "cvars": sorted(lib.cvars)}
     try:
-        _write_json(cache_dir() / "mpilib" / f"{key}.json", {**doc, "stamp": _stamp(lib.path)})
+        where = os.path.join(cache_dir(), "mpilib", f"{key}.json")
+        _write_json(where, {**doc, "stamp": _stamp(lib.path)})
     except OSError:
         pass
 
 
-def _write_json(path: Path, doc: dict) -> None:
+def _write_json(path: str, doc: dict) -> None:
     """doc into the cache file path, whole or not at all (a temporary file renamed)."""
+    folder, name = os.path.split(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(doc))
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc))
         os.replace(tmp, path)
     except OSError:
         pass
@@ -259,12 +264,20 @@ def _ask(python: str) -> Library | None:
 
 def python_dirs() -> list[str]:
     """Where a Python installation keeps its tools: its scripts and its executable's directory."""
+    import sysconfig
+
     return [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
 
 
 def given_tool(given: str) -> str | None:
     """A tool named by the user (--mpiexec, COMMBENCH_MPICC): on PATH, else the file itself."""
-    return shutil.which(given) or (given if os.path.isfile(given) else None)
+    return _which(given) or (given if os.path.isfile(given) else None)
+
+
+def _which(name: str) -> str | None:
+    import shutil  # (with bz2 and lzma: ~3 ms a launcher, only where a tool is not beside MPI)
+
+    return shutil.which(name)
 
 
 def _executable(path: str) -> bool:
@@ -306,7 +319,7 @@ def tool_candidates(lib: Library | None, names: tuple[str, ...], python_dirs: li
     dirs += python_dirs
     flavoured = SUFFIXES.get(lib.flavour, ()) if lib is not None else ()
     found = (p for d in dirs for name in names for p in _in_dir(d, name, flavoured))
-    on_path = (shutil.which(name + suffix) for name in names for suffix in (*flavoured, ""))
+    on_path = (_which(name + suffix) for name in names for suffix in (*flavoured, ""))
     seen: set[str] = set()
     for p in itertools.chain(found, on_path):  # looked up as asked: the first one usually does
         if p and p not in seen:
@@ -322,9 +335,9 @@ def launcher_family(mpiexec: str) -> tuple[str, str]:
         stamp = _stamp(os.path.realpath(mpiexec))
     except OSError:
         stamp = None
-    where = cache_dir() / "mpiexec" / f"{zlib_key(stamp)}.json" if stamp else None
+    where = os.path.join(cache_dir(), "mpiexec", f"{zlib_key(stamp)}.json") if stamp else None
     try:
-        doc = json.loads(where.read_text()) if where else None
+        doc = _read_json(where) if where else None
         if doc and doc.get("stamp") == stamp:
             return doc["family"], doc["first"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -384,8 +397,7 @@ def no_rdma_devices() -> bool:
         return True
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     name: str  # the environment variable or mpiexec option
     value: str
     why: str

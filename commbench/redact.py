@@ -12,29 +12,37 @@ stays (service=, passfile=).
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
 
 HIDDEN = "***"
 # scheme://user:SECRET@ : the user may be empty, the secret ends at @ (a / or blank first
 # means the colon was a port's, not a password's)
-_USERINFO = re.compile(r"(\b[A-Za-z][\w+.-]*://[^/\s:@'\"]*):[^/@\s'\"]*@")
+_USERINFO = r"(\b[A-Za-z][\w+.-]*://[^/\s:@'\"]*):[^/@\s'\"]*@"
 # password=SECRET in a query (?, &) or a connection string: libpq's password and
 # sslpassword, PGPASSWORD as an option, and the usual spellings of a token
 _KEY = r"(?:pg|ssl)?pass(?:word|wd)?|pwd|secret|token|api[_-]?key"
 _END = r"&\s'\",;)\]"  # what ends a value; a colon too where a blank or the end follows
-_PARAM = re.compile(rf"(?i)(\b(?:{_KEY})\s*=\s*)([^{_END}]+?)(?=$|[{_END}]|:(?:\s|$))")
+_PARAM = rf"(?i)(\b(?:{_KEY})\s*=\s*)([^{_END}]+?)(?=$|[{_END}]|:(?:\s|$))"
 
 
-def redact(text: Any) -> Any:
+@functools.cache
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    """Compiled at the first text that may hold a credential (~2 ms that most runs' launchers
+    never pay: issue 50, start-up)."""
+    return re.compile(_USERINFO), re.compile(_PARAM)
+
+
+def redact(text: object) -> object:
     """text with every credential hidden; anything not a str is returned as it is."""
     if not isinstance(text, str) or ("://" not in text and "=" not in text):
         return text
-    text = _USERINFO.sub(rf"\1:{HIDDEN}@", text)
-    return _PARAM.sub(rf"\g<1>{HIDDEN}", text)
+    userinfo, param = _patterns()
+    text = userinfo.sub(rf"\1:{HIDDEN}@", text)
+    return param.sub(rf"\g<1>{HIDDEN}", text)
 
 
-def redact_all(value: Any) -> Any:
+def redact_all(value: object) -> object:
     """redact() over a document: every string in nested lists and dicts (keys kept)."""
     if isinstance(value, str):
         return redact(value)

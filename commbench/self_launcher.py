@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from commbench import mpilib, process_origin
+from commbench import launch_token, mpilib, process_origin
 from commbench.watchdog_report import say
 
 # Variables that process managers set in every process they start.
@@ -200,18 +200,6 @@ def exit_meaning(rc: int) -> str:
 STARTUP_S = 120.0
 
 
-def _stuck_in_init(token: str | None, since: float, limit: float) -> bool:
-    """A rank of this host started (token 'r') but none got through MPI_Init ('i') in limit s."""
-    if not token or time.monotonic() - since < limit:
-        return False
-    try:
-        with open(token) as f:
-            marks = f.read()
-    except OSError:
-        return False
-    return "r" in marks and "i" not in marks
-
-
 def _pidfd(pid: int) -> int | None:
     """A descriptor that becomes readable when pid ends (Linux 5.3+), else None."""
     try:
@@ -263,7 +251,8 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
             if deadline is not None and time.monotonic() > deadline:
                 proc.kill()
                 deadline = None
-            if not stuck and forwarded is None and _stuck_in_init(token, started, limit):
+            late = time.monotonic() - started >= limit
+            if not stuck and forwarded is None and late and launch_token.stuck_in_init(token):
                 stuck = True
                 say(
                     f"the MPI job did not get through MPI_Init in {limit:g} s (a "
@@ -284,53 +273,6 @@ def _wait(proc: subprocess.Popen, token: str | None = None) -> tuple[int, str | 
             signal.SIGTERM: "terminated by SIGTERM at the launcher",
         }[forwarded]
     return rc, why
-
-
-TOKEN_VAR = "COMMBENCH_LAUNCH_TOKEN"
-
-
-def _token() -> str | None:
-    import tempfile
-
-    try:
-        fd, path = tempfile.mkstemp(prefix="commbench-launch-")
-    except OSError:
-        return None
-    os.close(fd)
-    return path
-
-
-def _started(token: str | None) -> bool | None:
-    """Did a rank of the job mark the token (None: no token to tell)? Removes it."""
-    if not token:
-        return None
-    try:
-        return os.path.getsize(token) > 0
-    except OSError:
-        return None
-    finally:
-        try:
-            os.unlink(token)
-        except OSError:
-            pass
-
-
-def started_here() -> bool:
-    """Was this rank started by commbench's launcher (which, not the rank, then stores the
-    results file with --store, and has already refused a --store it cannot keep)?"""
-    return TOKEN_VAR in os.environ
-
-
-def mark_started(mark: str = "r") -> None:
-    """A rank started by the launcher: mark its token, 'r' at start, 'i' once through
-    MPI_Init (ranks on other hosts cannot see it)."""
-    token = os.environ.get(TOKEN_VAR)
-    if token and os.path.exists(token):
-        try:
-            with open(token, "a") as f:
-                f.write(mark)
-        except OSError:
-            pass
 
 
 def _unfinished(output: str) -> bool:
@@ -409,9 +351,26 @@ def launch(
     family: str | None = None,
 ) -> int:
     """reserved: output is a default name the caller created empty (outputs.default_output);
-    family: what the caller's parse of argv resolved (the ranks then load no other)."""
+    family: what the caller's parse of argv resolved (the ranks then load no other). output
+    None: the caller parsed nothing, and the job's rank 0 tells its results file (thin)."""
     path = output if output and output != "-" else None  # the results file, if any
     lib = mpilib.of_python(sys.executable)  # the library the ranks' mpi4py will load
+    return _launch(lib, mpiexec_given, np_, subcommand, argv, path, reserved, family)
+
+
+def thin(argv: list[str], np_: int, mpiexec_given: str | None) -> int | None:
+    """`commbench run -n N …` without the launcher's own parse (~0.06 s before mpiexec,
+    issue 50): the job's rank 0 parses, as under any other launcher, and tells its results
+    file (launch_token). For a command line whose run needs nothing of the launcher beyond
+    starting it (commands.run decides). None: the launch settings depend on the run's family
+    (Intel MPI, oversubscribed: _intel_mt), so the caller parses and calls launch."""
+    lib = mpilib.of_python(sys.executable)
+    if lib is not None and lib.flavour == "intel" and np_ > (os.cpu_count() or 1):
+        return None
+    return _launch(lib, mpiexec_given, np_, "run", argv, None, False, None)
+
+
+def _launch(lib, mpiexec_given, np_, subcommand, argv, path, reserved, family) -> int:
     mpiexec = _mpiexec_for(mpiexec_given, lib)
     if mpiexec is None:
         _release(path if reserved else None)
@@ -421,10 +380,10 @@ def launch(
         env["COMMBENCH_DEFAULT_OUTPUT"] = path
     if family:
         env[process_origin.FAMILY_HINT] = family
-    token = _token()
+    token = launch_token.create()
     # every rank on this host marks it: the job really ran commbench; set even when no token
     # file could be made: the ranks know commbench's launcher started them (started_here)
-    env[TOKEN_VAR] = token or ""
+    env[launch_token.TOKEN_VAR] = token or ""
     sys.stdout.flush()
     try:
         # Own session: terminal signals come to us only, and we forward them once.
@@ -437,12 +396,14 @@ def launch(
             preexec_fn=_tied_to(os.getpid()) if sys.platform.startswith("linux") else None,
         )
     except OSError as e:
-        _started(token)  # removes it
+        launch_token.consume(token)  # removes it
         _release(path if reserved else None)
         say(f"cannot start {mpiexec}: {e.strerror}")
         return 2
     rc, why = _wait(proc, token)
-    started = _started(token)
+    started, told = launch_token.consume(token)
+    if told is not None and path is None and not reserved:  # rank 0 parsed: its file
+        path, reserved = told
     _release(path if reserved else None)
     return _status(mpiexec, rc, why, started, path)
 

@@ -27,42 +27,84 @@ def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
     mpi4py.rc.thread_level = thread_level or "single"
 
 
-def cmd_run(argv: list[str]) -> int:
-    if _outside_job(argv):  # parse, then start mpiexec (or print the usage)
-        mpi4py_rc(initialize=False)  # the launcher measures nothing: no catalog loads MPI or numpy
-        from commbench import run_config, run_options, self_launcher
+# What makes the launcher parse the command line itself before it starts mpiexec: the usage
+# to print, and what it does after the job (--store, --expect; --tag and --system go with
+# --store) or may read from a file (-load). Otherwise the job's rank 0 parses (thin launch).
+LAUNCHER_PARSES = ("-h", "-help", "--help", "--store", "--expect", "--tag", "--system", "-load")
 
-        try:
-            cfg = run_config.parse_run_args(argv)
-        except run_config.HelpRequested:
-            print(run_options.usage(argv))
-            return 0
-        except run_config.ConfigError as e:
-            return _err(str(e))
-        if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
-            return _err(
-                "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
-                "or mpiexec -n N commbench run …)"
-            )
-        refused = _store_refusal(cfg) or _expect_refusal(cfg)
-        if refused:
-            return _err(refused)
-        output = cfg.output or run_config.default_output(cfg.family)
-        rc = self_launcher.launch(
-            cfg.mpiexec,
-            cfg.np,
-            "run",
-            argv,
-            output=output,
-            reserved=cfg.output is None,
-            family=cfg.family,
+
+def _thin_launch(argv: list[str]) -> tuple[int, str | None] | None:
+    """(-n's processes, --mpiexec's path) when the launcher may leave the parse to the job's
+    rank 0: -n a plain count, nothing of LAUNCHER_PARSES anywhere (an option's value that
+    looks like one only costs the thin start); else None."""
+    np_, mpiexec, i = None, None, 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, value = a.partition("=")
+        if name in LAUNCHER_PARSES:
+            return None
+        if a in ("-n", "--np", "--mpiexec"):
+            value, i = (argv[i + 1] if i + 1 < len(argv) else ""), i + 1
+        elif not (eq and name in ("--np", "--mpiexec")):
+            i += 1
+            continue
+        if a.startswith("--mpiexec"):
+            mpiexec = value
+        elif not value.isdigit() or int(value) < 1:
+            return None  # the parse says what is wrong with it
+        else:
+            np_ = int(value)
+        i += 1
+    return (np_, mpiexec) if np_ is not None else None
+
+
+def _launcher(argv: list[str]) -> int:
+    """Outside a job: start mpiexec, the parse left to the job's rank 0 where it can be
+    (_thin_launch), else parsed here first (or the usage printed)."""
+    mpi4py_rc(initialize=False)  # the launcher measures nothing: no catalog loads MPI or numpy
+    from commbench import self_launcher
+
+    thin = _thin_launch(argv)
+    rc = self_launcher.thin(argv, *thin) if thin is not None else None
+    if rc is not None:
+        return rc
+    from commbench import run_config, run_options
+
+    try:
+        cfg = run_config.parse_run_args(argv)
+    except run_config.HelpRequested:
+        print(run_options.usage(argv))
+        return 0
+    except run_config.ConfigError as e:
+        return _err(str(e))
+    if cfg.np is None:  # "-h" was an option's value: no help asked, and no -n
+        return _err(
+            "commbench run needs -n N to start processes outside an MPI job (accepted: -n N, "
+            "or mpiexec -n N commbench run …)"
         )
-        rc = _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
-        return _judged(rc, output, cfg.expect) if cfg.expect else rc
-    from commbench import process_origin, run_config
-    from commbench.self_launcher import mark_started, started_here
+    refused = _store_refusal(cfg) or _expect_refusal(cfg)
+    if refused:
+        return _err(refused)
+    output = cfg.output or run_config.default_output(cfg.family)
+    rc = self_launcher.launch(
+        cfg.mpiexec,
+        cfg.np,
+        "run",
+        argv,
+        output=output,
+        reserved=cfg.output is None,
+        family=cfg.family,
+    )
+    rc = _stored(rc, output, cfg.store, cfg.system, cfg.tags) if cfg.store else rc
+    return _judged(rc, output, cfg.expect) if cfg.expect else rc
 
-    mark_started()
+
+def cmd_run(argv: list[str]) -> int:
+    if _outside_job(argv):  # start mpiexec (or print the usage)
+        return _launcher(argv)
+    from commbench import launch_token, process_origin, run_config
+
+    launch_token.mark()
     process_origin.throttle_if_oversubscribed()  # before MPI_Init reads the environment
     if os.environ.get("COMMBENCH_FAULT_INIT_HANG") == os.environ.get("PMI_RANK", "-"):
         # tests: this rank never reaches MPI_Init, so the others wait inside it
@@ -75,7 +117,7 @@ def cmd_run(argv: list[str]) -> int:
     watchdog.block_signals()
     from commbench import mpi_job
 
-    if started_here():  # the launcher has refused a --store it cannot keep, and stores the file
+    if launch_token.started_here():  # the launcher refused a --store it cannot keep, stores it
         return mpi_job.run(argv).status
     # a job started by another launcher (mpiexec, srun): --store refused before measuring, and
     # rank 0 stores the results file it finished

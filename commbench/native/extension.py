@@ -164,7 +164,7 @@ def build(
     """The compiled library of `source`, built now unless the cache has it;
     raises NativeUnavailable."""
     key = build_key(mpicc, abi, library_version, source, library_path)
-    target_dir = mpilib.cache_dir() / "native" / key
+    target_dir = Path(mpilib.cache_dir()) / "native" / key
     lib = target_dir / lib_name
     if lib.is_file():
         return lib

@@ -324,7 +324,8 @@ def test_the_last_thread_count_accepted_runs():
 
 
 def test_threads_beyond_the_users_process_limit_are_refused():
-    """RLIMIT_NPROC counts threads: lowered for the run, a count above it is refused."""
+    """RLIMIT_NPROC counts threads: lowered for the run, a count above it is refused, by the
+    job (the launcher leaves the parse to it), which knows the ranks that share the limit."""
 
     def low():
         resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
@@ -352,7 +353,8 @@ def test_threads_beyond_the_users_process_limit_are_refused():
     assert (
         p.returncode == 2
         and "RLIMIT_NPROC" in p.stderr
-        and "(accepted: --mt-threads 1..64)" in p.stderr
+        and "2 ranks on this host may start at most 64 threads together" in p.stderr
+        and "(accepted: --mt-threads 1..32)" in p.stderr
     ), p.stderr
 
 

@@ -54,9 +54,12 @@ def test_the_launcher_parses_every_family_without_numpy_or_mpi():
 
 
 def test_the_launcher_loads_only_the_catalog_it_runs(tmp_path):
-    """`commbench run -n 2 PingPong` (the default family) and `--suite osu latency` parse and
-    check with their family's catalog alone (run_options.split_run_argv); an option of another
-    family still loads the catalogs, to refuse it by its owner's name."""
+    """A plain run's launcher parses nothing and loads no catalog (the job's rank 0 parses:
+    self_launcher.thin). One that parses first (here for --tag, which it then refuses without
+    --store) parses and checks
+    `commbench run -n 2 PingPong` (the default family) and `--suite osu latency` with their
+    family's catalog alone (run_options.split_run_argv); an option of another family still
+    loads the catalogs, to refuse it by its owner's name."""
     noop = tmp_path / "noop"  # an "mpiexec" that starts nothing: the launcher alone
     noop.write_text("#!/bin/sh\nexit 3\n")
     noop.chmod(0o755)
@@ -68,11 +71,17 @@ def test_the_launcher_loads_only_the_catalog_it_runs(tmp_path):
         (["--suite", "osu", "latency", "-m", "0:8"], ["commbench.suites.osu"]),
         (["-w", "create", "PingPong"], sorted(set(suites.FAMILY_MODULES.values()))),
     ):
-        cmd = ["run", "-n", "2", "--mpiexec", str(noop), *argv, "-o", "-"]
-        p = subprocess.run(
-            [sys.executable, "-c", probe, *cmd], capture_output=True, text=True, timeout=60
-        )
-        assert p.stderr.strip().splitlines()[-1] == f"loaded {want}", (argv, p.stderr[-1500:])
+        cmd = ["run", "-n", "2", "--mpiexec", str(noop), *argv]
+        for after, loads in ((["-o", "-"], []), (["-o", "-", "--tag", "x"], want)):
+            p = subprocess.run(
+                [sys.executable, "-c", probe, *cmd, *after],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=tmp_path,
+            )
+            last = p.stderr.strip().splitlines()[-1]
+            assert last == f"loaded {loads}", (argv, after, p.stderr[-1500:])
 
 
 def test_list_report_and_compare_load_no_mpi_library(tmp_path):
