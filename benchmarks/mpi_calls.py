@@ -4,6 +4,7 @@ repetition, with what arguments and, for a reduction, what its send buffer holds
 EXT Accumulate below 64 KiB, MPI1 Reduce_scatter).
 
     python benchmarks/mpi_calls.py [--family ext] [--benchmark Accumulate] [--bytes 8] [--reps 5]
+                                   [--rank 0|1] [--python <the Python of another MPI>]
 
 Runs `IMB-<FAMILY> <benchmark> -msglen <bytes> -iter <reps> -iter_policy off` and `commbench
 run --suite <family> <benchmark>` with the same options and --methodology imb2021, 2
@@ -34,14 +35,14 @@ def folded(lines: list[str]) -> list[str]:
     return [f"{len(list(g))} x {k}" for k, g in itertools.groupby(lines)]
 
 
-def calls(cmd: list[str], env: dict, tmp: Path) -> list[str]:
+def calls(cmd: list[str], env: dict, tmp: Path, rank: int = 0) -> list[str]:
     for f in tmp.glob("calls.*"):
         f.unlink()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr[-1500:]}")
-    (rank0,) = sorted(tmp.glob("calls.0.*"))[:1]
-    return rank0.read_text().splitlines()
+    (log,) = sorted(tmp.glob(f"calls.{rank}.*"))[:1]
+    return log.read_text().splitlines()
 
 
 def main() -> None:
@@ -50,6 +51,7 @@ def main() -> None:
     ap.add_argument("--benchmark", default="Accumulate")
     ap.add_argument("--bytes", type=int, default=8)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--rank", type=int, default=0, choices=[0, 1], help="whose calls (default 0)")
     mpis.add_arguments(ap, peers="IMB-MPI1, IMB-EXT, IMB-RMA, IMB-NBC and IMB-MPI4")
     a = ap.parse_args()
     mpi = mpis.select(a)
@@ -60,19 +62,20 @@ def main() -> None:
         subprocess.run([mpi.mpicc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
         (t / "lens").write_text(f"{a.bytes}\n")
         opts = ["-msglen", str(t / "lens"), "-iter", str(a.reps), "-iter_policy", "off"]
-        env = dict(os.environ, LD_PRELOAD=str(lib), CALLS_TRACE_DIR=tmp)
+        # the library's run environment (Open MPI as root, its oversubscription), the log
+        env = dict(mpi.env(2), LD_PRELOAD=str(lib), CALLS_TRACE_DIR=tmp)
         env["LD_LIBRARY_PATH"] = os.path.dirname(mpi.library.path)
         peer = f"IMB-{a.family.upper()}"
-        imb = Path(a.peers or HERE.parent.parent / "shared" / "peers" / "imb") / peer
+        imb = mpi.peers("imb") / peer  # the build for this library (--peers, else its own)
         runs = {
-            f"{peer} 2021.11": [mpi.mpiexec, "-n", "2", str(imb), a.benchmark, *opts],
-            "commbench": [mpi.mpiexec, "-n", "2", mpi.python, "-m", "commbench", "run",
+            f"{peer} 2021.11": [*mpi.launch(2), str(imb), a.benchmark, *opts],
+            "commbench": [*mpi.launch(2), mpi.python, "-m", "commbench", "run",
                           "--suite", a.family, a.benchmark, *opts, "--methodology", "imb2021",
                           "-o", "-"],
         }  # fmt: skip
         for name, cmd in runs.items():
-            print(f"== {name}: rank 0's calls, {a.benchmark} at {a.bytes} bytes")
-            for line in folded(calls(cmd, env, t)):
+            print(f"== {name}: rank {a.rank}'s calls, {a.benchmark} at {a.bytes} bytes")
+            for line in folded(calls(cmd, env, t, a.rank)):
                 print(f"   {line}")
 
 

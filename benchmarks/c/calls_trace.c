@@ -1,6 +1,7 @@
 /* A PMPI log of a run's MPI calls (benchmarks/mpi_calls.py), one file a rank in
- * $CALLS_TRACE_DIR: every MPI_Win_fence with its assertion, MPI_Put/Get/Accumulate with their
- * count and target, MPI_Barrier, the reductions with their counts and what their send
+ * $CALLS_TRACE_DIR: every MPI_Win_fence with its assertion, the passive-target locks and
+ * flushes with their target, a window's creation with its size and memory, MPI_Put/Get with
+ * their count, target and origin buffer, MPI_Accumulate with its count and target, MPI_Barrier, the reductions with their counts and what their send
  * buffer holds, and the point-to-point calls with count and peer. Built with the MPI's
  * mpicc and loaded with LD_PRELOAD into IMB and commbench alike (the large-count forms
  * too, which mpi4py 4 calls).
@@ -76,6 +77,71 @@ int MPI_Win_fence(int assert, MPI_Win win)
     return PMPI_Win_fence(assert, win);
 }
 
+/* passive-target synchronization: its target (-1: every rank) and, for a lock, its type */
+int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+{
+    say("Win_lock", rank, type);
+    return PMPI_Win_lock(type, rank, assert, win);
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win)
+{
+    say("Win_unlock", rank, 0);
+    return PMPI_Win_unlock(rank, win);
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    say("Win_lock_all", -1, assert);
+    return PMPI_Win_lock_all(assert, win);
+}
+
+int MPI_Win_unlock_all(MPI_Win win)
+{
+    say("Win_unlock_all", -1, 0);
+    return PMPI_Win_unlock_all(win);
+}
+
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+    say("Win_flush", rank, 0);
+    return PMPI_Win_flush(rank, win);
+}
+
+int MPI_Win_flush_all(MPI_Win win)
+{
+    say("Win_flush_all", -1, 0);
+    return PMPI_Win_flush_all(win);
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    say("Win_flush_local", rank, 0);
+    return PMPI_Win_flush_local(rank, win);
+}
+
+int MPI_Win_flush_local_all(MPI_Win win)
+{
+    say("Win_flush_local_all", -1, 0);
+    return PMPI_Win_flush_local_all(win);
+}
+
+/* a window's creation: its size and where its memory lies (the last 24 bits) */
+int MPI_Win_create(void *base, MPI_Aint size, int disp, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
+{
+    say_at("Win_create", (long)size, disp, base);
+    return PMPI_Win_create(base, size, disp, info, comm, win);
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp, MPI_Info info, MPI_Comm comm, void *base,
+                     MPI_Win *win)
+{
+    int rc = PMPI_Win_allocate(size, disp, info, comm, base, win);
+    say_at("Win_allocate", (long)size, disp, *(void **)base);
+    return rc;
+}
+
 int MPI_Barrier(MPI_Comm comm)
 {
     say("Barrier", 0, 0);
@@ -85,14 +151,14 @@ int MPI_Barrier(MPI_Comm comm)
 int MPI_Put(const void *o, int oc, MPI_Datatype ot, int tr, MPI_Aint td, int tc,
             MPI_Datatype tt, MPI_Win w)
 {
-    say("Put", oc, tr);
+    say_at("Put", oc, tr, o);
     return PMPI_Put(o, oc, ot, tr, td, tc, tt, w);
 }
 
 int MPI_Get(void *o, int oc, MPI_Datatype ot, int tr, MPI_Aint td, int tc, MPI_Datatype tt,
             MPI_Win w)
 {
-    say("Get", oc, tr);
+    say_at("Get", oc, tr, o);
     return PMPI_Get(o, oc, ot, tr, td, tc, tt, w);
 }
 
