@@ -200,8 +200,10 @@ def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: li
         )
         marked = False
         for b in keys:
+            both = set(got["IMB"][0].get((b, a.np), {})) & set(got[m][0].get((b, a.np), {}))
+            own = sorted(both) if both and not both & set(sizes) else []
             cells = []
-            for s in sizes:
+            for s in own or sizes:  # a benchmark of fixed size (Fetch_and_op: 4 B): its own
                 ratios, peer = [], []
                 for ti, tc in zip(got["IMB"], got[m]):
                     ri, rc = ti.get((b, a.np), {}).get(s), tc.get((b, a.np), {}).get(s)
@@ -211,7 +213,7 @@ def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: li
                 coarse = bool(peer) and median(peer) < RESOLVED_USEC
                 marked |= coarse
                 cell = f"{median(ratios):.2f}{'~' if coarse else ''}" if ratios else "-"
-                cells.append(f"{cell:>10}")
+                cells.append(f"{cell:>10}" + (f" at {s} B, its only size" if own else ""))
             print(f"{b:<18}" + "".join(cells))
         if marked:
             print(
