@@ -142,6 +142,20 @@ int MPI_Win_allocate(MPI_Aint size, int disp, MPI_Info info, MPI_Comm comm, void
     return rc;
 }
 
+/* a nonblocking collective of IMB-NBC and its completion */
+int MPI_Ialltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                  MPI_Comm comm, MPI_Request *rq)
+{
+    say_at("Ialltoall", sc, rc, s);
+    return PMPI_Ialltoall(s, sc, st, r, rc, rt, comm, rq);
+}
+
+int MPI_Wait(MPI_Request *rq, MPI_Status *st)
+{
+    say("Wait", 0, 0);
+    return PMPI_Wait(rq, st);
+}
+
 int MPI_Barrier(MPI_Comm comm)
 {
     say("Barrier", 0, 0);
