@@ -8,7 +8,8 @@ writes in a second file beside the token (`<token>.output`): the launcher then p
 itself, and still finishes that file when the job ends before rank 0 could (issue 50:
 start-up). Ranks on other hosts do not see the token (it is in the launcher's temporary
 directory): there the launcher learns no results file, and a file of a job that ended badly
-keeps what rank 0 wrote (complete: false, provisional) without the launcher's reason.
+keeps what rank 0 wrote (complete: false, provisional) without the launcher's reason. A
+launcher killed with SIGKILL cannot remove its token: the ranks that end after it do.
 """
 
 from __future__ import annotations
@@ -73,6 +74,29 @@ def tell_output(path: str | None, reserved: bool) -> None:
             f.write(what + where)
     except OSError:
         pass
+
+
+def _launcher_gone(token: str) -> bool:
+    """Has the launcher that made token (its pid is in the name) ended?"""
+    try:
+        os.kill(int(os.path.basename(token).split("-")[2]), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
+def orphaned(why: str = "") -> None:
+    """A rank ending (watchdog.at_exit): where the launcher is gone (killed: mpiexec then ends
+    the job), nobody else removes the token and rank 0's note beside it; remove them."""
+    token = _mine()
+    if token and _launcher_gone(token):
+        for path in (token + OUTPUT_SUFFIX, token):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def stuck_in_init(token: str | None) -> bool:

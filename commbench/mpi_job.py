@@ -432,6 +432,7 @@ class RunOutcome:
 def run(argv: list[str], store_check=None) -> RunOutcome:
     """Every rank: the whole `commbench run` inside the job (store_check: parse_on_root's)."""
     launch_token.mark("i")  # through MPI_Init (importing this module initialised MPI)
+    watchdog.at_exit(launch_token.orphaned)  # a launcher killed leaves its token to the ranks
     try:
         job = configure(MPI.COMM_WORLD, argv, store_check)
     except Exception:  # noqa: BLE001 - one rank's failure here would leave the others waiting

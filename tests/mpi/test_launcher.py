@@ -3,11 +3,13 @@ nothing hung, nothing silent", items 3 and 4)."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +69,8 @@ def test_sigkill_of_the_launcher_ends_the_job(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["complete"] is False and doc["records"]  # ended as a cancelled job: records kept
     assert "SIGTERM" in doc["summary"]["interrupted"]
+    # the ranks removed the launch token the killed launcher could not (launch_token.orphaned)
+    assert not glob.glob(os.path.join(tempfile.gettempdir(), f"commbench-launch-{proc.pid}-*"))
 
 
 @pytest.mark.parametrize("fake", ["/bin/true", "/bin/false"])
