@@ -77,12 +77,24 @@ def tell_output(path: str | None, reserved: bool) -> None:
 
 
 def _launcher_gone(token: str) -> bool:
-    """Has the launcher that made token (its pid is in the name) ended?"""
+    """Has the launcher that made token (its pid is in the name) ended? A zombie (ended, its
+    parent not yet told) has."""
     try:
-        os.kill(int(os.path.basename(token).split("-")[2]), 0)
+        pid = int(os.path.basename(token).split("-")[2])
+    except (ValueError, IndexError):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except (OSError, ValueError, IndexError):
+    except OSError:
         return False
     return False
 

@@ -1,8 +1,11 @@
 """The command line end to end, in real MPI processes."""
 
+import glob
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -116,6 +119,8 @@ def test_interrupted_results_file_is_valid_json(tmp_path):
     proc.wait(timeout=30)
     doc = json.loads(out.read_text())
     assert doc["complete"] is False and len(doc["records"]) >= 1
+    # the ranks, ended after the launcher (a zombie until proc.wait), removed its launch token
+    assert not glob.glob(os.path.join(tempfile.gettempdir(), f"commbench-launch-{proc.pid}-*"))
 
 
 # ------------------------------------------------ the command line's own mistakes (issue 31 item 9)
