@@ -44,7 +44,9 @@ def _thin_launch(argv: list[str]) -> tuple[int, str | None] | None:
         if name in LAUNCHER_PARSES:
             return None
         if a in ("-n", "--np", "--mpiexec"):
-            value, i = (argv[i + 1] if i + 1 < len(argv) else ""), i + 1
+            if i + 1 == len(argv):
+                return None  # no value: the parse says so
+            value, i = argv[i + 1], i + 1
         elif not (eq and name in ("--np", "--mpiexec")):
             i += 1
             continue

@@ -82,6 +82,13 @@ def test_a_launch_that_runs_nothing_is_an_error(tmp_path, fake):
     assert p.returncode == 3 and "without running commbench" in p.stderr
 
 
+@pytest.mark.parametrize("last", ["--mpiexec", "--np"])
+def test_a_launch_option_without_its_value_is_refused(last):
+    """Not started with the default mpiexec, nor with -n's count: the parse names it."""
+    p = commbench("run", "-n", "2", "PingPong", "-o", "-", last)
+    assert p.returncode == 2 and last in p.stderr, (p.returncode, p.stderr[-500:])
+
+
 def test_nothing_to_measure_is_refused(tmp_path):
     p = commbench("run", "-n", "1", "PingPong", "-o", str(tmp_path / "r.json"))
     assert p.returncode == 2 and "nothing to measure with 1 process: PingPong needs 2" in p.stderr
