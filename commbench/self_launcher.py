@@ -59,20 +59,25 @@ def choose_mpiexec(
     return mpilib.matching_mpiexec(lib, mpilib.python_dirs())
 
 
-def strip_launch_options(argv: list[str]) -> list[str]:
-    """argv without -n N / --np N / --mpiexec P (the job itself must not launch again)."""
+def split_launch_options(argv: list[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """(-n N / --np N / --mpiexec P as given, in order: (name, value; None where the name is
+    argv's last word), argv without them: what the job itself runs, not launching again)."""
+    given: list[tuple[str, str | None]] = []
     out, i = [], 0
     while i < len(argv):
         a = argv[i]
+        name, eq, value = a.partition("=")
         if a in ("-n", "--np", "--mpiexec"):
+            given.append((a, argv[i + 1] if i + 1 < len(argv) else None))
             i += 2
             continue
-        if a.startswith(("--np=", "--mpiexec=")):
+        if eq and name in ("--np", "--mpiexec"):
+            given.append((name, value))
             i += 1
             continue
         out.append(a)
         i += 1
-    return out
+    return given, out
 
 
 def _mpiexec_for(given: str | None, lib: mpilib.Library | None) -> str | None:
@@ -160,7 +165,7 @@ def command(
     terminal = process_origin.terminal_value()
     if terminal and "--no-progress" not in argv:  # rank 0 draws its progress line there
         env[process_origin.TERMINAL] = terminal
-    cmd += [sys.executable, "-m", "commbench", subcommand, *strip_launch_options(argv)]
+    cmd += [sys.executable, "-m", "commbench", subcommand, *split_launch_options(argv)[1]]
     return cmd, env
 
 

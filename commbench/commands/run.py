@@ -33,30 +33,23 @@ def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
 LAUNCHER_PARSES = ("-h", "-help", "--help", "--store", "--expect", "--tag", "--system", "-load")
 
 
-def _thin_launch(argv: list[str]) -> tuple[int, str | None] | None:
+def _thin_launch(argv: list[str], launch_options) -> tuple[int, str | None] | None:
     """(-n's processes, --mpiexec's path) when the launcher may leave the parse to the job's
-    rank 0: -n a plain count, nothing of LAUNCHER_PARSES anywhere (an option's value that
-    looks like one only costs the thin start); else None."""
-    np_, mpiexec, i = None, None, 0
-    while i < len(argv):
-        a = argv[i]
-        name, eq, value = a.partition("=")
-        if name in LAUNCHER_PARSES:
-            return None
-        if a in ("-n", "--np", "--mpiexec"):
-            if i + 1 == len(argv):
-                return None  # no value: the parse says so
-            value, i = argv[i + 1], i + 1
-        elif not (eq and name in ("--np", "--mpiexec")):
-            i += 1
-            continue
-        if a.startswith("--mpiexec"):
+    rank 0: -n a plain count, no launch option without its value, nothing of LAUNCHER_PARSES
+    anywhere (an option's value that looks like one only costs the thin start); else None.
+    launch_options: argv's, as self_launcher.split_launch_options gives them."""
+    if any(a.partition("=")[0] in LAUNCHER_PARSES for a in argv):
+        return None
+    np_, mpiexec = None, None
+    for name, value in launch_options:
+        if value is None:
+            return None  # no value: the parse says so
+        if name == "--mpiexec":
             mpiexec = value
         elif not value.isdigit() or int(value) < 1:
             return None  # the parse says what is wrong with it
         else:
             np_ = int(value)
-        i += 1
     return (np_, mpiexec) if np_ is not None else None
 
 
@@ -66,7 +59,7 @@ def _launcher(argv: list[str]) -> int:
     mpi4py_rc(initialize=False)  # the launcher measures nothing: no catalog loads MPI or numpy
     from commbench import self_launcher
 
-    thin = _thin_launch(argv)
+    thin = _thin_launch(argv, self_launcher.split_launch_options(argv)[0])
     rc = self_launcher.thin(argv, *thin) if thin is not None else None
     if rc is not None:
         return rc
