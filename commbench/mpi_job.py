@@ -54,15 +54,12 @@ def parse_on_root(comm, argv: list[str], store_check=None):
     if comm.Get_rank() == 0:
         try:
             cfg = run_config.parse_run_args(argv, world_size=comm.Get_size())
-            reserved = cfg.output is None and "COMMBENCH_DEFAULT_OUTPUT" not in os.environ
+            # The launcher that parsed picks the default name so it can finish the file if
+            # the job dies; else rank 0 reserves one and tells the launcher (launch_token).
+            picked = os.environ.get("COMMBENCH_DEFAULT_OUTPUT")
+            reserved = cfg.output is None and not picked
             if cfg.output is None:
-                # The launcher that parsed picks the default name so it can finish the file if
-                # the job dies; else rank 0 reserves one and tells the launcher (launch_token).
-                cfg = run_config.with_output(
-                    cfg,
-                    os.environ.get("COMMBENCH_DEFAULT_OUTPUT")
-                    or run_config.default_output(cfg.family),
-                )
+                cfg = run_config.with_output(cfg, picked or run_config.default_output(cfg.family))
             launch_token.tell_output(cfg.output, reserved)
             run_config.check_writable("-o", cfg.output)
             run_config.check_writable("--csv", cfg.csv)
