@@ -98,10 +98,9 @@ def rules(path: str, runs: list[tuple[str, dict, list]] = ()) -> list[ex.Rule]:
 def judge(rules_path: str, runs: list[tuple[str, dict, list]]) -> list[ex.Verdict]:
     """The verdicts of the rules in rules_path on runs; ValueError on bad input."""
     found = rules(rules_path, runs)
-    ex.check_hosts(found, [records.run_hosts(doc) for _, doc, _ in runs])
-    return [
-        v for path, doc, recs in runs for v in ex.judge(found, path, records.run_hosts(doc), recs)
-    ]
+    hosts = [records.run_hosts(doc) for _, doc, _ in runs]
+    ex.check_hosts(found, hosts)
+    return [v for (path, _, recs), hs in zip(runs, hosts) for v in ex.judge(found, path, hs, recs)]
 
 
 def write_out(target: str, content: str | bytes) -> None:
