@@ -21,7 +21,7 @@ import pytest
 
 from tests.support import results_schema
 
-pytest_plugins = ["tests.support.skip_policy"]
+pytest_plugins = ["tests.support.skip_policy", "tests.support.ahead"]
 
 TIERS = ("unit", "mpi", "system")
 

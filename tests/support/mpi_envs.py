@@ -98,11 +98,12 @@ def _apt(packages: tuple[str, ...]) -> None:
     if os.geteuid() != 0:
         raise Unavailable("installing Debian's MPI packages needs root")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]
+    apt = ["apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]  # another install: wait for it
+    cmd = [*apt, "install", "-y", "--no-install-recommends", *packages]
     try:
         _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
     except Unavailable:  # an old package index: refresh it once
-        _run(["apt-get", "update", "-q"], "apt-get update", env=env)
+        _run([*apt, "update"], "apt-get update", env=env)
         _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
 
 

@@ -52,6 +52,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.support.closing import Closing
+from tests.support.once import once
 
 PACKAGE = "postgresql"
 DRIVER = "psycopg[binary]"
@@ -146,6 +147,7 @@ def _pip_install_driver() -> str | None:
     return None
 
 
+@once
 def ensure_installed() -> str | None:
     """None when the server binaries and psycopg are ready, else why they are not."""
     if bindir() is None:

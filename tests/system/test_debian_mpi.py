@@ -18,6 +18,8 @@ import pytest
 
 from tests.support.mpirun import MPIEXEC
 
+pytestmark = pytest.mark.needs("debian-mpich")
+
 REPO = Path(__file__).resolve().parents[2]
 MPICH_CC, MPICH_EXEC = "/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich"
 OMPI_CC = "/usr/bin/mpicc.openmpi"

@@ -348,7 +348,9 @@ def test_congestion_names_the_victim_host_whose_link_degrades_under_load(tmp_pat
             roles = json.loads(out.read_text())["records"][0]["extra"]
             slow = roles["victims"][1]
             assert wait_for_records(out, 5, 200, proc) >= 5  # roles + 4 isolated
-            c.limit(slow, 100)
+            # 200 Mbit: the slow host's links 2.0-2.1x the next host's in two runs (100: 1.9x
+            # and a congested phase of 51 s instead of 27; 400: 1.45x in one of two)
+            c.limit(slow, 200)
             so, se = proc.communicate(timeout=300)
         finally:
             proc.kill()

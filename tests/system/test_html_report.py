@@ -19,7 +19,6 @@ import base64
 import html
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -28,39 +27,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import browser
 from tests.support.mpirun import FAST, commbench, run_json
+
+pytestmark = pytest.mark.needs("chromium")
 
 RUN = ["PingPong", "Allreduce", "-msglog", "0:6", *FAST]
 IMG = re.compile(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
 
 
-def _install_chromium() -> str | None:
-    """apt-get install chromium (root); the reason it cannot be had, or None."""
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "chromium is not installed, and installing it needs root and apt-get"
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    why = ""
-    for steps in (
-        [["apt-get", "install", "-y", "-q", "chromium"]],
-        [["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium"]],
-    ):
-        try:
-            for cmd in steps:
-                p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-                why = (p.stderr or p.stdout)[-300:]
-            if shutil.which("chromium"):
-                return None
-        except (OSError, subprocess.TimeoutExpired) as e:
-            why = str(e)
-    return f"apt-get install chromium failed: {why.strip()}"
-
-
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    if not shutil.which("chromium"):
-        why = _install_chromium()
-        if why:
-            pytest.skip(why)
+    why = browser.install()
+    if why:
+        pytest.skip(why)
     return shutil.which("chromium")
 
 

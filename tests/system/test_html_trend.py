@@ -33,6 +33,8 @@ from tests.system.test_html_report import (
     chromium,
 )
 
+pytestmark = pytest.mark.needs("chromium")
+
 RUN = ["PingPong", "-msglog", "0:3", "-iter", "50", "-time", "10", "--samples", "3"]
 __all__ = ["chromium"]  # a fixture of tests/system/test_html_report.py, used here
 LAB = (

