@@ -31,6 +31,8 @@ def pytest_collection_modifyitems(items):
         tier = item.path.parent.name
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
+    # The unit tier first: the system tier's installs run beside it (tests/support/ahead.py)
+    items.sort(key=lambda item: item.path.parent.name != "unit")
 
 
 @pytest.fixture(scope="session", autouse=True)

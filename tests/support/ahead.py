@@ -1,25 +1,30 @@
-"""The system tier's installs, started when the session starts (pytest plugin).
+"""The system tier's installs, made while the unit tier runs (pytest plugin).
 
 On a fresh machine the system tier installs what it runs on: Debian's chromium, PostgreSQL,
 Slurm and MPI packages (apt-get), and the MPIs of tests/support/mpi_envs.py (pip, and mpi4py
-compiled from source). Done inside the first test that needs each, that was ~2 minutes of
-the suite spent waiting on the package registries. A test module says what it needs with
-`pytestmark = pytest.mark.needs("chromium", ...)`; when the collected tests need any of
-these, two threads (one for apt-get, which takes a lock of its own, one for pip) install
-them while the other tests run, at nice 19 so a timed test keeps the cores it had: a child
-process takes the nice value of the thread that starts it (Linux keeps one per thread).
+compiled from source): ~90 s of a core here, spent inside the first test that needed each.
+A test module says what it needs with `pytestmark = pytest.mark.needs("chromium", ...)`;
+when the collected tests need any of these, two threads (one for apt-get, one for pip)
+install them at nice 19 while the unit tier (tests/conftest.py runs it first; one process,
+one core) runs, and the first test of another tier waits for them to end.
+
+They may not run beside the MPI tiers: MPI ranks oversubscribing the cores yield the core
+while they wait, and any runnable process takes it, nice 19 or SCHED_IDLE alike (the 4-rank
+NBC check test: 7.6 s alone, 200 s beside two busy loops at either; the first CI with the
+installs beside the mpi tier took 62 s for it). A child process takes the nice value of
+the thread that starts it (Linux keeps one per thread).
 
 A test still asks for what it needs the same way (the installer of each part is the one
-below): it waits for an install under way and takes its result, and a part that could not
-be installed is skipped by the test with the installer's reason, as before. The session
-waits at its end for an install under way (apt-get is never left killed half-way) but
-starts no other once it is ending.
+below): it takes the install's result, and a part that could not be installed is skipped
+by the test with the installer's reason, as before. The terminal summary says how long the
+installs took and how long the tests waited for them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -27,6 +32,8 @@ import pytest
 MARKER = "needs"
 _stop = threading.Event()
 _lanes: list[threading.Thread] = []
+_times: dict[str, float] = {}  # "started", "waited"
+_ended: dict[str, float] = {}  # lane thread's name -> when its installs ended
 
 
 def _installers() -> dict[str, tuple[str, Callable]]:
@@ -64,6 +71,16 @@ def _lane(installs: list[Callable]) -> None:
             install()
         except Exception:  # noqa: BLE001, S110 - the test that needs it calls it again and says why
             pass
+    _ended[threading.current_thread().name] = time.monotonic()
+
+
+def wait() -> None:
+    """Every install started ahead has ended (the first test of the mpi or system tier)."""
+    if _lanes and "waited" not in _times:
+        t0 = time.monotonic()
+        for t in _lanes:
+            t.join()
+        _times["waited"] = time.monotonic() - t0
 
 
 def pytest_configure(config):
@@ -86,8 +103,25 @@ def pytest_collection_finish(session):
         installs = [installers[p][1] for p in parts if installers[p][0] == lane]
         if installs:
             t = threading.Thread(target=_lane, args=(installs,), name=f"ahead-{lane}", daemon=True)
+            _times["started"] = time.monotonic()
             t.start()
             _lanes.append(t)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.path.parent.name != "unit":
+        wait()
+
+
+def pytest_terminal_summary(terminalreporter):
+    ends = [t for name, t in _ended.items() if name.startswith("ahead-")]
+    if "waited" in _times and ends:
+        took = max(ends) - _times["started"]
+        terminalreporter.write_line(
+            f"installs ahead (tests/support/ahead.py): {took:.0f} s beside the unit tier, "
+            f"{_times['waited']:.0f} s of them waited for"
+        )
 
 
 def pytest_sessionfinish(session):
