@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(items):
         if tier in TIERS:
             item.add_marker(getattr(pytest.mark, tier))
     # The unit tier first: the system tier's installs run beside it (tests/support/ahead.py)
-    items.sort(key=lambda item: item.path.parent.name != "unit")
+    items.sort(key=lambda item: item.get_closest_marker("unit") is None)
 
 
 @pytest.fixture(scope="session", autouse=True)

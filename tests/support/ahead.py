@@ -31,6 +31,7 @@ from collections.abc import Callable
 import pytest
 
 MARKER = "needs"
+THREADS = "ahead-"  # the name of each install thread starts so (tests/unit/conftest.py)
 _stop = threading.Event()
 _lanes: list[threading.Thread] = []
 _times: dict[str, float] = {}  # "started", "waited"
@@ -102,23 +103,23 @@ def pytest_collection_finish(session):
     unknown = [p for p in parts if p not in installers]
     if unknown:
         raise pytest.UsageError(f"needs({', '.join(unknown)}): not in tests/support/ahead.py")
+    _times["started"] = time.monotonic()
     for lane in ("apt", "source", "pip"):
         installs = [installers[p][1] for p in parts if installers[p][0] == lane]
         if installs:
-            t = threading.Thread(target=_lane, args=(installs,), name=f"ahead-{lane}", daemon=True)
-            _times["started"] = time.monotonic()
+            t = threading.Thread(target=_lane, args=(installs,), name=THREADS + lane, daemon=True)
             t.start()
             _lanes.append(t)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    if item.path.parent.name != "unit":
+    if item.get_closest_marker("unit") is None:  # tests/conftest.py marks each test's tier
         wait()
 
 
 def pytest_terminal_summary(terminalreporter):
-    ends = [t for name, t in _ended.items() if name.startswith("ahead-")]
+    ends = [t for name, t in _ended.items() if name.startswith(THREADS)]
     if "waited" in _times and ends:
         took = max(ends) - _times["started"]
         terminalreporter.write_line(

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ahead import THREADS
+
 _EVENTS = ("subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.system")
 _ARMED = [False]
 _MPI = "mpi4py.MPI"
@@ -28,7 +30,7 @@ _FIRST_SEEN: list[str] = []  # where mpi4py.MPI was first seen loaded
 
 def _hook(event: str, args: tuple) -> None:
     # the installs of tests/support/ahead.py run beside the unit tier, in threads of their own
-    if _ARMED[0] and event in _EVENTS and not threading.current_thread().name.startswith("ahead-"):
+    if _ARMED[0] and event in _EVENTS and not threading.current_thread().name.startswith(THREADS):
         _ARMED[0] = False  # the failure's own reporting may start nothing, but never loop
         raise RuntimeError(
             f"a unit test started a process ({event}: {str(args)[:200]}): move it to tests/mpi"
