@@ -39,10 +39,8 @@ def pytest_collection_modifyitems(items):
 def every_results_file_validates(tmp_path_factory):
     started = time.time() - 1  # mtime granularity
     yield
-    files = results_schema.results_files(
-        results_schema.session_roots(tmp_path_factory.getbasetemp()), started
-    )
-    bad = results_schema.check(files)
+    roots = results_schema.session_roots(tmp_path_factory.getbasetemp())
+    bad = results_schema.check_written(roots, started)
     if bad:
         pytest.fail(
             f"{len(bad)} problem(s) in the results files the tests wrote (schema: "

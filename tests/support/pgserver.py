@@ -51,6 +51,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.support import apt
 from tests.support.closing import Closing
 from tests.support.once import once
 
@@ -109,18 +110,9 @@ def _stop_default_clusters() -> None:
 
 
 def _apt_install() -> str | None:
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    apt = ["apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]  # another install: wait for it
-    install = [*apt, "install", "-y", "--no-install-recommends", PACKAGE]
-    p = _run(install, timeout=900, env=env)
-    if p.returncode != 0:  # no or old package lists (404): refresh them and try once more
-        u = _run([*apt, "update"], timeout=900, env=env)
-        p = _run(install, timeout=900, env=env)
-        if p.returncode != 0:
-            why = _last_line(p.stderr or p.stdout)
-            if u.returncode != 0:
-                why += f" (apt-get update: {_last_line(u.stderr or u.stdout)})"
-            return f"apt-get install {PACKAGE} failed: {why}"
+    why = apt.install([PACKAGE])
+    if why:
+        return why
     _stop_default_clusters()
     if bindir() is None:
         return f"apt-get install {PACKAGE} left no initdb/pg_ctl/postgres under /usr/lib/postgresql"
@@ -151,8 +143,6 @@ def _pip_install_driver() -> str | None:
 def ensure_installed() -> str | None:
     """None when the server binaries and psycopg are ready, else why they are not."""
     if bindir() is None:
-        if os.geteuid() != 0 or not shutil.which("apt-get"):
-            return "PostgreSQL is not installed and only root with apt-get can install it"
         why = _apt_install()
         if why:
             return why

@@ -48,11 +48,9 @@ def run_header() -> dict:
     return {k: doc[k] for k in HEADER_KEYS}
 
 
-def results_files(roots: Iterable[Path], since: float = 0.0) -> list[Path]:
-    """Every results file (JSON with "format": "commbench-results") under roots, written
-    at or after since; not those named *.invalid.json, nor files that do not parse (a
-    writer killed on purpose in the middle of a record: the launcher's salvage is tested
-    on its own)."""
+def _candidates(roots: Iterable[Path], since: float) -> list[Path]:
+    """The JSON files under roots written at or after since, save *.invalid.json and files
+    over TOO_LARGE."""
     found = []
     for root in roots:
         if not root.is_dir():
@@ -68,32 +66,53 @@ def results_files(roots: Iterable[Path], since: float = 0.0) -> list[Path]:
                 or st.st_size > TOO_LARGE
             ):
                 continue
-            if _is_results(path):
-                found.append(path)
+            found.append(path)
     return sorted(found)
 
 
-def _is_results(path: Path) -> bool:
+def _results_doc(path: Path) -> dict | None:
+    """path's document when it is a results file, else None (also when it does not parse:
+    a writer killed on purpose in the middle of a record, or replaced since it was found)."""
     try:
         with open(path, "rb") as f:
             if f.read(64).lstrip()[:1] != b"{":
-                return False
+                return None
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(doc, dict) and doc.get("format") == FORMAT
+        return None
+    return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+
+
+def results_files(roots: Iterable[Path], since: float = 0.0) -> list[Path]:
+    """Every results file (JSON with "format": "commbench-results") under roots, written
+    at or after since; not those named *.invalid.json, nor files that do not parse (the
+    launcher's salvage of a killed writer is tested on its own)."""
+    return [p for p in _candidates(roots, since) if _results_doc(p) is not None]
+
+
+def _file_problems(path: Path) -> list[str]:
+    doc = _results_doc(path)
+    return [] if doc is None else [f"{path}: {p}" for p in problems(doc)]
 
 
 def check(paths: Iterable[Path]) -> list[str]:
     """'file: where: what' for every results file among paths that breaks the schema."""
-    out = []
-    for path in paths:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # replaced or removed since it was found
-        out += [f"{path}: {p}" for p in problems(doc)]
-    return out
+    return [line for path in paths for line in _file_problems(path)]
+
+
+def check_written(roots: Iterable[Path], since: float) -> list[str]:
+    """check() of every results file under roots written at or after since, each file read
+    once, in a process per core (the suite's ~800 files took 9.4 s in one)."""
+    import multiprocessing
+
+    paths = _candidates(roots, since)
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2 or len(paths) < 50:
+        return check(paths)
+    validator()  # made once, before the fork: every worker has it
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        found = pool.map(_file_problems, paths, chunksize=max(1, len(paths) // (4 * workers)))
+    return [line for lines in found for line in lines]
 
 
 def session_roots(basetemp: Path) -> list[Path]:

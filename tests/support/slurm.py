@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.support import apt
 from tests.support.once import once
 
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
@@ -79,15 +80,9 @@ def _run(cmd: list[str], timeout: float = 300, **kw) -> subprocess.CompletedProc
 def install() -> None:
     if all(shutil.which(t) for t in ("slurmctld", "slurmd", "srun", "munged")):
         return
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise Unavailable("Slurm is not installed and only root with apt-get can install it")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=300"]  # another install under way: wait for it
-    if _run([*apt, "install", "-y", "-qq", *PACKAGES], timeout=900, env=env).returncode != 0:
-        _run([*apt, "update", "-qq"], timeout=900, env=env)
-        p = _run([*apt, "install", "-y", "-qq", *PACKAGES], timeout=900, env=env)
-        if p.returncode != 0:
-            raise Unavailable(f"apt-get install {' '.join(PACKAGES)} failed: {p.stderr[-300:]}")
+    why = apt.install(PACKAGES)
+    if why:
+        raise Unavailable(f"Slurm is not installed and cannot be: {why}")
 
 
 class Munge:

