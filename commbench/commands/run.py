@@ -13,10 +13,12 @@ from commbench.commands.errors import err as _err
 
 def _outside_job(argv: list[str]) -> bool:
     """-n N (mpiexec to start) or -h (the usage to print), and not a rank of an MPI job."""
+    asks = ("-n", "--np", "-h", "-help", "--help")
+    if not any(a in asks or a.startswith("--np=") for a in argv):
+        return False  # a rank's usual argv: the launcher leaves -n out (no launcher's imports)
     from commbench.self_launcher import in_mpi_job
 
-    asks = ("-n", "--np", "-h", "-help", "--help")
-    return any(a in asks or a.startswith("--np=") for a in argv) and not in_mpi_job()
+    return not in_mpi_job()
 
 
 def mpi4py_rc(initialize: bool, thread_level: str | None = None) -> None:
