@@ -108,12 +108,13 @@ def _install(name: str, spec: Spec, prefix: Path) -> None:
     if spec.mpicc and not os.path.exists(spec.mpicc):
         raise Unavailable(f"{spec.mpicc} is missing after installing {' '.join(spec.apt)}")
     shutil.rmtree(prefix, ignore_errors=True)
-    # The venv without a pip of its own, filled by the tests' pip (--python), and no .pyc
-    # made ahead (Python compiles what a run imports at its first import): 3.3 s and ~5 s
-    # of a core less per environment, on the install lanes beside the unit tier.
+    # The venv without a pip of its own (ensurepip: 3.3 s of a core), filled by the tests'
+    # pip (--python). Its .pyc are made (pip's default): where PYTHONDONTWRITEBYTECODE is set
+    # (this CI's environment), a module without one is compiled again by every process that
+    # imports it (numpy: 0.19 s instead of 0.09 s a process).
     _run([spec.base, "-m", "venv", "--without-pip", str(prefix)], f"{spec.base} -m venv")
     pip = [sys.executable, "-m", "pip", "--python", str(prefix / "bin" / "python")]
-    pip += ["install", "-q", "--no-compile"]
+    pip += ["install", "-q"]
     _run([*pip, *RUNTIME, *spec.pip], f"pip install {' '.join(RUNTIME + list(spec.pip))}")
     if spec.source_mpi4py:
         # -O0: these tests check what each family does on the library, not how fast mpi4py's
