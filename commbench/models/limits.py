@@ -66,6 +66,30 @@ def row_hosts(rec: records.Measurement, rank_hosts: list[str]) -> set[str]:
     return {rank_hosts[r] for r in ranks if 0 <= r < len(rank_hosts)}
 
 
+# A row's figures against its limit, each with the limit it is of (of_row's keys).
+FIGURES = {"multiple": "t", "fraction": "bandwidth"}
+KINDS = ("memory", "link")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def recorded(extra: object) -> dict:
+    """A row's recorded limit (extra["limit"], of_row's) as a reader may use it: "of" one of
+    KINDS, each figure with its limit where both are numbers, "host" where it is text; {}
+    where no figure is left. extra is the results format's open part: a file may hold
+    anything there, and a reader takes only what has this shape (tests/mpi/test_readers.py)."""
+    lim = extra.get("limit") if isinstance(extra, dict) else None
+    if not isinstance(lim, dict) or lim.get("of") not in KINDS:
+        return {}
+    out = {k: lim[k] for k in ("of", "host") if isinstance(lim.get(k), str)}
+    for figure, of in FIGURES.items():
+        if _number(lim.get(figure)) and _number(lim.get(of)):
+            out[figure], out[of] = lim[figure], lim[of]
+    return out if len(out) > 1 + ("host" in out) else {}
+
+
 def of_row(rec: records.Measurement, limits: dict, rank_hosts: list[str]) -> dict | None:
     """The row's limit and its fraction of it (record extra["limit"]); None when the run
     knows none for it."""

@@ -244,11 +244,13 @@ def compare(
 
 def held(o: records.Measurement, r: records.Measurement) -> dict:
     """The two rows' fractions of their limits, where either run recorded one."""
-    lims = [x.extra.get("limit") if isinstance(x.extra.get("limit"), dict) else {} for x in (o, r)]
+    from commbench.models import limits
+
+    lims = [limits.recorded(x.extra) for x in (o, r)]
     return {
         k: tuple(lim.get(k) for lim in lims)
         for k in ("fraction", "multiple")
-        if any(isinstance(lim.get(k), int | float) for lim in lims)
+        if any(k in lim for lim in lims)
     }
 
 

@@ -17,25 +17,23 @@ def _size(x: int | None) -> str:
     return "" if x is None else f"{x} bytes at "
 
 
-def _table(rows: list[records.Measurement]) -> str:
-    first = rows[0]
+def _table(rows: list[tuple[records.Measurement, dict]]) -> str:
+    first = rows[0][0]
     name = first.benchmark if len(first.groups) <= 1 else f"Multi-{first.benchmark}"
     what = f"{name} np={first.np}" + (f" {first.mode}" if first.mode else "")
     said = []
-    timed = [r for r in rows if "multiple" in r.extra["limit"]]
+    timed = [(r, lim) for r, lim in rows if "multiple" in lim]
     if timed:
-        r = min(timed, key=lambda r: r.bytes or 0)
-        lim = r.extra["limit"]
+        r, lim = min(timed, key=lambda x: x[0].bytes or 0)
         said.append(f"{_size(r.bytes)}{lim['multiple']:.1f}x the {lim['t']:.3g} us floor")
-    moved = [r for r in rows if "fraction" in r.extra["limit"]]
+    moved = [(r, lim) for r, lim in rows if "fraction" in lim]
     if moved:
-        last = max(moved, key=lambda r: r.bytes or 0)
-        best = max(moved, key=lambda r: r.extra["limit"]["fraction"])
-        lim = last.extra["limit"]
+        last, lim = max(moved, key=lambda x: x[0].bytes or 0)
+        best, most = max(moved, key=lambda x: x[1]["fraction"])
         said.append(
             f"{_size(last.bytes)}{lim['fraction']:.2f} of {lim['bandwidth'] / 1e9:.3g} GB/s"
         )
-        said.append(f"most {best.extra['limit']['fraction']:.2f}, at {best.bytes} bytes")
+        said.append(f"most {most['fraction']:.2f}, at {best.bytes} bytes")
     return f"{PREFIX}  {what}: {'; '.join(said)}"
 
 
@@ -43,13 +41,16 @@ def trailer(rows: list[records.Measurement]) -> list[str]:
     """The closing lines: what the limits are, then a line a table (its smallest size's
     multiple of the latency floor, its largest size's fraction of the bandwidth limit, and
     the largest fraction and its size); [] when no row has a limit."""
-    rows = [r for r in rows if isinstance(r.extra.get("limit"), dict)]
-    if not rows:
+    from commbench.models import limits  # here: imb_text, which ranks import, imports this
+
+    held = [(r, limits.recorded(r.extra)) for r in rows]
+    held = [(r, lim) for r, lim in held if lim]
+    if not held:
         return []
-    tables: dict[tuple, list[records.Measurement]] = {}
-    for r in rows:
-        tables.setdefault((*r.table_key, r.extra.get("engine")), []).append(r)
-    kinds = sorted({r.extra["limit"]["of"] for r in rows})
+    tables: dict[tuple, list[tuple[records.Measurement, dict]]] = {}
+    for r, lim in held:
+        tables.setdefault((*r.table_key, r.extra.get("engine")), []).append((r, lim))
+    kinds = sorted({lim["of"] for _, lim in held})
     about = {
         "memory": "one copy in memory at the size, and the cache-line floor between two ranks",
         "link": "the line rate of the link between hosts",

@@ -32,7 +32,7 @@ def good(tmp_path_factory) -> Path:
         "PingPong",
         "Allreduce",
         "-msglog",
-        "0:3",
+        "0:2",
         "-iter",
         "50",
         "--samples",

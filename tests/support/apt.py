@@ -41,9 +41,9 @@ def _apt_get(*args: str) -> tuple[int, str]:
 
 def _install(packages: tuple[str, ...]) -> str | None:
     if not shutil.which("apt-get"):
-        return "no apt-get on this machine"
+        return f"{' '.join(packages)}: not installed, and no apt-get on this machine"
     if os.geteuid() != 0:
-        return "installing Debian packages needs root"
+        return f"{' '.join(packages)}: not installed, and installing them needs root"
     install = ("install", "-y", "--no-install-recommends", *packages)
     rc, why = _apt_get(*install)
     if rc != 0:  # no or old package lists: refresh them and try once more

@@ -88,6 +88,31 @@ def test_the_closing_lines_name_each_table():
     assert limits_text.trailer([_rec()]) == []  # no row with a limit: nothing said
 
 
+@pytest.mark.parametrize(
+    "limit,kept",
+    [
+        ({"of": "memory", "host": "h0", "t": 0.1, "multiple": 5.0}, {"t", "multiple"}),
+        ({"of": "link", "bandwidth": 1e9, "fraction": 0.4}, {"bandwidth", "fraction"}),
+        ({"of": "link", "bandwidth": 1e9, "fraction": "text"}, set()),
+        ({"of": "memory", "t": None, "multiple": 5.0, "bandwidth": 1e9, "fraction": 0.4},
+         {"bandwidth", "fraction"}),
+        ({"of": "memory", "t": True, "multiple": math.nan}, set()),
+        ({"of": "disk", "bandwidth": 1e9, "fraction": 0.4}, set()),
+        ("text", set()),
+    ],
+)  # fmt: skip
+def test_a_reader_takes_only_a_limit_of_the_recorded_shape(limit, kept):
+    """extra is the format's open part: what a reader takes of it has of_row's shape (a
+    broken fraction crashed `commbench compare` and the closing lines)."""
+    got = limits.recorded({"limit": limit})
+    assert set(got) - {"of", "host"} == kept
+    assert (got == {}) == (not kept)
+    row = _rec(x=4 * 2**20, t=1000.0)
+    broken = records.Measurement(**{**row.__dict__, "extra": {**row.extra, "limit": limit}})
+    lines = limits_text.trailer([broken])
+    assert (lines != []) == bool(kept)
+
+
 def test_expectations_as_fractions_of_the_limit(tmp_path):
     rules = ex.parse(
         '[[expect]]\nbenchmark = "PingPong"\nnp = 2\nbytes = ">= 1MiB"\n'
