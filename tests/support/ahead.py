@@ -52,9 +52,9 @@ def _installers() -> dict[str, list[tuple[str, Callable]]]:
         "chromium": [("apt", browser.install)],
         "postgresql": [("apt", pgserver.ensure_installed)],
         "slurm": [("apt", slurm.install)],
-        # Debian's MPI packages first of the apt lane, then a lane of its own: ~27 s of a
-        # core go to its venv and mpi4py compiled from source while chromium's and slurm's
-        # apt-get run (after them, the installs took 75 s of which 46 were waited for)
+        # Debian's MPI packages first of the apt lane, while a lane of its own makes the
+        # venv; then ~23 s of a core go to mpi4py compiled from source while chromium's and
+        # slurm's apt-get run (after them, the installs took 75 s of which 46 were waited for)
         "debian-mpich": [
             ("apt", lambda: apt.install(mpi_envs.SPECS["debian-mpich"].apt)),
             ("source", env("debian-mpich")),

@@ -103,10 +103,6 @@ def _apt(packages: tuple[str, ...]) -> None:
 def _install(name: str, spec: Spec, prefix: Path) -> None:
     if not os.path.exists(spec.base):
         raise Unavailable(f"{spec.base} is missing (the Python of the {name} venv)")
-    if spec.apt:
-        _apt(spec.apt)
-    if spec.mpicc and not os.path.exists(spec.mpicc):
-        raise Unavailable(f"{spec.mpicc} is missing after installing {' '.join(spec.apt)}")
     shutil.rmtree(prefix, ignore_errors=True)
     # The venv without a pip of its own (ensurepip: 3.3 s of a core), filled by the tests'
     # pip (--python). Its .pyc are made (pip's default): where PYTHONDONTWRITEBYTECODE is set
@@ -116,6 +112,11 @@ def _install(name: str, spec: Spec, prefix: Path) -> None:
     pip = [sys.executable, "-m", "pip", "--python", str(prefix / "bin" / "python")]
     pip += ["install", "-q"]
     _run([*pip, *RUNTIME, *spec.pip], f"pip install {' '.join(RUNTIME + list(spec.pip))}")
+    # the Debian packages after the venv: ahead's apt-get lane installs them meanwhile
+    if spec.apt:
+        _apt(spec.apt)
+    if spec.mpicc and not os.path.exists(spec.mpicc):
+        raise Unavailable(f"{spec.mpicc} is missing after installing {' '.join(spec.apt)}")
     if spec.source_mpi4py:
         # -O0: these tests check what each family does on the library, not how fast mpi4py's
         # wrappers are; its C source compiles in 23 s instead of 133 s (a quarter of the
