@@ -29,7 +29,11 @@ mpi4py.rc.thread_level = "single"  # as commbench's ranks and IMB's MPI_Init
 if how.startswith("mpi4py"):
     if how == "mpi4py-fatal":
         mpi4py.rc.errors = "default"  # MPI_ERRORS_ARE_FATAL kept, not MPI_ERRORS_RETURN
-    from mpi4py import MPI  # noqa: F401 - MPI_Init_thread by mpi4py
+    if how == "mpi4py-late":  # MPI.Init_thread called after the import, from Python
+        mpi4py.rc.initialize = False
+    from mpi4py import MPI  # MPI_Init_thread by mpi4py, at the import
+    if how == "mpi4py-late":
+        MPI.Init_thread(MPI.THREAD_SINGLE)
     lib.loop.restype = ctypes.c_double
     t = lib.loop(reps, size)
 else:  # mpi4py loaded, MPI initialised by the C code (MPI_Init, or MPI_Init_thread SINGLE)
@@ -80,6 +84,8 @@ def main() -> None:
             "C loop, Python, mpi4py's init": [*mpi.launch(2), *py, "mpi4py", str(a.reps),
                                               str(a.bytes)],
             "C loop, Python, mpi4py's, fatal": [*mpi.launch(2), *py, "mpi4py-fatal", str(a.reps),
+                                                str(a.bytes)],
+            "C loop, Python, mpi4py's, later": [*mpi.launch(2), *py, "mpi4py-late", str(a.reps),
                                                 str(a.bytes)],
             "C loop, Python, C's MPI_Init": [*mpi.launch(2), *py, "c-init", str(a.reps),
                                              str(a.bytes)],
