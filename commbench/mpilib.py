@@ -389,24 +389,22 @@ def matching_mpiexec(lib: Library | None, python_dirs: list[str]) -> tuple[str |
 # ---------------------------------------------------------------- settings of a run
 
 
-def no_rdma_devices() -> bool:
-    """No InfiniBand/RoCE device on this host (/sys/class/infiniband empty or absent)."""
+def _empty(directory: str) -> bool:
     try:
-        return not os.listdir("/sys/class/infiniband")
+        return not os.listdir(directory)
     except OSError:
         return True
+
+
+def no_rdma_devices() -> bool:
+    """No InfiniBand/RoCE device on this host (/sys/class/infiniband empty or absent)."""
+    return _empty("/sys/class/infiniband")
 
 
 def no_fabric_devices() -> bool:
     """No device that a libfabric provider of Open MPI's btl/ofi drives: no InfiniBand, RoCE,
     EFA or Omni-Path (/sys/class/infiniband) and no Slingshot (/sys/class/cxi)."""
-    for d in ("/sys/class/cxi",):
-        try:
-            if os.listdir(d):
-                return False
-        except OSError:
-            pass
-    return no_rdma_devices()
+    return no_rdma_devices() and _empty("/sys/class/cxi")
 
 
 class Setting(NamedTuple):

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 from commbench import records
-from commbench.models import twosample
+from commbench.models import limits, twosample
 
 TIME_KEY = records.COMPARED
 ROW_EXTRAS = records.ROW_EXTRAS
@@ -244,8 +244,6 @@ def compare(
 
 def held(o: records.Measurement, r: records.Measurement) -> dict:
     """The two rows' fractions of their limits, where either run recorded one."""
-    from commbench.models import limits
-
     lims = [limits.recorded(x.extra) for x in (o, r)]
     return {
         k: tuple(lim.get(k) for lim in lims)

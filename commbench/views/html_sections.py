@@ -22,6 +22,7 @@ import math
 import re
 
 from commbench import records
+from commbench.models import limits
 from commbench.views import compare, compare_runs, imb_text
 from commbench.views.report_text import view_key
 
@@ -397,9 +398,9 @@ LIMIT_COLUMNS = ["of limit", "x floor"]
 
 
 def _limit_cells(rec: records.Measurement) -> list[str]:
-    lim = rec.extra.get("limit") if isinstance(rec.extra.get("limit"), dict) else {}
+    lim = limits.recorded(rec.extra)
     return [
-        esc(f"{lim[k]:{f}}") if isinstance(lim.get(k), int | float) else "&ndash;"
+        esc(f"{lim[k]:{f}}") if k in lim else "&ndash;"
         for k, f in (("fraction", ".2f"), ("multiple", ".1f"))
     ]
 
