@@ -179,15 +179,25 @@ def parse() -> argparse.Namespace:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--reps", type=int, default=REPS, help="-iter N -iter_policy off on both sides")
     ap.add_argument("--methodology", choices=("imb2021", "imb4", "both"), default="imb2021")
+    ap.add_argument(
+        "--times", action="store_true", help="also each side's median time per cell, in us"
+    )
+    ap.add_argument(
+        "--each",
+        default="",
+        metavar="ROW:BYTES",
+        help="also every round's time of one cell on each side (e.g. Unidir_put/agg:8)",
+    )
     mpis.add_arguments(ap, peers="IMB-<FAMILY>")
     return ap.parse_args()
 
 
 def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: list[str]) -> None:
+    width = 22 if a.times else 10
     for m in methods:
         print(
             f"{'benchmark':<18}"
-            + "".join(f"{s:>10}" for s in sizes)
+            + "".join(f"{s:>{width}}" for s in sizes)
             + (
                 "   (commbench p2p / IMB-P2P 2021.11 t[usec])"
                 if m == "p2p"
@@ -198,6 +208,8 @@ def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: li
             {k[0] for k in got["IMB"][0] if k[0].split("/")[0] in benches},
             key=lambda k: (benches.index(k.split("/")[0]), k),
         )
+        if a.times:
+            print("(each cell: ratio (commbench us / IMB us), medians of the rounds)")
         marked = False
         for b in keys:
             both = set(got["IMB"][0].get((b, a.np), {})) & set(got[m][0].get((b, a.np), {}))
@@ -213,7 +225,10 @@ def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: li
                 coarse = bool(peer) and median(peer) < RESOLVED_USEC
                 marked |= coarse
                 cell = f"{median(ratios):.2f}{'~' if coarse else ''}" if ratios else "-"
-                cells.append(f"{cell:>10}" + (f" at {s} B, its only size" if own else ""))
+                if a.times and ratios:
+                    mine = [time_of(t[(b, a.np)][s]) for t in got[m] if s in t.get((b, a.np), {})]
+                    cell += f" ({median(mine):.3g}/{median(peer):.3g})"
+                cells.append(f"{cell:>{width}}" + (f" at {s} B, its only size" if own else ""))
             print(f"{b:<18}" + "".join(cells))
         if marked:
             print(
@@ -255,6 +270,11 @@ def main() -> None:
         "rounds"
     )
     print_tables(a, got, benches, sizes, methods)
+    if a.each:
+        row, size = a.each.rsplit(":", 1)
+        for name, rounds in got.items():
+            ts = [time_of(t[(row, a.np)][int(size)]) for t in rounds if (row, a.np) in t]
+            print(f"{name:>8} {a.each} us, round by round: " + " ".join(f"{t:.2f}" for t in ts))
 
 
 if __name__ == "__main__":

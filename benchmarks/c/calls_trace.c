@@ -1,7 +1,8 @@
 /* A PMPI log of a run's MPI calls (benchmarks/mpi_calls.py), one file a rank in
  * $CALLS_TRACE_DIR: every MPI_Win_fence with its assertion, the passive-target locks and
  * flushes with their target, a window's creation with its size and memory, MPI_Put/Get with
- * their count, target and origin buffer, MPI_Accumulate with its count and target, MPI_Barrier, the reductions with their counts and what their send
+ * their count, target and origin buffer, MPI_Accumulate with its count and target, MPI_Barrier,
+ * MPI_Allgather and MPI_Alltoall with their counts and send buffer, the reductions with their counts and what their send
  * buffer holds, and the point-to-point calls with count and peer. Built with the MPI's
  * mpicc and loaded with LD_PRELOAD into IMB and commbench alike (the large-count forms
  * too, which mpi4py 4 calls).
@@ -148,6 +149,21 @@ int MPI_Ialltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_D
 {
     say_at("Ialltoall", sc, rc, s);
     return PMPI_Ialltoall(s, sc, st, r, rc, rt, comm, rq);
+}
+
+/* the gathering collectives: send and receive counts and where the send buffer lies */
+int MPI_Allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                  MPI_Comm comm)
+{
+    say_at("Allgather", sc, rc, s);
+    return PMPI_Allgather(s, sc, st, r, rc, rt, comm);
+}
+
+int MPI_Alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                 MPI_Comm comm)
+{
+    say_at("Alltoall", sc, rc, s);
+    return PMPI_Alltoall(s, sc, st, r, rc, rt, comm);
 }
 
 int MPI_Wait(MPI_Request *rq, MPI_Status *st)
@@ -345,5 +361,19 @@ int MPI_Reduce_scatter_init_c(const void *s, void *r, const MPI_Count rc[], MPI_
     for (int i = 0; i < p; i++) total += (long)rc[i];
     reduction("Reduce_scatter_init", s, r, total, dt);
     return PMPI_Reduce_scatter_init_c(s, r, rc, dt, op, comm, info, rq);
+}
+
+int MPI_Allgather_c(const void *s, MPI_Count sc, MPI_Datatype st, void *r, MPI_Count rc,
+                    MPI_Datatype rt, MPI_Comm comm)
+{
+    say_at("Allgather", (long)sc, (long)rc, s);
+    return PMPI_Allgather_c(s, sc, st, r, rc, rt, comm);
+}
+
+int MPI_Alltoall_c(const void *s, MPI_Count sc, MPI_Datatype st, void *r, MPI_Count rc,
+                   MPI_Datatype rt, MPI_Comm comm)
+{
+    say_at("Alltoall", (long)sc, (long)rc, s);
+    return PMPI_Alltoall_c(s, sc, st, r, rc, rt, comm);
 }
 #endif

@@ -22,9 +22,11 @@ from commbench.suites.base import Benchmark
 from tests.support.check_families import DRIVER_FAMILIES, KERNEL_FAMILIES
 from tests.support.mpirun import ENV, MPIEXEC, mpiexec, run_json
 
-# > 32 repetitions: repeated in-place sums wrap to 0 mod 2^32 after 32 at NP 2.
-# Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer.
-CHECK = ["-iter", "40", "-iter_policy", "off", "-msglog", "0:5", "-check"]
+
+def check_options(iters: int = 40, msglog: str = "0:5") -> list[str]:
+    """> 32 repetitions: repeated in-place sums wrap to 0 mod 2^32 after 32 at NP 2.
+    Sizes up to 32 bytes: at NP 4 every rank holds a share of a split IO buffer."""
+    return ["-iter", str(iters), "-iter_policy", "off", "-msglog", msglog, "-check"]
 
 
 def _ranks(*r):
@@ -108,14 +110,13 @@ def verdicts(family: str, np_: int, corrupt: int | None, tmp_path: Path) -> dict
     """benchmark -> the check verdicts of its rows at np_ processes, from a kernel-level run."""
     # fixed-size benchmarks run in the 2-process jobs only (see the test below)
     names = [b.name for b in suites.family(family).benchmarks if np_ == 2 or b.procs.fixed is None]
-    check, extra = CHECK, []
+    check, extra = check_options(), []
     if family == "io":  # no in-place sums to wrap: 10 repetitions, a third of the time
-        check, extra = [*CHECK[:1], "10", *CHECK[2:]], ["--iodir", str(tmp_path)]
-        if corrupt is not None:
-            # File IO on oversubscribed cores is the suite's slowest check (~7 s a run at NP
-            # 4): the corrupted runs take the two largest sizes, where every rank holds a
-            # share of the buffer; the clean run keeps every size (no false failure at any).
-            check = [*check[:4], "-msglog", "4:5", "-check"]
+        # File IO on oversubscribed cores is the suite's slowest check (~7 s a run at NP 4):
+        # the corrupted runs take the two largest sizes, where every rank holds a share of
+        # the buffer; the clean run keeps every size (no false failure at any).
+        check = check_options(10, "0:5" if corrupt is None else "4:5")
+        extra = ["--iodir", str(tmp_path)]
     env = dict(os.environ, **ENV)
     if corrupt is not None:
         env["COMMBENCH_FAULT_CORRUPT"] = str(corrupt)

@@ -24,7 +24,8 @@ _done: dict[tuple[str, ...], str | None] = {}
 _lock = threading.Lock()  # one apt-get of the tests' at a time: dpkg runs one anyway
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last non-blank line of a tool's output: what a skip or failure quotes."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else "(no output)"
 
@@ -36,7 +37,7 @@ def _apt_get(*args: str) -> tuple[int, str]:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as e:
         return -1, str(e)
-    return p.returncode, _last_line(p.stderr or p.stdout)
+    return p.returncode, last_line(p.stderr or p.stdout)
 
 
 def _install(packages: tuple[str, ...]) -> str | None:

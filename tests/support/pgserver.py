@@ -79,11 +79,6 @@ def _run(cmd: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProc
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else "(no output)"
-
-
 def bindir() -> Path | None:
     """The newest /usr/lib/postgresql/VERSION/bin that has initdb, pg_ctl and postgres."""
     found = [
@@ -130,7 +125,7 @@ def _driver_importable() -> bool:
 def _pip_install_driver() -> str | None:
     p = _run([sys.executable, "-m", "pip", "install", "-q", DRIVER], timeout=600)
     if p.returncode != 0:
-        return f"pip install {DRIVER} failed: {_last_line(p.stderr or p.stdout)}"
+        return f"pip install {DRIVER} failed: {apt.last_line(p.stderr or p.stdout)}"
     import importlib
 
     importlib.invalidate_caches()
@@ -262,7 +257,7 @@ class PgServer(Closing):
             if not (first and lost_port and attempt < 2):
                 raise RuntimeError(
                     f"PostgreSQL did not start on {self.host}:{self.port} "
-                    f"({_last_line(p.stderr or p.stdout)}); server log:\n{self.log_tail()}"
+                    f"({apt.last_line(p.stderr or p.stdout)}); server log:\n{self.log_tail()}"
                 )
             self.port = _free_port()  # taken since it was picked: another one (the last wins)
             with open(self.data / "postgresql.conf", "a") as f:
