@@ -273,7 +273,8 @@ def main() -> None:
     if a.each:
         row, size = a.each.rsplit(":", 1)
         for name, rounds in got.items():
-            ts = [time_of(t[(row, a.np)][int(size)]) for t in rounds if (row, a.np) in t]
+            cells = [t.get((row, a.np), {}).get(int(size)) for t in rounds]
+            ts = [time_of(c) for c in cells if c]
             print(f"{name:>8} {a.each} us, round by round: " + " ".join(f"{t:.2f}" for t in ts))
 
 
