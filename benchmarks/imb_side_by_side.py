@@ -216,17 +216,17 @@ def print_tables(a, got: dict, benches: list[str], sizes: list[int], methods: li
             own = sorted(both) if both and not both & set(sizes) else []
             cells = []
             for s in own or sizes:  # a benchmark of fixed size (Fetch_and_op: 4 B): its own
-                ratios, peer = [], []
+                ratios, peer, mine = [], [], []
                 for ti, tc in zip(got["IMB"], got[m]):
                     ri, rc = ti.get((b, a.np), {}).get(s), tc.get((b, a.np), {}).get(s)
                     if ri and rc and time_of(ri) > 0:
                         ratios.append(time_of(rc) / time_of(ri))
                         peer.append(time_of(ri))
+                        mine.append(time_of(rc))
                 coarse = bool(peer) and median(peer) < RESOLVED_USEC
                 marked |= coarse
                 cell = f"{median(ratios):.2f}{'~' if coarse else ''}" if ratios else "-"
-                if a.times and ratios:
-                    mine = [time_of(t[(b, a.np)][s]) for t in got[m] if s in t.get((b, a.np), {})]
+                if a.times and ratios:  # the same rounds as the ratios
                     cell += f" ({median(mine):.3g}/{median(peer):.3g})"
                 cells.append(f"{cell:>{width}}" + (f" at {s} B, its only size" if own else ""))
             print(f"{b:<18}" + "".join(cells))

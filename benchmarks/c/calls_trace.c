@@ -2,10 +2,10 @@
  * $CALLS_TRACE_DIR: every MPI_Win_fence with its assertion, the passive-target locks and
  * flushes with their target, a window's creation with its size and memory, MPI_Put/Get with
  * their count, target and origin buffer, MPI_Accumulate with its count and target, MPI_Barrier,
- * MPI_Allgather and MPI_Alltoall with their counts and send buffer, the reductions with their counts and what their send
- * buffer holds, and the point-to-point calls with count and peer. Built with the MPI's
- * mpicc and loaded with LD_PRELOAD into IMB and commbench alike (the large-count forms
- * too, which mpi4py 4 calls).
+ * MPI_Allgather and MPI_Alltoall with their counts and send buffer, the reductions with their
+ * counts and what their send buffer holds, and the point-to-point calls with count and peer.
+ * Built with the MPI's mpicc and loaded with LD_PRELOAD into IMB and commbench alike (the
+ * large-count forms too, which mpi4py 4 calls).
  *
  * A reduction's line ends with its send buffer's floats counted by class: zero, normal,
  * subnormal and not-finite (z/n/s/x). A subnormal operand costs the CPU tens of cycles an

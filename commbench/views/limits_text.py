@@ -43,8 +43,7 @@ def trailer(rows: list[records.Measurement]) -> list[str]:
     the largest fraction and its size); [] when no row has a limit."""
     from commbench.models import limits  # here: imb_text, which ranks import, imports this
 
-    held = [(r, limits.recorded(r.extra)) for r in rows]
-    held = [(r, lim) for r, lim in held if lim]
+    held = [(r, lim) for r in rows if (lim := limits.recorded(r.extra))]
     if not held:
         return []
     tables: dict[tuple, list[tuple[records.Measurement, dict]]] = {}
